@@ -1,0 +1,142 @@
+"""The fleet file: which IBM i partitions there are, how to reach them, and (for the simulator) what runs on them.
+
+One file serves both sides: the collector reads the connection settings, the simulator also reads the queue
+managers and their workload. Every name in it is validated before anything is sent to a host.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from mqjournal.names import ObjectName, QueueManagerName, qmgr_library_for
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
+_MQ_OBJECT = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+_OFFSET = re.compile(r"([+-])([01][0-9]|2[0-3]):([0-5][0-9])")
+
+
+def _host_name(value: str) -> str:
+    if not _HOST_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a host name (letters, digits, '.', '-')")
+    return value
+
+
+def _mq_object(value: str) -> str:
+    if not _MQ_OBJECT.fullmatch(value):
+        raise ValueError(f"{value!r} is not an MQ object name (1-48 of A-Z a-z 0-9 . / _ %)")
+    return value
+
+
+def _offset(value: str) -> str:
+    if not _OFFSET.fullmatch(value):
+        raise ValueError(f"{value!r} is not a UTC offset like +01:00")
+    return value
+
+
+HostName = Annotated[str, AfterValidator(_host_name)]
+MqObjectName = Annotated[str, AfterValidator(_mq_object)]
+UtcOffset = Annotated[str, AfterValidator(_offset)]
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class QueueManagerConfig(_Config):
+    name: QueueManagerName
+    library: ObjectName | None = Field(None, description="default: QM + the queue manager name (TEST -> QMTEST)")
+    instance: Literal[tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")] = "A"  # type: ignore[valid-type]
+    # Simulator only: the receiver threshold and the persistent workload.
+    threshold_kb: int = Field(2_000, ge=1, le=1_000_000_000)
+    entries_per_minute: int = Field(40, ge=0)
+    entry_bytes: int = Field(700, ge=1)
+    objects: list[MqObjectName] = Field(
+        default_factory=lambda: ["SYSTEM.DEFAULT.LOCAL.QUEUE", "SYSTEM.DEAD.LETTER.QUEUE", "APP.REQUEST.QUEUE"]
+    )
+
+    @property
+    def qmgr_library(self) -> str:
+        return self.library or qmgr_library_for(self.name)
+
+
+class HostConfig(_Config):
+    name: HostName
+    address: str = "127.0.0.1"
+    port: int = Field(22, ge=0, le=65535)
+    user: ObjectName | None = None
+    utc_offset: UtcOffset = "+00:00"
+    # *RQD: an inquiry (such as CPA7025) makes the job wait for an operator, as IBM i does by default.
+    inquiry_reply: Literal["*RQD", "*DFT"] = "*RQD"
+    queue_managers: list[QueueManagerConfig] = Field(default_factory=list)
+
+    @property
+    def tz(self) -> timezone:
+        sign, hours, minutes = _OFFSET.fullmatch(self.utc_offset).groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes))
+        return timezone(-delta if sign == "-" else delta)
+
+    @model_validator(mode="after")
+    def _unique_queue_managers(self) -> HostConfig:
+        libraries = [q.qmgr_library for q in self.queue_managers]
+        names = [q.name for q in self.queue_managers]
+        if len(set(libraries)) != len(libraries) or len(set(names)) != len(names):
+            raise ValueError(f"host {self.name}: queue manager names and libraries must be unique")
+        return self
+
+
+class FleetConfig(_Config):
+    user: ObjectName = "MQADMIN"
+    state_dir: Path = Path(".sim")
+    client_key: Path | None = Field(None, description="private key for SSH; default: STATE_DIR/client_key")
+    known_hosts: Path | None = Field(None, description="known_hosts; default: STATE_DIR/known_hosts")
+    start: AwareDatetime | None = Field(None, description="simulator: the first simulated moment")
+    warmup_hours: float = Field(0, ge=0, description="simulator: hours of workload to run before serving")
+    hosts: list[HostConfig]
+
+    @model_validator(mode="after")
+    def _unique_hosts(self) -> FleetConfig:
+        names = [h.name for h in self.hosts]
+        if len(set(names)) != len(names):
+            raise ValueError("host names must be unique")
+        return self
+
+    def host(self, name: str) -> HostConfig:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError(name)
+
+    def user_for(self, host: HostConfig) -> str:
+        return host.user or self.user
+
+    def resolved(self, base: Path) -> FleetConfig:
+        """Paths relative to the fleet file's folder, defaults filled in."""
+        state = self.state_dir if self.state_dir.is_absolute() else base / self.state_dir
+        key = self.client_key or state / "client_key"
+        known = self.known_hosts or state / "known_hosts"
+        return self.model_copy(
+            update={
+                "state_dir": state,
+                "client_key": key if key.is_absolute() else base / key,
+                "known_hosts": known if known.is_absolute() else base / known,
+            }
+        )
+
+    def first_moment(self, now: datetime | None = None) -> datetime:
+        if self.start is not None:
+            return self.start
+        now = now or datetime.now(timezone.utc)
+        return now - timedelta(hours=self.warmup_hours)
+
+
+def load_fleet(path: Path) -> FleetConfig:
+    """Read and validate a fleet file (YAML or JSON); relative paths are taken from the file's folder."""
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    return FleetConfig.model_validate(data).resolved(path.parent.resolve())

@@ -1,0 +1,147 @@
+"""IBM i object names, MQ queue manager names and the naming rules of MQ journal receivers.
+
+Every library, journal, receiver, save file and queue manager name that ever reaches a CL command or an SQL
+statement passes through one of the validators here: that, not quoting, is what keeps command text safe.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import BeforeValidator
+
+from mqjournal.errors import InvalidName, NextReceiverNameTaken, NoReceiverNameFree
+
+# IBM i basic object names: 1-10 characters, the first A-Z $ # @, the rest also 0-9 _ and '.'.
+# Quoted (extended) names are deliberately not supported: no MQ object needs them.
+_OBJECT_NAME = re.compile(r"[A-Z$#@][A-Z0-9$#@_.]{0,9}")
+
+# MQ queue manager names: up to 48 of A-Z a-z 0-9 . / _ %. None of these can end a CL quoted string.
+_QMGR_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+
+_RECEIVER_NAME = re.compile(r"AMQ([A-Z])([0-9])([0-9]{5})")
+_JOURNAL_NAME = re.compile(r"AMQ([A-Z])JRN")
+
+_SEQUENCE_SIZE = 100_000  # nnnnn runs 00000-99999 before it wraps
+
+
+def object_name(value: object, *, what: str = "object") -> str:
+    """Return `value` as an IBM i object name, upper-cased as CL would, or raise InvalidName."""
+    if not isinstance(value, str):
+        raise InvalidName(repr(value), f"{what} name must be text", "give a name of 1-10 characters")
+    name = value.upper()
+    if not _OBJECT_NAME.fullmatch(name):
+        raise InvalidName(
+            repr(value),
+            f"not a valid IBM i {what} name",
+            "use 1-10 characters: A-Z $ # @ first, then A-Z 0-9 $ # @ _ .",
+        )
+    return name
+
+
+def qmgr_name(value: object) -> str:
+    """Return `value` as an MQ queue manager name (case kept: MQ names are case-sensitive)."""
+    if not isinstance(value, str) or not _QMGR_NAME.fullmatch(value):
+        raise InvalidName(
+            repr(value),
+            "not a valid queue manager name",
+            "use 1-48 characters from A-Z a-z 0-9 . / _ %",
+        )
+    return value
+
+
+def _as_object_name(value: object) -> str:
+    return object_name(value)
+
+
+ObjectName = Annotated[str, BeforeValidator(_as_object_name)]
+"""A pydantic field type for any IBM i object name (library, journal, receiver, save file, message queue)."""
+
+QueueManagerName = Annotated[str, BeforeValidator(qmgr_name)]
+
+
+def qmgr_library_for(qmgr: str) -> str:
+    """The default library CRTMQM derives: QM + the queue manager name in a unique form (TEST -> QMTEST).
+
+    MQ's own mangling of long or lower-case names is not published in full, so only names that map one to one
+    are derived here; anything else must be named in the fleet file (or found by discovery).
+    """
+    candidate = "QM" + qmgr_name(qmgr).upper()
+    return object_name(candidate, what="queue manager library")
+
+
+def journal_instance(journal: str) -> str:
+    """The instance letter of an MQ journal: AMQAJRN -> 'A' (A for a single-instance queue manager)."""
+    match = _JOURNAL_NAME.fullmatch(object_name(journal, what="journal"))
+    if not match:
+        raise InvalidName(journal, "not an MQ queue manager journal name", "MQ journals are named AMQxJRN, x in A-Z")
+    return match.group(1)
+
+
+@dataclass(frozen=True, order=False)
+class ReceiverName:
+    """An MQ journal receiver name, AMQ{instance}{r}{nnnnn}.
+
+    `restore` (r) is bumped each time a receiver is restored and `number` (nnnnn) by one per receiver. Names wrap,
+    so they carry no order: chain order comes from the journal's links and attach times, never from sorting names.
+    """
+
+    instance: str
+    restore: int
+    number: int
+
+    @classmethod
+    def parse(cls, value: str) -> ReceiverName:
+        match = _RECEIVER_NAME.fullmatch(value.upper()) if isinstance(value, str) else None
+        if not match:
+            raise InvalidName(
+                repr(value), "not an MQ journal receiver name", "MQ receivers are named AMQxrnnnnn, e.g. AMQA000012"
+            )
+        return cls(match.group(1), int(match.group(2)), int(match.group(3)))
+
+    @classmethod
+    def first(cls, instance: str = "A") -> ReceiverName:
+        return cls(instance, 0, 0)
+
+    def __str__(self) -> str:
+        return f"AMQ{self.instance}{self.restore}{self.number:05d}"
+
+    def successor(self) -> ReceiverName:
+        """Seed rule 1: nnnnn + 1, wrapping 99999 to 00000 with r kept (AMQA999999 -> AMQA900000)."""
+        return ReceiverName(self.instance, self.restore, (self.number + 1) % _SEQUENCE_SIZE)
+
+
+def is_receiver_name(value: str) -> bool:
+    return bool(_RECEIVER_NAME.fullmatch(value))
+
+
+def next_receiver_name(attached: str, existing: Collection[str]) -> ReceiverName:
+    """The name the system gives the next receiver, or NextReceiverNameTaken when rule 2 stops switching.
+
+    `existing` is every *JRNRCV name in the queue manager library, attached or not.
+    """
+    following = ReceiverName.parse(attached).successor()
+    if str(following) in existing:
+        raise NextReceiverNameTaken(
+            str(following),
+            f"the next receiver name after {attached} already exists, so automatic receiver switching stops",
+            "attach a receiver with a free name by hand (CRTJRNRCV, CHGOBJOWN NEWOWN(QMQM), CHGJRN JRNRCV(..))",
+        )
+    return following
+
+
+def next_free_receiver_name(attached: str, existing: Collection[str]) -> ReceiverName:
+    """The first name after `attached`, by rule 1, that is not in `existing`; NoReceiverNameFree (rule 3) if none."""
+    candidate = ReceiverName.parse(attached)
+    for _ in range(_SEQUENCE_SIZE - 1):
+        candidate = candidate.successor()
+        if str(candidate) not in existing:
+            return candidate
+    raise NoReceiverNameFree(
+        attached,
+        "every receiver name in the sequence is on the system",
+        "delete receivers no longer needed, run RCDMQMIMG, then delete again so old names can be reused",
+    )

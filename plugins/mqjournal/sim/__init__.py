@@ -1,0 +1,1 @@
+"""A stateful stand-in for IBM i partitions running IBM MQ, served over real SSH."""

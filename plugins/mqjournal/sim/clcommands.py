@@ -1,0 +1,367 @@
+"""The CL commands the simulated partition understands, answered with IBM i's messages and refusals.
+
+Each command validates its parameters as the command analyzer would, changes the partition, and reports through
+the job log. Refusals raise CommandError carrying the escape message; nothing is changed by a refused command.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mqjournal.errors import InvalidName
+from mqjournal.names import object_name, qmgr_name
+from mqjournal.sim import journal as jrn
+from mqjournal.sim import mq
+from mqjournal.sim.clparse import ClCommand, ClSyntaxError, unquote
+from mqjournal.sim.joblog import CommandError, JobLog, escape, post
+from mqjournal.sim.model import Partition, SavedObject, SaveFile, Status, qualified
+
+LIBRARY_LIST = ("QSYS", "QSYS2", "QHLPSYS", "QUSRSYS", "QGPL", "QTEMP")
+
+
+@dataclass
+class InquiryWait(Exception):
+    """The command sent an inquiry and the job must wait for an operator's reply (INQMSGRPY(*RQD)).
+
+    The runner releases the partition while waiting and then calls `resume(reply)` under the lock again.
+    """
+
+    message_key: int
+    resume: Callable[[str], None]
+    joblog: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Spec:
+    run: Callable[[Partition, ClCommand, JobLog, str], None]
+    keywords: frozenset[str]
+    required: frozenset[str] = frozenset()
+
+
+def _name(value: str | None, keyword: str, what: str = "object") -> str:
+    try:
+        return object_name(unquote(value or ""), what=what)
+    except InvalidName:
+        raise ClSyntaxError("CPD0078", value or "", keyword) from None
+
+
+def _qualified(partition: Partition, value: str | None, keyword: str, objtype: str) -> tuple[str, str]:
+    """LIB/NAME, *LIBL/NAME or NAME, resolved through the library list as IBM i does."""
+    raw = value or ""
+    library, _, name = raw.rpartition("/")
+    name = _name(name, keyword)
+    if library in ("", "*LIBL"):
+        for candidate in LIBRARY_LIST:
+            if candidate in partition.libraries and partition.object_exists(candidate, name, objtype):
+                return candidate, name
+        return "*LIBL", name
+    if library == "*CURLIB":
+        return "QGPL", name
+    return _name(library, keyword, "library"), name
+
+
+def _qmgr(command: ClCommand) -> str:
+    value = unquote(command.single("MQMNAME", "*DFT") or "")
+    if value == "*DFT":
+        raise escape("AMQ8118", "*DFT")
+    try:
+        return qmgr_name(value)
+    except InvalidName:
+        raise ClSyntaxError("CPD0078", value, "MQMNAME") from None
+
+
+def _require_library(partition: Partition, library: str) -> None:
+    if library not in partition.libraries:
+        raise escape("CPF9810", library)
+
+
+# --- MQ commands --------------------------------------------------------------------------------------------
+
+
+def rcdmqmimg(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    qm = mq.find_queue_manager(partition, _qmgr(command))
+    pattern = unquote(command.single("OBJ") or "")
+    objtype = command.single("OBJTYPE") or ""
+    mq.record_images(partition, qm, pattern, objtype, log)
+    # RCDMQMIMG forces a checkpoint, and MQ logs AMQ7460/AMQ7462 and rewrites AMQJRNINF.
+    display = (command.single("DSPJRNDTA", "*NO") or "*NO") == "*YES"
+    mq.announce_recovery_points(partition, qm, log if display else None)
+
+
+def rcrmqmobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    qm = mq.find_queue_manager(partition, _qmgr(command))
+    mq.recreate_object(partition, qm, unquote(command.single("OBJ") or ""), command.single("OBJTYPE") or "", log)
+
+
+def strmqm(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    mq.start(partition, mq.find_queue_manager(partition, _qmgr(command)), log)
+
+
+def endmqm(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    qm = mq.find_queue_manager(partition, _qmgr(command))
+    images = (command.single("ENDCCTJOB", "*NO") == "*YES") and (command.single("RCDMQMIMG", "*YES") != "*NO")
+    mq.end(partition, qm, log, record_images=images)
+
+
+# --- journal commands ---------------------------------------------------------------------------------------
+
+
+def chgjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    library, name = _qualified(partition, command.single("JRN"), "JRN", "*JRN")
+    journal = partition.journals.get(qualified(library, name))
+    if journal is None:
+        raise escape("CPF2105", name, library, "JRN")
+    spec = command.single("JRNRCV", "*SAME")
+    if spec == "*SAME":
+        return
+    if spec != "*GEN":
+        rcv_library, rcv_name = _qualified(partition, spec, "JRNRCV", "*JRNRCV")
+        spec = f"{rcv_library}/{rcv_name}"
+    jrn.change_journal(partition, journal, spec, log)
+
+
+def crtjrnrcv(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    library, name = _qualified(partition, command.single("JRNRCV"), "JRNRCV", "*JRNRCV")
+    if library == "*LIBL":
+        library = "QGPL"
+    threshold = command.single("THRESHOLD", "1500000")
+    if threshold == "*NONE":
+        threshold_kb = 1_919_999
+    elif not threshold.isdigit() or not 1 <= int(threshold) <= 1_000_000_000:
+        raise ClSyntaxError("CPD0084", "", "THRESHOLD", threshold)
+    else:
+        threshold_kb = int(threshold)
+    jrn.create_receiver(partition, library, name, threshold_kb=threshold_kb, text=unquote(command.single("TEXT", "''")))
+    log.send("CPC7001", name, library)
+
+
+def chgobjown(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    objtype = command.single("OBJTYPE") or ""
+    if objtype != "*JRNRCV":
+        raise ClSyntaxError("CPD0084", "", "OBJTYPE", objtype)
+    library, name = _qualified(partition, command.single("OBJ"), "OBJ", "*JRNRCV")
+    receiver = partition.receivers.get(qualified(library, name))
+    if receiver is None:
+        raise escape("CPF2105", name, library, "JRNRCV")
+    receiver.owner = _name(command.single("NEWOWN"), "NEWOWN", "user profile")
+    log.send("CPC2203", name, library, "JRNRCV")
+
+
+def dltjrnrcv(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    library, name = _qualified(partition, command.single("JRNRCV"), "JRNRCV", "*JRNRCV")
+    option = command.single("DLTOPT", "*NONE")
+    if option not in ("*NONE", "*IGNINQMSG", "*IGNTGTRCV", "*IGNEXITPGM"):
+        raise ClSyntaxError("CPD0084", "", "DLTOPT", option or "")
+    receiver = partition.receivers.get(qualified(library, name))
+    if receiver is None:
+        raise escape("CPF2105", name, library, "JRNRCV")
+    if receiver.locked_by_job is not None:
+        # The job waiting on CPA7025 still holds the receiver.
+        raise escape("CPF9803", "", name, library)
+    if receiver.status is Status.ATTACHED:
+        raise escape("CPF7022", name, library, receiver.journal or "", receiver.journal_library or "")
+    if not jrn.is_oldest_in_chain(partition, receiver):
+        raise escape("CPF7024", name, library)
+
+    def delete() -> None:
+        # No completion message: success is the absence of an escape (and the receiver gone from the directory).
+        jrn.delete_receiver(partition, receiver)
+
+    if receiver.fully_saved or option == "*IGNINQMSG":
+        delete()
+        return
+    # Never fully saved: inquiry CPA7025 goes to QSYSOPR for a job that is not interactive.
+    inquiry = post(partition, "QSYS", "QSYSOPR", "CPA7025", name, library, from_user=job)
+    inquiry.from_job = job
+
+    def answer(reply: str) -> None:
+        receiver.locked_by_job = None
+        inquiry.reply = reply
+        if reply.upper() == "I":
+            delete()
+        else:
+            raise escape("CPF7021", name, library)
+
+    if partition.inquiry_reply == "*DFT":
+        # Public CL that relies on INQMSGRPY(*DFT) expects the default reply of CPA7025 to be I (delete anyway):
+        # the very reason the planner never lets a never-saved receiver reach DLTJRNRCV.
+        answer("I")
+        return
+    receiver.locked_by_job = job
+    raise InquiryWait(message_key=inquiry.key, resume=answer)
+
+
+# --- save files, save and restore ---------------------------------------------------------------------------
+
+
+def _save_file(partition: Partition, command: ClCommand, keyword: str) -> SaveFile:
+    library, name = _qualified(partition, command.single(keyword), keyword, "*FILE")
+    save_file = partition.save_files.get(qualified(library, name))
+    if save_file is None:
+        if library != "*LIBL":
+            _require_library(partition, library)
+        raise escape("CPF9812", name, library)
+    return save_file
+
+
+def crtsavf(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    library, name = _qualified(partition, command.single("FILE"), "FILE", "*FILE")
+    if library == "*LIBL":
+        library = "QGPL"
+    _require_library(partition, library)
+    if qualified(library, name) in partition.save_files:
+        log.send("CPF5813", name, library)
+        raise escape("CPF7302", name, library)
+    if partition.faults.asp_full:
+        raise escape("CPF9898", "Auxiliary storage pool 1 is full; the save file was not created")
+    partition.save_files[qualified(library, name)] = SaveFile(
+        name=name, library=library, created_at=partition.tick(), text=unquote(command.single("TEXT", "''"))
+    )
+    log.send("CPC9801", "", name, library, "", "FILE")
+
+
+def clrsavf(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    save_file = _save_file(partition, command, "FILE")
+    save_file.objects.clear()
+    save_file.saved_library = None
+    log.send("CPC3725", save_file.name, save_file.library)
+
+
+def dltf(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    save_file = _save_file(partition, command, "FILE")
+    del partition.save_files[save_file.key]
+    log.send("CPC2191", save_file.name, save_file.library)
+
+
+def _device_savf(command: ClCommand) -> None:
+    device = command.single("DEV")
+    if device != "*SAVF":
+        # Tape and optical devices are not attached to a simulated partition.
+        raise escape("CPF9814", device or "")
+
+
+def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    _device_savf(command)
+    library = _name(command.single("LIB"), "LIB", "library")
+    _require_library(partition, library)
+    objtype = command.single("OBJTYPE", "*ALL")
+    if objtype not in ("*ALL", "*JRNRCV"):
+        raise escape("CPF3770", library)
+    save_file = _save_file(partition, command, "SAVF")
+    clear = command.single("CLEAR", "*NONE")
+    if save_file.objects and clear not in ("*ALL", "*REPLACE"):
+        # IBM i would ask CPA4067 (C G); a save that must not overwrite a backup is cancelled instead.
+        raise escape("CPF3770", library)
+    free = command.single("STG", "*KEEP") == "*FREE"
+    if partition.faults.asp_full:
+        raise escape("CPF9898", "Auxiliary storage pool 1 is full; the save file cannot be extended")
+    patterns = [_pattern(v) for v in command.values("OBJ") or []]
+    selected = [
+        r
+        for r in sorted(partition.receivers_in(library), key=lambda r: r.name)
+        if any(fnmatch.fnmatchcase(r.name, p) for p in patterns)
+    ]
+    missing = [p for p in patterns if "*" not in p and not any(r.name == p for r in selected)]
+    for name in missing:
+        log.send("CPF9801", "", name, library)
+    at = partition.tick()
+    saved = []
+    for receiver in selected:
+        attached = receiver.status is Status.ATTACHED
+        if attached and free:
+            continue  # the storage of an attached receiver cannot be freed
+        saved.append(SavedObject(receiver=receiver.model_copy(deep=True), saved_at=at, saved_while_attached=attached))
+        receiver.saved_at = at
+        # Entries written after a save of the attached receiver are not in it: it stays "never fully saved".
+        if not attached:
+            receiver.fully_saved = True
+            receiver.status = Status.FREED if free else Status.SAVED
+            if free:
+                receiver.size_bytes = 4_096
+    if not saved:
+        raise escape("CPF3770", library)
+    save_file.objects = saved
+    save_file.saved_library = library
+    if missing or len(saved) < len(selected):
+        raise CommandError(
+            log.send("CPF3771", str(len(saved)), library, str(len(missing) + len(selected) - len(saved))), log.messages
+        )
+    log.send("CPC3722", str(len(saved)), library)
+
+
+def _pattern(value: str) -> str:
+    value = unquote(value)
+    if value == "*ALL":
+        return "*"
+    stem = value[:-1] if value.endswith("*") else value
+    _name(stem or "A", "OBJ")
+    return value
+
+
+def rstobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    _device_savf(command)
+    saved_library = _name(command.single("SAVLIB"), "SAVLIB", "library")
+    target = command.single("RSTLIB", "*SAVLIB")
+    target = saved_library if target == "*SAVLIB" else _name(target, "RSTLIB", "library")
+    save_file = _save_file(partition, command, "SAVF")
+    if save_file.saved_library != saved_library:
+        raise escape("CPF3780", saved_library)
+    patterns = [_pattern(v) for v in command.values("OBJ") or []]
+    candidates = [s for s in save_file.objects if any(fnmatch.fnmatchcase(s.receiver.name, p) for p in patterns)]
+    if not candidates:
+        raise escape("CPF3780", saved_library)
+    _require_library(partition, target)
+    restored, refused = 0, 0
+    for saved in candidates:
+        name = saved.receiver.name
+        if target != saved.receiver.library:
+            log.send("CPF707F", name, saved.receiver.library)
+            refused += 1
+            continue
+        existing = partition.receivers.get(qualified(target, name))
+        if existing is not None and existing.status is not Status.FREED:
+            log.send("CPF2112", name, target, "JRNRCV")
+            refused += 1
+            continue
+        receiver = saved.receiver.model_copy(deep=True)
+        receiver.status = Status.PARTIAL if saved.saved_while_attached else Status.SAVED
+        receiver.saved_at = saved.saved_at
+        receiver.fully_saved = not saved.saved_while_attached
+        receiver.locked_by_job = None
+        # Restored receivers rejoin their journal's directory when the journal is there to take them.
+        if receiver.journal and qualified(receiver.journal_library, receiver.journal) not in partition.journals:
+            receiver.journal = receiver.journal_library = None
+        partition.receivers[receiver.key] = receiver
+        restored += 1
+    if refused:
+        raise CommandError(
+            log.send("CPF3773", str(restored), str(refused), target), log.messages
+        )
+    log.send("CPC3703", str(restored), saved_library, target)
+
+
+COMMANDS: dict[str, Spec] = {
+    "RCDMQMIMG": Spec(rcdmqmimg, frozenset({"OBJ", "OBJTYPE", "MQMNAME", "DSPJRNDTA", "MQMDIRP"}), frozenset({"OBJ", "OBJTYPE"})),
+    "RCRMQMOBJ": Spec(rcrmqmobj, frozenset({"OBJ", "OBJTYPE", "MQMNAME", "MQMDIRP"}), frozenset({"OBJ", "OBJTYPE"})),
+    "STRMQM": Spec(strmqm, frozenset({"MQMNAME", "RDEFSYS", "NOCHK"})),
+    "ENDMQM": Spec(endmqm, frozenset({"MQMNAME", "OPTION", "ENDCCTJOB", "RCDMQMIMG", "TIMEOUT"})),
+    "CHGJRN": Spec(chgjrn, frozenset({"JRN", "JRNRCV", "SEQOPT", "JRNSTATE", "MNGRCV", "DLTRCV", "TEXT"}), frozenset({"JRN"})),
+    "CRTJRNRCV": Spec(crtjrnrcv, frozenset({"JRNRCV", "ASP", "THRESHOLD", "TEXT", "AUT"}), frozenset({"JRNRCV"})),
+    "CHGOBJOWN": Spec(chgobjown, frozenset({"OBJ", "OBJTYPE", "NEWOWN", "CUROWNAUT", "ASPDEV"}), frozenset({"OBJ", "OBJTYPE", "NEWOWN"})),
+    "DLTJRNRCV": Spec(dltjrnrcv, frozenset({"JRNRCV", "DLTOPT"}), frozenset({"JRNRCV"})),
+    "CRTSAVF": Spec(crtsavf, frozenset({"FILE", "TEXT", "AUT", "ASP", "MAXRCDS"}), frozenset({"FILE"})),
+    "CLRSAVF": Spec(clrsavf, frozenset({"FILE"}), frozenset({"FILE"})),
+    "DLTF": Spec(dltf, frozenset({"FILE", "SYSTEM", "RMVCST"}), frozenset({"FILE"})),
+    "SAVOBJ": Spec(
+        savobj,
+        frozenset({"OBJ", "LIB", "DEV", "OBJTYPE", "SAVF", "CLEAR", "STG", "UPDHST", "TGTRLS", "DTACPR", "SAVACT", "ACCPTH", "PRECHK"}),
+        frozenset({"OBJ", "LIB", "DEV"}),
+    ),
+    "RSTOBJ": Spec(
+        rstobj,
+        frozenset({"OBJ", "SAVLIB", "DEV", "OBJTYPE", "SAVF", "RSTLIB", "MBROPT", "ALWOBJDIF", "VOL"}),
+        frozenset({"OBJ", "SAVLIB", "DEV"}),
+    ),
+}

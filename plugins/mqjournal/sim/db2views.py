@@ -1,0 +1,191 @@
+"""The IBM i SQL services the simulated partition exposes, with their real column names and Db2 types.
+
+Types come from the IBM documentation pages named in /work/shared/reference/ibmi-mq-facts.md sections 1.1-1.4
+where the stored excerpts show them (marked "doc"); the rest are plausible guesses (marked "assumed"). The type
+matters to the `db2` utility only through the column's display width and alignment, so a wrong guess changes
+padding, never values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_NUMERIC = frozenset({"SMALLINT", "INTEGER", "BIGINT", "DECIMAL"})
+_FIXED_WIDTH = {"SMALLINT": 6, "INTEGER": 11, "BIGINT": 20, "DATE": 10, "TIME": 8, "TIMESTAMP": 26}
+
+
+@dataclass(frozen=True)
+class Db2Type:
+    """A Db2 for i column type, reduced to what the `db2` utility's layout and SQLite's affinity need."""
+
+    name: str
+    length: int = 0  # characters, bytes or decimal precision
+    scale: int = 0
+
+    @property
+    def numeric(self) -> bool:
+        return self.name in _NUMERIC
+
+    @property
+    def binary(self) -> bool:
+        return self.name in ("BINARY", "VARBINARY", "BLOB")
+
+    @property
+    def display_width(self) -> int | None:
+        """CLI display size, which the utility pads each cell to; None for LOBs, whose width is unknown (sql.py)."""
+        if self.name in _FIXED_WIDTH:
+            return _FIXED_WIDTH[self.name]
+        if self.name == "DECIMAL":
+            return self.length + 2  # sign and decimal point
+        if self.name in ("BINARY", "VARBINARY"):
+            return 2 * self.length  # binary is shown as hex
+        if self.name in ("CLOB", "BLOB"):
+            return None
+        return self.length
+
+    @property
+    def affinity(self) -> str:
+        if self.name in ("SMALLINT", "INTEGER", "BIGINT"):
+            return "INTEGER"
+        if self.name == "DECIMAL":
+            return "NUMERIC"
+        return "BLOB" if self.binary else "TEXT"
+
+
+def VARCHAR(n: int) -> Db2Type:  # noqa: N802 - reads like the DDL it mirrors
+    return Db2Type("VARCHAR", n)
+
+
+def VARGRAPHIC(n: int) -> Db2Type:  # noqa: N802
+    return Db2Type("VARGRAPHIC", n)
+
+
+def DECIMAL(p: int, s: int = 0) -> Db2Type:  # noqa: N802
+    return Db2Type("DECIMAL", p, s)
+
+
+def BINARY(n: int) -> Db2Type:  # noqa: N802
+    return Db2Type("BINARY", n)
+
+
+CHAR1 = Db2Type("CHAR", 1)
+SMALLINT = Db2Type("SMALLINT")
+INTEGER = Db2Type("INTEGER")
+BIGINT = Db2Type("BIGINT")
+TIMESTAMP = Db2Type("TIMESTAMP")
+CLOB = Db2Type("CLOB", 16 * 1024 * 1024)
+BLOB = Db2Type("BLOB", 16 * 1024 * 1024)
+
+NAME = VARCHAR(10)  # an IBM i object or library name
+
+# Views and table functions, in their documented column order. Keys are the names `SqlCatalog.rows` takes.
+VIEWS: dict[str, dict[str, Db2Type]] = {
+    "QSYS2.JOURNAL_RECEIVER_INFO": {
+        "JOURNAL_RECEIVER_LIBRARY": NAME,  # doc
+        "JOURNAL_RECEIVER_NAME": NAME,  # doc
+        "DESCRIPTIVE_TEXT": VARCHAR(50),  # doc
+        "JOURNAL_RECEIVER_ASP_NUMBER": INTEGER,  # doc
+        "JOURNAL_RECEIVER_ASP_NAME": NAME,  # doc
+        "JOURNAL_LIBRARY": NAME,  # doc
+        "JOURNAL_NAME": NAME,  # doc
+        "THRESHOLD": INTEGER,  # doc (kilobytes)
+        "SIZE": BIGINT,  # assumed; unit unverified, see the report
+        "STATUS": VARCHAR(8),  # assumed; longest value is ATTACHED
+        "NUMBER_OF_JOURNAL_ENTRIES": DECIMAL(20),  # assumed; the API returns up to 20 digits
+        "FIRST_SEQUENCE_NUMBER": DECIMAL(20),  # assumed, as above
+        "LAST_SEQUENCE_NUMBER": DECIMAL(20),  # assumed, as above
+        "MAXIMUM_ENTRY_SPECIFIC_DATA_LENGTH": BIGINT,  # assumed
+        "ATTACH_TIMESTAMP": TIMESTAMP,  # assumed
+        "DETACH_TIMESTAMP": TIMESTAMP,  # assumed
+        "SAVE_TIMESTAMP": TIMESTAMP,  # assumed
+        "PREVIOUS_JOURNAL_RECEIVER": NAME,  # assumed
+        "PREVIOUS_JOURNAL_RECEIVER_LIBRARY": NAME,  # assumed
+        "NEXT_JOURNAL_RECEIVER": NAME,  # assumed
+        "NEXT_JOURNAL_RECEIVER_LIBRARY": NAME,  # assumed
+        "RECEIVER_MAXIMUM_SIZE": VARCHAR(8),  # assumed; *MAXOPTn
+        "PENDING_TRANSACTIONS": VARCHAR(3),  # assumed; YES/NO
+        "REMOTE_JOURNAL_TYPE": VARCHAR(6),  # assumed; *TYPE1/*TYPE2
+    },
+    "QSYS2.JOURNAL_INFO": {
+        "JOURNAL_NAME": NAME,  # doc
+        "JOURNAL_LIBRARY": NAME,  # doc
+        "ASP_NUMBER": INTEGER,  # doc
+        "JOURNAL_ASPGRP": NAME,  # doc
+        "ATTACHED_JOURNAL_RECEIVER_NAME": NAME,  # doc
+        "ATTACHED_JOURNAL_RECEIVER_LIBRARY": NAME,  # doc
+        "MESSAGE_QUEUE": NAME,  # doc
+        "MESSAGE_QUEUE_LIBRARY": NAME,  # doc
+        "DELETE_RECEIVER_OPTION": VARCHAR(3),  # doc
+        "DELETE_RECEIVER_DELAY": INTEGER,  # doc
+        "MANAGE_RECEIVER_OPTION": VARCHAR(6),  # assumed; *SYSTEM/*USER
+        "MANAGE_RECEIVER_DELAY": INTEGER,  # assumed
+        "RECEIVER_MAXIMUM_SIZE": VARCHAR(8),  # assumed
+        "JOURNAL_TYPE": VARCHAR(6),  # assumed; LOCAL/REMOTE
+        "JOURNAL_STATE": VARCHAR(8),  # assumed; ACTIVE/INACTIVE/STANDBY
+        "NUMBER_JOURNAL_RECEIVERS": INTEGER,  # assumed
+        "TOTAL_SIZE_JOURNAL_RECEIVERS": BIGINT,  # assumed
+        "JOURNAL_TEXT": VARCHAR(50),  # assumed
+    },
+    "QSYS2.MESSAGE_QUEUE_INFO": {
+        "MESSAGE_QUEUE_LIBRARY": NAME,  # doc
+        "MESSAGE_QUEUE_NAME": NAME,  # doc
+        "MESSAGE_ID": VARCHAR(7),  # doc
+        "MESSAGE_TYPE": VARCHAR(13),  # assumed; longest value is INFORMATIONAL
+        "MESSAGE_SUBTYPE": VARCHAR(22),  # assumed
+        "MESSAGE_TEXT": VARGRAPHIC(1024),  # doc (CCSID 1200)
+        "SEVERITY": SMALLINT,  # assumed
+        "MESSAGE_TIMESTAMP": TIMESTAMP,  # assumed
+        "MESSAGE_KEY": BINARY(4),  # assumed; shown as hex
+        "ASSOCIATED_MESSAGE_KEY": BINARY(4),  # assumed
+        "FROM_USER": NAME,  # assumed
+        "FROM_JOB": VARCHAR(28),  # assumed; nnnnnn/user/job
+        "FROM_PROGRAM": VARCHAR(256),  # assumed
+        "MESSAGE_FILE_LIBRARY": NAME,  # assumed
+        "MESSAGE_FILE_NAME": NAME,  # assumed
+        "MESSAGE_SECOND_LEVEL_TEXT": VARGRAPHIC(4096),  # assumed
+    },
+    "QSYS2.SYSTEM_VALUE_INFO": {
+        "SYSTEM_VALUE_NAME": NAME,  # assumed
+        "CURRENT_NUMERIC_VALUE": BIGINT,  # assumed
+        "CURRENT_CHARACTER_VALUE": VARGRAPHIC(1280),  # assumed
+    },
+    "SYSIBM.SYSDUMMY1": {"IBMREQD": CHAR1},
+}
+
+# Table functions: the catalog gives every row; the function filters by its arguments (see sql.py).
+TABLE_FUNCTIONS: dict[str, dict[str, Db2Type]] = {
+    "QSYS2.USER_SPACE": {
+        "USER_SPACE_LIBRARY": NAME,  # doc
+        "USER_SPACE": NAME,  # doc
+        "DATA": CLOB,  # doc, CLOB(16M)
+        "DATA_BINARY": BLOB,  # doc, BLOB(16M)
+    },
+    "QSYS2.OBJECT_STATISTICS": {
+        "OBJNAME": NAME,
+        "OBJLIB": NAME,
+        "OBJTYPE": VARCHAR(8),
+        "OBJOWNER": NAME,
+        "OBJATTRIBUTE": NAME,
+        "OBJCREATED": TIMESTAMP,
+        "OBJSIZE": DECIMAL(15),
+        "OBJTEXT": VARCHAR(50),
+        "LAST_USED_TIMESTAMP": TIMESTAMP,
+        "SAVE_TIMESTAMP": TIMESTAMP,
+    },
+}
+
+VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
+    name: tuple(columns) for name, columns in {**VIEWS, **TABLE_FUNCTIONS}.items()
+}
+
+
+def _known_types() -> dict[str, Db2Type]:
+    known: dict[str, Db2Type] = {}
+    for columns in (*VIEWS.values(), *TABLE_FUNCTIONS.values()):
+        for column, db2type in columns.items():
+            known.setdefault(column, db2type)
+    return known
+
+
+# By bare column name: how a result column that carries a view column's name is laid out.
+KNOWN_COLUMN_TYPES: dict[str, Db2Type] = _known_types()

@@ -1,0 +1,147 @@
+"""A simulated partition at run time: its state under a lock, persisted after every change, and its shell."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from mqjournal.fleet import HostConfig, QueueManagerConfig
+from mqjournal.sim import mq
+from mqjournal.sim.clcommands import InquiryWait
+from mqjournal.sim.model import Partition, Workload
+from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.shell import run_line, system_arguments
+from mqjournal.sim.system import run_cl
+from mqjournal.sim.views import PartitionCatalog
+
+log = logging.getLogger(__name__)
+
+
+class SimulatedHost:
+    """One partition. Every command and every clock change runs under `lock` and is saved to `state_path`."""
+
+    def __init__(self, partition: Partition, state_path: Path | None) -> None:
+        self.partition = partition
+        self.state_path = state_path
+        self.lock = threading.RLock()
+        self._replies = threading.Condition(self.lock)
+        self._pending: dict[int, str | None] = {}
+        self._stopping = False
+
+    @classmethod
+    def create(cls, config: HostConfig, start: datetime, state_path: Path | None) -> SimulatedHost:
+        partition = Partition(name=config.name, now=start.astimezone(config.tz), inquiry_reply=config.inquiry_reply)
+        host = cls(partition, state_path)
+        for qm in config.queue_managers:
+            host.add_queue_manager(qm)
+        host.save()
+        return host
+
+    @classmethod
+    def load(cls, state_path: Path) -> SimulatedHost:
+        return cls(Partition.model_validate_json(state_path.read_text(encoding="utf-8")), state_path)
+
+    def add_queue_manager(self, config: QueueManagerConfig) -> None:
+        with self.lock:
+            mq.create_queue_manager(
+                self.partition,
+                config.name,
+                config.qmgr_library,
+                threshold_kb=config.threshold_kb,
+                objects=tuple(config.objects),
+                workload=Workload(entries_per_minute=config.entries_per_minute, entry_bytes=config.entry_bytes),
+                instance=config.instance,
+            )
+
+    # --- state ------------------------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the state atomically: a simulator killed mid-write restarts as the last whole partition."""
+        if self.state_path is None:
+            return
+        with self.lock:
+            text = self.partition.model_dump_json()
+        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, self.state_path)
+
+    @contextlib.contextmanager
+    def state(self) -> Iterator[Partition]:
+        """Change the partition directly (tests, scenarios): under the lock, saved afterwards."""
+        with self.lock:
+            yield self.partition
+            self.save()
+
+    def advance(self, delta: timedelta) -> None:
+        with self.state() as partition:
+            mq.advance(partition, partition.now + delta)
+
+    def advance_to(self, moment: datetime) -> None:
+        with self.state() as partition:
+            if moment > partition.now:
+                mq.advance(partition, moment)
+
+    # --- the shell ----------------------------------------------------------------------------------------
+
+    def run(self, command_line: str, user: str) -> ExecResult:
+        """What sshd runs for an exec request: the PASE shell, with IBM i's utilities."""
+        with self.lock:
+            self.partition.job_counter += 1
+            job = f"{self.partition.job_counter:06d}/{user}/QP0ZSPWP"
+
+        def system(args: list[str]) -> ExecResult:
+            _, text = system_arguments(args)
+            with self.lock:
+                try:
+                    return run_cl(self.partition, text, job, self._wait_for_reply)
+                finally:
+                    self.save()
+
+        def db2(args: list[str]) -> ExecResult:
+            from mqjournal.sim.sql import run_db2
+
+            with self.lock:
+                return run_db2(args, PartitionCatalog(self.partition))
+
+        utilities = {
+            "system": system,
+            "db2": db2,
+            "uname": lambda args: ExecResult(0, "OS400\n" if "-a" not in args else f"OS400 {self.partition.name} 4 7 00F000000000\n"),
+            "hostname": lambda args: ExecResult(0, f"{self.partition.name}\n"),
+            "echo": lambda args: ExecResult(0, " ".join(args) + "\n"),
+            "true": lambda args: ExecResult(0),
+            "false": lambda args: ExecResult(1),
+        }
+        return run_line(command_line, utilities)
+
+    # --- inquiry messages -----------------------------------------------------------------------------------
+
+    def _wait_for_reply(self, wait: InquiryWait) -> str | None:
+        """Block the job (MSGW) until an operator replies; the lock is released while waiting."""
+        self._pending[wait.message_key] = None
+        self.save()
+        while self._pending.get(wait.message_key) is None and not self._stopping:
+            self._replies.wait(timeout=0.5)
+        return self._pending.pop(wait.message_key, None)
+
+    def waiting_inquiries(self) -> list[int]:
+        with self.lock:
+            return [key for key, reply in self._pending.items() if reply is None]
+
+    def reply(self, message_key: int, reply: str) -> None:
+        """An operator answers an inquiry (as on WRKMSG QSYSOPR)."""
+        with self.lock:
+            if message_key not in self._pending:
+                raise KeyError(f"no job waits on message key {message_key}")
+            self._pending[message_key] = reply
+            self._replies.notify_all()
+
+    def stop(self) -> None:
+        with self.lock:
+            self._stopping = True
+            self._replies.notify_all()

@@ -1,0 +1,280 @@
+"""The state of one simulated IBM i partition, as plain data that persists to disk as JSON.
+
+Behaviour lives elsewhere (`journal.py` for what IBM i does, `mq.py` for what MQ does); this module only says what
+a partition holds. Objects are keyed ``LIBRARY/NAME`` as IBM i qualifies them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _State(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+def qualified(library: str, name: str) -> str:
+    return f"{library}/{name}"
+
+
+class Status(StrEnum):
+    ATTACHED = "ATTACHED"
+    ONLINE = "ONLINE"
+    SAVED = "SAVED"
+    FREED = "FREED"
+    PARTIAL = "PARTIAL"
+    EMPTY = "EMPTY"
+
+
+class JournalReceiver(_State):
+    name: str
+    library: str
+    threshold_kb: int
+    text: str = ""
+    owner: str = "QMQM"
+    status: Status = Status.EMPTY
+    journal: str | None = None
+    journal_library: str | None = None
+    created_at: datetime
+    attached_at: datetime | None = None
+    detached_at: datetime | None = None
+    saved_at: datetime | None = None
+    # A save taken while attached does not cover the entries written after it: IBM i calls that "never fully saved".
+    fully_saved: bool = False
+    size_bytes: int = 16_384  # an empty receiver still occupies storage
+    entries: int = 0
+    first_sequence: int | None = None
+    last_sequence: int | None = None
+    first_entry_at: datetime | None = None
+    last_entry_at: datetime | None = None
+    previous: str | None = None
+    previous_library: str | None = None
+    next: str | None = None
+    next_library: str | None = None
+    # Attach order within the journal: the simulator's ground truth, never shown through an interface.
+    attach_order: int | None = None
+    # Set while a job waits on an inquiry about this receiver: IBM i keeps the lock for as long as the job waits.
+    locked_by_job: str | None = None
+
+    @property
+    def key(self) -> str:
+        return qualified(self.library, self.name)
+
+    @property
+    def readable(self) -> bool:
+        """Its entries can be read by a recovery pass (a FREED receiver must be restored first)."""
+        return self.status in (Status.ATTACHED, Status.ONLINE, Status.SAVED, Status.PARTIAL)
+
+
+class Segment(_State):
+    """Which sequence numbers a receiver held: kept after the receiver is deleted, as the journal's history."""
+
+    receiver: str
+    library: str
+    first_sequence: int
+    last_sequence: int
+    first_entry_at: datetime
+    last_entry_at: datetime
+
+
+class Journal(_State):
+    name: str
+    library: str
+    attached: str | None = None
+    attached_library: str | None = None
+    message_queue: str = "QSYSOPR"
+    message_queue_library: str = "QSYS"
+    system_managed: bool = True  # MNGRCV(*SYSTEM): MQ's AMQAJRN is created this way
+    # Seed rule 2: after CPI70E3 the system stops switching until someone attaches a receiver by hand.
+    switching_stopped: bool = False
+    last_sequence: int = 0
+    attach_counter: int = 0
+    history: list[Segment] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return qualified(self.library, self.name)
+
+
+class MqObject(_State):
+    """A queue manager object that MQ can image and recreate (a queue, a channel ...)."""
+
+    name: str
+    type: str = "*LCLQ"
+    damaged: bool = False
+    # The media recovery record: the first entry of the object's latest media image.
+    image_sequence: int = 0
+    image_at: datetime | None = None
+
+
+class UnitOfWork(_State):
+    id: str
+    started_sequence: int
+    started_at: datetime
+
+
+class RecoveryPoint(_State):
+    sequence: int
+    at: datetime
+
+
+class Workload(_State):
+    """Persistent MQ traffic that lands in the journal."""
+
+    entries_per_minute: int = 40
+    entry_bytes: int = 700
+
+
+class QueueManager(_State):
+    name: str
+    library: str
+    instance: str = "A"
+    running: bool = True
+    workload: Workload = Field(default_factory=Workload)
+    objects: list[MqObject] = Field(default_factory=list)
+    open_units_of_work: list[UnitOfWork] = Field(default_factory=list)
+    startup_point: RecoveryPoint | None = None
+    records_since_checkpoint: int = 0
+    last_checkpoint_at: datetime | None = None
+    uow_counter: int = 0
+
+    @property
+    def journal_name(self) -> str:
+        return f"AMQ{self.instance}JRN"
+
+    def object(self, name: str) -> MqObject | None:
+        return next((o for o in self.objects if o.name == name), None)
+
+
+class MessageType(StrEnum):
+    COMPLETION = "COMPLETION"
+    DIAGNOSTIC = "DIAGNOSTIC"
+    ESCAPE = "ESCAPE"
+    INFORMATIONAL = "INFORMATIONAL"
+    INQUIRY = "INQUIRY"
+    REPLY = "REPLY"
+
+
+class QueuedMessage(_State):
+    key: int
+    id: str | None
+    type: MessageType
+    severity: int
+    text: str
+    at: datetime
+    from_user: str = "QMQM"
+    from_job: str = ""
+    from_program: str = ""
+    reply: str | None = None
+
+
+class MessageQueue(_State):
+    name: str
+    library: str
+    messages: list[QueuedMessage] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return qualified(self.library, self.name)
+
+
+class SavedObject(_State):
+    """One object inside a save file: the receiver as it was when saved."""
+
+    receiver: JournalReceiver
+    saved_at: datetime
+    saved_while_attached: bool
+
+
+class SaveFile(_State):
+    name: str
+    library: str
+    created_at: datetime
+    text: str = ""
+    saved_library: str | None = None
+    objects: list[SavedObject] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return qualified(self.library, self.name)
+
+    @property
+    def size_bytes(self) -> int:
+        return 8_192 + sum(o.receiver.size_bytes for o in self.objects)
+
+
+class UserSpace(_State):
+    name: str
+    library: str
+    data: str  # the character view; IBM i stores it in EBCDIC
+
+
+class CommandFault(_State):
+    """Make a CL command fail with a given message, `times` times (0 = until removed)."""
+
+    pattern: str
+    msg_id: str
+    tokens: list[str] = Field(default_factory=list)
+    times: int = 1
+
+
+class HostFaults(_State):
+    commands: list[CommandFault] = Field(default_factory=list)
+    asp_full: bool = False
+
+
+class Partition(_State):
+    name: str
+    now: datetime  # aware, at the partition's UTC offset
+    libraries: list[str] = Field(default_factory=lambda: ["QSYS", "QGPL", "QUSRSYS"])
+    queue_managers: list[QueueManager] = Field(default_factory=list)
+    journals: dict[str, Journal] = Field(default_factory=dict)
+    receivers: dict[str, JournalReceiver] = Field(default_factory=dict)
+    message_queues: dict[str, MessageQueue] = Field(default_factory=dict)
+    save_files: dict[str, SaveFile] = Field(default_factory=dict)
+    user_spaces: dict[str, UserSpace] = Field(default_factory=dict)
+    faults: HostFaults = Field(default_factory=HostFaults)
+    # How an SSH job answers inquiry messages: *RQD waits for an operator (the IBM i default), *DFT takes the
+    # message's default reply at once.
+    inquiry_reply: str = "*RQD"
+    message_counter: int = 0
+    job_counter: int = 0
+
+    def tick(self) -> datetime:
+        """Advance the clock a millisecond, so that two events of one command never share a timestamp."""
+        self.now += timedelta(milliseconds=1)
+        return self.now
+
+    def local_now(self) -> datetime:
+        return self.now.replace(tzinfo=None)
+
+    def queue_manager(self, name: str) -> QueueManager | None:
+        return next((q for q in self.queue_managers if q.name == name), None)
+
+    def receivers_in(self, library: str) -> list[JournalReceiver]:
+        return [r for r in self.receivers.values() if r.library == library]
+
+    def journal_receivers(self, journal: Journal) -> list[JournalReceiver]:
+        """The journal's receiver directory in attach order (the simulator knows the order; clients must not sort)."""
+        found = [r for r in self.receivers.values() if r.journal == journal.name and r.journal_library == journal.library]
+        return sorted(found, key=lambda r: (r.attach_order is None, r.attach_order or 0))
+
+    def message_queue(self, library: str, name: str) -> MessageQueue:
+        key = qualified(library, name)
+        if key not in self.message_queues:
+            self.message_queues[key] = MessageQueue(name=name, library=library)
+        return self.message_queues[key]
+
+    def object_exists(self, library: str, name: str, objtype: str) -> bool:
+        key = qualified(library, name)
+        table = {
+            "*JRNRCV": self.receivers,
+            "*JRN": self.journals,
+            "*FILE": self.save_files,
+            "*USRSPC": self.user_spaces,
+            "*MSGQ": self.message_queues,
+        }[objtype]
+        return key in table

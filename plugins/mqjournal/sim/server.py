@@ -1,0 +1,393 @@
+"""Serves simulated IBM i partitions over real SSH on loopback, one listening port per host.
+
+The client under test is paramiko's `SSHClient`, and it must not be able to tell this server from the OpenSSH of
+an IBM i partition: public key authentication only, "session" channels carrying one `exec` each, output then exit
+status then close, and an OpenSSH version string. Transport faults (delays, dropped connections, refused
+connections) are injected per host from `TransportFaults`, looked up at every command so tests can change them
+while the fleet is serving.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import paramiko
+from paramiko.common import MSG_CHANNEL_REQUEST
+
+from mqjournal.sim.protocol import DropRule, ExecResult, TransportFaults
+
+__all__ = [
+    "SERVER_VERSION",
+    "FaultsLookup",
+    "FleetSshServer",
+    "Handler",
+    "SimulatedHostEndpoint",
+    "load_or_create_host_key",
+]
+
+log = logging.getLogger(__name__)
+
+# IBM i ships OpenSSH from the open-source RPMs; nothing on the wire may say "simulator" or "paramiko".
+SERVER_VERSION = "SSH-2.0-OpenSSH_9.6"
+
+Handler = Callable[[str, str, str], ExecResult]
+"""`handler(host_name, user_name_upper, command_line)` runs one command line on one simulated host."""
+
+FaultsLookup = Callable[[str], TransportFaults]
+"""`faults(host_name)` gives the (shared, mutable) faults of one host."""
+
+# paramiko's server-side transports log a port scan or an abandoned negotiation at ERROR, with a traceback.
+# For a simulator on loopback that is noise, so their records go to a logger of ours, demoted to DEBUG.
+_TRANSPORT_LOG = f"{__name__}.transport"
+
+_ACCEPT_POLL_SECONDS = 0.2
+_STOP_JOIN_SECONDS = 1.0
+
+
+class _DemoteToDebug(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return True
+
+
+logging.getLogger(_TRANSPORT_LOG).addFilter(_DemoteToDebug())
+
+
+def load_or_create_host_key(path: str | os.PathLike[str]) -> paramiko.PKey:
+    """Load the host key at `path`, creating an ECDSA (nistp256) key there first if there is none.
+
+    A restarted simulator must present the same host key, or every client with a pinned key would (rightly)
+    refuse it. paramiko cannot generate Ed25519 keys, hence ECDSA; any key type paramiko reads is accepted.
+    """
+    path = Path(path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = paramiko.ECDSAKey.generate()
+        # Write aside, then link into place: the link fails if another process created the key meanwhile, so two
+        # simulators started together still agree on one key, and nobody ever reads a half-written file.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            key.write_private_key_file(str(tmp))
+            os.link(tmp, path)
+            log.info("created SSH host key %s", path)
+            return key
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    return paramiko.PKey.from_path(path)
+
+
+def _parse_authorized_keys(lines: Iterable[str]) -> frozenset[bytes]:
+    """The key blobs of OpenSSH public key lines ("type base64 [comment]"); blank and '#' lines are skipped."""
+    blobs = set()
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            blobs.add(paramiko.PublicBlob.from_string(line).key_blob)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"not an OpenSSH public key line: {line[:60]!r}") from exc
+    return frozenset(blobs)
+
+
+@dataclass(frozen=True)
+class SimulatedHostEndpoint:
+    """One simulated partition as seen on the network: its SSH port, host key and who may log in."""
+
+    name: str
+    port: int  # 0: an ephemeral port, reported by FleetSshServer.ports once started
+    host_key: paramiko.PKey
+    authorized_keys: Sequence[str]  # OpenSSH public key lines, accepted for every user in `users`
+    users: frozenset[str]  # user profiles allowed to log in; IBM i profiles are case-insensitive
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "users", frozenset(user.upper() for user in self.users))
+        object.__setattr__(self, "authorized_keys", tuple(self.authorized_keys))
+
+
+def _handle_channel_request(chan: paramiko.Channel, m: paramiko.Message) -> None:
+    paramiko.Channel._handle_request(chan, m)
+    # Only now is the reply to an exec request on the wire. A worker started from inside the callback could send
+    # its output, exit status and close before that reply, and paramiko's client then fails with "Channel closed".
+    server = chan.get_transport().server_object
+    if isinstance(server, _HostInterface):
+        server.start_pending_exec(chan)
+
+
+class _Transport(paramiko.Transport):
+    _channel_handler_table = {
+        **paramiko.Transport._channel_handler_table,
+        MSG_CHANNEL_REQUEST: _handle_channel_request,
+    }
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            # paramiko leaves its handshake timer thread running (15 s) when a client leaves mid-handshake, as a
+            # port scan or a probe does; cancel it so that no thread outlives its connection.
+            self.packetizer.complete_handshake()
+
+
+class _HostInterface(paramiko.ServerInterface):
+    """The server side of one SSH connection to one simulated host."""
+
+    def __init__(self, fleet: FleetSshServer, endpoint: SimulatedHostEndpoint, key_blobs: frozenset[bytes]):
+        self._fleet = fleet
+        self._endpoint = endpoint
+        self._key_blobs = key_blobs
+        self._user: str | None = None
+        self._pending: dict[int, str] = {}  # channel id -> command line, until the exec reply is sent
+        # The transport holds its channels only weakly, and a collected Channel closes itself: an open channel is
+        # held here until a worker takes it (concurrent clients open several before sending any exec).
+        self._idle: dict[int, paramiko.Channel] = {}
+        self._lock = threading.Lock()
+
+    def get_allowed_auths(self, username: str) -> str:
+        return "publickey"
+
+    def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
+        user = username.upper()
+        if user in self._endpoint.users and key.asbytes() in self._key_blobs:
+            self._user = user
+            return paramiko.AUTH_SUCCESSFUL
+        log.debug("%s: refused key %s for user %r", self._endpoint.name, key.fingerprint, username)
+        return paramiko.AUTH_FAILED
+
+    def check_channel_request(self, kind: str, chanid: int) -> int:
+        if kind == "session":
+            return paramiko.OPEN_SUCCEEDED
+        return paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+
+    def check_channel_env_request(self, channel: paramiko.Channel, name: bytes, value: bytes) -> bool:
+        return True  # accepted and ignored, as sshd does for the variables it allows
+
+    def check_channel_exec_request(self, channel: paramiko.Channel, command: bytes) -> bool:
+        with self._lock:
+            if self._user is None or channel.get_id() in self._pending:
+                return False
+            self._pending[channel.get_id()] = command.decode("utf-8", errors="replace")
+        return True
+
+    def start_pending_exec(self, channel: paramiko.Channel) -> None:
+        # Opened channels queue up in the transport for an accept() that nothing else calls; collect them here.
+        transport = channel.get_transport()
+        while (opened := transport.accept(timeout=0)) is not None:
+            self._idle[opened.get_id()] = opened
+        self._idle = {chanid: chan for chanid, chan in self._idle.items() if not chan.closed}
+        with self._lock:
+            command = self._pending.pop(channel.get_id(), None)
+        if command is not None:
+            assert self._user is not None
+            self._idle.pop(channel.get_id(), None)  # the worker holds it from now on
+            self._fleet._start_exec(self._endpoint.name, self._user, channel, command)
+
+
+class FleetSshServer:
+    """Serves a fleet of simulated hosts, one SSH listener per host on 127.0.0.1, from daemon threads."""
+
+    def __init__(
+        self,
+        endpoints: Sequence[SimulatedHostEndpoint],
+        handler: Handler,
+        faults: FaultsLookup = lambda host: TransportFaults(),
+    ) -> None:
+        names = [endpoint.name for endpoint in endpoints]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate host names among {names}")
+        self._endpoints = list(endpoints)
+        self._key_blobs = {e.name: _parse_authorized_keys(e.authorized_keys) for e in self._endpoints}
+        self._handler = handler
+        self._faults = faults
+        self._lock = threading.Lock()  # guards the collections below and every DropRule list it mutates
+        self._stopping = threading.Event()
+        self._listeners: dict[str, socket.socket] = {}
+        self._acceptors: list[threading.Thread] = []
+        self._transports: set[paramiko.Transport] = set()
+        self._workers: set[threading.Thread] = set()
+
+    # lifecycle
+
+    def start(self) -> None:
+        """Bind every host's port on 127.0.0.1 and start serving; raises OSError if a port is taken."""
+        if self._listeners:
+            raise RuntimeError("already started")
+        self._stopping.clear()
+        try:
+            for endpoint in self._endpoints:
+                listener = socket.create_server(("127.0.0.1", endpoint.port))
+                # A timeout rather than a blocking accept(): closing a socket does not wake an accept() on Linux.
+                listener.settimeout(_ACCEPT_POLL_SECONDS)
+                self._listeners[endpoint.name] = listener
+        except OSError:
+            self._close_listeners()
+            raise
+        for endpoint in self._endpoints:
+            thread = threading.Thread(
+                target=self._accept_loop,
+                args=(endpoint, self._listeners[endpoint.name]),
+                name=f"sim-ssh-accept-{endpoint.name}",
+                daemon=True,
+            )
+            thread.start()
+            self._acceptors.append(thread)
+        log.info("serving SSH for %s", ", ".join(f"{n}:{p}" for n, p in self.ports.items()))
+
+    @property
+    def ports(self) -> dict[str, int]:
+        """The port each host listens on, ephemeral ones resolved; only meaningful once started."""
+        if not self._listeners:
+            raise RuntimeError("not started")
+        return {name: listener.getsockname()[1] for name, listener in self._listeners.items()}
+
+    def stop(self) -> None:
+        """Close the listeners and every live connection, and join the threads (bounded, about a second)."""
+        self._stopping.set()
+        self._close_listeners()
+        for thread in self._acceptors:
+            thread.join(_STOP_JOIN_SECONDS)
+        self._acceptors.clear()
+        with self._lock:
+            transports, self._transports = list(self._transports), set()
+        for transport in transports:
+            transport.close()
+        # A handler still running cannot be interrupted; its output then goes nowhere and its thread is a daemon.
+        deadline = time.monotonic() + _STOP_JOIN_SECONDS
+        with self._lock:
+            workers = list(self._workers)
+        for thread in workers:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def __enter__(self) -> FleetSshServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _close_listeners(self) -> None:
+        for listener in self._listeners.values():
+            listener.close()
+        self._listeners = {}
+
+    # connections
+
+    def _accept_loop(self, endpoint: SimulatedHostEndpoint, listener: socket.socket) -> None:
+        while not self._stopping.is_set():
+            try:
+                sock, peer = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break  # the listener was closed by stop()
+            try:
+                self._serve_connection(endpoint, sock, peer)
+            except Exception:
+                log.exception("%s: cannot serve the connection from %s", endpoint.name, peer)
+                sock.close()
+
+    def _serve_connection(self, endpoint: SimulatedHostEndpoint, sock: socket.socket, peer: object) -> None:
+        if self._faults(endpoint.name).refuse_connections:
+            log.debug("%s: refusing the connection from %s", endpoint.name, peer)
+            sock.close()
+            return
+        # Many small request/reply packets per command: without this, Nagle and delayed ACKs cost ~40 ms each time.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        transport = _Transport(sock)
+        transport.set_log_channel(_TRANSPORT_LOG)
+        transport.local_version = SERVER_VERSION
+        transport.add_server_key(endpoint.host_key)
+        with self._lock:
+            if self._stopping.is_set():
+                sock.close()
+                return
+            # Connections that ended on their own are forgotten here rather than by a thread per connection.
+            self._transports = {t for t in self._transports if t.is_active()}
+            self._transports.add(transport)
+        # With an event, start_server returns at once: negotiation, auth and channels run in the transport's
+        # own daemon thread, which ends by itself when the client goes away or stalls (paramiko's timeouts).
+        server = _HostInterface(self, endpoint, self._key_blobs[endpoint.name])
+        transport.start_server(event=threading.Event(), server=server)
+
+    # commands
+
+    def _start_exec(self, host: str, user: str, channel: paramiko.Channel, command: str) -> None:
+        thread = threading.Thread(
+            target=self._run_exec, args=(host, user, channel, command), name=f"sim-ssh-exec-{host}", daemon=True
+        )
+        with self._lock:
+            self._workers.add(thread)
+        thread.start()
+
+    def _run_exec(self, host: str, user: str, channel: paramiko.Channel, command: str) -> None:
+        transport = channel.get_transport()
+        try:
+            result = self._outcome(host, user, command)
+            if result is None:
+                transport.close()
+                return
+            channel.sendall(result.stdout.encode("utf-8"))
+            channel.sendall_stderr(result.stderr.encode("utf-8"))
+            channel.shutdown_write()
+            channel.send_exit_status(result.exit_status)
+        except Exception:
+            log.debug("%s: could not answer %r; the client has gone", host, command, exc_info=True)
+        finally:
+            channel.close()
+            with self._lock:
+                self._workers.discard(threading.current_thread())
+
+    def _outcome(self, host: str, user: str, command: str) -> ExecResult | None:
+        """What to answer to `command`, or None to drop the connection instead of answering."""
+        try:
+            faults = self._faults(host)
+            if faults.delay_seconds > 0 and self._stopping.wait(faults.delay_seconds):
+                return None
+            drop = self._take_drop_rule(faults, command)
+        except Exception:
+            log.exception("%s: cannot apply the transport faults for %r", host, command)
+            return ExecResult(255, stderr="internal error: transport faults\n")
+        if drop is not None and not drop.after_run:
+            log.debug("%s: dropping the connection before running %r", host, command)
+            return None
+        result = self._run_handler(host, user, command)
+        if drop is not None:
+            log.debug("%s: dropping the connection after running %r", host, command)
+            return None
+        return result
+
+    def _run_handler(self, host: str, user: str, command: str) -> ExecResult:
+        try:
+            result = self._handler(host, user, command)
+            if not isinstance(result, ExecResult) or not 0 <= result.exit_status <= 255:
+                raise TypeError(f"the handler must return an ExecResult with a status in 0..255, not {result!r}")
+            return result
+        except Exception as exc:
+            log.exception("%s: the handler failed on %r", host, command)
+            return ExecResult(255, stderr=f"internal error: {type(exc).__name__}\n")
+
+    def _take_drop_rule(self, faults: TransportFaults, command: str) -> DropRule | None:
+        """The first live drop rule matching `command`, with one of its `times` used up."""
+        with self._lock:
+            for index, rule in enumerate(faults.drops):
+                if rule.times > 0 and re.search(rule.pattern, command):
+                    if rule.times > 1:
+                        faults.drops[index] = dataclasses.replace(rule, times=rule.times - 1)
+                    else:
+                        del faults.drops[index]
+                    return rule
+        return None

@@ -1,0 +1,129 @@
+"""The simulator as a service: a fleet of simulated partitions, their state on disk, served over SSH.
+
+State lives in the fleet's state folder: ``<host>.json`` (the partition), ``<host>.hostkey`` (its stable SSH host
+key), ``client_key`` (+ ``.pub``, the key the planner logs in with) and ``known_hosts`` for the planner to verify
+host keys against. A restarted simulator loads the same partitions and keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import paramiko
+
+from mqjournal.fleet import FleetConfig
+from mqjournal.sim.host import SimulatedHost
+from mqjournal.sim.protocol import ExecResult, TransportFaults
+from mqjournal.sim.server import FleetSshServer, SimulatedHostEndpoint, load_or_create_host_key
+
+log = logging.getLogger(__name__)
+
+
+def load_or_create_client_key(path: Path) -> paramiko.PKey:
+    """The planner's login key for the simulated fleet (a real fleet's key comes from an Airflow connection)."""
+    if path.exists():
+        return paramiko.ECDSAKey.from_private_key_file(str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = paramiko.ECDSAKey.generate(bits=256)
+    key.write_private_key_file(str(path))
+    path.chmod(0o600)
+    path.with_name(path.name + ".pub").write_text(f"{key.get_name()} {key.get_base64()} mqjournal-sim\n")
+    return key
+
+
+def public_key_line(key: paramiko.PKey) -> str:
+    return f"{key.get_name()} {key.get_base64()}"
+
+
+class SimulatorService:
+    def __init__(self, config: FleetConfig, *, now: datetime | None = None) -> None:
+        """Load the fleet's partitions from the state folder, creating (and warming up) the missing ones."""
+        self.config = config
+        self.state_dir = config.state_dir
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.client_key = load_or_create_client_key(config.client_key)
+        self.host_keys: dict[str, paramiko.PKey] = {}
+        self.hosts: dict[str, SimulatedHost] = {}
+        self.faults: dict[str, TransportFaults] = {}
+        start = config.first_moment(now)
+        for host_config in config.hosts:
+            state_path = self.state_dir / f"{host_config.name}.json"
+            if state_path.exists():
+                host = SimulatedHost.load(state_path)
+            else:
+                host = SimulatedHost.create(host_config, start, state_path)
+                if config.warmup_hours:
+                    host.advance_to(start + _hours(config.warmup_hours))
+            self.hosts[host_config.name] = host
+            self.host_keys[host_config.name] = load_or_create_host_key(self.state_dir / f"{host_config.name}.hostkey")
+            self.faults[host_config.name] = TransportFaults()
+        self.server: FleetSshServer | None = None
+        self._clock: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def handle(self, host: str, user: str, command_line: str) -> ExecResult:
+        return self.hosts[host].run(command_line, user)
+
+    def start(self, *, follow_wall_clock: bool = False) -> dict[str, int]:
+        endpoints = [
+            SimulatedHostEndpoint(
+                name=h.name,
+                port=h.port,
+                host_key=self.host_keys[h.name],
+                authorized_keys=[public_key_line(self.client_key)],
+                users=frozenset({self.config.user_for(h)}),
+            )
+            for h in self.config.hosts
+        ]
+        self.server = FleetSshServer(endpoints, self.handle, lambda host: self.faults[host])
+        self.server.start()
+        self.write_known_hosts()
+        if follow_wall_clock:
+            self._clock = threading.Thread(target=self._follow_wall_clock, name="sim-clock", daemon=True)
+            self._clock.start()
+        return self.server.ports
+
+    def write_known_hosts(self) -> Path:
+        """known_hosts for the planner: one pinned key per simulated host and port."""
+        ports = self.server.ports if self.server else {h.name: h.port for h in self.config.hosts}
+        lines = []
+        for h in self.config.hosts:
+            key = self.host_keys[h.name]
+            host = h.address if ports[h.name] == 22 else f"[{h.address}]:{ports[h.name]}"
+            lines.append(f"{host} {key.get_name()} {key.get_base64()}\n")
+        path = self.config.known_hosts
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(lines), encoding="utf-8")
+        return path
+
+    def _follow_wall_clock(self) -> None:
+        # Served for a demo, simulated time is real time: receivers keep filling while Airflow runs.
+        while not self._stop.wait(5.0):
+            now = datetime.now(timezone.utc)
+            for host in self.hosts.values():
+                host.advance_to(now)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for host in self.hosts.values():
+            host.stop()
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        for host in self.hosts.values():
+            host.save()
+
+    def __enter__(self) -> SimulatorService:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _hours(hours: float):
+    from datetime import timedelta
+
+    return timedelta(hours=hours)

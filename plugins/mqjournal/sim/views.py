@@ -1,0 +1,133 @@
+"""The rows a simulated partition shows through its SQL services (QSYS2 views and table functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+
+from mqjournal.sim.model import Partition
+
+# JOURNAL_RECEIVER_INFO.SIZE is in kilobytes (see sql.py for the source note).
+SIZE_UNIT_BYTES = 1024
+
+
+def _local(value: datetime | None) -> datetime | None:
+    """IBM i timestamps carry no offset: they are the partition's local time."""
+    return None if value is None else value.replace(tzinfo=None)
+
+
+class PartitionCatalog:
+    """Implements protocol.SqlCatalog for one partition (read while the partition's lock is held)."""
+
+    def __init__(self, partition: Partition) -> None:
+        self.partition = partition
+
+    def rows(self, view: str) -> Iterable[Mapping[str, object]]:
+        producer = {
+            "QSYS2.JOURNAL_RECEIVER_INFO": self._receivers,
+            "QSYS2.JOURNAL_INFO": self._journals,
+            "QSYS2.MESSAGE_QUEUE_INFO": self._messages,
+            "QSYS2.USER_SPACE": self._user_spaces,
+            "QSYS2.SYSTEM_VALUE_INFO": self._system_values,
+            "QSYS2.OBJECT_STATISTICS": self._objects,
+        }.get(view)
+        return [] if producer is None else list(producer())
+
+    def _receivers(self) -> Iterator[dict]:
+        for r in self.partition.receivers.values():
+            yield {
+                "JOURNAL_RECEIVER_LIBRARY": r.library,
+                "JOURNAL_RECEIVER_NAME": r.name,
+                "DESCRIPTIVE_TEXT": r.text,
+                "JOURNAL_RECEIVER_ASP_NUMBER": 1,
+                "JOURNAL_RECEIVER_ASP_NAME": "*SYSBAS",
+                "JOURNAL_LIBRARY": r.journal_library,
+                "JOURNAL_NAME": r.journal,
+                "THRESHOLD": r.threshold_kb,
+                "SIZE": -(-r.size_bytes // SIZE_UNIT_BYTES),
+                "STATUS": r.status.value,
+                "NUMBER_OF_JOURNAL_ENTRIES": r.entries,
+                "FIRST_SEQUENCE_NUMBER": r.first_sequence,
+                "LAST_SEQUENCE_NUMBER": r.last_sequence,
+                "ATTACH_TIMESTAMP": _local(r.attached_at),
+                "DETACH_TIMESTAMP": _local(r.detached_at),
+                "SAVE_TIMESTAMP": _local(r.saved_at),
+                "PREVIOUS_JOURNAL_RECEIVER": r.previous,
+                "PREVIOUS_JOURNAL_RECEIVER_LIBRARY": r.previous_library,
+                "NEXT_JOURNAL_RECEIVER": r.next,
+                "NEXT_JOURNAL_RECEIVER_LIBRARY": r.next_library,
+                "PENDING_TRANSACTIONS": "NO",
+                "REMOTE_JOURNAL_TYPE": None,
+            }
+
+    def _journals(self) -> Iterator[dict]:
+        for j in self.partition.journals.values():
+            receivers = self.partition.journal_receivers(j)
+            yield {
+                "JOURNAL_NAME": j.name,
+                "JOURNAL_LIBRARY": j.library,
+                "ASP_NUMBER": 1,
+                "ATTACHED_JOURNAL_RECEIVER_NAME": j.attached,
+                "ATTACHED_JOURNAL_RECEIVER_LIBRARY": j.attached_library,
+                "MESSAGE_QUEUE": j.message_queue,
+                "MESSAGE_QUEUE_LIBRARY": j.message_queue_library,
+                "DELETE_RECEIVER_OPTION": "NO",
+                "MANAGE_RECEIVER_OPTION": "SYSTEM" if j.system_managed else "USER",
+                "RECEIVER_MAXIMUM_SIZE": "*MAXOPT2",
+                "JOURNAL_TYPE": "*LOCAL",
+                "JOURNAL_STATE": "*ACTIVE",
+                "NUMBER_JOURNAL_RECEIVERS": len(receivers),
+                "TOTAL_SIZE_JOURNAL_RECEIVERS": sum(-(-r.size_bytes // SIZE_UNIT_BYTES) for r in receivers),
+                "JOURNAL_TEXT": "MQM LOCAL JOURNAL",
+            }
+
+    def _messages(self) -> Iterator[dict]:
+        for queue in self.partition.message_queues.values():
+            for m in queue.messages:
+                yield {
+                    "MESSAGE_QUEUE_LIBRARY": queue.library,
+                    "MESSAGE_QUEUE_NAME": queue.name,
+                    "MESSAGE_ID": m.id,
+                    "MESSAGE_TYPE": m.type.value,
+                    "MESSAGE_SUBTYPE": None,
+                    "MESSAGE_TEXT": m.text,
+                    "SEVERITY": m.severity,
+                    "MESSAGE_TIMESTAMP": _local(m.at),
+                    "MESSAGE_KEY": m.key.to_bytes(4, "big"),
+                    "ASSOCIATED_MESSAGE_KEY": None,
+                    "FROM_USER": m.from_user,
+                    "FROM_JOB": m.from_job or None,
+                    "FROM_PROGRAM": m.from_program or None,
+                    "MESSAGE_FILE_LIBRARY": "QSYS" if m.id and m.id[:3] in ("CPF", "CPI", "CPA", "CPC", "CPD") else "QMQM",
+                    "MESSAGE_FILE_NAME": "QCPFMSG" if m.id and m.id.startswith("CP") else "AMQMSG",
+                    "MESSAGE_SECOND_LEVEL_TEXT": None,
+                }
+
+    def _user_spaces(self) -> Iterator[dict]:
+        for space in self.partition.user_spaces.values():
+            yield {
+                "USER_SPACE_LIBRARY": space.library,
+                "USER_SPACE": space.name,
+                "DATA": space.data,
+                "DATA_BINARY": space.data.encode("cp037"),
+            }
+
+    def _system_values(self) -> Iterator[dict]:
+        offset = self.partition.now.utcoffset()
+        minutes = int(offset.total_seconds() // 60)
+        sign = "+" if minutes >= 0 else "-"
+        yield {
+            "SYSTEM_VALUE_NAME": "QUTCOFFSET",
+            "CURRENT_NUMERIC_VALUE": None,
+            "CURRENT_CHARACTER_VALUE": f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}",
+        }
+        yield {"SYSTEM_VALUE_NAME": "QDATETIME", "CURRENT_NUMERIC_VALUE": None,
+               "CURRENT_CHARACTER_VALUE": self.partition.local_now().strftime("%Y%m%d%H%M%S%f")}
+
+    def _objects(self) -> Iterator[dict]:
+        for r in self.partition.receivers.values():
+            yield {"OBJNAME": r.name, "OBJLIB": r.library, "OBJTYPE": "*JRNRCV", "OBJCREATED": _local(r.created_at),
+                   "OBJSIZE": r.size_bytes, "OBJOWNER": r.owner}
+        for s in self.partition.save_files.values():
+            yield {"OBJNAME": s.name, "OBJLIB": s.library, "OBJTYPE": "*FILE", "OBJCREATED": _local(s.created_at),
+                   "OBJSIZE": s.size_bytes, "OBJOWNER": "MQADMIN"}
