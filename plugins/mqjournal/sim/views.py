@@ -22,6 +22,10 @@ class PartitionCatalog:
     def __init__(self, partition: Partition) -> None:
         self.partition = partition
 
+    def now(self) -> datetime:
+        """CURRENT TIMESTAMP: the partition's local time."""
+        return self.partition.local_now()
+
     def rows(self, view: str) -> Iterable[Mapping[str, object]]:
         producer = {
             "QSYS2.JOURNAL_RECEIVER_INFO": self._receivers,

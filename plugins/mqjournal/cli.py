@@ -1,0 +1,88 @@
+"""`mqjournal ...`: the command line. Each subcommand is a thin adapter over the package's functions."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from importlib import resources
+from pathlib import Path
+
+from mqjournal import __version__
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from mqjournal import snapshot
+
+    text = snapshot.json_schema_text()
+    if args.write:
+        target = Path(str(resources.files("mqjournal").joinpath("schemas", snapshot.SCHEMA_FILE)))
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _sim(args: argparse.Namespace) -> int:
+    from mqjournal.fleet import load_fleet
+    from mqjournal.sim.service import SimulatorService
+
+    config = load_fleet(args.fleet)
+    if args.state:
+        config = config.model_copy(update={"state_dir": args.state.resolve()})
+    service = SimulatorService(config)
+    ports = service.start(follow_wall_clock=not args.frozen_clock)
+    for name, port in ports.items():
+        host = service.hosts[name].partition
+        qms = ", ".join(q.name for q in host.queue_managers) or "no queue managers"
+        print(f"{name}: ssh {config.user}@127.0.0.1 -p {port}  ({qms}; receivers: {len(host.receivers)})", flush=True)
+    print(f"known_hosts: {config.known_hosts}\nclient key: {config.client_key}\nstate: {config.state_dir}", flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    service.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mqjournal",
+        description="Backup and recovery planning for the journal receivers of IBM MQ queue managers on IBM i.",
+    )
+    parser.add_argument("--version", action="version", version=f"mqjournal {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = commands.add_parser(
+        "sim",
+        help="serve a simulated fleet of IBM i partitions over SSH",
+        description="Serve the simulated IBM i partitions of a fleet file over SSH on 127.0.0.1 until interrupted. "
+        "State persists in the fleet's state folder, so a restarted simulator is the same fleet.",
+    )
+    sim.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
+    sim.add_argument("--state", type=Path, help="state folder (default: the fleet file's state_dir)")
+    sim.add_argument(
+        "--frozen-clock", action="store_true", help="do not let simulated time follow the wall clock while serving"
+    )
+    sim.set_defaults(run=_sim)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
+    schema.add_argument("--write", action="store_true", help="rewrite the schema file published in the package")
+    schema.set_defaults(run=_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

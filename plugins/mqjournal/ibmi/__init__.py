@@ -1,0 +1,1 @@
+"""Everything that talks to an IBM i partition: SSH transport, command text, output parsing, collection."""

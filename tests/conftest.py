@@ -1,0 +1,92 @@
+"""Fixtures shared by the tests: a simulated fleet served over real SSH, and a client that verifies host keys."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import paramiko
+import pytest
+
+from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
+from mqjournal.ibmi.db2out import Db2Failure, parse_single
+from mqjournal.sim.service import SimulatorService
+
+START = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class Shell:
+    """A paramiko session on one simulated host, as the planner's client would hold it."""
+
+    client: paramiko.SSHClient
+
+    def run(self, command: str, timeout: float = 10.0) -> tuple[int, str, str]:
+        _, stdout, stderr = self.client.exec_command(command, timeout=timeout)
+        out, err = stdout.read().decode(), stderr.read().decode()
+        return stdout.channel.recv_exit_status(), out, err
+
+    def cl(self, command: str) -> tuple[int, str, str]:
+        return self.run(f'system "{command}"')
+
+    def sql(self, statement: str) -> list[dict]:
+        status, out, _ = self.run(f'db2 "{statement}"')
+        result = parse_single(out)
+        if isinstance(result, Db2Failure):
+            raise AssertionError(f"SQL failed ({status}): {result}")
+        return result
+
+
+@dataclass
+class SimFleet:
+    service: SimulatorService
+    ports: dict[str, int]
+    config: FleetConfig
+
+    def host(self, name: str = "ibmi1"):
+        return self.service.hosts[name]
+
+    def connect(self, name: str = "ibmi1", *, known_hosts: Path | None = None) -> Shell:
+        client = paramiko.SSHClient()
+        client.load_host_keys(str(known_hosts or self.config.known_hosts))
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        sock = socket.create_connection(("127.0.0.1", self.ports[name]), timeout=5)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client.connect(
+            "127.0.0.1",
+            port=self.ports[name],
+            username=self.config.user,
+            pkey=self.service.client_key,
+            sock=sock,
+            look_for_keys=False,
+            allow_agent=False,
+            timeout=5,
+        )
+        return Shell(client)
+
+
+def fleet_config(tmp_path: Path, hosts: list[HostConfig] | None = None) -> FleetConfig:
+    hosts = hosts or [
+        HostConfig(
+            name="ibmi1",
+            port=0,
+            utc_offset="+01:00",
+            queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)],
+        )
+    ]
+    return FleetConfig(state_dir=tmp_path / "state", start=START, hosts=hosts).resolved(tmp_path)
+
+
+@pytest.fixture
+def sim_fleet(tmp_path: Path) -> Iterator[SimFleet]:
+    """One partition `ibmi1` with queue manager TEST (library QMTEST), a 500 KB threshold, at START."""
+    config = fleet_config(tmp_path)
+    service = SimulatorService(config)
+    ports = service.start()
+    try:
+        yield SimFleet(service, ports, config)
+    finally:
+        service.stop()
