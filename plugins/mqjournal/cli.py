@@ -48,6 +48,61 @@ def _sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _collect(args: argparse.Namespace) -> int:
+    from mqjournal.collection import collect_fleet
+    from mqjournal.fleet import load_fleet
+
+    config = load_fleet(args.fleet)
+    run_dir, results = collect_fleet(
+        config, args.out, run_id=args.run_id, hosts=args.hosts, change_receiver=args.change_receiver
+    )
+    _print_collection(results)
+    print(f"snapshots: {run_dir / 'snapshots.jsonl'}")
+    return 0 if all(not r.failures for r in results) else 3
+
+
+def _print_collection(results) -> None:
+    from mqjournal.jrninf import parse_amqjrninf
+    from mqjournal.errors import MalformedAmqjrninf
+
+    for result in results:
+        for s in result.snapshots:
+            attached = next((r.name for r in s.receivers if r.status == "ATTACHED"), "-")
+            try:
+                oldest = parse_amqjrninf(s.amqjrninf, qmgr=s.qmgr).receiver or "********** (not on the system)"
+            except MalformedAmqjrninf:
+                oldest = "unreadable AMQJRNINF"
+            state = "checkpoint ok" if s.checkpoint.ok else "CHECKPOINT FAILED"
+            print(
+                f"{s.host:<12} {s.qmgr:<10} {s.qmgr_library:<10} receivers {len(s.receivers):>4}  attached {attached}"
+                f"  oldest needed {oldest}  {state}"
+            )
+        for f in result.failures:
+            print(f"{f.host:<12} {f.qmgr or '(host)':<10} NOT COLLECTED: {f.error}")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Until the maintenance DAG lands: the simulated fleet, served over SSH, collected end to end."""
+    from mqjournal.collection import collect_fleet
+    from mqjournal.fleet import load_fleet
+    from mqjournal.sim.service import SimulatorService
+
+    config = load_fleet(args.fleet)
+    # Ephemeral ports, so the demo never collides with a simulator already serving the same fleet file.
+    config = config.model_copy(update={"hosts": [h.model_copy(update={"port": 0}) for h in config.hosts]})
+    print(f"simulating {len(config.hosts)} IBM i partitions ({config.warmup_hours:g} h of receiver churn) ...", flush=True)
+    with SimulatorService(config) as service:
+        ports = service.start()
+        live = config.model_copy(
+            update={"hosts": [h.model_copy(update={"port": ports[h.name]}) for h in config.hosts]}
+        )
+        service.write_known_hosts()
+        run_dir, results = collect_fleet(live, args.out, change_receiver=True)
+    _print_collection(results)
+    print(f"snapshots: {run_dir / 'snapshots.jsonl'}\naudit log: {args.out / 'audit.jsonl'}")
+    return 0 if all(not r.failures for r in results) else 3
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mqjournal",
@@ -69,6 +124,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--frozen-clock", action="store_true", help="do not let simulated time follow the wall clock while serving"
     )
     sim.set_defaults(run=_sim)
+
+    collect = commands.add_parser(
+        "collect",
+        help="force checkpoints and collect journal state from IBM i over SSH",
+        description="For every queue manager of the fleet: RCDMQMIMG, then AMQJRNINF, the receiver chain and the "
+        "recovery messages, written as mqjournal.snapshot/v1 records under OUT/run_id=<id>/.",
+    )
+    collect.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
+    collect.add_argument("--out", type=Path, required=True, help="output folder")
+    collect.add_argument("--hosts", nargs="+", metavar="HOST", help="only these hosts of the fleet")
+    collect.add_argument("--run-id", help="default: collect_<UTC time>")
+    collect.add_argument(
+        "--change-receiver", action="store_true", help="attach a new receiver first (CHGJRN JRNRCV(*GEN))"
+    )
+    collect.set_defaults(run=_collect)
+
+    demo = commands.add_parser("demo", help="run the main job end to end on a simulated fleet")
+    demo.add_argument("--fleet", type=Path, default=Path("docker/fleet.example.yaml"))
+    demo.add_argument("--out", type=Path, default=Path("out/demo"))
+    demo.set_defaults(run=_demo)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
     schema.add_argument("--write", action="store_true", help="rewrite the schema file published in the package")

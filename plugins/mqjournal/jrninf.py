@@ -35,9 +35,10 @@ class OldestNeeded:
 
 def format_amqjrninf(receiver: str | None, library: str | None, needed_at: datetime) -> str:
     """The 37 characters MQ writes; None for receiver/library writes the asterisks of a deleted receiver."""
-    name = _STARS if receiver is None else receiver.ljust(10)
-    lib = _STARS if library is None else library.ljust(10)
-    stamp = needed_at.strftime("%Y%m%d%H%M%S") + f"{needed_at.microsecond // 1000:03d}"
+    name = _STARS if receiver is None else object_name(receiver, what="receiver").ljust(10)
+    lib = _STARS if library is None else object_name(library, what="library").ljust(10)
+    t = needed_at
+    stamp = f"{t.year:04d}{t.month:02d}{t.day:02d}{t.hour:02d}{t.minute:02d}{t.second:02d}{t.microsecond // 1000:03d}"
     return name + lib + stamp
 
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, StringConstraints
 
 from mqjournal.errors import InvalidName, NextReceiverNameTaken, NoReceiverNameFree
 
@@ -32,7 +32,8 @@ def object_name(value: object, *, what: str = "object") -> str:
     """Return `value` as an IBM i object name, upper-cased as CL would, or raise InvalidName."""
     if not isinstance(value, str):
         raise InvalidName(repr(value), f"{what} name must be text", "give a name of 1-10 characters")
-    name = value.upper()
+    # Upper-case ASCII only: str.upper() would turn 'ß' into 'SS', a different name than the one given.
+    name = value.upper() if value.isascii() else value
     if not _OBJECT_NAME.fullmatch(name):
         raise InvalidName(
             repr(value),
@@ -57,10 +58,10 @@ def _as_object_name(value: object) -> str:
     return object_name(value)
 
 
-ObjectName = Annotated[str, BeforeValidator(_as_object_name)]
+ObjectName = Annotated[str, BeforeValidator(_as_object_name), StringConstraints(pattern=r"^[A-Z$#@][A-Z0-9$#@_.]{0,9}$")]
 """A pydantic field type for any IBM i object name (library, journal, receiver, save file, message queue)."""
 
-QueueManagerName = Annotated[str, BeforeValidator(qmgr_name)]
+QueueManagerName = Annotated[str, BeforeValidator(qmgr_name), StringConstraints(pattern=r"^[A-Za-z0-9._/%]{1,48}$")]
 
 
 def qmgr_library_for(qmgr: str) -> str:
@@ -69,8 +70,14 @@ def qmgr_library_for(qmgr: str) -> str:
     MQ's own mangling of long or lower-case names is not published in full, so only names that map one to one
     are derived here; anything else must be named in the fleet file (or found by discovery).
     """
-    candidate = "QM" + qmgr_name(qmgr).upper()
-    return object_name(candidate, what="queue manager library")
+    name = qmgr_name(qmgr)
+    if not re.fullmatch(r"[A-Z0-9]{1,8}", name):
+        raise InvalidName(
+            name,
+            "its queue manager library cannot be derived (the name is lower case, long or has symbols)",
+            "name the queue manager's library in the fleet file",
+        )
+    return "QM" + name
 
 
 def journal_instance(journal: str) -> str:

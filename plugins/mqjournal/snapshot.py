@@ -23,7 +23,10 @@ SCHEMA_FILE = "snapshot-v1.schema.json"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True, serialize_by_alias=True)
+    # Every key is always written, so the published schema requires every key (readers of the file rely on it).
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, serialize_by_alias=True, json_schema_serialization_defaults_required=True
+    )
 
 
 class ReceiverStatus(StrEnum):

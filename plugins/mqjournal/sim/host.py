@@ -21,6 +21,8 @@ from mqjournal.sim.views import PartitionCatalog
 
 log = logging.getLogger(__name__)
 
+MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
+
 
 class SimulatedHost:
     """One partition. Every command and every clock change runs under `lock` and is saved to `state_path`."""
@@ -114,10 +116,23 @@ class SimulatedHost:
             "uname": lambda args: ExecResult(0, "OS400\n" if "-a" not in args else f"OS400 {self.partition.name} 4 7 00F000000000\n"),
             "hostname": lambda args: ExecResult(0, f"{self.partition.name}\n"),
             "echo": lambda args: ExecResult(0, " ".join(args) + "\n"),
+            "cat": self._cat,
             "true": lambda args: ExecResult(0),
             "false": lambda args: ExecResult(1),
         }
         return run_line(command_line, utilities)
+
+    def _cat(self, args: list[str]) -> ExecResult:
+        """Only the IFS file the planner reads: MQ's mqs.ini, which maps queue managers to their libraries."""
+        if args != [MQS_INI]:
+            return ExecResult(2, "", "".join(f"cat: {a}: No such file or directory\n" for a in args))
+        with self.lock:
+            stanzas = [
+                f"QueueManager:\n   Name={q.name}\n   Prefix=/QIBM/UserData/mqm\n   Library={q.library}\n"
+                f"   Directory={q.name}\n"
+                for q in self.partition.queue_managers
+            ]
+        return ExecResult(0, "AllQueueManagers:\n   DefaultPrefix=/QIBM/UserData/mqm\n\n" + "\n".join(stanzas))
 
     # --- inquiry messages -----------------------------------------------------------------------------------
 

@@ -1,0 +1,135 @@
+"""Collect a fleet: every host in parallel, one SSH connection each, snapshots written whole or not at all.
+
+Output under OUT: ``run_id=<id>/snapshots.jsonl`` (v1 records), ``run_id=<id>/failures.jsonl`` (what could not be
+collected and why) and ``audit.jsonl`` (every command sent, appended across runs). A host that is down fails on
+its own; the others are collected.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mqjournal.errors import MqJournalError
+from mqjournal.fleet import FleetConfig, HostConfig
+from mqjournal.ibmi import collector, discovery
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.transport import ConnectFactory, IbmiSession, ssh_connector
+from mqjournal.snapshot import Snapshot, read_snapshots, write_snapshots
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Failure:
+    host: str
+    qmgr: str | None
+    error: str
+    msg_id: str | None = None
+
+
+@dataclass
+class HostResult:
+    host: str
+    snapshots: list[Snapshot] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+
+def fleet_connector(config: FleetConfig, host: HostConfig) -> ConnectFactory:
+    """Outside Airflow: the fleet file's address, user, client key and known_hosts."""
+    return ssh_connector(
+        address=host.address,
+        port=host.port,
+        user=config.user_for(host),
+        key_file=config.client_key,
+        known_hosts=config.known_hosts,
+    )
+
+
+def collect_host(
+    config: FleetConfig,
+    host: HostConfig,
+    *,
+    run_id: str,
+    audit: AuditLog,
+    connect: ConnectFactory | None = None,
+    since: dict[str, datetime] | None = None,
+    change_receiver: bool = False,
+) -> HostResult:
+    result = HostResult(host.name)
+    try:
+        with IbmiSession(host.name, config.user_for(host), connect or fleet_connector(config, host), audit=audit) as session:
+            found = discovery.survey(session, host.name, host.queue_managers)
+            result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]
+            for target in found.targets:
+                try:
+                    result.snapshots.append(
+                        collector.collect(
+                            session,
+                            target,
+                            host=host.name,
+                            run_id=run_id,
+                            tz=found.tz,
+                            since=(since or {}).get(f"{host.name}/{target.qmgr}"),
+                            change_receiver=change_receiver,
+                        )
+                    )
+                except MqJournalError as exc:
+                    if not isinstance(exc, collector.CollectionFailed):
+                        raise  # the connection itself is gone: the host fails as a whole
+                    log.warning("%s/%s not collected: %s", host.name, target.qmgr, exc)
+                    result.failures.append(Failure(host.name, target.qmgr, str(exc), exc.msg_id))
+    except (MqJournalError, OSError, ValueError) as exc:
+        # Snapshots already complete for this host are kept; the rest of the host is recorded as failed.
+        log.error("host %s not collected: %s", host.name, exc)
+        result.failures.append(Failure(host.name, None, str(exc), getattr(exc, "msg_id", None)))
+    return result
+
+
+def collect_fleet(
+    config: FleetConfig,
+    out: Path,
+    *,
+    run_id: str | None = None,
+    hosts: list[str] | None = None,
+    change_receiver: bool = False,
+    connectors: dict[str, ConnectFactory] | None = None,
+    max_parallel_hosts: int = 4,
+) -> tuple[Path, list[HostResult]]:
+    run_id = run_id or datetime.now(timezone.utc).strftime("collect_%Y%m%dT%H%M%SZ")
+    selected = [h for h in config.hosts if not hosts or h.name in hosts]
+    unknown = set(hosts or []) - {h.name for h in config.hosts}
+    if unknown:
+        raise ValueError(f"hosts not in the fleet file: {', '.join(sorted(unknown))}")
+    audit = AuditLog(out / "audit.jsonl")
+    since = previous_collections(out)
+    work: Callable[[HostConfig], HostResult] = lambda h: collect_host(
+        config, h, run_id=run_id, audit=audit, connect=(connectors or {}).get(h.name), since=since,
+        change_receiver=change_receiver,
+    )
+    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel_hosts, len(selected) or 1))) as pool:
+        results = list(pool.map(work, selected))
+
+    run_dir = out / f"run_id={run_id}"
+    write_snapshots(run_dir / "snapshots.jsonl", (s for r in results for s in r.snapshots))
+    failures = [asdict(f) for r in results for f in r.failures]
+    tmp = run_dir / "failures.jsonl.tmp"
+    tmp.write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
+    tmp.replace(run_dir / "failures.jsonl")
+    return run_dir, results
+
+
+def previous_collections(out: Path) -> dict[str, datetime]:
+    """host/qmgr -> collected_at of its latest snapshot under OUT: the start of the next message window."""
+    latest: dict[str, datetime] = {}
+    for path in sorted(out.glob("run_id=*/snapshots.jsonl")):
+        for snapshot in read_snapshots(path):
+            key = f"{snapshot.host}/{snapshot.qmgr}"
+            if key not in latest or snapshot.collected_at > latest[key]:
+                latest[key] = snapshot.collected_at
+    return latest

@@ -1,0 +1,185 @@
+"""Collect one queue manager's journal state into a `mqjournal.snapshot/v1` record.
+
+Order matters: the checkpoint first (so AMQJRNINF and AMQ7460/7462 are fresh), then everything else in one SSH
+round trip of batched SELECTs; a second only if AMQJRNINF must be read as bytes. The collector reports what the
+partition says; it decides nothing about which receivers may go (that is the planner's job).
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.db2out import Db2Failure, Row, parse_results
+from mqjournal.ibmi.readings import cl_messages, db2_time, recovery_point
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.snapshot import (
+    Checkpoint,
+    CommandMessage,
+    JournalRef,
+    QueueMessage,
+    Receiver,
+    RecoveryPoint,
+    Snapshot,
+)
+
+# JOURNAL_RECEIVER_INFO.SIZE is read as kilobytes, like THRESHOLD (IBM's column text was not retrievable).
+SIZE_UNIT_BYTES = 1024
+DEFAULT_LOOKBACK_DAYS = 7
+
+
+class CollectionFailed(MqJournalError):
+    """A queue manager's state could not be read completely; no snapshot was written for it."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One queue manager journal to collect."""
+
+    qmgr: str
+    library: str
+    journal: str
+    instance: str
+    journal_queue: tuple[str, str] = ("QSYS", "QSYSOPR")
+
+
+def collect(
+    session: IbmiSession,
+    target: Target,
+    *,
+    host: str,
+    run_id: str,
+    tz: timezone,
+    since: datetime | None = None,
+    change_receiver: bool = False,
+) -> Snapshot:
+    """`tz` is the partition's UTC offset (QUTCOFFSET); `since` the previous collection (default: a week back)."""
+    messages: list[CommandMessage] = []
+    if change_receiver:
+        out = session.run(commands.change_receiver(target.library, target.journal))
+        messages.extend(cl_messages(out.stdout, out.stderr))
+
+    out = session.run(commands.record_media_images(target.qmgr))
+    messages.extend(cl_messages(out.stdout, out.stderr))
+    checkpoint_ok = out.exit_status == 0
+
+    window = since.astimezone(tz).replace(tzinfo=None) if since else None
+    statements = [
+        commands.host_clock(),
+        commands.amqjrninf_text(target.library),
+        commands.receivers(target.library, target.journal, target.instance),
+        commands.latest_recovery_points(target.library),
+        commands.messages_since(target.library, target.journal, target.journal_queue, window, DEFAULT_LOOKBACK_DAYS),
+    ]
+    clock, jrninf, chain, points, recent = _results(session, target, statements, expect=len(statements))
+    collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], tz)
+
+    raw = _amqjrninf(session, target, jrninf)
+    latest = _latest_points(_rows(target, points, "AMQ7460/AMQ7462"), tz)
+    try:
+        return Snapshot(
+            run_id=run_id,
+            collected_at=collected_at,
+            host=host,
+            qmgr=target.qmgr,
+            qmgr_library=target.library,
+            journal=JournalRef(name=target.journal, library=target.library),
+            checkpoint=Checkpoint(forced=True, ok=checkpoint_ok, at=collected_at if checkpoint_ok else None, messages=messages),
+            amqjrninf=raw,
+            startup_recovery=latest.get("AMQ7460"),
+            media_recovery=latest.get("AMQ7462"),
+            receivers=[_receiver(row, tz) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
+            messages=[_message(row, tz) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO")],
+        )
+    except ValueError as exc:
+        raise CollectionFailed(
+            f"{target.qmgr} ({target.library})",
+            f"the partition returned data that is not a valid snapshot: {exc}",
+            "check the receivers and messages on the host; nothing was written for this queue manager",
+        ) from None
+
+
+def _results(session: IbmiSession, target: Target, statements: list[str], *, expect: int) -> list:
+    out = session.run(commands.sql(*statements))
+    results = parse_results(out.stdout)
+    if len(results) != expect:
+        raise CollectionFailed(
+            f"{target.qmgr} ({target.library})",
+            f"expected {expect} SQL results, got {len(results)}: {out.stderr.strip() or out.stdout[-200:]}",
+            "check that the db2 utility and the QSYS2 services are available to the user profile",
+        )
+    return results
+
+
+def _rows(target: Target, result: list[Row] | Db2Failure, what: str) -> list[Row]:
+    if isinstance(result, Db2Failure):
+        raise CollectionFailed(
+            f"{target.qmgr} ({target.library})",
+            f"reading {what} failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
+            "check the SQL services and the user profile's authority; nothing was written for this queue manager",
+            msg_id=result.msg_id,
+        )
+    return result
+
+
+def _amqjrninf(session: IbmiSession, target: Target, result: list[Row] | Db2Failure) -> str | None:
+    """The 37 characters, from the character column or else from the bytes decoded as EBCDIC; None if unreadable."""
+    if not isinstance(result, Db2Failure) and result and result[0].get("AMQJRNINF") is not None:
+        return result[0]["AMQJRNINF"]
+    (binary,) = _results(session, target, [commands.amqjrninf_binary(target.library)], expect=1)
+    if isinstance(binary, Db2Failure) or not binary or binary[0].get("AMQJRNINF_HEX") is None:
+        return None  # the planner blocks a queue manager whose AMQJRNINF cannot be read
+    try:
+        return codecs.decode(binascii.unhexlify(binary[0]["AMQJRNINF_HEX"]), "cp037")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _latest_points(rows: list[Row], tz: timezone) -> dict[str, RecoveryPoint]:
+    latest: dict[str, RecoveryPoint] = {}
+    for row in rows:  # newest first
+        msg_id = row["MESSAGE_ID"]
+        if msg_id in latest or msg_id not in ("AMQ7460", "AMQ7462"):
+            continue
+        point = recovery_point(row["MESSAGE_TEXT"] or "", tz)
+        if point is not None:
+            latest[msg_id] = RecoveryPoint(receiver=point[0], at=point[1])
+    return latest
+
+
+def _int(text: str | None) -> int | None:
+    return None if text is None else int(text)
+
+
+def _receiver(row: Row, tz: timezone) -> Receiver:
+    return Receiver(
+        name=row["JOURNAL_RECEIVER_NAME"],
+        library=row["JOURNAL_RECEIVER_LIBRARY"],
+        status=row["STATUS"],
+        attached_at=db2_time(row["ATTACH_TIMESTAMP"], tz),
+        detached_at=db2_time(row["DETACH_TIMESTAMP"], tz),
+        saved_at=db2_time(row["SAVE_TIMESTAMP"], tz),
+        size_bytes=(_int(row["SIZE"]) or 0) * SIZE_UNIT_BYTES,
+        threshold_kb=_int(row["THRESHOLD"]),
+        previous=row["PREVIOUS_JOURNAL_RECEIVER"],
+        previous_library=row["PREVIOUS_JOURNAL_RECEIVER_LIBRARY"],
+        next=row["NEXT_JOURNAL_RECEIVER"],
+        next_library=row["NEXT_JOURNAL_RECEIVER_LIBRARY"],
+        first_sequence=_int(row["FIRST_SEQUENCE_NUMBER"]),
+        last_sequence=_int(row["LAST_SEQUENCE_NUMBER"]),
+        journal=row["JOURNAL_NAME"],
+        journal_library=row["JOURNAL_LIBRARY"],
+    )
+
+
+def _message(row: Row, tz: timezone) -> QueueMessage:
+    return QueueMessage(
+        id=row["MESSAGE_ID"],
+        at=db2_time(row["MESSAGE_TIMESTAMP"], tz),
+        text=row["MESSAGE_TEXT"] or "",
+        queue=f"{row['MESSAGE_QUEUE_LIBRARY']}/{row['MESSAGE_QUEUE_NAME']}",
+    )

@@ -1,0 +1,91 @@
+"""Find the queue managers of a partition and the facts a collection needs once per host.
+
+MQ's mqs.ini (in the IFS) maps each queue manager name to its library; QSYS2.JOURNAL_INFO lists the AMQxJRN
+journals in those libraries. A fleet file may name the queue managers instead; they are then checked against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timezone
+
+from mqjournal.errors import InvalidName, MqJournalError
+from mqjournal.fleet import QueueManagerConfig
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.collector import Target
+from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.readings import utc_offset
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.names import journal_instance, object_name, qmgr_name
+
+
+class DiscoveryFailed(MqJournalError):
+    pass
+
+
+@dataclass(frozen=True)
+class HostSurvey:
+    tz: timezone
+    targets: list[Target]
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (queue manager, why) named but not found
+
+
+def parse_mqs_ini(text: str) -> dict[str, str]:
+    """{queue manager name: library} from the QueueManager stanzas; names that fail validation are skipped."""
+    found: dict[str, str] = {}
+    stanza: dict[str, str] | None = None
+
+    def close() -> None:
+        if stanza and "Name" in stanza and "Library" in stanza:
+            try:
+                found[qmgr_name(stanza["Name"])] = object_name(stanza["Library"], what="library")
+            except InvalidName:
+                pass  # never let a name we cannot validate reach a command
+
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            close()
+            stanza = {} if line.strip() == "QueueManager:" else None
+        elif stanza is not None and "=" in line:
+            key, _, value = line.strip().partition("=")
+            stanza[key.strip()] = value.strip()
+    close()
+    return found
+
+
+def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]) -> HostSurvey:
+    out = session.run(commands.sql(commands.host_clock(), commands.mq_journals()))
+    results = parse_results(out.stdout)
+    if len(results) != 2 or any(isinstance(r, Db2Failure) for r in results):
+        raise DiscoveryFailed(
+            host,
+            f"could not read the clock and the MQ journals: {out.stdout.strip()[-300:] or out.stderr.strip()}",
+            "check the db2 utility and the user profile's authority to QSYS2.JOURNAL_INFO",
+        )
+    clock, journals = results
+    tz = utc_offset(clock[0]["UTC_OFFSET"])
+    by_library: dict[str, list[dict]] = {}
+    for row in journals:
+        by_library.setdefault(row["JOURNAL_LIBRARY"], []).append(row)
+
+    if configured:
+        wanted = [(q.name, q.qmgr_library, q.instance) for q in configured]
+    else:
+        ini = session.run(commands.read_mqs_ini())
+        if ini.exit_status != 0:
+            raise DiscoveryFailed(host, f"cannot read {commands.MQS_INI}: {ini.stderr.strip()}", "name the queue managers in the fleet file")
+        wanted = []
+        for name, library in sorted(parse_mqs_ini(ini.stdout).items()):
+            for row in by_library.get(library, []):
+                wanted.append((name, library, journal_instance(row["JOURNAL_NAME"])))
+
+    targets, missing = [], []
+    for name, library, instance in wanted:
+        journal = f"AMQ{instance}JRN"
+        row = next((r for r in by_library.get(library, []) if r["JOURNAL_NAME"] == journal), None)
+        if row is None:
+            missing.append((name, f"journal {library}/{journal} not found on {host}"))
+            continue
+        queue = (row["MESSAGE_QUEUE_LIBRARY"] or "QSYS", row["MESSAGE_QUEUE"] or "QSYSOPR")
+        targets.append(Target(qmgr=name, library=library, journal=journal, instance=instance, journal_queue=queue))
+    return HostSurvey(tz=tz, targets=targets, missing=missing)

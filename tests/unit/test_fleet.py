@@ -1,0 +1,217 @@
+"""The fleet file: the IBM i partitions, how to reach them, and their queue managers.
+
+Every name in it is validated on load, before anything is sent to a host, so a fleet file cannot smuggle CL into a
+command. Relative paths are taken from the fleet file's folder, and a queue manager's library defaults to
+QM + its name (TEST -> QMTEST), as CRTMQM does.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
+
+SMALL_FLEET = """\
+user: MQADMIN
+state_dir: state
+hosts:
+  - name: ibmi1
+    address: 10.0.0.1
+    utc_offset: "+02:00"
+    queue_managers:
+      - name: TEST
+      - name: PAYMENTS.PROD
+        library: QMPAY
+  - name: ibmi2
+    port: 2222
+    user: mqops
+"""
+
+
+def write_fleet(folder: Path, text: str) -> Path:
+    path = folder / "fleet.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def host_with(**fields) -> dict:
+    return {"name": "ibmi1", **fields}
+
+
+@pytest.fixture
+def fleet(tmp_path) -> FleetConfig:
+    return load_fleet(write_fleet(tmp_path, SMALL_FLEET))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_load_fleet_reads_hosts_and_their_queue_managers(fleet):
+    assert [h.name for h in fleet.hosts] == ["ibmi1", "ibmi2"]
+    assert [q.name for q in fleet.host("ibmi1").queue_managers] == ["TEST", "PAYMENTS.PROD"]
+    assert fleet.host("ibmi2").port == 2222
+
+
+def test_load_fleet_resolves_state_dir_relative_to_the_fleet_file(tmp_path, fleet):
+    assert fleet.state_dir == tmp_path.resolve() / "state"
+
+
+def test_load_fleet_puts_client_key_and_known_hosts_in_the_state_dir_by_default(tmp_path, fleet):
+    assert fleet.client_key == tmp_path.resolve() / "state" / "client_key"
+    assert fleet.known_hosts == tmp_path.resolve() / "state" / "known_hosts"
+
+
+def test_load_fleet_resolves_an_explicit_relative_key_path_from_the_fleet_file(tmp_path):
+    fleet = load_fleet(write_fleet(tmp_path, "client_key: keys/id_ed25519\nhosts: []\n"))
+    assert fleet.client_key == tmp_path.resolve() / "keys" / "id_ed25519"
+
+
+def test_load_fleet_keeps_an_absolute_state_dir(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    (tmp_path / "conf").mkdir()
+    fleet = load_fleet(write_fleet(tmp_path / "conf", f"state_dir: {elsewhere}\nhosts: []\n"))
+    assert fleet.state_dir == elsewhere
+
+
+def test_queue_manager_library_defaults_to_qm_followed_by_the_name(fleet):
+    assert fleet.host("ibmi1").queue_managers[0].qmgr_library == "QMTEST"
+
+
+def test_queue_manager_library_named_in_the_fleet_file_is_used(fleet):
+    assert fleet.host("ibmi1").queue_managers[1].qmgr_library == "QMPAY"
+
+
+def test_queue_manager_instance_defaults_to_A_for_a_single_instance_queue_manager(fleet):
+    assert fleet.host("ibmi1").queue_managers[0].instance == "A"
+
+
+def test_host_user_overrides_the_fleet_user_and_is_upper_cased(fleet):
+    assert fleet.user_for(fleet.host("ibmi1")) == "MQADMIN"
+    assert fleet.user_for(fleet.host("ibmi2")) == "MQOPS"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Rejected fleet files
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_duplicate_host_names_are_rejected():
+    with pytest.raises(ValidationError, match="host names must be unique"):
+        FleetConfig.model_validate({"hosts": [host_with(), host_with(address="10.0.0.2")]})
+
+
+def test_duplicate_queue_manager_on_a_host_is_rejected():
+    queue_managers = [{"name": "TEST"}, {"name": "TEST", "library": "QMTEST2"}]
+    with pytest.raises(ValidationError, match="must be unique"):
+        HostConfig.model_validate(host_with(queue_managers=queue_managers))
+
+
+def test_two_queue_managers_in_one_library_are_rejected():
+    queue_managers = [{"name": "TEST"}, {"name": "TEST2", "library": "QMTEST"}]
+    with pytest.raises(ValidationError, match="must be unique"):
+        HostConfig.model_validate(host_with(queue_managers=queue_managers))
+
+
+def test_duplicate_queue_manager_in_a_fleet_file_is_rejected_on_load(tmp_path):
+    text = "hosts:\n  - name: ibmi1\n    queue_managers:\n      - name: TEST\n      - name: TEST\n"
+    with pytest.raises(ValidationError, match="must be unique"):
+        load_fleet(write_fleet(tmp_path, text))
+
+
+def test_malicious_queue_manager_name_is_rejected():
+    with pytest.raises(ValidationError, match="not a valid queue manager name"):
+        QueueManagerConfig.model_validate({"name": "TEST'); DLTLIB QGPL"})
+
+
+def test_malicious_queue_manager_name_in_a_fleet_file_is_rejected_on_load(tmp_path):
+    text = "hosts:\n  - name: ibmi1\n    queue_managers:\n      - name: \"TEST'); DLTLIB QGPL\"\n"
+    with pytest.raises(ValidationError, match="not a valid queue manager name"):
+        load_fleet(write_fleet(tmp_path, text))
+
+
+def test_malicious_library_name_is_rejected():
+    with pytest.raises(ValidationError, match="not a valid IBM i object name"):
+        QueueManagerConfig.model_validate({"name": "TEST", "library": "QM;RM"})
+
+
+def test_queue_manager_without_a_derivable_library_must_name_one():
+    # QM + LONGQMGRNAME is 14 characters: CRTMQM's mangling is not guessed, the fleet file must say.
+    with pytest.raises(ValidationError, match="queue manager library"):
+        HostConfig.model_validate(host_with(queue_managers=[{"name": "LONGQMGRNAME"}]))
+
+
+def test_queue_manager_with_a_long_name_is_accepted_with_its_library_named():
+    host = HostConfig.model_validate(host_with(queue_managers=[{"name": "LONGQMGRNAME", "library": "QMLONGQMGR"}]))
+    assert host.queue_managers[0].qmgr_library == "QMLONGQMGR"
+
+
+def test_malicious_host_user_is_rejected():
+    with pytest.raises(ValidationError):
+        HostConfig.model_validate(host_with(user="QSECOFR) DLTLIB(QGPL"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("ibmi1; rm -rf /", id="shell-injection"),
+        pytest.param("-ibmi1", id="leading-hyphen"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_bad_host_name_is_rejected(name):
+    with pytest.raises(ValidationError):
+        HostConfig.model_validate({"name": name})
+
+
+@pytest.mark.parametrize(
+    "offset",
+    [
+        pytest.param("+1:00", id="one-digit-hour"),
+        pytest.param("+0100", id="no-colon"),
+        pytest.param("01:00", id="no-sign"),
+        pytest.param("+24:00", id="hour-24"),
+        pytest.param("+01:60", id="minute-60"),
+        pytest.param("UTC", id="zone-name"),
+        pytest.param("Europe/Paris", id="tz-database-name"),
+        pytest.param("+01:00\n", id="trailing-newline"),
+    ],
+)
+def test_bad_utc_offset_is_rejected(offset):
+    with pytest.raises(ValidationError, match="not a UTC offset"):
+        HostConfig.model_validate(host_with(utc_offset=offset))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The host's time zone
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("offset", "expected"),
+    [
+        pytest.param("+00:00", timedelta(0), id="UTC"),
+        pytest.param("+02:00", timedelta(hours=2), id="east"),
+        pytest.param("-05:00", timedelta(hours=-5), id="west"),
+        pytest.param("+05:30", timedelta(hours=5, minutes=30), id="east-half-hour"),
+        pytest.param("-03:30", -timedelta(hours=3, minutes=30), id="west-half-hour"),
+    ],
+)
+def test_host_tz_is_the_fixed_utc_offset(offset, expected):
+    host = HostConfig.model_validate(host_with(utc_offset=offset))
+    assert host.tz == timezone(expected)
+
+
+def test_host_tz_defaults_to_utc():
+    assert HostConfig.model_validate(host_with()).tz.utcoffset(None) == timedelta(0)
+
+
+def test_host_tz_turns_amqjrninf_local_time_into_an_aware_time(fleet):
+    # AMQJRNINF holds the partition's local time; ibmi1 runs at +02:00.
+    local = datetime(2024, 5, 27, 14, 5, 35).replace(tzinfo=fleet.host("ibmi1").tz)
+    assert local.astimezone(timezone.utc) == datetime(2024, 5, 27, 12, 5, 35, tzinfo=timezone.utc)
