@@ -156,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if not args.verbose:
+        # paramiko narrates every connection at INFO; only its warnings matter to an operator.
+        for noisy in ("paramiko", "mqjournal.sim.server"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     return args.run(args)
 
 

@@ -19,10 +19,20 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transport import ConnectFactory, IbmiSession, ssh_connector
+from mqjournal.ibmi.transport import (
+    AuthenticationRejected,
+    ConnectFactory,
+    HostKeyRejected,
+    HostUnreachable,
+    IbmiSession,
+    ssh_connector,
+)
 from mqjournal.snapshot import Snapshot, read_snapshots, write_snapshots
 
 log = logging.getLogger(__name__)
+
+# Failures that say the host cannot be reached or trusted: no other queue manager on it can be collected either.
+HOST_FATAL = (HostKeyRejected, AuthenticationRejected, HostUnreachable)
 
 
 @dataclass(frozen=True)
@@ -80,8 +90,8 @@ def collect_host(
                         )
                     )
                 except MqJournalError as exc:
-                    if not isinstance(exc, collector.CollectionFailed):
-                        raise  # the connection itself is gone: the host fails as a whole
+                    if isinstance(exc, HOST_FATAL):
+                        raise
                     log.warning("%s/%s not collected: %s", host.name, target.qmgr, exc)
                     result.failures.append(Failure(host.name, target.qmgr, str(exc), exc.msg_id))
     except (MqJournalError, OSError, ValueError) as exc:

@@ -60,6 +60,13 @@ class QueueManagerConfig(_Config):
         default_factory=lambda: ["SYSTEM.DEFAULT.LOCAL.QUEUE", "SYSTEM.DEAD.LETTER.QUEUE", "APP.REQUEST.QUEUE"]
     )
 
+    # Simulator only: trouble to stage during the warm-up, in hours after the simulated start.
+    long_running_unit_of_work_at_hour: float | None = Field(
+        None, ge=0, description="open a unit of work then and never end it (holds AMQ7460 back)"
+    )
+    damaged_object: MqObjectName | None = Field(None, description="an object that gets damaged (holds AMQ7462 back)")
+    damaged_at_hour: float = Field(0, ge=0)
+
     @property
     def qmgr_library(self) -> str:
         return self.library or qmgr_library_for(self.name)

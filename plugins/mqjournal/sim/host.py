@@ -88,6 +88,26 @@ class SimulatedHost:
             if moment > partition.now:
                 mq.advance(partition, moment)
 
+    def warm_up(self, config: HostConfig, start: datetime, hours: float) -> None:
+        """Run `hours` of workload from `start`, staging the fleet file's trouble at its hour."""
+        events = []
+        for qm in config.queue_managers:
+            if qm.long_running_unit_of_work_at_hour is not None:
+                events.append((qm.long_running_unit_of_work_at_hour, qm.name, None))
+            if qm.damaged_object is not None:
+                events.append((qm.damaged_at_hour, qm.name, qm.damaged_object))
+        for hour, name, damaged in sorted(events, key=lambda e: e[0]):
+            if hour >= hours:
+                continue
+            self.advance_to(start + timedelta(hours=hour))
+            with self.state() as partition:
+                qm = partition.queue_manager(name)
+                if damaged is None:
+                    mq.open_unit_of_work(partition, qm)
+                else:
+                    mq.damage(partition, qm, damaged)
+        self.advance_to(start + timedelta(hours=hours))
+
     # --- the shell ----------------------------------------------------------------------------------------
 
     def run(self, command_line: str, user: str) -> ExecResult:

@@ -56,7 +56,7 @@ class SimulatorService:
             else:
                 host = SimulatedHost.create(host_config, start, state_path)
                 if config.warmup_hours:
-                    host.advance_to(start + _hours(config.warmup_hours))
+                    host.warm_up(host_config, start, config.warmup_hours)
             self.hosts[host_config.name] = host
             self.host_keys[host_config.name] = load_or_create_host_key(self.state_dir / f"{host_config.name}.hostkey")
             self.faults[host_config.name] = TransportFaults()
@@ -122,8 +122,3 @@ class SimulatorService:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-
-def _hours(hours: float):
-    from datetime import timedelta
-
-    return timedelta(hours=hours)

@@ -1,0 +1,494 @@
+"""The SSH session to one IBM i host: one verified connection, reused for every command, with an audit trail.
+
+The one hard question here is what to do when the connection fails while a command is out. Then nobody knows
+whether the host ran it, so only a command that is safe to run twice (`Command.idempotent`) is sent again; for any
+other the caller gets `OutcomeUnknown` and must look at the host before deciding. A failure before the command
+left (connecting, opening the channel) is always retried. A command that ran and failed (non-zero exit status,
+CPF messages) is an answer, not a transport failure: it is returned, never retried.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import paramiko
+
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.audit import AuditLog
+
+__all__ = [
+    "AuthenticationRejected",
+    "Command",
+    "CommandOutput",
+    "CommandTimedOut",
+    "ConnectFactory",
+    "ConnectionLost",
+    "HostKeyRejected",
+    "HostUnreachable",
+    "IbmiSession",
+    "OutcomeUnknown",
+    "RetryPolicy",
+    "TransportError",
+    "ssh_connector",
+]
+
+log = logging.getLogger(__name__)
+
+_MSG_ID = re.compile(r"^([A-Z]{3}[0-9A-F]{4}): ", re.MULTILINE)
+_VERIFY_KEY = "verify the host's key fingerprint and add it to known_hosts / the connection's host_key"
+_CHECK_NETWORK = "check the network to the partition and its sshd, then run the command again"
+
+
+# --- commands and their output --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line for the host's shell, e.g. ``system 'RCDMQMIMG ...'``, built from validated names."""
+
+    text: str
+    idempotent: bool  # True: safe to send again when a transport failure leaves its outcome unknown
+
+    def __post_init__(self) -> None:
+        # One command per exec: a line break or NUL would let the shell run a second, unvalidated one.
+        if not self.text.strip() or any(c in self.text for c in "\r\n\0"):
+            raise ValueError(f"not a single command line: {self.text!r}")
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _msg_ids(*texts: str) -> list[str]:
+    return [match.group(1) for text in texts for match in _MSG_ID.finditer(text)]
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a command that ran gave back; a non-zero `exit_status` is the host's answer, not a transport error."""
+
+    exit_status: int
+    stdout: str
+    stderr: str
+    duration_ms: float  # the whole attempt, a (re)connect included, as in its audit record
+
+    @property
+    def msg_ids(self) -> list[str]:
+        """IDs of the IBM i messages in the output ("CPF2105: ..." lines), stdout first, in order."""
+        return _msg_ids(self.stdout, self.stderr)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 3
+    first_delay: float = 0.5
+    factor: float = 2.0
+    max_delay: float = 8.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.first_delay < 0 or self.factor < 1 or self.max_delay < 0:
+            raise ValueError(f"not a usable retry policy: {self}")
+
+    def delay_after(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt `attempt` (1-based) before the next one."""
+        return min(self.max_delay, self.first_delay * self.factor ** (attempt - 1))
+
+
+# --- errors ---------------------------------------------------------------------------------------------------
+
+
+class TransportError(MqJournalError):
+    """A command could not be brought to an IBM i host, or its answer back."""
+
+
+class HostKeyRejected(TransportError):
+    """The host's SSH key is unknown or differs from the known one; never retried (it could be an impostor)."""
+
+
+class AuthenticationRejected(TransportError):
+    """The host refused the login (or the login key could not be loaded); never retried."""
+
+
+class HostUnreachable(TransportError):
+    """No SSH connection could be made; nothing was sent, so it is retried."""
+
+
+class ConnectionLost(TransportError):
+    """The connection dropped; `sent` tells whether the command had left (then it may have run)."""
+
+    def __init__(self, obj: str, problem: str, action: str, *, sent: bool) -> None:
+        self.sent = sent
+        super().__init__(obj, problem, action)
+
+
+class CommandTimedOut(TransportError):
+    """The command did not finish within the session's command_timeout; it may still be running."""
+
+
+class OutcomeUnknown(TransportError):
+    """A command that must not run twice was sent, and no answer came back."""
+
+    def __init__(self, host: str, command: Command | str, *, cause: str = "no answer came back") -> None:
+        self.command = str(command)
+        super().__init__(
+            host,
+            f"the outcome of {self.command} is unknown: {cause}",
+            "re-read the state on the host before retrying; the command may have run",
+        )
+
+
+# --- connecting -----------------------------------------------------------------------------------------------
+
+ConnectFactory = Callable[[], paramiko.SSHClient]
+"""Returns a connected client; raises paramiko/socket errors (classified by IbmiSession) or a TransportError."""
+
+
+class _UnknownHostKey(paramiko.SSHException):
+    def __init__(self, hostname: str, key: paramiko.PKey) -> None:
+        self.key = key
+        super().__init__(f"Server {hostname!r} not found in known_hosts")
+
+
+class _RejectPolicy(paramiko.RejectPolicy):
+    # RejectPolicy's exception drops the offered key; keep it, so the error can show the fingerprint to verify.
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        raise _UnknownHostKey(hostname, key)
+
+
+def _parse_host_key(text: str) -> paramiko.PKey:
+    parts = text.split()
+    if len(parts) < 2:
+        raise ValueError("host_key must read 'type base64' as in known_hosts, e.g. 'ecdsa-sha2-nistp256 AAAA...'")
+    try:
+        return paramiko.PKey.from_type_string(parts[0], base64.b64decode(parts[1], validate=True))
+    except (binascii.Error, ValueError, paramiko.SSHException, paramiko.UnknownKeyType) as exc:
+        raise ValueError(f"host_key is not a public key of type {parts[0]!r} ({type(exc).__name__})") from None
+
+
+def ssh_connector(
+    *,
+    address: str,
+    port: int,
+    user: str,
+    key: paramiko.PKey | None = None,
+    key_file: Path | None = None,
+    passphrase: str | None = None,
+    known_hosts: Path | None = None,
+    host_key: str | None = None,
+    timeout: float = 10.0,
+) -> ConnectFactory:
+    """A factory of connections to `user@address:port` that verify the host key before anything else.
+
+    The host key must match `known_hosts` or the pinned `host_key` ("type base64"; it wins over a known_hosts
+    entry of the same type); an unknown key is rejected, never learnt. The login uses `key`, or `key_file`
+    (decrypted with `passphrase`), re-read at each connect so that a rotated key is picked up.
+    """
+    if known_hosts is None and host_key is None:
+        raise ValueError(f"{address}:{port}: give known_hosts or host_key; connecting without verifying is refused")
+    if (key is None) == (key_file is None):
+        raise ValueError(f"{address}:{port}: give exactly one of key and key_file")
+    pinned = _parse_host_key(host_key) if host_key is not None else None
+    # The name paramiko looks the host up by, as OpenSSH writes it in known_hosts.
+    known_name = address if port == 22 else f"[{address}]:{port}"
+    where = f"{user}@{address}:{port}"
+
+    def connect() -> paramiko.SSHClient:
+        client = paramiko.SSHClient()
+        client.set_missing_host_key_policy(_RejectPolicy())
+        if known_hosts is not None:
+            try:
+                client.load_host_keys(str(known_hosts))
+            except OSError as exc:
+                raise HostKeyRejected(where, f"cannot read known_hosts {known_hosts} ({exc.strerror})", _VERIFY_KEY)
+        if pinned is not None:
+            client.get_host_keys().add(known_name, pinned.get_name(), pinned)
+        pkey = key if key is not None else _load_key(key_file, passphrase, where)
+        sock = socket.create_connection((address, port), timeout=timeout)
+        try:
+            # Each command is a few small request/reply packets: Nagle plus delayed ACKs would add ~40 ms to each.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.connect(
+                address,
+                port=port,
+                username=user,
+                pkey=pkey,
+                sock=sock,
+                timeout=timeout,
+                banner_timeout=timeout,
+                auth_timeout=timeout,
+                channel_timeout=timeout,
+                look_for_keys=False,
+                allow_agent=False,
+            )
+        except BaseException:
+            client.close()
+            sock.close()
+            raise
+        return client
+
+    return connect
+
+
+def _load_key(path: Path | None, passphrase: str | None, where: str) -> paramiko.PKey:
+    assert path is not None
+    try:
+        # cryptography, underneath, takes the passphrase as bytes only.
+        return paramiko.PKey.from_path(path, passphrase.encode() if passphrase is not None else None)
+    except (OSError, ValueError, TypeError, paramiko.SSHException, paramiko.UnknownKeyType) as exc:
+        # Only the exception's type: the text of a key parser's error is not worth the risk of quoting key data.
+        raise AuthenticationRejected(
+            where,
+            f"cannot load the private key file {path} ({type(exc).__name__})",
+            "check the key file, its permissions and its passphrase",
+        ) from None
+
+
+def _connect_error(host: str, user: str, exc: Exception) -> TransportError:
+    if isinstance(exc, paramiko.BadHostKeyException):
+        return HostKeyRejected(
+            host,
+            f"the host presented the {exc.key.get_name()} key {exc.key.fingerprint}, "
+            f"not the known {exc.expected_key.fingerprint}; it may have been reinstalled, or be an impostor",
+            _VERIFY_KEY,
+        )
+    if isinstance(exc, _UnknownHostKey):
+        return HostKeyRejected(
+            host, f"the host's {exc.key.get_name()} key {exc.key.fingerprint} is not known", _VERIFY_KEY
+        )
+    if isinstance(exc, paramiko.SSHException) and "not found in known_hosts" in str(exc):
+        return HostKeyRejected(host, "the host's key is not known", _VERIFY_KEY)
+    if isinstance(exc, paramiko.AuthenticationException):
+        return AuthenticationRejected(
+            host,
+            f"the host refused the login of {user} with the configured key",
+            f"authorize the key for {user} on the host (~/.ssh/authorized_keys) or fix the connection's user and key",
+        )
+    return HostUnreachable(
+        host,
+        f"cannot connect ({type(exc).__name__}: {exc})",
+        "check that the partition is up, sshd runs (STRTCPSVR SERVER(*SSHD)), and the address and port are right",
+    )
+
+
+# --- the session ----------------------------------------------------------------------------------------------
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000.0
+
+
+def _text(data: bytes | bytearray) -> str:
+    return bytes(data).decode("utf-8", errors="replace")
+
+
+class IbmiSession:
+    """One SSH connection to one IBM i host, reused for every command and replaced when it drops."""
+
+    def __init__(
+        self,
+        host: str,
+        user: str,
+        connect: ConnectFactory,
+        *,
+        audit: AuditLog,
+        command_timeout: float = 60.0,
+        retry: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], object] = time.sleep,
+    ) -> None:
+        self.host = host
+        self.user = user
+        self.round_trips = 0  # commands sent, retries included
+        self._connect = connect
+        self._audit = audit
+        self._command_timeout = command_timeout
+        self._retry = retry
+        self._sleep = sleep
+        self._client: paramiko.SSHClient | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> IbmiSession:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def run(self, command: Command) -> CommandOutput:
+        """Run `command` and return its output, whatever its exit status; see the module doc for the retries."""
+        attempts = self._retry.attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._attempt(command, attempt)
+            except (HostUnreachable, ConnectionLost, CommandTimedOut) as exc:
+                sent = not isinstance(exc, HostUnreachable) and getattr(exc, "sent", True)
+                if sent and not command.idempotent:
+                    log.error("%s: %s was sent but no answer came back; not sending it again", self.host, command)
+                    cause = (
+                        f"it did not finish within {self._command_timeout:g} s"
+                        if isinstance(exc, CommandTimedOut)
+                        else "the connection dropped before its answer came back"
+                    )
+                    raise OutcomeUnknown(self.host, command, cause=cause) from exc
+                if attempt == attempts:
+                    log.error("%s: giving up on %s after %d attempt(s): %s", self.host, command, attempts, exc)
+                    raise
+                delay = self._retry.delay_after(attempt)
+                log.warning(
+                    "%s: %s; trying %s again in %.2f s (%d/%d)", self.host, exc, command, delay, attempt + 1, attempts
+                )
+                self._sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _attempt(self, command: Command, attempt: int) -> CommandOutput:
+        started = time.monotonic()
+        out, err = bytearray(), bytearray()
+
+        def audit(outcome: str, exit_status: int | None = None, error: str | None = None) -> None:
+            self._audit.record(
+                host=self.host,
+                user=self.user,
+                command=command.text,
+                exit_status=exit_status,
+                msg_ids=_msg_ids(_text(out), _text(err)),
+                duration_ms=_ms(started),
+                attempt=attempt,
+                outcome=outcome,
+                error=error,
+            )
+
+        client: paramiko.SSHClient | None = None
+        try:
+            client = self._connected()
+            channel = self._open_channel(client)
+            try:
+                with self._lock:
+                    self.round_trips += 1
+                log.debug("%s: sending %s (attempt %d)", self.host, command, attempt)
+                status = self._exchange(channel, command, out, err, time.monotonic() + self._command_timeout)
+            finally:
+                channel.close()
+        except TransportError as exc:
+            if client is not None and isinstance(exc, (ConnectionLost, CommandTimedOut)):
+                # A stalled or half-dead connection would fail the next command too; a new one costs little.
+                self._discard(client)
+            audit("timeout" if isinstance(exc, CommandTimedOut) else "transport_error", error=str(exc))
+            raise
+        output = CommandOutput(status, _text(out), _text(err), _ms(started))
+        audit("ok" if status == 0 else "failed", exit_status=status)
+        log.debug("%s: %s -> %d %s in %.0f ms", self.host, command, status, output.msg_ids, output.duration_ms)
+        return output
+
+    def _connected(self) -> paramiko.SSHClient:
+        # Under the lock: threads sharing the session share one connection rather than racing to open several.
+        with self._lock:
+            if self._client is not None:
+                transport = self._client.get_transport()
+                if transport is not None and transport.is_active():
+                    return self._client
+                # It died while idle (IPL, idle timeout, an earlier drop): nothing is lost by replacing it.
+                log.info("%s: the connection has closed; reconnecting", self.host)
+                self._client.close()
+                self._client = None
+            log.debug("%s: connecting as %s", self.host, self.user)
+            try:
+                self._client = self._connect()
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                raise _connect_error(self.host, self.user, exc) from exc
+            return self._client
+
+    def _discard(self, client: paramiko.SSHClient) -> None:
+        with self._lock:
+            if self._client is client:
+                self._client = None
+        client.close()
+
+    def _open_channel(self, client: paramiko.SSHClient) -> paramiko.Channel:
+        transport = client.get_transport()
+        try:
+            if transport is None:
+                raise paramiko.SSHException("SSH session not active")
+            return transport.open_session(timeout=self._command_timeout)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise ConnectionLost(
+                self.host,
+                f"the connection was gone before the command was sent ({type(exc).__name__}: {exc})",
+                _CHECK_NETWORK,
+                sent=False,
+            ) from exc
+
+    def _exchange(
+        self, channel: paramiko.Channel, command: Command, out: bytearray, err: bytearray, deadline: float
+    ) -> int:
+        """Send `command` on `channel` and read its output into `out`/`err` until its exit status, or raise."""
+        # exec_command waits for the host's reply without any timeout; closing the channel is what ends the wait.
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            channel.close()
+
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
+        watchdog.daemon = True
+        try:
+            watchdog.start()
+            channel.exec_command(command.text)
+            watchdog.cancel()
+            # stdout, then stderr: paramiko buffers the streams apart, so only a stderr beyond the SSH window (2 MB)
+            # left unread could stall the host; CL and SQL messages are far smaller.
+            for recv, sink in ((channel.recv, out), (channel.recv_stderr, err)):
+                while True:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise TimeoutError
+                    channel.settimeout(remaining)
+                    chunk = recv(65536)
+                    if not chunk:
+                        break
+                    sink += chunk
+            if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
+                raise TimeoutError
+        except TimeoutError as exc:
+            raise self._timed_out(command) from exc
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            if expired.is_set():
+                raise self._timed_out(command) from exc
+            raise self._lost(command, f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            watchdog.cancel()
+        if channel.exit_status_ready() and channel.exit_status >= 0:
+            return channel.exit_status
+        if expired.is_set():
+            raise self._timed_out(command)
+        # The channel closed without an exit status: the connection dropped, before or after the command ran.
+        raise self._lost(command, "the channel closed without an exit status")
+
+    def _timed_out(self, command: Command) -> CommandTimedOut:
+        return CommandTimedOut(
+            self.host,
+            f"{command} did not finish within {self._command_timeout:g} s; it may still be running",
+            "look at the host's active jobs and job log before sending it again, or raise command_timeout",
+        )
+
+    def _lost(self, command: Command, reason: str) -> ConnectionLost:
+        return ConnectionLost(
+            self.host,
+            f"the connection dropped before the answer to {command} came back ({reason})",
+            _CHECK_NETWORK,
+            sent=True,
+        )

@@ -1,0 +1,351 @@
+"""IbmiSession and ssh_connector against the simulated partition, over real SSH on loopback."""
+
+from __future__ import annotations
+
+import io
+import logging
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import paramiko
+import pytest
+
+from mqjournal.ibmi.audit import AuditLog, read_audit
+from mqjournal.ibmi.db2out import parse_single
+from mqjournal.ibmi.transport import (
+    AuthenticationRejected,
+    Command,
+    CommandOutput,
+    CommandTimedOut,
+    ConnectFactory,
+    ConnectionLost,
+    HostKeyRejected,
+    HostUnreachable,
+    IbmiSession,
+    OutcomeUnknown,
+    RetryPolicy,
+    ssh_connector,
+)
+from mqjournal.sim.protocol import DropRule
+
+AUDIT_FIELDS = {"at", "host", "user", "command", "exit_status", "msg_ids", "duration_ms", "attempt", "outcome", "error"}
+
+UNAME = Command("uname", idempotent=True)
+
+
+class Counting:
+    """Wraps a connect factory to count the connections the session opens."""
+
+    def __init__(self, connect: ConnectFactory) -> None:
+        self.connect = connect
+        self.calls = 0
+
+    def __call__(self) -> paramiko.SSHClient:
+        self.calls += 1
+        return self.connect()
+
+
+def connector(sim_fleet, **overrides) -> ConnectFactory:
+    settings = dict(
+        address="127.0.0.1",
+        port=sim_fleet.ports["ibmi1"],
+        user=sim_fleet.config.user,
+        key=sim_fleet.service.client_key,
+        known_hosts=sim_fleet.config.known_hosts,
+    )
+    settings.update(overrides)
+    return ssh_connector(**settings)
+
+
+@pytest.fixture
+def audit_path(tmp_path: Path) -> Path:
+    return tmp_path / "audit" / "ibmi1.jsonl"
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def make_session(sim_fleet, audit_path, sleeps):
+    sessions: list[IbmiSession] = []
+
+    def make(connect: ConnectFactory | None = None, **kwargs) -> tuple[IbmiSession, Counting]:
+        counting = Counting(connect or connector(sim_fleet))
+        kwargs.setdefault("command_timeout", 5.0)
+        session = IbmiSession(
+            "ibmi1", sim_fleet.config.user, counting, audit=AuditLog(audit_path), sleep=sleeps.append, **kwargs
+        )
+        sessions.append(session)
+        return session, counting
+
+    yield make
+    for session in sessions:
+        session.close()
+
+
+def outcomes(audit_path: Path) -> list[tuple[int, str]]:
+    return [(r["attempt"], r["outcome"]) for r in read_audit(audit_path)]
+
+
+def test_values_without_a_host() -> None:
+    output = CommandOutput(1, "CPC2191: Object deleted.\nnot a message: CPF0000\n", "CPF2105: Not found.\n", 1.0)
+    assert output.msg_ids == ["CPC2191", "CPF2105"]
+    assert str(UNAME) == "uname"
+    with pytest.raises(ValueError, match="single command"):
+        Command("uname\nsystem 'DLTLIB QGPL'", idempotent=True)
+    assert [RetryPolicy(attempts=6).delay_after(n) for n in range(1, 6)] == [0.5, 1.0, 2.0, 4.0, 8.0]
+    assert RetryPolicy(max_delay=3.0).delay_after(5) == 3.0
+
+
+# --- round trips ----------------------------------------------------------------------------------------------
+
+
+def test_cl_command_round_trip_parses_message_ids(make_session, audit_path) -> None:
+    session, _ = make_session()
+    output = session.run(Command('system "CRTSAVF FILE(QGPL/RT1)"', idempotent=False))
+    assert output.exit_status == 0
+    assert output.msg_ids == ["CPC9801"]
+    assert "RT1" in output.stdout
+    assert output.duration_ms > 0
+    [record] = read_audit(audit_path)
+    assert record["outcome"] == "ok" and record["msg_ids"] == ["CPC9801"] and record["exit_status"] == 0
+
+
+def test_sql_round_trip(make_session) -> None:
+    session, _ = make_session()
+    output = session.run(Command('db2 "SELECT 1 AS X FROM SYSIBM.SYSDUMMY1"', idempotent=True))
+    assert output.exit_status == 0
+    assert parse_single(output.stdout) == [{"X": "1"}]
+    assert output.msg_ids == []
+
+
+def test_one_connection_is_reused_for_every_command(make_session) -> None:
+    session, counting = make_session()
+    for text in ("uname", "echo one", 'system "CRTSAVF FILE(QGPL/REUSE)"', 'db2 "VALUES 1"'):
+        assert session.run(Command(text, idempotent=True)).exit_status == 0
+    assert counting.calls == 1
+    assert session.round_trips == 4
+    session.close()
+    assert session.run(UNAME).stdout == "OS400\n"
+    assert counting.calls == 2
+
+
+def test_failing_cl_command_is_returned_not_retried(make_session, audit_path) -> None:
+    session, _ = make_session()
+    output = session.run(Command('system "DLTJRNRCV JRNRCV(QMTEST/NOPE)"', idempotent=True))
+    assert output.exit_status != 0
+    assert output.msg_ids == ["CPF2105"]
+    assert session.round_trips == 1
+    [record] = read_audit(audit_path)
+    assert record["outcome"] == "failed" and record["exit_status"] == output.exit_status
+    assert record["msg_ids"] == ["CPF2105"] and record["error"] is None
+
+
+def test_audit_has_one_well_formed_record_per_attempt(make_session, audit_path, sim_fleet) -> None:
+    session, _ = make_session()
+    sim_fleet.service.faults["ibmi1"].drops.append(DropRule(pattern="echo"))
+    session.run(UNAME)
+    session.run(Command("echo hi", idempotent=True))
+    session.run(Command('system "DLTJRNRCV JRNRCV(QMTEST/NOPE)"', idempotent=False))
+    records = read_audit(audit_path)
+    assert [(r["command"], r["attempt"], r["outcome"]) for r in records] == [
+        ("uname", 1, "ok"),
+        ("echo hi", 1, "transport_error"),
+        ("echo hi", 2, "ok"),
+        ('system "DLTJRNRCV JRNRCV(QMTEST/NOPE)"', 1, "failed"),
+    ]
+    for record in records:
+        assert set(record) == AUDIT_FIELDS
+        at = datetime.fromisoformat(record["at"])
+        assert at.utcoffset() == timedelta(0)
+        assert record["host"] == "ibmi1" and record["user"] == sim_fleet.config.user
+        assert isinstance(record["duration_ms"], float) and record["duration_ms"] >= 0
+        assert isinstance(record["msg_ids"], list)
+    assert records[1]["exit_status"] is None and "ConnectionLost" in records[1]["error"]
+    assert [r["exit_status"] for r in (records[0], records[2])] == [0, 0]
+
+
+# --- host keys and authentication -----------------------------------------------------------------------------
+
+
+def test_unknown_host_key_is_refused_and_not_retried(make_session, sim_fleet, tmp_path, audit_path) -> None:
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    session, counting = make_session(connector(sim_fleet, known_hosts=empty))
+    with pytest.raises(HostKeyRejected, match="known_hosts") as caught:
+        session.run(UNAME)
+    assert sim_fleet.service.host_keys["ibmi1"].fingerprint in str(caught.value)
+    assert counting.calls == 1 and session.round_trips == 0
+    assert outcomes(audit_path) == [(1, "transport_error")]
+
+
+def test_changed_host_key_is_refused_and_not_retried(make_session, sim_fleet, tmp_path, sleeps) -> None:
+    other = paramiko.ECDSAKey.generate()
+    known = tmp_path / "other_known_hosts"
+    known.write_text(f"[127.0.0.1]:{sim_fleet.ports['ibmi1']} {other.get_name()} {other.get_base64()}\n")
+    session, counting = make_session(connector(sim_fleet, known_hosts=known))
+    with pytest.raises(HostKeyRejected, match="fingerprint") as caught:
+        session.run(UNAME)
+    assert other.fingerprint in str(caught.value)
+    assert counting.calls == 1 and sleeps == []
+
+
+def test_pinned_host_key_works_without_known_hosts(make_session, sim_fleet) -> None:
+    key = sim_fleet.service.host_keys["ibmi1"]
+    session, _ = make_session(connector(sim_fleet, known_hosts=None, host_key=f"{key.get_name()} {key.get_base64()}"))
+    assert session.run(UNAME).stdout == "OS400\n"
+
+    other = paramiko.ECDSAKey.generate()
+    pinned_other = f"{other.get_name()} {other.get_base64()}"
+    wrong, counting = make_session(connector(sim_fleet, known_hosts=None, host_key=pinned_other))
+    with pytest.raises(HostKeyRejected):
+        wrong.run(UNAME)
+    assert counting.calls == 1
+
+
+def test_connector_refuses_to_connect_unverified(sim_fleet) -> None:
+    with pytest.raises(ValueError, match="known_hosts or host_key"):
+        connector(sim_fleet, known_hosts=None)
+    with pytest.raises(ValueError, match="host_key"):
+        connector(sim_fleet, known_hosts=None, host_key="ssh-ed25519 not-base64!")
+
+
+def test_wrong_client_key_is_rejected_and_not_retried(make_session, sim_fleet, sleeps) -> None:
+    session, counting = make_session(connector(sim_fleet, key=paramiko.ECDSAKey.generate()))
+    with pytest.raises(AuthenticationRejected, match=sim_fleet.config.user):
+        session.run(UNAME)
+    assert counting.calls == 1 and sleeps == []
+
+
+# --- transport faults -----------------------------------------------------------------------------------------
+
+
+def test_refused_connections_are_retried_then_raised(make_session, sim_fleet, sleeps, audit_path) -> None:
+    faults = sim_fleet.service.faults["ibmi1"]
+    faults.refuse_connections = True
+    session, counting = make_session(retry=RetryPolicy(attempts=3, first_delay=0.5, factor=2.0))
+    with pytest.raises(HostUnreachable, match="ibmi1"):
+        session.run(Command('system "CRTSAVF FILE(QGPL/NEVER)"', idempotent=False))
+    assert counting.calls == 3 and sleeps == [0.5, 1.0]
+    assert session.round_trips == 0
+    assert outcomes(audit_path) == [(1, "transport_error"), (2, "transport_error"), (3, "transport_error")]
+
+    faults.refuse_connections = False
+    assert session.run(UNAME).exit_status == 0
+    assert counting.calls == 4
+
+
+def test_drop_before_run_of_idempotent_command_is_retried(make_session, sim_fleet, sleeps, audit_path) -> None:
+    sim_fleet.service.faults["ibmi1"].drops.append(DropRule(pattern="uname"))
+    session, counting = make_session()
+    assert session.run(UNAME).stdout == "OS400\n"
+    assert outcomes(audit_path) == [(1, "transport_error"), (2, "ok")]
+    assert counting.calls == 2 and session.round_trips == 2 and sleeps == [0.5]
+
+
+def test_drop_after_run_of_non_idempotent_command_is_not_resent(make_session, sim_fleet, audit_path) -> None:
+    host = sim_fleet.host("ibmi1")
+    jobs_before = host.partition.job_counter
+    sim_fleet.service.faults["ibmi1"].drops.append(DropRule(pattern="CRTSAVF", after_run=True))
+    session, counting = make_session()
+    command = Command('system "CRTSAVF FILE(QGPL/ONCE)"', idempotent=False)
+    with pytest.raises(OutcomeUnknown, match="re-read the state on the host") as caught:
+        session.run(command)
+    assert isinstance(caught.value.__cause__, ConnectionLost)
+    assert caught.value.command == command.text
+    # The handler ran exactly once: one job, the file is there, and nothing was sent a second time.
+    assert host.partition.job_counter == jobs_before + 1
+    assert "QGPL/ONCE" in host.partition.save_files
+    assert session.round_trips == 1
+    [record] = read_audit(audit_path)
+    assert record["outcome"] == "transport_error" and record["msg_ids"] == [] and record["exit_status"] is None
+    # The session recovers for the next command.
+    assert session.run(UNAME).exit_status == 0
+    assert counting.calls == 2
+
+
+def test_drop_before_run_of_non_idempotent_command_is_unknown_too(make_session, sim_fleet) -> None:
+    # The client cannot tell a drop before the run from one after it, so it must not guess.
+    host = sim_fleet.host("ibmi1")
+    jobs_before = host.partition.job_counter
+    sim_fleet.service.faults["ibmi1"].drops.append(DropRule(pattern="CRTSAVF"))
+    session, _ = make_session()
+    with pytest.raises(OutcomeUnknown):
+        session.run(Command('system "CRTSAVF FILE(QGPL/TWICE)"', idempotent=False))
+    assert host.partition.job_counter == jobs_before and session.round_trips == 1
+
+
+def test_connection_dead_before_sending_is_resent_for_any_command(make_session, monkeypatch, audit_path) -> None:
+    session, counting = make_session()
+    session.run(UNAME)
+    transport = session._client.get_transport()
+
+    def dead(*args, **kwargs):
+        raise paramiko.SSHException("SSH session not active")
+
+    monkeypatch.setattr(transport, "open_session", dead)
+    output = session.run(Command('system "CRTSAVF FILE(QGPL/AFTERDEAD)"', idempotent=False))
+    assert output.msg_ids == ["CPC9801"]
+    assert outcomes(audit_path) == [(1, "ok"), (1, "transport_error"), (2, "ok")]
+    assert counting.calls == 2 and session.round_trips == 2
+
+
+def test_command_timeout_depends_on_idempotence(make_session, sim_fleet, audit_path, sleeps) -> None:
+    faults = sim_fleet.service.faults["ibmi1"]
+    faults.delay_seconds = 1.0
+    session, _ = make_session(command_timeout=0.25, retry=RetryPolicy(attempts=2, first_delay=0.01))
+    with pytest.raises(CommandTimedOut, match="0.25 s"):
+        session.run(UNAME)
+    assert outcomes(audit_path) == [(1, "timeout"), (2, "timeout")]
+    assert session.round_trips == 2
+
+    with pytest.raises(OutcomeUnknown, match="did not finish") as caught:
+        session.run(Command('system "CRTSAVF FILE(QGPL/SLOW)"', idempotent=False))
+    assert isinstance(caught.value.__cause__, CommandTimedOut)
+    assert session.round_trips == 3
+    assert outcomes(audit_path)[-1] == (1, "timeout")
+
+    faults.delay_seconds = 0.0
+    assert session.run(UNAME).exit_status == 0
+
+
+# --- secrets --------------------------------------------------------------------------------------------------
+
+
+def test_no_key_material_or_passphrase_in_logs_audit_or_errors(
+    make_session, sim_fleet, tmp_path, audit_path, caplog
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    passphrase = "correct-horse-battery-staple-42"
+    key = sim_fleet.service.client_key
+    key_file = tmp_path / "encrypted_key"
+    key.write_private_key_file(str(key_file), password=passphrase)
+    plain = io.StringIO()
+    key.write_private_key(plain)
+    secrets = [passphrase, *_base64_lines(plain.getvalue()), *_base64_lines(key_file.read_text())]
+    assert len(secrets) > 3
+
+    session, _ = make_session(connector(sim_fleet, key=None, key_file=key_file, passphrase=passphrase))
+    session.run(UNAME)
+    session.run(Command('system "DLTJRNRCV JRNRCV(QMTEST/NOPE)"', idempotent=True))
+    errors = []
+    for wrong_passphrase in ("not-" + passphrase, None):
+        failing, _ = make_session(connector(sim_fleet, key=None, key_file=key_file, passphrase=wrong_passphrase))
+        with pytest.raises(AuthenticationRejected) as caught:
+            failing.run(UNAME)
+        errors.append(caught.value)
+    sim_fleet.service.faults["ibmi1"].drops.append(DropRule(pattern="CRTSAVF", after_run=True))
+    with pytest.raises(OutcomeUnknown) as caught:
+        session.run(Command('system "CRTSAVF FILE(QGPL/SECRET)"', idempotent=False))
+    errors.append(caught.value)
+
+    dumped = "\n".join([audit_path.read_text(), caplog.text, *(f"{e!s} {e!r} {e.__cause__!r}" for e in errors)])
+    assert "encrypted_key" in dumped  # the errors name the file: the dump does hold the failures
+    for secret in secrets:
+        assert secret not in dumped
+
+
+def _base64_lines(pem: str) -> list[str]:
+    return [line for line in pem.splitlines() if len(line) >= 16 and not line.startswith(("-----", "Proc-", "DEK-"))]
