@@ -1,0 +1,47 @@
+"""Airflow connections for a fleet: what `airflow connections import` takes, one SSH connection per host."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import paramiko
+
+from mqjournal.fleet import FleetConfig
+
+
+def conn_id_for(host: str) -> str:
+    return f"ibmi_{host.replace('-', '_').replace('.', '_')}"
+
+
+def fleet_connections(config: FleetConfig, host_keys: dict[str, paramiko.PKey], ports: dict[str, int] | None = None) -> dict:
+    """{conn_id: connection} with the client key inlined and each host's key pinned (no known_hosts needed)."""
+    private_key = config.client_key.read_text(encoding="utf-8")
+    connections = {}
+    for host in config.hosts:
+        key = host_keys[host.name]
+        connections[conn_id_for(host.name)] = {
+            "conn_type": "ssh",
+            "description": f"IBM i partition {host.name}",
+            "host": host.address,
+            "port": (ports or {}).get(host.name, host.port),
+            "login": config.user_for(host),
+            "extra": json.dumps(
+                {
+                    "private_key": private_key,
+                    "host_key": f"{key.get_name()} {key.get_base64()}",
+                    "look_for_keys": "false",
+                    "conn_timeout": "10",
+                }
+            ),
+        }
+    return connections
+
+
+def write_connections(path: Path, connections: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(connections, indent=2), encoding="utf-8")
+    tmp.chmod(0o600)  # it carries a private key
+    tmp.replace(path)
+    return path
