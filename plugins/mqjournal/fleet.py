@@ -72,6 +72,22 @@ class QueueManagerConfig(_Config):
         return self.library or qmgr_library_for(self.name)
 
 
+class CommandFaultConfig(_Config):
+    pattern: str = Field(description="regex searched in the CL command text")
+    msg_id: str = Field(pattern=r"^[A-Z]{3}[0-9A-F]{4}$")
+    tokens: list[str] = Field(default_factory=list)
+    times: int = Field(1, ge=0, description="0: every time")
+
+
+class FaultsConfig(_Config):
+    """Simulator only: trouble injected on a host, for reliability work and demos."""
+
+    delay_seconds: float = Field(0, ge=0, description="every command answers this much later")
+    asp_full: bool = False
+    ccsid_unconvertible: bool = Field(False, description="user space character data does not convert (read bytes)")
+    commands: list[CommandFaultConfig] = Field(default_factory=list)
+
+
 class HostConfig(_Config):
     name: HostName
     address: str = "127.0.0.1"
@@ -81,6 +97,7 @@ class HostConfig(_Config):
     # *RQD: an inquiry (such as CPA7025) makes the job wait for an operator, as IBM i does by default.
     inquiry_reply: Literal["*RQD", "*DFT"] = "*RQD"
     queue_managers: list[QueueManagerConfig] = Field(default_factory=list)
+    faults: FaultsConfig = Field(default_factory=FaultsConfig)
 
     @property
     def tz(self) -> timezone:

@@ -216,3 +216,13 @@ def test_a_malicious_name_in_the_fleet_file_is_rejected_before_any_command(tmp_p
     with pytest.raises(ValidationError):
         load_fleet(path)
     assert not (tmp_path / ".sim").exists()
+
+
+def test_amqjrninf_is_read_as_ebcdic_bytes_when_the_character_column_does_not_convert(two_hosts: SimFleet, tmp_path):
+    with two_hosts.host("ibmi1").state() as partition:
+        partition.faults.ccsid_unconvertible = True
+    out = tmp_path / "out"
+    snapshots, _ = collect(two_hosts, out, hosts=["ibmi1"])
+    # As rewritten by the collection's own checkpoint.
+    assert snapshots[0].amqjrninf == two_hosts.host("ibmi1").partition.user_spaces["QMTEST/AMQJRNINF"].data
+    assert any("DATA_BINARY" in r["command"] for r in read_audit(out / "audit.jsonl"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from mqjournal.errors import MqJournalError
 from mqjournal.snapshot import CommandMessage
 
 _MESSAGE_LINE = re.compile(r"^([A-Z]{3}[0-9A-F]{4}): (.*)$")
@@ -16,14 +15,6 @@ _POINT_RECEIVER = re.compile(r"\b(AMQ[A-Z][0-9]{6}|\*{10})")
 _POINT_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[ -](\d{2})[:.](\d{2})[:.](\d{2})")
 
 
-class CommandFailed(MqJournalError):
-    """A CL command ended with an escape message (exit status non-zero)."""
-
-
-class SqlFailed(MqJournalError):
-    pass
-
-
 def cl_messages(stdout: str, stderr: str) -> list[CommandMessage]:
     messages = []
     for line in (stdout + "\n" + stderr).splitlines():
@@ -31,18 +22,6 @@ def cl_messages(stdout: str, stderr: str) -> list[CommandMessage]:
         if match:
             messages.append(CommandMessage(id=match.group(1), text=match.group(2).strip()))
     return messages
-
-
-def failure(host: str, command: str, stdout: str, stderr: str) -> CommandFailed:
-    """The escape message is the last one a failed command sent; it names the problem."""
-    messages = cl_messages(stdout, stderr)
-    last = messages[-1] if messages else CommandMessage(id=None, text=(stderr or stdout).strip() or "no message")
-    return CommandFailed(
-        f"{command.split(' ', 1)[0]} on {host}",
-        f"{last.id}: {last.text}" if last.id else last.text,
-        "see the message; nothing was retried",
-        msg_id=last.id,
-    )
 
 
 def utc_offset(text: str | None) -> timezone:

@@ -13,7 +13,7 @@ from pathlib import Path
 from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.sim import mq
 from mqjournal.sim.clcommands import InquiryWait
-from mqjournal.sim.model import Partition, Workload
+from mqjournal.sim.model import CommandFault, Partition, Workload
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.shell import run_line, system_arguments
 from mqjournal.sim.system import run_cl
@@ -39,6 +39,7 @@ class SimulatedHost:
     def create(cls, config: HostConfig, start: datetime, state_path: Path | None) -> SimulatedHost:
         partition = Partition(name=config.name, now=start.astimezone(config.tz), inquiry_reply=config.inquiry_reply)
         host = cls(partition, state_path)
+        host.apply_faults(config)
         for qm in config.queue_managers:
             host.add_queue_manager(qm)
         host.save()
@@ -47,6 +48,14 @@ class SimulatedHost:
     @classmethod
     def load(cls, state_path: Path) -> SimulatedHost:
         return cls(Partition.model_validate_json(state_path.read_text(encoding="utf-8")), state_path)
+
+    def apply_faults(self, config: HostConfig) -> None:
+        """The fleet file's partition-level faults (transport faults are the SSH server's, see service.py)."""
+        with self.lock:
+            faults = self.partition.faults
+            faults.asp_full = config.faults.asp_full
+            faults.ccsid_unconvertible = config.faults.ccsid_unconvertible
+            faults.commands = [CommandFault(**f.model_dump()) for f in config.faults.commands]
 
     def add_queue_manager(self, config: QueueManagerConfig) -> None:
         with self.lock:

@@ -224,6 +224,8 @@ class CommandFault(_State):
 class HostFaults(_State):
     commands: list[CommandFault] = Field(default_factory=list)
     asp_full: bool = False
+    # The user space's character column fails to convert (a CCSID 65535 job): only DATA_BINARY can be read.
+    ccsid_unconvertible: bool = False
 
 
 class Partition(_State):

@@ -53,13 +53,14 @@ class SimulatorService:
             state_path = self.state_dir / f"{host_config.name}.json"
             if state_path.exists():
                 host = SimulatedHost.load(state_path)
+                host.apply_faults(host_config)
             else:
                 host = SimulatedHost.create(host_config, start, state_path)
                 if config.warmup_hours:
                     host.warm_up(host_config, start, config.warmup_hours)
             self.hosts[host_config.name] = host
             self.host_keys[host_config.name] = load_or_create_host_key(self.state_dir / f"{host_config.name}.hostkey")
-            self.faults[host_config.name] = TransportFaults()
+            self.faults[host_config.name] = TransportFaults(delay_seconds=host_config.faults.delay_seconds)
         self.server: FleetSshServer | None = None
         self._clock: threading.Thread | None = None
         self._stop = threading.Event()

@@ -112,7 +112,7 @@ class PartitionCatalog:
             yield {
                 "USER_SPACE_LIBRARY": space.library,
                 "USER_SPACE": space.name,
-                "DATA": space.data,
+                "DATA": None if self.partition.faults.ccsid_unconvertible else space.data,
                 "DATA_BINARY": space.data.encode("cp037"),
             }
 
