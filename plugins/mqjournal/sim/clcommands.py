@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mqjournal.errors import InvalidName
 from mqjournal.names import object_name, qmgr_name
@@ -30,7 +30,6 @@ class InquiryWait(Exception):
 
     message_key: int
     resume: Callable[[str], None]
-    joblog: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -80,12 +80,11 @@ def _append(partition: Partition, journal: Journal, receiver: JournalReceiver, c
 
 
 def write_entries(
-    partition: Partition, journal: Journal, count: int, entry_bytes: int, at: datetime, log: JobLog | None = None
+    partition: Partition, journal: Journal, count: int, entry_bytes: int, at: datetime
 ) -> list[tuple[JournalReceiver, JournalReceiver]]:
     """Append `count` entries; switch receivers at the threshold as MNGRCV(*SYSTEM) does.
 
-    Returns the (detached, attached) pairs of every switch, for MQ to react to. Returns the sequence range through
-    the journal's `last_sequence`.
+    Returns the (detached, attached) pairs of every switch, for MQ to react to.
     """
     switches: list[tuple[JournalReceiver, JournalReceiver]] = []
     remaining = count
