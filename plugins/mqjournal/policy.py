@@ -1,0 +1,44 @@
+"""The planning policy: how long to keep what MQ no longer needs, when to distrust a snapshot, when to alert.
+
+Loaded from YAML or JSON; every field has a documented default, so an empty file is a valid policy.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_snapshot_age_hours: float = Field(
+        24, gt=0, description="a snapshot older than this at planning time blocks deletes for its queue manager"
+    )
+    retention_days: float = Field(
+        0, ge=0, description="keep receivers MQ no longer needs online until this long after their detach"
+    )
+    keep_min_receivers: int = Field(
+        0, ge=0, description="keep at least this many of the newest not-needed receivers online"
+    )
+    stuck_after_runs: int = Field(
+        3, ge=2, description="alert when AMQ7460/AMQ7462 has not moved over this many runs while receivers changed"
+    )
+
+    @property
+    def max_snapshot_age(self) -> timedelta:
+        return timedelta(hours=self.max_snapshot_age_hours)
+
+    @property
+    def retention(self) -> timedelta:
+        return timedelta(days=self.retention_days)
+
+
+def load_policy(path: Path | None) -> Policy:
+    if path is None:
+        return Policy()
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return Policy.model_validate(data)

@@ -1,0 +1,328 @@
+"""The reference planner: which receivers to keep, save or delete, and what looks wrong. Pure functions, no I/O.
+
+`docs/planning-rules.md` is the text of these rules; the Spark job (`spark_apps/plan_receivers.py`) implements the
+same text in DataFrame form, and a property test holds the two equal. The executor calls `plan_queue_manager` on
+the live state right before deleting, so a stale plan can never delete what is needed now.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+
+from mqjournal.errors import MalformedAmqjrninf
+from mqjournal.jrninf import parse_amqjrninf
+from mqjournal.names import ReceiverName, is_receiver_name
+from mqjournal.policy import Policy
+from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+
+KEEP, SAVE, DELETE, SAVE_THEN_DELETE = "keep", "save", "delete", "save_then_delete"
+DELETES = (DELETE, SAVE_THEN_DELETE)
+SAVES = (SAVE, SAVE_THEN_DELETE)
+
+BLOCK_ORDER = (
+    "SNAPSHOT_STALE",
+    "AMQJRNINF_MISSING",
+    "AMQJRNINF_MALFORMED",
+    "AMQJRNINF_RECEIVER_NOT_IN_CHAIN",
+    "AMQJRNINF_NAME_TIME_DISAGREE",
+    "CHAIN_BROKEN",
+)
+
+Key = tuple[str, str, str]  # (host, qmgr, qmgr_library)
+
+
+@dataclass(frozen=True)
+class ReceiverPlan:
+    host: str
+    qmgr: str
+    qmgr_library: str
+    receiver: str
+    library: str
+    chain_position: int | None
+    status: str
+    size_bytes: int
+    action: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class QueueManagerPlan:
+    host: str
+    qmgr: str
+    qmgr_library: str
+    oldest_needed: str | None
+    blocked: bool
+    block_reason: str | None
+    alerts: tuple[str, ...]
+    receivers_to_save: int
+    bytes_to_save: int
+    receivers_to_delete: int
+    bytes_to_delete: int
+    bytes_freed: int
+    chain_length: int
+    oldest_needed_age_seconds: int | None
+    collected_at: datetime
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    as_of: datetime
+    policy: Policy
+    queue_managers: list[QueueManagerPlan]
+    receivers: list[ReceiverPlan]
+
+    def summary(self) -> dict:
+        actions: dict[str, int] = defaultdict(int)
+        for r in self.receivers:
+            actions[r.action] += 1
+        alerts: dict[str, int] = defaultdict(int)
+        for q in self.queue_managers:
+            for code in q.alerts:
+                alerts[code] += 1
+        return {
+            "as_of": self.as_of.isoformat(),
+            "policy": self.policy.model_dump(),
+            "queue_managers": len(self.queue_managers),
+            "blocked_queue_managers": sum(q.blocked for q in self.queue_managers),
+            "receivers": len(self.receivers),
+            "actions": dict(sorted(actions.items())),
+            "alerts": dict(sorted(alerts.items())),
+            "bytes_to_save": sum(q.bytes_to_save for q in self.queue_managers),
+            "bytes_to_delete": sum(q.bytes_to_delete for q in self.queue_managers),
+            "bytes_freed": sum(q.bytes_freed for q in self.queue_managers),
+        }
+
+
+# --- 1. the chain ---------------------------------------------------------------------------------------------
+
+
+def chain_of(snapshot: Snapshot) -> list[Receiver]:
+    """The journal's receivers in attach order (names wrap, so they only break ties)."""
+    members = [
+        r
+        for r in snapshot.receivers
+        if r.journal == snapshot.journal.name
+        and r.journal_library == snapshot.journal.library
+        and r.attached_at is not None
+    ]
+    return sorted(
+        members,
+        key=lambda r: (r.attached_at, r.first_sequence is None, r.first_sequence or 0, r.name),
+    )
+
+
+def chain_is_broken(chain: list[Receiver]) -> bool:
+    for a, b in zip(chain, chain[1:]):
+        if a.next is not None and (a.next, a.next_library) != (b.name, b.library):
+            return True
+        if b.previous is not None and (b.previous, b.previous_library) != (a.name, a.library):
+            return True
+        if a.last_sequence is not None and b.first_sequence is not None and b.first_sequence != a.last_sequence + 1:
+            return True
+    attached = [i for i, r in enumerate(chain) if r.status == ReceiverStatus.ATTACHED]
+    return len(attached) != 1 or attached[0] != len(chain) - 1
+
+
+# --- 2. the oldest needed receiver ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OldestNeeded:
+    position: int  # every chain member at or after it is needed
+    blocks: tuple[str, ...]
+    needed_at: datetime | None  # None when AMQJRNINF is unusable
+    not_on_system: bool
+
+
+def oldest_needed(snapshot: Snapshot, chain: list[Receiver]) -> OldestNeeded:
+    if snapshot.amqjrninf is None:
+        return OldestNeeded(0, ("AMQJRNINF_MISSING",), None, False)
+    try:
+        record = parse_amqjrninf(snapshot.amqjrninf, qmgr=snapshot.qmgr)
+    except MalformedAmqjrninf:
+        return OldestNeeded(0, ("AMQJRNINF_MALFORMED",), None, False)
+    needed_at = record.needed_at.replace(tzinfo=snapshot.collected_at.tzinfo)
+    attached_before = [i for i, r in enumerate(chain) if r.attached_at <= needed_at]
+    by_time = attached_before[-1] if attached_before else None
+    if record.receiver is None:
+        return OldestNeeded(by_time if by_time is not None else 0, (), needed_at, True)
+    named = next((i for i, r in enumerate(chain) if (r.name, r.library) == (record.receiver, record.library)), None)
+    if named is None:
+        return OldestNeeded(0, ("AMQJRNINF_RECEIVER_NOT_IN_CHAIN",), needed_at, False)
+    if named != by_time:
+        # MQ names the receiver holding the oldest needed entry: it was attached at or before that entry, and it
+        # is the newest such receiver. Anything else means the chain or the record is not what we think.
+        return OldestNeeded(0, ("AMQJRNINF_NAME_TIME_DISAGREE",), needed_at, False)
+    return OldestNeeded(named, (), needed_at, False)
+
+
+# --- 3. action and reason -----------------------------------------------------------------------------------------
+
+
+def is_saved(receiver: Receiver) -> bool:
+    """Saved after it was detached: a save taken while attached leaves it ONLINE (never fully saved)."""
+    return receiver.saved_at is not None and receiver.status in (ReceiverStatus.SAVED, ReceiverStatus.FREED)
+
+
+def decide(receiver: Receiver, *, needed: bool, blocked: bool, retained: bool) -> tuple[str, str]:
+    """The action for one chain member, and why (docs/planning-rules.md, section 3)."""
+    saved = is_saved(receiver)
+    if receiver.status == ReceiverStatus.ATTACHED:
+        return KEEP, "ATTACHED"
+    if needed:
+        if receiver.status == ReceiverStatus.FREED:
+            return KEEP, "NEEDED_FREED"
+        return (KEEP, "NEEDED_SAVED") if saved else (SAVE, "NEEDED_NOT_SAVED")
+    if blocked:
+        return (KEEP, "BLOCKED") if saved else (SAVE, "BLOCKED_NOT_SAVED")
+    if retained:
+        return (KEEP, "RETAINED") if saved else (SAVE, "RETAINED_NOT_SAVED")
+    return (DELETE, "NOT_NEEDED_SAVED") if saved else (SAVE_THEN_DELETE, "NOT_NEEDED_NOT_SAVED")
+
+
+def retained_positions(chain: list[Receiver], n: int, *, as_of: datetime, policy: Policy) -> set[int]:
+    """Not-needed members the policy keeps online: recently detached ones, and the newest `keep_min_receivers`."""
+    kept = set(range(max(0, n - policy.keep_min_receivers), n))
+    if policy.retention_days > 0:
+        cutoff = as_of - policy.retention
+        kept |= {i for i in range(n) if chain[i].detached_at is None or chain[i].detached_at > cutoff}
+    return kept
+
+
+# --- 4. alerts ----------------------------------------------------------------------------------------------------
+
+
+def next_name_taken(snapshot: Snapshot, attached: Receiver | None) -> bool:
+    if attached is None or not is_receiver_name(attached.name):
+        return False
+    following = str(ReceiverName.parse(attached.name).successor())
+    return any(r.name == following and r.library == attached.library for r in snapshot.receivers)
+
+
+def recovery_stuck(history: list[Snapshot], field: str, runs: int) -> bool:
+    window = history[-runs:]
+    if len(window) < runs:
+        return False
+    points = [getattr(s, field) for s in window]
+    if any(p is None or p.receiver is None for p in points) or len({p.receiver for p in points}) != 1:
+        return False
+    first, last = (_attached_name(window[0]), _attached_name(window[-1]))
+    return first != last
+
+
+def _attached_name(snapshot: Snapshot) -> str | None:
+    return next((r.name for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED), None)
+
+
+def alerts_for(snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver], needed: OldestNeeded, policy: Policy) -> tuple[str, ...]:
+    found = set()
+    if snapshot.checkpoint.forced and not snapshot.checkpoint.ok:
+        found.add("CHECKPOINT_FAILED")
+    if needed.not_on_system:
+        found.add("OLDEST_NEEDED_NOT_ON_SYSTEM")
+    if any(r.status == ReceiverStatus.FREED for r in chain[needed.position :]):
+        found.add("NEEDED_RECEIVER_NOT_ONLINE")
+    attached = next((r for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED), None)
+    if attached is not None and attached.threshold_kb is not None and attached.size_bytes > attached.threshold_kb * 1024:
+        found.add("RECEIVER_OVER_THRESHOLD")
+    if next_name_taken(snapshot, attached):
+        found.add("NEXT_RECEIVER_NAME_TAKEN")
+    if recovery_stuck(history, "startup_recovery", policy.stuck_after_runs):
+        found.add("STARTUP_RECOVERY_STUCK")
+    if recovery_stuck(history, "media_recovery", policy.stuck_after_runs):
+        found.add("MEDIA_RECOVERY_STUCK")
+    return tuple(sorted(found))
+
+
+# --- the plan --------------------------------------------------------------------------------------------------
+
+
+def key_of(snapshot: Snapshot) -> Key:
+    return (snapshot.host, snapshot.qmgr, snapshot.qmgr_library)
+
+
+def plan_queue_manager(
+    current: Snapshot, history: list[Snapshot], *, as_of: datetime, policy: Policy
+) -> tuple[QueueManagerPlan, list[ReceiverPlan]]:
+    """Plan one queue manager from its current snapshot; `history` (oldest first, current included) feeds alerts."""
+    chain = chain_of(current)
+    needed = oldest_needed(current, chain)
+    blocks = set(needed.blocks)
+    if as_of - current.collected_at > policy.max_snapshot_age:
+        blocks.add("SNAPSHOT_STALE")
+    if chain_is_broken(chain):
+        blocks.add("CHAIN_BROKEN")
+    blocked = bool(blocks)
+    n = needed.position
+    retained = retained_positions(chain, n, as_of=as_of, policy=policy)
+    position = {(r.name, r.library): i for i, r in enumerate(chain)}
+
+    rows = []
+    for r in current.receivers:
+        i = position.get((r.name, r.library))
+        if i is None:
+            action, reason = KEEP, "NOT_IN_CHAIN"
+        else:
+            action, reason = decide(r, needed=i >= n, blocked=blocked, retained=i in retained)
+        rows.append(
+            ReceiverPlan(
+                host=current.host,
+                qmgr=current.qmgr,
+                qmgr_library=current.qmgr_library,
+                receiver=r.name,
+                library=r.library,
+                chain_position=i,
+                status=str(r.status),
+                size_bytes=r.size_bytes,
+                action=action,
+                reason=reason,
+            )
+        )
+    to_save = [r for r in rows if r.action in SAVES]
+    to_delete = [r for r in rows if r.action in DELETES]
+    usable = needed.needed_at is not None
+    qm = QueueManagerPlan(
+        host=current.host,
+        qmgr=current.qmgr,
+        qmgr_library=current.qmgr_library,
+        oldest_needed=chain[n].name if usable and chain else None,
+        blocked=blocked,
+        block_reason=",".join(code for code in BLOCK_ORDER if code in blocks) or None,
+        alerts=alerts_for(current, history, chain, needed, policy),
+        receivers_to_save=len(to_save),
+        bytes_to_save=sum(r.size_bytes for r in to_save),
+        receivers_to_delete=len(to_delete),
+        bytes_to_delete=sum(r.size_bytes for r in to_delete),
+        bytes_freed=sum(r.size_bytes for r in to_delete),
+        chain_length=len(chain),
+        oldest_needed_age_seconds=math.floor((as_of - needed.needed_at).total_seconds()) if usable else None,
+        collected_at=current.collected_at,
+        run_id=current.run_id,
+    )
+    return qm, rows
+
+
+def plan_fleet(snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, policy: Policy | None = None) -> Plan:
+    """Plan every queue manager; per key the latest snapshot is the current state, all of them its history."""
+    as_of = as_of or datetime.now(timezone.utc)
+    policy = policy or Policy()
+    by_key: dict[Key, dict[tuple[str, datetime], Snapshot]] = defaultdict(dict)
+    for s in snapshots:
+        by_key[key_of(s)][(s.run_id, s.collected_at)] = s
+    queue_managers, receivers = [], []
+    for key in sorted(by_key):
+        history = sorted(by_key[key].values(), key=lambda s: (s.collected_at, s.run_id))
+        qm, rows = plan_queue_manager(history[-1], history, as_of=as_of, policy=policy)
+        queue_managers.append(qm)
+        receivers.extend(rows)
+    return Plan(as_of=as_of, policy=policy, queue_managers=queue_managers, receivers=receivers)
+
+
+def as_rows(plan: Plan) -> tuple[list[dict], list[dict]]:
+    """Plain dicts, in the Parquet datasets' column order (for comparison with the Spark job)."""
+    return [asdict(q) for q in plan.queue_managers], [asdict(r) for r in plan.receivers]
