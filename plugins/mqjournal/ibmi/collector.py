@@ -57,7 +57,7 @@ def collect(
     since: datetime | None = None,
     change_receiver: bool = False,
 ) -> Snapshot:
-    """`tz` is the partition's UTC offset (QUTCOFFSET); `since` the previous collection (default: a week back)."""
+    """Checkpoint, then read. `tz` is the partition's UTC offset; `since` the previous collection (default: a week)."""
     messages: list[CommandMessage] = []
     if change_receiver:
         out = session.run(commands.change_receiver(target.library, target.journal))
@@ -65,8 +65,24 @@ def collect(
 
     out = session.run(commands.record_media_images(target.qmgr))
     messages.extend(cl_messages(out.stdout, out.stderr))
-    checkpoint_ok = out.exit_status == 0
+    checkpoint = Checkpoint(forced=True, ok=out.exit_status == 0, messages=messages)
+    return read_state(session, target, host=host, run_id=run_id, tz=tz, since=since, checkpoint=checkpoint)
 
+
+def read_state(
+    session: IbmiSession,
+    target: Target,
+    *,
+    host: str,
+    run_id: str,
+    tz: timezone,
+    since: datetime | None = None,
+    checkpoint: Checkpoint | None = None,
+) -> Snapshot:
+    """The journal's state as it is now, in one round trip (two if AMQJRNINF must be read as bytes).
+
+    Without `checkpoint` nothing is changed on the host: the executor re-reads this way right before deleting.
+    """
     window = since.astimezone(tz).replace(tzinfo=None) if since else None
     statements = [
         commands.host_clock(),
@@ -77,6 +93,9 @@ def collect(
     ]
     clock, jrninf, chain, points, recent = _results(session, target, statements, expect=len(statements))
     collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], tz)
+    checkpoint = checkpoint or Checkpoint(forced=False, ok=False)
+    if checkpoint.ok:
+        checkpoint = checkpoint.model_copy(update={"at": collected_at})
 
     raw = _amqjrninf(session, target, jrninf)
     latest = _latest_points(_rows(target, points, "AMQ7460/AMQ7462"), tz)
@@ -88,7 +107,7 @@ def collect(
             qmgr=target.qmgr,
             qmgr_library=target.library,
             journal=JournalRef(name=target.journal, library=target.library),
-            checkpoint=Checkpoint(forced=True, ok=checkpoint_ok, at=collected_at if checkpoint_ok else None, messages=messages),
+            checkpoint=checkpoint,
             amqjrninf=raw,
             startup_recovery=latest.get("AMQ7460"),
             media_recovery=latest.get("AMQ7462"),

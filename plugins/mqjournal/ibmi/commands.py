@@ -155,3 +155,33 @@ def latest_recovery_points(library: str) -> str:
         f" WHERE MESSAGE_QUEUE_LIBRARY = {_lit(object_name(library))} AND MESSAGE_QUEUE_NAME = 'QMQMMSG'"
         " AND MESSAGE_ID IN ('AMQ7460', 'AMQ7462') ORDER BY MESSAGE_TIMESTAMP DESC FETCH FIRST 10 ROWS ONLY"
     )
+
+
+# --- save and delete -------------------------------------------------------------------------------------------
+
+MAX_SAVOBJ_OBJECTS = 300  # SAVOBJ's OBJ parameter takes at most 300 names
+
+
+def create_save_file(library: str, name: str) -> Command:
+    """CRTSAVF: not idempotent (a second run fails with CPF5813), which the executor relies on to find a free name."""
+    return cl(
+        f"CRTSAVF FILE({object_name(library)}/{object_name(name)}) TEXT('mqjournal receiver save')", idempotent=False
+    )
+
+
+def save_receivers(library: str, receivers: list[str], save_library: str, save_file: str) -> Command:
+    """SAVOBJ of journal receivers into an empty save file. Sending it twice only saves them twice."""
+    if not 1 <= len(receivers) <= MAX_SAVOBJ_OBJECTS:
+        raise ValueError(f"SAVOBJ takes 1 to {MAX_SAVOBJ_OBJECTS} objects, not {len(receivers)}")
+    objects = " ".join(object_name(r) for r in receivers)
+    return cl(
+        f"SAVOBJ OBJ({objects}) LIB({object_name(library)}) DEV(*SAVF) OBJTYPE(*JRNRCV)"
+        f" SAVF({object_name(save_library)}/{object_name(save_file)}) UPDHST(*YES)",
+        idempotent=True,
+    )
+
+
+def delete_receiver(library: str, receiver: str, *, ignore_inquiry: bool) -> Command:
+    """DLTJRNRCV. `ignore_inquiry` (DLTOPT(*IGNINQMSG)) only when the catalog proves a save: it silences CPA7025."""
+    option = "*IGNINQMSG" if ignore_inquiry else "*NONE"
+    return cl(f"DLTJRNRCV JRNRCV({object_name(library)}/{object_name(receiver)}) DLTOPT({option})", idempotent=False)

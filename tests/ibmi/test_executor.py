@@ -1,0 +1,162 @@
+"""Saving and deleting receivers on a simulated partition: verified, catalogued, idempotent, never unsafe."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from mqjournal import rules
+from mqjournal.catalog import Catalog
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.collector import collect
+from mqjournal.ibmi.discovery import survey
+from mqjournal.ibmi.executor import Executor
+from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+from mqjournal.policy import Policy
+from mqjournal.sim import mq
+from tests.conftest import SimFleet
+
+
+@pytest.fixture
+def executor(sim_fleet: SimFleet, tmp_path):
+    sim_fleet.host().advance(timedelta(hours=3))
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=sim_fleet.ports["ibmi1"],
+        user=sim_fleet.config.user,
+        key=sim_fleet.service.client_key,
+        known_hosts=sim_fleet.config.known_hosts,
+    )
+    session = IbmiSession("ibmi1", sim_fleet.config.user, connect, audit=AuditLog(tmp_path / "audit.jsonl"))
+    found = survey(session, "ibmi1", [])
+    (target,) = found.targets
+    yield Executor(session, target, "ibmi1", found.tz, Catalog(f"sqlite:///{tmp_path / 'catalog.db'}"), "run1")
+    session.close()
+
+
+def planned(executor: Executor, with_uow: bool = False):
+    snap = collect(executor.session, executor.target, host="ibmi1", run_id="run1", tz=executor.tz)
+    qm, rows = rules.plan_queue_manager(snap, [snap], as_of=snap.collected_at, policy=Policy())
+    to_save = [r.receiver for r in rows if r.action in rules.SAVES]
+    to_delete = [r.receiver for r in sorted(rows, key=lambda r: r.chain_position or 0) if r.action in rules.DELETES]
+    return to_save, to_delete
+
+
+def receivers_on_host(sim_fleet: SimFleet) -> dict:
+    return {r.name: r for r in sim_fleet.host().partition.receivers_in("QMTEST")}
+
+
+def test_save_verifies_on_the_host_and_records_the_save_file_in_the_catalog(sim_fleet, executor):
+    to_save, _ = planned(executor)
+    result = executor.save(to_save, save_library="QGPL")
+    assert sorted(result.saved) == sorted(to_save) and result.not_saved == []
+    (save_file,) = result.save_files
+    on_host = receivers_on_host(sim_fleet)
+    assert all(on_host[name].status == "SAVED" for name in to_save)
+    assert save_file in sim_fleet.host().partition.save_files
+    for name in to_save:
+        (record,) = executor.catalog.saves_of("ibmi1", "QMTEST", name)
+        assert f"{record.save_file_library}/{record.save_file}" == save_file
+        assert record.attached_at == on_host[name].attached_at
+
+
+def test_a_rerun_of_save_repeats_nothing(sim_fleet, executor):
+    to_save, _ = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    files = set(sim_fleet.host().partition.save_files)
+    again = executor.save(to_save, save_library="QGPL")
+    assert sorted(again.already_saved) == sorted(to_save) and again.saved == []
+    assert set(sim_fleet.host().partition.save_files) == files
+
+
+def test_the_attached_receiver_is_not_saved(executor):
+    attached = next(r.name for r in executor.live().receivers if r.status == "ATTACHED")
+    result = executor.save([attached], save_library="QGPL")
+    assert result.saved == [] and result.not_saved[0][0] == attached
+
+
+def test_delete_removes_the_approved_receivers_oldest_first_and_records_them(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    result = executor.delete(to_delete, policy=Policy())
+    assert result.deleted == to_delete and result.kept == [] and result.failed is None
+    assert not set(to_delete) & set(receivers_on_host(sim_fleet))
+    assert [d.receiver for d in executor.catalog.deletions_for("ibmi1", "QMTEST")] == to_delete
+
+
+def test_a_rerun_of_delete_skips_what_is_gone_and_deletes_nothing_more(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    executor.delete(to_delete, policy=Policy())
+    before = set(receivers_on_host(sim_fleet))
+    again = executor.delete(to_delete, policy=Policy())
+    assert sorted(again.already_gone) == sorted(to_delete) and again.deleted == []
+    assert set(receivers_on_host(sim_fleet)) == before
+
+
+def test_a_receiver_without_a_verified_save_in_the_catalog_is_kept(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    # Saved on the host by someone else: the catalog cannot prove where it is.
+    shell = sim_fleet.connect()
+    shell.cl("CRTSAVF FILE(QGPL/OTHER)")
+    shell.cl(f"SAVOBJ OBJ({' '.join(to_save)}) LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/OTHER)")
+    result = executor.delete(to_delete, policy=Policy())
+    assert result.deleted == []
+    assert result.kept[0] == (to_delete[0], "not verifiably saved: no verified save in the catalog")
+    assert set(to_delete) <= set(receivers_on_host(sim_fleet))
+
+
+def test_a_receiver_needed_again_since_the_plan_survives(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    # Between plan and approval a unit of work surfaces that started in the third receiver (an in-doubt one
+    # resolved by channel resync): the next checkpoint moves AMQJRNINF back to that receiver.
+    third = sim_fleet.host().partition.receivers[f"QMTEST/{to_delete[2]}"]
+    with sim_fleet.host().state() as partition:
+        qm = partition.queue_manager("TEST")
+        uow = mq.open_unit_of_work(partition, qm)
+        uow.started_sequence, uow.started_at = third.first_sequence, third.first_entry_at
+    assert sim_fleet.connect().cl("RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)")[0] == 0
+
+    result = executor.delete(to_delete, policy=Policy())
+    assert result.deleted == to_delete[:2]
+    assert result.kept[0] == (to_delete[2], "not deletable now (NEEDED_SAVED)")
+    assert set(to_delete[2:]) <= set(receivers_on_host(sim_fleet))
+
+
+def test_an_approval_that_skips_the_oldest_receiver_deletes_nothing(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    result = executor.delete(to_delete[1:], policy=Policy())
+    assert result.deleted == []
+    assert result.kept[0][1] == f"{to_delete[0]}, older in the chain, is not approved for deletion"
+
+
+def test_a_failed_dltjrnrcv_stops_the_run(sim_fleet, executor):
+    from mqjournal.sim.model import CommandFault
+
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    with sim_fleet.host().state() as partition:
+        partition.faults.commands.append(CommandFault(pattern=f"DLTJRNRCV JRNRCV\\(QMTEST/{to_delete[1]}", msg_id="CPF9803", tokens=["", to_delete[1], "QMTEST"]))
+    result = executor.delete(to_delete, policy=Policy())
+    assert result.deleted == to_delete[:1]
+    assert result.failed[0] == to_delete[1] and "CPF9803" in result.failed[1]
+    assert set(to_delete[1:]) <= set(receivers_on_host(sim_fleet))
+
+
+def test_deleted_receivers_restore_from_their_catalogued_save_file_and_strmqm_succeeds(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    executor.delete(to_delete, policy=Policy())
+    shell = sim_fleet.connect()
+    for name in to_delete:
+        (record,) = executor.catalog.saves_of("ibmi1", "QMTEST", name)
+        status, out, err = shell.cl(
+            f"RSTOBJ OBJ({name}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({record.save_file_library}/{record.save_file})"
+        )
+        assert status == 0, err
+    with sim_fleet.host().state() as partition:
+        mq.crash(partition, partition.queue_manager("TEST"))
+    assert shell.cl("STRMQM MQMNAME(TEST)")[0] == 0
