@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 from sqlalchemy import DateTime, Integer, String, TypeDecorator, UniqueConstraint, create_engine, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 
@@ -113,8 +114,12 @@ class DeletionRecord(BaseModel):
 
 class Catalog:
     def __init__(self, url: str) -> None:
-        self.engine = create_engine(url)
-        _Base.metadata.create_all(self.engine)
+        # SQLite (the default) serialises writers: wait for the lock instead of failing at once.
+        self.engine = create_engine(url, connect_args={"timeout": 30} if url.startswith("sqlite") else {})
+        try:
+            _Base.metadata.create_all(self.engine)
+        except OperationalError:
+            pass  # created by another task at the same moment
 
     def record_save(self, record: SaveRecord) -> None:
         """Idempotent: recording the same save twice keeps one row."""

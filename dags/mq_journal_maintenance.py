@@ -1,0 +1,127 @@
+"""mq_journal_maintenance: checkpoint -> collect -> plan -> save -> approval -> delete -> report.
+
+The runbook of MQ journal housekeeping on IBM i, for a fleet. Saves run before the approval gate because they are
+safe; deletes run only after an admin approves, and each re-checks its live partition first. Rerunning any task, or
+the whole run, repeats nothing that was done and loses nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.operators.hitl import ApprovalOperator
+from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk import TriggerRule
+
+from mqjournal.airflow import maintenance as steps
+from mqjournal.airflow.settings import settings
+from mqjournal.policy import Policy
+
+SSH_POOL = "mqjournal_ssh"
+SSH = {"pool": SSH_POOL, "retries": 2, "retry_delay": 30.0, "max_active_tis_per_dagrun": 4}
+
+
+def _policy(params) -> Policy:
+    return Policy(retention_days=params["retention_days"], keep_min_receivers=params["keep_min_receivers"])
+
+
+@dag(
+    dag_id="mq_journal_maintenance",
+    schedule=settings().schedule,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["mq", "ibmi", "journal"],
+    doc_md=__doc__,
+    params={
+        "hosts": Param([], type="array", items={"type": "string"}, title="Hosts", description="empty: every host of the fleet file"),
+        "queue_managers": Param([], type="array", items={"type": "string"}, title="Queue managers", description="empty: all"),
+        "dry_run": Param(False, type="boolean", title="Dry run", description="plan only: no save, no delete"),
+        "change_receiver": Param(True, type="boolean", title="Change receiver first", description="CHGJRN JRNRCV(*GEN) before the checkpoint"),
+        "retention_days": Param(0, type="number", minimum=0, title="Retention (days)", description="keep not-needed receivers online this long after detach"),
+        "keep_min_receivers": Param(0, type="integer", minimum=0, title="Keep at least N not-needed receivers"),
+        "save_library": Param("QGPL", type="string", pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$", title="Save file library"),
+        "approval_hours": Param(12, type="number", minimum=0.01, title="Hours to wait for approval", description="no answer: nothing is deleted"),
+    },
+)
+def mq_journal_maintenance():
+    @task
+    def select_targets(params=None) -> list[dict]:
+        return steps.select_targets(settings(), params["hosts"], params["queue_managers"])
+
+    @task(**SSH)
+    def checkpoint_and_collect(target: dict, params=None, run_id=None) -> str:
+        return steps.collect_one(settings(), target, run_id, params["change_receiver"])
+
+    @task
+    def plan_args(snapshot_files: list[str], params=None, run_id=None) -> list[str]:
+        s = settings()
+        return steps.plan_arguments(s, run_id, _policy(params))
+
+    plan = SparkSubmitOperator(
+        task_id="plan",
+        conn_id=settings().spark_conn_id,
+        application=str(settings().spark_app),
+        application_args="{{ ti.xcom_pull(task_ids='plan_args') }}",
+        py_files="{{ ti.xcom_pull(task_ids='package_domain') }}",
+        name="mq-journal-plan",
+        conf={"spark.ui.enabled": "false"},
+    )
+
+    @task
+    def package_domain() -> str:
+        return steps.package_domain(settings())
+
+    @task
+    def summarize(targets: list[dict], run_id=None) -> dict:
+        summary = steps.summarize(settings().plan_dir(run_id), targets)
+        print(summary["body"])
+        return summary
+
+    @task.branch
+    def gate(summary: dict, params=None) -> list[str] | str:
+        if params["dry_run"]:
+            return "report"
+        return ["save", "approve"] if summary["anything_to_delete"] else ["save", "report"]
+
+    @task(**SSH)
+    def save(target: dict, summary: dict, params=None, run_id=None) -> dict:
+        return steps.save_one(settings(), target, summary, run_id, params["save_library"])
+
+    approve = ApprovalOperator(
+        task_id="approve",
+        subject="Delete MQ journal receivers ({{ run_id }})",
+        body="{{ ti.xcom_pull(task_ids='summarize')['body'] }}",
+        response_timeout=timedelta(hours=12),
+    )
+
+    @task(**SSH)
+    def delete(target: dict, summary: dict, params=None, run_id=None) -> dict:
+        return steps.delete_one(settings(), target, summary, run_id, _policy(params))
+
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def report(summary: dict | None, saves: list[dict] | None, deletes: list[dict] | None, run_id=None) -> str:
+        context = get_current_context()
+        states = {ti.task_id: ti.state for ti in context["dag_run"].get_task_instances()} if hasattr(context["dag_run"], "get_task_instances") else {}
+        text = steps.write_report(settings(), run_id, summary, saves or [], deletes or [], outcome=str(states.get("approve", "")))
+        print(text)
+        return str(settings().report_file(run_id))
+
+    targets = select_targets()
+    collected = checkpoint_and_collect.expand(target=targets)
+    args = plan_args(collected)
+    package = package_domain()
+    [args, package] >> plan
+    summary = summarize(targets)
+    plan >> summary
+    branch = gate(summary)
+    saved = save.partial(summary=summary).expand(target=targets)
+    deleted = delete.partial(summary=summary).expand(target=targets)
+    branch >> [saved, approve]
+    [saved, approve] >> deleted
+    report(summary, saved, deleted)
+
+
+mq_journal_maintenance()

@@ -1,0 +1,184 @@
+"""The maintenance DAG's steps as plain functions: the DAG file only wires them; tests call them directly.
+
+Each step is safe to rerun: collection rewrites its own snapshot file, saves skip what is verified, deletes re-check
+the live host and skip what is gone. XCom carries small values only (targets, names, counts, paths).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import asdict
+from datetime import timezone, timedelta
+from pathlib import Path
+
+from mqjournal.airflow.connections import conn_id_for
+from mqjournal.airflow.hook import IbmiHook
+from mqjournal.airflow.leases import host_session_slot
+from mqjournal.airflow.settings import Settings
+from mqjournal.catalog import Catalog
+from mqjournal.fleet import load_fleet
+from mqjournal.ibmi import collector, discovery
+from mqjournal.ibmi.executor import Executor
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.policy import Policy
+from mqjournal.report import plan_body
+from mqjournal.snapshot import write_snapshots
+
+
+@contextlib.contextmanager
+def _ssh(settings: Settings, host: str) -> Iterator[IbmiSession]:
+    """An SSH session to `host` within its per-host cap (the Airflow pool caps the fleet as a whole)."""
+    with host_session_slot(settings.catalog_url, host, slots=settings.sessions_per_host):
+        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log).session(host) as session:
+            yield session
+
+
+def _target(t: dict) -> collector.Target:
+    return collector.Target(
+        qmgr=t["qmgr"], library=t["library"], journal=t["journal"], instance=t["instance"],
+        journal_queue=tuple(t["journal_queue"]),
+    )
+
+
+def _tz(t: dict) -> timezone:
+    return timezone(timedelta(minutes=t["utc_offset_minutes"]))
+
+
+def key(t: dict) -> str:
+    return f"{t['host']}/{t['qmgr']}/{t['library']}"
+
+
+def select_targets(settings: Settings, hosts: list[str], queue_managers: list[str]) -> list[dict]:
+    """The queue managers this run works on: the fleet file's, narrowed by the trigger form, found on each host."""
+    fleet = load_fleet(settings.fleet_file)
+    unknown = set(hosts) - {h.name for h in fleet.hosts}
+    if unknown:
+        raise ValueError(f"hosts not in the fleet file {settings.fleet_file}: {', '.join(sorted(unknown))}")
+    targets = []
+    for host in fleet.hosts:
+        if hosts and host.name not in hosts:
+            continue
+        with _ssh(settings, host.name) as session:
+            found = discovery.survey(session, host.name, host.queue_managers)
+        for t in found.targets:
+            if queue_managers and t.qmgr not in queue_managers:
+                continue
+            targets.append(
+                {
+                    "host": host.name, "qmgr": t.qmgr, "library": t.library, "journal": t.journal,
+                    "instance": t.instance, "journal_queue": list(t.journal_queue),
+                    "utc_offset_minutes": int(found.tz.utcoffset(None).total_seconds() // 60),
+                }
+            )
+    return targets
+
+
+def collect_one(settings: Settings, target: dict, run_id: str, change_receiver: bool) -> str:
+    """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file."""
+    with _ssh(settings, target["host"]) as session:
+        snapshot = collector.collect(
+            session, _target(target), host=target["host"], run_id=run_id, tz=_tz(target),
+            change_receiver=change_receiver,
+        )
+    path = settings.snapshot_dir(run_id) / f"{target['host']}__{target['library']}.jsonl"
+    write_snapshots(path, [snapshot])
+    return str(path)
+
+
+def summarize(plan_dir: Path, targets: list[dict]) -> dict:
+    """What the approval gate shows and what save/delete act on, for this run's targets only."""
+    import pyarrow.parquet as pq
+
+    wanted = {(t["host"], t["qmgr"], t["library"]) for t in targets}
+    qms = [
+        q for q in pq.read_table(plan_dir / "queue_managers").to_pylist()
+        if (q["host"], q["qmgr"], q["qmgr_library"]) in wanted
+    ]
+    receivers = pq.read_table(
+        plan_dir / "receivers", filters=[("action", "in", ["save", "delete", "save_then_delete"])]
+    ).to_pylist()
+    to_save: dict[str, list[str]] = defaultdict(list)
+    to_delete: dict[str, list[str]] = defaultdict(list)
+    for r in sorted(receivers, key=lambda r: (r["chain_position"] is None, r["chain_position"] or 0)):
+        k = f"{r['host']}/{r['qmgr']}/{r['qmgr_library']}"
+        if (r["host"], r["qmgr"], r["qmgr_library"]) not in wanted:
+            continue
+        if r["action"] in ("save", "save_then_delete"):
+            to_save[k].append(r["receiver"])
+        if r["action"] in ("delete", "save_then_delete"):
+            to_delete[k].append(r["receiver"])
+    for q in qms:
+        q["alerts"] = list(q["alerts"] or [])
+        q.pop("collected_at", None)
+    return {
+        "queue_managers": qms,
+        "to_save": dict(to_save),
+        "to_delete": dict(to_delete),
+        "anything_to_delete": any(to_delete.values()),
+        "body": plan_body(qms, to_save, to_delete),
+    }
+
+
+def _executor(settings: Settings, session, target: dict, run_id: str) -> Executor:
+    return Executor(session, _target(target), target["host"], _tz(target), Catalog(settings.catalog_url), run_id)
+
+
+def save_one(settings: Settings, target: dict, summary: dict, run_id: str, save_library: str) -> dict:
+    wanted = summary["to_save"].get(key(target), [])
+    if not wanted:
+        return {"target": key(target), "saved": [], "already_saved": [], "not_saved": [], "save_files": []}
+    with _ssh(settings, target["host"]) as session:
+        result = _executor(settings, session, target, run_id).save(wanted, save_library=save_library)
+    return {"target": key(target), **asdict(result)}
+
+
+def delete_one(settings: Settings, target: dict, summary: dict, run_id: str, policy: Policy) -> dict:
+    approved = summary["to_delete"].get(key(target), [])
+    if not approved:
+        return {"target": key(target), "deleted": [], "already_gone": [], "kept": [], "failed": None}
+    with _ssh(settings, target["host"]) as session:
+        result = _executor(settings, session, target, run_id).delete(approved, policy=policy)
+    return {"target": key(target), **asdict(result)}
+
+
+def write_report(settings: Settings, run_id: str, summary: dict | None, saves: list[dict], deletes: list[dict], outcome: str) -> str:
+    """The run summary: what was saved where, deleted, kept and why, alerts. Returns the Markdown text."""
+    lines = [f"# mq_journal_maintenance {run_id}", "", f"Outcome: {outcome}", ""]
+    if summary:
+        lines += ["## Plan", "", summary["body"], ""]
+    for title, rows in (("Saved", saves), ("Deleted", deletes)):
+        rows = [r for r in rows or [] if r]
+        if rows:
+            lines += [f"## {title}", ""]
+            lines += [f"- `{r['target']}`: {json.dumps({k: v for k, v in r.items() if k != 'target'})}" for r in rows]
+            lines.append("")
+    text = "\n".join(lines)
+    path = settings.report_file(run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def plan_arguments(settings: Settings, run_id: str, policy: Policy) -> list[str]:
+    """spark_apps/plan_receivers.py's arguments: this run's snapshots are current, every earlier run is history."""
+    return [
+        "--snapshots", str(settings.snapshot_dir(run_id)),
+        "--history", str(settings.snapshots),
+        "--policy-json", policy.model_dump_json(),
+        "--out", str(settings.plan_dir(run_id)),
+    ]
+
+
+def package_domain(settings: Settings) -> str:
+    """The domain package as a zip for --py-files, as spark-submit ships code to executors on a real cluster."""
+    import shutil
+
+    import mqjournal
+
+    target = settings.data_dir / "dist" / "mqjournal"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    root = Path(mqjournal.__file__).resolve().parent
+    return shutil.make_archive(str(target), "zip", root_dir=root.parent, base_dir=root.name)

@@ -1,0 +1,214 @@
+"""Launch the plan job (`spark_apps/plan_receivers.py`) with spark-submit, from the CLI or from Airflow.
+
+`spark_submit_args` is the one definition of the command line: `run_plan` runs it here, and a SparkSubmitOperator
+can be given the same application, --py-files and application arguments (`application_path`, `build_py_files`,
+`application_args`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+
+import mqjournal
+from mqjournal.errors import MqJournalError
+from mqjournal.policy import Policy, load_policy
+
+MASTER_ENV = "MQJOURNAL_SPARK_MASTER"
+DEFAULT_MASTER = "local[*]"
+APP_NAME = "mqjournal-plan"
+STDERR_TAIL_LINES = 20
+
+_PACKAGE_DIR = Path(mqjournal.__file__).resolve().parent
+# plugins/mqjournal -> the project root, which holds spark_apps/ next to plugins/.
+_APPLICATION = _PACKAGE_DIR.parent.parent / "spark_apps" / "plan_receivers.py"
+
+# Spark's own INFO/DEBUG log lines say nothing about why a plan failed; they are left out of the error's tail.
+_LOG_NOISE = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (INFO|DEBUG|TRACE) ")
+
+
+class PlanJobFailed(MqJournalError):
+    """spark-submit of the plan job ended with a non-zero status."""
+
+    def __init__(self, returncode: int, stderr_tail: str) -> None:
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        super().__init__(
+            "spark-submit plan_receivers.py",
+            f"exited with status {returncode}; the last lines of its stderr:\n{stderr_tail}\n",
+            "fix the cause shown above and plan again; nothing was planned",
+        )
+
+
+def application_path() -> Path:
+    if not _APPLICATION.is_file():
+        raise FileNotFoundError(f"the plan job is not at {_APPLICATION}: is mqjournal installed from its source tree?")
+    return _APPLICATION
+
+
+def spark_submit_executable() -> Path:
+    """The spark-submit of the running Python's environment (pip's pyspark puts it next to python)."""
+    return Path(sys.executable).parent / "spark-submit"
+
+
+def resolve_master(master: str | None = None) -> str:
+    return master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+
+
+def build_py_files(directory: Path) -> Path:
+    """Zip the mqjournal package so executors (and the driver) import the same code as this process."""
+    target = Path(directory) / "mqjournal.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(_PACKAGE_DIR.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                archive.write(path, Path("mqjournal") / path.relative_to(_PACKAGE_DIR))
+    return target
+
+
+def _location(value: Path | str) -> str:
+    # Paths are made absolute: the driver and the executors do not share this process's working directory.
+    # Strings may be URIs (hdfs://, s3a://) and pass as given.
+    return str(Path(value).absolute()) if isinstance(value, Path) else value
+
+
+def _as_of_text(as_of: datetime | None) -> str:
+    value = as_of or datetime.now(timezone.utc)
+    # A time without offset is taken as UTC, the planner's default zone (the job does the same).
+    return (value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)).isoformat()
+
+
+def application_args(
+    snapshots: Path | str,
+    out: Path | str,
+    *,
+    history: Path | str | None = None,
+    policy: Policy | None = None,
+    as_of: datetime | None = None,
+) -> list[str]:
+    """The plan job's own arguments. `as_of` None means now, fixed here so a retried task plans the same time."""
+    args = ["--snapshots", _location(snapshots)]
+    if history is not None:
+        args += ["--history", _location(history)]
+    args += [
+        "--policy-json",
+        (policy or Policy()).model_dump_json(),
+        "--as-of",
+        _as_of_text(as_of),
+        "--out",
+        _location(out),
+    ]
+    return args
+
+
+def default_conf(master: str) -> dict[str, str]:
+    conf = {"spark.sql.session.timeZone": "UTC"}
+    if master.startswith("local"):
+        # 200 shuffle partitions cost seconds of task overhead on one machine for a fleet of any size.
+        conf |= {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
+    return conf
+
+
+def spark_submit_args(
+    snapshots: Path | str,
+    out: Path | str,
+    *,
+    py_files: Path | str,
+    history: Path | str | None = None,
+    policy: Policy | None = None,
+    as_of: datetime | None = None,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The arguments to spark-submit (without the executable): options, the application, then its arguments."""
+    resolved = resolve_master(master)
+    args = ["--master", resolved, "--name", APP_NAME, "--py-files", _location(py_files)]
+    for key, value in (default_conf(resolved) | dict(conf or {})).items():
+        args += ["--conf", f"{key}={value}"]
+    args.append(str(application_path()))
+    return args + application_args(snapshots, out, history=history, policy=policy, as_of=as_of)
+
+
+def submit_environment(master: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # pip's spark-submit only finds its Spark home through find-spark-home on PATH; point it at the package.
+    if "SPARK_HOME" not in env:
+        import pyspark
+
+        env["SPARK_HOME"] = str(Path(pyspark.__file__).parent)
+    # The driver runs here (client mode) and needs this environment's pyspark and pydantic.
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        # Local executors are on this machine too; on a cluster their Python is the cluster's configuration.
+        env.setdefault("PYSPARK_PYTHON", sys.executable)
+    return env
+
+
+def stderr_tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
+    kept = [line for line in text.splitlines() if line.strip() and not _LOG_NOISE.match(line)]
+    return "\n".join(kept[-lines:])
+
+
+def _read_end(path: Path, size: int = 256 * 1024) -> str:
+    with path.open("rb") as stream:
+        stream.seek(max(0, path.stat().st_size - size))
+        return stream.read().decode("utf-8", errors="replace")
+
+
+def run_plan(
+    snapshots: Path,
+    out: Path,
+    *,
+    history: Path | None,
+    policy_file: Path | None,
+    as_of: datetime | None,
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+) -> dict:
+    """Run the plan job to completion and return its summary.json; PlanJobFailed if spark-submit fails."""
+    policy = load_policy(policy_file)
+    resolved = resolve_master(master)
+    with tempfile.TemporaryDirectory(prefix="mqjournal-plan-") as scratch:
+        scratch_dir = Path(scratch)
+        args = spark_submit_args(
+            snapshots,
+            out,
+            py_files=build_py_files(scratch_dir),
+            history=history,
+            policy=policy,
+            as_of=as_of,
+            master=resolved,
+            conf=conf,
+        )
+        # Spark logs go to a file, not a pipe: a busy job must never block on a full pipe, nor grow our memory.
+        stderr_path = scratch_dir / "spark-submit.stderr"
+        with (scratch_dir / "spark-submit.stdout").open("wb") as stdout, stderr_path.open("wb") as stderr:
+            completed = subprocess.run(
+                [str(spark_submit_executable()), *args],
+                stdout=stdout,
+                stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                env=submit_environment(resolved),
+                check=False,
+            )
+        if completed.returncode != 0:
+            raise PlanJobFailed(completed.returncode, stderr_tail(_read_end(stderr_path)))
+    return json.loads((Path(out) / "summary.json").read_text(encoding="utf-8"))
+
+
+__all__ = [
+    "PlanJobFailed",
+    "application_args",
+    "application_path",
+    "build_py_files",
+    "run_plan",
+    "spark_submit_args",
+    "spark_submit_executable",
+]

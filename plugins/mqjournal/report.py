@@ -1,0 +1,52 @@
+"""What a person reads: the plan as the approval gate shows it, and the run summary afterwards (Markdown)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+ALERT_TEXT = {
+    "STARTUP_RECOVERY_STUCK": "AMQ7460 has not moved while receivers changed: an open unit of work or in-doubt channel",
+    "MEDIA_RECOVERY_STUCK": "AMQ7462 has not moved while receivers changed: a damaged object (RCRMQMOBJ it)",
+    "NEXT_RECEIVER_NAME_TAKEN": "the next receiver name exists: switching will stop (CPI70E3)",
+    "RECEIVER_OVER_THRESHOLD": "the attached receiver is past its threshold (switching stopped?)",
+    "OLDEST_NEEDED_NOT_ON_SYSTEM": "AMQJRNINF shows asterisks: the oldest needed receiver is not on the system",
+    "NEEDED_RECEIVER_NOT_ONLINE": "a receiver MQ needs is freed (restore it)",
+    "CHECKPOINT_FAILED": "the forced checkpoint (RCDMQMIMG) failed",
+}
+
+
+def size(n: int | None) -> str:
+    value = float(n or 0)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"
+
+
+def plan_body(queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]], to_delete: Mapping[str, list[str]]) -> str:
+    """The approval gate's body: per queue manager, what will be saved and deleted, what is blocked, and why."""
+    rows = sorted(queue_managers, key=lambda q: (q["host"], q["qmgr"]))
+    lines = [
+        "| host | queue manager | library | oldest needed | save | delete | frees | blocked | alerts |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for q in rows:
+        lines.append(
+            f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q['oldest_needed'] or '-'} "
+            f"| {q['receivers_to_save']} ({size(q['bytes_to_save'])}) | {q['receivers_to_delete']} "
+            f"| {size(q['bytes_freed'])} | {q['block_reason'] or 'no'} | {', '.join(q['alerts']) or '-'} |"
+        )
+    total = sum(q["bytes_freed"] or 0 for q in rows)
+    deletes = sum(q["receivers_to_delete"] or 0 for q in rows)
+    out = [f"**{deletes} receivers to delete, {size(total)} to free**, across {len(rows)} queue managers.", "", *lines]
+    details = [(k, v) for k, v in sorted(to_delete.items()) if v]
+    if details:
+        out += ["", "Receivers to delete (oldest first; each is saved and verified first):"]
+        out += [f"- {key}: {', '.join(names)}" for key, names in details]
+    alerts = sorted({code for q in rows for code in q["alerts"]})
+    if alerts:
+        out += ["", "Alerts:"] + [f"- {code}: {ALERT_TEXT.get(code, code)}" for code in alerts]
+    out += ["", "Approving deletes only what is still deletable when the delete runs: AMQJRNINF and the chain are "
+            "re-read on each partition first."]
+    return "\n".join(out)

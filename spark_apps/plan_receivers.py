@@ -1,0 +1,715 @@
+"""The plan job: per journal receiver of every queue manager, keep, save or delete (docs/planning-rules.md).
+
+Run by spark-submit (see `mqjournal.planjob`), with the `mqjournal` package shipped by --py-files:
+
+    plan_receivers.py --snapshots PATH [--history PATH] --policy-json JSON --as-of ISO8601 --out DIR
+
+The rules are implemented a second time, in pure Python, by `mqjournal.rules`; a property test holds the two equal,
+so every rule here follows the text of the doc to the letter. All fleet-sized work is DataFrame operations on the
+executors: the driver only ever collects aggregates, and at most a handful of example rows when the input is bad.
+Every time is compared as integer microseconds since the epoch, exactly as Python compares aware datetimes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from datetime import datetime, timedelta, timezone
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from mqjournal.jrninf import RECORD_LENGTH
+from mqjournal.policy import Policy
+from mqjournal.snapshot import SCHEMA_ID, ReceiverStatus
+
+KEY = ["host", "qmgr", "qmgr_library"]
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+MICROS = timedelta(microseconds=1)
+
+KEEP, SAVE, DELETE, SAVE_THEN_DELETE = "keep", "save", "delete", "save_then_delete"
+BLOCK_ORDER = (
+    "SNAPSHOT_STALE",
+    "AMQJRNINF_MISSING",
+    "AMQJRNINF_MALFORMED",
+    "AMQJRNINF_RECEIVER_NOT_IN_CHAIN",
+    "AMQJRNINF_NAME_TIME_DISAGREE",
+    "CHAIN_BROKEN",
+)
+
+RECEIVERS_COLUMNS = [
+    "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action", "reason",
+]  # fmt: skip
+QUEUE_MANAGERS_COLUMNS = [
+    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "receivers_to_save",
+    "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
+    "oldest_needed_age_seconds", "collected_at", "run_id",
+]  # fmt: skip
+
+
+class PlanInputError(Exception):
+    """The input cannot be planned from: the job stops rather than plan a queue manager from half its state."""
+
+
+# --- input ----------------------------------------------------------------------------------------------------
+
+# Timestamps are read as text: the offset of `collected_at` is itself data (AMQJRNINF is in that local time).
+_TEXT, _TIME, _NAME = T.StringType(), T.StringType(), T.StringType()
+# Journal sequence numbers can exceed a long (*MAXOPT3), so they are exact decimals.
+_SEQUENCE = T.DecimalType(38, 0)
+
+
+def _struct(*fields: tuple[str, T.DataType]) -> T.StructType:
+    return T.StructType([T.StructField(name, kind) for name, kind in fields])
+
+
+_MESSAGE = _struct(("id", _TEXT), ("text", _TEXT))
+_RECOVERY_POINT = _struct(("receiver", _NAME), ("at", _TIME))
+_RECEIVER = _struct(
+    ("name", _NAME),
+    ("library", _NAME),
+    ("status", _TEXT),
+    ("attached_at", _TIME),
+    ("detached_at", _TIME),
+    ("saved_at", _TIME),
+    ("size_bytes", T.LongType()),
+    ("threshold_kb", T.LongType()),
+    ("previous", _NAME),
+    ("previous_library", _NAME),
+    ("next", _NAME),
+    ("next_library", _NAME),
+    ("first_sequence", _SEQUENCE),
+    ("last_sequence", _SEQUENCE),
+    ("journal", _NAME),
+    ("journal_library", _NAME),
+)
+SNAPSHOT_SCHEMA = _struct(
+    ("schema", _TEXT),
+    ("run_id", _TEXT),
+    ("collected_at", _TIME),
+    ("host", _TEXT),
+    ("platform", _TEXT),
+    ("qmgr", _TEXT),
+    ("qmgr_library", _NAME),
+    ("journal", _struct(("name", _NAME), ("library", _NAME))),
+    ("checkpoint", _struct(("forced", T.BooleanType()), ("ok", T.BooleanType()), ("at", _TIME), ("messages", T.ArrayType(_MESSAGE)))),
+    ("amqjrninf", _TEXT),
+    ("startup_recovery", _RECOVERY_POINT),
+    ("media_recovery", _RECOVERY_POINT),
+    ("receivers", T.ArrayType(_RECEIVER)),
+    ("messages", T.ArrayType(_struct(("id", _TEXT), ("at", _TIME), ("text", _TEXT), ("queue", _TEXT)))),
+)
+
+# What pydantic writes for an AwareDatetime: always an offset, at most microseconds.
+_ISO_INSTANT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})\z"
+_OFFSET = r"(Z|[+-][0-9]{2}:[0-9]{2})\z"
+
+
+def read_inputs(spark: SparkSession, locations: list[str]) -> DataFrame:
+    """Every snapshot line of every location (file, folder or glob), with the file it came from."""
+    frames = [_read_location(spark, location) for location in locations]
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
+def _read_location(spark: SparkSession, location: str) -> DataFrame:
+    reader = (
+        spark.read.schema(SNAPSHOT_SCHEMA)
+        # A truncated or garbled line must stop the job, never drop a queue manager from the plan.
+        .option("mode", "FAILFAST")
+        # The collector writes OUT/run_id=<id>/: without this Spark would add run_id as a partition column,
+        # overriding the run_id inside the records.
+        .option("recursiveFileLookup", "true")
+    )
+    if _is_folder(spark, location):
+        # The collector's write is atomic through a .tmp file that a reader must never see.
+        reader = reader.option("pathGlobFilter", "*.jsonl")
+    return reader.json(location).select("*", F.col("_metadata.file_path").alias("source_file"))
+
+
+def _is_folder(spark: SparkSession, location: str) -> bool:
+    if any(c in location for c in "*?[{"):
+        return False
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return fs.exists(path) and fs.getFileStatus(path).isDirectory()
+
+
+def _bad_instant(column: Column) -> Column:
+    return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | column.try_cast("timestamp").isNull())
+
+
+def input_problem() -> Column:
+    """Why a record is not a usable v1 snapshot, or null. A missing key reads as null under an explicit schema."""
+    statuses = [str(s) for s in ReceiverStatus]
+
+    def receiver_problem(r: Column) -> Column:
+        return (
+            r.isNull()
+            | r["name"].isNull()
+            | r["library"].isNull()
+            | r["size_bytes"].isNull()
+            | ~F.coalesce(r["status"].isin(statuses), F.lit(False))
+            | _bad_instant(r["attached_at"])
+            | _bad_instant(r["detached_at"])
+            | _bad_instant(r["saved_at"])
+        )
+
+    checks = [
+        (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
+        (F.coalesce(F.length("run_id"), F.lit(0)) == 0, "run_id is missing"),
+        (F.coalesce(F.length("host"), F.lit(0)) == 0, "host is missing"),
+        (F.col("qmgr").isNull() | F.col("qmgr_library").isNull(), "qmgr or qmgr_library is missing"),
+        (F.col("journal.name").isNull() | F.col("journal.library").isNull(), "journal is missing"),
+        (F.col("checkpoint.forced").isNull() | F.col("checkpoint.ok").isNull(), "checkpoint is missing"),
+        (F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")), "collected_at is not an ISO 8601 time with offset"),
+        (F.col("receivers").isNull(), "receivers is missing"),
+        (F.exists("receivers", receiver_problem), "a receiver lacks name, library, size_bytes or a known status, or has a bad time"),
+    ]  # fmt: skip
+    return F.coalesce(*[F.when(failed, F.lit(problem)) for failed, problem in checks])
+
+
+def _content_hash() -> Column:
+    columns = [F.col(field.name) for field in SNAPSHOT_SCHEMA.fields]
+    return F.sha2(F.to_json(F.struct(*columns)), 256)
+
+
+def distinct_snapshots(raw: DataFrame) -> DataFrame:
+    """One row per (key, run_id, collected_at), after stopping on bad records (one pass, a few examples collected).
+
+    The same run may be given twice, e.g. in PATH and in --history. Two different records under one identity
+    would make the current state depend on read order, so they stop the job too.
+    """
+    identified = raw.withColumn("collected_us", F.unix_micros(F.col("collected_at").try_cast("timestamp")))
+    identity = [*KEY, "run_id", "collected_us"]
+    findings = (
+        identified.groupBy(*identity)
+        .agg(
+            F.countDistinct(_content_hash()).alias("versions"),
+            F.first(input_problem(), ignorenulls=True).alias("problem"),
+            F.array_sort(F.collect_set("source_file")).alias("files"),
+        )
+        .where(F.col("problem").isNotNull() | (F.col("versions") > 1))
+        .limit(5)
+        .collect()
+    )
+    bad = [f for f in findings if f.problem is not None]
+    if bad:
+        examples = "; ".join(f"{f.files} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem}" for f in bad)
+        raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {examples}")
+    if findings:
+        examples = "; ".join(f"{f.host}/{f.qmgr}/{f.qmgr_library} run {f.run_id} in {f.files}" for f in findings)
+        raise PlanInputError(f"different snapshots with the same queue manager, run_id and collected_at: {examples}")
+    return identified.dropDuplicates(identity).drop("source_file")
+
+
+def by_recency(snapshots: DataFrame) -> DataFrame:
+    """recency 1 is the current state of the key: the latest collected_at, ties broken by the greatest run_id."""
+    newest_first = Window.partitionBy(*KEY).orderBy(F.col("collected_us").desc(), F.col("run_id").desc())
+    return snapshots.withColumn("recency", F.row_number().over(newest_first))
+
+
+# --- 2. AMQJRNINF, natively -----------------------------------------------------------------------------------
+
+# Exactly the characters str.rstrip() removes: a name field is valid when rstrip leaves an IBM i name.
+_PY_WHITESPACE = "".join(f"\\x{{{code:x}}}" for code in range(0x110000) if chr(code).isspace())
+_NAME_FIELD = rf"^[A-Z$#@][A-Z0-9$#@_.]{{0,9}}[{_PY_WHITESPACE}]*\z"
+_TRAILING_WHITESPACE = rf"[{_PY_WHITESPACE}]+\z"
+_BLANKS_OR_NULS = r"^[ \x00]*\z"  # \z, not $: Java's $ also matches before a final line terminator
+_STARS = "*" * 10
+
+
+def amqjrninf_columns(offset_us: Column) -> dict[str, Column]:
+    """The columns of `parse_amqjrninf`, mirrored so that exactly the same values are malformed.
+
+    Spark's datetime parsing accepts year 0, so the year is checked apart, and the parsed time must format back to
+    the same digits, so no lenient roll-over (Feb 30, hour 25, second 60) can slip through.
+    """
+    raw = F.col("amqjrninf")
+    name_field, library_field = F.substring(raw, 1, 10), F.substring(raw, 11, 10)
+    stamp = F.substring(raw, 21, 17)
+    seconds_part = F.substring(stamp, 1, 14)
+    name_stars, library_stars = name_field == _STARS, library_field == _STARS
+    wall_clock = F.try_to_timestamp(seconds_part, F.lit("yyyyMMddHHmmss"))
+    well_formed = (
+        ~raw.rlike(_BLANKS_OR_NULS)
+        & (F.length(raw) >= RECORD_LENGTH)
+        & F.expr(f"substring(amqjrninf, {RECORD_LENGTH + 1})").rlike(_BLANKS_OR_NULS)
+        & (name_stars | name_field.rlike(_NAME_FIELD))
+        & (library_stars | library_field.rlike(_NAME_FIELD))
+        & ~(library_stars & ~name_stars)
+        & stamp.rlike(r"^[0-9]{17}\z")
+        & (F.substring(stamp, 1, 4) != "0000")
+        & (F.date_format(wall_clock, "yyyyMMddHHmmss") == seconds_part)
+    )
+    usable = raw.isNotNull() & F.coalesce(well_formed, F.lit(False))
+    local_us = F.unix_micros(wall_clock) + F.substring(stamp, 15, 3).try_cast("long") * 1000
+    return {
+        "amqjrninf_missing": raw.isNull(),
+        "amqjrninf_malformed": raw.isNotNull() & ~usable,
+        "amqjrninf_usable": usable,
+        "amqjrninf_stars": usable & name_stars,
+        "amqjrninf_receiver": F.when(usable & ~name_stars, F.regexp_replace(name_field, _TRAILING_WHITESPACE, "")),
+        "amqjrninf_library": F.when(usable & ~name_stars, F.regexp_replace(library_field, _TRAILING_WHITESPACE, "")),
+        # The record holds the partition's local time: the offset of collected_at makes it an instant.
+        "needed_us": F.when(usable, local_us - offset_us),
+    }
+
+
+def collected_offset_us() -> Column:
+    """The UTC offset of collected_at: its wall-clock reading minus the instant it denotes."""
+    wall_clock = F.regexp_replace("collected_at", _OFFSET, "").try_cast("timestamp")
+    return F.unix_micros(wall_clock) - F.col("collected_us")
+
+
+def current_states(ranked: DataFrame, *, as_of_us: int, max_age_us: int) -> DataFrame:
+    current = ranked.where(F.col("recency") == 1)
+    return current.select(
+        "*",
+        *[column.alias(name) for name, column in amqjrninf_columns(collected_offset_us()).items()],
+        ((F.lit(as_of_us) - F.col("collected_us")) > F.lit(max_age_us)).alias("stale"),
+    )
+
+
+# --- 1. the chain -------------------------------------------------------------------------------------------------
+
+
+def _micros(column: Column) -> Column:
+    return F.unix_micros(column.try_cast("timestamp"))
+
+
+def receivers_in_chain_order(current: DataFrame) -> DataFrame:
+    """One row per receiver of each current snapshot, chain members numbered in attach order.
+
+    Names wrap, so they only break ties; the receiver's place in the snapshot breaks the last ties, as a stable
+    sort of the snapshot's list would.
+    """
+    exploded = current.select(
+        *KEY,
+        "amqjrninf_receiver",
+        "amqjrninf_library",
+        "needed_us",
+        F.col("journal.name").alias("journal_name"),
+        F.col("journal.library").alias("journal_library_of_qmgr"),
+        F.posexplode("receivers").alias("listed_at", "r"),
+    )
+    receivers = exploded.select(
+        *KEY,
+        "amqjrninf_receiver",
+        "amqjrninf_library",
+        "needed_us",
+        "listed_at",
+        F.col("r.name").alias("receiver"),
+        F.col("r.library").alias("library"),
+        F.col("r.status").alias("status"),
+        F.col("r.size_bytes").alias("size_bytes"),
+        F.col("r.threshold_kb").alias("threshold_kb"),
+        F.col("r.previous").alias("previous"),
+        F.col("r.previous_library").alias("previous_library"),
+        F.col("r.next").alias("next"),
+        F.col("r.next_library").alias("next_library"),
+        F.col("r.first_sequence").alias("first_sequence"),
+        F.col("r.last_sequence").alias("last_sequence"),
+        F.col("r.saved_at").isNotNull().alias("has_saved_at"),
+        _micros(F.col("r.attached_at")).alias("attached_us"),
+        _micros(F.col("r.detached_at")).alias("detached_us"),
+        (
+            (F.col("r.journal") == F.col("journal_name"))
+            & (F.col("r.journal_library") == F.col("journal_library_of_qmgr"))
+            & F.col("r.attached_at").isNotNull()
+        ).alias("in_chain"),
+    )
+    in_chain = F.coalesce(F.col("in_chain"), F.lit(False))
+    # Non-members are numbered in a partition of their own, then dropped to null.
+    attach_order = Window.partitionBy(*KEY, "in_chain").orderBy(
+        "attached_us", F.col("first_sequence").asc_nulls_last(), "receiver", "listed_at"
+    )
+    numbered = receivers.withColumn("in_chain", in_chain).withColumn(
+        "chain_position", F.when(in_chain, F.row_number().over(attach_order) - 1)
+    )
+    before = {c: F.lag(c).over(attach_order) for c in ("receiver", "library", "next", "next_library", "last_sequence")}
+    return numbered.withColumn("link_broken", F.col("in_chain") & F.coalesce(_link_broken(before), F.lit(False)))
+
+
+def _link_broken(a: dict[str, Column]) -> Column:
+    """Member b (this row) does not follow member a (the one before it); a null link is unknown, not broken."""
+    b = F.col
+    has_predecessor = a["receiver"].isNotNull()
+    next_disagrees = a["next"].isNotNull() & ~(
+        a["next"].eqNullSafe(b("receiver")) & a["next_library"].eqNullSafe(b("library"))
+    )
+    previous_disagrees = b("previous").isNotNull() & ~(
+        b("previous").eqNullSafe(a["receiver"]) & b("previous_library").eqNullSafe(a["library"])
+    )
+    gap = a["last_sequence"].isNotNull() & b("first_sequence").isNotNull() & (b("first_sequence") != a["last_sequence"] + 1)
+    return has_predecessor & (next_disagrees | previous_disagrees | gap)
+
+
+def chain_facts(receivers: DataFrame) -> DataFrame:
+    member = F.col("in_chain")
+    attached_member = member & (F.col("status") == "ATTACHED")
+    return receivers.groupBy(*KEY).agg(
+        F.count(F.when(member, 1)).alias("chain_length"),
+        F.bool_or("link_broken").alias("link_broken"),
+        F.count(F.when(attached_member, 1)).alias("attached_members"),
+        F.max(F.when(attached_member, F.col("chain_position"))).alias("attached_position"),
+        F.max(F.when(member & (F.col("attached_us") <= F.col("needed_us")), F.col("chain_position"))).alias("by_time"),
+        F.min(
+            F.when(
+                member
+                & (F.col("receiver") == F.col("amqjrninf_receiver"))
+                & (F.col("library") == F.col("amqjrninf_library")),
+                F.col("chain_position"),
+            )
+        ).alias("named_position"),
+    )
+
+
+# --- 2. the oldest needed receiver, and blocks ----------------------------------------------------------------
+
+
+def queue_manager_states(current: DataFrame, facts: DataFrame) -> DataFrame:
+    """Per key: n (the oldest needed position), the block reasons, and whether the queue manager is blocked."""
+    joined = current.join(facts, KEY, "left")
+    chain_length = F.coalesce(F.col("chain_length"), F.lit(0))
+    attached_members = F.coalesce(F.col("attached_members"), F.lit(0))
+    named, by_time = F.col("named_position"), F.col("by_time")
+    name_given = F.col("amqjrninf_usable") & ~F.col("amqjrninf_stars")
+    not_in_chain = name_given & named.isNull()
+    disagree = name_given & named.isNotNull() & ~named.eqNullSafe(by_time)
+    broken = (
+        F.coalesce(F.col("link_broken"), F.lit(False))
+        | (attached_members != 1)
+        | ~F.col("attached_position").eqNullSafe(chain_length - 1)
+    )
+    oldest_needed_position = (
+        F.when(~F.col("amqjrninf_usable"), 0)
+        .when(F.col("amqjrninf_stars"), F.coalesce(by_time, F.lit(0)))
+        .when(not_in_chain | disagree, 0)
+        .otherwise(named)
+    )
+    reasons = {
+        "SNAPSHOT_STALE": F.col("stale"),
+        "AMQJRNINF_MISSING": F.col("amqjrninf_missing"),
+        "AMQJRNINF_MALFORMED": F.col("amqjrninf_malformed"),
+        "AMQJRNINF_RECEIVER_NOT_IN_CHAIN": not_in_chain,
+        "AMQJRNINF_NAME_TIME_DISAGREE": disagree,
+        "CHAIN_BROKEN": broken,
+    }
+    block_reason = F.concat_ws(",", *[F.when(reasons[code], F.lit(code)) for code in BLOCK_ORDER])
+    return joined.select(
+        *KEY,
+        "run_id",
+        "collected_us",
+        "checkpoint",
+        "amqjrninf_usable",
+        "amqjrninf_stars",
+        "needed_us",
+        chain_length.cast("long").alias("chain_length"),
+        oldest_needed_position.alias("n"),
+        F.when(block_reason != "", block_reason).alias("block_reason"),
+        (block_reason != "").alias("blocked"),
+    )
+
+
+# --- 3. action and reason -----------------------------------------------------------------------------------------
+
+
+def planned_receivers(receivers: DataFrame, states: DataFrame, *, policy: Policy, as_of_us: int) -> DataFrame:
+    rows = receivers.join(states.select(*KEY, "n", "blocked"), KEY)
+    position, n = F.col("chain_position"), F.col("n")
+    status = F.col("status")
+    # A save taken while attached leaves the receiver ONLINE: it is not a save of the whole receiver.
+    saved = F.col("has_saved_at") & status.isin("SAVED", "FREED")
+    needed = position >= n
+    retained = position >= n - F.lit(policy.keep_min_receivers)
+    if policy.retention_days > 0:
+        cutoff_us = as_of_us - policy.retention // MICROS
+        retained = retained | F.col("detached_us").isNull() | (F.col("detached_us") > F.lit(cutoff_us))
+
+    def pick(action: str, reason: str) -> Column:
+        return F.struct(F.lit(action).alias("action"), F.lit(reason).alias("reason"))
+
+    decision = (
+        F.when(~F.col("in_chain"), pick(KEEP, "NOT_IN_CHAIN"))
+        .when(status == "ATTACHED", pick(KEEP, "ATTACHED"))
+        .when(needed & (status == "FREED"), pick(KEEP, "NEEDED_FREED"))
+        .when(needed & saved, pick(KEEP, "NEEDED_SAVED"))
+        .when(needed, pick(SAVE, "NEEDED_NOT_SAVED"))
+        .when(F.col("blocked") & saved, pick(KEEP, "BLOCKED"))
+        .when(F.col("blocked"), pick(SAVE, "BLOCKED_NOT_SAVED"))
+        .when(retained & saved, pick(KEEP, "RETAINED"))
+        .when(retained, pick(SAVE, "RETAINED_NOT_SAVED"))
+        .when(saved, pick(DELETE, "NOT_NEEDED_SAVED"))
+        .otherwise(pick(SAVE_THEN_DELETE, "NOT_NEEDED_NOT_SAVED"))
+    )
+    return rows.withColumn("decision", decision).select(
+        "*", F.col("decision.action").alias("action"), F.col("decision.reason").alias("reason")
+    )
+
+
+def receivers_output(planned: DataFrame) -> DataFrame:
+    return planned.select(*RECEIVERS_COLUMNS)
+
+
+# --- 4. alerts -----------------------------------------------------------------------------------------------------
+
+
+def _successor(name: Column) -> Column:
+    """Rule 1: nnnnn + 1, wrapping 99999 to 00000, instance and r kept."""
+    number = (F.substring(name, 6, 5).cast("int") + 1) % 100000
+    return F.concat(F.substring(name, 1, 5), F.lpad(number.cast("string"), 5, "0"))
+
+
+def next_name_taken(receivers: DataFrame) -> DataFrame:
+    """Keys whose ATTACHED receiver's successor name is already a receiver of the same library."""
+    attached = receivers.where(
+        (F.col("status") == "ATTACHED") & F.col("receiver").rlike(r"^AMQ[A-Z][0-9][0-9]{5}\z")
+    ).select(*KEY, _successor(F.col("receiver")).alias("receiver"), "library")
+    existing = receivers.select(*KEY, "receiver", "library")
+    return (
+        attached.join(existing, [*KEY, "receiver", "library"], "left_semi")
+        .select(*KEY)
+        .distinct()
+        .withColumn("next_receiver_name_taken", F.lit(True))
+    )
+
+
+def recovery_stuck(ranked: DataFrame, runs: int) -> DataFrame:
+    """Per key, over the newest `runs` snapshots: STARTUP/MEDIA recovery point unchanged while receivers changed."""
+    window = ranked.where(F.col("recency") <= runs).select(
+        *KEY,
+        "recency",
+        F.col("startup_recovery.receiver").alias("startup"),
+        F.col("media_recovery.receiver").alias("media"),
+        F.array_sort(F.transform(F.filter("receivers", lambda r: r["status"] == "ATTACHED"), lambda r: r["name"])).alias(
+            "attached_names"
+        ),
+    )
+    facts = window.groupBy(*KEY).agg(
+        F.count(F.lit(1)).alias("runs_seen"),
+        F.count("startup").alias("startup_named"),
+        F.countDistinct("startup").alias("startup_points"),
+        F.count("media").alias("media_named"),
+        F.countDistinct("media").alias("media_points"),
+        F.first(F.when(F.col("recency") == 1, F.col("attached_names")), ignorenulls=True).alias("newest_attached"),
+        F.first(F.when(F.col("recency") == runs, F.col("attached_names")), ignorenulls=True).alias("oldest_attached"),
+    )
+    moved = (F.col("runs_seen") == runs) & ~F.col("oldest_attached").eqNullSafe(F.col("newest_attached"))
+
+    def stuck(point: str) -> Column:
+        return moved & (F.col(f"{point}_named") == runs) & (F.col(f"{point}_points") == 1)
+
+    return facts.select(*KEY, stuck("startup").alias("startup_stuck"), stuck("media").alias("media_stuck"))
+
+
+def receiver_figures(planned: DataFrame) -> DataFrame:
+    """Per key, over the planned receivers: the figures, and the alerts that come from receivers."""
+    action, size = F.col("action"), F.col("size_bytes")
+    saves, deletes = action.isin(SAVE, SAVE_THEN_DELETE), action.isin(DELETE, SAVE_THEN_DELETE)
+    attached = F.col("status") == "ATTACHED"
+    over_threshold = (
+        attached
+        & F.col("threshold_kb").isNotNull()
+        & (size.cast(T.DecimalType(38, 0)) > F.col("threshold_kb").cast(T.DecimalType(38, 0)) * 1024)
+    )
+    return planned.groupBy(*KEY).agg(
+        F.count(F.when(saves, 1)).alias("receivers_to_save"),
+        F.sum(F.when(saves, size)).alias("bytes_to_save"),
+        F.count(F.when(deletes, 1)).alias("receivers_to_delete"),
+        F.sum(F.when(deletes, size)).alias("bytes_to_delete"),
+        F.max(F.when(F.col("chain_position") == F.col("n"), F.col("receiver"))).alias("member_at_n"),
+        F.bool_or(F.col("in_chain") & (F.col("chain_position") >= F.col("n")) & (F.col("status") == "FREED")).alias(
+            "needed_freed"
+        ),
+        F.bool_or(over_threshold).alias("over_threshold"),
+    )
+
+
+def queue_managers_output(
+    states: DataFrame, figures: DataFrame, taken: DataFrame, stuck: DataFrame, *, as_of_us: int
+) -> DataFrame:
+    qm = states.join(figures, KEY, "left").join(taken, KEY, "left").join(stuck, KEY, "left")
+
+    def flag(name: str) -> Column:
+        return F.coalesce(F.col(name), F.lit(False))
+
+    alerts = {
+        "CHECKPOINT_FAILED": F.col("checkpoint.forced") & ~F.col("checkpoint.ok"),
+        "OLDEST_NEEDED_NOT_ON_SYSTEM": F.col("amqjrninf_stars"),
+        "NEEDED_RECEIVER_NOT_ONLINE": flag("needed_freed"),
+        "RECEIVER_OVER_THRESHOLD": flag("over_threshold"),
+        "NEXT_RECEIVER_NAME_TAKEN": flag("next_receiver_name_taken"),
+        "STARTUP_RECOVERY_STUCK": flag("startup_stuck"),
+        "MEDIA_RECOVERY_STUCK": flag("media_stuck"),
+    }
+    raised = F.array(*[F.when(condition, F.lit(code)) for code, condition in alerts.items()])
+    bytes_to_delete = F.coalesce(F.col("bytes_to_delete"), F.lit(0)).cast("long")
+    columns = {
+        "oldest_needed": F.when(F.col("amqjrninf_usable"), F.col("member_at_n")),
+        "alerts": F.array_sort(F.filter(raised, lambda code: code.isNotNull())),
+        "receivers_to_save": F.coalesce(F.col("receivers_to_save"), F.lit(0)).cast("long"),
+        "bytes_to_save": F.coalesce(F.col("bytes_to_save"), F.lit(0)).cast("long"),
+        "receivers_to_delete": F.coalesce(F.col("receivers_to_delete"), F.lit(0)).cast("long"),
+        "bytes_to_delete": bytes_to_delete,
+        "bytes_freed": bytes_to_delete,
+        "oldest_needed_age_seconds": _floor_seconds(F.lit(as_of_us) - F.col("needed_us")),
+        "collected_at": F.timestamp_micros("collected_us"),
+    }
+    return qm.select(*[columns[name].alias(name) if name in columns else F.col(name) for name in QUEUE_MANAGERS_COLUMNS])
+
+
+def _floor_seconds(micros: Column) -> Column:
+    """Whole seconds, floored also when negative (a needed_at after as_of), in exact integer arithmetic."""
+    remainder = F.pmod(micros, F.lit(1_000_000))
+    whole = micros - remainder  # an exact multiple of a second
+    # Decimal, not double: a double loses microseconds beyond about 285 years and could floor one second short.
+    return (whole.cast(T.DecimalType(38, 0)) / F.lit(1_000_000)).cast("long")
+
+
+# --- summary -------------------------------------------------------------------------------------------------------
+
+
+def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime, policy: Policy) -> dict:
+    """Small aggregates only: one job, whose few rows (totals, one per action, one per alert code) reach the driver."""
+    totals = queue_managers.agg(
+        F.count(F.lit(1)).alias("queue_managers"),
+        F.count(F.when(F.col("blocked"), 1)).alias("blocked_queue_managers"),
+        F.coalesce(F.sum("bytes_to_save"), F.lit(0)).alias("bytes_to_save"),
+        F.coalesce(F.sum("bytes_to_delete"), F.lit(0)).alias("bytes_to_delete"),
+        F.coalesce(F.sum("bytes_freed"), F.lit(0)).alias("bytes_freed"),
+    ).select(F.lit("total").alias("kind"), F.explode(F.map_from_arrays(
+        F.array(*[F.lit(name) for name in _TOTALS]), F.array(*[F.col(name).cast("long") for name in _TOTALS])
+    )).alias("name", "count"))
+    actions = receivers.groupBy(F.col("action").alias("name")).count().select(F.lit("action").alias("kind"), "name", "count")
+    alerts = (
+        queue_managers.select(F.explode("alerts").alias("name"))
+        .groupBy("name")
+        .count()
+        .select(F.lit("alert").alias("kind"), "name", "count")
+    )
+    found: dict[str, dict[str, int]] = {"total": {}, "action": {}, "alert": {}}
+    for row in totals.unionByName(actions).unionByName(alerts).collect():
+        found[row.kind][row.name] = row["count"]
+    return {
+        "as_of": as_of.isoformat(),
+        "policy": policy.model_dump(mode="json"),
+        "queue_managers": found["total"]["queue_managers"],
+        "blocked_queue_managers": found["total"]["blocked_queue_managers"],
+        "receivers": sum(found["action"].values()),
+        "actions": dict(sorted(found["action"].items())),
+        "alerts": dict(sorted(found["alert"].items())),
+        "bytes_to_save": found["total"]["bytes_to_save"],
+        "bytes_to_delete": found["total"]["bytes_to_delete"],
+        "bytes_freed": found["total"]["bytes_freed"],
+    }
+
+
+_TOTALS = ("queue_managers", "blocked_queue_managers", "bytes_to_save", "bytes_to_delete", "bytes_freed")
+
+
+def write_text(spark: SparkSession, directory: str, name: str, text: str) -> None:
+    """Through Hadoop's FileSystem, so that DIR may be on any file system the Parquet went to."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(jvm.org.apache.hadoop.fs.Path(directory), name)
+    stream = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+# --- the job ---------------------------------------------------------------------------------------------------------
+
+
+def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as_of: datetime) -> dict:
+    as_of_us = (as_of - EPOCH) // MICROS
+    ranked = by_recency(distinct_snapshots(read_inputs(spark, inputs))).persist()
+    current = current_states(ranked, as_of_us=as_of_us, max_age_us=policy.max_snapshot_age // MICROS)
+    receivers = receivers_in_chain_order(current).persist()
+    states = queue_manager_states(current, chain_facts(receivers)).persist()
+    planned = planned_receivers(receivers, states, policy=policy, as_of_us=as_of_us).persist()
+
+    receivers_out = receivers_output(planned)
+    receivers_out.write.mode("overwrite").parquet(f"{out}/receivers")
+    queue_managers = queue_managers_output(
+        states,
+        receiver_figures(planned),
+        next_name_taken(receivers),
+        recovery_stuck(ranked, policy.stuck_after_runs),
+        as_of_us=as_of_us,
+    )
+    queue_managers.write.mode("overwrite").parquet(f"{out}/queue_managers")
+
+    # Totals come from what was written, so the summary cannot disagree with the Parquet.
+    result = summary(
+        spark.read.parquet(f"{out}/receivers"), spark.read.parquet(f"{out}/queue_managers"), as_of=as_of, policy=policy
+    )
+    write_text(spark, out, "summary.json", json.dumps(result, indent=2, sort_keys=False) + "\n")
+    for frame in (planned, states, receivers, ranked):
+        frame.unpersist()
+    return result
+
+
+def parse_as_of(text: str | None) -> datetime:
+    if not text:
+        return datetime.now(timezone.utc)
+    value = datetime.fromisoformat(text)
+    # A time without offset is taken as UTC, the planner's default zone.
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Plan keep/save/delete for every MQ journal receiver.")
+    parser.add_argument("--snapshots", action="append", required=True, help="file, folder or glob of JSON Lines")
+    parser.add_argument("--history", action="append", default=[], help="more snapshots (file, folder or glob)")
+    parser.add_argument("--policy-json", default="{}", help="the Policy as JSON")
+    parser.add_argument("--as-of", default=None, help="ISO 8601 planning time; default now (UTC)")
+    parser.add_argument("--out", required=True, help="output folder")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    policy = Policy.model_validate_json(args.policy_json)
+    as_of = parse_as_of(args.as_of)
+    spark = (
+        SparkSession.builder.appName("mqjournal-plan")
+        .config("spark.sql.session.timeZone", "UTC")
+        # Parquet readers (pyarrow, pandas) see UTC timestamps, not the legacy INT96.
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        .getOrCreate()
+    )
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    spark.sparkContext.setLogLevel("WARN")
+    failure, status = None, 0
+    try:
+        result = plan(spark, inputs=[*args.snapshots, *args.history], out=args.out, policy=policy, as_of=as_of)
+        print(json.dumps(result, sort_keys=False))
+    except PlanInputError as exc:
+        failure, status = str(exc), 2
+    except Exception as exc:  # noqa: BLE001 - every failure must end in one clear last line
+        text = str(exc)
+        if "MALFORMED_RECORD_IN_PARSING" in text or "Malformed records" in text:
+            first = text.strip().splitlines()[0] if text.strip() else ""
+            failure, status = f"a snapshot line is not a valid JSON {SCHEMA_ID} record (FAILFAST): {first}", 2
+        else:
+            traceback.print_exc()
+            failure, status = f"{type(exc).__name__}: {text.strip().splitlines()[0] if text.strip() else ''}", 1
+    finally:
+        spark.stop()
+    if failure:
+        # Printed after Spark stopped, so it is the last thing on stderr for whoever shows the tail.
+        print(f"mqjournal plan failed: {failure}", file=sys.stderr, flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
