@@ -33,6 +33,8 @@ def _policy(params) -> Policy:
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
+    # SparkSubmitOperator's application_args come from XCom as a list, not as its text.
+    render_template_as_native_obj=True,
     tags=["mq", "ibmi", "journal"],
     doc_md=__doc__,
     params={

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import traceback
 from datetime import datetime, timedelta, timezone
@@ -95,7 +96,12 @@ SNAPSHOT_SCHEMA = _struct(
     ("qmgr", _TEXT),
     ("qmgr_library", _NAME),
     ("journal", _struct(("name", _NAME), ("library", _NAME))),
-    ("checkpoint", _struct(("forced", T.BooleanType()), ("ok", T.BooleanType()), ("at", _TIME), ("messages", T.ArrayType(_MESSAGE)))),
+    (
+        "checkpoint",
+        _struct(
+            ("forced", T.BooleanType()), ("ok", T.BooleanType()), ("at", _TIME), ("messages", T.ArrayType(_MESSAGE))
+        ),
+    ),
     ("amqjrninf", _TEXT),
     ("startup_recovery", _RECOVERY_POINT),
     ("media_recovery", _RECOVERY_POINT),
@@ -168,10 +174,16 @@ def input_problem() -> Column:
         (F.col("qmgr").isNull() | F.col("qmgr_library").isNull(), "qmgr or qmgr_library is missing"),
         (F.col("journal.name").isNull() | F.col("journal.library").isNull(), "journal is missing"),
         (F.col("checkpoint.forced").isNull() | F.col("checkpoint.ok").isNull(), "checkpoint is missing"),
-        (F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")), "collected_at is not an ISO 8601 time with offset"),
+        (
+            F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")),
+            "collected_at is not an ISO 8601 time with offset",
+        ),
         (F.col("receivers").isNull(), "receivers is missing"),
-        (F.exists("receivers", receiver_problem), "a receiver lacks name, library, size_bytes or a known status, or has a bad time"),
-    ]  # fmt: skip
+        (
+            F.exists("receivers", receiver_problem),
+            "a receiver lacks name, library, size_bytes or a known status, or has a bad time",
+        ),
+    ]
     return F.coalesce(*[F.when(failed, F.lit(problem)) for failed, problem in checks])
 
 
@@ -186,7 +198,10 @@ def distinct_snapshots(raw: DataFrame) -> DataFrame:
     The same run may be given twice, e.g. in PATH and in --history. Two different records under one identity
     would make the current state depend on read order, so they stop the job too.
     """
-    identified = raw.withColumn("collected_us", F.unix_micros(F.col("collected_at").try_cast("timestamp")))
+    # Partitioned by queue manager once: every later window, aggregate and join is by key and needs no shuffle.
+    identified = raw.repartition(*KEY).withColumn(
+        "collected_us", F.unix_micros(F.col("collected_at").try_cast("timestamp"))
+    )
     identity = [*KEY, "run_id", "collected_us"]
     findings = (
         identified.groupBy(*identity)
@@ -347,7 +362,8 @@ def _link_broken(a: dict[str, Column]) -> Column:
     previous_disagrees = b("previous").isNotNull() & ~(
         b("previous").eqNullSafe(a["receiver"]) & b("previous_library").eqNullSafe(a["library"])
     )
-    gap = a["last_sequence"].isNotNull() & b("first_sequence").isNotNull() & (b("first_sequence") != a["last_sequence"] + 1)
+    sequences_known = a["last_sequence"].isNotNull() & b("first_sequence").isNotNull()
+    gap = sequences_known & (b("first_sequence") != a["last_sequence"] + 1)
     return has_predecessor & (next_disagrees | previous_disagrees | gap)
 
 
@@ -481,6 +497,10 @@ def next_name_taken(receivers: DataFrame) -> DataFrame:
     )
 
 
+def _is_attached(receiver: Column) -> Column:
+    return receiver["status"] == "ATTACHED"
+
+
 def recovery_stuck(ranked: DataFrame, runs: int) -> DataFrame:
     """Per key, over the newest `runs` snapshots: STARTUP/MEDIA recovery point unchanged while receivers changed."""
     window = ranked.where(F.col("recency") <= runs).select(
@@ -488,9 +508,7 @@ def recovery_stuck(ranked: DataFrame, runs: int) -> DataFrame:
         "recency",
         F.col("startup_recovery.receiver").alias("startup"),
         F.col("media_recovery.receiver").alias("media"),
-        F.array_sort(F.transform(F.filter("receivers", lambda r: r["status"] == "ATTACHED"), lambda r: r["name"])).alias(
-            "attached_names"
-        ),
+        F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
     )
     facts = window.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("runs_seen"),
@@ -562,7 +580,7 @@ def queue_managers_output(
         "oldest_needed_age_seconds": _floor_seconds(F.lit(as_of_us) - F.col("needed_us")),
         "collected_at": F.timestamp_micros("collected_us"),
     }
-    return qm.select(*[columns[name].alias(name) if name in columns else F.col(name) for name in QUEUE_MANAGERS_COLUMNS])
+    return qm.select(*[columns[c].alias(c) if c in columns else F.col(c) for c in QUEUE_MANAGERS_COLUMNS])
 
 
 def _floor_seconds(micros: Column) -> Column:
@@ -578,16 +596,18 @@ def _floor_seconds(micros: Column) -> Column:
 
 def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime, policy: Policy) -> dict:
     """Small aggregates only: one job, whose few rows (totals, one per action, one per alert code) reach the driver."""
-    totals = queue_managers.agg(
+    sums = queue_managers.agg(
         F.count(F.lit(1)).alias("queue_managers"),
         F.count(F.when(F.col("blocked"), 1)).alias("blocked_queue_managers"),
-        F.coalesce(F.sum("bytes_to_save"), F.lit(0)).alias("bytes_to_save"),
-        F.coalesce(F.sum("bytes_to_delete"), F.lit(0)).alias("bytes_to_delete"),
-        F.coalesce(F.sum("bytes_freed"), F.lit(0)).alias("bytes_freed"),
-    ).select(F.lit("total").alias("kind"), F.explode(F.map_from_arrays(
-        F.array(*[F.lit(name) for name in _TOTALS]), F.array(*[F.col(name).cast("long") for name in _TOTALS])
-    )).alias("name", "count"))
-    actions = receivers.groupBy(F.col("action").alias("name")).count().select(F.lit("action").alias("kind"), "name", "count")
+        *[F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in ("bytes_to_save", "bytes_to_delete", "bytes_freed")],
+    )
+    # One row per total, so that totals, actions and alerts come back in a single job.
+    names, values = [F.lit(c) for c in sums.columns], [F.col(c).cast("long") for c in sums.columns]
+    as_map = F.map_from_arrays(F.array(*names), F.array(*values))
+    totals = sums.select(F.lit("total").alias("kind"), F.explode(as_map).alias("name", "count"))
+    actions = (
+        receivers.groupBy(F.col("action").alias("name")).count().select(F.lit("action").alias("kind"), "name", "count")
+    )
     alerts = (
         queue_managers.select(F.explode("alerts").alias("name"))
         .groupBy("name")
@@ -611,18 +631,25 @@ def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime,
     }
 
 
-_TOTALS = ("queue_managers", "blocked_queue_managers", "bytes_to_save", "bytes_to_delete", "bytes_freed")
+def _hadoop_file(spark: SparkSession, directory: str, name: str):
+    """A file through Hadoop's FileSystem, so that DIR may be on any file system the Parquet goes to."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(jvm.org.apache.hadoop.fs.Path(directory), name)
+    return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
 def write_text(spark: SparkSession, directory: str, name: str, text: str) -> None:
-    """Through Hadoop's FileSystem, so that DIR may be on any file system the Parquet went to."""
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(jvm.org.apache.hadoop.fs.Path(directory), name)
-    stream = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).create(path, True)
+    path, fs = _hadoop_file(spark, directory, name)
+    stream = fs.create(path, True)
     try:
         stream.write(bytearray(text.encode("utf-8")))
     finally:
         stream.close()
+
+
+def remove_file(spark: SparkSession, directory: str, name: str) -> None:
+    path, fs = _hadoop_file(spark, directory, name)
+    fs.delete(path, False)
 
 
 # --- the job ---------------------------------------------------------------------------------------------------------
@@ -630,6 +657,8 @@ def write_text(spark: SparkSession, directory: str, name: str, text: str) -> Non
 
 def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as_of: datetime) -> dict:
     as_of_us = (as_of - EPOCH) // MICROS
+    # summary.json is written last: a plan that fails half way must not leave an earlier run's summary behind.
+    remove_file(spark, out, "summary.json")
     ranked = by_recency(distinct_snapshots(read_inputs(spark, inputs))).persist()
     current = current_states(ranked, as_of_us=as_of_us, max_age_us=policy.max_snapshot_age // MICROS)
     receivers = receivers_in_chain_order(current).persist()
@@ -697,12 +726,13 @@ def main(argv: list[str] | None = None) -> int:
         failure, status = str(exc), 2
     except Exception as exc:  # noqa: BLE001 - every failure must end in one clear last line
         text = str(exc)
-        if "MALFORMED_RECORD_IN_PARSING" in text or "Malformed records" in text:
-            first = text.strip().splitlines()[0] if text.strip() else ""
-            failure, status = f"a snapshot line is not a valid JSON {SCHEMA_ID} record (FAILFAST): {first}", 2
+        if "MALFORMED_RECORD_IN_PARSING" in text or "JsonParseException" in text or "JsonEOFException" in text:
+            file = re.search(r"while reading file (\S+?)\.?\s", text)
+            where = file.group(1) if file else ", ".join([*args.snapshots, *args.history])
+            failure, status = f"a line of {where} is not a valid JSON {SCHEMA_ID} record (read in FAILFAST mode)", 2
         else:
             traceback.print_exc()
-            failure, status = f"{type(exc).__name__}: {text.strip().splitlines()[0] if text.strip() else ''}", 1
+            failure, status = f"{type(exc).__name__}: {(text.strip().splitlines() or [''])[0][:500]}", 1
     finally:
         spark.stop()
     if failure:

@@ -7,6 +7,7 @@ SQLite by default; any SQLAlchemy URL in production. The recovery side reads it 
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 from sqlalchemy import DateTime, Integer, String, TypeDecorator, UniqueConstraint, create_engine, select
@@ -112,10 +113,20 @@ class DeletionRecord(BaseModel):
     run_id: str
 
 
+def engine_for(url: str):
+    """An engine for the catalog database; for SQLite, its folder is created and writers wait for the lock."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        return create_engine(url, connect_args={"timeout": 30})
+    return create_engine(url)
+
+
 class Catalog:
     def __init__(self, url: str) -> None:
-        # SQLite (the default) serialises writers: wait for the lock instead of failing at once.
-        self.engine = create_engine(url, connect_args={"timeout": 30} if url.startswith("sqlite") else {})
+        self.engine = engine_for(url)
         try:
             _Base.metadata.create_all(self.engine)
         except OperationalError:

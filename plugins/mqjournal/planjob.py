@@ -25,14 +25,14 @@ from mqjournal.policy import Policy, load_policy
 MASTER_ENV = "MQJOURNAL_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "mqjournal-plan"
-STDERR_TAIL_LINES = 20
+TAIL_LINES = 20
 
 _PACKAGE_DIR = Path(mqjournal.__file__).resolve().parent
 # plugins/mqjournal -> the project root, which holds spark_apps/ next to plugins/.
 _APPLICATION = _PACKAGE_DIR.parent.parent / "spark_apps" / "plan_receivers.py"
 
-# Spark's own INFO/DEBUG log lines say nothing about why a plan failed; they are left out of the error's tail.
-_LOG_NOISE = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (INFO|DEBUG|TRACE) ")
+# Spark's INFO/DEBUG lines and Java stack frames say nothing about why a plan failed: left out of the error's tail.
+_LOG_NOISE = re.compile(r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (INFO|DEBUG|TRACE) |\tat |\t\.\.\. \d+ more)")
 
 
 class PlanJobFailed(MqJournalError):
@@ -40,7 +40,7 @@ class PlanJobFailed(MqJournalError):
 
     def __init__(self, returncode: int, stderr_tail: str) -> None:
         self.returncode = returncode
-        self.stderr_tail = stderr_tail
+        self.stderr_tail = stderr_tail  # the job's stderr, which spark-submit interleaves with its stdout
         super().__init__(
             "spark-submit plan_receivers.py",
             f"exited with status {returncode}; the last lines of its stderr:\n{stderr_tail}\n",
@@ -151,7 +151,7 @@ def submit_environment(master: str) -> dict[str, str]:
     return env
 
 
-def stderr_tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
+def output_tail(text: str, lines: int = TAIL_LINES) -> str:
     kept = [line for line in text.splitlines() if line.strip() and not _LOG_NOISE.match(line)]
     return "\n".join(kept[-lines:])
 
@@ -187,19 +187,20 @@ def run_plan(
             master=resolved,
             conf=conf,
         )
-        # Spark logs go to a file, not a pipe: a busy job must never block on a full pipe, nor grow our memory.
-        stderr_path = scratch_dir / "spark-submit.stderr"
-        with (scratch_dir / "spark-submit.stdout").open("wb") as stdout, stderr_path.open("wb") as stderr:
+        # spark-submit relays the Python driver's stderr to its own stdout, so both streams go to one file (not a
+        # pipe: a busy job must never block on a full pipe, nor grow this process's memory).
+        output = scratch_dir / "spark-submit.log"
+        with output.open("wb") as log:
             completed = subprocess.run(
                 [str(spark_submit_executable()), *args],
-                stdout=stdout,
-                stderr=stderr,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=submit_environment(resolved),
                 check=False,
             )
         if completed.returncode != 0:
-            raise PlanJobFailed(completed.returncode, stderr_tail(_read_end(stderr_path)))
+            raise PlanJobFailed(completed.returncode, output_tail(_read_end(output)))
     return json.loads((Path(out) / "summary.json").read_text(encoding="utf-8"))
 
 
@@ -211,4 +212,5 @@ __all__ = [
     "run_plan",
     "spark_submit_args",
     "spark_submit_executable",
+    "submit_environment",
 ]

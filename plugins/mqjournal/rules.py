@@ -139,6 +139,10 @@ class OldestNeeded:
     not_on_system: bool
 
 
+def to_milliseconds(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
 def oldest_needed(snapshot: Snapshot, chain: list[Receiver]) -> OldestNeeded:
     if snapshot.amqjrninf is None:
         return OldestNeeded(0, ("AMQJRNINF_MISSING",), None, False)
@@ -147,7 +151,8 @@ def oldest_needed(snapshot: Snapshot, chain: list[Receiver]) -> OldestNeeded:
     except MalformedAmqjrninf:
         return OldestNeeded(0, ("AMQJRNINF_MALFORMED",), None, False)
     needed_at = record.needed_at.replace(tzinfo=snapshot.collected_at.tzinfo)
-    attached_before = [i for i, r in enumerate(chain) if r.attached_at <= needed_at]
+    # AMQJRNINF keeps milliseconds; attach times keep microseconds. Compare at AMQJRNINF's precision.
+    attached_before = [i for i, r in enumerate(chain) if to_milliseconds(r.attached_at) <= needed_at]
     by_time = attached_before[-1] if attached_before else None
     if record.receiver is None:
         return OldestNeeded(by_time if by_time is not None else 0, (), needed_at, True)

@@ -29,7 +29,7 @@ def receiver_chain(draw, library: str) -> list[Receiver]:
     receivers = chain(
         names,
         library=library,
-        start=T0 + timedelta(minutes=draw(st.integers(0, 600))),
+        start=T0 + timedelta(minutes=draw(st.integers(0, 600)), microseconds=draw(st.integers(0, 999_999))),
         every=timedelta(minutes=draw(st.integers(5, 240))),
         size=draw(st.integers(1, 5000)) * KB,
         saved=tuple(n for n, s in zip(names, status) if s == "SAVED"),

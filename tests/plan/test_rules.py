@@ -298,3 +298,12 @@ def test_summary_totals_the_fleet():
     assert summary["actions"] == {"delete": 4, "keep": 2, "save": 4}
     assert summary["alerts"] == {"CHECKPOINT_FAILED": 1}
     assert summary["bytes_freed"] == 4 * 1000 * KB
+
+
+def test_amqjrninf_milliseconds_match_a_receiver_attached_within_that_millisecond():
+    receivers = chain(FIVE, saved=tuple(FIVE), start=T0 + timedelta(microseconds=736_873))
+    # MQ wrote the entry in the microsecond AMQA000003 was attached; AMQJRNINF shows it as ...736 ms.
+    needed = receivers[2].attached_at.replace(microsecond=736_000)
+    result = plan(snapshot(receivers, oldest="AMQA000003", needed_at=needed))
+    assert blocked(result) == (False, None)
+    assert only_qm(result).oldest_needed == "AMQA000003"

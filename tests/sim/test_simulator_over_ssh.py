@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from datetime import timedelta, timezone
 
 import paramiko
 import pytest
@@ -353,3 +353,13 @@ def test_days_of_receiver_churn_run_without_a_real_wait(sim_fleet: SimFleet):
     sim_fleet.host().advance(timedelta(days=3))
     shell = sim_fleet.connect()
     assert len(receivers(shell)) > 200
+
+
+def test_advancing_to_a_utc_moment_keeps_the_partitions_own_utc_offset(sim_fleet: SimFleet):
+    host = sim_fleet.host()
+    offset = host.partition.now.utcoffset()
+    host.advance_to((host.partition.now + timedelta(minutes=90)).astimezone(timezone.utc))
+    assert host.partition.now.utcoffset() == offset
+    chain = receivers(sim_fleet.connect())
+    stamps = [r["ATTACH_TIMESTAMP"] for r in chain]
+    assert stamps == sorted(stamps)

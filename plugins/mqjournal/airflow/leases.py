@@ -13,10 +13,11 @@ import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import DateTime, Integer, String, UniqueConstraint, create_engine, delete
+from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from mqjournal.catalog import engine_for
 from mqjournal.errors import MqJournalError
 
 
@@ -43,8 +44,7 @@ class HostBusy(MqJournalError):
 def host_session_slot(
     url: str, host: str, *, slots: int = 2, wait: float = 600.0, lease: timedelta = timedelta(hours=2), poll: float = 1.0
 ) -> Iterator[int]:
-    # SQLite (the default catalog) serialises writers: wait for the lock instead of failing at once.
-    engine = create_engine(url, connect_args={"timeout": 30} if url.startswith("sqlite") else {})
+    engine = engine_for(url)
     try:
         _Base.metadata.create_all(engine)
     except OperationalError:

@@ -104,6 +104,8 @@ def run_workload(partition: Partition, qm: QueueManager, minutes: int, at: datet
 def advance(partition: Partition, until: datetime, step: timedelta = timedelta(minutes=1)) -> None:
     """Let simulated time pass: every running queue manager journals its workload, minute by minute."""
     minutes = max(1, int(step.total_seconds() // 60))
+    # The partition keeps its own UTC offset whatever zone the caller counts in (its timestamps are local time).
+    until = until.astimezone(partition.now.tzinfo)
     while partition.now + step <= until:
         partition.now += step
         for qm in partition.queue_managers:

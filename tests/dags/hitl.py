@@ -1,0 +1,52 @@
+"""Answer a HITL approval gate while `dag.test()` runs, the way the REST API's PATCH handler does.
+
+`dag.test()` runs no scheduler and no API server, so something outside its loop must record the answer. This uses
+Airflow internals (`handle_event_submit`), exactly as `update_hitl_detail` does; keep them in this one helper.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from airflow.models.hitl import HITLDetail
+from airflow.models.taskinstance import TaskInstance
+from airflow.models.trigger import handle_event_submit
+from airflow.triggers.base import TriggerEvent
+from airflow.utils import timezone
+from airflow.utils.session import create_session
+from airflow.utils.state import TaskInstanceState
+
+
+class Responder(threading.Thread):
+    """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once."""
+
+    def __init__(self, dag_id: str, task_id: str, option: str, *, before: Callable[[], None] | None = None, timeout: float = 300):
+        super().__init__(daemon=True)
+        self.dag_id, self.task_id, self.option, self.before, self.timeout = dag_id, task_id, option, before, timeout
+        self.answered: str | None = None
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            with create_session() as session:
+                ti = (
+                    session.query(TaskInstance)
+                    .filter_by(dag_id=self.dag_id, task_id=self.task_id, state=TaskInstanceState.AWAITING_INPUT)
+                    .first()
+                )
+                if ti is not None:
+                    if self.before is not None:
+                        self.before()
+                    detail = session.query(HITLDetail).filter_by(ti_id=ti.id).one()
+                    detail.responded_by = {"id": "oncall", "name": "On-call engineer"}
+                    detail.responded_at = timezone.utcnow()
+                    detail.chosen_options = [self.option]
+                    detail.params_input = {}
+                    session.add(detail)
+                    handle_event_submit(TriggerEvent(detail.as_resume_event_payload()), task_instance=ti, session=session)
+                    self.answered = ti.run_id
+                    return
+            time.sleep(0.5)

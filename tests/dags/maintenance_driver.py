@@ -1,0 +1,92 @@
+"""Run mq_journal_maintenance end to end on real Airflow (dag.test), the real Spark job and the simulator.
+
+Run as a script in a fresh process (Airflow reads its configuration once, at import):
+    python tests/dags/maintenance_driver.py WORKDIR
+Three scenarios, each on its own simulated partition: the gate approved; the gate rejected; the gate approved after
+a receiver became needed again. Prints one JSON line with each run's task states; the simulator's state stays in
+WORKDIR/state for the test to inspect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import yaml
+
+SCENARIOS = {"approved": "Approve", "rejected": "Reject", "needed-again": "Approve"}
+
+
+def main(workdir: Path) -> None:
+    from mqjournal.airflow.connections import fleet_connections
+    from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
+    from mqjournal.sim import mq
+    from mqjournal.sim.service import SimulatorService
+
+    hosts = [
+        HostConfig(name=name, port=0, utc_offset="+01:00", queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])
+        for name in SCENARIOS
+    ]
+    start = datetime.now(timezone.utc) - timedelta(hours=4)
+    config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=4, hosts=hosts).resolved(workdir)
+    service = SimulatorService(config)
+    ports = service.start()
+    fleet_file = workdir / "fleet.yaml"
+    fleet_file.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(config.state_dir),
+                "hosts": [{"name": h.name, "port": ports[h.name], "queue_managers": [{"name": "TEST"}]} for h in hosts],
+            }
+        )
+    )
+    for conn_id, conn in fleet_connections(config, service.host_keys, ports).items():
+        os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
+    os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
+    os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
+    os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+    from airflow.utils import db
+
+    from tests.dags.hitl import Responder
+
+    db.initdb()
+    Pool.create_or_update_pool("mqjournal_ssh", slots=4, description="SSH sessions to IBM i", include_deferred=False)
+    dag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags")).dags["mq_journal_maintenance"]
+
+    def make_needed_again() -> None:
+        # A unit of work surfaces that started in the second oldest receiver (an in-doubt one resolved by resync);
+        # MQ's next checkpoint moves AMQJRNINF back to it.
+        host = service.hosts["needed-again"]
+        with host.state() as partition:
+            qm = partition.queue_manager("TEST")
+            chain = partition.journal_receivers(mq.journal_of(partition, qm))
+            second = chain[1]
+            uow = mq.open_unit_of_work(partition, qm)
+            uow.started_sequence, uow.started_at = second.first_sequence, second.first_entry_at
+        host.run("system 'RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)'", "MQADMIN")
+
+    results = {}
+    for scenario, option in SCENARIOS.items():
+        responder = Responder(dag.dag_id, "approve", option, before=make_needed_again if scenario == "needed-again" else None)
+        responder.start()
+        run = dag.test(run_conf={"hosts": [scenario], "change_receiver": True})
+        responder.stop.set()
+        results[scenario] = {
+            "state": str(run.state),
+            "answered": responder.answered is not None,
+            "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in run.get_task_instances()},
+            "run_id": run.run_id,
+        }
+    service.stop()
+    print("RESULTS " + json.dumps(results))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,102 @@
+"""mq_journal_maintenance on real Airflow, the real Spark job and the simulator over SSH (acceptance of issue 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from mqjournal.airflow.settings import safe
+from mqjournal.catalog import Catalog
+from mqjournal.sim.host import SimulatedHost
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def e2e(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("maintenance")
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(workdir / "airflow"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "PYTHONPATH": str(REPO),
+    }
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "dags" / "maintenance_driver.py"), str(workdir)],
+        env=env, capture_output=True, text=True, timeout=1200,
+    )
+    line = next((l for l in done.stdout.splitlines() if l.startswith("RESULTS ")), None)
+    assert done.returncode == 0 and line, done.stdout[-3000:] + done.stderr[-3000:]
+    return workdir, json.loads(line[len("RESULTS "):])
+
+
+def partition(workdir: Path, host: str) -> SimulatedHost:
+    return SimulatedHost.load(workdir / "state" / f"{host}.json")
+
+
+def planned_deletes(workdir: Path, run_id: str) -> list[str]:
+    rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run_id)}" / "receivers").to_pylist()
+    return sorted(r["receiver"] for r in rows if r["action"] in ("delete", "save_then_delete"))
+
+
+def test_approved_run_deletes_exactly_the_planned_receivers_and_nothing_needed_is_lost(e2e):
+    workdir, results = e2e
+    run = results["approved"]
+    assert run["state"] == "success" and run["answered"]
+    assert run["tasks"]["approve[-1]"] == "success" and run["tasks"]["delete[0]"] == "success"
+    host = partition(workdir, "approved")
+    planned = planned_deletes(workdir, run["run_id"])
+    assert planned, "the plan should have had receivers to delete"
+    assert not set(planned) & {r.name for r in host.partition.receivers_in("QMTEST")}
+    catalog = Catalog(f"sqlite:///{workdir / 'data' / 'catalog.db'}")
+    assert sorted(d.receiver for d in catalog.deletions_for("approved", "QMTEST")) == planned
+    # Every deleted receiver is in the catalog and restores from its save file.
+    for name in planned:
+        (save,) = catalog.saves_of("approved", "QMTEST", name)
+        result = host.run(
+            f"system 'RSTOBJ OBJ({name}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({save.save_file_library}/{save.save_file})'",
+            "MQADMIN",
+        )
+        assert result.exit_status == 0, result.stderr
+    # Nothing needed was lost: a crash and STRMQM, and RCRMQMOBJ of every object, still succeed.
+    for name in planned:
+        host.run(f"system 'DLTJRNRCV JRNRCV(QMTEST/{name})'", "MQADMIN")
+    with host.state() as p:
+        from mqjournal.sim import mq
+
+        mq.crash(p, p.queue_manager("TEST"))
+        objects = [o.name for o in p.queue_manager("TEST").objects if o.name != "QMGR"]
+        for name in objects:
+            p.queue_manager("TEST").object(name).damaged = True
+    assert host.run("system 'STRMQM MQMNAME(TEST)'", "MQADMIN").exit_status == 0
+    for name in objects:
+        result = host.run(f"system 'RCRMQMOBJ OBJ({name}) OBJTYPE(*Q) MQMNAME(TEST)'", "MQADMIN")
+        assert result.exit_status == 0, result.stderr
+
+
+def test_rejected_run_deletes_nothing(e2e):
+    workdir, results = e2e
+    run = results["rejected"]
+    assert run["answered"] and run["tasks"]["delete[-1]"] == "skipped"
+    host = partition(workdir, "rejected")
+    assert len(host.partition.receivers_in("QMTEST")) == len(
+        pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers")
+    )
+
+
+def test_a_receiver_needed_again_before_approval_survives(e2e):
+    workdir, results = e2e
+    run = results["needed-again"]
+    assert run["tasks"]["delete[0]"] == "success"
+    host = partition(workdir, "needed-again")
+    names = [r.name for r in host.partition.journal_receivers(host.partition.journals["QMTEST/AMQAJRN"])]
+    # The second receiver of the chain became needed between plan and approval: it and every later one stay.
+    assert "AMQA000000" not in names
+    assert names[0] == "AMQA000001"
