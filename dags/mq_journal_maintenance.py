@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import Param, dag, get_current_context, task
@@ -58,23 +59,22 @@ def mq_journal_maintenance():
         return steps.collect_one(settings(), target, run_id, params["change_receiver"])
 
     @task
-    def plan_args(snapshot_files: list[str], params=None, run_id=None) -> list[str]:
+    def plan_submission(snapshot_files: list[str], params=None, run_id=None) -> dict:
         s = settings()
-        return steps.plan_arguments(s, run_id, _policy(params))
+        # The hook resolves the master from the connection exactly as the operator will (no public accessor).
+        master = SparkSubmitHook(conn_id=s.spark_conn_id)._connection["master"]
+        return steps.plan_submission(s, run_id, _policy(params), master)
 
     plan = SparkSubmitOperator(
         task_id="plan",
         conn_id=settings().spark_conn_id,
         application=str(settings().spark_app),
-        application_args="{{ ti.xcom_pull(task_ids='plan_args') }}",
-        py_files="{{ ti.xcom_pull(task_ids='package_domain') }}",
+        application_args="{{ ti.xcom_pull(task_ids='plan_submission')['args'] }}",
+        py_files="{{ ti.xcom_pull(task_ids='plan_submission')['py_files'] }}",
+        env_vars="{{ ti.xcom_pull(task_ids='plan_submission')['env'] }}",
+        conf="{{ ti.xcom_pull(task_ids='plan_submission')['conf'] }}",
         name="mq-journal-plan",
-        conf={"spark.ui.enabled": "false"},
     )
-
-    @task
-    def package_domain() -> str:
-        return steps.package_domain(settings())
 
     @task
     def summarize(targets: list[dict], run_id=None) -> dict:
@@ -113,9 +113,7 @@ def mq_journal_maintenance():
 
     targets = select_targets()
     collected = checkpoint_and_collect.expand(target=targets)
-    args = plan_args(collected)
-    package = package_domain()
-    [args, package] >> plan
+    plan_submission(collected) >> plan
     summary = summarize(targets)
     plan >> summary
     branch = gate(summary)

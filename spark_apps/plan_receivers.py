@@ -375,7 +375,10 @@ def chain_facts(receivers: DataFrame) -> DataFrame:
         F.bool_or("link_broken").alias("link_broken"),
         F.count(F.when(attached_member, 1)).alias("attached_members"),
         F.max(F.when(attached_member, F.col("chain_position"))).alias("attached_position"),
-        F.max(F.when(member & (F.col("attached_us") <= F.col("needed_us")), F.col("chain_position"))).alias("by_time"),
+        # AMQJRNINF keeps milliseconds: compare attach times truncated to the millisecond (docs, section 2).
+        F.max(
+            F.when(member & (F.floor(F.col("attached_us") / 1000) * 1000 <= F.col("needed_us")), F.col("chain_position"))
+        ).alias("by_time"),
         F.min(
             F.when(
                 member

@@ -81,6 +81,17 @@ def _print_collection(results) -> None:
             print(f"{f.host:<12} {f.qmgr or '(host)':<10} NOT COLLECTED: {f.error}")
 
 
+def _plan(args: argparse.Namespace) -> int:
+    import json
+
+    from mqjournal.planjob import run_plan
+
+    summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
+    print(json.dumps(summary, indent=2))
+    print(f"plan: {args.out / 'receivers'}, {args.out / 'queue_managers'}, {args.out / 'summary.json'}")
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Until the maintenance DAG lands: the simulated fleet, served over SSH, collected end to end."""
     from mqjournal.collection import collect_fleet
@@ -101,6 +112,13 @@ def _demo(args: argparse.Namespace) -> int:
     _print_collection(results)
     print(f"snapshots: {run_dir / 'snapshots.jsonl'}\naudit log: {args.out / 'audit.jsonl'}")
     return 0 if all(not r.failures for r in results) else 3
+
+
+def _aware(text: str):
+    from datetime import datetime, timezone
+
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,6 +157,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--change-receiver", action="store_true", help="attach a new receiver first (CHGJRN JRNRCV(*GEN))"
     )
     collect.set_defaults(run=_collect)
+
+    plan = commands.add_parser(
+        "plan",
+        help="decide per receiver: keep, save or delete, and flag trouble (a Spark job)",
+        description="Run the plan job on snapshots with spark-submit (master from MQJOURNAL_SPARK_MASTER, "
+        "default local[*]). Writes Parquet datasets OUT/receivers and OUT/queue_managers and OUT/summary.json. "
+        "The rules are in docs/planning-rules.md.",
+    )
+    plan.add_argument("--snapshots", type=Path, required=True, help="snapshot file or folder (JSON Lines)")
+    plan.add_argument("--history", type=Path, help="earlier snapshots (file or folder), for the stuck alerts")
+    plan.add_argument("--policy", type=Path, help="policy file (YAML or JSON); default: the documented defaults")
+    plan.add_argument("--as-of", type=_aware, help="planning time, ISO 8601 (default: now)")
+    plan.add_argument("--out", type=Path, required=True, help="output folder")
+    plan.set_defaults(run=_plan)
 
     demo = commands.add_parser("demo", help="run the main job end to end on a simulated fleet")
     demo.add_argument("--fleet", type=Path, default=Path("docker/fleet.example.yaml"))

@@ -202,8 +202,8 @@ def retained_positions(chain: list[Receiver], n: int, *, as_of: datetime, policy
 # --- 4. alerts ----------------------------------------------------------------------------------------------------
 
 
-def next_name_taken(snapshot: Snapshot, attached: Receiver | None) -> bool:
-    if attached is None or not is_receiver_name(attached.name):
+def next_name_taken(snapshot: Snapshot, attached: Receiver) -> bool:
+    if not is_receiver_name(attached.name):
         return False
     following = str(ReceiverName.parse(attached.name).successor())
     return any(r.name == following and r.library == attached.library for r in snapshot.receivers)
@@ -216,12 +216,11 @@ def recovery_stuck(history: list[Snapshot], field: str, runs: int) -> bool:
     points = [getattr(s, field) for s in window]
     if any(p is None or p.receiver is None for p in points) or len({p.receiver for p in points}) != 1:
         return False
-    first, last = (_attached_name(window[0]), _attached_name(window[-1]))
-    return first != last
+    return _attached_names(window[0]) != _attached_names(window[-1])
 
 
-def _attached_name(snapshot: Snapshot) -> str | None:
-    return next((r.name for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED), None)
+def _attached_names(snapshot: Snapshot) -> list[str]:
+    return sorted(r.name for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED)
 
 
 def alerts_for(snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver], needed: OldestNeeded, policy: Policy) -> tuple[str, ...]:
@@ -232,10 +231,11 @@ def alerts_for(snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver
         found.add("OLDEST_NEEDED_NOT_ON_SYSTEM")
     if any(r.status == ReceiverStatus.FREED for r in chain[needed.position :]):
         found.add("NEEDED_RECEIVER_NOT_ONLINE")
-    attached = next((r for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED), None)
-    if attached is not None and attached.threshold_kb is not None and attached.size_bytes > attached.threshold_kb * 1024:
+    # Any ATTACHED receiver counts: with two (a broken chain) the alert errs on the side of telling.
+    attached = [r for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED]
+    if any(r.threshold_kb is not None and r.size_bytes > r.threshold_kb * 1024 for r in attached):
         found.add("RECEIVER_OVER_THRESHOLD")
-    if next_name_taken(snapshot, attached):
+    if any(next_name_taken(snapshot, r) for r in attached):
         found.add("NEXT_RECEIVER_NAME_TAKEN")
     if recovery_stuck(history, "startup_recovery", policy.stuck_after_runs):
         found.add("STARTUP_RECOVERY_STUCK")
@@ -318,6 +318,9 @@ def plan_fleet(snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, 
     policy = policy or Policy()
     by_key: dict[Key, dict[tuple[str, datetime], Snapshot]] = defaultdict(dict)
     for s in snapshots:
+        seen = by_key[key_of(s)].get((s.run_id, s.collected_at))
+        if seen is not None and seen != s:
+            raise ValueError(f"two different snapshots of {key_of(s)} for run {s.run_id} at {s.collected_at}")
         by_key[key_of(s)][(s.run_id, s.collected_at)] = s
     queue_managers, receivers = [], []
     for key in sorted(by_key):

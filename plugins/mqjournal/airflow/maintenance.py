@@ -162,23 +162,31 @@ def write_report(settings: Settings, run_id: str, summary: dict | None, saves: l
     return text
 
 
-def plan_arguments(settings: Settings, run_id: str, policy: Policy) -> list[str]:
-    """spark_apps/plan_receivers.py's arguments: this run's snapshots are current, every earlier run is history."""
-    return [
-        "--snapshots", str(settings.snapshot_dir(run_id)),
-        "--history", str(settings.snapshots),
-        "--policy-json", policy.model_dump_json(),
-        "--out", str(settings.plan_dir(run_id)),
-    ]
+SPARK_ENV = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
 
 
-def package_domain(settings: Settings) -> str:
-    """The domain package as a zip for --py-files, as spark-submit ships code to executors on a real cluster."""
-    import shutil
+def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str) -> dict:
+    """SparkSubmitOperator's templated inputs for the plan job: this run's snapshots are current, every earlier
+    run is history; `as_of` is fixed now, so a retried plan task plans the same moment."""
+    from datetime import datetime
 
-    import mqjournal
+    from mqjournal import planjob
 
-    target = settings.data_dir / "dist" / "mqjournal"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    root = Path(mqjournal.__file__).resolve().parent
-    return shutil.make_archive(str(target), "zip", root_dir=root.parent, base_dir=root.name)
+    py_files = planjob.build_py_files(_dist(settings))
+    env = planjob.submit_environment(master)
+    return {
+        "args": planjob.application_args(
+            settings.snapshot_dir(run_id), settings.plan_dir(run_id), history=settings.snapshots, policy=policy,
+            as_of=datetime.now(timezone.utc),
+        ),
+        # Only Spark's own variables: the process environment holds connection secrets that must not reach XCom.
+        "env": {k: env[k] for k in SPARK_ENV if k in env},
+        "conf": planjob.default_conf(master),
+        "py_files": str(py_files),
+    }
+
+
+def _dist(settings: Settings) -> Path:
+    path = settings.data_dir / "dist"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
