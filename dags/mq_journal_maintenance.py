@@ -13,8 +13,7 @@ import pendulum
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.standard.operators.hitl import ApprovalOperator
-from airflow.sdk import Param, dag, get_current_context, task
-from airflow.sdk import TriggerRule
+from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.settings import settings
@@ -104,10 +103,13 @@ def mq_journal_maintenance():
         return steps.delete_one(settings(), target, summary, run_id, _policy(params))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def report(summary: dict | None, saves: list[dict] | None, deletes: list[dict] | None, run_id=None) -> str:
-        context = get_current_context()
-        states = {ti.task_id: ti.state for ti in context["dag_run"].get_task_instances()} if hasattr(context["dag_run"], "get_task_instances") else {}
-        text = steps.write_report(settings(), run_id, summary, saves or [], deletes or [], outcome=str(states.get("approve", "")))
+    def report(params=None, run_id=None, ti=None) -> str:
+        summary = ti.xcom_pull(task_ids="summarize")
+        saves = ti.xcom_pull(task_ids="save") or []
+        deletes = ti.xcom_pull(task_ids="delete") or []
+        approval = ti.xcom_pull(task_ids="approve")
+        result = steps.outcome(params["dry_run"], summary, approval, list(deletes))
+        text = steps.write_report(settings(), run_id, summary, list(saves), list(deletes), outcome=result)
         print(text)
         return str(settings().report_file(run_id))
 
@@ -121,7 +123,7 @@ def mq_journal_maintenance():
     deleted = delete.partial(summary=summary).expand(target=targets)
     branch >> [saved, approve]
     [saved, approve] >> deleted
-    report(summary, saved, deleted)
+    [summary, saved, deleted] >> report()
 
 
 mq_journal_maintenance()

@@ -144,6 +144,23 @@ def delete_one(settings: Settings, target: dict, summary: dict, run_id: str, pol
     return {"target": key(target), **asdict(result)}
 
 
+def outcome(dry_run: bool, summary: dict | None, approval: dict | None, deletes: list[dict]) -> str:
+    """One line for the report: what the run decided, and who decided it."""
+    if summary is None:
+        return "failed before a plan was made: nothing was saved or deleted"
+    if dry_run:
+        return "dry run: plan only, nothing saved or deleted"
+    if not summary["anything_to_delete"]:
+        return "nothing to delete: no approval was needed"
+    if approval is None:
+        return "not approved (no answer before the timeout, or the gate failed): nothing was deleted"
+    who = (approval.get("responded_by_user") or {}).get("name", "the timeout default")
+    if "Approve" not in approval.get("chosen_options", []):
+        return f"rejected by {who}: nothing was deleted"
+    deleted = sum(len(d.get("deleted") or []) for d in deletes if d)
+    return f"approved by {who}: {deleted} receivers deleted"
+
+
 def write_report(settings: Settings, run_id: str, summary: dict | None, saves: list[dict], deletes: list[dict], outcome: str) -> str:
     """The run summary: what was saved where, deleted, kept and why, alerts. Returns the Markdown text."""
     lines = [f"# mq_journal_maintenance {run_id}", "", f"Outcome: {outcome}", ""]
