@@ -105,11 +105,11 @@ def mq_journal_maintenance():
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
         summary = ti.xcom_pull(task_ids="summarize")
-        saves = ti.xcom_pull(task_ids="save") or []
-        deletes = ti.xcom_pull(task_ids="delete") or []
+        saves = steps.mapped_results(ti.xcom_pull(task_ids="save"))
+        deletes = steps.mapped_results(ti.xcom_pull(task_ids="delete"))
         approval = ti.xcom_pull(task_ids="approve")
-        result = steps.outcome(params["dry_run"], summary, approval, list(deletes))
-        text = steps.write_report(settings(), run_id, summary, list(saves), list(deletes), outcome=result)
+        result = steps.outcome(params["dry_run"], summary, approval, deletes)
+        text = steps.write_report(settings(), run_id, summary, saves, deletes, outcome=result)
         print(text)
         return str(settings().report_file(run_id))
 

@@ -35,3 +35,11 @@ def test_the_report_says_who_decided_what():
     assert outcome(True, summary, None, []).startswith("dry run")
     assert outcome(False, {"anything_to_delete": False}, None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")
+
+
+def test_mapped_results_are_always_a_list():
+    from mqjournal.airflow.maintenance import mapped_results
+
+    assert mapped_results(None) == []
+    assert mapped_results({"deleted": ["A"]}) == [{"deleted": ["A"]}]
+    assert mapped_results([{"deleted": ["A"]}, None]) == [{"deleted": ["A"]}]

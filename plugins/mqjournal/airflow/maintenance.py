@@ -144,6 +144,15 @@ def delete_one(settings: Settings, target: dict, summary: dict, run_id: str, pol
     return {"target": key(target), **asdict(result)}
 
 
+def mapped_results(pulled) -> list[dict]:
+    """A mapped task's XCom values as a list: Airflow gives one instance's value bare, and None when skipped."""
+    if pulled is None:
+        return []
+    if isinstance(pulled, dict):
+        return [pulled]
+    return [value for value in pulled if value]
+
+
 def outcome(dry_run: bool, summary: dict | None, approval: dict | None, deletes: list[dict]) -> str:
     """One line for the report: what the run decided, and who decided it."""
     if summary is None:
