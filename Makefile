@@ -1,5 +1,6 @@
 # Two commands for a new machine: `make demo` runs the main job on the simulated fleet, `make test` runs the tests.
 # Both create the virtualenv .venv at the repository root and install what they need into it.
+# `make demo DEMO_ARGS=--approve` answers the approval gate itself (an unattended demo).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,7 +21,7 @@ test: $(INSTALLED)
 	$(PY) -m pytest
 
 demo: $(INSTALLED)
-	$(VENV)/bin/mqjournal demo --fleet docker/fleet.example.yaml
+	$(VENV)/bin/mqjournal demo --fleet docker/fleet.example.yaml $(DEMO_ARGS)
 
 clean:
-	rm -rf $(VENV) .sim
+	rm -rf $(VENV) .sim .airflow

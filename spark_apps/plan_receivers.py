@@ -23,6 +23,10 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+# The vocabulary (actions, block reasons in their order) is the reference planner's; the package is shipped to the
+# driver with --py-files. The rules themselves are written again below in DataFrame form, held equal by a test.
+from mqjournal.rules import BLOCK_ORDER, DELETE, KEEP, SAVE, SAVE_THEN_DELETE
+
 from mqjournal.jrninf import RECORD_LENGTH
 from mqjournal.policy import Policy
 from mqjournal.snapshot import SCHEMA_ID, ReceiverStatus
@@ -31,15 +35,6 @@ KEY = ["host", "qmgr", "qmgr_library"]
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MICROS = timedelta(microseconds=1)
 
-KEEP, SAVE, DELETE, SAVE_THEN_DELETE = "keep", "save", "delete", "save_then_delete"
-BLOCK_ORDER = (
-    "SNAPSHOT_STALE",
-    "AMQJRNINF_MISSING",
-    "AMQJRNINF_MALFORMED",
-    "AMQJRNINF_RECEIVER_NOT_IN_CHAIN",
-    "AMQJRNINF_NAME_TIME_DISAGREE",
-    "CHAIN_BROKEN",
-)
 
 RECEIVERS_COLUMNS = [
     "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action", "reason",

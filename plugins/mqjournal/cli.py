@@ -93,25 +93,17 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Until the maintenance DAG lands: the simulated fleet, served over SSH, collected end to end."""
-    from mqjournal.collection import collect_fleet
-    from mqjournal.fleet import load_fleet
-    from mqjournal.sim.service import SimulatorService
+    """The main job end to end: the simulated fleet, a local Airflow, the maintenance DAG run and its approval."""
+    from mqjournal.demo import REPO, run_demo
 
-    config = load_fleet(args.fleet)
-    # Ephemeral ports, so the demo never collides with a simulator already serving the same fleet file.
-    config = config.model_copy(update={"hosts": [h.model_copy(update={"port": 0}) for h in config.hosts]})
-    print(f"simulating {len(config.hosts)} IBM i partitions ({config.warmup_hours:g} h of receiver churn) ...", flush=True)
-    with SimulatorService(config) as service:
-        ports = service.start()
-        live = config.model_copy(
-            update={"hosts": [h.model_copy(update={"port": ports[h.name]}) for h in config.hosts]}
-        )
-        service.write_known_hosts()
-        run_dir, results = collect_fleet(live, args.out, change_receiver=True)
-    _print_collection(results)
-    print(f"snapshots: {run_dir / 'snapshots.jsonl'}\naudit log: {args.out / 'audit.jsonl'}")
-    return 0 if all(not r.failures for r in results) else 3
+    return run_demo(
+        args.fleet or REPO / "docker" / "fleet.example.yaml",
+        home=args.home or REPO / ".airflow",
+        port=args.port,
+        answer="Approve" if args.approve else "Reject" if args.reject else None,
+        keep_running=args.keep_running,
+        timeout_minutes=args.timeout,
+    )
 
 
 def _aware(text: str):
@@ -172,9 +164,28 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", type=Path, required=True, help="output folder")
     plan.set_defaults(run=_plan)
 
-    demo = commands.add_parser("demo", help="run the main job end to end on a simulated fleet")
-    demo.add_argument("--fleet", type=Path, default=Path("docker/fleet.example.yaml"))
-    demo.add_argument("--out", type=Path, default=Path("out/demo"))
+    demo = commands.add_parser(
+        "demo",
+        help="run the main job end to end on a simulated fleet, in a local Airflow",
+        description="Set up a local Airflow (SQLite, Spark local[*]) in HOME, serve the simulated fleet over SSH, "
+        "import its Airflow connections, start `airflow standalone`, trigger mq_journal_maintenance and follow it "
+        "to the end. It shows where to approve the deletes in the UI, or answers the gate itself with --approve / "
+        "--reject. Airflow and the simulator stop at the end (or on Ctrl-C) unless --keep-running.",
+    )
+    demo.add_argument(
+        "--fleet", type=Path, help="fleet file (default: docker/fleet.example.yaml of the repository)"
+    )
+    answer = demo.add_mutually_exclusive_group()
+    answer.add_argument("--approve", action="store_true", help="approve the deletes through the REST API (unattended)")
+    answer.add_argument("--reject", action="store_true", help="reject the deletes through the REST API (unattended)")
+    demo.add_argument(
+        "--keep-running", action="store_true", help="after the run, keep Airflow and the simulator up until Ctrl-C"
+    )
+    demo.add_argument("--port", type=int, default=8080, help="Airflow API server and UI port (default 8080)")
+    demo.add_argument("--home", type=Path, help="AIRFLOW_HOME for the demo (default: .airflow of the repository)")
+    demo.add_argument(
+        "--timeout", type=float, default=60, metavar="MINUTES", help="give up on the run after this long (default 60)"
+    )
     demo.set_defaults(run=_demo)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")

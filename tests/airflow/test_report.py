@@ -32,6 +32,7 @@ def test_the_report_says_who_decided_what():
     assert outcome(False, summary, approved, [{"deleted": ["A", "B"]}]) == "approved by Ana: 2 receivers deleted"
     assert outcome(False, summary, rejected, []) == "rejected by Bo: nothing was deleted"
     assert outcome(False, summary, None, []).startswith("not approved")
+    assert outcome(False, summary, None, [], approve_state="success") == "rejected at the approval gate: nothing was deleted"
     assert outcome(True, summary, None, []).startswith("dry run")
     assert outcome(False, {"anything_to_delete": False}, None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")

@@ -85,6 +85,8 @@ def test_rejected_run_deletes_nothing(e2e):
     workdir, results = e2e
     run = results["rejected"]
     assert run["answered"] and run["tasks"]["delete[-1]"] == "skipped"
+    report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
+    assert "Outcome: rejected at the approval gate: nothing was deleted" in report
     host = partition(workdir, "rejected")
     rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers").to_pylist()
     planned = {r["receiver"] for r in rows if r["host"] == "rejected"}

@@ -153,7 +153,9 @@ def mapped_results(pulled) -> list[dict]:
     return [value for value in pulled if value]
 
 
-def outcome(dry_run: bool, summary: dict | None, approval: dict | None, deletes: list[dict]) -> str:
+def outcome(
+    dry_run: bool, summary: dict | None, approval: dict | None, deletes: list[dict], approve_state: str | None = None
+) -> str:
     """One line for the report: what the run decided, and who decided it."""
     if summary is None:
         return "failed before a plan was made: nothing was saved or deleted"
@@ -161,6 +163,9 @@ def outcome(dry_run: bool, summary: dict | None, approval: dict | None, deletes:
         return "dry run: plan only, nothing saved or deleted"
     if not summary["anything_to_delete"]:
         return "nothing to delete: no approval was needed"
+    if approval is None and approve_state == "success":
+        # On Reject the ApprovalOperator skips downstream before its answer reaches XCom.
+        return "rejected at the approval gate: nothing was deleted"
     if approval is None:
         return "not approved (no answer before the timeout, or the gate failed): nothing was deleted"
     who = (approval.get("responded_by_user") or {}).get("name", "the timeout default")

@@ -1,0 +1,102 @@
+"""`mqjournal demo --approve`, the README's first command, end to end: a real `airflow standalone`, the real Spark
+job and the simulator over SSH, with the approval gate answered through Airflow's REST API."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mqjournal.sim.host import SimulatedHost
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    """Nothing listens there (connections left in TIME_WAIT do not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def deleted_in_report(text: str) -> list[str]:
+    """The receivers the report's Deleted section lists: lines "- `host/qmgr/lib`: {json}"."""
+    section = text.split("## Deleted", 1)[1] if "## Deleted" in text else ""
+    names = []
+    for line in section.splitlines():
+        found = re.match(r"- `[^`]+`: (\{.*\})$", line.strip())
+        if found:
+            names += json.loads(found.group(1)).get("deleted") or []
+    return names
+
+
+@pytest.mark.slow
+def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(tmp_path: Path):
+    ssh_port, api_port = free_port(), free_port()
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": "state",
+                "warmup_hours": 4,
+                "hosts": [{"name": "lab", "port": ssh_port, "queue_managers": [{"name": "TEST", "threshold_kb": 500}]}],
+            }
+        )
+    )
+    home = tmp_path / "airflow"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "MQJOURNAL_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "mqjournal.cli", "demo", "--approve", "--fleet", str(fleet), "--home", str(home),
+         "--port", str(api_port), "--timeout", "5"],
+        env=env, capture_output=True, text=True, timeout=420,
+    )
+    out = done.stdout + done.stderr
+    log = home / "airflow.log"
+    detail = f"{out[-6000:]}\n--- {log} ---\n{log.read_text()[-3000:] if log.exists() else ''}"
+    assert done.returncode == 0, detail
+
+    # The run went through the gate, answered over the REST API, and succeeded.
+    assert "APPROVAL NEEDED" in out and "answered ['Approve']" in out, detail
+    run_line = re.search(r"^run (\S+): SUCCESS$", out, re.M)
+    assert run_line, detail
+    assert re.search(r"^\s+delete\[0\]\s+success$", out, re.M), detail
+
+    # The report says what was deleted, and the partition agrees.
+    (report,) = (home / "mqjournal" / "reports").glob("*.md")
+    text = report.read_text()
+    assert str(report) in out
+    deleted = deleted_in_report(text)
+    assert deleted, text
+    partition = SimulatedHost.load(tmp_path / "state" / "lab.json").partition
+    assert not set(deleted) & {r.name for r in partition.receivers_in("QMTEST")}
+
+    # Airflow and the simulator are gone: both ports are free again, nothing runs from the demo's home.
+    assert port_is_free(api_port) and port_is_free(ssh_port)
+    assert not processes_with(f"AIRFLOW_HOME={home.resolve()}")
+
+
+def processes_with(environment_entry: str) -> list[str]:
+    """Command lines of the live processes whose environment holds `environment_entry` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if environment_entry.encode() in (proc / "environ").read_bytes().split(b"\0"):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return found
