@@ -17,11 +17,12 @@ ALERT_TEXT = {
 
 def size(n: int | None) -> str:
     value = float(n or 0)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    if value < 1024:
+        return f"{value:.0f} B"
+    for unit in ("KB", "MB", "GB", "TB"):
         value /= 1024
-    return f"{value:.1f} TB"
+        if value < 1024 or unit == "TB":
+            return f"{value:.1f} {unit}"
 
 
 def plan_body(queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]], to_delete: Mapping[str, list[str]]) -> str:
