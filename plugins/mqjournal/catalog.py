@@ -1,7 +1,9 @@
-"""The backup catalog: where every receiver was saved, verified on the host, and which receivers were deleted.
+"""The backup catalog: every verified save of a receiver or of a queue manager library, every deletion, and
+which save files have been discarded.
 
 A receiver is identified by host, library, name *and attach time*: names wrap and come back, attach times do not.
-SQLite by default; any SQLAlchemy URL in production. The recovery side reads it to find the save files to restore.
+SQLite by default; any SQLAlchemy URL in production. The recovery side reads it (`receivers`, `library_saves`) to
+find the save files to restore; a discarded save file's saves are no longer offered.
 """
 
 from __future__ import annotations
@@ -75,6 +77,40 @@ class _Deletion(_Base):
     run_id: Mapped[str] = mapped_column(String(250))
 
 
+class _LibrarySave(_Base):
+    __tablename__ = "library_saves"
+    __table_args__ = (UniqueConstraint("host", "qmgr_library", "save_file_library", "save_file"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    qmgr: Mapped[str] = mapped_column(String(48))
+    qmgr_library: Mapped[str] = mapped_column(String(10))
+    journal: Mapped[str] = mapped_column(String(10))
+    device: Mapped[str] = mapped_column(String(10), default="*SAVF")
+    save_file_library: Mapped[str] = mapped_column(String(10))
+    save_file: Mapped[str] = mapped_column(String(10))
+    saved_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    verified_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    attached_receiver: Mapped[str] = mapped_column(String(10))
+    attached_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    oldest_needed_receiver: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    oldest_needed_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    threshold_kb: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    run_id: Mapped[str] = mapped_column(String(250))
+
+
+class _Discarded(_Base):
+    __tablename__ = "discarded_save_files"
+    __table_args__ = (UniqueConstraint("host", "save_file_library", "save_file"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    save_file_library: Mapped[str] = mapped_column(String(10))
+    save_file: Mapped[str] = mapped_column(String(10))
+    discarded_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    run_id: Mapped[str] = mapped_column(String(250))
+
+
 class SaveRecord(BaseModel):
     """One verified save of one receiver."""
 
@@ -98,6 +134,52 @@ class SaveRecord(BaseModel):
     saved_at: AwareDatetime
     verified_at: AwareDatetime
     run_id: str
+
+
+class LibrarySaveRecord(BaseModel):
+    """One verified save of a whole queue manager library (SAVLIB), taken with the queue manager ended.
+
+    `oldest_needed_*` is AMQJRNINF at the save: restoring this save needs that receiver and every later one.
+    """
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    host: str
+    qmgr: str
+    qmgr_library: str
+    journal: str
+    device: str = "*SAVF"
+    save_file_library: str
+    save_file: str
+    saved_at: AwareDatetime
+    verified_at: AwareDatetime
+    attached_receiver: str
+    attached_at: AwareDatetime
+    oldest_needed_receiver: str | None
+    oldest_needed_at: AwareDatetime
+    threshold_kb: int | None = None
+    run_id: str
+
+    @property
+    def save_file_path(self) -> str:
+        return f"{self.save_file_library}/{self.save_file}"
+
+
+class CatalogedReceiver(BaseModel):
+    """A receiver as the catalog knows it (one incarnation of a name), with every save still available."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    library: str
+    attached_at: AwareDatetime
+    detached_at: AwareDatetime | None
+    first_sequence: int | None
+    last_sequence: int | None
+    previous: str | None
+    next: str | None
+    size_bytes: int
+    saves: tuple[SaveRecord, ...]  # newest first; only full saves (taken after detach) are recorded
 
 
 class DeletionRecord(BaseModel):
@@ -177,3 +259,93 @@ class Catalog:
                 select(_Deletion).where(_Deletion.host == host, _Deletion.library == library).order_by(_Deletion.deleted_at)
             ).all()
             return [DeletionRecord.model_validate(row) for row in rows]
+
+    # --- library saves ----------------------------------------------------------------------------------------
+
+    def record_library_save(self, record: LibrarySaveRecord) -> None:
+        """Idempotent, like `record_save`."""
+        with Session(self.engine) as session, session.begin():
+            exists = session.scalar(
+                select(_LibrarySave.id).where(
+                    _LibrarySave.host == record.host,
+                    _LibrarySave.qmgr_library == record.qmgr_library,
+                    _LibrarySave.save_file_library == record.save_file_library,
+                    _LibrarySave.save_file == record.save_file,
+                )
+            )
+            if exists is None:
+                session.add(_LibrarySave(**record.model_dump()))
+
+    def library_saves(self, host: str, qmgr_library: str, *, include_discarded: bool = False) -> list[LibrarySaveRecord]:
+        """Every library save of a queue manager, newest first."""
+        with Session(self.engine) as session:
+            rows = session.scalars(
+                select(_LibrarySave)
+                .where(_LibrarySave.host == host, _LibrarySave.qmgr_library == qmgr_library)
+                .order_by(_LibrarySave.saved_at.desc())
+            ).all()
+            found = [LibrarySaveRecord.model_validate(row) for row in rows]
+        if include_discarded:
+            return found
+        gone = self.discarded_save_files(host)
+        return [s for s in found if s.save_file_path not in gone]
+
+    # --- the per-receiver view --------------------------------------------------------------------------------
+
+    def receivers(self, host: str, qmgr_library: str, *, include_discarded: bool = False) -> list[CatalogedReceiver]:
+        """Every receiver of a queue manager the catalog has a save of, in attach order, each with its saves."""
+        gone = set() if include_discarded else self.discarded_save_files(host)
+        grouped: dict[tuple[str, str, datetime], list[SaveRecord]] = {}
+        for save in self.saves_for(host, qmgr_library):
+            if f"{save.save_file_library}/{save.save_file}" in gone:
+                continue
+            grouped.setdefault((save.library, save.receiver, save.attached_at), []).append(save)
+        found = []
+        for (library, name, attached_at), saves in grouped.items():
+            saves.sort(key=lambda s: s.saved_at, reverse=True)
+            latest = saves[0]
+            found.append(
+                CatalogedReceiver(
+                    name=name,
+                    library=library,
+                    attached_at=attached_at,
+                    detached_at=latest.detached_at,
+                    first_sequence=latest.first_sequence,
+                    last_sequence=latest.last_sequence,
+                    previous=latest.previous,
+                    next=latest.next,
+                    size_bytes=latest.size_bytes,
+                    saves=tuple(saves),
+                )
+            )
+        return sorted(found, key=lambda r: r.attached_at)
+
+    # --- discarded save files ---------------------------------------------------------------------------------
+
+    def record_discarded(self, host: str, save_file_library: str, save_file: str, run_id: str) -> None:
+        """The save file was deleted (backup expiry): its saves are no longer offered for a restore. Idempotent."""
+        with Session(self.engine) as session, session.begin():
+            exists = session.scalar(
+                select(_Discarded.id).where(
+                    _Discarded.host == host,
+                    _Discarded.save_file_library == save_file_library,
+                    _Discarded.save_file == save_file,
+                )
+            )
+            if exists is None:
+                session.add(
+                    _Discarded(
+                        host=host,
+                        save_file_library=save_file_library,
+                        save_file=save_file,
+                        discarded_at=datetime.now(timezone.utc),
+                        run_id=run_id,
+                    )
+                )
+
+    def discarded_save_files(self, host: str) -> set[str]:
+        with Session(self.engine) as session:
+            rows = session.execute(
+                select(_Discarded.save_file_library, _Discarded.save_file).where(_Discarded.host == host)
+            ).all()
+            return {f"{lib}/{name}" for lib, name in rows}

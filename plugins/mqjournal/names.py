@@ -54,6 +54,16 @@ def qmgr_name(value: object) -> str:
     return value
 
 
+def mq_name(value: object, *, what: str = "MQ object") -> str:
+    """An MQ object or cluster name (a queue, a channel, a cluster): 1-48 of the characters queue manager names use.
+
+    The same character set as queue manager names, so it can never end a CL quoted string either.
+    """
+    if not isinstance(value, str) or not _QMGR_NAME.fullmatch(value):
+        raise InvalidName(repr(value), f"not a valid {what} name", "use 1-48 characters from A-Z a-z 0-9 . / _ %")
+    return value
+
+
 def _as_object_name(value: object) -> str:
     return object_name(value)
 

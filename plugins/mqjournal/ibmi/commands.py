@@ -11,7 +11,7 @@ import shlex
 from datetime import datetime
 
 from mqjournal.ibmi.transport import Command
-from mqjournal.names import object_name, qmgr_name
+from mqjournal.names import mq_name, object_name, qmgr_name
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
 RECOVERY_MESSAGES = ("AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472")
@@ -185,3 +185,150 @@ def delete_receiver(library: str, receiver: str, *, ignore_inquiry: bool) -> Com
     """DLTJRNRCV. `ignore_inquiry` (DLTOPT(*IGNINQMSG)) only when the catalog proves a save: it silences CPA7025."""
     option = "*IGNINQMSG" if ignore_inquiry else "*NONE"
     return cl(f"DLTJRNRCV JRNRCV({object_name(library)}/{object_name(receiver)}) DLTOPT({option})", idempotent=False)
+
+
+# --- restore, repair and recovery ------------------------------------------------------------------------------
+
+# RCRMQMOBJ's OBJTYPE values (IBM MQ for IBM i command reference).
+MQ_OBJECT_TYPES = frozenset(
+    {"*ALL", "*Q", "*ALSQ", "*LCLQ", "*MDLQ", "*RMTQ", "*AUTHINFO", "*CTLG", "*MQM", "*NMLIST", "*PRC", "*CHL",
+     "*CLTCN", "*LSR", "*SVC", "*SYNCFILE", "*CLCHLTAB", "*TOPIC"}
+)
+MQ_RECEIVER_TEXT = "MQM LOCAL JOURNAL RECEIVER"
+MAX_THRESHOLD_KB = 1_919_999  # the largest threshold of an attached receiver without *MAXOPTn (CRTJRN)
+
+
+def _mq_object_type(value: str) -> str:
+    if value not in MQ_OBJECT_TYPES:
+        raise ValueError(f"{value!r} is not an RCRMQMOBJ object type ({', '.join(sorted(MQ_OBJECT_TYPES))})")
+    return value
+
+
+def restore_receiver(qmgr_library: str, receiver: str, save_library: str, save_file: str) -> Command:
+    """RSTOBJ of one receiver from a save file into the library it was saved from (the only one IBM i allows).
+
+    Not idempotent: a second run is refused because the receiver exists (CPF2112), which the executor reads on
+    the host rather than resending blindly.
+    """
+    return cl(
+        f"RSTOBJ OBJ({object_name(receiver)}) SAVLIB({object_name(qmgr_library)}) DEV(*SAVF) OBJTYPE(*JRNRCV)"
+        f" SAVF({object_name(save_library)}/{object_name(save_file)})",
+        idempotent=False,
+    )
+
+
+def restore_library(qmgr_library: str, journal: str, instance: str, save_library: str, save_file: str) -> Command:
+    """RSTLIB of a queue manager library without its journal and receivers.
+
+    The journal is left out because restoring it makes IBM i attach a receiver named by rule 1 after the one
+    attached at save time, a name a later save usually holds (the MQ restore pitfall); the receivers are left out
+    because each is restored from its newest full save instead.
+    """
+    lib = object_name(qmgr_library)
+    return cl(
+        f"RSTLIB SAVLIB({lib}) DEV(*SAVF) SAVF({object_name(save_library)}/{object_name(save_file)})"
+        f" OMITOBJ(({lib}/{object_name(journal)} *JRN) ({lib}/AMQ{object_name(instance)}* *JRNRCV))",
+        idempotent=False,
+    )
+
+
+def create_receiver(library: str, receiver: str, threshold_kb: int) -> Command:
+    """CRTJRNRCV as the MQ documentation gives it for a receiver made by hand."""
+    if not 1 <= int(threshold_kb) <= MAX_THRESHOLD_KB:
+        raise ValueError(f"threshold {threshold_kb} KB is outside 1-{MAX_THRESHOLD_KB} KB")
+    return cl(
+        f"CRTJRNRCV JRNRCV({object_name(library)}/{object_name(receiver)}) THRESHOLD({int(threshold_kb)})"
+        f" TEXT('{MQ_RECEIVER_TEXT}')",
+        idempotent=False,
+    )
+
+
+def give_receiver_to_qmqm(library: str, receiver: str) -> Command:
+    """CHGOBJOWN NEWOWN(QMQM): MQ must own the receivers of its journal."""
+    return cl(
+        f"CHGOBJOWN OBJ({object_name(library)}/{object_name(receiver)}) OBJTYPE(*JRNRCV) NEWOWN(QMQM)",
+        idempotent=True,
+    )
+
+
+def attach_receiver(library: str, journal: str, receiver: str) -> Command:
+    """CHGJRN JRNRCV(lib/name): attach a named receiver; this also resumes system-managed switching."""
+    lib = object_name(library)
+    return cl(f"CHGJRN JRN({lib}/{object_name(journal)}) JRNRCV({lib}/{object_name(receiver)})", idempotent=False)
+
+
+def create_journal(library: str, journal: str, receiver: str) -> Command:
+    """CRTJRN on a receiver made by hand, with the attributes MQ gives AMQxJRN (system-managed, never deleting)."""
+    lib = object_name(library)
+    return cl(
+        f"CRTJRN JRN({lib}/{object_name(journal)}) JRNRCV({lib}/{object_name(receiver)}) MNGRCV(*SYSTEM) DLTRCV(*NO)",
+        idempotent=False,
+    )
+
+
+def associate_receivers(library: str, journal: str, instance: str) -> Command:
+    """QSYS2.ASSOCIATE_JOURNAL_RECEIVER for every restored receiver of the journal (WRKJRN option 9 in SQL).
+
+    Associating a receiver that is already associated changes nothing, so this may be resent.
+    """
+    lib = _lit(object_name(library))
+    call = (
+        f"CALL QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => {lib}, JOURNAL_NAME => {_lit(object_name(journal))},"
+        f" RECEIVER_LIBRARY => {lib}, RECEIVER_NAME => {_lit('AMQ' + object_name(instance) + '*')})"
+    )
+    return Command(text=f"db2 {shlex.quote(call)}", idempotent=True)
+
+
+def start_qmgr(qmgr: str) -> Command:
+    """STRMQM: its startup recovery pass reads the journal from the startup recovery point (AMQ7432 if a gap)."""
+    return cl(f"STRMQM MQMNAME('{qmgr_name(qmgr)}')", idempotent=False)
+
+
+def end_qmgr(qmgr: str) -> Command:
+    """ENDMQM, controlled, ending the connected jobs: the state IBM's backup procedure saves a library in."""
+    return cl(f"ENDMQM MQMNAME('{qmgr_name(qmgr)}') OPTION(*CNTRLD) ENDCCTJOB(*YES)", idempotent=False)
+
+
+def recreate_object(qmgr: str, obj: str, objtype: str) -> Command:
+    """RCRMQMOBJ: replays the journal from the object's media image; does nothing if the object is not damaged."""
+    return cl(
+        f"RCRMQMOBJ OBJ('{mq_name(obj)}') OBJTYPE({_mq_object_type(objtype)}) MQMNAME('{qmgr_name(qmgr)}')",
+        idempotent=True,
+    )
+
+
+def refresh_cluster(qmgr: str, cluster: str, *, repos: bool) -> Command:
+    """RFRMQMCL (REFRESH CLUSTER) on one queue manager. REPOS(*YES) is refused on a full repository (AMQ9406)."""
+    return cl(
+        f"RFRMQMCL CLUSTER('{mq_name(cluster, what='cluster')}') MQMNAME('{qmgr_name(qmgr)}')"
+        f" REPOS({'*YES' if repos else '*NO'})",
+        idempotent=False,
+    )
+
+
+def set_full_repository(qmgr: str, cluster: str | None) -> Command:
+    """CHGMQM REPOS: make the queue manager a full repository for `cluster`, or demote it (None)."""
+    value = f"'{mq_name(cluster, what='cluster')}'" if cluster else "' '"
+    return cl(f"CHGMQM MQMNAME('{qmgr_name(qmgr)}') REPOS({value})", idempotent=True)
+
+
+def save_library(qmgr_library: str, save_library_: str, save_file: str) -> Command:
+    """SAVLIB of a queue manager library into an empty save file."""
+    return cl(
+        f"SAVLIB LIB({object_name(qmgr_library)}) DEV(*SAVF)"
+        f" SAVF({object_name(save_library_)}/{object_name(save_file)}) UPDHST(*YES)",
+        idempotent=True,
+    )
+
+
+def delete_save_file(library: str, name: str) -> Command:
+    """DLTF of a save file: it and every save in it are gone for good."""
+    return cl(f"DLTF FILE({object_name(library)}/{object_name(name)})", idempotent=False)
+
+
+def save_files(library: str) -> str:
+    """The save files of a library (to check, before a restore, that the catalog's save files still exist)."""
+    return (
+        "SELECT OBJNAME FROM TABLE(QSYS2.OBJECT_STATISTICS("
+        f"{_lit(object_name(library))}, '*FILE')) X WHERE OBJATTRIBUTE = 'SAVF' ORDER BY OBJNAME"
+    )

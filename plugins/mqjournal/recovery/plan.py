@@ -1,0 +1,138 @@
+"""What a recovery plan is: the request, the ordered steps, the gaps that stop it, and what it will leave behind.
+
+A plan is data (JSON through XCom and onto the approval gate); each step names a command builder of
+`mqjournal.ibmi.commands` and its arguments, so the executor rebuilds every command from validated names at the
+moment it runs it, never from stored text.
+"""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.transport import Command
+from mqjournal.names import ObjectName, QueueManagerName, mq_name
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Kind(StrEnum):
+    STARTUP = "startup"  # AMQ7432 at STRMQM: restore from the time of the entry needed, then STRMQM
+    MEDIA = "media"  # a damaged object: restore from the AMQ7462 media recovery point, then RCRMQMOBJ
+    LIBRARY = "library"  # the queue manager library is lost: latest library save, later receivers, STRMQM
+    NAMING = "naming"  # receiver switching stopped (CPI70E3) or a new threshold: attach a receiver by hand
+    EXPIRY = "expiry"  # discard save files no restore can need any more
+
+
+class Request(_Model):
+    host: str = Field(min_length=1)
+    qmgr: QueueManagerName
+    kind: Kind
+    needed_at: AwareDatetime | None = Field(None, description="startup: the time AMQ7432 reports (default: its latest)")
+    object: str | None = Field(None, description="media: the damaged object (default: the latest AMQ7472)")
+    object_type: str = Field("*ALL", description="media: RCRMQMOBJ OBJTYPE")
+    threshold_kb: int | None = Field(None, ge=1, le=commands.MAX_THRESHOLD_KB, description="naming: new threshold")
+
+    @field_validator("object")
+    @classmethod
+    def _object(cls, value: str | None) -> str | None:
+        return None if value in (None, "") else mq_name(value)
+
+    @field_validator("object_type")
+    @classmethod
+    def _object_type(cls, value: str) -> str:
+        return commands._mq_object_type(value)
+
+
+class Action(StrEnum):
+    """A step's command, by the name of its builder in `mqjournal.ibmi.commands`."""
+
+    RESTORE_LIBRARY = "restore_library"
+    CREATE_RECEIVER = "create_receiver"
+    GIVE_RECEIVER_TO_QMQM = "give_receiver_to_qmqm"
+    CREATE_JOURNAL = "create_journal"
+    ATTACH_RECEIVER = "attach_receiver"
+    RESTORE_RECEIVER = "restore_receiver"
+    ASSOCIATE_RECEIVERS = "associate_receivers"
+    START_QMGR = "start_qmgr"
+    RECREATE_OBJECT = "recreate_object"
+    REFRESH_CLUSTER = "refresh_cluster"
+    SET_FULL_REPOSITORY = "set_full_repository"
+    RECORD_MEDIA_IMAGES = "record_media_images"
+    DELETE_SAVE_FILE = "delete_save_file"
+
+
+class Step(_Model):
+    action: Action
+    args: dict[str, str | int | bool | None]
+    why: str
+    receiver: ObjectName | None = Field(None, description="the receiver the step is about, if any")
+    attached_at: AwareDatetime | None = None
+
+    def command(self) -> Command:
+        """The command to send, rebuilt (and its names validated again) from the step's arguments."""
+        return getattr(commands, self.action.value)(**self.args)
+
+    @property
+    def text(self) -> str:
+        """The CL command or SQL statement as an admin would type it (without the PASE/Qshell wrapper)."""
+        return shlex.split(self.command().text)[1]
+
+
+class Gap(_Model):
+    """Something a restore needs that is not there: the plan cannot run until it is resolved."""
+
+    obj: str
+    problem: str
+    action: str
+
+    def __str__(self) -> str:
+        return f"{self.obj}: {self.problem}; {self.action}"
+
+
+class Plan(_Model):
+    request: Request
+    created_at: AwareDatetime
+    qmgr_library: ObjectName
+    journal: ObjectName
+    steps: list[Step] = Field(default_factory=list)
+    gaps: list[Gap] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    restore_point: AwareDatetime | None = Field(
+        None, description="library: the latest moment the restored queue manager will reflect"
+    )
+
+    @property
+    def executable(self) -> bool:
+        return not self.gaps and bool(self.steps)
+
+    @property
+    def restored_receivers(self) -> list[str]:
+        return [s.receiver for s in self.steps if s.action is Action.RESTORE_RECEIVER and s.receiver]
+
+    def markdown(self) -> str:
+        """The plan as the approval gate and `mqjournal recover --plan-only` show it."""
+        r = self.request
+        lines = [f"## {r.kind.value} recovery of {r.qmgr} ({self.qmgr_library}) on {r.host}", ""]
+        if self.gaps:
+            lines += ["**This plan cannot run: the restore needs what the catalog or the host does not have.**", ""]
+            lines += [f"- GAP {gap}" for gap in self.gaps] + [""]
+        if self.restore_point is not None:
+            lines += [f"Restore point: {self.restore_point.isoformat()}", ""]
+        if self.steps:
+            lines += ["| # | command | why |", "|---|---|---|"]
+            lines += [f"| {i} | `{s.text}` | {s.why} |" for i, s in enumerate(self.steps, start=1)]
+            lines.append("")
+        lines += [f"- {note}" for note in self.notes]
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def step(action: Action, why: str, *, about: str | None = None, attached_at: datetime | None = None, **args) -> Step:
+    """A step; `args` are the builder's keyword arguments, `about` the receiver it concerns (for the report)."""
+    return Step(action=action, args=args, why=why, receiver=about, attached_at=attached_at)

@@ -1,0 +1,439 @@
+"""Restore plans, as pure functions of (live snapshot, catalog, request): which receivers to bring back, from which
+save, in which order, and what to run afterwards.
+
+The rules (docs/recovery.md):
+- A recovery pass needs the receiver holding its first entry and every receiver after it, readable and associated
+  with the journal. What the host lacks is restored from its newest verified save whose save file still exists,
+  newest receiver first (the order IBM's MQ documentation recommends), then associated with the journal.
+- startup: from the entry AMQ7432 reports, then STRMQM. media: from the AMQ7462 media recovery point, then
+  RCRMQMOBJ of the object. library: the latest library save (without its journal and receivers), a receiver with
+  the next free name of a new restore generation and a journal on it (the restore pitfall), the receivers from
+  the library save's AMQJRNINF on, STRMQM, and the cluster refresh a point-in-time restore calls for.
+- Anything needed that is neither on the host nor restorable is a named gap: the plan does not run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
+from mqjournal.errors import MqJournalError
+from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
+from mqjournal.recovery.plan import Action, Gap, Kind, Plan, Request, Step, step
+from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+
+if TYPE_CHECKING:
+    from mqjournal.fleet import ClusterConfig
+
+READABLE = (ReceiverStatus.ATTACHED, ReceiverStatus.ONLINE, ReceiverStatus.SAVED, ReceiverStatus.PARTIAL)
+CLUSTER_EXPIRY = timedelta(days=90)  # a queue manager away longer than this has left its clusters
+DEFAULT_THRESHOLD_KB = 100_000  # MQ's documented default receiver threshold
+# AMQ7432 and AMQ7460/7462 print the time to the second; AMQJRNINF to the millisecond.
+SECOND = timedelta(seconds=1)
+_STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ -](\d{2})[:.](\d{2})[:.](\d{2})")
+_DAMAGED = re.compile(r"Object (?P<name>[A-Za-z0-9._/%]{1,48}), type (?P<type>\w+) damaged")
+# AMQ7472 names the type as MQ prints it; RCRMQMOBJ wants its own OBJTYPE values.
+_OBJTYPES = {"LCLQ": "*LCLQ", "QLOCAL": "*LCLQ", "ALSQ": "*ALSQ", "QALIAS": "*ALSQ", "RMTQ": "*RMTQ",
+             "QREMOTE": "*RMTQ", "MDLQ": "*MDLQ", "QMODEL": "*MDLQ", "CHL": "*CHL", "CHANNEL": "*CHL", "PRC": "*PRC",
+             "PROCESS": "*PRC", "NMLIST": "*NMLIST", "NAMELIST": "*NMLIST", "TOPIC": "*TOPIC", "MQM": "*MQM",
+             "QMGR": "*MQM", "AUTHINFO": "*AUTHINFO", "LSR": "*LSR", "LISTENER": "*LSR", "SVC": "*SVC",
+             "SERVICE": "*SVC"}
+
+
+class RecoveryRefused(MqJournalError):
+    """The request cannot be planned at all (as opposed to a plan with gaps, which shows what is missing)."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """One receiver incarnation, as the host and/or the catalog know it."""
+
+    name: str
+    library: str
+    attached_at: datetime
+    detached_at: datetime | None
+    first_sequence: int | None
+    last_sequence: int | None
+    on_host: Receiver | None = None
+    saves: tuple[SaveRecord, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.library}/{self.name} (attached {self.attached_at.isoformat()})"
+
+
+@dataclass
+class Inputs:
+    """Everything a restore plan is a function of, gathered by the caller (DAG task or CLI)."""
+
+    request: Request
+    qmgr_library: str
+    journal: str
+    now: datetime
+    snapshot: Snapshot | None  # None when the library cannot be read (lost)
+    cataloged: list[CatalogedReceiver]
+    library_saves: list[LibrarySaveRecord] = field(default_factory=list)
+    save_files_on_host: set[str] | None = None  # LIB/NAME; None when not checked
+    clusters: list[ClusterConfig] = field(default_factory=list)
+
+
+# --- the receiver history ---------------------------------------------------------------------------------------
+
+
+def history(snapshot: Snapshot | None, cataloged: Iterable[CatalogedReceiver], qmgr_library: str) -> list[Known]:
+    """Every receiver incarnation of the journal the host or the catalog knows, in attach order."""
+    known: dict[tuple[str, datetime], Known] = {}
+    for c in cataloged:
+        known[(c.name, c.attached_at)] = Known(
+            c.name, c.library, c.attached_at, c.detached_at, c.first_sequence, c.last_sequence, saves=c.saves
+        )
+    for r in snapshot.receivers if snapshot else []:
+        if r.library != qmgr_library or r.attached_at is None:
+            continue  # receivers never attached (made by hand) hold no entries
+        earlier = known.get((r.name, r.attached_at))
+        known[(r.name, r.attached_at)] = Known(
+            r.name, r.library, r.attached_at, r.detached_at or (earlier.detached_at if earlier else None),
+            r.first_sequence if r.first_sequence is not None else (earlier.first_sequence if earlier else None),
+            r.last_sequence if r.last_sequence is not None else (earlier.last_sequence if earlier else None),
+            on_host=r, saves=earlier.saves if earlier else (),
+        )
+    return sorted(known.values(), key=lambda k: (k.attached_at, k.first_sequence or 0))
+
+
+def holder_index(chain: list[Known], at: datetime, precision: timedelta) -> int | None:
+    """The first receiver that can hold an entry written at `at` (known to `precision`), or None if none can."""
+    for i, k in enumerate(chain):
+        if k.detached_at is None or k.detached_at >= at:
+            return i if k.attached_at < at + precision else None
+    return None
+
+
+def _continuity_gaps(required: list[Known]) -> list[Gap]:
+    gaps = []
+    for a, b in zip(required, required[1:]):
+        if a.last_sequence is not None and b.first_sequence is not None and b.first_sequence != a.last_sequence + 1:
+            gaps.append(
+                Gap(
+                    obj=f"entries {a.last_sequence + 1}-{b.first_sequence - 1} between {a.name} and {b.name}",
+                    problem="they were in a receiver that is neither on the host nor in the catalog",
+                    action="find the save of the missing receiver (outside mqjournal's catalog) and record or restore it"
+                    " by hand; without it the queue manager cannot be recovered past this point",
+                )
+            )
+    return gaps
+
+
+def _associated(r: Receiver, journal: str) -> bool:
+    return r.journal == journal and r.status in READABLE
+
+
+# --- choosing what to restore -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Restores:
+    steps: list[Step] = field(default_factory=list)  # RSTOBJ, oldest first until reversed
+    gaps: list[Gap] = field(default_factory=list)
+    associate: bool = False
+
+
+def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Receiver]) -> _Restores:
+    out = _Restores()
+    for k in required:
+        live = k.on_host
+        if live is not None and live.status is not ReceiverStatus.FREED:
+            if not _associated(live, inputs.journal):
+                out.associate = True  # restored earlier but not yet in the journal's receiver directory
+            continue
+        other = names_on_host.get(k.name)
+        if other is not None and live is None:
+            out.gaps.append(
+                Gap(
+                    obj=f"{k.library}/{k.name}",
+                    problem=f"the host has another receiver of that name (attached {other.attached_at}), so the one "
+                    f"attached {k.attached_at.isoformat()} cannot be restored over it (CPF2112)",
+                    action="save and delete the receiver on the host if it is not needed, then plan again",
+                )
+            )
+            continue
+        usable = [s for s in k.saves if inputs.save_files_on_host is None
+                  or f"{s.save_file_library}/{s.save_file}" in inputs.save_files_on_host]
+        if not usable:
+            if k.saves:
+                files = ", ".join(sorted({f"{s.save_file_library}/{s.save_file}" for s in k.saves}))
+                problem = f"the catalog's save file(s) {files} no longer exist on {inputs.request.host}"
+                action = "bring the save file back from backup media (or restore from tape by hand), then plan again"
+            else:
+                problem = "it is not on the host and the catalog has no verified save of it"
+                action = "restore it by hand from a backup taken outside mqjournal, or accept the loss: a recovery "\
+                         "pass that needs it fails with AMQ7432"
+            out.gaps.append(Gap(obj=k.label, problem=problem, action=action))
+            continue
+        save = usable[0]
+        out.steps.append(
+            step(
+                Action.RESTORE_RECEIVER,
+                f"needed by the recovery pass; saved {save.saved_at.isoformat()} in {save.save_file_library}/{save.save_file}",
+                about=k.name,
+                attached_at=k.attached_at,
+                qmgr_library=k.library,
+                receiver=k.name,
+                save_library=save.save_file_library,
+                save_file=save.save_file,
+            )
+        )
+        out.associate = True
+    out.steps.reverse()  # newest first, as IBM's MQ documentation restores a series
+    return out
+
+
+def _associate_step(inputs: Inputs, instance: str) -> Step:
+    return step(
+        Action.ASSOCIATE_RECEIVERS,
+        "put the restored receivers back in the journal's receiver directory (WRKJRN option 9)",
+        library=inputs.qmgr_library,
+        journal=inputs.journal,
+        instance=instance,
+    )
+
+
+def _names_on_host(snapshot: Snapshot | None, qmgr_library: str) -> dict[str, Receiver]:
+    return {r.name: r for r in (snapshot.receivers if snapshot else []) if r.library == qmgr_library}
+
+
+# --- the three restore kinds ------------------------------------------------------------------------------------
+
+
+def plan_restore(inputs: Inputs) -> Plan:
+    kind = inputs.request.kind
+    if kind is Kind.STARTUP:
+        return plan_startup(inputs)
+    if kind is Kind.MEDIA:
+        return plan_media(inputs)
+    if kind is Kind.LIBRARY:
+        return plan_library(inputs)
+    raise RecoveryRefused(kind.value, "is not a restore", "use the naming or expiry planners")
+
+
+def _needs_snapshot(inputs: Inputs) -> Snapshot:
+    if inputs.snapshot is None:
+        raise RecoveryRefused(
+            f"{inputs.qmgr_library} on {inputs.request.host}",
+            "the queue manager's journal could not be read",
+            "if the library is lost, plan a library recovery instead",
+        )
+    return inputs.snapshot
+
+
+def _from_point(inputs: Inputs, snapshot: Snapshot, at: datetime, what: str, precision: timedelta) -> tuple[list[Known], list[Gap], list[Step], bool]:
+    chain = history(snapshot, inputs.cataloged, inputs.qmgr_library)
+    start = holder_index(chain, at, precision)
+    if start is None:
+        oldest = chain[0].label if chain else "none"
+        return [], [Gap(
+            obj=f"the receiver holding {what} {at.isoformat()}",
+            problem=f"it is older than every receiver the host or the catalog knows (oldest: {oldest})",
+            action="restore it by hand from a backup taken outside mqjournal, then plan again",
+        )], [], False
+    required = chain[start:]
+    restores = _restores(required, inputs, _names_on_host(snapshot, inputs.qmgr_library))
+    return required, _continuity_gaps(required) + restores.gaps, restores.steps, restores.associate
+
+
+def plan_startup(inputs: Inputs) -> Plan:
+    snapshot = _needs_snapshot(inputs)
+    needed_at = inputs.request.needed_at or latest_amq7432(snapshot)
+    if needed_at is None:
+        raise RecoveryRefused(
+            f"{inputs.request.qmgr} on {inputs.request.host}",
+            "no AMQ7432 in QMQMMSG says which journal entry the startup recovery pass needs",
+            "give the date and time AMQ7432 reports (the timestamp parameter)",
+        )
+    instance = journal_instance(inputs.journal)
+    required, gaps, restores, associate = _from_point(inputs, snapshot, needed_at, "the entry of", SECOND)
+    steps = list(restores)
+    if associate:
+        steps.append(_associate_step(inputs, instance))
+    steps.append(step(Action.START_QMGR, "the startup recovery pass replays from the restored receivers",
+                      qmgr=inputs.request.qmgr))
+    notes = [f"AMQ7432 needs the entry of {needed_at.isoformat()}: {len(restores)} receiver(s) to restore."]
+    if required:
+        notes.append(f"The recovery pass reads {required[0].name} through {required[-1].name}.")
+    return Plan(request=inputs.request, created_at=inputs.now, qmgr_library=inputs.qmgr_library,
+                journal=inputs.journal, steps=steps, gaps=gaps, notes=notes)
+
+
+def plan_media(inputs: Inputs) -> Plan:
+    snapshot = _needs_snapshot(inputs)
+    obj, objtype = inputs.request.object, inputs.request.object_type
+    if obj is None:
+        found = latest_damaged_object(snapshot)
+        if found is None:
+            raise RecoveryRefused(
+                f"{inputs.request.qmgr} on {inputs.request.host}",
+                "no object was given and QMQMMSG has no AMQ7472 (object damaged)",
+                "give the damaged object's name (and type)",
+            )
+        obj, objtype = found if inputs.request.object_type == "*ALL" else (found[0], inputs.request.object_type)
+    if snapshot.media_recovery is None:
+        raise RecoveryRefused(
+            f"{inputs.request.qmgr} on {inputs.request.host}",
+            "no AMQ7462 (oldest media recovery entry) was found",
+            "run RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) ... DSPJRNDTA(*YES) so MQ reports it, then plan again",
+        )
+    point = snapshot.media_recovery.at
+    instance = journal_instance(inputs.journal)
+    required, gaps, restores, associate = _from_point(inputs, snapshot, point, "the media recovery entry of", SECOND)
+    steps = list(restores)
+    if associate:
+        steps.append(_associate_step(inputs, instance))
+    steps.append(step(Action.RECREATE_OBJECT, "replay the object's media image and every later entry",
+                      qmgr=inputs.request.qmgr, obj=obj, objtype=objtype))
+    notes = [f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {point.isoformat()}: "
+             f"{len(restores)} receiver(s) to restore."]
+    return Plan(request=inputs.request.model_copy(update={"object": obj, "object_type": objtype}),
+                created_at=inputs.now, qmgr_library=inputs.qmgr_library, journal=inputs.journal, steps=steps,
+                gaps=gaps, notes=notes)
+
+
+def plan_library(inputs: Inputs) -> Plan:
+    request, lib = inputs.request, inputs.qmgr_library
+    base = dict(request=request, created_at=inputs.now, qmgr_library=lib, journal=inputs.journal)
+    if inputs.snapshot is not None:
+        return Plan(**base, gaps=[Gap(
+            obj=f"{lib} on {request.host}",
+            problem="the library and its journal are on the host: a library restore would restore over a live "
+                    "queue manager",
+            action="use a startup or media recovery; if the library is damaged beyond that, delete it first",
+        )])
+    usable = [s for s in inputs.library_saves if inputs.save_files_on_host is None
+              or s.save_file_path in inputs.save_files_on_host]
+    if not usable:
+        problem = ("the catalog has no library save of it" if not inputs.library_saves else
+                   "the save files of its library saves no longer exist on the host ("
+                   + ", ".join(s.save_file_path for s in inputs.library_saves) + ")")
+        return Plan(**base, gaps=[Gap(obj=f"library {lib} of {request.qmgr}", problem=problem,
+                                      action="restore the library by hand from other backup media, or record a "
+                                             "library save in the catalog")])
+    saved = usable[0]
+    instance = journal_instance(inputs.journal)
+    chain = history(None, inputs.cataloged, lib)
+    start = holder_index(chain, saved.oldest_needed_at, timedelta(milliseconds=1))
+    gaps: list[Gap] = []
+    if start is None:
+        required: list[Known] = []
+        if chain and chain[-1].detached_at and chain[-1].detached_at >= saved.saved_at:
+            gaps.append(Gap(
+                obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
+                    f"{saved.save_file_path}",
+                problem=f"no save of the receiver holding {saved.oldest_needed_at.isoformat()} is in the catalog",
+                action="restore it by hand from other backup media, then plan again",
+            ))
+    else:
+        required = [k for k in chain[start:]]
+        if saved.oldest_needed_receiver and required and required[0].name != saved.oldest_needed_receiver:
+            gaps.append(Gap(
+                obj=f"receiver {saved.oldest_needed_receiver} named by AMQJRNINF at the library save",
+                problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is {required[0].name}",
+                action="check the catalog against the host's history before restoring",
+            ))
+    restores = _restores(required, inputs, {})
+    gaps += _continuity_gaps(required) + restores.gaps
+    everything = {k.name for k in chain} | {saved.attached_receiver}
+    latest = max(chain, key=lambda k: k.attached_at).name if chain else saved.attached_receiver
+    generation = ReceiverName.parse(latest)
+    first_new = next_free_receiver_name(
+        str(ReceiverName(instance, (generation.restore + 1) % 10, generation.number)), everything
+    )
+    fresh = str(first_new)
+    threshold = saved.threshold_kb or DEFAULT_THRESHOLD_KB
+    steps = [
+        step(Action.RESTORE_LIBRARY, f"the latest library save ({saved.saved_at.isoformat()}), without its journal "
+             "and receivers", qmgr_library=lib, journal=inputs.journal, instance=instance,
+             save_library=saved.save_file_library, save_file=saved.save_file),
+        step(Action.CREATE_RECEIVER, "a receiver of a new restore generation first: restoring the journal would "
+             "attach one named like a receiver still to be restored", about=fresh, library=lib, receiver=fresh,
+             threshold_kb=threshold),
+        step(Action.GIVE_RECEIVER_TO_QMQM, "MQ owns its receivers", about=fresh, library=lib, receiver=fresh),
+        step(Action.CREATE_JOURNAL, "the journal on the new receiver, as MQ creates it", about=fresh, library=lib,
+             journal=inputs.journal, receiver=fresh),
+        *restores.steps,
+    ]
+    if restores.steps:
+        steps.append(_associate_step(inputs, instance))
+    steps.append(step(Action.START_QMGR, "the startup recovery pass replays the restored receivers", qmgr=request.qmgr))
+    restore_point = max((k.detached_at for k in required if k.detached_at), default=saved.saved_at)
+    restore_point = max(restore_point, saved.saved_at)
+    notes = [
+        f"Library save {saved.save_file_path} of {saved.saved_at.isoformat()}; it needs {saved.oldest_needed_receiver or '(asterisks)'}"
+        f" and later receivers: {len(restores.steps)} to restore.",
+        f"Journal entries after {restore_point.isoformat()} were in no save: the queue manager comes back as it was then.",
+        f"New receivers are named from {fresh} on (restore generation {first_new.restore}).",
+        "If the queue manager's IFS directory was lost too, restore it from the same backup before STRMQM.",
+        "Afterwards: run the maintenance DAG (checkpoint, save) and take a new library save.",
+    ]
+    cluster_steps, cluster_notes = cluster_follow_up(request.qmgr, inputs.clusters, restore_point, inputs.now)
+    return Plan(**base, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point)
+
+
+# --- clusters -------------------------------------------------------------------------------------------------
+
+
+def cluster_follow_up(qmgr: str, clusters: list[ClusterConfig], restore_point: datetime, now: datetime) -> tuple[list[Step], list[str]]:
+    """After a restore to an earlier point: REFRESH CLUSTER on this queue manager only, for each of its clusters.
+
+    Within the 90-day repository expiry, REPOS(*NO) is enough. Beyond it the queue manager has left the cluster
+    and rejoins when it reconnects; REPOS(*YES) also drops its stale view of the full repositories, and is refused
+    on a full repository (AMQ9406), which is demoted first and promoted again afterwards.
+    """
+    steps: list[Step] = []
+    notes: list[str] = []
+    away = now - restore_point
+    for cluster in clusters:
+        if away <= CLUSTER_EXPIRY:
+            steps.append(step(Action.REFRESH_CLUSTER, f"the restore point is {away.days} day(s) old: rebuild this "
+                              f"queue manager's view of cluster {cluster.name}", qmgr=qmgr, cluster=cluster.name,
+                              repos=False))
+            continue
+        notes.append(
+            f"The restore point is {away.days} days old, beyond the 90-day repository expiry: {qmgr} will have left "
+            f"cluster {cluster.name}; it rejoins when its cluster channels reconnect (check they start)."
+        )
+        if cluster.full_repository:
+            steps.append(step(Action.SET_FULL_REPOSITORY, "demote first: REFRESH CLUSTER REPOS(YES) is refused on "
+                              "a full repository (AMQ9406)", qmgr=qmgr, cluster=None))
+        steps.append(step(Action.REFRESH_CLUSTER, f"rejoin cluster {cluster.name} with fresh repository information",
+                          qmgr=qmgr, cluster=cluster.name, repos=True))
+        if cluster.full_repository:
+            steps.append(step(Action.SET_FULL_REPOSITORY, f"promote back to full repository of {cluster.name}",
+                              qmgr=qmgr, cluster=cluster.name))
+    if clusters:
+        notes.append("REFRESH CLUSTER runs on the restored queue manager only; it is disruptive while it runs.")
+    return steps, notes
+
+
+# --- reading MQ's messages --------------------------------------------------------------------------------------
+
+
+def latest_amq7432(snapshot: Snapshot) -> datetime | None:
+    """The entry time of the newest AMQ7432, in the partition's time zone."""
+    for message in sorted(snapshot.messages, key=lambda m: m.at, reverse=True):
+        if message.id == "AMQ7432":
+            found = _STAMP.search(message.text)
+            if found:
+                return datetime(*map(int, found.groups()), tzinfo=snapshot.collected_at.tzinfo)
+    return None
+
+
+def latest_damaged_object(snapshot: Snapshot) -> tuple[str, str] | None:
+    """(object, RCRMQMOBJ OBJTYPE) of the newest AMQ7472."""
+    for message in sorted(snapshot.messages, key=lambda m: m.at, reverse=True):
+        if message.id == "AMQ7472":
+            found = _DAMAGED.search(message.text)
+            if found:
+                return found["name"], _OBJTYPES.get(found["type"].upper(), "*ALL")
+    return None
