@@ -27,6 +27,12 @@ class Policy(BaseModel):
     stuck_after_runs: int = Field(
         3, ge=2, description="alert when AMQ7460/AMQ7462 has not moved over this many runs while receivers changed"
     )
+    keep_library_saves: int = Field(
+        2, ge=1, description="backup expiry keeps the newest this many library saves, and every receiver save they need"
+    )
+    backup_retention_days: float = Field(
+        0, ge=0, description="backup expiry discards no save file holding a save younger than this"
+    )
 
     @property
     def max_snapshot_age(self) -> timedelta:
@@ -35,6 +41,10 @@ class Policy(BaseModel):
     @property
     def retention(self) -> timedelta:
         return timedelta(days=self.retention_days)
+
+    @property
+    def backup_retention(self) -> timedelta:
+        return timedelta(days=self.backup_retention_days)
 
 
 def load_policy(path: Path | None) -> Policy:
