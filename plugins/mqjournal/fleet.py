@@ -48,10 +48,20 @@ class _Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ClusterConfig(_Config):
+    """An MQ cluster the queue manager belongs to; `full_repository` when it holds a full repository for it
+    (its REPOS attribute, or REPOSNL). Real configuration: the planner reads it to plan REFRESH CLUSTER after a
+    restore, and the simulator sets up the same memberships."""
+
+    name: MqObjectName = Field(description="the MQ cluster name (1-48 of A-Z a-z 0-9 . / _ %)")
+    full_repository: bool = False
+
+
 class QueueManagerConfig(_Config):
     name: QueueManagerName
     library: ObjectName | None = Field(None, description="default: QM + the queue manager name (TEST -> QMTEST)")
     instance: Literal[tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")] = "A"  # type: ignore[valid-type]
+    clusters: list[ClusterConfig] = Field(default_factory=list, description="the MQ clusters it is a member of")
     # Simulator only: the receiver threshold and the persistent workload.
     threshold_kb: int = Field(2_000, ge=1, le=1_000_000_000)
     entries_per_minute: int = Field(40, ge=0)
@@ -70,6 +80,13 @@ class QueueManagerConfig(_Config):
     @property
     def qmgr_library(self) -> str:
         return self.library or qmgr_library_for(self.name)
+
+    @model_validator(mode="after")
+    def _unique_clusters(self) -> QueueManagerConfig:
+        names = [c.name for c in self.clusters]
+        if len(set(names)) != len(names):
+            raise ValueError(f"queue manager {self.name}: a cluster is listed twice")
+        return self
 
 
 class CommandFaultConfig(_Config):

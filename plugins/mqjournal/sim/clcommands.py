@@ -7,16 +7,20 @@ the job log. Refusals raise CommandError carrying the escape message; nothing is
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from mqjournal.errors import InvalidName
 from mqjournal.names import object_name, qmgr_name
 from mqjournal.sim import journal as jrn
+from mqjournal.sim import library as lib
 from mqjournal.sim import mq
 from mqjournal.sim.clparse import ClCommand, ClSyntaxError, unquote
 from mqjournal.sim.joblog import CommandError, JobLog, escape, post
 from mqjournal.sim.model import Partition, SavedObject, SaveFile, Status, qualified
+
+_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
 
 LIBRARY_LIST = ("QSYS", "QSYS2", "QHLPSYS", "QUSRSYS", "QGPL", "QTEMP")
 
@@ -223,8 +227,7 @@ def crtsavf(partition: Partition, command: ClCommand, log: JobLog, job: str) -> 
 
 def clrsavf(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
     save_file = _save_file(partition, command, "FILE")
-    save_file.objects.clear()
-    save_file.saved_library = None
+    save_file.clear()
     log.send("CPC3725", save_file.name, save_file.library)
 
 
@@ -250,7 +253,7 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
         raise escape("CPF3770", library)
     save_file = _save_file(partition, command, "SAVF")
     clear = command.single("CLEAR", "*NONE")
-    if save_file.objects and clear not in ("*ALL", "*REPLACE"):
+    if not save_file.empty and clear not in ("*ALL", "*REPLACE"):
         # IBM i would ask CPA4067 (C G); a save that must not overwrite a backup is cancelled instead.
         raise escape("CPF3770", library)
     free = command.single("STG", "*KEEP") == "*FREE"
@@ -281,6 +284,7 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
                 receiver.size_bytes = 4_096
     if not saved:
         raise escape("CPF3770", library)
+    save_file.clear()
     save_file.objects = saved
     save_file.saved_library = library
     if missing or len(saved) < len(selected):
@@ -305,40 +309,140 @@ def rstobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     target = command.single("RSTLIB", "*SAVLIB")
     target = saved_library if target == "*SAVLIB" else _name(target, "RSTLIB", "library")
     save_file = _save_file(partition, command, "SAVF")
-    if save_file.saved_library != saved_library:
-        raise escape("CPF3780", saved_library)
     patterns = [_pattern(v) for v in command.values("OBJ") or []]
-    candidates = [s for s in save_file.objects if any(fnmatch.fnmatchcase(s.receiver.name, p) for p in patterns)]
-    if not candidates:
-        raise escape("CPF3780", saved_library)
-    _require_library(partition, target)
-    restored, refused = 0, 0
-    for saved in candidates:
-        name = saved.receiver.name
-        if target != saved.receiver.library:
-            log.send("CPF707F", name, saved.receiver.library)
-            refused += 1
-            continue
-        existing = partition.receivers.get(qualified(target, name))
-        if existing is not None and existing.status is not Status.FREED:
-            log.send("CPF2112", name, target, "JRNRCV")
-            refused += 1
-            continue
-        receiver = saved.receiver.model_copy(deep=True)
-        receiver.status = Status.PARTIAL if saved.saved_while_attached else Status.SAVED
-        receiver.saved_at = saved.saved_at
-        receiver.fully_saved = not saved.saved_while_attached
-        receiver.locked_by_job = None
-        # Restored receivers rejoin their journal's directory when the journal is there to take them.
-        if receiver.journal and qualified(receiver.journal_library, receiver.journal) not in partition.journals:
-            receiver.journal = receiver.journal_library = None
-        partition.receivers[receiver.key] = receiver
-        restored += 1
-    if refused:
-        raise CommandError(
-            log.send("CPF3773", str(restored), str(refused), target), log.messages
-        )
-    log.send("CPC3703", str(restored), saved_library, target)
+    objtype = command.single("OBJTYPE", "*ALL") or "*ALL"
+    lib.restore_objects(partition, save_file, saved_library, target, patterns, objtype, log)
+
+
+# --- whole libraries ----------------------------------------------------------------------------------------------
+
+
+def _omits(command: ClCommand, library: str) -> list[lib.Omit]:
+    """OMITOBJ((LIB/NAME TYPE) ...) or, for one element, OMITOBJ(LIB/NAME TYPE); names may be generic or *ALL."""
+    values = command.values("OMITOBJ")
+    if not values or values == ["*NONE"]:
+        return []
+    elements = [v[1:-1].split() for v in values] if all(v.startswith("(") for v in values) else [values]
+    omits = []
+    for element in elements:
+        if not 1 <= len(element) <= 2:
+            raise ClSyntaxError("CPD0084", "", "OMITOBJ", " ".join(element))
+        qualified_name = element[0]
+        objtype = element[1] if len(element) == 2 else "*ALL"
+        if objtype not in lib.OBJECT_TYPES:
+            raise ClSyntaxError("CPD0084", "", "OMITOBJ", objtype)
+        omit_library, _, name = qualified_name.rpartition("/")
+        omit_library = omit_library or "*ALL"
+        if omit_library != "*ALL":
+            omit_library = _name(omit_library, "OMITOBJ", "library")
+        if name != "*ALL":
+            _name(name[:-1] if name.endswith("*") and len(name) > 1 else name, "OMITOBJ")
+        omits.append(lib.Omit(omit_library, name, objtype))
+    return omits
+
+
+def savlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    _device_savf(command)
+    library = _name(command.single("LIB"), "LIB", "library")
+    omits = _omits(command, library)
+    updhst = command.single("UPDHST", "*YES")
+    if updhst not in ("*YES", "*NO"):
+        raise ClSyntaxError("CPD0084", "", "UPDHST", updhst or "")
+    save_file = _save_file(partition, command, "SAVF")
+    if library not in partition.libraries:
+        raise escape("CPF3781", library)
+    clear = command.single("CLEAR", "*NONE")
+    if not save_file.empty and clear not in ("*ALL", "*REPLACE"):
+        # As for SAVOBJ: the CPA4067 inquiry is answered by cancelling, never by overwriting a backup.
+        raise escape("CPF3770", library)
+    if partition.faults.asp_full:
+        raise escape("CPF9898", "Auxiliary storage pool 1 is full; the save file cannot be extended")
+    lib.save_library(partition, library, save_file, omits, update_history=updhst == "*YES", log=log)
+
+
+def rstlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    _device_savf(command)
+    library = _name(command.single("SAVLIB"), "SAVLIB", "library")
+    omits = _omits(command, library)
+    save_file = _save_file(partition, command, "SAVF")
+    lib.restore_library(partition, save_file, library, omits, log)
+
+
+def dltlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    lib.delete_library(partition, _name(command.single("LIB"), "LIB", "library"), log)
+
+
+def crtjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    library, name = _qualified(partition, command.single("JRN"), "JRN", "*JRN")
+    if library == "*LIBL":
+        library = "QGPL"
+    rcv_library, rcv_name = _qualified(partition, command.single("JRNRCV"), "JRNRCV", "*JRNRCV")
+    if rcv_library == "*LIBL":
+        rcv_library = library
+    manage = command.single("MNGRCV", "*SYSTEM")
+    if manage not in ("*SYSTEM", "*USER"):
+        raise ClSyntaxError("CPD0084", "", "MNGRCV", manage or "")
+    delete = command.single("DLTRCV", "*NO")
+    if delete not in ("*YES", "*NO"):
+        raise ClSyntaxError("CPD0084", "", "DLTRCV", delete or "")
+    msgq_library, msgq = "QSYS", "QSYSOPR"
+    if command.single("MSGQ") is not None:
+        msgq_library, msgq = _qualified(partition, command.single("MSGQ"), "MSGQ", "*MSGQ")
+        if msgq_library == "*LIBL":
+            msgq_library = "QSYS" if msgq == "QSYSOPR" else library
+    _require_library(partition, library)
+    if qualified(library, name) in partition.journals:
+        raise escape("CPF7010", name, library, "JRN")
+    receiver = partition.receivers.get(qualified(rcv_library, rcv_name))
+    if receiver is None:
+        raise escape("CPF2105", rcv_name, rcv_library, "JRNRCV")
+    if receiver.status is not Status.EMPTY:
+        # Only a receiver that has never been attached to a journal can start one.
+        raise escape("CPF7013", rcv_name, rcv_library, name)
+    jrn.create_journal(
+        partition,
+        library,
+        name,
+        receiver,
+        system_managed=manage == "*SYSTEM",
+        delete_receivers=delete == "*YES",
+        message_queue=(msgq_library, msgq),
+        text=unquote(command.single("TEXT", "''") or "''"),
+    )
+    log.send("CPC7002", name, library)
+
+
+# --- MQ clusters ----------------------------------------------------------------------------------------------------
+
+
+def rfrmqmcl(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    qm = mq.find_queue_manager(partition, _qmgr(command))
+    # '*' is every cluster the queue manager belongs to. Any other character value is taken as a cluster name;
+    # one the queue manager does not belong to (*ALL among them: it is no special value here) is refused by MQ.
+    cluster = unquote(command.single("CLUSTER") or "")
+    repos = command.single("REPOS", "*NO")
+    if repos not in ("*NO", "*YES"):
+        raise ClSyntaxError("CPD0084", "", "REPOS", repos or "")
+    mq.refresh_cluster(partition, qm, cluster, repos == "*YES", log)
+
+
+def chgmqm(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    qm = mq.find_queue_manager(partition, _qmgr(command))
+    value = command.single("REPOS")
+    if command.single("REPOSNL") not in (None, "*SAME"):
+        raise ClSyntaxError("CPD0084", "", "REPOSNL", command.single("REPOSNL") or "")
+    if value is None or value == "*SAME":
+        if not qm.running:
+            raise escape("AMQ8146", qm.name)
+        log.send("AMQ8005", "", "", "", "", qm.name)
+        return
+    name = unquote(value).strip()
+    if name in ("", "*NONE"):
+        mq.set_repository(partition, qm, None, log)
+        return
+    if not _MQ_NAME.fullmatch(name):
+        raise ClSyntaxError("CPD0084", "", "REPOS", value)
+    mq.set_repository(partition, qm, name, log)
 
 
 COMMANDS: dict[str, Spec] = {
@@ -363,4 +467,24 @@ COMMANDS: dict[str, Spec] = {
         frozenset({"OBJ", "SAVLIB", "DEV", "OBJTYPE", "SAVF", "RSTLIB", "MBROPT", "ALWOBJDIF", "VOL"}),
         frozenset({"OBJ", "SAVLIB", "DEV"}),
     ),
+    "SAVLIB": Spec(
+        savlib,
+        frozenset({"LIB", "DEV", "SAVF", "CLEAR", "UPDHST", "TGTRLS", "DTACPR", "SAVACT", "SAVACTWAIT", "SAVACTMSGQ",
+                   "ACCPTH", "PRECHK", "OMITOBJ", "SPLFDTA", "QDTA"}),
+        frozenset({"LIB", "DEV"}),
+    ),
+    "RSTLIB": Spec(
+        rstlib,
+        frozenset({"SAVLIB", "DEV", "SAVF", "OMITOBJ", "MBROPT", "ALWOBJDIF", "OPTION", "VOL"}),
+        frozenset({"SAVLIB", "DEV"}),
+    ),
+    "DLTLIB": Spec(dltlib, frozenset({"LIB", "ASPDEV"}), frozenset({"LIB"})),
+    "CRTJRN": Spec(
+        crtjrn,
+        frozenset({"JRN", "JRNRCV", "ASP", "MSGQ", "MNGRCV", "DLTRCV", "MNGRCVDLY", "DLTRCVDLY", "RCVSIZOPT",
+                   "JRNOBJLMT", "FIXLENDTA", "MINENTDTA", "JRNCACHE", "TEXT", "AUT"}),
+        frozenset({"JRN", "JRNRCV"}),
+    ),
+    "RFRMQMCL": Spec(rfrmqmcl, frozenset({"CLUSTER", "MQMNAME", "REPOS"}), frozenset({"CLUSTER"})),
+    "CHGMQM": Spec(chgmqm, frozenset({"MQMNAME", "FORCE", "TEXT", "REPOS", "REPOSNL"})),
 }

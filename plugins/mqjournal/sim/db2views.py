@@ -172,6 +172,13 @@ TABLE_FUNCTIONS: dict[str, dict[str, Db2Type]] = {
         "LAST_USED_TIMESTAMP": TIMESTAMP,
         "SAVE_TIMESTAMP": TIMESTAMP,
     },
+    # The function's parameters are documented (ssw_ibm_i_75 rzajqudfassocjrn); its result columns were not
+    # retrieved: these names and types are the simulator's guess (unverified).
+    "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": {
+        "JOURNAL_RECEIVER_LIBRARY": NAME,  # assumed
+        "JOURNAL_RECEIVER_NAME": NAME,  # assumed
+        "ASSOCIATION_STATUS": VARCHAR(10),  # assumed; ASSOCIATED
+    },
 }
 
 VIEW_COLUMNS: dict[str, tuple[str, ...]] = {

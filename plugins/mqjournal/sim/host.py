@@ -13,7 +13,7 @@ from pathlib import Path
 from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.sim import mq
 from mqjournal.sim.clcommands import InquiryWait
-from mqjournal.sim.model import CommandFault, Partition, Workload
+from mqjournal.sim.model import STATE_VERSION, ClusterMembership, CommandFault, Partition, Workload
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.shell import run_line, system_arguments
 from mqjournal.sim.system import run_cl
@@ -37,7 +37,12 @@ class SimulatedHost:
 
     @classmethod
     def create(cls, config: HostConfig, start: datetime, state_path: Path | None) -> SimulatedHost:
-        partition = Partition(name=config.name, now=start.astimezone(config.tz), inquiry_reply=config.inquiry_reply)
+        partition = Partition(
+            name=config.name,
+            now=start.astimezone(config.tz),
+            inquiry_reply=config.inquiry_reply,
+            state_version=STATE_VERSION,
+        )
         host = cls(partition, state_path)
         host.apply_faults(config)
         for qm in config.queue_managers:
@@ -46,8 +51,17 @@ class SimulatedHost:
         return host
 
     @classmethod
-    def load(cls, state_path: Path) -> SimulatedHost:
-        return cls(Partition.model_validate_json(state_path.read_text(encoding="utf-8")), state_path)
+    def load(cls, state_path: Path) -> SimulatedHost | None:
+        """The partition saved at `state_path`, or None if it was written by an older simulator (discard it)."""
+        try:
+            partition = Partition.model_validate_json(state_path.read_text(encoding="utf-8"))
+        except ValueError:
+            log.warning("discarding unreadable simulator state %s", state_path)
+            return None
+        if partition.state_version != STATE_VERSION:
+            log.warning("discarding simulator state %s of an older version", state_path)
+            return None
+        return cls(partition, state_path)
 
     def apply_faults(self, config: HostConfig) -> None:
         """The fleet file's partition-level faults (transport faults are the SSH server's, see service.py)."""
@@ -67,6 +81,9 @@ class SimulatedHost:
                 objects=tuple(config.objects),
                 workload=Workload(entries_per_minute=config.entries_per_minute, entry_bytes=config.entry_bytes),
                 instance=config.instance,
+                clusters=tuple(
+                    ClusterMembership(name=c.name, full_repository=c.full_repository) for c in config.clusters
+                ),
             )
 
     # --- state ------------------------------------------------------------------------------------------
@@ -137,7 +154,11 @@ class SimulatedHost:
             from mqjournal.sim.sql import run_db2
 
             with self.lock:
-                return run_db2(args, PartitionCatalog(self.partition))
+                try:
+                    return run_db2(args, PartitionCatalog(self.partition))
+                finally:
+                    if any("ASSOCIATE_JOURNAL_RECEIVER" in a.upper() for a in args):
+                        self.save()  # the one table function that changes the partition
 
         utilities = {
             "system": system,

@@ -1,6 +1,20 @@
-"""What IBM i does with a journal and its receivers: entries, threshold switching, the receiver chain, deletion.
+"""What IBM i does with a journal and its receivers: entries, threshold switching, the receiver chain, deletion,
+creating a journal (CRTJRN) and associating restored receivers with it.
 
 Nothing MQ-specific lives here; MQ reacts to what this module reports (see `mq.py`).
+
+Association and sequence numbers (the simulator's model; IBM i's internals are not published):
+- A journal's receiver directory is the set of receivers with ``associated`` set and the journal's name/library.
+  Attaching a receiver puts it there. A restored receiver joins it only if the journal there has the identity the
+  receiver was attached to (`restored_receiver_joins`); otherwise QSYS2.ASSOCIATE_JOURNAL_RECEIVER must do it
+  (`associate_receivers`), and that works for any journal of the receiver's journal name and library.
+- Whenever receivers join, the directory is rebuilt (`rebuild_directory`): ordered by original attach time with the
+  attached receiver last, attach orders renumbered, and the previous/next links set between neighbours whose
+  sequence numbers are contiguous (or that were already linked). A true gap stays a chain break.
+- Sequence numbers are the journal's: the journal's last sequence number becomes at least that of every receiver
+  joining it, so numbering continues after them. CRTJRN writes no entry on the new, empty receiver: the first entry
+  written to the journal takes the number after the highest of the receivers associated by then. A restored journal
+  keeps the numbering of its save and writes one entry to the receiver the system attaches to it.
 """
 
 from __future__ import annotations
@@ -8,8 +22,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from mqjournal.errors import NextReceiverNameTaken
-from mqjournal.names import next_receiver_name
+from mqjournal.errors import NextReceiverNameTaken, NoReceiverNameFree
+from mqjournal.names import next_free_receiver_name, next_receiver_name
 from mqjournal.sim.joblog import CommandError, JobLog, escape, post
 from mqjournal.sim.model import Journal, JournalReceiver, Partition, Segment, Status, qualified
 
@@ -30,8 +44,13 @@ def create_receiver(partition: Partition, library: str, name: str, *, threshold_
     return receiver
 
 
-def attach(partition: Partition, journal: Journal, receiver: JournalReceiver) -> JournalReceiver | None:
-    """Make `receiver` the attached one; return the receiver that was detached, if any."""
+def attach(
+    partition: Partition, journal: Journal, receiver: JournalReceiver, *, first_entry: bool = True
+) -> JournalReceiver | None:
+    """Make `receiver` the attached one; return the receiver that was detached, if any.
+
+    `first_entry` writes the entry IBM i starts a receiver with when it follows another one (CRTJRN writes none).
+    """
     if receiver.status is not Status.EMPTY:
         # Only a receiver that has never been attached can be attached.
         raise escape("CPF7013", receiver.name, receiver.library, journal.name)
@@ -56,10 +75,12 @@ def attach(partition: Partition, journal: Journal, receiver: JournalReceiver) ->
     journal.attach_counter += 1
     receiver.attach_order = journal.attach_counter
     receiver.status = Status.ATTACHED
-    receiver.journal, receiver.journal_library = journal.name, journal.library
+    receiver.journal, receiver.journal_library, receiver.journal_id = journal.name, journal.library, journal.id
+    receiver.associated = True
     receiver.attached_at = at
     journal.attached, journal.attached_library = receiver.name, receiver.library
-    _append(partition, journal, receiver, 1, SYSTEM_ENTRY_BYTES, at)
+    if first_entry:
+        _append(partition, journal, receiver, 1, SYSTEM_ENTRY_BYTES, at)
     return old
 
 
@@ -154,11 +175,12 @@ def change_journal(partition: Partition, journal: Journal, receiver_spec: str, l
 
 
 def is_oldest_in_chain(partition: Partition, receiver: JournalReceiver) -> bool:
-    """DLTJRNRCV deletes receivers in the order they were attached: none older may still be on the system."""
-    if receiver.journal is None or receiver.attach_order is None:
+    """DLTJRNRCV deletes receivers in the order they were attached: none older may still be in the directory."""
+    if not receiver.associated or receiver.journal is None or receiver.attach_order is None:
         return True
     return not any(
-        other.journal == receiver.journal
+        other.associated
+        and other.journal == receiver.journal
         and other.journal_library == receiver.journal_library
         and other.attach_order is not None
         and other.attach_order < receiver.attach_order
@@ -168,3 +190,158 @@ def is_oldest_in_chain(partition: Partition, receiver: JournalReceiver) -> bool:
 
 def delete_receiver(partition: Partition, receiver: JournalReceiver) -> None:
     del partition.receivers[receiver.key]
+
+
+# --- journals made by hand, restored journals, association ---------------------------------------------------
+
+
+def create_journal(
+    partition: Partition,
+    library: str,
+    name: str,
+    receiver: JournalReceiver,
+    *,
+    system_managed: bool = True,
+    delete_receivers: bool = False,
+    message_queue: tuple[str, str] = ("QSYS", "QSYSOPR"),
+    text: str = "",
+) -> Journal:
+    """CRTJRN: a new journal, with a new identity, on an empty receiver (checks are the caller's)."""
+    journal = Journal(
+        name=name,
+        library=library,
+        id=partition.new_journal_id(),
+        text=text,
+        system_managed=system_managed,
+        delete_receivers=delete_receivers,
+        message_queue_library=message_queue[0],
+        message_queue=message_queue[1],
+    )
+    partition.journals[journal.key] = journal
+    attach(partition, journal, receiver, first_entry=False)
+    return journal
+
+
+def restore_journal(
+    partition: Partition, saved: Journal, threshold_kb: int, text: str
+) -> tuple[Journal, JournalReceiver | None]:
+    """A journal restored from a save: same identity and numbering; the system attaches a new receiver to it.
+
+    The new receiver's name is the successor, by seed rule 1, of the receiver attached when the journal was saved
+    (the next free one if that is taken) -- the name a later save of the receivers usually holds (MQ's restore
+    pitfall). Returns the journal and the receiver attached, if a name was free.
+    """
+    journal = saved.model_copy(deep=True)
+    journal.attached = journal.attached_library = None
+    journal.switching_stopped = False
+    partition.journals[journal.key] = journal
+    previous = saved.attached or f"AMQ{_instance(saved.name)}000000"
+    existing = {r.name for r in partition.receivers_in(journal.library)}
+    try:
+        name = str(next_free_receiver_name(previous, existing))
+    except (NoReceiverNameFree, ValueError):
+        return journal, None
+    receiver = create_receiver(partition, journal.library, name, threshold_kb=threshold_kb, text=text)
+    attach(partition, journal, receiver)
+    return journal, receiver
+
+
+def _instance(journal_name: str) -> str:
+    return journal_name[3] if len(journal_name) == 7 and journal_name.startswith("AMQ") else "A"
+
+
+def restored_receiver_joins(partition: Partition, receiver: JournalReceiver) -> Journal | None:
+    """The journal a restored receiver rejoins by itself: its own journal, with the same identity, if present."""
+    if receiver.journal is None or receiver.journal_library is None:
+        return None
+    journal = partition.journals.get(qualified(receiver.journal_library, receiver.journal))
+    if journal is None or not receiver.journal_id or journal.id != receiver.journal_id:
+        return None
+    return journal
+
+
+def associate(partition: Partition, journal: Journal, receivers: list[JournalReceiver]) -> None:
+    """Put `receivers` in `journal`'s directory, in their original attach order, and continue its numbering."""
+    for receiver in receivers:
+        receiver.associated = True
+        receiver.journal, receiver.journal_library, receiver.journal_id = journal.name, journal.library, journal.id
+        if receiver.last_sequence is not None:
+            journal.last_sequence = max(journal.last_sequence, receiver.last_sequence)
+    rebuild_directory(partition, journal)
+
+
+def rebuild_directory(partition: Partition, journal: Journal) -> None:
+    """Order the directory by original attach time (the attached receiver last) and relink contiguous neighbours."""
+    members = [
+        r
+        for r in partition.receivers.values()
+        if r.associated and r.journal == journal.name and r.journal_library == journal.library
+    ]
+    members.sort(
+        key=lambda r: (
+            r.name == journal.attached and r.library == journal.attached_library,
+            r.attached_at or r.created_at,
+            r.attach_order or 0,
+        )
+    )
+    for order, receiver in enumerate(members, start=1):
+        receiver.attach_order = order
+    journal.attach_counter = max(journal.attach_counter, len(members))
+    for older, newer in zip(members, members[1:]):
+        contiguous = older.last_sequence is not None and (
+            newer.first_sequence is None or newer.first_sequence == older.last_sequence + 1
+        )
+        linked = (older.next, older.next_library) == (newer.name, newer.library) or (
+            newer.previous,
+            newer.previous_library,
+        ) == (older.name, older.library)
+        if contiguous or linked:
+            older.next, older.next_library = newer.name, newer.library
+            newer.previous, newer.previous_library = older.name, older.library
+    known = {(s.receiver, s.library, s.first_sequence) for s in journal.history}
+    for receiver in members:
+        if receiver.status is Status.ATTACHED or receiver.first_sequence is None:
+            continue
+        if (receiver.name, receiver.library, receiver.first_sequence) not in known:
+            journal.history.append(
+                Segment(
+                    receiver=receiver.name,
+                    library=receiver.library,
+                    first_sequence=receiver.first_sequence,
+                    last_sequence=receiver.last_sequence,
+                    first_entry_at=receiver.first_entry_at,
+                    last_entry_at=receiver.last_entry_at,
+                )
+            )
+    journal.history.sort(key=lambda s: s.first_sequence)
+
+
+def generic_match(pattern: str, name: str) -> bool:
+    """IBM i generic names: *ALL, PREFIX*, or an exact name."""
+    if pattern == "*ALL":
+        return True
+    if pattern.endswith("*"):
+        return name.startswith(pattern[:-1])
+    return name == pattern
+
+
+def associate_receivers(
+    partition: Partition, journal: Journal, receiver_library: str, receiver_name: str
+) -> list[JournalReceiver]:
+    """QSYS2.ASSOCIATE_JOURNAL_RECEIVER: every receiver of `receiver_library` matching `receiver_name` that was
+    attached to a journal of this name and library (whatever its identity) and is not in its directory yet.
+
+    Returns the receivers associated, in directory order.
+    """
+    chosen = [
+        r
+        for r in partition.receivers_in(receiver_library)
+        if generic_match(receiver_name, r.name)
+        and not r.associated
+        and r.journal == journal.name
+        and r.journal_library == journal.library
+        and r.status is not Status.EMPTY
+    ]
+    if chosen:
+        associate(partition, journal, chosen)
+    return sorted(chosen, key=lambda r: r.attach_order or 0)

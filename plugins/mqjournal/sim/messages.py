@@ -105,9 +105,11 @@ _DEFS: tuple[MessageDef, ...] = (
     _m("CPD0078", "DIAGNOSTIC", 30, "Value '&1' for parameter &2 not a valid name.", False,
        "inferred; not retrieved"),
     _m("CPF2105", "ESCAPE", 40, "Object &1 in &2 type *&3 not found.", True, _I2CLASS + "; " + _JTOPEN),
-    _m("CPF9801", "ESCAPE", 40, "Object &2 in library &3 not found.", True, _I2CLASS + "; " + _JTOPEN),
+    _m("CPF9801", "ESCAPE", 40, "Object &2 in library &3 not found.", True,
+       _I2CLASS + "; " + _JTOPEN + ". Also sent by the simulator's STRMQM when the journal is gone (use unverified)"),
     _m("CPF2110", "ESCAPE", 40, "Library &1 not found.", True, _ASUP_IT + " ('Libreria &1 non trovata')"),
-    _m("CPF9810", "ESCAPE", 40, "Library &1 not found.", True, _JTOPEN),
+    _m("CPF9810", "ESCAPE", 40, "Library &1 not found.", True,
+       _JTOPEN + ". Also sent by the simulator's STRMQM when the queue manager library is gone (that use unverified)"),
     _m("CPF9812", "ESCAPE", 40, "File &1 in library &2 not found.", True, _I2CLASS + "; " + _ANSIBLE),
     _m("CPF2189", "ESCAPE", 40, "Not authorized to object &1 in &2 type *&3.", True, _JTOPEN),
     _m("CPF9802", "ESCAPE", 40, "Not authorized to object &2 in &3.", True, _JTOPEN),
@@ -115,7 +117,8 @@ _DEFS: tuple[MessageDef, ...] = (
     _m("CPF9820", "ESCAPE", 40, "Not authorized to use library &1.", True, _JTOPEN),
     _m("CPF1002", "ESCAPE", 40, "Cannot allocate object &1.", True, _I2CLASS + " (ALCOBJ)"),
     _m("CPF9803", "ESCAPE", 40, "Cannot allocate object &2 in library &3.", False,
-       "ID in escape lists of smeup/asup command stubs; wording inferred from CPF9801/CPF9802 pattern"),
+       "ID in escape lists of smeup/asup command stubs; wording inferred from CPF9801/CPF9802 pattern. Also used "
+       "for RSTLIB of a running queue manager's library (guess)"),
     _m("CPF3202", "ESCAPE", 40, "File &1 in library &2 in use.", False,
        "IBM/JTOpen test noise list ('file in use'); wording inferred"),
     _m("CPF2112", "ESCAPE", 40, "Object &1 in &2 type *&3 already exists.", True, _I2CLASS),
@@ -230,6 +233,21 @@ _DEFS: tuple[MessageDef, ...] = (
     _m("CPD0071", "DIAGNOSTIC", 30, "Parameter &1 required.", False, "from memory"),
     _m("AMQ8559", "COMPLETION", 0, "Refresh Cluster accepted.", False,
        "MQSC response to REFRESH CLUSTER (RFRMQMCL); from memory, not retrieved"),
+    # ---------------------------------------------------------------- libraries, CRTJRN, clusters (recovery work)
+    _m("CPC2194", "COMPLETION", 0, "Library &1 deleted.", False, "DLTLIB completion; ID and wording from memory"),
+    _m("CPF2113", "ESCAPE", 40, "Cannot allocate library &1.", True,
+       "IBM i CL reference, escape lists of DLTFCT/DSPLIBL (ssw_ibm_i_74 cl). Its use by DLTLIB for a library "
+       "of the system or the job's library list (QSYS, QGPL ...) is the simulator's guess"),
+    _m("CPF2114", "ESCAPE", 40, "Cannot allocate object &1 in &2 type *&3.", True,
+       "IBM i CL reference, escape list of DLTFCT (ssw_ibm_i_74 cl); used by DLTLIB when a job holds a receiver"),
+    _m("CPC7002", "COMPLETION", 0, "Journal &1 created in library &2.", False, "CRTJRN completion; ID and wording inferred"),
+    _m("AMQ8005", "COMPLETION", 0, "IBM MQ queue manager changed.", False,
+       "CHGMQM / ALTER QMGR response; ID and wording from memory"),
+    _m("AMQ9406", "ESCAPE", 40, "REFRESH CLUSTER REPOS(YES) not allowed on a full repository for cluster &3.", False,
+       "ID from the MQSC REFRESH CLUSTER page ('the command will fail with an error AMQ9406/CSQX406E logged', "
+       "https://www.ibm.com/docs/en/SSFKSJ_9.2.0/com.ibm.mq.ref.con.doc/q082360_.html); wording inferred"),
+    _m("AMQ9420", "ESCAPE", 40, "No repositories for cluster &3.", False,
+       "ID and wording from memory; used by RFRMQMCL for a cluster the queue manager does not belong to (guess)"),
 )
 
 CATALOG: dict[str, MessageDef] = {d.id: d for d in _DEFS}

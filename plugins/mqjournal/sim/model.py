@@ -1,13 +1,22 @@
 """The state of one simulated IBM i partition, as plain data that persists to disk as JSON.
 
-Behaviour lives elsewhere (`journal.py` for what IBM i does, `mq.py` for what MQ does); this module only says what
-a partition holds. Objects are keyed ``LIBRARY/NAME`` as IBM i qualifies them.
+Behaviour lives elsewhere (`journal.py` for what IBM i does, `mq.py` for what MQ does, `library.py` for saving,
+restoring and deleting whole libraries); this module only says what a partition holds. Objects are keyed
+``LIBRARY/NAME`` as IBM i qualifies them.
+
+Journal identity and association: every journal gets an identity when it is created (CRTMQM, CRTJRN) and keeps it
+when it is restored from a save. A receiver remembers the journal it is or was attached to (name, library, and that
+journal's identity: ``journal_id``) and whether it is in that journal's receiver directory (``associated``). A
+restored receiver rejoins the directory only when a journal of that name and identity is there; otherwise it stays
+outside it until QSYS2.ASSOCIATE_JOURNAL_RECEIVER associates it. Only receivers in the directory are read by MQ's
+recovery passes.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,8 +45,13 @@ class JournalReceiver(_State):
     text: str = ""
     owner: str = "QMQM"
     status: Status = Status.EMPTY
+    # The journal the receiver is or was attached to (QSYS2.JOURNAL_RECEIVER_INFO shows these even when the receiver
+    # is not in the journal's directory: NULL only if it was never attached) and that journal's identity.
     journal: str | None = None
     journal_library: str | None = None
+    journal_id: str | None = None
+    # In the journal's receiver directory (WRKJRNA F15): true from attach on; a restore or ASSOCIATE decides anew.
+    associated: bool = False
     created_at: datetime
     attached_at: datetime | None = None
     detached_at: datetime | None = None
@@ -83,6 +97,10 @@ class Segment(_State):
 class Journal(_State):
     name: str
     library: str
+    # Set when the journal is created (CRTMQM, CRTJRN) and kept when it is restored from a save.
+    id: str = ""
+    text: str = ""
+    delete_receivers: bool = False  # DLTRCV(*YES); MQ's AMQAJRN has *NO
     attached: str | None = None
     attached_library: str | None = None
     message_queue: str = "QSYSOPR"
@@ -128,6 +146,16 @@ class Workload(_State):
     entry_bytes: int = 700
 
 
+class ClusterMembership(_State):
+    """One MQ cluster the queue manager belongs to, and whether it holds a full repository for it (REPOS)."""
+
+    name: str
+    full_repository: bool = False
+    refresh_count: int = 0
+    last_refreshed_at: datetime | None = None
+    last_refresh_repos: bool | None = None  # REPOS(*YES) on the last RFRMQMCL
+
+
 class QueueManager(_State):
     name: str
     library: str
@@ -140,6 +168,7 @@ class QueueManager(_State):
     records_since_checkpoint: int = 0
     last_checkpoint_at: datetime | None = None
     uow_counter: int = 0
+    clusters: list[ClusterMembership] = Field(default_factory=list)
 
     @property
     def journal_name(self) -> str:
@@ -147,6 +176,9 @@ class QueueManager(_State):
 
     def object(self, name: str) -> MqObject | None:
         return next((o for o in self.objects if o.name == name), None)
+
+    def cluster(self, name: str) -> ClusterMembership | None:
+        return next((c for c in self.clusters if c.name == name), None)
 
 
 class MessageType(StrEnum):
@@ -189,27 +221,64 @@ class SavedObject(_State):
     saved_while_attached: bool
 
 
+class LibraryImage(_State):
+    """What SAVLIB puts in a save file besides the receivers (which are `SaveFile.objects`, as SAVOBJ saves them).
+
+    `queue_manager` stands for the queue manager's IFS data (/QIBM/UserData/mqm/qmgrs/<qm>), which IBM's backup
+    procedure saves with SAV alongside SAVLIB of the queue manager library: the simulator keeps the two together.
+    Message queues are saved as descriptions only: IBM i does not save the messages on a message queue.
+    """
+
+    saved_at: datetime
+    journals: list[Journal] = Field(default_factory=list)
+    user_spaces: list[UserSpace] = Field(default_factory=list)
+    message_queues: list[MessageQueue] = Field(default_factory=list)
+    queue_manager: QueueManager | None = None
+
+
 class SaveFile(_State):
     name: str
     library: str
     created_at: datetime
     text: str = ""
+    # OBJ: a SAVOBJ save (receivers only); LIB: a SAVLIB save (receivers plus `library_image`).
+    kind: Literal["OBJ", "LIB"] = "OBJ"
     saved_library: str | None = None
     objects: list[SavedObject] = Field(default_factory=list)
+    library_image: LibraryImage | None = None
 
     @property
     def key(self) -> str:
         return qualified(self.library, self.name)
 
     @property
+    def empty(self) -> bool:
+        return not self.objects and self.library_image is None
+
+    def clear(self) -> None:
+        self.objects = []
+        self.library_image = None
+        self.saved_library = None
+        self.kind = "OBJ"
+
+    @property
     def size_bytes(self) -> int:
-        return 8_192 + sum(o.receiver.size_bytes for o in self.objects)
+        size = 8_192 + sum(o.receiver.size_bytes for o in self.objects)
+        if self.library_image is not None:
+            image = self.library_image
+            size += 4_096 * (len(image.journals) + len(image.user_spaces) + len(image.message_queues))
+            size += 65_536 if image.queue_manager is not None else 0
+        return size
 
 
 class UserSpace(_State):
     name: str
     library: str
     data: str  # the character view; IBM i stores it in EBCDIC
+
+    @property
+    def key(self) -> str:
+        return qualified(self.library, self.name)
 
 
 class CommandFault(_State):
@@ -228,9 +297,14 @@ class HostFaults(_State):
     ccsid_unconvertible: bool = False
 
 
+STATE_VERSION = 2  # bumped when a saved partition can no longer be read as it was written
+
+
 class Partition(_State):
     name: str
     now: datetime  # aware, at the partition's UTC offset
+    # A state file written before journal identities existed loads as version 1 and is discarded (service.py).
+    state_version: int = 1
     libraries: list[str] = Field(default_factory=lambda: ["QSYS", "QGPL", "QUSRSYS"])
     queue_managers: list[QueueManager] = Field(default_factory=list)
     journals: dict[str, Journal] = Field(default_factory=dict)
@@ -244,6 +318,7 @@ class Partition(_State):
     inquiry_reply: str = "*RQD"
     message_counter: int = 0
     job_counter: int = 0
+    journal_counter: int = 0
 
     def tick(self) -> datetime:
         """Advance the clock a millisecond, so that two events of one command never share a timestamp."""
@@ -259,9 +334,17 @@ class Partition(_State):
     def receivers_in(self, library: str) -> list[JournalReceiver]:
         return [r for r in self.receivers.values() if r.library == library]
 
+    def new_journal_id(self) -> str:
+        self.journal_counter += 1
+        return f"{self.name}:JRN{self.journal_counter:06d}"
+
     def journal_receivers(self, journal: Journal) -> list[JournalReceiver]:
         """The journal's receiver directory in attach order (the simulator knows the order; clients must not sort)."""
-        found = [r for r in self.receivers.values() if r.journal == journal.name and r.journal_library == journal.library]
+        found = [
+            r
+            for r in self.receivers.values()
+            if r.associated and r.journal == journal.name and r.journal_library == journal.library
+        ]
         return sorted(found, key=lambda r: (r.attach_order is None, r.attach_order or 0))
 
     def message_queue(self, library: str, name: str) -> MessageQueue:

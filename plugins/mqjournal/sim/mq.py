@@ -4,7 +4,15 @@ The rules come from the seeds: a checkpoint's startup recovery point is held bac
 the media recovery point is the oldest media image of any object and only moves when images are recorded, so a
 damaged object (which cannot be imaged) holds it back. AMQ7460/AMQ7462 and AMQJRNINF are written at start, at each
 receiver change MQ makes, and on RCDMQMIMG. A recovery pass that needs an entry whose receiver is not readable
-sends AMQ7432.
+(deleted, freed, or restored but not in the journal's receiver directory) sends AMQ7432.
+
+A queue manager whose library was deleted stays defined (its IFS data and mqs.ini entry remain): STRMQM then ends
+with CPF9810 naming the library, or CPF9801 naming the journal when the library is back without it. Which messages
+a real STRMQM sends in those cases is not documented; these are the simulator's guesses (unverified).
+
+Clusters: RFRMQMCL (REFRESH CLUSTER) needs a running queue manager and a cluster it belongs to; REPOS(*YES) is refused
+with AMQ9406 on a queue manager that is a full repository for that cluster. CHGMQM REPOS(name | ' ') promotes or
+demotes it (REPOSNL namelists are not modelled: REPOS(' ') demotes it for every cluster).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from mqjournal.jrninf import format_amqjrninf
 from mqjournal.sim import journal as jrn
 from mqjournal.sim.joblog import JobLog, escape, post
 from mqjournal.sim.model import (
+    ClusterMembership,
     Journal,
     JournalReceiver,
     MqObject,
@@ -38,7 +47,12 @@ STARS = "*" * 10
 
 
 def journal_of(partition: Partition, qm: QueueManager) -> Journal:
-    return partition.journals[qualified(qm.library, qm.journal_name)]
+    if qm.library not in partition.libraries:
+        raise escape("CPF9810", qm.library)
+    journal = partition.journals.get(qualified(qm.library, qm.journal_name))
+    if journal is None:
+        raise escape("CPF9801", "", qm.journal_name, qm.library)
+    return journal
 
 
 def find_queue_manager(partition: Partition, name: str) -> QueueManager:
@@ -57,13 +71,20 @@ def create_queue_manager(
     objects: tuple[str, ...] = DEFAULT_OBJECTS,
     workload: Workload | None = None,
     instance: str = "A",
+    clusters: tuple[ClusterMembership, ...] = (),
 ) -> QueueManager:
     """CRTMQM + STRMQM: the library, QMQMMSG, the journal on its first receiver AMQ{x}000000, the objects."""
     if library not in partition.libraries:
         partition.libraries.append(library)
     partition.message_queue(library, "QMQMMSG")
-    qm = QueueManager(name=name, library=library, instance=instance, workload=workload or Workload())
-    journal = Journal(name=qm.journal_name, library=library)
+    qm = QueueManager(
+        name=name,
+        library=library,
+        instance=instance,
+        workload=workload or Workload(),
+        clusters=[c.model_copy() for c in clusters],
+    )
+    journal = Journal(name=qm.journal_name, library=library, id=partition.new_journal_id(), text="MQM LOCAL JOURNAL")
     partition.journals[journal.key] = journal
     first = jrn.create_receiver(
         partition, library, f"AMQ{instance}000000", threshold_kb=threshold_kb, text="MQM LOCAL JOURNAL RECEIVER"
@@ -219,6 +240,9 @@ def first_missing(partition: Partition, qm: QueueManager, from_sequence: int) ->
         for r in partition.journal_receivers(journal)
         if r.readable and r.first_sequence is not None
     )
+    if from_sequence > journal.last_sequence:
+        # The journal has not reached the entry (a journal made anew, its old receivers not associated): missing.
+        return from_sequence
     needed = from_sequence
     for first, last in covered:
         if last < needed:
@@ -251,6 +275,7 @@ def start(partition: Partition, qm: QueueManager, log: JobLog) -> None:
     """STRMQM: a startup recovery pass from the startup recovery point, then a checkpoint and AMQ7460/7462."""
     if qm.running:
         raise escape("AMQ8042")
+    journal_of(partition, qm)  # the library and the journal must be there
     _recovery_pass(partition, qm, qm.startup_point)
     # Units of work in flight at the failure are backed out by the recovery pass.
     qm.open_units_of_work.clear()
@@ -314,3 +339,41 @@ def damage(partition: Partition, qm: QueueManager, object_name: str) -> None:
         raise KeyError(object_name)
     obj.damaged = True
     post(partition, qm.library, "QMQMMSG", "AMQ7472", "", "", obj.name, obj.type.lstrip("*"), from_program="AMQZLAA0")
+
+
+# --- clusters ---------------------------------------------------------------------------------------------------
+
+
+def refresh_cluster(partition: Partition, qm: QueueManager, cluster: str, repos: bool, log: JobLog) -> list[str]:
+    """RFRMQMCL: refresh one cluster or, for '*', every cluster the queue manager belongs to."""
+    if not qm.running:
+        raise escape("AMQ8146", qm.name)
+    if cluster == "*":
+        selected = list(qm.clusters)
+    else:
+        membership = qm.cluster(cluster)
+        if membership is None:
+            raise escape("AMQ9420", "", "", cluster)
+        selected = [membership]
+    if repos:
+        full = [c for c in selected if c.full_repository]
+        if full:
+            raise escape("AMQ9406", "", "", full[0].name, qm.name)
+    at = partition.tick()
+    for membership in selected:
+        membership.refresh_count += 1
+        membership.last_refreshed_at = at
+        membership.last_refresh_repos = repos
+    log.send("AMQ8559")
+    return [c.name for c in selected]
+
+
+def set_repository(partition: Partition, qm: QueueManager, cluster: str | None, log: JobLog) -> None:
+    """CHGMQM REPOS(name): full repository for that cluster (joining it if need be); REPOS(' '): for none."""
+    if not qm.running:
+        raise escape("AMQ8146", qm.name)
+    for membership in qm.clusters:
+        membership.full_repository = membership.name == cluster
+    if cluster is not None and qm.cluster(cluster) is None:
+        qm.clusters.append(ClusterMembership(name=cluster, full_repository=True))
+    log.send("AMQ8005", "", "", "", "", qm.name)

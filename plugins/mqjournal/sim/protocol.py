@@ -36,6 +36,14 @@ class TransportFaults:
     refuse_connections: bool = False
 
 
+class RoutineError(Exception):
+    """A table function that acts on the partition (`SqlCatalog.invoke`) failed: the SQL error the CLI reports."""
+
+    def __init__(self, sqlcode: int, sqlstate: str, text: str) -> None:
+        super().__init__(f"SQL{abs(sqlcode):04d} {sqlstate}: {text}")
+        self.sqlcode, self.sqlstate, self.text = sqlcode, sqlstate, text
+
+
 class SqlCatalog(Protocol):
     """The rows the simulated partition exposes through its SQL services.
 
@@ -45,3 +53,7 @@ class SqlCatalog(Protocol):
     """
 
     def rows(self, view: str) -> Iterable[Mapping[str, object]]: ...
+
+    # Optional: `invoke(function, args)` runs a table function that changes the partition (such as
+    # QSYS2.ASSOCIATE_JOURNAL_RECEIVER) with its arguments by parameter name, returning its result rows or raising
+    # RoutineError. A catalog without it answers such a function as not found.

@@ -51,8 +51,8 @@ class SimulatorService:
         start = config.first_moment(now)
         for host_config in config.hosts:
             state_path = self.state_dir / f"{host_config.name}.json"
-            if state_path.exists():
-                host = SimulatedHost.load(state_path)
+            host = SimulatedHost.load(state_path) if state_path.exists() else None
+            if host is not None:
                 host.apply_faults(host_config)
             else:
                 host = SimulatedHost.create(host_config, start, state_path)

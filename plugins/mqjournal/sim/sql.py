@@ -42,6 +42,10 @@ UNVERIFIED (nothing authoritative found; chosen as most plausible, change here i
   (by analogy with the captured -443 of QCMDEXC, which shows the failing CPF message's text).
 - Unqualified table names fail with SQL0204 "X in *LIBL ..." (db2 uses SQL naming, where the default schema is
   the user profile; the simulator does not know it).
+- QSYS2.ASSOCIATE_JOURNAL_RECEIVER is a table function (IBM's page ssw_ibm_i_75 rzajqudfassocjrn calls it one), so
+  it is used as SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(...)) X; CALL of it fails with SQL0440 as any
+  unknown procedure does. Its result columns, and its errors (SQLSTATE 38501, native -443, the text of the CPF
+  message, as for QCMDEXC), are guesses.
 - -f, bad options: a Qshell-style message on stderr and exit status 1.
 CURRENT TIMESTAMP/DATE/TIME read the catalog's optional `now()` (the partition's local clock), else the host clock;
 CURRENT TIMEZONE comes from the QUTCOFFSET row of QSYS2.SYSTEM_VALUE_INFO.
@@ -60,7 +64,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from mqjournal.sim.db2views import BIGINT, INTEGER, KNOWN_COLUMN_TYPES, TABLE_FUNCTIONS, VIEW_COLUMNS, VIEWS, Db2Type
-from mqjournal.sim.protocol import ExecResult, SqlCatalog
+from mqjournal.sim.protocol import ExecResult, RoutineError, SqlCatalog
 
 __all__ = ["VIEW_COLUMNS", "SqlError", "format_cli_error", "format_timestamp", "run_db2"]
 
@@ -270,7 +274,8 @@ _OFFSET_ROWS = re.compile(r"\bOFFSET\s+(?P<offset>\d+)\s+ROWS?\b", re.I)
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.I)
 _ORDER_BY_END = re.compile(r"\b(?:LIMIT|FETCH|OFFSET|FOR|WITH|OPTIMIZE|UNION|EXCEPT|INTERSECT)\b", re.I)
 _TABLE_FUNCTION = re.compile(
-    r"\bTABLE\s*\(\s*(?:(?P<schema>QSYS2)\s*\.\s*)?(?P<name>USER_SPACE|OBJECT_STATISTICS)\s*\((?P<args>[^()]*)\)\s*\)",
+    r"\bTABLE\s*\(\s*(?:(?P<schema>QSYS2)\s*\.\s*)?(?P<name>USER_SPACE|OBJECT_STATISTICS|ASSOCIATE_JOURNAL_RECEIVER)"
+    r"\s*\((?P<args>[^()]*)\)\s*\)",
     re.I)
 
 
@@ -384,7 +389,9 @@ def _bare(identifier: str | None) -> str | None:
 class _TableFunction:
     params: tuple[str, ...]
     required: int
-    pick: Callable[[dict[str, str], list[Mapping[str, object]]], list[Mapping[str, object]]]
+    pick: Callable[[dict[str, str], list[Mapping[str, object]]], list[Mapping[str, object]]] | None
+    # The function acts on the partition: the catalog's `invoke` runs it and gives its rows.
+    invoke: bool = False
 
 
 def _pick_user_space(args: dict[str, str], rows: list[Mapping[str, object]]) -> list[Mapping[str, object]]:
@@ -413,6 +420,9 @@ def _pick_objects(args: dict[str, str], rows: list[Mapping[str, object]]) -> lis
 _FUNCTIONS = {
     "QSYS2.USER_SPACE": _TableFunction(("USER_SPACE", "USER_SPACE_LIBRARY"), 1, _pick_user_space),
     "QSYS2.OBJECT_STATISTICS": _TableFunction(("OBJECT_SCHEMA", "OBJTYPELIST", "OBJECT_NAME"), 2, _pick_objects),
+    "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": _TableFunction(
+        ("JOURNAL_LIBRARY", "JOURNAL_NAME", "RECEIVER_LIBRARY", "RECEIVER_NAME"), 4, None, invoke=True
+    ),
 }
 
 
@@ -460,7 +470,17 @@ def _call_table_function(m: re.Match[str], scanned: _Scanned, catalog: SqlCatalo
         args[param] = literal
     if any(p not in args for p in function.params[:function.required]):
         raise _routine_not_found(m.group("name").upper(), "QSYS2")
-    calls.append((name, function.pick(args, _rows(catalog, name))))
+    if function.invoke:
+        invoke = getattr(catalog, "invoke", None)
+        if not callable(invoke):
+            raise _routine_not_found(m.group("name").upper(), "QSYS2")
+        try:
+            rows = list(invoke(name, args))
+        except RoutineError as exc:
+            raise SqlError(exc.sqlcode, exc.sqlstate, exc.text) from exc
+        calls.append((name, rows))
+    else:
+        calls.append((name, function.pick(args, _rows(catalog, name))))
     columns = ", ".join(VIEW_COLUMNS[name])
     return f"(SELECT {columns} FROM main._UDTF_{len(calls) - 1})"
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
-from mqjournal.sim.model import Partition
+from mqjournal.sim import journal as jrn
+from mqjournal.sim.model import Partition, qualified
+from mqjournal.sim.protocol import RoutineError
+
+# The libraries a *LIBL search looks in (the job's library list, as the CL commands see it).
+LIBRARY_LIST = ("QSYS", "QSYS2", "QHLPSYS", "QUSRSYS", "QGPL", "QTEMP")
 
 # JOURNAL_RECEIVER_INFO.SIZE is in kilobytes (see sql.py for the source note).
 SIZE_UNIT_BYTES = 1024
@@ -75,14 +80,14 @@ class PartitionCatalog:
                 "ATTACHED_JOURNAL_RECEIVER_LIBRARY": j.attached_library,
                 "MESSAGE_QUEUE": j.message_queue,
                 "MESSAGE_QUEUE_LIBRARY": j.message_queue_library,
-                "DELETE_RECEIVER_OPTION": "NO",
+                "DELETE_RECEIVER_OPTION": "YES" if j.delete_receivers else "NO",
                 "MANAGE_RECEIVER_OPTION": "SYSTEM" if j.system_managed else "USER",
                 "RECEIVER_MAXIMUM_SIZE": "*MAXOPT2",
                 "JOURNAL_TYPE": "*LOCAL",
                 "JOURNAL_STATE": "*ACTIVE",
                 "NUMBER_JOURNAL_RECEIVERS": len(receivers),
                 "TOTAL_SIZE_JOURNAL_RECEIVERS": sum(-(-r.size_bytes // SIZE_UNIT_BYTES) for r in receivers),
-                "JOURNAL_TEXT": "MQM LOCAL JOURNAL",
+                "JOURNAL_TEXT": j.text or None,
             }
 
     def _messages(self) -> Iterator[dict]:
@@ -129,9 +134,60 @@ class PartitionCatalog:
                "CURRENT_CHARACTER_VALUE": self.partition.local_now().strftime("%Y%m%d%H%M%S%f")}
 
     def _objects(self) -> Iterator[dict]:
-        for r in self.partition.receivers.values():
-            yield {"OBJNAME": r.name, "OBJLIB": r.library, "OBJTYPE": "*JRNRCV", "OBJCREATED": _local(r.created_at),
-                   "OBJSIZE": r.size_bytes, "OBJOWNER": r.owner}
-        for s in self.partition.save_files.values():
-            yield {"OBJNAME": s.name, "OBJLIB": s.library, "OBJTYPE": "*FILE", "OBJCREATED": _local(s.created_at),
-                   "OBJSIZE": s.size_bytes, "OBJOWNER": "MQADMIN"}
+        """QSYS2.OBJECT_STATISTICS rows: the objects the simulator models, OBJATTRIBUTE as DSPOBJD shows it."""
+        p = self.partition
+        for library in p.libraries:
+            if library != "QSYS":
+                yield {"OBJNAME": library, "OBJLIB": "QSYS", "OBJTYPE": "*LIB", "OBJATTRIBUTE": "PROD",
+                       "OBJOWNER": "QSYS" if library.startswith("Q") and not library.startswith("QM") else "QMQM"}
+        for r in p.receivers.values():
+            yield {"OBJNAME": r.name, "OBJLIB": r.library, "OBJTYPE": "*JRNRCV", "OBJATTRIBUTE": None,
+                   "OBJCREATED": _local(r.created_at), "OBJSIZE": r.size_bytes, "OBJOWNER": r.owner,
+                   "OBJTEXT": r.text or None, "SAVE_TIMESTAMP": _local(r.saved_at)}
+        for j in p.journals.values():
+            yield {"OBJNAME": j.name, "OBJLIB": j.library, "OBJTYPE": "*JRN", "OBJATTRIBUTE": None,
+                   "OBJOWNER": "QMQM", "OBJSIZE": 8_192, "OBJTEXT": j.text or None}
+        for s in p.save_files.values():
+            yield {"OBJNAME": s.name, "OBJLIB": s.library, "OBJTYPE": "*FILE", "OBJATTRIBUTE": "SAVF",
+                   "OBJCREATED": _local(s.created_at), "OBJSIZE": s.size_bytes, "OBJOWNER": "MQADMIN",
+                   "OBJTEXT": s.text or None}
+        for u in p.user_spaces.values():
+            yield {"OBJNAME": u.name, "OBJLIB": u.library, "OBJTYPE": "*USRSPC", "OBJATTRIBUTE": None,
+                   "OBJOWNER": "QMQM", "OBJSIZE": 4_096}
+        for q in p.message_queues.values():
+            yield {"OBJNAME": q.name, "OBJLIB": q.library, "OBJTYPE": "*MSGQ", "OBJATTRIBUTE": None,
+                   "OBJOWNER": "QSYS" if q.library == "QSYS" else "QMQM", "OBJSIZE": 16_384}
+
+    # --- table functions that act ----------------------------------------------------------------------------
+
+    def invoke(self, function: str, args: Mapping[str, str]) -> list[dict]:
+        if function != "QSYS2.ASSOCIATE_JOURNAL_RECEIVER":
+            raise KeyError(function)
+        return self._associate(args)
+
+    def _library(self, value: str, objtype: str, name: str) -> str:
+        if value == "*CURLIB":
+            return "QGPL"
+        if value == "*LIBL":
+            table = self.partition.journals if objtype == "*JRN" else self.partition.receivers
+            return next((lib for lib in LIBRARY_LIST if qualified(lib, name) in table), "*LIBL")
+        return value
+
+    def _associate(self, args: Mapping[str, str]) -> list[dict]:
+        """QSYS2.ASSOCIATE_JOURNAL_RECEIVER: receivers once attached to the journal rejoin its receiver directory."""
+        p = self.partition
+        journal_name, receiver_name = args["JOURNAL_NAME"], args["RECEIVER_NAME"]
+        journal_library = self._library(args["JOURNAL_LIBRARY"], "*JRN", journal_name)
+        if args["RECEIVER_LIBRARY"] == "*LIBL" and (receiver_name == "*ALL" or receiver_name.endswith("*")):
+            raise RoutineError(-443, "38501", f"Value {receiver_name} not valid with receiver library *LIBL.")
+        receiver_library = self._library(args["RECEIVER_LIBRARY"], "*JRNRCV", receiver_name)
+        journal = p.journals.get(qualified(journal_library, journal_name))
+        if journal is None:
+            raise RoutineError(-443, "38501", f"Object {journal_name} in {journal_library} type *JRN not found.")
+        if receiver_library not in p.libraries:
+            raise RoutineError(-443, "38501", f"Library {receiver_library} not found.")
+        return [
+            {"JOURNAL_RECEIVER_LIBRARY": r.library, "JOURNAL_RECEIVER_NAME": r.name,
+             "ASSOCIATION_STATUS": "ASSOCIATED"}
+            for r in jrn.associate_receivers(p, journal, receiver_library, receiver_name)
+        ]
