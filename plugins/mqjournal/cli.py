@@ -106,11 +106,124 @@ def _demo(args: argparse.Namespace) -> int:
     )
 
 
+def _recover(args: argparse.Namespace) -> int:
+    """Plan a recovery of one queue manager on the live host (read only); with --execute --yes, run it."""
+    from mqjournal.errors import MqJournalError
+    from mqjournal.recovery import connect
+    from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale, RecoveryExecutor
+    from mqjournal.recovery.gather import clusters_of, gather, locate
+    from mqjournal.recovery.plan import Kind, Request
+    from mqjournal.recovery.planner import plan_recovery
+    from mqjournal.recovery.restore import RecoveryRefused
+
+    if args.execute and not args.yes:
+        return _bad_input("--execute changes the host: look at the plan (--plan-only), then add --yes to run it")
+    try:
+        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
+    except ValueError as exc:
+        return _bad_input(str(exc))
+    with setup.session() as session:
+        try:
+            target, tz = locate(session, setup.host.name, setup.qmgr)
+            needed_at = _host_time(args.timestamp, tz) if args.timestamp else None
+            request = Request(host=setup.host.name, qmgr=setup.qmgr.name, kind=Kind(args.kind), needed_at=needed_at,
+                              object=args.object, object_type=args.object_type, threshold_kb=args.threshold_kb)
+        except ValueError as exc:
+            return _bad_input(str(exc))
+        try:
+            clusters = clusters_of(setup.qmgr)
+            inputs = gather(session, target, host=setup.host.name, tz=tz, catalog=setup.catalog, request=request,
+                            clusters=clusters)
+            plan = plan_recovery(inputs)
+        except RecoveryRefused as exc:
+            return _bad_input(str(exc))
+        except MqJournalError as exc:
+            print(f"mqjournal recover: {exc}", file=sys.stderr)
+            return 1
+        print(plan.model_dump_json(indent=2) if args.json else plan.markdown())
+        if plan.gaps:
+            return 3
+        if not args.execute or not plan.steps:
+            return 0
+        run_id = args.run_id or _run_id("recover")
+        executor = RecoveryExecutor(session, target, setup.host.name, tz, setup.catalog, run_id,
+                                    clusters=tuple(clusters))
+        try:
+            result = executor.execute(plan)
+        except (PlanHasGaps, PlanWentStale) as exc:
+            print(f"mqjournal recover: {exc}", file=sys.stderr)
+            return 3
+        except MqJournalError as exc:
+            print(f"mqjournal recover: {exc}", file=sys.stderr)
+            return 1
+        print(result.model_dump_json(indent=2) if args.json else result.markdown())
+    return 0
+
+
+def _save_library(args: argparse.Namespace) -> int:
+    """SAVLIB of a queue manager library with the queue manager ended, verified and recorded in the catalog."""
+    from mqjournal.errors import MqJournalError
+    from mqjournal.names import object_name
+    from mqjournal.recovery import connect
+    from mqjournal.recovery.gather import locate
+    from mqjournal.recovery.library_save import save_library
+
+    try:
+        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
+        library = object_name(args.save_library, what="save library")
+    except ValueError as exc:
+        return _bad_input(str(exc))
+    with setup.session() as session:
+        try:
+            target, tz = locate(session, setup.host.name, setup.qmgr)
+            result = save_library(session, target, host=setup.host.name, tz=tz, catalog=setup.catalog,
+                                  save_library=library, run_id=args.run_id or _run_id("savlib"))
+        except MqJournalError as exc:
+            print(f"mqjournal save-library: {exc}", file=sys.stderr)
+            return 1
+    r = result.record
+    print(f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at {r.saved_at.isoformat()}; "
+          f"attached {r.attached_receiver}, oldest needed {r.oldest_needed_receiver or '(asterisks)'}; "
+          f"{len(result.receivers)} detached receiver save(s) recorded; {result.restart}")
+    return 0
+
+
+def _bad_input(message: str) -> int:
+    print(f"mqjournal: {message}", file=sys.stderr)
+    return 2
+
+
+def _run_id(prefix: str) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime(f"{prefix}_%Y%m%dT%H%M%SZ")
+
+
+def _host_time(text: str, tz):
+    """An ISO time as AMQ7432 gives it: without an offset it is the partition's local time."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--timestamp {text!r} is not an ISO 8601 date and time (e.g. 2026-11-02T10:15:00)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+
+
 def _aware(text: str):
     from datetime import datetime, timezone
 
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _queue_manager_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
+    parser.add_argument("--host", required=True, help="the host's name in the fleet file")
+    parser.add_argument("--qmgr", required=True, help="the queue manager")
+    parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    parser.add_argument("--audit", type=Path, default=Path("mqjournal-audit.jsonl"),
+                        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,6 +300,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=60, metavar="MINUTES", help="give up on the run after this long (default 60)"
     )
     demo.set_defaults(run=_demo)
+
+    recover = commands.add_parser(
+        "recover",
+        help="plan (and on request run) a recovery of one queue manager: restore, naming repair, backup expiry",
+        description="Reads the live host (without a checkpoint) and the catalog, and prints the recovery plan. "
+        "Exit status: 0 plan printed (or run), 2 bad input or a request that cannot be planned, 3 the plan has "
+        "gaps (or went stale before it ran), 1 a failure while reading or running.",
+    )
+    mode = recover.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--plan-only", action="store_true", help="print the plan and change nothing")
+    mode.add_argument("--execute", action="store_true", help="run the plan after re-checking it on the host (needs --yes)")
+    recover.add_argument("--yes", action="store_true", help="confirm --execute")
+    _queue_manager_options(recover)
+    recover.add_argument("--kind", required=True, choices=["startup", "media", "library", "naming", "expiry"])
+    recover.add_argument("--timestamp", help="startup: the entry time AMQ7432 reports, ISO 8601 (host time unless an "
+                         "offset is given; default: the latest AMQ7432)")
+    recover.add_argument("--object", help="media: the damaged MQ object (default: the latest AMQ7472)")
+    recover.add_argument("--object-type", default="*ALL", help="media: RCRMQMOBJ OBJTYPE, e.g. *LCLQ (default *ALL)")
+    recover.add_argument("--threshold-kb", type=int, help="naming: the new receiver's threshold")
+    recover.add_argument("--json", action="store_true", help="print the plan (and result) as JSON")
+    recover.add_argument("--run-id", help="the run id recorded in the catalog (default: recover_<UTC time>)")
+    recover.set_defaults(run=_recover)
+
+    savlib = commands.add_parser(
+        "save-library",
+        help="save a queue manager library (SAVLIB, queue manager ended) and record it for library recoveries",
+        description="RCDMQMIMG, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM (always, even after a failed save), then "
+        "record the library save and its detached receivers in the catalog.",
+    )
+    _queue_manager_options(savlib)
+    savlib.add_argument("--save-library", required=True, help="the library to create the save file in")
+    savlib.add_argument("--run-id", help="names the save file (default: savlib_<UTC time>)")
+    savlib.set_defaults(run=_save_library)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
     schema.add_argument("--write", action="store_true", help="rewrite the schema file published in the package")

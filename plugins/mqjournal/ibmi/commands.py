@@ -269,14 +269,17 @@ def create_journal(library: str, journal: str, receiver: str) -> Command:
 def associate_receivers(library: str, journal: str, instance: str) -> Command:
     """QSYS2.ASSOCIATE_JOURNAL_RECEIVER for every restored receiver of the journal (WRKJRN option 9 in SQL).
 
-    Associating a receiver that is already associated changes nothing, so this may be resent.
+    A table function, not a procedure (IBM i 7.5 SQL services: "ASSOCIATE_JOURNAL_RECEIVER table function"), so it
+    is queried, one row per receiver it associated. Associating a receiver that is already associated changes
+    nothing, so this may be resent.
     """
     lib = _lit(object_name(library))
-    call = (
-        f"CALL QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => {lib}, JOURNAL_NAME => {_lit(object_name(journal))},"
-        f" RECEIVER_LIBRARY => {lib}, RECEIVER_NAME => {_lit('AMQ' + object_name(instance) + '*')})"
+    query = (
+        "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER("
+        f"JOURNAL_LIBRARY => {lib}, JOURNAL_NAME => {_lit(object_name(journal))},"
+        f" RECEIVER_LIBRARY => {lib}, RECEIVER_NAME => {_lit('AMQ' + object_name(instance) + '*')})) X"
     )
-    return Command(text=f"db2 {shlex.quote(call)}", idempotent=True)
+    return Command(text=f"db2 {shlex.quote(query)}", idempotent=True)
 
 
 def start_qmgr(qmgr: str) -> Command:

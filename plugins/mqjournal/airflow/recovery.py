@@ -1,0 +1,139 @@
+"""The recovery DAG's steps as plain functions: the DAG file only wires them; tests call them directly.
+
+The plan travels through XCom as JSON (it is small: one queue manager's steps); the approval gate shows its
+Markdown. Execution re-makes the plan on the live host and runs only steps the approver saw.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from mqjournal.airflow.maintenance import _ssh
+from mqjournal.airflow.settings import Settings, safe
+from mqjournal.catalog import Catalog
+from mqjournal.errors import MqJournalError
+from mqjournal.fleet import load_fleet
+from mqjournal.ibmi.collector import Target
+from mqjournal.recovery.execute import RecoveryExecutor
+from mqjournal.recovery.gather import clusters_of, gather, locate
+from mqjournal.recovery.plan import Kind, Plan, Request
+from mqjournal.recovery.planner import plan_recovery
+
+
+class RecoveryBlocked(MqJournalError):
+    """The plan has gaps: nothing was sent to the host but reads."""
+
+
+def request_from(params: dict, tz: timezone) -> Request:
+    """The trigger form as a validated request; a timestamp without an offset is the host's local time."""
+    needed_at = None
+    if params.get("timestamp"):
+        needed_at = datetime.fromisoformat(str(params["timestamp"]).replace(" ", "T"))
+        if needed_at.tzinfo is None:
+            needed_at = needed_at.replace(tzinfo=tz)
+    return Request(
+        host=params["host"],
+        qmgr=params["qmgr"],
+        kind=Kind(params["kind"]),
+        needed_at=needed_at,
+        object=params.get("object") or None,
+        object_type=params.get("object_type") or "*ALL",
+        threshold_kb=params.get("threshold_kb") or None,
+    )
+
+
+def _queue_manager(settings: Settings, host: str, qmgr: str):
+    fleet = load_fleet(settings.fleet_file)
+    try:
+        host_config = fleet.host(host)
+    except KeyError:
+        raise ValueError(f"host {host!r} is not in the fleet file {settings.fleet_file}") from None
+    for qm in host_config.queue_managers:
+        if qm.name == qmgr:
+            return qm
+    raise ValueError(
+        f"queue manager {qmgr!r} is not listed for {host} in the fleet file {settings.fleet_file}: "
+        "a recovery needs its library and instance from there"
+    )
+
+
+def _plan_file(settings: Settings, run_id: str) -> Path:
+    return settings.data_dir / "recovery" / safe(run_id) / "plan.json"
+
+
+def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
+    qm = _queue_manager(settings, params["host"], params["qmgr"])
+    with _ssh(settings, params["host"]) as session:
+        target, tz = locate(session, params["host"], qm)
+        request = request_from(params, tz)
+        inputs = gather(session, target, host=params["host"], tz=tz, catalog=Catalog(settings.catalog_url),
+                        request=request, clusters=clusters_of(qm), run_id=run_id)
+        plan = plan_recovery(inputs)
+    path = _plan_file(settings, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(plan.model_dump_json(indent=2), encoding="utf-8")
+    print(plan.markdown())
+    return {
+        "plan": plan.model_dump(mode="json"),
+        "body": plan.markdown(),
+        "executable": plan.executable,
+        "target": {"qmgr": target.qmgr, "library": target.library, "journal": target.journal,
+                   "instance": target.instance, "journal_queue": list(target.journal_queue)},
+        "utc_offset_minutes": int(tz.utcoffset(None).total_seconds() // 60),
+    }
+
+
+def refuse(made: dict) -> None:
+    """Fail the run before the gate: say what is missing and what to do."""
+    plan = Plan.model_validate(made["plan"])
+    if plan.gaps:
+        raise RecoveryBlocked(
+            f"{plan.request.kind.value} recovery of {plan.request.qmgr} on {plan.request.host}",
+            "the plan has gaps: " + " | ".join(str(g) for g in plan.gaps),
+            "resolve each gap as it says, then trigger the recovery again; nothing was changed on the host",
+        )
+    raise RecoveryBlocked(
+        f"{plan.request.kind.value} recovery of {plan.request.qmgr} on {plan.request.host}",
+        "there is nothing to do: " + " ".join(plan.notes),
+        "nothing was changed on the host",
+    )
+
+
+def execute(settings: Settings, made: dict, run_id: str) -> dict:
+    approved = Plan.model_validate(made["plan"])
+    t = made["target"]
+    target = Target(qmgr=t["qmgr"], library=t["library"], journal=t["journal"], instance=t["instance"],
+                    journal_queue=tuple(t["journal_queue"]))
+    tz = timezone(timedelta(minutes=made["utc_offset_minutes"]))
+    qm = _queue_manager(settings, approved.request.host, approved.request.qmgr)
+    with _ssh(settings, approved.request.host) as session:
+        result = RecoveryExecutor(session, target, approved.request.host, tz, Catalog(settings.catalog_url), run_id,
+                                  clusters=tuple(clusters_of(qm))).execute(approved)
+    print(result.markdown())
+    return result.model_dump(mode="json")
+
+
+def write_report(settings: Settings, run_id: str, made: dict | None, result: dict | None) -> str:
+    lines = [f"# mq_journal_recovery {run_id}", ""]
+    if made is None:
+        lines.append("Outcome: failed before a plan was made: nothing was changed.")
+    else:
+        plan = Plan.model_validate(made["plan"])
+        if result is not None:
+            outcome = f"executed: {len(result['done'])} step(s) run, verified"
+        elif plan.gaps:
+            outcome = "blocked by gaps: nothing was changed"
+        else:
+            outcome = "not executed (rejected, timed out, or failed): see the task logs"
+        lines += [f"Outcome: {outcome}", "", "## Plan", "", plan.markdown()]
+        if result is not None:
+            lines += ["## Execution", ""]
+            lines += [f"- {d['outcome']}: `{d['command']}`" for d in result["done"]]
+            lines += [f"- already done before this run: `{text}`" for text in result["skipped"]]
+    text = "\n".join(lines) + "\n"
+    path = settings.data_dir / "reports" / f"recovery_{safe(run_id)}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(text)
+    return str(path)

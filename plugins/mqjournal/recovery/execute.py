@@ -1,0 +1,337 @@
+"""Carry out an approved recovery plan on its partition: re-check it on the live host, run it, verify every step.
+
+A plan waits for approval, and the host changes meanwhile. So right before running, the inputs are gathered again
+and the plan is made again: if the fresh plan has gaps, or needs a step the approved one does not have, nothing is
+run. Otherwise the fresh plan's steps run, in order; they are a subset of the approved ones, because whatever an
+earlier attempt already did drops out of a plan made now. That is what makes a rerun after a failure safe.
+
+Each command is judged by its exit status and its messages, then by what the host shows (the receiver is back with
+its attach time, the journal exists, the save file is gone, ...). The first failure stops the run with an error
+naming the step, the object, the message, what to do, and what was done before it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from pydantic import BaseModel, ConfigDict
+
+from mqjournal import rules
+from mqjournal.catalog import Catalog
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
+from mqjournal.policy import Policy
+from mqjournal.recovery import gather as gathering
+from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Verdict, judge
+from mqjournal.recovery.plan import Action, Kind, Plan, Step
+from mqjournal.recovery.planner import plan_recovery
+from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
+from mqjournal.recovery.restore import RecoveryRefused
+from mqjournal.recovery.resume import restored, resume_library, resume_naming
+from mqjournal.snapshot import ReceiverStatus, Snapshot
+
+__all__ = ["PlanHasGaps", "PlanWentStale", "RecoveryExecutor", "RecoveryResult", "StepDone", "StepFailed"]
+
+log = logging.getLogger(__name__)
+
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ -]\d{2}[:.]\d{2}[:.]\d{2}")
+_RERUN = "fix the cause, then run the recovery again: it re-checks the host first and skips what is done"
+
+
+class StepFailed(MqJournalError):
+    """A step failed or could not be confirmed; the steps before it were done (`done`), none after it was run."""
+
+    def __init__(self, obj: str, problem: str, action: str, *, msg_id: str | None = None,
+                 step: Step | None = None, done: list[StepDone] | None = None) -> None:
+        self.step = step
+        self.done = list(done or [])
+        super().__init__(obj, problem, action, msg_id=msg_id)
+
+
+class StepDone(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    command: str
+    outcome: str  # "done", or "already done" when the host showed it done before or instead of running it
+    messages: list[str] = []
+
+
+class RecoveryResult(BaseModel):
+    """What an execution did: the plan that ran (made on the live host), its steps, what an earlier run had done."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: Plan
+    done: list[StepDone]
+    skipped: list[str]  # approved steps the live host no longer needed (done by an earlier attempt)
+
+    def markdown(self) -> str:
+        lines = [f"## Recovery of {self.plan.request.qmgr} on {self.plan.request.host}: {len(self.done)} step(s) run", ""]
+        lines += [f"- {d.outcome}: `{d.command}`" for d in self.done]
+        lines += [f"- already done before this run: `{text}`" for text in self.skipped]
+        return "\n".join(lines) + "\n"
+
+
+def step_key(s: Step) -> tuple[str, str]:
+    """Steps are the same when they run the same builder with the same arguments."""
+    return s.action.value, json.dumps(s.args, sort_keys=True, default=str)
+
+
+def describe(s: Step) -> str:
+    """The object a step is about, as an admin looks it up."""
+    a = s.args
+    if s.action is Action.CREATE_JOURNAL:
+        return f"journal {a['library']}/{a['journal']}"
+    if "receiver" in a:
+        return f"{a.get('qmgr_library') or a.get('library')}/{a['receiver']}"
+    if s.action is Action.RESTORE_LIBRARY:
+        return f"library {a['qmgr_library']} (from {a['save_library']}/{a['save_file']})"
+    if s.action is Action.DELETE_SAVE_FILE:
+        return f"save file {a['library']}/{a['name']}"
+    if s.action is Action.ASSOCIATE_RECEIVERS:
+        return f"journal {a['library']}/{a['journal']}"
+    if s.action is Action.RECREATE_OBJECT:
+        return f"{a['obj']} ({a['objtype']}) of {a['qmgr']}"
+    if "cluster" in a and a["cluster"]:
+        return f"queue manager {a['qmgr']} in cluster {a['cluster']}"
+    return f"queue manager {a.get('qmgr', '?')}"
+
+
+@dataclass(frozen=True)
+class RecoveryExecutor:
+    session: IbmiSession
+    target: Target
+    host: str
+    tz: timezone
+    catalog: Catalog
+    run_id: str
+    clusters: tuple = ()
+    policy: Policy = field(default_factory=Policy)
+
+    # --- before anything runs ------------------------------------------------------------------------------
+
+    def recheck(self, approved: Plan) -> tuple[Plan, list[str]]:
+        """The plan to run now (a subset of the approved one) and the approved steps no longer needed.
+
+        Raises PlanHasGaps / PlanWentStale / RecoveryRefused; sends nothing that changes the host.
+        """
+        self.refuse_unrunnable(approved)
+        inputs = gathering.gather(self.session, self.target, host=self.host, tz=self.tz, catalog=self.catalog,
+                                  request=approved.request, clusters=self.clusters, run_id=self.run_id)
+        fresh = self._fresh_plan(approved, inputs)
+        if fresh.gaps:
+            raise PlanHasGaps(
+                f"{approved.request.kind.value} plan of {approved.request.qmgr} on {self.host}",
+                "planned again on the live host, it has gaps: " + " | ".join(str(g) for g in fresh.gaps),
+                "resolve every gap, then plan and approve again; nothing was run",
+            )
+        approved_keys = {step_key(s) for s in approved.steps}
+        extra = [s for s in fresh.steps if step_key(s) not in approved_keys]
+        if extra:
+            raise PlanWentStale(
+                f"{approved.request.kind.value} plan of {approved.request.qmgr} on {self.host}",
+                f"the live host now needs {len(extra)} step(s) the approved plan does not have: "
+                + "; ".join(f"`{s.text}`" for s in extra),
+                "the plan went stale; plan and approve again (nothing was run)",
+            )
+        fresh_keys = {step_key(s) for s in fresh.steps}
+        return fresh, [s.text for s in approved.steps if step_key(s) not in fresh_keys]
+
+    def refuse_unrunnable(self, approved: Plan) -> None:
+        """A plan for another queue manager, or with gaps, is refused before anything is sent."""
+        r = approved.request
+        if (r.host, r.qmgr, approved.qmgr_library, approved.journal) != (
+                self.host, self.target.qmgr, self.target.library, self.target.journal):
+            raise RecoveryRefused(
+                f"plan of {r.qmgr} ({approved.qmgr_library}/{approved.journal}) on {r.host}",
+                f"this executor works on {self.target.qmgr} ({self.target.library}/{self.target.journal}) on {self.host}",
+                "run the plan against the queue manager it was made for",
+            )
+        if approved.gaps:
+            raise PlanHasGaps(
+                f"{r.kind.value} plan of {r.qmgr} on {self.host}",
+                "the plan has gaps: " + " | ".join(str(g) for g in approved.gaps),
+                "resolve every gap, then plan and approve again; nothing was run",
+            )
+
+    def _fresh_plan(self, approved: Plan, inputs) -> Plan:
+        kind = approved.request.kind
+        if kind is Kind.LIBRARY:
+            found = gathering.probe(self.session, self.target)
+            if found.library_exists or inputs.snapshot is not None:
+                return resume_library(approved, self.live(), journal_exists=found.journal_exists,
+                                      save_files=inputs.save_files_on_host)
+        fresh = plan_recovery(inputs, policy=self.policy)
+        if kind is Kind.NAMING and inputs.snapshot is not None:
+            approved_keys = {step_key(s) for s in approved.steps}
+            if any(step_key(s) not in approved_keys for s in fresh.steps):
+                return resume_naming(approved, inputs.snapshot) or fresh
+        return fresh
+
+    # --- running -------------------------------------------------------------------------------------------
+
+    def execute(self, approved: Plan) -> RecoveryResult:
+        """Re-check, then run the plan. Raises PlanHasGaps/PlanWentStale (nothing run) or StepFailed."""
+        self.refuse_unrunnable(approved)
+        started = gathering.probe(self.session, self.target).now
+        fresh, skipped = self.recheck(approved)
+        for text in skipped:
+            log.info("%s/%s: already done, skipped: %s", self.host, self.target.qmgr, text)
+        done: list[StepDone] = []
+        for number, s in enumerate(fresh.steps, start=1):
+            log.info("%s/%s: step %d/%d: %s", self.host, self.target.qmgr, number, len(fresh.steps), s.text)
+            done.append(self._run(s, number, len(fresh.steps), done, started, approved))
+        return RecoveryResult(plan=fresh, done=done, skipped=skipped)
+
+    def _run(self, s: Step, number: int, total: int, done: list[StepDone], started: datetime,
+             approved: Plan) -> StepDone:
+        def failed(problem: str, action: str = _RERUN, msg_id: str | None = None) -> StepFailed:
+            before = "; ".join(f"`{d.command}`" for d in done) or "nothing"
+            return StepFailed(describe(s), f"step {number} of {total}, `{s.text}`: {problem}. Done before it: {before}",
+                              action, msg_id=msg_id, step=s, done=done)
+
+        try:
+            out = self.session.run(s.command())
+        except OutcomeUnknown:
+            # The answer was lost: the host says whether it happened.
+            shown, problem = self._host_shows_done(s, started, approved)
+            if shown:
+                self._after(s)
+                return StepDone(action=s.action, command=s.text, outcome="done (confirmed on the host after the "
+                                "connection dropped)")
+            raise failed(f"the connection dropped while it ran, and {problem}",
+                         "look at the host (job log, QMQMMSG), then run the recovery again: it re-checks the host")
+        except TransportError as exc:
+            raise failed(f"it could not be sent: {exc.problem}", exc.action, exc.msg_id) from None
+
+        verdict = judge(out, sql=s.action is Action.ASSOCIATE_RECEIVERS)
+        messages = [f"{m.id}: {m.text}" for m in verdict.messages]
+        if not verdict.ok:
+            if s.action is Action.START_QMGR and ALREADY_RUNNING in verdict.ids:
+                # Only a completed startup recovery pass leaves the queue manager running.
+                return StepDone(action=s.action, command=s.text, outcome="already done", messages=messages)
+            if ENTRY_NOT_AVAILABLE in verdict.ids:
+                raise failed(*self._entry_missing(verdict, s), msg_id=ENTRY_NOT_AVAILABLE)
+            shown, _ = self._host_shows_done(s, started, approved)
+            if shown:
+                self._after(s)
+                return StepDone(action=s.action, command=s.text, outcome="already done", messages=messages)
+            raise failed(f"it failed with {verdict.failure}", _action_for(s), verdict.msg_id)
+
+        shown, problem = self._host_shows_done(s, started, approved)
+        if shown is False:
+            raise failed(f"it reported success ({verdict.text()}) but {problem}", _action_for(s))
+        self._after(s)
+        return StepDone(action=s.action, command=s.text, outcome="done", messages=messages)
+
+    def _after(self, s: Step) -> None:
+        """What the catalog must learn once the host shows a step done."""
+        if s.action is Action.DELETE_SAVE_FILE:
+            # Its saves are gone: a restore must no longer offer them.
+            self.catalog.record_discarded(self.host, str(s.args["library"]), str(s.args["name"]), self.run_id)
+
+    def _entry_missing(self, verdict: Verdict, s: Step) -> tuple[str, str]:
+        text = next((m.text for m in verdict.messages if m.id == ENTRY_NOT_AVAILABLE), "")
+        found = _STAMP.search(text)
+        when = found.group(0) if found else "(time not in the message: see QMQMMSG)"
+        return (
+            f"{ENTRY_NOT_AVAILABLE}: the recovery pass still needs the journal entry of {when} (host time), which "
+            "no readable receiver on the host holds",
+            f"plan the {self.target.qmgr} {'media' if s.action is Action.RECREATE_OBJECT else 'startup'} recovery "
+            "again (it restores from that time), or restore the receiver holding that entry by hand and associate it "
+            "with the journal",
+        )
+
+    # --- what the host shows ---------------------------------------------------------------------------------
+
+    def live(self, since: datetime | None = None) -> Snapshot:
+        return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz, since=since)
+
+    def _host_shows_done(self, s: Step, started: datetime, approved: Plan) -> tuple[bool | None, str]:
+        """(True, "") when the host shows the step's effect, (False, why not), or (None, ...) when it cannot tell."""
+        a, library, journal = s.args, self.target.library, self.target.journal
+        if s.action is Action.RESTORE_RECEIVER:
+            on_host = {r.name: r for r in self.live().receivers if r.library == library}
+            if restored(s, on_host):
+                return True, ""
+            r = on_host.get(str(a["receiver"]))
+            seen = "it is not on the host" if r is None else f"the host has it attached {r.attached_at}, status {r.status}"
+            return False, f"{library}/{a['receiver']} attached {s.attached_at} is not back: {seen}"
+        if s.action is Action.ASSOCIATE_RECEIVERS:
+            return self._associated(approved)
+        if s.action is Action.CREATE_RECEIVER:
+            if any(r.name == a["receiver"] for r in self.live().receivers if r.library == library):
+                return True, ""
+            return False, f"{library}/{a['receiver']} is not on the host"
+        if s.action is Action.ATTACH_RECEIVER:
+            r = next((r for r in self.live().receivers if r.library == library and r.name == a["receiver"]), None)
+            if r is not None and r.status is ReceiverStatus.ATTACHED and r.journal == journal:
+                return True, ""
+            return False, f"{library}/{a['receiver']} is not the journal's attached receiver"
+        if s.action is Action.RESTORE_LIBRARY:
+            if gathering.probe(self.session, self.target).library_exists:
+                return True, ""
+            return False, f"library {library} (its AMQJRNINF) is not on the host"
+        if s.action is Action.CREATE_JOURNAL:
+            if gathering.probe(self.session, self.target).journal_exists:
+                return True, ""
+            return False, f"journal {library}/{journal} is not on the host"
+        if s.action is Action.DELETE_SAVE_FILE:
+            path = f"{a['library']}/{a['name']}"
+            if path not in gathering.save_files_on_host(self.session, [str(a["library"])]):
+                return True, ""
+            return False, f"save file {path} is still on the host"
+        if s.action is Action.START_QMGR:
+            return self._started_since(started)
+        return None, "mqjournal cannot read from the host whether it ran"
+
+    def _associated(self, approved: Plan) -> tuple[bool, str]:
+        """Every receiver the plan restores is in the journal, and the journal links them up to the attached one.
+
+        JOURNAL_NAME alone does not tell: a restored receiver keeps the name of the journal it was attached to
+        whether or not it is in that journal's directory; only association links it into the chain.
+        """
+        live = self.live()
+        on_host = {r.name: r for r in live.receivers if r.library == self.target.library}
+        wanted = [x for x in approved.steps if x.action is Action.RESTORE_RECEIVER]
+        loose = [x.args["receiver"] for x in wanted if not restored(x, on_host)
+                 or on_host[x.args["receiver"]].journal != self.target.journal]
+        if loose:
+            return False, f"receivers {', '.join(map(str, loose))} are not in journal {self.target.journal}"
+        oldest = min((x.attached_at for x in wanted if x.attached_at), default=None)
+        chain = [r for r in rules.chain_of(live) if oldest is None or r.attached_at >= oldest]
+        if chain and rules.chain_is_broken(chain):
+            links = ", ".join(f"{r.name}->{r.next or '-'}" for r in chain)
+            return False, f"the journal's receiver chain is broken from {chain[0].name} on ({links})"
+        return True, ""
+
+    def _started_since(self, started: datetime) -> tuple[bool | None, str]:
+        """STRMQM writes AMQ7460 when its recovery pass succeeds and AMQ7432 when it cannot read an entry."""
+        recent = [m for m in self.live(since=started).messages
+                  if m.at >= started and m.queue == f"{self.target.library}/QMQMMSG"
+                  and m.id in ("AMQ7460", ENTRY_NOT_AVAILABLE)]
+        latest = max(recent, key=lambda m: m.at, default=None)
+        if latest is None:
+            return None, "QMQMMSG shows neither AMQ7460 (started) nor AMQ7432 since the recovery began"
+        if latest.id == ENTRY_NOT_AVAILABLE:
+            return False, f"QMQMMSG has {latest.id}: {latest.text}"
+        return True, ""
+
+
+def _action_for(s: Step) -> str:
+    if s.action is Action.RESTORE_RECEIVER:
+        return ("check that the save file holds the receiver and the user profile may restore into the library; "
+                + _RERUN)
+    if s.action is Action.ASSOCIATE_RECEIVERS:
+        return "associate the receivers by hand (WRKJRN, option 9), then run the recovery again"
+    if s.action is Action.RECREATE_OBJECT:
+        return "read the job log and QMQMMSG for the object; " + _RERUN
+    if s.action in (Action.REFRESH_CLUSTER, Action.SET_FULL_REPOSITORY):
+        return "check the cluster channels and the repository, run the command by hand if needed; " + _RERUN
+    return _RERUN

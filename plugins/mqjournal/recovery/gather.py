@@ -1,0 +1,149 @@
+"""Gather what a recovery planner needs: the live journal state (read only), the catalog, the save files on the host.
+
+Nothing here changes the host. In particular no RCDMQMIMG: a recovery must not checkpoint a queue manager that is
+broken, and RCDMQMIMG on one that will not start only fails (AMQ8146). A lost library or journal is told apart
+from an unreadable one by asking QSYS2.JOURNAL_INFO: no row is "gone", a SQL error is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from mqjournal.catalog import Catalog
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.discovery import survey
+from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.recovery.plan import Request
+from mqjournal.recovery.restore import Inputs
+
+# QSYS2.USER_SPACE on a missing object or library: SQLSTATE 38501 (native -443), the CPF message's text.
+_OBJECT_MISSING_STATE = "38501"
+
+
+class GatherFailed(MqJournalError):
+    """The host could not be read well enough to plan a recovery; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class HostProbe:
+    """What a recovery asks first: the host's clock, and whether the journal and the library are there."""
+
+    now: datetime
+    tz: timezone
+    journal_exists: bool
+    library_exists: bool  # judged by its AMQJRNINF user space, which every MQ queue manager library holds
+
+
+def probe(session: IbmiSession, target: Target) -> HostProbe:
+    """One round trip: the clock, the journal's row in JOURNAL_INFO, the library's AMQJRNINF."""
+    out = session.run(commands.sql(commands.host_clock(), commands.mq_journals([target.library]),
+                                   commands.amqjrninf_binary(target.library)))
+    results = parse_results(out.stdout)
+    where = f"{target.qmgr} ({target.library}) on {session.host}"
+    if len(results) != 3:
+        raise GatherFailed(where, f"expected 3 SQL results, got {len(results)}: {out.stderr.strip() or out.stdout[-200:]}",
+                           "check that the db2 utility and the QSYS2 services are available to the user profile")
+    clock, journals, jrninf = results
+    for result, what in ((clock, "the partition clock"), (journals, "QSYS2.JOURNAL_INFO")):
+        if isinstance(result, Db2Failure):
+            raise GatherFailed(where, f"reading {what} failed with {result.msg_id} (SQLSTATE {result.sqlstate}): "
+                               f"{result.text}", "check the SQL services and the user profile's authority",
+                               msg_id=result.msg_id)
+    if isinstance(jrninf, Db2Failure) and jrninf.sqlstate != _OBJECT_MISSING_STATE:
+        raise GatherFailed(where, f"reading {target.library}/AMQJRNINF failed with {jrninf.msg_id} (SQLSTATE "
+                           f"{jrninf.sqlstate}): {jrninf.text}", "check the user profile's authority to the library",
+                           msg_id=jrninf.msg_id)
+    tz = utc_offset(clock[0]["UTC_OFFSET"])
+    return HostProbe(
+        now=db2_time(clock[0]["NOW"], tz),
+        tz=tz,
+        journal_exists=any(r["JOURNAL_NAME"] == target.journal for r in journals),
+        library_exists=not isinstance(jrninf, Db2Failure),
+    )
+
+
+def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[str]:
+    """LIB/NAME of every save file in `libraries`, in one round trip. A library that is gone holds none."""
+    libraries = sorted(set(libraries))
+    if not libraries:
+        return set()
+    out = session.run(commands.sql(*(commands.save_files(lib) for lib in libraries)))
+    results = parse_results(out.stdout)
+    if len(results) != len(libraries):
+        raise GatherFailed(f"save files in {', '.join(libraries)} on {session.host}",
+                           f"expected {len(libraries)} SQL results, got {len(results)}",
+                           "check that QSYS2.OBJECT_STATISTICS is available to the user profile")
+    found: set[str] = set()
+    for library, result in zip(libraries, results):
+        if isinstance(result, Db2Failure):
+            if result.sqlstate == _OBJECT_MISSING_STATE:
+                continue  # the save library itself is gone: so are its save files
+            raise GatherFailed(f"save files in {library} on {session.host}",
+                               f"OBJECT_STATISTICS failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
+                               "check the user profile's authority to the save library", msg_id=result.msg_id)
+        found |= {f"{library}/{row['OBJNAME']}" for row in result}
+    return found
+
+
+def gather(
+    session: IbmiSession,
+    target: Target,
+    *,
+    host: str,
+    tz: timezone,
+    catalog: Catalog,
+    request: Request,
+    clusters: Iterable = (),
+    now: datetime | None = None,
+    run_id: str = "recovery",
+) -> Inputs:
+    """The planner's inputs, read now. `now` defaults to the host's clock (the plan's times are the host's)."""
+    if (request.host, request.qmgr) != (host, target.qmgr):
+        raise GatherFailed(f"{request.qmgr} on {request.host}", f"the request does not match the target "
+                           f"{target.qmgr} on {host}", "plan for the queue manager the request names")
+    found = probe(session, target)
+    snapshot = read_state(session, target, host=host, run_id=run_id, tz=tz) if found.journal_exists else None
+    cataloged = catalog.receivers(host, target.library)
+    library_saves = catalog.library_saves(host, target.library)
+    libraries = {s.save_file_library for r in cataloged for s in r.saves} | {s.save_file_library for s in library_saves}
+    return Inputs(
+        request=request,
+        qmgr_library=target.library,
+        journal=target.journal,
+        now=now or found.now,
+        snapshot=snapshot,
+        cataloged=cataloged,
+        library_saves=library_saves,
+        save_files_on_host=save_files_on_host(session, libraries),
+        clusters=list(clusters),
+    )
+
+
+def locate(session: IbmiSession, host: str, qm_config) -> tuple[Target, timezone]:
+    """The target of a queue manager of the fleet file, and the host's time zone, even if its journal is lost.
+
+    Discovery finds the journal's message queue when the journal is there; when it is not (a lost library), the
+    target is built from the fleet file's library and instance alone.
+    """
+    found = survey(session, host, [qm_config])
+    for target in found.targets:
+        if target.qmgr == qm_config.name:
+            return target, found.tz
+    return target_of(qm_config), found.tz
+
+
+def target_of(qm_config) -> Target:
+    """A target from the fleet file alone (QueueManagerConfig): name, library, instance."""
+    instance = qm_config.instance
+    return Target(qmgr=qm_config.name, library=qm_config.qmgr_library, journal=f"AMQ{instance}JRN", instance=instance)
+
+
+def clusters_of(qm_config) -> list:
+    """The clusters the fleet file puts the queue manager in (none when the fleet file does not say)."""
+    return list(getattr(qm_config, "clusters", None) or [])
