@@ -36,3 +36,14 @@ def test_the_maintenance_dag_runs_the_runbook_in_order():
     assert "approve" in upstream["delete"] and "save" in upstream["delete"]
     assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
     assert dag.task_dict["checkpoint_and_collect"].pool == "mqjournal_ssh"
+
+
+def test_the_recovery_dag_plans_then_waits_for_approval_before_it_executes():
+    dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_recovery"]
+    upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
+    assert upstream["gate"] == {"plan"}
+    assert "approve" in upstream["execute"] and upstream["approve"] == {"gate"}
+    assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
+    assert dag.task_dict["execute"].pool == "mqjournal_ssh"
+    assert dag.schedule is None or str(dag.timetable.summary) in ("None", "")
+    assert set(dag.params.get_param("kind").schema["enum"]) == {"startup", "media", "library", "naming", "expiry"}

@@ -327,14 +327,16 @@ def plan_library(inputs: Inputs) -> Plan:
     start = holder_index(chain, saved.oldest_needed_at, timedelta(milliseconds=1))
     gaps: list[Gap] = []
     if start is None:
+        # Typically the receiver attached during the save, not yet saved after its detach: without it STRMQM
+        # cannot even replay the library save's own last checkpoint.
         required: list[Known] = []
-        if chain and chain[-1].detached_at and chain[-1].detached_at >= saved.saved_at:
-            gaps.append(Gap(
-                obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
-                    f"{saved.save_file_path}",
-                problem=f"no save of the receiver holding {saved.oldest_needed_at.isoformat()} is in the catalog",
-                action="restore it by hand from other backup media, then plan again",
-            ))
+        gaps.append(Gap(
+            obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
+                f"{saved.save_file_path}",
+            problem=f"no save of the receiver holding {saved.oldest_needed_at.isoformat()} is in the catalog",
+            action="run the maintenance DAG so the receivers since the library save are saved (or restore them "
+                   "by hand from other backup media), then plan again",
+        ))
     else:
         required = [k for k in chain[start:]]
         if saved.oldest_needed_receiver and required and required[0].name != saved.oldest_needed_receiver:

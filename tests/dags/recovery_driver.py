@@ -1,0 +1,192 @@
+"""Run mq_journal_maintenance, then mq_journal_recovery, end to end on real Airflow (dag.test), the real Spark job
+and the simulator over SSH (acceptance of issue 6).
+
+Run as a script in a fresh process (Airflow reads its configuration once, at import):
+    python tests/dags/recovery_driver.py WORKDIR
+Each scenario has its own simulated partition. One maintenance run (approved) saves and deletes receivers on all of
+them; then each partition gets its trouble and the recovery DAG is triggered for it:
+- startup: a needed (saved) receiver is deleted out of band, the partition crashes, STRMQM fails with AMQ7432;
+- media: a queue is damaged, the receivers from its media recovery point are deleted out of band;
+- library: a library save was taken before maintenance; the library is deleted; the queue manager is a full
+  repository of a cluster;
+- naming: a receiver with the next name is created by hand, so switching stops (CPI70E3);
+- gap: as startup, but the save file of the deleted receiver is deleted too: the plan has a gap.
+Prints one JSON line with each run's task states and what the test needs to check; the simulator's state and the
+audit log stay in WORKDIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import yaml
+
+QMGR, LIBRARY = "TEST", "QMTEST"
+SCENARIOS = ("startup", "media", "library", "naming", "gap")
+
+
+def main(workdir: Path) -> None:
+    from mqjournal.airflow.connections import fleet_connections
+    from mqjournal.fleet import ClusterConfig, FleetConfig, HostConfig, QueueManagerConfig
+    from mqjournal.sim.service import SimulatorService
+
+    def qm_config(scenario: str) -> QueueManagerConfig:
+        extra: dict = {}
+        if scenario in ("startup", "gap"):
+            extra["long_running_unit_of_work_at_hour"] = 0.5  # holds the startup recovery point back
+        if scenario == "media":
+            extra.update(damaged_object="APP.REQUEST.QUEUE", damaged_at_hour=0.5)  # holds AMQ7462 back
+        if scenario == "library":
+            extra["clusters"] = [ClusterConfig(name="INVENTORY", full_repository=True)]
+        return QueueManagerConfig(name=QMGR, threshold_kb=500, **extra)
+
+    hosts = [HostConfig(name=s, port=0, utc_offset="+01:00", queue_managers=[qm_config(s)]) for s in SCENARIOS]
+    start = datetime.now(timezone.utc) - timedelta(hours=4)
+    config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=4, hosts=hosts).resolved(workdir)
+    service = SimulatorService(config)
+    ports = service.start()
+    fleet_file = workdir / "fleet.yaml"
+    fleet_file.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(config.state_dir),
+                "hosts": [
+                    {"name": h.name, "port": ports[h.name],
+                     "queue_managers": [q.model_dump(mode="json", include={"name", "clusters"}) for q in h.queue_managers]}
+                    for h in hosts
+                ],
+            }
+        )
+    )
+    for conn_id, conn in fleet_connections(config, service.host_keys, ports).items():
+        os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
+    os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
+    os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
+    os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+    from airflow.utils import db
+
+    from mqjournal.airflow.connections import conn_id_for
+    from mqjournal.airflow.hook import IbmiHook
+    from mqjournal.airflow.settings import settings
+    from mqjournal.catalog import Catalog
+    from mqjournal.recovery.gather import locate
+    from mqjournal.recovery.library_save import save_library
+    from tests.dags.hitl import Responder
+
+    db.initdb()
+    Pool.create_or_update_pool("mqjournal_ssh", slots=4, description="SSH sessions to IBM i", include_deferred=False)
+    bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
+    s = settings()
+
+    def cl(host: str, command: str):
+        return service.hosts[host].run(f"system '{command}'", "MQADMIN")
+
+    def chain(host: str) -> list:
+        from mqjournal.sim import mq
+
+        with service.hosts[host].state() as p:
+            qm = p.queue_manager(QMGR)
+            return [(r.name, r.status.value) for r in p.journal_receivers(mq.journal_of(p, qm))]
+
+    # A library save of the library scenario before maintenance, then more churn after it.
+    with IbmiHook(ssh_conn_id=conn_id_for("library"), audit_path=s.audit_log).session("library") as session:
+        target, tz = locate(session, "library", hosts[SCENARIOS.index("library")].queue_managers[0])
+        library_save = save_library(session, target, host="library", tz=tz, catalog=Catalog(s.catalog_url),
+                                    save_library="QGPL", run_id="library-save-1")
+    for name in SCENARIOS:
+        service.hosts[name].advance(timedelta(hours=2))
+
+    responder = Responder("mq_journal_maintenance", "approve", "Approve")
+    responder.start()
+    maintenance = bag.dags["mq_journal_maintenance"].test(run_conf={"change_receiver": True})
+    responder.stop.set()
+    results: dict = {"maintenance": {"state": str(maintenance.state), "answered": responder.answered is not None,
+                                     "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state)
+                                               for ti in maintenance.get_task_instances()}},
+                     "library_save": library_save.record.save_file_path}
+
+    staged: dict[str, dict] = {}
+    catalog = Catalog(s.catalog_url)
+    # startup and gap: delete the oldest receiver on the host (needed by the open unit of work, and saved) out of
+    # band, as an operator's mistake would, then the partition loses power.
+    for name in ("startup", "gap"):
+        oldest = chain(name)[0][0]
+        deleted = cl(name, f"DLTJRNRCV JRNRCV({LIBRARY}/{oldest}) DLTOPT(*IGNINQMSG)")
+        files = sorted({f"{x.save_file_library}/{x.save_file}" for x in catalog.saves_of(name, LIBRARY, oldest)})
+        if name == "gap":
+            for f in files:
+                cl(name, f"DLTF FILE({f})")
+        with service.hosts[name].state() as p:
+            from mqjournal.sim import mq
+
+            mq.crash(p, p.queue_manager(QMGR))
+        strmqm = cl(name, f"STRMQM MQMNAME({QMGR})")
+        staged[name] = {"deleted": [oldest], "chain_before": chain(name), "delete_status": deleted.exit_status, "save_files": files,
+                        "strmqm_before": strmqm.exit_status, "strmqm_before_out": strmqm.stdout + strmqm.stderr}
+    # media: the receivers from the damaged queue's media recovery point on, as far as maintenance kept them
+    # (they are needed, so it saved them), deleted out of band; RCRMQMOBJ then fails with AMQ7432.
+    on_host = chain("media")
+    doomed = [n for n, status in on_host[:2] if status != "ATTACHED"]
+    for n in doomed:
+        cl("media", f"DLTJRNRCV JRNRCV({LIBRARY}/{n}) DLTOPT(*IGNINQMSG)")
+    rcr = cl("media", f"RCRMQMOBJ OBJ(APP.REQUEST.QUEUE) OBJTYPE(*LCLQ) MQMNAME({QMGR})")
+    staged["media"] = {"deleted": doomed, "rcrmqmobj_before": rcr.exit_status, "out": rcr.stdout + rcr.stderr}
+    # library: the whole queue manager library is lost.
+    staged["library"] = {"chain_before": chain("library")}
+    lost = cl("library", f"DLTLIB LIB({LIBRARY})")
+    staged["library"]["dltlib"] = lost.exit_status
+    # naming: the name rule 1 gives next is taken by a receiver made by hand; switching stops at the threshold.
+    attached = chain("naming")[-1][0]
+    from mqjournal.names import ReceiverName
+
+    taken = str(ReceiverName.parse(attached).successor())
+    cl("naming", f"CRTJRNRCV JRNRCV({LIBRARY}/{taken}) THRESHOLD(500)")
+    service.hosts["naming"].advance(timedelta(minutes=30))
+    staged["naming"] = {"attached": attached, "taken": taken, "chain_before": chain("naming")}
+    results["staged"] = staged
+
+    results["recovery_started_at"] = datetime.now(timezone.utc).isoformat()
+    recovery = bag.dags["mq_journal_recovery"]
+    kinds = {"startup": "startup", "media": "media", "library": "library", "naming": "naming", "gap": "startup"}
+    for name, kind in kinds.items():
+        responder = Responder("mq_journal_recovery", "approve", "Approve")
+        responder.start()
+        conf = {"host": name, "qmgr": QMGR, "kind": kind}
+        if kind == "media":
+            conf.update(object="APP.REQUEST.QUEUE", object_type="*LCLQ")
+        run = recovery.test(run_conf=conf)
+        responder.stop.set()
+        after = {"chain_after": chain(name)} if name != "library" or staged["library"]["dltlib"] == 0 else {}
+        if name == "naming":
+            service.hosts[name].advance(timedelta(hours=1))
+            after["chain_later"] = chain(name)
+        results[name] = {
+            "state": str(run.state),
+            "answered": responder.answered is not None,
+            "tasks": {f"{ti.task_id}": str(ti.state) for ti in run.get_task_instances()},
+            "run_id": run.run_id,
+            **after,
+        }
+    with service.hosts["library"].state() as p:
+        qm = p.queue_manager(QMGR)
+        results["library"]["running"] = qm.running
+        results["library"]["clusters"] = [c.model_dump(mode="json") for c in getattr(qm, "clusters", [])]
+    for name in ("startup", "media", "gap"):
+        with service.hosts[name].state() as p:
+            qm = p.queue_manager(QMGR)
+            results[name]["running"] = qm.running
+            results[name]["damaged"] = [o.name for o in qm.objects if o.damaged]
+    service.stop()
+    print("RESULTS " + json.dumps(results, default=str))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
