@@ -16,11 +16,10 @@ from mqjournal.collection import collect_fleet
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.jrninf import parse_amqjrninf
-from mqjournal.sim import mq
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.protocol import DropRule
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import START, SimFleet, fleet_config
+from tests.conftest import SimFleet, fleet_config
 
 QM = QueueManagerConfig(name="TEST", threshold_kb=500)
 
@@ -146,7 +145,6 @@ def test_a_dropped_receiver_change_is_not_repeated_and_the_queue_manager_is_clea
 def test_a_changed_host_key_is_refused_and_the_other_hosts_are_collected(two_hosts: SimFleet, tmp_path):
     known = two_hosts.config.known_hosts
     lines = known.read_text().splitlines()
-    other = SimulatorService  # a key the simulator never used for ibmi1
     import paramiko
 
     forged = paramiko.ECDSAKey.generate()

@@ -6,34 +6,21 @@ the live host and skip what is gone. XCom carries small values only (targets, na
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import timezone, timedelta
 from pathlib import Path
 
-from mqjournal.airflow.connections import conn_id_for
-from mqjournal.airflow.hook import IbmiHook
-from mqjournal.airflow.leases import host_session_slot
+from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import load_fleet
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.executor import Executor
-from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body
 from mqjournal.snapshot import write_snapshots
-
-
-@contextlib.contextmanager
-def _ssh(settings: Settings, host: str) -> Iterator[IbmiSession]:
-    """An SSH session to `host` within its per-host cap (the Airflow pool caps the fleet as a whole)."""
-    with host_session_slot(settings.catalog_url, host, slots=settings.sessions_per_host):
-        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log).session(host) as session:
-            yield session
 
 
 def _target(t: dict) -> collector.Target:
@@ -61,7 +48,7 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     for host in fleet.hosts:
         if hosts and host.name not in hosts:
             continue
-        with _ssh(settings, host.name) as session:
+        with host_session(settings, host.name) as session:
             found = discovery.survey(session, host.name, host.queue_managers)
         for t in found.targets:
             if queue_managers and t.qmgr not in queue_managers:
@@ -78,7 +65,7 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
 
 def collect_one(settings: Settings, target: dict, run_id: str, change_receiver: bool) -> str:
     """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file."""
-    with _ssh(settings, target["host"]) as session:
+    with host_session(settings, target["host"]) as session:
         snapshot = collector.collect(
             session, _target(target), host=target["host"], run_id=run_id, tz=_tz(target),
             change_receiver=change_receiver,
@@ -130,7 +117,7 @@ def save_one(settings: Settings, target: dict, summary: dict, run_id: str, save_
     wanted = summary["to_save"].get(key(target), [])
     if not wanted:
         return {"target": key(target), "saved": [], "already_saved": [], "not_saved": [], "save_files": []}
-    with _ssh(settings, target["host"]) as session:
+    with host_session(settings, target["host"]) as session:
         result = _executor(settings, session, target, run_id).save(wanted, save_library=save_library)
     return {"target": key(target), **asdict(result)}
 
@@ -139,7 +126,7 @@ def delete_one(settings: Settings, target: dict, summary: dict, run_id: str, pol
     approved = summary["to_delete"].get(key(target), [])
     if not approved:
         return {"target": key(target), "deleted": [], "already_gone": [], "kept": [], "failed": None}
-    with _ssh(settings, target["host"]) as session:
+    with host_session(settings, target["host"]) as session:
         result = _executor(settings, session, target, run_id).delete(approved, policy=policy)
     return {"target": key(target), **asdict(result)}
 

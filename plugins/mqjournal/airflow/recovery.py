@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from mqjournal.airflow.maintenance import _ssh
+from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings, safe
 from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
@@ -64,7 +64,7 @@ def _plan_file(settings: Settings, run_id: str) -> Path:
 
 def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
     qm = _queue_manager(settings, params["host"], params["qmgr"])
-    with _ssh(settings, params["host"]) as session:
+    with host_session(settings, params["host"]) as session:
         target, tz = locate(session, params["host"], qm)
         request = request_from(params, tz)
         inputs = gather(session, target, host=params["host"], tz=tz, catalog=Catalog(settings.catalog_url),
@@ -107,7 +107,7 @@ def execute(settings: Settings, made: dict, run_id: str) -> dict:
                     journal_queue=tuple(t["journal_queue"]))
     tz = timezone(timedelta(minutes=made["utc_offset_minutes"]))
     qm = _queue_manager(settings, approved.request.host, approved.request.qmgr)
-    with _ssh(settings, approved.request.host) as session:
+    with host_session(settings, approved.request.host) as session:
         result = RecoveryExecutor(session, target, approved.request.host, tz, Catalog(settings.catalog_url), run_id,
                                   clusters=tuple(clusters_of(qm))).execute(approved)
     print(result.markdown())

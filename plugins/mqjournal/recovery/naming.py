@@ -236,7 +236,7 @@ def plan_naming(request: Request, snapshot: Snapshot, now: datetime, *,
     shown, taken_next = following_names(new, existing)
     notes = [
         *stopped,
-        *([] if stopped else [f"Switching works; this plan changes the threshold: the system gives every later "
+        *([] if stopped else ["Switching works; this plan changes the threshold: the system gives every later "
                               "receiver the attributes of the attached one, so the new receiver's THRESHOLD carries on."]),
         f"New receiver {library}/{new}, THRESHOLD({threshold}): {threshold_why}.",
         f"After CHGJRN the system switches again at the threshold and names the next receivers by rule 1 from {new}: "

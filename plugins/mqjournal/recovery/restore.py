@@ -154,7 +154,7 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
             out.gaps.append(
                 Gap(
                     obj=f"{k.library}/{k.name}",
-                    problem=f"the host has another receiver of that name ("
+                    problem="the host has another receiver of that name ("
                     + (f"attached {other.attached_at.isoformat()}" if other.attached_at else "never attached")
                     + "), so the one "
                     f"attached {k.attached_at.isoformat()} cannot be restored over it (CPF2112)",

@@ -1,0 +1,20 @@
+"""An SSH session to one partition for a DAG task: within the host's session cap, host key verified, audited."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from mqjournal.airflow.connections import conn_id_for
+from mqjournal.airflow.hook import IbmiHook
+from mqjournal.airflow.leases import host_session_slot
+from mqjournal.airflow.settings import Settings
+from mqjournal.ibmi.transport import IbmiSession
+
+
+@contextlib.contextmanager
+def host_session(settings: Settings, host: str) -> Iterator[IbmiSession]:
+    """An SSH session to `host` within its per-host cap (the Airflow pool caps the fleet as a whole)."""
+    with host_session_slot(settings.catalog_url, host, slots=settings.sessions_per_host):
+        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log).session(host) as session:
+            yield session
