@@ -214,21 +214,18 @@ class Catalog:
         except OperationalError:
             pass  # created by another task at the same moment
 
+    def _insert_once(self, table: type[_Base], row: dict, *key: str) -> None:
+        """Add `row` unless a row with the same `key` columns exists: recording a fact twice keeps one row."""
+        with Session(self.engine) as session, session.begin():
+            exists = session.scalar(select(table.id).where(*(getattr(table, k) == row[k] for k in key)))
+            if exists is None:
+                session.add(table(**row))
+
     def record_save(self, record: SaveRecord) -> None:
         """Idempotent: recording the same save twice keeps one row."""
-        with Session(self.engine) as session, session.begin():
-            exists = session.scalar(
-                select(_Save.id).where(
-                    _Save.host == record.host,
-                    _Save.library == record.library,
-                    _Save.receiver == record.receiver,
-                    _Save.attached_at == record.attached_at,
-                    _Save.save_file_library == record.save_file_library,
-                    _Save.save_file == record.save_file,
-                )
-            )
-            if exists is None:
-                session.add(_Save(**record.model_dump()))
+        self._insert_once(
+            _Save, record.model_dump(), "host", "library", "receiver", "attached_at", "save_file_library", "save_file"
+        )
 
     def saves_of(self, host: str, library: str, receiver: str, attached_at: datetime | None = None) -> list[SaveRecord]:
         """Every verified save of a receiver, newest first (all of its incarnations unless `attached_at`)."""
@@ -264,17 +261,7 @@ class Catalog:
 
     def record_library_save(self, record: LibrarySaveRecord) -> None:
         """Idempotent, like `record_save`."""
-        with Session(self.engine) as session, session.begin():
-            exists = session.scalar(
-                select(_LibrarySave.id).where(
-                    _LibrarySave.host == record.host,
-                    _LibrarySave.qmgr_library == record.qmgr_library,
-                    _LibrarySave.save_file_library == record.save_file_library,
-                    _LibrarySave.save_file == record.save_file,
-                )
-            )
-            if exists is None:
-                session.add(_LibrarySave(**record.model_dump()))
+        self._insert_once(_LibrarySave, record.model_dump(), "host", "qmgr_library", "save_file_library", "save_file")
 
     def library_saves(self, host: str, qmgr_library: str, *, include_discarded: bool = False) -> list[LibrarySaveRecord]:
         """Every library save of a queue manager, newest first."""
@@ -324,24 +311,9 @@ class Catalog:
 
     def record_discarded(self, host: str, save_file_library: str, save_file: str, run_id: str) -> None:
         """The save file was deleted (backup expiry): its saves are no longer offered for a restore. Idempotent."""
-        with Session(self.engine) as session, session.begin():
-            exists = session.scalar(
-                select(_Discarded.id).where(
-                    _Discarded.host == host,
-                    _Discarded.save_file_library == save_file_library,
-                    _Discarded.save_file == save_file,
-                )
-            )
-            if exists is None:
-                session.add(
-                    _Discarded(
-                        host=host,
-                        save_file_library=save_file_library,
-                        save_file=save_file,
-                        discarded_at=datetime.now(timezone.utc),
-                        run_id=run_id,
-                    )
-                )
+        row = dict(host=host, save_file_library=save_file_library, save_file=save_file,
+                   discarded_at=datetime.now(timezone.utc), run_id=run_id)
+        self._insert_once(_Discarded, row, "host", "save_file_library", "save_file")
 
     def discarded_save_files(self, host: str) -> set[str]:
         with Session(self.engine) as session:

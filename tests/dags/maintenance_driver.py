@@ -10,55 +10,24 @@ WORKDIR/state for the test to inspect.
 from __future__ import annotations
 
 import json
-import os
 import sys
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
-import yaml
 
 SCENARIOS = {"approved": "Approve", "rejected": "Reject", "needed-again": "Approve"}
 
 
 def main(workdir: Path) -> None:
-    from mqjournal.airflow.connections import fleet_connections
-    from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
+    from mqjournal.fleet import HostConfig, QueueManagerConfig
     from mqjournal.sim import mq
-    from mqjournal.sim.service import SimulatorService
+    from tests.dags.harness import fleet_in_airflow
+    from tests.dags.hitl import Responder
 
     hosts = [
         HostConfig(name=name, port=0, utc_offset="+01:00", queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])
         for name in SCENARIOS
     ]
-    start = datetime.now(timezone.utc) - timedelta(hours=4)
-    config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=4, hosts=hosts).resolved(workdir)
-    service = SimulatorService(config)
-    ports = service.start()
-    fleet_file = workdir / "fleet.yaml"
-    fleet_file.write_text(
-        yaml.safe_dump(
-            {
-                "state_dir": str(config.state_dir),
-                "hosts": [{"name": h.name, "port": ports[h.name], "queue_managers": [{"name": "TEST"}]} for h in hosts],
-            }
-        )
-    )
-    for conn_id, conn in fleet_connections(config, service.host_keys, ports).items():
-        os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
-    os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
-    os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
-    os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")
-    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-
-    from airflow.dag_processing.dagbag import DagBag
-    from airflow.models.pool import Pool
-    from airflow.utils import db
-
-    from tests.dags.hitl import Responder
-
-    db.initdb()
-    Pool.create_or_update_pool("mqjournal_ssh", slots=4, description="SSH sessions to IBM i", include_deferred=False)
-    dag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags")).dags["mq_journal_maintenance"]
+    service, bag = fleet_in_airflow(workdir, hosts)
+    dag = bag.dags["mq_journal_maintenance"]
 
     def make_needed_again() -> None:
         # A unit of work surfaces that started in the second oldest receiver (an in-doubt one resolved by resync);

@@ -18,21 +18,17 @@ audit log stay in WORKDIR.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
-import yaml
 
 QMGR, LIBRARY = "TEST", "QMTEST"
 SCENARIOS = ("startup", "media", "library", "naming", "gap")
 
 
 def main(workdir: Path) -> None:
-    from mqjournal.airflow.connections import fleet_connections
-    from mqjournal.fleet import ClusterConfig, FleetConfig, HostConfig, QueueManagerConfig
-    from mqjournal.sim.service import SimulatorService
+    from mqjournal.fleet import ClusterConfig, HostConfig, QueueManagerConfig
+    from tests.dags.harness import fleet_in_airflow
 
     def qm_config(scenario: str) -> QueueManagerConfig:
         extra: dict = {}
@@ -45,33 +41,7 @@ def main(workdir: Path) -> None:
         return QueueManagerConfig(name=QMGR, threshold_kb=500, **extra)
 
     hosts = [HostConfig(name=s, port=0, utc_offset="+01:00", queue_managers=[qm_config(s)]) for s in SCENARIOS]
-    start = datetime.now(timezone.utc) - timedelta(hours=4)
-    config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=4, hosts=hosts).resolved(workdir)
-    service = SimulatorService(config)
-    ports = service.start()
-    fleet_file = workdir / "fleet.yaml"
-    fleet_file.write_text(
-        yaml.safe_dump(
-            {
-                "state_dir": str(config.state_dir),
-                "hosts": [
-                    {"name": h.name, "port": ports[h.name],
-                     "queue_managers": [q.model_dump(mode="json", include={"name", "clusters"}) for q in h.queue_managers]}
-                    for h in hosts
-                ],
-            }
-        )
-    )
-    for conn_id, conn in fleet_connections(config, service.host_keys, ports).items():
-        os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
-    os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
-    os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
-    os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")
-    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-
-    from airflow.dag_processing.dagbag import DagBag
-    from airflow.models.pool import Pool
-    from airflow.utils import db
+    service, bag = fleet_in_airflow(workdir, hosts)
 
     from mqjournal.airflow.connections import conn_id_for
     from mqjournal.airflow.hook import IbmiHook
@@ -81,9 +51,6 @@ def main(workdir: Path) -> None:
     from mqjournal.recovery.library_save import save_library
     from tests.dags.hitl import Responder
 
-    db.initdb()
-    Pool.create_or_update_pool("mqjournal_ssh", slots=4, description="SSH sessions to IBM i", include_deferred=False)
-    bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
     s = settings()
 
     def cl(host: str, command: str):

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -14,27 +10,14 @@ import pytest
 from mqjournal.airflow.settings import safe
 from mqjournal.catalog import Catalog
 from mqjournal.sim.host import SimulatedHost
+from tests.dags.harness import run_driver
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def e2e(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("maintenance")
-    env = {
-        **os.environ,
-        "AIRFLOW_HOME": str(workdir / "airflow"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "PYTHONPATH": str(REPO),
-    }
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tests" / "dags" / "maintenance_driver.py"), str(workdir)],
-        env=env, capture_output=True, text=True, timeout=1200,
-    )
-    line = next((l for l in done.stdout.splitlines() if l.startswith("RESULTS ")), None)
-    assert done.returncode == 0 and line, done.stdout[-3000:] + done.stderr[-3000:]
-    return workdir, json.loads(line[len("RESULTS "):])
+    return workdir, run_driver("maintenance_driver.py", workdir, timeout=1200)
 
 
 def partition(workdir: Path, host: str) -> SimulatedHost:

@@ -4,37 +4,17 @@ manager starts (or recreates the damaged object); a plan with a gap changes noth
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.names import ReceiverName
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.dags.harness import run_driver
 
 
 @pytest.fixture(scope="module")
 def e2e(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("recovery")
-    env = {
-        **os.environ,
-        "AIRFLOW_HOME": str(workdir / "airflow"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "PYTHONPATH": str(REPO),
-    }
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tests" / "dags" / "recovery_driver.py"), str(workdir)],
-        env=env, capture_output=True, text=True, timeout=1500,
-    )
-    line = next((l for l in done.stdout.splitlines() if l.startswith("RESULTS ")), None)
-    assert done.returncode == 0 and line, done.stdout[-4000:] + done.stderr[-4000:]
-    results = json.loads(line[len("RESULTS "):])
+    results = run_driver("recovery_driver.py", workdir, timeout=1500)
     audit = [r for r in read_audit(workdir / "data" / "audit.jsonl") if r["at"] >= results["recovery_started_at"]]
     return results, audit
 

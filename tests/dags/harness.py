@@ -1,0 +1,76 @@
+"""What the end-to-end DAG tests share: a simulated fleet wired into a fresh Airflow, and the driver subprocess.
+
+A driver runs in its own process because Airflow reads its configuration once, at import; the test reads back one
+`RESULTS <json>` line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_driver(driver: str, workdir: Path, *, timeout: int) -> dict:
+    """Run tests/dags/<driver> on `workdir` with an Airflow home of its own; its RESULTS line, parsed."""
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(workdir / "airflow"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "PYTHONPATH": str(REPO),
+    }
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "dags" / driver), str(workdir)],
+        env=env, capture_output=True, text=True, timeout=timeout,
+    )
+    line = next((l for l in done.stdout.splitlines() if l.startswith("RESULTS ")), None)
+    assert done.returncode == 0 and line, done.stdout[-4000:] + done.stderr[-4000:]
+    return json.loads(line[len("RESULTS "):])
+
+
+def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
+    """Serve `hosts` (HostConfig) after `hours` of churn, point Airflow's connections and mqjournal's settings at
+    them, and return (simulator service, DagBag of dags/). Call from a driver process only."""
+    from mqjournal.airflow.connections import fleet_connections
+    from mqjournal.fleet import FleetConfig
+    from mqjournal.sim.service import SimulatorService
+
+    start = datetime.now(timezone.utc) - timedelta(hours=hours)
+    config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=hours, hosts=hosts).resolved(workdir)
+    service = SimulatorService(config)
+    ports = service.start()
+    fleet_file = workdir / "fleet.yaml"
+    fleet_file.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(config.state_dir),
+                "hosts": [
+                    {"name": h.name, "port": ports[h.name],
+                     "queue_managers": [q.model_dump(mode="json", include={"name", "clusters"}) for q in h.queue_managers]}
+                    for h in hosts
+                ],
+            }
+        )
+    )
+    for conn_id, conn in fleet_connections(config, service.host_keys, ports).items():
+        os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
+    os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
+    os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
+    os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+    from airflow.utils import db
+
+    db.initdb()
+    Pool.create_or_update_pool("mqjournal_ssh", slots=4, description="SSH sessions to IBM i", include_deferred=False)
+    return service, DagBag(dag_folder=str(REPO / "dags"))
