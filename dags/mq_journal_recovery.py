@@ -3,7 +3,7 @@
 Kinds: startup (STRMQM failed with AMQ7432), media (a damaged object, RCRMQMOBJ), library (the queue manager library
 is lost), naming (receiver switching stopped, CPI70E3, or a new threshold), expiry (discard save files no restore
 can need). The plan is built from the live partition and the backup catalog; a plan with gaps (a needed save that
-does not exist) fails before the gate and changes nothing. After approval the plan is re-made on the live host and
+does not exist) fails before the gate and changes nothing; a plan with nothing to do goes straight to the report. After approval the plan is re-made on the live host and
 only steps the approver saw are run, so a rerun of a failed run only does what is still missing.
 """
 
@@ -49,8 +49,8 @@ def mq_journal_recovery():
         return steps.make_plan(settings(), params, run_id)
 
     @task.branch
-    def gate(made: dict) -> str:
-        return "approve" if made["executable"] else "blocked"
+    def gate(made: dict) -> list[str]:
+        return steps.next_after_plan(made)
 
     @task
     def blocked(made: dict) -> None:
@@ -74,9 +74,10 @@ def mq_journal_recovery():
     made = plan()
     branch = gate(made)
     done = execute(made)
-    branch >> [approve, blocked(made)]
+    reported = report()
+    branch >> [approve, blocked(made), reported]
     approve >> done
-    [made, done] >> report()
+    [made, done] >> reported
 
 
 mq_journal_recovery()

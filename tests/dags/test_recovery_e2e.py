@@ -44,6 +44,7 @@ def test_startup_recovery_restores_the_deleted_receiver_and_strmqm_succeeds(e2e)
     assert staged["delete_status"] == 0 and staged["strmqm_before"] != 0 and "AMQ7432" in staged["strmqm_before_out"]
     assert run["state"] == "success", run
     assert run["tasks"]["approve"] == "success" and run["tasks"]["execute"] == "success"
+    assert run["tasks"]["report"] == "success"
     assert restored(audit, "startup") == staged["deleted"]
     assert sent(audit, "startup", "STRMQM")
     assert run["running"] is True
@@ -99,12 +100,21 @@ def test_naming_repair_resumes_switching_by_rule_1(e2e):
         assert name == expected
 
 
+def test_a_plan_with_nothing_to_do_needs_no_approval(e2e):
+    results, audit = e2e
+    again = results["naming-again"]
+    assert again["state"] == "success", again
+    assert again["tasks"]["approve"] == "skipped" and again["tasks"]["execute"] == "skipped"
+    assert again["tasks"]["report"] == "success"
+
+
 def test_a_plan_with_a_gap_fails_before_the_gate_and_changes_nothing(e2e):
     results, audit = e2e
     staged, run = results["gap"], results["staged"]["gap"]
     assert staged["state"] == "failed"
     assert staged["tasks"]["blocked"] == "failed"
     assert staged["tasks"]["approve"] == "skipped" and staged["tasks"]["execute"] == "skipped"
+    assert staged["tasks"]["report"] == "success"
     assert staged["chain_after"] == run["chain_before"]
     changing = [r["command"] for r in audit if r["host"] == "gap" and not r["command"].startswith(("db2 'SELECT", "cat "))]
     assert changing == []

@@ -84,19 +84,23 @@ def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
     }
 
 
+def next_after_plan(made: dict) -> list[str]:
+    """The branch after planning: gaps fail the run, nothing to do needs no approval, anything else does.
+
+    The report is always followed (a branch would skip it otherwise); it waits for whatever else runs.
+    """
+    if made["plan"]["gaps"]:
+        return ["blocked", "report"]
+    return ["approve", "report"] if made["executable"] else ["report"]
+
+
 def refuse(made: dict) -> None:
     """Fail the run before the gate: say what is missing and what to do."""
     plan = Plan.model_validate(made["plan"])
-    if plan.gaps:
-        raise RecoveryBlocked(
-            f"{plan.request.kind.value} recovery of {plan.request.qmgr} on {plan.request.host}",
-            "the plan has gaps: " + " | ".join(str(g) for g in plan.gaps),
-            "resolve each gap as it says, then trigger the recovery again; nothing was changed on the host",
-        )
     raise RecoveryBlocked(
         f"{plan.request.kind.value} recovery of {plan.request.qmgr} on {plan.request.host}",
-        "there is nothing to do: " + " ".join(plan.notes),
-        "nothing was changed on the host",
+        "the plan has gaps: " + " | ".join(str(g) for g in plan.gaps),
+        "resolve each gap as it says, then trigger the recovery again; nothing was changed on the host",
     )
 
 
@@ -124,6 +128,8 @@ def write_report(settings: Settings, run_id: str, made: dict | None, result: dic
             outcome = f"executed: {len(result['done'])} step(s) run, verified"
         elif plan.gaps:
             outcome = "blocked by gaps: nothing was changed"
+        elif not plan.steps:
+            outcome = "nothing to do: no approval was needed, nothing was changed"
         else:
             outcome = "not executed (rejected, timed out, or failed): see the task logs"
         lines += [f"Outcome: {outcome}", "", "## Plan", "", plan.markdown()]
