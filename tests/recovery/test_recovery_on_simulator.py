@@ -497,3 +497,22 @@ def test_a_library_plan_is_refused_once_someone_else_brought_the_queue_manager_b
         rig.executor().execute(plan)
     assert "someone else restored the queue manager" in str(refused.value)
     assert rig.host_state() == before and rig.changing_commands(audited) == []
+
+
+def test_a_library_lost_right_after_its_save_comes_back_from_the_save_alone(rig: Rig):
+    """No maintenance since the save: the receiver attached during it exists only as the save's own copy, which
+    holds every entry up to the save because the queue manager was ended for it."""
+    rig.fleet.host().advance(timedelta(hours=2))
+    record = take_library_save(rig).record
+    assert rig.cl("DLTLIB LIB(QMTEST)")[0] == 0
+
+    plan = rig.plan(Kind.LIBRARY)
+    assert plan.gaps == [], plan.markdown()
+    restores = [s for s in plan.steps if s.action is Action.RESTORE_RECEIVER]
+    assert restores[0].receiver == record.attached_receiver
+    assert restores[0].args["save_file"] == record.save_file
+    assert plan.restore_point == record.saved_at
+    rig.executor().execute(plan)
+    assert rig.partition.queue_manager("TEST").running
+    assert record.attached_receiver in rig.chain()
+

@@ -193,9 +193,10 @@ def library_save(saved_at: datetime = T0 + 3 * HOUR + timedelta(minutes=30)) -> 
     )
 
 
-def library_inputs(**extra) -> Inputs:
+def library_inputs(known: list[CatalogedReceiver] | None = None, **extra) -> Inputs:
     extra.setdefault("save_files_on_host", {"QGPL/MQJSAVE0", "QGPL/MQLSAVE0"})
-    return inputs(Kind.LIBRARY, None, cataloged(0, 1, 2, 3, 4), library_saves=[library_save()], **extra)
+    known = known if known is not None else cataloged(0, 1, 2, 3, 4)
+    return inputs(Kind.LIBRARY, None, known, library_saves=[library_save()], **extra)
 
 
 def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_the_later_receivers():
@@ -213,6 +214,24 @@ def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_t
     assert plan.steps[3].text == "CRTJRN JRN(QMTEST/AMQAJRN) JRNRCV(QMTEST/AMQA100005) MNGRCV(*SYSTEM) DLTRCV(*NO)"
     assert plan.restored_receivers == [name(4), name(3), name(2)]
     assert plan.restore_point == T0 + 5 * HOUR  # the newest catalogued receiver's detach
+
+
+def test_the_receiver_attached_during_the_save_comes_from_the_library_save_when_nothing_later_was_saved():
+    # Receivers 0-2 were in the library save (detached), 3 was attached during it; nothing was saved since.
+    plan = plan_restore(library_inputs(cataloged(0, 1, 2, savf=("QGPL", "MQLSAVE0"))))
+    assert plan.gaps == []
+    assert plan.restored_receivers == [name(3), name(2)]
+    assert plan.steps[4].args["save_file"] == "MQLSAVE0"
+    assert plan.restore_point == library_save().saved_at
+
+
+def test_the_library_save_copy_cannot_bridge_to_later_receivers():
+    # 4 was saved later but 3's full save is missing: 3's entries after the library save are in no save.
+    known = cataloged(0, 1, 2, savf=("QGPL", "MQLSAVE0")) + cataloged(4)
+    plan = plan_restore(library_inputs(known))
+    assert not plan.executable
+    (gap,) = [g for g in plan.gaps if name(3) in g.obj]
+    assert "after the library save" in gap.problem
 
 
 def test_a_library_plan_is_refused_while_the_library_is_on_the_host():

@@ -323,12 +323,10 @@ def plan_library(inputs: Inputs) -> Plan:
                                              "library save in the catalog")])
     saved = usable[0]
     instance = journal_instance(inputs.journal)
-    chain = history(None, inputs.cataloged, lib)
+    chain, copy = with_receiver_attached_at_save(history(None, inputs.cataloged, lib), saved, request.qmgr)
     start = holder_index(chain, saved.oldest_needed_at, timedelta(milliseconds=1))
     gaps: list[Gap] = []
     if start is None:
-        # Typically the receiver attached during the save, not yet saved after its detach: without it STRMQM
-        # cannot even replay the library save's own last checkpoint.
         required: list[Known] = []
         gaps.append(Gap(
             obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
@@ -345,6 +343,14 @@ def plan_library(inputs: Inputs) -> Plan:
                 problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is {required[0].name}",
                 action="check the catalog against the host's history before restoring",
             ))
+    if copy in required and required[-1] is not copy:
+        gaps.append(Gap(
+            obj=f"receiver {copy.name} (attached {copy.attached_at.isoformat()})",
+            problem="only the library save's copy of it is catalogued, taken while it was attached: the entries "
+                    "written to it after the library save, before the later receivers, are in no save",
+            action="restore it by hand from a later backup if one exists; otherwise the queue manager can only come "
+                   "back as it was at the library save (restore the library save alone, by hand)",
+        ))
     restores = _restores(required, inputs, {})
     gaps += _continuity_gaps(required) + restores.gaps
     everything = {k.name for k in chain} | {saved.attached_receiver}
@@ -382,6 +388,25 @@ def plan_library(inputs: Inputs) -> Plan:
     ]
     cluster_steps, cluster_notes = cluster_follow_up(request.qmgr, inputs.clusters, restore_point, inputs.now)
     return Plan(**base, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point)
+
+
+def with_receiver_attached_at_save(chain: list[Known], saved: LibrarySaveRecord, qmgr: str) -> tuple[list[Known], Known | None]:
+    """The chain, with the receiver attached during the library save taken from the library save itself when the
+    catalog has no full save of it (the queue manager is ended for the save, so the copy holds every entry up to
+    the save, the library save's last checkpoint included). Returns the chain and that copy, if it was added."""
+    if any((k.name, k.attached_at) == (saved.attached_receiver, saved.attached_at) for k in chain):
+        return chain, None
+    copy = Known(
+        saved.attached_receiver, saved.qmgr_library, saved.attached_at, saved.saved_at, None, None,
+        saves=(SaveRecord(
+            host=saved.host, qmgr=qmgr, qmgr_library=saved.qmgr_library, receiver=saved.attached_receiver,
+            library=saved.qmgr_library, attached_at=saved.attached_at, detached_at=None, first_sequence=None,
+            last_sequence=None, previous=None, next=None, size_bytes=0, device=saved.device,
+            save_file_library=saved.save_file_library, save_file=saved.save_file, saved_at=saved.saved_at,
+            verified_at=saved.verified_at, run_id=saved.run_id,
+        ),),
+    )
+    return sorted([*chain, copy], key=lambda k: (k.attached_at, k.first_sequence or 0)), copy
 
 
 # --- clusters -------------------------------------------------------------------------------------------------
