@@ -9,6 +9,7 @@ while the fleet is serving.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -347,7 +348,9 @@ class FleetSshServer:
         except Exception:
             log.debug("%s: could not answer %r; the client has gone", host, command, exc_info=True)
         finally:
-            channel.close()
+            # Closing tells a client that is still there; one that has gone makes close() raise, harmlessly.
+            with contextlib.suppress(EOFError, OSError, paramiko.SSHException):
+                channel.close()
             with self._lock:
                 self._workers.discard(threading.current_thread())
 
