@@ -277,3 +277,11 @@ def test_a_plan_survives_json_and_rebuilds_the_same_commands():
     again = Plan.model_validate_json(plan.model_dump_json())
     assert again == plan
     assert [s.command() for s in again.steps] == [s.command() for s in plan.steps]
+
+
+def test_an_entry_in_a_receiver_nobody_saved_is_a_gap_naming_its_neighbours():
+    snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
+    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 3, 4)))
+    (gap,) = plan.gaps
+    assert f"between QMTEST/{name(1)}" in gap.problem and f"and QMTEST/{name(3)}" in gap.problem
+    assert not plan.executable

@@ -112,6 +112,16 @@ def holder_index(chain: list[Known], at: datetime, precision: timedelta) -> int 
     return None
 
 
+def _unknown_holder(chain: list[Known], at: datetime) -> str:
+    """Why no known receiver can hold an entry of `at`: older than all of them, or between two of them."""
+    before = [k for k in chain if k.detached_at is not None and k.detached_at < at]
+    if not before:
+        return f"it is older than every receiver the host or the catalog knows (oldest: {chain[0].label if chain else 'none'})"
+    after = chain[len(before)] if len(before) < len(chain) else None
+    return (f"the receiver that held it, between {before[-1].label} and {after.label if after else 'the attached one'}, "
+            "is neither on the host nor in the catalog")
+
+
 def _continuity_gaps(required: list[Known]) -> list[Gap]:
     gaps = []
     for a, b in zip(required, required[1:]):
@@ -235,10 +245,9 @@ def _from_point(inputs: Inputs, snapshot: Snapshot, at: datetime, what: str, pre
     chain = history(snapshot, inputs.cataloged, inputs.qmgr_library)
     start = holder_index(chain, at, precision)
     if start is None:
-        oldest = chain[0].label if chain else "none"
         return [], [Gap(
             obj=f"the receiver holding {what} {at.isoformat()}",
-            problem=f"it is older than every receiver the host or the catalog knows (oldest: {oldest})",
+            problem=_unknown_holder(chain, at),
             action="restore it by hand from a backup taken outside mqjournal, then plan again",
         )], [], False
     required = chain[start:]
