@@ -146,22 +146,11 @@ def _bad_instant(column: Column) -> Column:
     return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | column.try_cast("timestamp").isNull())
 
 
-def input_problem() -> Column:
-    """Why a record is not a usable v1 snapshot, or null. A missing key reads as null under an explicit schema."""
-    statuses = [str(s) for s in ReceiverStatus]
+_RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known status, or has a bad time"
 
-    def receiver_problem(r: Column) -> Column:
-        return (
-            r.isNull()
-            | r["name"].isNull()
-            | r["library"].isNull()
-            | r["size_bytes"].isNull()
-            | ~F.coalesce(r["status"].isin(statuses), F.lit(False))
-            | _bad_instant(r["attached_at"])
-            | _bad_instant(r["detached_at"])
-            | _bad_instant(r["saved_at"])
-        )
 
+def record_problem() -> Column:
+    """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null."""
     checks = [
         (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
         (F.coalesce(F.length("run_id"), F.lit(0)) == 0, "run_id is missing"),
@@ -174,55 +163,191 @@ def input_problem() -> Column:
             "collected_at is not an ISO 8601 time with offset",
         ),
         (F.col("receivers").isNull(), "receivers is missing"),
-        (
-            F.exists("receivers", receiver_problem),
-            "a receiver lacks name, library, size_bytes or a known status, or has a bad time",
-        ),
     ]
     return F.coalesce(*[F.when(failed, F.lit(problem)) for failed, problem in checks])
 
 
-def _content_hash() -> Column:
-    columns = [F.col(field.name) for field in SNAPSHOT_SCHEMA.fields]
-    return F.sha2(F.to_json(F.struct(*columns)), 256)
-
-
-def distinct_snapshots(raw: DataFrame) -> DataFrame:
-    """One row per (key, run_id, collected_at), after stopping on bad records (one pass, a few examples collected).
-
-    The same run may be given twice, e.g. in PATH and in --history. Two different records under one identity
-    would make the current state depend on read order, so they stop the job too.
-    """
-    # Partitioned by queue manager once: every later window, aggregate and join is by key and needs no shuffle.
-    identified = raw.repartition(*KEY).withColumn(
-        "collected_us", F.unix_micros(F.col("collected_at").try_cast("timestamp"))
+def receiver_problem(r: Column) -> Column:
+    """Whether one receiver of a record is unusable (never null)."""
+    statuses = [str(s) for s in ReceiverStatus]
+    return (
+        r.isNull()
+        | r["name"].isNull()
+        | r["library"].isNull()
+        | r["size_bytes"].isNull()
+        | ~F.coalesce(r["status"].isin(statuses), F.lit(False))
+        | _bad_instant(r["attached_at"])
+        | _bad_instant(r["detached_at"])
+        | _bad_instant(r["saved_at"])
     )
-    identity = [*KEY, "run_id", "collected_us"]
-    findings = (
-        identified.groupBy(*identity)
-        .agg(
-            F.countDistinct(_content_hash()).alias("versions"),
-            F.first(input_problem(), ignorenulls=True).alias("problem"),
-            F.array_sort(F.collect_set("source_file")).alias("files"),
-        )
-        .where(F.col("problem").isNotNull() | (F.col("versions") > 1))
-        .limit(5)
+
+
+IDENTITY = [*KEY, "run_id", "collected_us"]
+# The second read of the input (newest_snapshots) is filtered on the run ids it needs, when there are at most this
+# many: the JSON reader then stops reading every other line at its run_id, before its receivers.
+MAX_PUSHED_RUN_IDS = 1000
+# ... and on the files that hold them, when there are at most this many.
+MAX_PUSHED_FILES = 10_000
+# The identities a read of the input is joined with are broadcast up to this many.
+MAX_BROADCAST_IDENTITIES = 1_000_000
+
+
+def _collected_us() -> Column:
+    return F.unix_micros(F.col("collected_at").try_cast("timestamp"))
+
+
+def checked_records(raw: DataFrame) -> DataFrame:
+    """Per record, one row with its identity, file and `problem` (or null), plus one row per bad receiver.
+
+    `first_row` marks the one row of each record; the other rows only carry a problem. The receivers are exploded
+    rather than tested with `exists`, whose lambda Spark interprets row by row (about 3x slower than the generated
+    code of a filter on the exploded rows, with the same expressions).
+    """
+    exploded = raw.select(
+        *KEY,
+        "run_id",
+        _collected_us().alias("collected_us"),
+        "source_file",
+        record_problem().alias("record_problem"),
+        F.coalesce(F.size("receivers") > 0, F.lit(False)).alias("has_receivers"),
+        F.posexplode_outer("receivers").alias("position", "r"),
+    )
+    bad_receiver = F.col("has_receivers") & receiver_problem(F.col("r"))
+    rows = exploded.select(
+        *IDENTITY,
+        "source_file",
+        F.coalesce(F.col("position") == 0, F.lit(True)).alias("first_row"),
+        F.coalesce("record_problem", F.when(bad_receiver, F.lit(_RECEIVER_PROBLEM))).alias("problem"),
+    )
+    return rows.where(F.col("first_row") | F.col("problem").isNotNull())
+
+
+def _content_hash() -> Column:
+    """Two native hashes of the whole record's JSON: a 96-bit key, compared only among records of one identity."""
+    text = F.to_json(F.struct(*[F.col(field.name) for field in SNAPSHOT_SCHEMA.fields]))
+    return F.struct(F.xxhash64(text).alias("xxhash64"), F.hash(text).alias("murmur3"))
+
+
+def records_of(raw: DataFrame, identities: DataFrame, located: DataFrame) -> tuple[DataFrame, int]:
+    """The records of `raw` with one of these identities, and how many identities that is.
+
+    An inner join, so the identities' other columns come along. `located` tells the files each identity was read
+    from: only those files are read again, and when the identities have few run ids, only lines of those run ids,
+    a filter the JSON reader applies as soon as it has read a line's run_id (it skips the rest of other lines).
+    """
+    per_run = identities.groupBy("run_id").count().limit(MAX_PUSHED_RUN_IDS + 1).collect()
+    files = (
+        located.join(identities, IDENTITY, "left_semi")
+        .select("source_file")
+        .distinct()
+        .limit(MAX_PUSHED_FILES + 1)
         .collect()
     )
-    bad = [f for f in findings if f.problem is not None]
-    if bad:
-        examples = "; ".join(f"{f.files} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem}" for f in bad)
+    records = raw
+    if len(files) <= MAX_PUSHED_FILES:
+        records = records.where(F.col("source_file").isin([row.source_file for row in files]))
+    if len(per_run) <= MAX_PUSHED_RUN_IDS:
+        records = records.where(F.col("run_id").isin([row.run_id for row in per_run]))
+        count = sum(row["count"] for row in per_run)
+    else:
+        count = identities.count()
+    if count <= MAX_BROADCAST_IDENTITIES:
+        identities = F.broadcast(identities)
+    return records.withColumn("collected_us", _collected_us()).join(identities, IDENTITY), count
+
+
+def distinct_snapshots(raw: DataFrame) -> tuple[DataFrame, DataFrame, bool]:
+    """One row per (key, run_id, collected_at) with its number of records, after stopping on bad records.
+
+    Returns the identities; `located`, the files each identity was read from (persisted: the caller unpersists);
+    and whether some identity has several records. The input is read once when it is good. The same run may be
+    given twice, e.g. in PATH and in --history. Two different records under one identity would make the current
+    state depend on read order, so they stop the job too: only identities given more than once are read again and
+    compared, by a hash of their whole content.
+    """
+    checked = checked_records(raw)
+    located = (
+        # Partitioned by key once: the aggregate below and the window of by_recency need no other shuffle.
+        checked.repartition(*KEY)
+        .groupBy(*IDENTITY, "source_file")
+        .agg(F.count(F.when(F.col("first_row"), 1)).alias("copies"), F.bool_or(F.col("problem").isNotNull()).alias("bad"))
+        .persist()
+    )
+    identities = located.groupBy(*IDENTITY).agg(F.sum("copies").alias("copies"), F.bool_or("bad").alias("bad"))
+    counts = identities.agg(
+        F.count(F.when(F.col("bad"), 1)).alias("bad"), F.count(F.when(F.col("copies") > 1, 1)).alias("repeated")
+    ).first()
+    if counts.bad:
+        located.unpersist()
+        # The examples are gathered only now that a count says there are some: the input is read once more.
+        findings = (
+            checked.where(F.col("problem").isNotNull())
+            .groupBy(*IDENTITY)
+            .agg(F.first("problem").alias("problem"), F.array_sort(F.collect_set("source_file")).alias("files"))
+            .limit(5)
+            .collect()
+        )
+        examples = "; ".join(f"{f.files} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem}" for f in findings)
         raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {examples}")
-    if findings:
-        examples = "; ".join(f"{f.host}/{f.qmgr}/{f.qmgr_library} run {f.run_id} in {f.files}" for f in findings)
-        raise PlanInputError(f"different snapshots with the same queue manager, run_id and collected_at: {examples}")
-    return identified.dropDuplicates(identity).drop("source_file")
+    if counts.repeated:
+        repeated, _ = records_of(raw, identities.where(F.col("copies") > 1).select(*IDENTITY), located)
+        findings = (
+            repeated.groupBy(*IDENTITY)
+            .agg(
+                F.count_distinct(_content_hash()).alias("versions"),
+                F.array_sort(F.collect_set("source_file")).alias("files"),
+            )
+            .where(F.col("versions") > 1)
+            .limit(5)
+            .collect()
+        )
+        if findings:
+            located.unpersist()
+            examples = "; ".join(f"{f.host}/{f.qmgr}/{f.qmgr_library} run {f.run_id} in {f.files}" for f in findings)
+            raise PlanInputError(
+                f"different snapshots with the same queue manager, run_id and collected_at: {examples}"
+            )
+    return identities, located, counts.repeated > 0
 
 
 def by_recency(snapshots: DataFrame) -> DataFrame:
     """recency 1 is the current state of the key: the latest collected_at, ties broken by the greatest run_id."""
     newest_first = Window.partitionBy(*KEY).orderBy(F.col("collected_us").desc(), F.col("run_id").desc())
     return snapshots.withColumn("recency", F.row_number().over(newest_first))
+
+
+def _is_attached(receiver: Column) -> Column:
+    return receiver["status"] == "ATTACHED"
+
+
+def newest_snapshots(raw: DataFrame, ranked: DataFrame, located: DataFrame, *, runs: int, repeated: bool) -> DataFrame:
+    """The newest `runs` snapshots of each key (at least the current one), read again from the input.
+
+    Only the current one (recency 1) keeps its receivers and the other columns the plan needs; the older ones keep
+    what the stuck alerts need. Partitioned by key, as everything derived from it.
+    """
+    window = ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency").persist()
+    records, expected = records_of(raw, window, located)
+    current = F.col("recency") == 1
+    records = records.select(
+        *IDENTITY,
+        "recency",
+        F.col("startup_recovery.receiver").alias("startup"),
+        F.col("media_recovery.receiver").alias("media"),
+        F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
+        *[
+            F.when(current, F.col(name)).alias(name)
+            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", "receivers")
+        ],
+    ).repartition(*KEY)
+    # Identical copies of one snapshot (checked above) are one.
+    snapshots = (records.dropDuplicates(IDENTITY) if repeated else records).persist()
+    found = snapshots.count()
+    window.unpersist()
+    if found != expected:
+        snapshots.unpersist()
+        raise PlanInputError(f"the input changed while it was read: {found} of {expected} snapshots found again")
+    return snapshots
 
 
 # --- 2. AMQJRNINF, natively -----------------------------------------------------------------------------------
@@ -495,19 +620,12 @@ def next_name_taken(receivers: DataFrame) -> DataFrame:
     )
 
 
-def _is_attached(receiver: Column) -> Column:
-    return receiver["status"] == "ATTACHED"
+def recovery_stuck(newest: DataFrame, runs: int) -> DataFrame:
+    """Per key, over the newest `runs` snapshots: STARTUP/MEDIA recovery point unchanged while receivers changed.
 
-
-def recovery_stuck(ranked: DataFrame, runs: int) -> DataFrame:
-    """Per key, over the newest `runs` snapshots: STARTUP/MEDIA recovery point unchanged while receivers changed."""
-    window = ranked.where(F.col("recency") <= runs).select(
-        *KEY,
-        "recency",
-        F.col("startup_recovery.receiver").alias("startup"),
-        F.col("media_recovery.receiver").alias("media"),
-        F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
-    )
+    `newest` holds at least those snapshots, with their `startup`, `media` and sorted `attached_names`.
+    """
+    window = newest.where(F.col("recency") <= runs).select(*KEY, "recency", "startup", "media", "attached_names")
     facts = window.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("runs_seen"),
         F.count("startup").alias("startup_named"),
@@ -657,8 +775,12 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
     as_of_us = (as_of - EPOCH) // MICROS
     # summary.json is written last: a plan that fails half way must not leave an earlier run's summary behind.
     remove_file(spark, out, "summary.json")
-    ranked = by_recency(distinct_snapshots(read_inputs(spark, inputs))).persist()
-    current = current_states(ranked, as_of_us=as_of_us, max_age_us=policy.max_snapshot_age // MICROS)
+    # One listing of the input: the check and the second read (newest_snapshots) see the same files.
+    raw = read_inputs(spark, inputs)
+    identities, located, repeated = distinct_snapshots(raw)
+    newest = newest_snapshots(raw, by_recency(identities), located, runs=policy.stuck_after_runs, repeated=repeated)
+    located.unpersist()
+    current = current_states(newest, as_of_us=as_of_us, max_age_us=policy.max_snapshot_age // MICROS)
     receivers = receivers_in_chain_order(current).persist()
     states = queue_manager_states(current, chain_facts(receivers)).persist()
     planned = planned_receivers(receivers, states, policy=policy, as_of_us=as_of_us).persist()
@@ -669,7 +791,7 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
         states,
         receiver_figures(planned),
         next_name_taken(receivers),
-        recovery_stuck(ranked, policy.stuck_after_runs),
+        recovery_stuck(newest, policy.stuck_after_runs),
         as_of_us=as_of_us,
     )
     queue_managers.write.mode("overwrite").parquet(f"{out}/queue_managers")
@@ -679,7 +801,7 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
         spark.read.parquet(f"{out}/receivers"), spark.read.parquet(f"{out}/queue_managers"), as_of=as_of, policy=policy
     )
     write_text(spark, out, "summary.json", json.dumps(result, indent=2, sort_keys=False) + "\n")
-    for frame in (planned, states, receivers, ranked):
+    for frame in (planned, states, receivers, newest):
         frame.unpersist()
     return result
 
