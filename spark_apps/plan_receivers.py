@@ -201,25 +201,23 @@ def checked_records(raw: DataFrame) -> DataFrame:
 
     `first_row` marks the one row of each record; the other rows only carry a problem. The receivers are exploded
     rather than tested with `exists`, whose lambda Spark interprets row by row (about 3x slower than the generated
-    code of a filter on the exploded rows, with the same expressions).
+    code of a filter on the exploded rows, with the same expressions). Everything about the record as a whole is
+    computed after the filter: computed before the explode, the generated code would evaluate it once per receiver.
     """
-    exploded = raw.select(
+    exploded = raw.select("*", F.posexplode_outer("receivers").alias("position", "r"))
+    first_row = F.coalesce(F.col("position") == 0, F.lit(True))
+    bad_receiver = F.coalesce(F.size("receivers") > 0, F.lit(False)) & receiver_problem(F.col("r"))
+    kept = exploded.select("*", first_row.alias("first_row"), bad_receiver.alias("bad_receiver")).where(
+        F.col("first_row") | F.col("bad_receiver")
+    )
+    return kept.select(
         *KEY,
         "run_id",
         _collected_us().alias("collected_us"),
         "source_file",
-        record_problem().alias("record_problem"),
-        F.coalesce(F.size("receivers") > 0, F.lit(False)).alias("has_receivers"),
-        F.posexplode_outer("receivers").alias("position", "r"),
+        "first_row",
+        F.coalesce(record_problem(), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))).alias("problem"),
     )
-    bad_receiver = F.col("has_receivers") & receiver_problem(F.col("r"))
-    rows = exploded.select(
-        *IDENTITY,
-        "source_file",
-        F.coalesce(F.col("position") == 0, F.lit(True)).alias("first_row"),
-        F.coalesce("record_problem", F.when(bad_receiver, F.lit(_RECEIVER_PROBLEM))).alias("problem"),
-    )
-    return rows.where(F.col("first_row") | F.col("problem").isNotNull())
 
 
 def _content_hash() -> Column:
@@ -270,7 +268,10 @@ def distinct_snapshots(raw: DataFrame) -> tuple[DataFrame, DataFrame, bool]:
         # Partitioned by key once: the aggregate below and the window of by_recency need no other shuffle.
         checked.repartition(*KEY)
         .groupBy(*IDENTITY, "source_file")
-        .agg(F.count(F.when(F.col("first_row"), 1)).alias("copies"), F.bool_or(F.col("problem").isNotNull()).alias("bad"))
+        .agg(
+            F.count(F.when(F.col("first_row"), 1)).alias("copies"),
+            F.bool_or(F.col("problem").isNotNull()).alias("bad"),
+        )
         .persist()
     )
     identities = located.groupBy(*IDENTITY).agg(F.sum("copies").alias("copies"), F.bool_or("bad").alias("bad"))
@@ -320,11 +321,15 @@ def _is_attached(receiver: Column) -> Column:
     return receiver["status"] == "ATTACHED"
 
 
-def newest_snapshots(raw: DataFrame, ranked: DataFrame, located: DataFrame, *, runs: int, repeated: bool) -> DataFrame:
-    """The newest `runs` snapshots of each key (at least the current one), read again from the input.
+def newest_snapshots(
+    raw: DataFrame, ranked: DataFrame, located: DataFrame, *, runs: int, repeated: bool, as_of_us: int, max_age_us: int
+) -> DataFrame:
+    """The newest `runs` snapshots of each key (at least the current one), read again from the input; persisted.
 
-    Only the current one (recency 1) keeps its receivers and the other columns the plan needs; the older ones keep
-    what the stuck alerts need. Partitioned by key, as everything derived from it.
+    Only the current one (recency 1) keeps its receivers and the other columns the plan needs, with its state
+    columns (`with_state_columns`); the older ones keep what the stuck alerts need. Partitioned by key, as
+    everything derived from it. The state columns are stored rather than derived later: the receivers are
+    exploded from these rows, and generated code would evaluate them again for every receiver.
     """
     window = ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency").persist()
     records, expected = records_of(raw, window, located)
@@ -341,7 +346,8 @@ def newest_snapshots(raw: DataFrame, ranked: DataFrame, located: DataFrame, *, r
         ],
     ).repartition(*KEY)
     # Identical copies of one snapshot (checked above) are one.
-    snapshots = (records.dropDuplicates(IDENTITY) if repeated else records).persist()
+    snapshots = records.dropDuplicates(IDENTITY) if repeated else records
+    snapshots = with_state_columns(snapshots, as_of_us=as_of_us, max_age_us=max_age_us).persist()
     found = snapshots.count()
     window.unpersist()
     if found != expected:
@@ -403,9 +409,9 @@ def collected_offset_us() -> Column:
     return F.unix_micros(wall_clock) - F.col("collected_us")
 
 
-def current_states(ranked: DataFrame, *, as_of_us: int, max_age_us: int) -> DataFrame:
-    current = ranked.where(F.col("recency") == 1)
-    return current.select(
+def with_state_columns(snapshots: DataFrame, *, as_of_us: int, max_age_us: int) -> DataFrame:
+    """The AMQJRNINF columns and `stale`, per snapshot (meaningful for the current ones)."""
+    return snapshots.select(
         "*",
         *[column.alias(name) for name, column in amqjrninf_columns(collected_offset_us()).items()],
         ((F.lit(as_of_us) - F.col("collected_us")) > F.lit(max_age_us)).alias("stale"),
@@ -778,9 +784,17 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
     # One listing of the input: the check and the second read (newest_snapshots) see the same files.
     raw = read_inputs(spark, inputs)
     identities, located, repeated = distinct_snapshots(raw)
-    newest = newest_snapshots(raw, by_recency(identities), located, runs=policy.stuck_after_runs, repeated=repeated)
+    newest = newest_snapshots(
+        raw,
+        by_recency(identities),
+        located,
+        runs=policy.stuck_after_runs,
+        repeated=repeated,
+        as_of_us=as_of_us,
+        max_age_us=policy.max_snapshot_age // MICROS,
+    )
     located.unpersist()
-    current = current_states(newest, as_of_us=as_of_us, max_age_us=policy.max_snapshot_age // MICROS)
+    current = newest.where(F.col("recency") == 1)
     receivers = receivers_in_chain_order(current).persist()
     states = queue_manager_states(current, chain_facts(receivers)).persist()
     planned = planned_receivers(receivers, states, policy=policy, as_of_us=as_of_us).persist()
