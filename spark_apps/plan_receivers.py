@@ -104,8 +104,13 @@ SNAPSHOT_SCHEMA = _struct(
     ("messages", T.ArrayType(_struct(("id", _TEXT), ("at", _TIME), ("text", _TEXT), ("queue", _TEXT)))),
 )
 
-# What pydantic writes for an AwareDatetime: always an offset, at most microseconds.
-_ISO_INSTANT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})\z"
+# What pydantic writes for an AwareDatetime: always an offset, at most microseconds. The ranges are those of a
+# valid date and time (year 1 on, as Python's datetime; offsets up to 18:00, as java.time), all but the length of
+# the month, which `_bad_instant` checks for days 29 to 31 only: a regex is far cheaper than parsing every time.
+_ISO_INSTANT = (
+    r"^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(\.[0-9]{1,6})?(Z|[+-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))\z"
+)
 _OFFSET = r"(Z|[+-][0-9]{2}:[0-9]{2})\z"
 
 
@@ -143,7 +148,9 @@ def _is_folder(spark: SparkSession, location: str) -> bool:
 
 
 def _bad_instant(column: Column) -> Column:
-    return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | column.try_cast("timestamp").isNull())
+    past_28th = F.substring(column, 9, 2) > F.lit("28")
+    no_such_day = past_28th & F.substring(column, 1, 10).try_cast("date").isNull()
+    return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | no_such_day)
 
 
 _RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known status, or has a bad time"
@@ -381,7 +388,7 @@ def amqjrninf_columns(offset_us: Column) -> dict[str, Column]:
     well_formed = (
         ~raw.rlike(_BLANKS_OR_NULS)
         & (F.length(raw) >= RECORD_LENGTH)
-        & F.expr(f"substring(amqjrninf, {RECORD_LENGTH + 1})").rlike(_BLANKS_OR_NULS)
+        & F.substring(raw, RECORD_LENGTH + 1, 2**31 - 1).rlike(_BLANKS_OR_NULS)
         & (name_stars | name_field.rlike(_NAME_FIELD))
         & (library_stars | library_field.rlike(_NAME_FIELD))
         & ~(library_stars & ~name_stars)
@@ -634,17 +641,19 @@ def recovery_stuck(newest: DataFrame, runs: int) -> DataFrame:
     window = newest.where(F.col("recency") <= runs).select(*KEY, "recency", "startup", "media", "attached_names")
     facts = window.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("runs_seen"),
+        # One point throughout: every run names one (count) and the least is the greatest (no distinct count, whose
+        # plan expands every row once per distinct column).
         F.count("startup").alias("startup_named"),
-        F.countDistinct("startup").alias("startup_points"),
+        (F.min("startup") == F.max("startup")).alias("startup_one_point"),
         F.count("media").alias("media_named"),
-        F.countDistinct("media").alias("media_points"),
+        (F.min("media") == F.max("media")).alias("media_one_point"),
         F.first(F.when(F.col("recency") == 1, F.col("attached_names")), ignorenulls=True).alias("newest_attached"),
         F.first(F.when(F.col("recency") == runs, F.col("attached_names")), ignorenulls=True).alias("oldest_attached"),
     )
     moved = (F.col("runs_seen") == runs) & ~F.col("oldest_attached").eqNullSafe(F.col("newest_attached"))
 
     def stuck(point: str) -> Column:
-        return moved & (F.col(f"{point}_named") == runs) & (F.col(f"{point}_points") == 1)
+        return moved & (F.col(f"{point}_named") == runs) & F.coalesce(F.col(f"{point}_one_point"), F.lit(False))
 
     return facts.select(*KEY, stuck("startup").alias("startup_stuck"), stuck("media").alias("media_stuck"))
 
