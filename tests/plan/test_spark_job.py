@@ -794,7 +794,14 @@ def failures(tmp_path_factory) -> dict[str, tuple[PlanJobFailed | None, bool]]:
     good = simple("ibmi1", "GOOD", OLD4, 2).model_dump_json()
     half = json.loads(simple("ibmi1", "HALF", OLD4, 2).model_dump_json())
     del half["receivers"][0]["size_bytes"]
-    inputs = {"truncated": [good, good[: len(good) // 2]], "missing_field": [good, json.dumps(half)]}
+    leap = json.loads(simple("ibmi1", "LEAP", OLD4, 2).model_dump_json())
+    # The shape of an ISO 8601 time, but no such day: 2026 is not a leap year.
+    leap["receivers"][0]["detached_at"] = "2026-02-29T10:00:00Z"
+    inputs = {
+        "truncated": [good, good[: len(good) // 2]],
+        "missing_field": [good, json.dumps(half)],
+        "no_such_day": [good, json.dumps(leap)],
+    }
     with ThreadPoolExecutor(len(inputs)) as pool:
         runs = {name: pool.submit(_failed_run, root / name, lines) for name, lines in inputs.items()}
         return {name: run.result() for name, run in runs.items()}
@@ -814,3 +821,10 @@ def test_a_record_missing_a_required_field_fails_the_job(failures):
     assert failure is not None and not wrote_summary
     assert "not valid mqjournal.snapshot/v1" in failure.stderr_tail
     assert "HALF" in failure.stderr_tail
+
+
+def test_a_receiver_time_on_a_day_that_does_not_exist_fails_the_job(failures):
+    failure, wrote_summary = failures["no_such_day"]
+    assert failure is not None and not wrote_summary
+    assert "not valid mqjournal.snapshot/v1" in failure.stderr_tail
+    assert "LEAP" in failure.stderr_tail and "bad time" in failure.stderr_tail
