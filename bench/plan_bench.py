@@ -650,22 +650,22 @@ def bare_scan(spark, job, location: str) -> None:
 
 
 def warm_up(spark, sampler: "RssSampler", job, folder: Path, work: Path, policy) -> None:
-    """An untimed bare scan and plan of the newest run only, so that the timed runs all find the JIT warm.
+    """A bare scan and plan of the newest run only, outside the ratio, so that the timed runs all find the JIT warm.
 
     Without it the first timed scan also pays for compiling the JSON reader, which the plan after it does not:
     the plan would be compared with a scan slower than the one after it.
     """
     newest_run = max(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("run_id="))
-    spark.sparkContext.setJobGroup("warmup", "warm-up (not timed)")
-    sampler.phase = "warmup"
-    started = time.perf_counter()
-    bare_scan(spark, job, str(newest_run))
     out = work / "warmup"
     out.mkdir()
-    job.plan(spark, inputs=[str(newest_run)], out=str(out), policy=policy, as_of=AS_OF)
+
+    def scan_and_plan() -> None:
+        bare_scan(spark, job, str(newest_run))
+        job.plan(spark, inputs=[str(newest_run)], out=str(out), policy=policy, as_of=AS_OF)
+
+    described = f"warm-up (not in the ratio): a bare scan and a plan of {newest_run.name}"
+    timed(spark, sampler, "warmup", described, scan_and_plan)
     shutil.rmtree(out, ignore_errors=True)
-    sampler.phase = "idle"
-    log(f"warm-up (not timed): a bare scan and a plan of {newest_run.name} took {time.perf_counter() - started:.1f} s")
 
 
 CONTENTION: dict[str, dict] = {}
