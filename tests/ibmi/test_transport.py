@@ -10,7 +10,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from mqjournal.ibmi.audit import AuditLog, read_audit
+from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
 from mqjournal.ibmi.db2out import parse_single
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
@@ -28,7 +28,9 @@ from mqjournal.ibmi.transport import (
 )
 from mqjournal.sim.protocol import DropRule
 
-AUDIT_FIELDS = {"at", "host", "user", "command", "exit_status", "msg_ids", "duration_ms", "attempt", "outcome", "error"}
+AUDIT_FIELDS = {
+    "event", "id", "at", "host", "user", "command", "exit_status", "msg_ids", "duration_ms", "attempt", "outcome", "error"
+}
 
 UNAME = Command("uname", idempotent=True)
 
@@ -158,6 +160,7 @@ def test_audit_has_one_well_formed_record_per_attempt(make_session, audit_path, 
     ]
     for record in records:
         assert set(record) == AUDIT_FIELDS
+
         at = datetime.fromisoformat(record["at"])
         assert at.utcoffset() == timedelta(0)
         assert record["host"] == "ibmi1" and record["user"] == sim_fleet.config.user
@@ -165,6 +168,35 @@ def test_audit_has_one_well_formed_record_per_attempt(make_session, audit_path, 
         assert isinstance(record["msg_ids"], list)
     assert records[1]["exit_status"] is None and "ConnectionLost" in records[1]["error"]
     assert [r["exit_status"] for r in (records[0], records[2])] == [0, 0]
+
+
+def test_each_attempt_writes_its_intent_before_the_command_and_its_outcome_after(make_session, audit_path) -> None:
+    session, _ = make_session()
+    session.run(Command('system "CRTSAVF FILE(QGPL/INTENT1)"', idempotent=False))
+    intent, outcome = read_events(audit_path)
+    assert (intent["event"], outcome["event"]) == ("intent", "outcome")
+    assert intent["id"] == outcome["id"] and intent["command"] == outcome["command"]
+    assert intent["at"] <= outcome["at"] and unexplained_intents(audit_path, "ibmi1") == []
+
+
+def test_a_command_that_cannot_be_recorded_is_not_sent(make_session, audit_path, sim_fleet) -> None:
+    session, counting = make_session()
+    audit_path.parent.mkdir(parents=True, exist_ok=True)
+    audit_path.mkdir()  # the audit file cannot be opened for appending
+    with pytest.raises(OSError):
+        session.run(Command('system "CRTSAVF FILE(QGPL/UNRECORD)"', idempotent=False))
+    assert counting.calls == 0 and session.round_trips == 0
+    assert "QGPL/UNRECORD" not in sim_fleet.host().partition.save_files
+
+
+def test_an_intent_without_an_outcome_is_an_attempt_whose_outcome_is_unknown(audit_path) -> None:
+    log = AuditLog(audit_path)
+    interrupted = log.intent(host="ibmi1", user="MQADMIN", command="system 'DLTJRNRCV JRNRCV(QMTEST/AMQA000001)'", attempt=1)
+    [attempt] = read_audit(audit_path)
+    assert attempt["id"] == interrupted and attempt["outcome"] is None
+    [open_intent] = unexplained_intents(audit_path, "ibmi1")
+    log.reconciled(open_intent, "AMQA000001 is gone from QMTEST: the delete ran")
+    assert unexplained_intents(audit_path, "ibmi1") == []
 
 
 # --- host keys and authentication -----------------------------------------------------------------------------

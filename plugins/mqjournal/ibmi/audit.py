@@ -1,19 +1,25 @@
 """The audit trail of every command attempt sent to an IBM i host, as JSON Lines.
 
 An operator reconstructing an incident needs every attempt, including the ones that never got an answer: a
-command whose connection dropped may still have run on the host. Records hold only the command line (built from
-validated object names) and what came back; credentials never reach this module.
+command whose connection dropped may still have run on the host, and a worker killed while DLTJRNRCV runs leaves
+nothing but what was written before the command left. So each attempt writes two records with one `id`: an
+`intent`, flushed to disk *before* the command is sent, and its `outcome` after. An intent without an outcome is
+an interrupted command; the next step on that host explains it against the host and appends a `reconciled`
+record (see `mqjournal.ibmi.reconcile`). Records hold only the command line (built from validated object names)
+and what came back; credentials never reach this module.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["OUTCOMES", "AuditLog", "read_audit"]
+__all__ = ["OUTCOMES", "AuditLog", "read_audit", "read_events", "unexplained_intents"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +35,19 @@ class AuditLog:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
 
+    def intent(self, *, host: str, user: str, command: str, attempt: int) -> str:
+        """Write that `command` is about to be sent, durably; returns the id its outcome must carry.
+
+        Raises if the record cannot be written: a command that cannot be recorded is not sent.
+        """
+        record_id = uuid.uuid4().hex
+        self._write(
+            {"event": "intent", "id": record_id, "at": _now(), "host": host, "user": user, "command": command,
+             "attempt": attempt, "pid": os.getpid()},
+            durable=True,
+        )
+        return record_id
+
     def record(
         self,
         *,
@@ -41,33 +60,58 @@ class AuditLog:
         attempt: int,
         outcome: str,
         error: str | None = None,
+        intent_id: str | None = None,
     ) -> None:
+        """The outcome of one attempt (of the intent `intent_id`, when one was written)."""
         if outcome not in OUTCOMES:
             raise ValueError(f"audit outcome {outcome!r} is not one of {sorted(OUTCOMES)}")
-        entry = {
-            "at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            "host": host,
-            "user": user,
-            "command": command,
-            "exit_status": exit_status,
-            "msg_ids": list(msg_ids),
-            "duration_ms": round(duration_ms, 3),
-            "attempt": attempt,
-            "outcome": outcome,
-            "error": error,
-        }
+        self._write(
+            {
+                "event": "outcome",
+                "id": intent_id or uuid.uuid4().hex,
+                "at": _now(),
+                "host": host,
+                "user": user,
+                "command": command,
+                "exit_status": exit_status,
+                "msg_ids": list(msg_ids),
+                "duration_ms": round(duration_ms, 3),
+                "attempt": attempt,
+                "outcome": outcome,
+                "error": error,
+            },
+            durable=True,
+        )
+
+    def reconciled(self, intent: dict, finding: str) -> None:
+        """What the host shows about an intent that never got its outcome (the command may or may not have run)."""
+        self._write(
+            {"event": "reconciled", "id": intent["id"], "at": _now(), "host": intent["host"],
+             "command": intent["command"], "finding": finding},
+            durable=True,
+        )
+
+    def _write(self, entry: dict, *, durable: bool) -> None:
         line = json.dumps(entry, ensure_ascii=False)
         log.debug("audit %s", line)
         if self.path is None:
             return
         # One write of one whole line per record, under the lock and in append mode: concurrent sessions in this
         # process never interleave, and a crash can at worst lose the last line, never corrupt an earlier one.
+        # fsync: an intent must survive the worker (and the machine) dying while the command runs on the host.
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
 
 
-def read_audit(path: Path) -> list[dict]:
-    """The records of an audit file, oldest first; a file not yet written holds none."""
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def read_events(path: Path) -> list[dict]:
+    """Every record of an audit file (intents, outcomes, reconciliations), oldest first."""
     if not path.exists():
         return []
     records = []
@@ -80,3 +124,24 @@ def read_audit(path: Path) -> list[dict]:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not a JSON audit record: {exc}") from exc
     return records
+
+
+def read_audit(path: Path) -> list[dict]:
+    """One record per command attempt, oldest first: its outcome, or its intent (outcome None) when none came."""
+    events = read_events(path)
+    finished = {e["id"] for e in events if e.get("event", "outcome") == "outcome"}
+    attempts = []
+    for e in events:
+        kind = e.get("event", "outcome")  # records written before intents existed are outcomes
+        if kind == "outcome":
+            attempts.append(e)
+        elif kind == "intent" and e["id"] not in finished:
+            attempts.append({**e, "exit_status": None, "msg_ids": [], "outcome": None, "error": None})
+    return attempts
+
+
+def unexplained_intents(path: Path, host: str) -> list[dict]:
+    """Intents on `host` with neither an outcome nor a reconciliation: commands interrupted mid-flight."""
+    events = read_events(path)
+    closed = {e["id"] for e in events if e.get("event") in ("outcome", "reconciled")}
+    return [e for e in events if e.get("event") == "intent" and e["host"] == host and e["id"] not in closed]

@@ -358,6 +358,9 @@ class IbmiSession:
     def _attempt(self, command: Command, attempt: int) -> CommandOutput:
         started = time.monotonic()
         out, err = bytearray(), bytearray()
+        # Recorded before anything leaves: if this write fails the command is not sent, and if the worker dies
+        # while the host runs it, the intent is what the next run finds and reconciles.
+        intent_id = self._audit.intent(host=self.host, user=self.user, command=command.text, attempt=attempt)
 
         def audit(outcome: str, exit_status: int | None = None, error: str | None = None) -> None:
             self._audit.record(
@@ -370,6 +373,7 @@ class IbmiSession:
                 attempt=attempt,
                 outcome=outcome,
                 error=error,
+                intent_id=intent_id,
             )
 
         client: paramiko.SSHClient | None = None
