@@ -39,6 +39,15 @@ def _offset(value: str) -> str:
     return value
 
 
+def conn_id_for(host: str) -> str:
+    """The Airflow connection that holds a host's SSH credentials and pinned key: ibmi_ + the name, '-' and '.' as '_'.
+
+    The one place this mapping lives. It is not one to one (prod-1 and prod.1 both give ibmi_prod_1, and Airflow's
+    environment-variable backend upper-cases ids), so a fleet file whose hosts collide is refused on load.
+    """
+    return f"ibmi_{host.replace('-', '_').replace('.', '_')}"
+
+
 HostName = Annotated[str, AfterValidator(_host_name)]
 MqObjectName = Annotated[str, AfterValidator(_mq_object)]
 UtcOffset = Annotated[str, AfterValidator(_offset)]
@@ -145,6 +154,17 @@ class FleetConfig(_Config):
         names = [h.name for h in self.hosts]
         if len(set(names)) != len(names):
             raise ValueError("host names must be unique")
+        # Two hosts on one Airflow connection: one host's steps would run on the other, under the wrong name.
+        seen: dict[str, str] = {}
+        for name in names:
+            conn_id = conn_id_for(name)
+            other = seen.setdefault(conn_id.upper(), name)
+            if other != name:
+                raise ValueError(
+                    f"hosts {other} and {name} would share the Airflow connection {conn_id_for(other)} "
+                    "(the id replaces '-' and '.' by '_' and is not case-sensitive everywhere); "
+                    "rename one of them in the fleet file (the address says where it is)"
+                )
         return self
 
     def host(self, name: str) -> HostConfig:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
+from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, conn_id_for, load_fleet
 
 SMALL_FLEET = """\
 user: MQADMIN
@@ -104,6 +104,34 @@ def test_host_user_overrides_the_fleet_user_and_is_upper_cased(fleet):
 def test_duplicate_host_names_are_rejected():
     with pytest.raises(ValidationError, match="host names must be unique"):
         FleetConfig.model_validate({"hosts": [host_with(), host_with(address="10.0.0.2")]})
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        pytest.param("prod-1", "prod.1", id="hyphen-and-dot"),
+        pytest.param("a.b-c", "a-b.c", id="mixed"),
+        pytest.param("prod1", "PROD1", id="case-only"),
+    ],
+)
+def test_hosts_that_map_to_one_airflow_connection_are_rejected(first, second, tmp_path):
+    # One connection for both: one host's steps would run on the other, and the audit and catalog would lie.
+    text = f"hosts:\n  - name: {first}\n  - name: {second}\n"
+    with pytest.raises(ValidationError) as caught:
+        load_fleet(write_fleet(tmp_path, text))
+    message = str(caught.value)
+    assert first in message and second in message and conn_id_for(first) in message
+
+
+def test_the_connection_id_of_a_host_is_ibmi_and_its_name_with_underscores():
+    assert conn_id_for("ibmi1") == "ibmi_ibmi1"
+    assert conn_id_for("prod-1.example.com") == "ibmi_prod_1_example_com"
+
+
+def test_airflow_connections_use_the_fleet_files_mapping():
+    from mqjournal.airflow import connections
+
+    assert connections.conn_id_for is conn_id_for
 
 
 def test_duplicate_queue_manager_on_a_host_is_rejected():

@@ -7,11 +7,9 @@ from pathlib import Path
 
 import paramiko
 
-from mqjournal.fleet import FleetConfig
+from mqjournal.fleet import FleetConfig, conn_id_for
 
-
-def conn_id_for(host: str) -> str:
-    return f"ibmi_{host.replace('-', '_').replace('.', '_')}"
+__all__ = ["conn_id_for", "fleet_connections", "write_connections"]
 
 
 def fleet_connections(config: FleetConfig, host_keys: dict[str, paramiko.PKey], ports: dict[str, int] | None = None) -> dict:
