@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import paramiko
+import pytest
 import yaml
 
 from mqjournal.cli import main
@@ -83,3 +84,28 @@ def test_sim_serves_a_fleet_file_over_ssh_until_interrupted(tmp_path: Path):
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=15) == 0
     assert (tmp_path / "state" / "lab.json").exists()
+
+
+def lone_fleet(tmp_path: Path, port: int | None = None) -> Path:
+    """A fleet file of one host `lab` (queue manager LAB, library QMLAB) on a port nothing listens on."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({
+        "state_dir": "state",
+        "hosts": [{"name": "lab", "port": port or free_port(), "queue_managers": [{"name": "LAB"}]}],
+    }))
+    return fleet
+
+
+@pytest.mark.parametrize("library, why", [
+    ("QMLAB", "queue manager's own library"),
+    ("qtemp", "temporary library"),
+    ("QSYS2", "IBM-supplied"),
+])
+def test_save_library_refuses_a_library_the_saves_could_be_lost_with(tmp_path, capsys, library, why):
+    code = main(["save-library", "--fleet", str(lone_fleet(tmp_path)), "--host", "lab", "--qmgr", "LAB",
+                 "--catalog", f"sqlite:///{tmp_path / 'c.db'}", "--audit", str(tmp_path / "audit.jsonl"),
+                 "--save-library", library])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert library.upper() in err and why in err and "QGPL" in err
+    assert not (tmp_path / "audit.jsonl").exists()  # nothing was sent

@@ -163,14 +163,15 @@ def _recover(args: argparse.Namespace) -> int:
 def _save_library(args: argparse.Namespace) -> int:
     """SAVLIB of a queue manager library with the queue manager ended, verified and recorded in the catalog."""
     from mqjournal.errors import MqJournalError
-    from mqjournal.names import object_name
+    from mqjournal.names import save_library_for
     from mqjournal.recovery import connect
     from mqjournal.recovery.gather import locate
     from mqjournal.recovery.library_save import save_library
 
     try:
         setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
-        library = object_name(args.save_library, what="save library")
+        # Checked again against the library found on the host, before anything is sent.
+        library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
     except ValueError as exc:
         return _bad_input(str(exc))
     with setup.session() as session:

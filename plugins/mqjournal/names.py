@@ -90,6 +90,46 @@ def qmgr_library_for(qmgr: str) -> str:
     return "QM" + name
 
 
+# IBM-supplied libraries that hold user data: IBM's SAVLIB LIB(*ALLUSR) saves them with the user libraries, and an
+# upgrade of the OS leaves their contents alone. Every other name starting with Q is IBM's: a system library (QSYS,
+# QSYS2, QSYSnnnn, QRECOVERY, QSPL, QRPLOBJ, QTCP, ...), a product library (QMQM is MQ itself) or a queue manager's
+# library (QMxxx). *ALLUSR and *NONSYS backups do not save those as user data, QRPLOBJ and parts of QRECOVERY and
+# QSPL are cleared at IPL, and a queue manager library is what a library recovery deletes and restores.
+_USER_DATA_Q_LIBRARIES = frozenset({"QGPL", "QGPL38", "QUSRSYS", "QS36F", "QUSER38"})
+_SAVE_LIBRARY_ACTION = "give QGPL or a library of your own whose name does not start with Q (CRTLIB)"
+
+
+def save_library_for(save_library: object, qmgr_library: str) -> str:
+    """The library to create a queue manager's save files in, upper-cased, or InvalidName when it is unsafe there.
+
+    Refused: the queue manager's own library (a lost library, DLTLIB, takes the only saves with it), QTEMP (it is
+    the job's own and goes when the SSH session ends), and IBM's libraries (any name starting with Q but QGPL,
+    QGPL38, QUSRSYS, QS36F and QUSER38, the ones IBM's *ALLUSR backups save as user data).
+    """
+    library = object_name(save_library, what="save library")
+    if library == object_name(qmgr_library, what="queue manager library"):
+        raise InvalidName(
+            library,
+            "save files may not go in the queue manager's own library: a lost library (DLTLIB) or a library restore would take the saves "
+            "with it, and the receivers could never be restored",
+            _SAVE_LIBRARY_ACTION,
+        )
+    if library == "QTEMP":
+        raise InvalidName(
+            library,
+            "save files may not go in the job's temporary library: it and every save file in it go when the job (the SSH session) ends",
+            _SAVE_LIBRARY_ACTION,
+        )
+    if library.startswith("Q") and library not in _USER_DATA_Q_LIBRARIES:
+        raise InvalidName(
+            library,
+            "save files may not go in an IBM-supplied system or product library (or another queue manager's library): backups of user "
+            "data (SAVLIB *ALLUSR) skip it, and IBM may clear or replace it (IPL, upgrade, library recovery)",
+            _SAVE_LIBRARY_ACTION,
+        )
+    return library
+
+
 def journal_instance(journal: str) -> str:
     """The instance letter of an MQ journal: AMQAJRN -> 'A' (A for a single-instance queue manager)."""
     match = _JOURNAL_NAME.fullmatch(object_name(journal, what="journal"))

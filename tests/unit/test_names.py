@@ -20,6 +20,7 @@ from mqjournal.names import (
     object_name,
     qmgr_library_for,
     qmgr_name,
+    save_library_for,
 )
 
 # --------------------------------------------------------------------------------------------------------------
@@ -403,3 +404,43 @@ def test_rule_3_error_names_the_attached_receiver_and_the_action(all_names_taken
     assert message.startswith("NoReceiverNameFree(AMQA000012): ")
     assert "delete receivers no longer needed" in message
     assert "RCDMQMIMG" in message
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The library a save file is created in
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("library", ["QGPL", "qgpl", "MQSAVES", "BACKUP.MQ", "QUSRSYS", "#MQBKUP"])
+def test_save_library_may_be_qgpl_or_a_user_library(library):
+    assert save_library_for(library, "QMTEST") == library.upper()
+
+
+def test_save_library_may_not_be_the_queue_managers_own_library():
+    # A DLTLIB (a lost library) would take the only saves with it.
+    with pytest.raises(InvalidName) as caught:
+        save_library_for("qmtest", "QMTEST")
+    message = str(caught.value)
+    assert "QMTEST" in message and "queue manager's own library" in message and "QGPL" in message
+
+
+def test_save_library_may_not_be_qtemp():
+    with pytest.raises(InvalidName, match="QTEMP.*job") as caught:
+        save_library_for("QTEMP", "QMTEST")
+    assert "QGPL" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "library",
+    ["QSYS", "QSYS2", "QSYS2924", "QRECOVERY", "QSPL", "QRPLOBJ", "QMQM", "QHLPSYS", "QTCP", "QMOTHER"],
+)
+def test_save_library_may_not_be_a_system_library(library):
+    with pytest.raises(InvalidName) as caught:
+        save_library_for(library, "QMTEST")
+    message = str(caught.value)
+    assert library in message and "IBM" in message and "QGPL" in message
+
+
+def test_save_library_must_be_a_valid_name():
+    with pytest.raises(InvalidName, match="save library"):
+        save_library_for("QGPL) DLTLIB(QMTEST", "QMTEST")

@@ -18,6 +18,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.fleet import load_fleet
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.executor import Executor
+from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body
 from mqjournal.snapshot import write_snapshots
@@ -114,6 +115,8 @@ def _executor(settings: Settings, session, target: dict, run_id: str) -> Executo
 
 
 def save_one(settings: Settings, target: dict, summary: dict, run_id: str, save_library: str) -> dict:
+    # Before any SSH: a save in the queue manager's own library, QTEMP or an IBM library could be lost with it.
+    save_library = save_library_for(save_library, target["library"])
     wanted = summary["to_save"].get(key(target), [])
     if not wanted:
         return {"target": key(target), "saved": [], "already_saved": [], "not_saved": [], "save_files": []}

@@ -23,6 +23,7 @@ from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import parse_amqjrninf
+from mqjournal.names import save_library_for
 from mqjournal.recovery.gather import save_files_on_host
 from mqjournal.recovery.outcome import ALREADY_RUNNING, judge_cl
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
@@ -53,7 +54,9 @@ def save_library(
     save_library: str,
     run_id: str,
 ) -> LibrarySaveResult:
-    """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM, record. Raises LibrarySaveFailed."""
+    """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM, record. Raises LibrarySaveFailed, or InvalidName
+    (before anything is sent) for a save library the saves could be lost with (see names.save_library_for)."""
+    save_library = save_library_for(save_library, target.library)
     where = f"{target.qmgr} ({target.library}) on {host}"
 
     def read() -> Snapshot:
