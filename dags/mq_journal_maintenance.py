@@ -23,6 +23,11 @@ SSH_POOL = "mqjournal_ssh"
 SSH = {"pool": SSH_POOL, "retries": 2, "retry_delay": 30.0, "max_active_tis_per_dagrun": 4}
 
 
+def _policy_max(field: str) -> float:
+    """The policy's own upper bound for a field, so the form and the policy refuse the same values."""
+    return next(m.le for m in Policy.model_fields[field].metadata if getattr(m, "le", None) is not None)
+
+
 def _policy(params) -> Policy:
     return Policy(retention_days=params["retention_days"], keep_min_receivers=params["keep_min_receivers"])
 
@@ -42,10 +47,10 @@ def _policy(params) -> Policy:
         "queue_managers": Param([], type="array", items={"type": "string"}, title="Queue managers", description="empty: all"),
         "dry_run": Param(False, type="boolean", title="Dry run", description="plan only: no save, no delete"),
         "change_receiver": Param(True, type="boolean", title="Change receiver first", description="CHGJRN JRNRCV(*GEN) before the checkpoint"),
-        "retention_days": Param(0, type="number", minimum=0, title="Retention (days)", description="keep not-needed receivers online this long after detach"),
-        "keep_min_receivers": Param(0, type="integer", minimum=0, title="Keep at least N not-needed receivers"),
-        "save_library": Param("QGPL", type="string", pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$", title="Save file library"),
-        "approval_hours": Param(12, type="number", minimum=0.01, title="Hours to wait for approval", description="no answer: nothing is deleted"),
+        "retention_days": Param(0, type="number", minimum=0, maximum=_policy_max("retention_days"), title="Retention (days)", description="keep not-needed receivers online this long after detach (at most 3660: 10 years)"),
+        "keep_min_receivers": Param(0, type="integer", minimum=0, maximum=_policy_max("keep_min_receivers"), title="Keep at least N not-needed receivers", description="at most 100000"),
+        "save_library": Param("QGPL", type="string", pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$", title="Save file library", description="QGPL or a library of your own; not the queue manager's library, QTEMP or another IBM library (Q...)"),
+        "approval_hours": Param(12, type="number", minimum=0.01, maximum=168, title="Hours to wait for approval", description="no answer: nothing is deleted (at most 168: a week)"),
     },
 )
 def mq_journal_maintenance():

@@ -13,25 +13,39 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Policy(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Finite numbers only (no inf or NaN), each within a bound that is documented in its description: a value past
+    # it is a mistake, and refused here rather than failing deep in the Spark job (date overflow) or meaning "never".
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     max_snapshot_age_hours: float = Field(
-        24, gt=0, description="a snapshot older than this at planning time blocks deletes for its queue manager"
+        24, gt=0, le=8760,
+        description="a snapshot older than this at planning time blocks deletes for its queue manager (hours, above 0, "
+        "at most 8760: a year)",
     )
     retention_days: float = Field(
-        0, ge=0, description="keep receivers MQ no longer needs online until this long after their detach"
+        0, ge=0, le=3660,
+        description="keep receivers MQ no longer needs online until this long after their detach (days, 0 to at most "
+        "3660: 10 years)",
     )
     keep_min_receivers: int = Field(
-        0, ge=0, description="keep at least this many of the newest not-needed receivers online"
+        0, ge=0, le=100_000,
+        description="keep at least this many of the newest not-needed receivers online (0 to at most 100000: a "
+        "journal's receiver names run AMQxr00000-99999)",
     )
     stuck_after_runs: int = Field(
-        3, ge=2, description="alert when AMQ7460/AMQ7462 has not moved over this many runs while receivers changed"
+        3, ge=2, le=1000,
+        description="alert when AMQ7460/AMQ7462 has not moved over this many runs while receivers changed (2 to at "
+        "most 1000)",
     )
     keep_library_saves: int = Field(
-        2, ge=1, description="backup expiry keeps the newest this many library saves, and every receiver save they need"
+        2, ge=1, le=1000,
+        description="backup expiry keeps the newest this many library saves, and every receiver save they need (1 to "
+        "at most 1000)",
     )
     backup_retention_days: float = Field(
-        0, ge=0, description="backup expiry discards no save file holding a save younger than this"
+        0, ge=0, le=3660,
+        description="backup expiry discards no save file holding a save younger than this (days, 0 to at most 3660: "
+        "10 years)",
     )
 
     @property
