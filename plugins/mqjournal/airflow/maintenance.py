@@ -44,13 +44,18 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     fleet = load_fleet(settings.fleet_file)
     unknown = set(hosts) - {h.name for h in fleet.hosts}
     if unknown:
-        raise ValueError(f"hosts not in the fleet file {settings.fleet_file}: {', '.join(sorted(unknown))}")
+        raise ValueError(
+            f"hosts not in the fleet file {settings.fleet_file}: {', '.join(sorted(unknown))}; "
+            f"its hosts are {', '.join(h.name for h in fleet.hosts) or 'none'} (names are case-sensitive)"
+        )
     targets = []
+    found_on: dict[str, list[str]] = {}  # host -> the queue managers discovery found there
     for host in fleet.hosts:
         if hosts and host.name not in hosts:
             continue
         with host_session(settings, host.name) as session:
             found = discovery.survey(session, host.name, host.queue_managers)
+        found_on[host.name] = [t.qmgr for t in found.targets]
         for t in found.targets:
             if queue_managers and t.qmgr not in queue_managers:
                 continue
@@ -61,6 +66,14 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
                     "utc_offset_minutes": int(found.tz.utcoffset(None).total_seconds() // 60),
                 }
             )
+    # A typo must not quietly make a run that processes nothing (or less than asked).
+    missing = sorted(set(queue_managers) - {q for names in found_on.values() for q in names})
+    if missing:
+        known = "; ".join(f"{h}: {', '.join(names) or 'none'}" for h, names in found_on.items())
+        raise ValueError(
+            f"queue managers found on none of the selected hosts: {', '.join(missing)}; found there: {known} "
+            "(queue manager names are case-sensitive); correct the trigger form's queue_managers"
+        )
     return targets
 
 
