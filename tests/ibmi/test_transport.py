@@ -381,3 +381,54 @@ def test_no_key_material_or_passphrase_in_logs_audit_or_errors(
 
 def _base64_lines(pem: str) -> list[str]:
     return [line for line in pem.splitlines() if len(line) >= 16 and not line.startswith(("-----", "Proc-", "DEK-"))]
+
+
+# --- a pinned host key wins over known_hosts ------------------------------------------------------------------
+
+
+def _public_key_line(kind: str) -> tuple[str, str]:
+    """A fresh public key of `kind` as 'type base64', and its SHA256 fingerprint as paramiko shows it."""
+    if kind == "ecdsa":
+        key = paramiko.ECDSAKey.generate()
+    else:  # paramiko cannot generate Ed25519 keys; cryptography can
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        public = Ed25519PrivateKey.generate().public_key()
+        text = public.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+        kind_name, blob = text.split()[:2]
+        key = paramiko.PKey.from_type_string(kind_name, __import__("base64").b64decode(blob))
+    return f"{key.get_name()} {key.get_base64()}", key.fingerprint
+
+
+def _known_hosts_listing(tmp_path: Path, sim_fleet, key_line: str) -> Path:
+    path = tmp_path / "known_hosts_listing"
+    path.write_text(f"[127.0.0.1]:{sim_fleet.ports['ibmi1']} {key_line}\n")
+    return path
+
+
+@pytest.mark.parametrize("pinned_kind", ["ed25519", "ecdsa"], ids=["pin-of-another-type", "pin-of-the-same-type"])
+def test_a_host_listed_in_known_hosts_but_not_matching_the_pinned_key_is_refused(
+    make_session, sim_fleet, tmp_path, pinned_kind
+) -> None:
+    # The host that answers (an impostor, as far as the pin goes) is in known_hosts; the pin must still win.
+    presented = sim_fleet.service.host_keys["ibmi1"]
+    known = _known_hosts_listing(tmp_path, sim_fleet, f"{presented.get_name()} {presented.get_base64()}")
+    pinned, pinned_fingerprint = _public_key_line(pinned_kind)
+    session, counting = make_session(connector(sim_fleet, known_hosts=known, host_key=pinned))
+    with pytest.raises(HostKeyRejected) as caught:
+        session.run(UNAME)
+    message = str(caught.value)
+    assert presented.fingerprint in message and pinned_fingerprint in message and "pinned" in message
+    assert counting.calls == 1 and session.round_trips == 0
+
+
+@pytest.mark.parametrize("listed_kind", ["ed25519", "ecdsa"])
+def test_the_pinned_key_is_accepted_whatever_known_hosts_lists_for_the_host(make_session, sim_fleet, tmp_path, listed_kind):
+    listed, _ = _public_key_line(listed_kind)
+    key = sim_fleet.service.host_keys["ibmi1"]
+    session, _ = make_session(
+        connector(sim_fleet, known_hosts=_known_hosts_listing(tmp_path, sim_fleet, listed),
+                  host_key=f"{key.get_name()} {key.get_base64()}")
+    )
+    assert session.run(UNAME).stdout == "OS400\n"

@@ -1,11 +1,15 @@
 """IbmiHook: an IBM i partition reached through an Airflow SSH connection.
 
-The ssh provider's SSHHook owns paramiko and the secrets (key, passphrase, pinned host key) inside Airflow; this
-hook only refuses a connection that would skip host-key verification and hands SSHHook's client to an IbmiSession.
+The ssh provider's SSHHook reads the connection (host, port, login, key or password, pinned host key, timeouts,
+~/.ssh/config); this hook refuses a connection that would skip host-key verification, and connects with those
+values through `ssh_connector`, the one verification path mqjournal has. SSHHook.get_conn is not used: it checks
+the worker's ~/.ssh/known_hosts before the pinned key, so a host listed there would be accepted whatever the pin.
+Here a pinned `host_key` is the only key accepted; without one, ~/.ssh/known_hosts must list the host.
 """
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from pathlib import Path
 
@@ -13,7 +17,7 @@ from airflow.providers.ssh.hooks.ssh import SSHHook
 from airflow.sdk import BaseHook
 
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transport import HostKeyRejected, IbmiSession
+from mqjournal.ibmi.transport import ConnectFactory, HostKeyRejected, IbmiSession, ssh_connector
 
 
 class IbmiHook(BaseHook):
@@ -47,12 +51,36 @@ class IbmiHook(BaseHook):
     def get_conn(self) -> IbmiSession:
         return self.session(self.ssh_conn_id)
 
+    def connector(self) -> ConnectFactory:
+        """Connections made from the Airflow connection's values, host key verified as `ssh_connector` does."""
+        ssh = self.ssh_hook
+        pinned = ssh.host_key
+        extra = self.get_connection(self.ssh_conn_id).extra_dejson
+        return ssh_connector(
+            address=ssh.remote_host,
+            port=int(ssh.port),
+            user=ssh.username,
+            key=ssh.pkey,
+            key_file=Path(os.path.expanduser(ssh.key_file)) if ssh.key_file else None,
+            passphrase=extra.get("private_key_passphrase") if ssh.key_file else None,
+            password=ssh.password.strip() if ssh.password else None,
+            host_key=f"{pinned.get_name()} {pinned.get_base64()}" if pinned is not None else None,
+            # Read only without a pin, as OpenSSH would: a pinned key is the only one accepted.
+            known_hosts=None if pinned is not None else Path(os.path.expanduser("~/.ssh/known_hosts")),
+            timeout=float(ssh.conn_timeout or 10),
+            look_for_keys=ssh.look_for_keys,
+            proxy_command=ssh.host_proxy_cmd,
+            disabled_algorithms=ssh.disabled_algorithms,
+            compress=ssh.compress,
+            keepalive_interval=ssh.keepalive_interval,
+        )
+
     def session(self, host_name: str) -> IbmiSession:
         ssh = self.ssh_hook
         return IbmiSession(
             host_name,
             (ssh.username or "").upper(),
-            ssh.get_conn,
+            self.connector(),
             audit=AuditLog(self.audit_path),
             command_timeout=self.command_timeout,
         )

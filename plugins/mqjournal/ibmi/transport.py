@@ -164,6 +164,14 @@ class _RejectPolicy(paramiko.RejectPolicy):
         raise _UnknownHostKey(hostname, key)
 
 
+class _HostKeyMismatch(paramiko.BadHostKeyException):
+    """The host presented another key than the one it is verified against; `source` says which that was."""
+
+    def __init__(self, hostname: str, got_key: paramiko.PKey, expected_key: paramiko.PKey, source: str) -> None:
+        self.source = source
+        super().__init__(hostname, got_key, expected_key)
+
+
 def _parse_host_key(text: str) -> paramiko.PKey:
     parts = text.split()
     if len(parts) < 2:
@@ -182,20 +190,32 @@ def ssh_connector(
     key: paramiko.PKey | None = None,
     key_file: Path | None = None,
     passphrase: str | None = None,
+    password: str | None = None,
     known_hosts: Path | None = None,
     host_key: str | None = None,
     timeout: float = 10.0,
+    look_for_keys: bool = False,
+    proxy_command: str | None = None,
+    disabled_algorithms: dict | None = None,
+    compress: bool = False,
+    keepalive_interval: float = 0,
 ) -> ConnectFactory:
     """A factory of connections to `user@address:port` that verify the host key before anything else.
 
-    The host key must match `known_hosts` or the pinned `host_key` ("type base64"; it wins over a known_hosts
-    entry of the same type); an unknown key is rejected, never learnt. The login uses `key`, or `key_file`
-    (decrypted with `passphrase`), re-read at each connect so that a rotated key is picked up.
+    With a pinned `host_key` ("type base64"), that key and only that key is accepted: `known_hosts` is not read, so
+    no entry there (of any key type) can let another key in, and a mismatch names both fingerprints. Without one,
+    the key must match `known_hosts`. An unknown key is rejected, never learnt. The login uses `key`, or `key_file`
+    (decrypted with `passphrase`, re-read at each connect so that a rotated key is picked up), or `password`, or
+    with `look_for_keys` the user's ~/.ssh keys. `proxy_command` (an ssh_config ProxyCommand) carries the
+    connection instead of a direct TCP socket; `keepalive_interval` (seconds, 0: none) keeps a connection idle
+    during a long command alive through firewalls.
     """
     if known_hosts is None and host_key is None:
         raise ValueError(f"{address}:{port}: give known_hosts or host_key; connecting without verifying is refused")
-    if (key is None) == (key_file is None):
-        raise ValueError(f"{address}:{port}: give exactly one of key and key_file")
+    if key is not None and key_file is not None:
+        raise ValueError(f"{address}:{port}: give at most one of key and key_file")
+    if key is None and key_file is None and password is None and not look_for_keys:
+        raise ValueError(f"{address}:{port}: give a key, a key_file or a password to log in with")
     pinned = _parse_host_key(host_key) if host_key is not None else None
     # The name paramiko looks the host up by, as OpenSSH writes it in known_hosts.
     known_name = address if port == 22 else f"[{address}]:{port}"
@@ -204,31 +224,49 @@ def ssh_connector(
     def connect() -> paramiko.SSHClient:
         client = paramiko.SSHClient()
         client.set_missing_host_key_policy(_RejectPolicy())
-        if known_hosts is not None:
+        if pinned is not None:
+            # The pin alone: paramiko accepts any key listed for the host, whatever its type, so known_hosts stays out.
+            client.get_host_keys().add(known_name, pinned.get_name(), pinned)
+        else:
             try:
                 client.load_host_keys(str(known_hosts))
             except OSError as exc:
                 raise HostKeyRejected(where, f"cannot read known_hosts {known_hosts} ({exc.strerror})", _VERIFY_KEY)
-        if pinned is not None:
-            client.get_host_keys().add(known_name, pinned.get_name(), pinned)
-        pkey = key if key is not None else _load_key(key_file, passphrase, where)
-        sock = socket.create_connection((address, port), timeout=timeout)
-        try:
+        pkey = _load_key(key_file, passphrase, where) if key_file is not None else key
+        if proxy_command:
+            sock = paramiko.ProxyCommand(proxy_command)
+        else:
+            sock = socket.create_connection((address, port), timeout=timeout)
             # Each command is a few small request/reply packets: Nagle plus delayed ACKs would add ~40 ms to each.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            client.connect(
-                address,
-                port=port,
-                username=user,
-                pkey=pkey,
-                sock=sock,
-                timeout=timeout,
-                banner_timeout=timeout,
-                auth_timeout=timeout,
-                channel_timeout=timeout,
-                look_for_keys=False,
-                allow_agent=False,
-            )
+        try:
+            try:
+                client.connect(
+                    address,
+                    port=port,
+                    username=user,
+                    pkey=pkey,
+                    password=password,
+                    sock=sock,
+                    timeout=timeout,
+                    banner_timeout=timeout,
+                    auth_timeout=timeout,
+                    channel_timeout=timeout,
+                    look_for_keys=look_for_keys,
+                    allow_agent=False,
+                    disabled_algorithms=disabled_algorithms,
+                    compress=compress,
+                )
+            except paramiko.BadHostKeyException as exc:
+                source = "pinned" if pinned is not None else f"known_hosts {known_hosts}"
+                raise _HostKeyMismatch(known_name, exc.key, exc.expected_key, source) from None
+            if pinned is not None:
+                # Checked again here, not left to paramiko's lookup alone: the pin is the whole point.
+                presented = client.get_transport().get_remote_server_key()
+                if presented != pinned:
+                    raise _HostKeyMismatch(known_name, presented, pinned, "pinned")
+            if keepalive_interval:
+                client.get_transport().set_keepalive(int(keepalive_interval))
         except BaseException:
             client.close()
             sock.close()
@@ -253,6 +291,14 @@ def _load_key(path: Path | None, passphrase: str | None, where: str) -> paramiko
 
 
 def _connect_error(host: str, user: str, exc: Exception) -> TransportError:
+    if isinstance(exc, _HostKeyMismatch):
+        return HostKeyRejected(
+            host,
+            f"the host presented the {exc.key.get_name()} key {exc.key.fingerprint}, not the {exc.source} "
+            f"{exc.expected_key.get_name()} key {exc.expected_key.fingerprint}; it may have been reinstalled, "
+            "or be an impostor",
+            _VERIFY_KEY,
+        )
     if isinstance(exc, paramiko.BadHostKeyException):
         return HostKeyRejected(
             host,
