@@ -432,3 +432,74 @@ def test_the_pinned_key_is_accepted_whatever_known_hosts_lists_for_the_host(make
                   host_key=f"{key.get_name()} {key.get_base64()}")
     )
     assert session.run(UNAME).stdout == "OS400\n"
+
+
+# --- a cap on what a host may send back -----------------------------------------------------------------------
+
+
+def _loud(times: int, width: int = 500) -> str:
+    """A command line whose answer is about `times` * `width` bytes of stdout."""
+    return "; ".join([f"echo {'A' * width}"] * times)
+
+
+def test_an_answer_past_the_cap_is_refused_naming_host_command_and_cap(make_session, audit_path, sleeps) -> None:
+    from mqjournal.ibmi.transport import AnswerTooLarge
+
+    session, counting = make_session(max_answer_bytes=2000)
+    loud = Command(_loud(6), idempotent=True)
+    with pytest.raises(AnswerTooLarge) as caught:
+        session.run(loud)
+    message = str(caught.value)
+    assert "ibmi1" in message and "echo AAAA" in message and "2000 bytes" in message and "max_answer_bytes" in message
+    assert session.round_trips == 1 and sleeps == []  # the same command would only bring the same answer
+    ((attempt, outcome),) = outcomes(audit_path)
+    assert (attempt, outcome) == (1, "transport_error")
+    assert "2000 bytes" in read_audit(audit_path)[-1]["error"]
+    # Only that channel was closed: the connection goes on serving.
+    assert session.run(Command(_loud(3), idempotent=True)).exit_status == 0
+    assert counting.calls == 1
+
+
+def test_stderr_counts_towards_the_cap(make_session) -> None:
+    from mqjournal.ibmi.transport import AnswerTooLarge
+
+    session, _ = make_session(max_answer_bytes=2000)
+    with pytest.raises(AnswerTooLarge):
+        session.run(Command("; ".join([f"nope{'x' * 400}"] * 6), idempotent=True))
+
+
+def test_an_answer_past_the_cap_leaves_the_outcome_of_a_command_that_must_not_run_twice_unknown(
+    make_session, audit_path
+) -> None:
+    from mqjournal.ibmi.transport import AnswerTooLarge
+
+    session, _ = make_session(max_answer_bytes=2000)
+    with pytest.raises(OutcomeUnknown) as caught:
+        session.run(Command(_loud(6), idempotent=False))
+    assert isinstance(caught.value.__cause__, AnswerTooLarge)
+    assert "2000 bytes" in str(caught.value) and session.round_trips == 1
+    assert outcomes(audit_path) == [(1, "transport_error")]
+
+
+def test_an_sql_answer_of_many_rows_past_the_cap_is_refused(make_session, sim_fleet) -> None:
+    from mqjournal.ibmi.transport import AnswerTooLarge
+
+    sim_fleet.host().advance(timedelta(hours=6))  # receivers to list
+    sql = Command('db2 "SELECT * FROM QSYS2.JOURNAL_RECEIVER_INFO"', idempotent=True)
+    session, _ = make_session()
+    full = session.run(sql)
+    assert full.exit_status == 0 and len(full.stdout) > 4000
+    capped, _ = make_session(max_answer_bytes=4000)
+    with pytest.raises(AnswerTooLarge, match="4000 bytes"):
+        capped.run(sql)
+
+
+def test_the_default_cap_is_64_mib_and_the_airflow_hook_keeps_it() -> None:
+    import inspect
+
+    from mqjournal.airflow.hook import IbmiHook
+    from mqjournal.ibmi.transport import DEFAULT_MAX_ANSWER_BYTES
+
+    assert DEFAULT_MAX_ANSWER_BYTES == 64 * 1024 * 1024
+    assert inspect.signature(IbmiSession).parameters["max_answer_bytes"].default == DEFAULT_MAX_ANSWER_BYTES
+    assert IbmiHook(ssh_conn_id="unused").max_answer_bytes == DEFAULT_MAX_ANSWER_BYTES

@@ -17,24 +17,39 @@ from airflow.providers.ssh.hooks.ssh import SSHHook
 from airflow.sdk import BaseHook
 
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transport import ConnectFactory, HostKeyRejected, IbmiSession, ssh_connector
+from mqjournal.ibmi.transport import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    ConnectFactory,
+    HostKeyRejected,
+    IbmiSession,
+    ssh_connector,
+)
 
 
 class IbmiHook(BaseHook):
     """:param ssh_conn_id: an SSH connection with `host_key` pinned in its extras (or the host in known_hosts).
     :param command_timeout: seconds a single command may run.
-    :param audit_path: the JSON Lines audit log every command is appended to."""
+    :param audit_path: the JSON Lines audit log every command is appended to.
+    :param max_answer_bytes: the most one command's answer may bring back (stdout and stderr, 64 MiB by default)."""
 
     conn_name_attr = "ssh_conn_id"
     default_conn_name = "ibmi_default"
     conn_type = "ssh"
     hook_name = "IBM i over SSH"
 
-    def __init__(self, *, ssh_conn_id: str = default_conn_name, command_timeout: float = 60.0, audit_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        ssh_conn_id: str = default_conn_name,
+        command_timeout: float = 60.0,
+        audit_path: Path | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    ) -> None:
         super().__init__()
         self.ssh_conn_id = ssh_conn_id
         self.command_timeout = command_timeout
         self.audit_path = audit_path
+        self.max_answer_bytes = max_answer_bytes
 
     @cached_property
     def ssh_hook(self) -> SSHHook:
@@ -83,4 +98,5 @@ class IbmiHook(BaseHook):
             self.connector(),
             audit=AuditLog(self.audit_path),
             command_timeout=self.command_timeout,
+            max_answer_bytes=self.max_answer_bytes,
         )

@@ -27,6 +27,8 @@ from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
 
 __all__ = [
+    "DEFAULT_MAX_ANSWER_BYTES",
+    "AnswerTooLarge",
     "AuthenticationRejected",
     "Command",
     "CommandOutput",
@@ -47,6 +49,10 @@ log = logging.getLogger(__name__)
 _MSG_ID = re.compile(r"^([A-Z]{3}[0-9A-F]{4}): ", re.MULTILINE)
 _VERIFY_KEY = "verify the host's key fingerprint and add it to known_hosts / the connection's host_key"
 _CHECK_NETWORK = "check the network to the partition and its sshd, then run the command again"
+
+DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""The most a command's answer (stdout and stderr together) may bring back: far above any CL or SQL answer
+mqjournal asks for (a receiver chain of thousands of rows is a few MB), far below what would hurt a worker."""
 
 
 # --- commands and their output --------------------------------------------------------------------------------
@@ -132,6 +138,14 @@ class ConnectionLost(TransportError):
 
 class CommandTimedOut(TransportError):
     """The command did not finish within the session's command_timeout; it may still be running."""
+
+
+class AnswerTooLarge(TransportError):
+    """The host sent back more than the session's `max_answer_bytes`: the channel was closed, the rest dropped.
+
+    The command did run (it was answering), so one that must not run twice ends in OutcomeUnknown; an idempotent one
+    is not sent again either, since it would only bring the same answer.
+    """
 
 
 class OutcomeUnknown(TransportError):
@@ -349,7 +363,12 @@ class IbmiSession:
         command_timeout: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         sleep: Callable[[float], object] = time.sleep,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
+        """`max_answer_bytes`: the most one command's stdout and stderr together may bring back (64 MiB by
+        default); past it the channel is closed and the command ends in AnswerTooLarge (see that class)."""
+        if max_answer_bytes < 1:
+            raise ValueError(f"max_answer_bytes must be positive, not {max_answer_bytes}")
         self.host = host
         self.user = user
         self.round_trips = 0  # commands sent, retries included
@@ -358,6 +377,7 @@ class IbmiSession:
         self._command_timeout = command_timeout
         self._retry = retry
         self._sleep = sleep
+        self._max_answer_bytes = max_answer_bytes
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.Lock()
 
@@ -381,6 +401,12 @@ class IbmiSession:
         for attempt in range(1, attempts + 1):
             try:
                 return self._attempt(command, attempt)
+            except AnswerTooLarge as exc:
+                # It ran and was answering: never sent again, and for a non-idempotent command nobody knows its result.
+                if not command.idempotent:
+                    log.error("%s: %s ran but its answer was cut off at the cap; not sending it again", self.host, command)
+                    raise OutcomeUnknown(self.host, command, cause=exc.problem) from exc
+                raise
             except (HostUnreachable, ConnectionLost, CommandTimedOut) as exc:
                 sent = not isinstance(exc, HostUnreachable) and getattr(exc, "sent", True)
                 if sent and not command.idempotent:
@@ -511,6 +537,8 @@ class IbmiSession:
                     if not chunk:
                         break
                     sink += chunk
+                    if len(out) + len(err) > self._max_answer_bytes:
+                        raise self._too_large(command)  # the caller closes the channel: the rest is dropped
             if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
                 raise TimeoutError
         except TimeoutError as exc:
@@ -527,6 +555,14 @@ class IbmiSession:
             raise self._timed_out(command)
         # The channel closed without an exit status: the connection dropped, before or after the command ran.
         raise self._lost(command, "the channel closed without an exit status")
+
+    def _too_large(self, command: Command) -> AnswerTooLarge:
+        return AnswerTooLarge(
+            self.host,
+            f"the answer to {command} passed the cap of {self._max_answer_bytes} bytes (stdout and stderr together), "
+            "so the channel was closed and the rest dropped; the command did run",
+            "narrow what the command returns, or raise the session's max_answer_bytes if such an answer is expected",
+        )
 
     def _timed_out(self, command: Command) -> CommandTimedOut:
         return CommandTimedOut(
