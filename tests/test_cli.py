@@ -109,3 +109,120 @@ def test_save_library_refuses_a_library_the_saves_could_be_lost_with(tmp_path, c
     assert code == 2
     assert library.upper() in err and why in err and "QGPL" in err
     assert not (tmp_path / "audit.jsonl").exists()  # nothing was sent
+
+
+# --- user errors: a message that names the object and what to do, never a traceback ---------------------------
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and "Traceback" not in captured.out
+    return code, captured.err
+
+
+def test_a_missing_fleet_file_is_named(tmp_path, capsys):
+    missing = tmp_path / "nowhere.yaml"
+    code, err = run_cli(capsys, "collect", "--fleet", missing, "--out", tmp_path / "out")
+    assert code == 2 and str(missing) in err and "No such file" in err
+
+
+@pytest.mark.parametrize("text, names", [
+    ("hosts:\n  - name: prod-1\n  - name: prod.1\n", ["prod-1", "prod.1", "hosts"]),
+    ("hosts:\n  - name: 'ibmi1; rm -rf /'\n", ["hosts.0.name", "is not a host name"]),
+    ("hosts: [\n", ["YAML"]),
+    ("", ["Input should be a valid dictionary"]),
+])
+def test_an_invalid_fleet_file_is_named_with_what_is_wrong(tmp_path, capsys, text, names):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(text)
+    for command in (["collect", "--out", tmp_path / "out"], ["sim"]):
+        code, err = run_cli(capsys, command[0], "--fleet", fleet, *command[1:])
+        assert code == 2 and str(fleet) in err, err
+        assert all(name in err for name in names), err
+
+
+def test_an_unknown_host_lists_the_fleets_hosts(tmp_path, capsys):
+    code, err = run_cli(capsys, "collect", "--fleet", lone_fleet(tmp_path), "--out", tmp_path / "out", "--hosts", "nope")
+    assert code == 2 and "nope" in err and "its hosts are lab" in err
+
+
+@pytest.mark.parametrize("policy, names", [
+    ("retention_days: .inf\n", ["retention_days", "finite"]),
+    ("retention_days: 1e308\n", ["retention_days", "3660"]),
+    ("retention_days: [\n", ["YAML"]),
+    (None, ["No such file"]),
+])
+def test_a_bad_policy_file_is_named_before_any_spark_job(tmp_path, capsys, monkeypatch, policy, names):
+    from mqjournal import planjob
+
+    monkeypatch.setattr(planjob.subprocess, "run", lambda *a, **k: pytest.fail("spark-submit was started"))
+    snapshots = tmp_path / "snapshots.jsonl"
+    snapshots.write_text("")
+    path = tmp_path / "policy.yaml"
+    if policy is not None:
+        path.write_text(policy)
+    code, err = run_cli(capsys, "plan", "--snapshots", snapshots, "--policy", path, "--out", tmp_path / "plan")
+    assert code == 2 and str(path) in err, err
+    assert all(name in err for name in names), err
+
+
+def test_snapshots_that_do_not_exist_are_named_before_any_spark_job(tmp_path, capsys, monkeypatch):
+    from mqjournal import planjob
+
+    monkeypatch.setattr(planjob.subprocess, "run", lambda *a, **k: pytest.fail("spark-submit was started"))
+    missing = tmp_path / "no-snapshots"
+    code, err = run_cli(capsys, "plan", "--snapshots", missing, "--out", tmp_path / "plan")
+    assert code == 2 and str(missing) in err
+
+
+def test_an_unreachable_host_is_one_message(tmp_path, capsys):
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "known_hosts").write_text("")
+    paramiko.ECDSAKey.generate().write_private_key_file(str(tmp_path / "state" / "client_key"))
+    code, err = run_cli(capsys, "recover", "--plan-only", "--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr",
+                        "LAB", "--kind", "naming", "--catalog", f"sqlite:///{tmp_path / 'c.db'}",
+                        "--audit", tmp_path / "audit.jsonl")
+    assert code == 1 and "HostUnreachable(lab)" in err
+
+
+def test_a_rejected_host_key_is_one_message(sim_fleet: SimFleet, tmp_path, capsys):
+    fleet = tmp_path / "fleet.yaml"
+    (tmp_path / "empty_known_hosts").write_text("")
+    fleet.write_text(yaml.safe_dump({
+        "state_dir": str(sim_fleet.config.state_dir), "known_hosts": str(tmp_path / "empty_known_hosts"),
+        "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}],
+    }))
+    for command in (["recover", "--plan-only", "--kind", "naming"], ["save-library", "--save-library", "QGPL"]):
+        code, err = run_cli(capsys, *command, "--fleet", fleet, "--host", "ibmi1", "--qmgr", "TEST",
+                            "--catalog", f"sqlite:///{tmp_path / 'c.db'}", "--audit", tmp_path / "audit.jsonl")
+        assert code == 1 and "HostKeyRejected(ibmi1)" in err and "known_hosts" in err, err
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["--qmgr", "TEST'; DLTLIB QGPL"], ["--qmgr", "not a valid queue manager name"]),
+    (["--qmgr", "LAB", "--save-library", "A;B"], ["A;B", "save library"]),
+])
+def test_invalid_names_are_refused_with_exit_2(tmp_path, capsys, argv, names):
+    base = ["save-library", "--fleet", lone_fleet(tmp_path), "--host", "lab", "--catalog",
+            f"sqlite:///{tmp_path / 'c.db'}", "--audit", tmp_path / "audit.jsonl"]
+    if "--save-library" not in argv:
+        argv = [*argv, "--save-library", "QGPL"]
+    code, err = run_cli(capsys, *base, *argv)
+    assert code == 2 and all(name in err for name in names), err
+    assert "errors.pydantic.dev" not in err
+
+
+def test_a_user_error_in_a_real_process_is_one_message_and_status_2(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "mqjournal.cli", "collect", "--fleet", str(tmp_path / "nowhere.yaml"), "--out",
+         str(tmp_path / "out")], capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1 and "nowhere.yaml" in done.stderr
+
+
+def test_an_unusable_catalog_url_is_named(tmp_path, capsys):
+    code, err = run_cli(capsys, "recover", "--plan-only", "--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr",
+                        "LAB", "--kind", "naming", "--catalog", "nonsense://", "--audit", tmp_path / "audit.jsonl")
+    assert code == 2 and "nonsense://" in err

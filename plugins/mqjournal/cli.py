@@ -53,6 +53,10 @@ def _collect(args: argparse.Namespace) -> int:
     from mqjournal.fleet import load_fleet
 
     config = load_fleet(args.fleet)
+    unknown = sorted(set(args.hosts or []) - {h.name for h in config.hosts})
+    if unknown:
+        return _bad_input(f"hosts not in the fleet file {args.fleet}: {', '.join(unknown)}; its hosts are "
+                          f"{', '.join(h.name for h in config.hosts) or 'none'}")
     run_dir, results = collect_fleet(
         config, args.out, run_id=args.run_id, hosts=args.hosts, change_receiver=args.change_receiver
     )
@@ -86,6 +90,10 @@ def _plan(args: argparse.Namespace) -> int:
 
     from mqjournal.planjob import run_plan
 
+    for what, path in (("snapshots", args.snapshots), ("history", args.history)):
+        if path is not None and not path.exists():
+            return _bad_input(f"the {what} {path} do not exist: give a snapshot file or folder (JSON Lines) that "
+                              "`mqjournal collect` wrote")
     summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
     print(json.dumps(summary, indent=2))
     print(f"plan: {args.out / 'receivers'}, {args.out / 'queue_managers'}, {args.out / 'summary.json'}")
@@ -121,7 +129,7 @@ def _recover(args: argparse.Namespace) -> int:
     try:
         setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
     except ValueError as exc:
-        return _bad_input(str(exc))
+        return _bad_input(_describe(exc, args))
     with setup.session() as session:
         try:
             target, tz = locate(session, setup.host.name, setup.qmgr)
@@ -173,7 +181,7 @@ def _save_library(args: argparse.Namespace) -> int:
         # Checked again against the library found on the host, before anything is sent.
         library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
     except ValueError as exc:
-        return _bad_input(str(exc))
+        return _bad_input(_describe(exc, args))
     with setup.session() as session:
         try:
             target, tz = locate(session, setup.host.name, setup.qmgr)
@@ -192,6 +200,54 @@ def _save_library(args: argparse.Namespace) -> int:
 def _bad_input(message: str) -> int:
     print(f"mqjournal: {message}", file=sys.stderr)
     return 2
+
+
+def _describe(exc: BaseException, args: argparse.Namespace) -> str:
+    """A ValueError as an admin should read it: a pydantic error as the file (or option) and fields at fault."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    what = {
+        "FleetConfig": f"the fleet file {getattr(args, 'fleet', None)}",
+        "Policy": f"the policy file {getattr(args, 'policy', None)}",
+        "QueueManagerConfig": f"--qmgr {getattr(args, 'qmgr', '')!r}",
+    }.get(exc.title, exc.title)
+    errors = exc.errors(include_url=False)
+    lines = [f"{'.'.join(map(str, e['loc'])) or '(the whole file)'}: {e['msg']}" for e in errors[:10]]
+    if len(errors) > 10:
+        lines.append(f"... and {len(errors) - 10} more")
+    return f"{what} is not valid:\n  " + "\n  ".join(lines) + "\nfix it and run the command again"
+
+
+def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | None:
+    """(message, exit status) for an error the user can fix or must know about; None for a bug (a traceback)."""
+    import yaml
+
+    from mqjournal.errors import InvalidName, MqJournalError
+
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    if isinstance(exc, InvalidName):
+        return str(exc), 2
+    if isinstance(exc, ArgumentError):  # NoSuchModuleError too: an unknown dialect
+        return (f"the catalog URL {getattr(args, 'catalog', None) or '(from MQJOURNAL_CATALOG_URL)'} is not usable "
+                f"({exc}); give an SQLAlchemy URL such as sqlite:////var/lib/mqjournal/catalog.db"), 2
+    if isinstance(exc, SQLAlchemyError):
+        return f"the catalog database failed: {' '.join(str(exc).split())[:500]}; check it is reachable and writable", 1
+    if isinstance(exc, MqJournalError):  # the host, the transport, the catalog: named, with what to do
+        return str(exc), 1
+    if isinstance(exc, yaml.YAMLError):
+        source = args.policy if args.command == "plan" else getattr(args, "fleet", None)
+        detail = " ".join(str(exc).split())
+        return f"{source} is not valid YAML ({detail}); fix the file and run the command again", 2
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"cannot read {exc.filename}: {exc.strerror}; check the path and its permissions", 2
+    if isinstance(exc, ValueError):  # validation: a fleet or policy file, a name, an option's value
+        return _describe(exc, args), 2
+    if isinstance(exc, OSError):
+        return f"{exc}", 1
+    return None
 
 
 def _run_id(prefix: str) -> str:
@@ -350,7 +406,19 @@ def main(argv: list[str] | None = None) -> int:
         # paramiko narrates every connection at INFO; only its warnings matter to an operator.
         for noisy in ("paramiko", "mqjournal.sim.server"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print(f"mqjournal {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        known = _user_error(exc, args)
+        if known is None:
+            raise  # a bug: the traceback is what a developer needs
+        message, status = known
+        logging.getLogger(__name__).debug("the error in full", exc_info=True)  # with -v
+        print(f"mqjournal {args.command}: {message}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":
