@@ -47,6 +47,11 @@ class Policy(BaseModel):
         description="backup expiry discards no save file holding a save younger than this (days, 0 to at most 3660: "
         "10 years)",
     )
+    clock_skew_seconds: float = Field(
+        300, ge=0, le=86_400,
+        description="a needed time (AMQJRNINF, AMQ7460, AMQ7462) later than the collection or the planning time by "
+        "more than this is implausible and blocks deletes (seconds, 0 to at most 86400: a day)",
+    )
 
     @property
     def max_snapshot_age(self) -> timedelta:
@@ -59,6 +64,10 @@ class Policy(BaseModel):
     @property
     def backup_retention(self) -> timedelta:
         return timedelta(days=self.backup_retention_days)
+
+    @property
+    def clock_skew(self) -> timedelta:
+        return timedelta(seconds=self.clock_skew_seconds)
 
 
 def load_policy(path: Path | None) -> Policy:

@@ -46,8 +46,22 @@ def plan_body(queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]
         out += ["", "Receivers to delete (oldest first; each is saved and verified first):"]
         out += [f"- {key}: {', '.join(names)}" for key, names in details]
     alerts = sorted({code for q in rows for code in q["alerts"]})
+    texts = {
+        **ALERT_TEXT,
+        "RECOVERY_POINTS_DISAGREE": "AMQJRNINF and AMQ7460/AMQ7462 name different oldest needed receivers: the oldest "
+        "of them is kept",
+    }
     if alerts:
-        out += ["", "Alerts:"] + [f"- {code}: {ALERT_TEXT.get(code, code)}" for code in alerts]
+        out += ["", "Alerts:"] + [f"- {code}: {texts.get(code, code)}" for code in alerts]
+    # What MQ says it needs, side by side, wherever the three disagree or one of them cannot be true.
+    doubtful = [
+        q for q in rows
+        if "RECOVERY_POINTS_DISAGREE" in q["alerts"]
+        or any(code in (q["block_reason"] or "") for code in ("RECOVERY_POINT_", "AMQJRNINF_TIME_IN_FUTURE"))
+    ]
+    if doubtful:
+        out += ["", "What MQ needs (AMQJRNINF, AMQ7460 startup, AMQ7462 media) where they disagree or cannot be true:"]
+        out += [f"- {q['host']}/{q['qmgr']}/{q['qmgr_library']}: {q.get('recovery_points') or '-'}" for q in doubtful]
     out += ["", "Approving deletes only what is still deletable when the delete runs: AMQJRNINF and the chain are "
             "re-read on each partition first."]
     return "\n".join(out)

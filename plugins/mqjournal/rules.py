@@ -1,23 +1,24 @@
 """The reference planner: which receivers to keep, save or delete, and what looks wrong. Pure functions, no I/O.
 
 `docs/planning-rules.md` is the text of these rules; the Spark job (`spark_apps/plan_receivers.py`) implements the
-same text in DataFrame form, and a property test holds the two equal. The executor calls `plan_queue_manager` on
-the live state right before deleting, so a stale plan can never delete what is needed now.
+same text in DataFrame form, and a property test holds the two equal. Right before deleting, `delete_decisions`
+applies `plan_queue_manager` to the live state again (docs, section 6), so a stale plan can never delete what is
+needed now.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.names import ReceiverName, is_receiver_name
 from mqjournal.policy import Policy
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+from mqjournal.snapshot import Receiver, ReceiverStatus, RecoveryPoint, Snapshot
 
 KEEP, SAVE, DELETE, SAVE_THEN_DELETE = "keep", "save", "delete", "save_then_delete"
 DELETES = (DELETE, SAVE_THEN_DELETE)
@@ -29,8 +30,13 @@ BLOCK_ORDER = (
     "AMQJRNINF_MALFORMED",
     "AMQJRNINF_RECEIVER_NOT_IN_CHAIN",
     "AMQJRNINF_NAME_TIME_DISAGREE",
+    "AMQJRNINF_TIME_IN_FUTURE",
+    "RECOVERY_POINT_NOT_IN_CHAIN",
+    "RECOVERY_POINT_BEFORE_CHAIN",
+    "RECOVERY_POINT_IN_FUTURE",
     "CHAIN_BROKEN",
 )
+STARS = "*" * 10
 
 Key = tuple[str, str, str]  # (host, qmgr, qmgr_library)
 
@@ -58,6 +64,7 @@ class QueueManagerPlan:
     blocked: bool
     block_reason: str | None
     alerts: tuple[str, ...]
+    recovery_points: str
     receivers_to_save: int
     bytes_to_save: int
     receivers_to_delete: int
@@ -133,37 +140,127 @@ def chain_is_broken(chain: list[Receiver]) -> bool:
 
 @dataclass(frozen=True)
 class OldestNeeded:
-    position: int  # every chain member at or after it is needed
+    position: int  # n: every chain member at or after it is needed
     blocks: tuple[str, ...]
-    needed_at: datetime | None  # None when AMQJRNINF is unusable
+    needed_at: datetime | None  # AMQJRNINF's; None when AMQJRNINF is unusable
     not_on_system: bool
+    points_disagree: bool = False
+    recovery_points: str = ""
 
 
 def to_milliseconds(moment: datetime) -> datetime:
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
-def oldest_needed(snapshot: Snapshot, chain: list[Receiver]) -> OldestNeeded:
+def _by_time(chain: list[Receiver], moment: datetime) -> int | None:
+    """The last chain member attached at or before `moment`, compared at AMQJRNINF's precision (milliseconds)."""
+    attached_before = [i for i, r in enumerate(chain) if to_milliseconds(r.attached_at) <= moment]
+    return attached_before[-1] if attached_before else None
+
+
+def _wall_clock(moment: datetime) -> str:
+    """YYYY-MM-DDTHH:MM:SS.mmm of the time as read where it was recorded (its own offset; naive: as written)."""
+    m = moment
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}.{m.microsecond // 1000:03d}"
+    )
+
+
+def recovery_points_text(snapshot: Snapshot) -> str:
+    """AMQJRNINF, AMQ7460 and AMQ7462 side by side, as the approval body and the report show them (docs, 2.3)."""
     if snapshot.amqjrninf is None:
-        return OldestNeeded(0, ("AMQJRNINF_MISSING",), None, False)
+        parts = ["AMQJRNINF -"]
+    else:
+        try:
+            record = parse_amqjrninf(snapshot.amqjrninf, qmgr=snapshot.qmgr)
+        except MalformedAmqjrninf:
+            parts = ["AMQJRNINF malformed"]
+        else:
+            parts = [f"AMQJRNINF {record.receiver or STARS} {_wall_clock(record.needed_at)}"]
+    for label, point in (("AMQ7460", snapshot.startup_recovery), ("AMQ7462", snapshot.media_recovery)):
+        parts.append(f"{label} -" if point is None else f"{label} {point.receiver or STARS} {_wall_clock(point.at)}")
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class _Jrninf:
+    position: int | None  # j
+    blocks: tuple[str, ...]
+    needed_at: datetime | None
+    not_on_system: bool
+
+
+def _amqjrninf(snapshot: Snapshot, chain: list[Receiver], latest: datetime) -> _Jrninf:
+    """Section 2.1: the AMQJRNINF position j and AMQJRNINF's block reasons."""
+    if snapshot.amqjrninf is None:
+        return _Jrninf(None, ("AMQJRNINF_MISSING",), None, False)
     try:
         record = parse_amqjrninf(snapshot.amqjrninf, qmgr=snapshot.qmgr)
     except MalformedAmqjrninf:
-        return OldestNeeded(0, ("AMQJRNINF_MALFORMED",), None, False)
+        return _Jrninf(None, ("AMQJRNINF_MALFORMED",), None, False)
     needed_at = record.needed_at.replace(tzinfo=snapshot.collected_at.tzinfo)
-    # AMQJRNINF keeps milliseconds; attach times keep microseconds. Compare at AMQJRNINF's precision.
-    attached_before = [i for i, r in enumerate(chain) if to_milliseconds(r.attached_at) <= needed_at]
-    by_time = attached_before[-1] if attached_before else None
+    # Whatever the name field holds, an entry MQ needs cannot have been written after the collection read it.
+    future = ("AMQJRNINF_TIME_IN_FUTURE",) if needed_at > latest else ()
+    by_time = _by_time(chain, needed_at)
     if record.receiver is None:
-        return OldestNeeded(by_time if by_time is not None else 0, (), needed_at, True)
+        return _Jrninf(by_time if by_time is not None else 0, future, needed_at, True)
     named = next((i for i, r in enumerate(chain) if (r.name, r.library) == (record.receiver, record.library)), None)
     if named is None:
-        return OldestNeeded(0, ("AMQJRNINF_RECEIVER_NOT_IN_CHAIN",), needed_at, False)
+        return _Jrninf(None, ("AMQJRNINF_RECEIVER_NOT_IN_CHAIN", *future), needed_at, False)
     if named != by_time:
         # MQ names the receiver holding the oldest needed entry: it was attached at or before that entry, and it
-        # is the newest such receiver. Anything else means the chain or the record is not what we think.
-        return OldestNeeded(0, ("AMQJRNINF_NAME_TIME_DISAGREE",), needed_at, False)
-    return OldestNeeded(named, (), needed_at, False)
+        # is the newest such receiver. Anything else (a time before the chain too) means the chain or the record
+        # is not what we think.
+        return _Jrninf(named, ("AMQJRNINF_NAME_TIME_DISAGREE", *future), needed_at, False)
+    return _Jrninf(named, future, needed_at, False)
+
+
+def _point(point: RecoveryPoint, chain: list[Receiver], latest: datetime) -> tuple[int | None, tuple[str, ...]]:
+    """Section 2.2: one recovery point's position (None: none) and block reasons."""
+    future = ("RECOVERY_POINT_IN_FUTURE",) if point.at > latest else ()
+    if point.receiver is None:
+        by_time = _by_time(chain, point.at)
+        return (by_time if by_time is not None else 0), future
+    named = next((i for i, r in enumerate(chain) if r.name == point.receiver), None)
+    if named is None:
+        return None, ("RECOVERY_POINT_NOT_IN_CHAIN", *future)
+    # AMQ7460/AMQ7462 show whole seconds: the first attach is compared at that precision.
+    if point.at < chain[0].attached_at.replace(microsecond=0):
+        return named, ("RECOVERY_POINT_BEFORE_CHAIN", *future)
+    return named, future
+
+
+def oldest_needed(
+    snapshot: Snapshot, chain: list[Receiver], *, as_of: datetime | None = None, policy: Policy | None = None
+) -> OldestNeeded:
+    """Section 2: n from AMQJRNINF, AMQ7460 and AMQ7462, the most conservative of them; what blocks; what disagrees."""
+    policy = policy or Policy()
+    now = snapshot.collected_at if as_of is None else min(snapshot.collected_at, as_of)
+    latest = now + policy.clock_skew
+    jrninf = _amqjrninf(snapshot, chain, latest)
+    blocks = list(jrninf.blocks)
+    present = [p for p in (snapshot.startup_recovery, snapshot.media_recovery) if p is not None]
+    positions = []
+    for point in present:
+        position, point_blocks = _point(point, chain, latest)
+        blocks += point_blocks
+        if position is not None:
+            positions.append(position)
+    j = jrninf.position
+    p = min(positions) if positions else None
+    disagree = j is not None and p is not None and (j != p if len(present) == 2 else j > p)
+    if blocks:
+        n = 0
+    else:
+        n = min(x for x in (j, p) if x is not None)
+    return OldestNeeded(
+        position=n,
+        blocks=tuple(dict.fromkeys(blocks)),
+        needed_at=jrninf.needed_at,
+        not_on_system=jrninf.not_on_system,
+        points_disagree=disagree,
+        recovery_points=recovery_points_text(snapshot),
+    )
 
 
 # --- 3. action and reason -----------------------------------------------------------------------------------------
@@ -229,6 +326,8 @@ def alerts_for(snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver
         found.add("CHECKPOINT_FAILED")
     if needed.not_on_system:
         found.add("OLDEST_NEEDED_NOT_ON_SYSTEM")
+    if needed.points_disagree:
+        found.add("RECOVERY_POINTS_DISAGREE")
     if any(r.status == ReceiverStatus.FREED for r in chain[needed.position :]):
         found.add("NEEDED_RECEIVER_NOT_ONLINE")
     # Any ATTACHED receiver counts: with two (a broken chain) the alert errs on the side of telling.
@@ -256,7 +355,7 @@ def plan_queue_manager(
 ) -> tuple[QueueManagerPlan, list[ReceiverPlan]]:
     """Plan one queue manager from its current snapshot; `history` (oldest first, current included) feeds alerts."""
     chain = chain_of(current)
-    needed = oldest_needed(current, chain)
+    needed = oldest_needed(current, chain, as_of=as_of, policy=policy)
     blocks = set(needed.blocks)
     if as_of - current.collected_at > policy.max_snapshot_age:
         blocks.add("SNAPSHOT_STALE")
@@ -299,6 +398,7 @@ def plan_queue_manager(
         blocked=blocked,
         block_reason=",".join(code for code in BLOCK_ORDER if code in blocks) or None,
         alerts=alerts_for(current, history, chain, needed, policy),
+        recovery_points=needed.recovery_points,
         receivers_to_save=len(to_save),
         bytes_to_save=sum(r.size_bytes for r in to_save),
         receivers_to_delete=len(to_delete),
@@ -334,3 +434,125 @@ def plan_fleet(snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, 
 def as_rows(plan: Plan) -> tuple[list[dict], list[dict]]:
     """Plain dicts, in the Parquet datasets' column order (for comparison with the Spark job)."""
     return [asdict(q) for q in plan.queue_managers], [asdict(r) for r in plan.receivers]
+
+
+# --- 6. deleting: the re-check on the live host ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackupEvidence:
+    """One catalogued save of one receiver incarnation, as checked right before deleting."""
+
+    save_file: str  # "LIB/NAME"
+    on_host: bool  # the save file exists on the host now
+    lists_receiver: bool  # its content (QSYS2.SAVE_FILE_OBJECTS) lists this receiver: library, name, *JRNRCV
+    discarded: bool  # the catalog marks the save file discarded (backup expiry)
+    complete: bool  # taken after detach and covering every entry (catalog last_sequence == the live receiver's)
+
+    @property
+    def proven(self) -> bool:
+        return self.on_host and self.lists_receiver and self.complete and not self.discarded
+
+    def why_not(self) -> str:
+        """Why this save does not prove the receiver saved (empty when it does)."""
+        if not self.on_host:
+            return f"{self.save_file} no longer exists"
+        problems = []
+        if not self.lists_receiver:
+            problems.append("does not list it")
+        if self.discarded:
+            problems.append("is discarded in the catalog")
+        if not self.complete:
+            problems.append("does not cover all of its entries")
+        return f"{self.save_file} {' and '.join(problems)}" if problems else ""
+
+
+@dataclass(frozen=True)
+class DeleteDecision:
+    receiver: str
+    library: str
+    delete: bool
+    # DELETE, ALREADY_GONE, NOT_IN_CHAIN, BLOCKED, OLDER_NOT_DELETED, ATTACHED, NOT_DELETABLE_NOW, NO_PROVEN_BACKUP
+    reason: str
+    detail: str  # one sentence an admin reads: why (docs/planning-rules.md, section 6)
+    # DLTOPT(*IGNINQMSG): only for a delete the catalog proves while the host does not show the receiver saved
+    ignore_inquiry: bool = False
+
+
+EvidenceKey = tuple[str, str, datetime]  # (library, receiver, attached_at)
+
+
+def delete_decisions(
+    approved: Sequence[str],
+    live: Snapshot,
+    evidence: Mapping[EvidenceKey, Sequence[BackupEvidence]],
+    *,
+    policy: Policy,
+) -> list[DeleteDecision]:
+    """What to delete now of the approved receivers, from the live state (docs/planning-rules.md, section 6).
+
+    One decision per approved name: first those no longer on the host, then the chain members oldest first, then
+    the names that are not chain members. `delete` is true only for a contiguous run of the oldest chain members
+    that are approved, deletable by the rules applied to the live state, and proven saved on the host; the first
+    chain member that is not deleted stops every later one (DLTJRNRCV deletes the oldest receiver only).
+    """
+    library = live.qmgr_library
+    names = list(dict.fromkeys(approved))
+    on_host = {r.name for r in live.receivers if r.library == library}
+    decisions = [
+        DeleteDecision(name, library, False, "ALREADY_GONE", "not on the system")
+        for name in names
+        if name not in on_host
+    ]
+    pending = [name for name in names if name in on_host]
+    chain = chain_of(live)
+    members = [r for r in chain if r.library == library and r.name in pending]
+    strays = [
+        DeleteDecision(name, library, False, "NOT_IN_CHAIN", "not in the journal's receiver chain")
+        for name in pending
+        if name not in {r.name for r in members}
+    ]
+    qm, rows = plan_queue_manager(live, [live], as_of=live.collected_at, policy=policy)
+    if qm.blocked:
+        blocked = f"blocked on the live host: {qm.block_reason}"
+        return [*decisions, *[DeleteDecision(r.name, r.library, False, "BLOCKED", blocked) for r in members], *strays]
+    planned = {(r.receiver, r.library): (r.action, r.reason) for r in rows}
+    for done, receiver in enumerate(chain):  # oldest first, as DLTJRNRCV requires
+        if done == len(members):
+            break
+        if receiver is not members[done]:
+            why = f"{receiver.name}, older in the chain, is not approved for deletion"
+            decisions += [DeleteDecision(r.name, r.library, False, "OLDER_NOT_DELETED", why) for r in members[done:]]
+            break
+        saves = evidence.get((receiver.library, receiver.name, receiver.attached_at), ())
+        decision = _decide_delete(receiver, planned[(receiver.name, receiver.library)], saves)
+        decisions.append(decision)
+        if not decision.delete:
+            why = f"{receiver.name}, older in the chain, was not deleted"
+            later = members[done + 1 :]
+            decisions += [DeleteDecision(r.name, r.library, False, "OLDER_NOT_DELETED", why) for r in later]
+            break
+    return [*decisions, *strays]
+
+
+def _decide_delete(receiver: Receiver, planned: tuple[str, str], saves: Sequence[BackupEvidence]) -> DeleteDecision:
+    action, reason = planned
+
+    def keep(code: str, detail: str) -> DeleteDecision:
+        return DeleteDecision(receiver.name, receiver.library, False, code, detail)
+
+    if action not in DELETES:
+        return keep("ATTACHED" if reason == "ATTACHED" else "NOT_DELETABLE_NOW", f"not deletable now ({reason})")
+    if not saves:
+        return keep("NO_PROVEN_BACKUP", "not verifiably saved: no verified save in the catalog")
+    proof = next((s for s in saves if s.proven), None)
+    if proof is None:
+        return keep("NO_PROVEN_BACKUP", f"no save proven on the host: {'; '.join(s.why_not() for s in saves)}")
+    return DeleteDecision(
+        receiver.name,
+        receiver.library,
+        True,
+        "DELETE",
+        f"not needed, saved in {proof.save_file}",
+        ignore_inquiry=not is_saved(receiver),
+    )

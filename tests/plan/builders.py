@@ -11,6 +11,7 @@ CET = timezone(timedelta(hours=1))
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=CET)
 HOUR = timedelta(hours=1)
 KB = 1024
+DERIVE = "derive"
 
 
 def chain(
@@ -67,10 +68,17 @@ def snapshot(
     collected_at: datetime | None = None,
     run_id: str = "r1",
     checkpoint_ok: bool = True,
-    startup: str | None = None,
-    media: str | None = None,
+    startup: str | None = DERIVE,
+    media: str | None = DERIVE,
+    startup_at: datetime | None = None,
+    media_at: datetime | None = None,
 ) -> Snapshot:
-    """`oldest` is the receiver AMQJRNINF names ("*" for asterisks); by default the attached one."""
+    """`oldest` is the receiver AMQJRNINF names ("*" for asterisks); by default the attached one.
+
+    AMQ7460 (`startup`) and AMQ7462 (`media`) name the receiver given, "*" for asterisks, None for no message; by
+    default they agree with AMQJRNINF (the same receiver, none when AMQJRNINF shows asterisks). Their time is
+    `startup_at` / `media_at`, by default AMQJRNINF's.
+    """
     attached = next((r for r in reversed(receivers) if r.status == "ATTACHED"), None)
     oldest = oldest or (attached.name if attached else None)
     if needed_at is None:
@@ -79,7 +87,14 @@ def snapshot(
     if amqjrninf == "derive":
         amqjrninf = format_amqjrninf(None if oldest == "*" else oldest, library, needed_at.replace(tzinfo=None))
     collected_at = collected_at or ((attached.attached_at if attached else T0) + timedelta(minutes=30))
-    point = lambda name: None if name is None else RecoveryPoint(receiver=name, at=needed_at)  # noqa: E731
+
+    def point(name: str | None, at: datetime | None) -> RecoveryPoint | None:
+        if name == DERIVE:
+            name = None if oldest == "*" else oldest
+        if name is None:
+            return None
+        return RecoveryPoint(receiver=None if name == "*" else name, at=at or needed_at)
+
     return Snapshot(
         run_id=run_id,
         collected_at=collected_at,
@@ -89,8 +104,8 @@ def snapshot(
         journal=JournalRef(name="AMQAJRN", library=library),
         checkpoint=Checkpoint(forced=True, ok=checkpoint_ok, at=collected_at if checkpoint_ok else None),
         amqjrninf=amqjrninf,
-        startup_recovery=point(startup or oldest if oldest != "*" else startup),
-        media_recovery=point(media or oldest if oldest != "*" else media),
+        startup_recovery=point(startup, startup_at),
+        media_recovery=point(media, media_at),
         receivers=receivers,
         messages=[],
     )

@@ -2,12 +2,14 @@
 
 The chains are built the way IBM i builds them (attach times increase, links and sequence numbers follow), and then
 damaged the ways the planner must survive: wrapped names, freed and partly saved receivers, stray receivers,
-asterisks, malformed or lying AMQJRNINF records, gaps, stale snapshots.
+asterisks, malformed or lying AMQJRNINF records, gaps, stale snapshots; AMQJRNINF and AMQ7460/AMQ7462 times in the
+future (within and beyond the clock skew), recovery points that disagree with AMQJRNINF, name receivers outside
+the chain, show asterisks, lie before the chain or are missing.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hypothesis import strategies as st
 
@@ -16,7 +18,7 @@ from mqjournal.policy import Policy
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
 from tests.plan.builders import HOUR, KB, T0, chain, snapshot
 
-AMQJRNINF_KINDS = ("named", "named", "named", "asterisks", "missing", "malformed", "lying", "outside")
+AMQJRNINF_KINDS = ("named", "named", "named", "asterisks", "missing", "malformed", "lying", "outside", "future")
 
 
 @st.composite
@@ -53,24 +55,71 @@ def receiver_chain(draw, library: str) -> list[Receiver]:
     return receivers
 
 
+# AMQ7460 / AMQ7462: absent, agreeing with AMQJRNINF's holder, naming another member, asterisks, naming a receiver
+# outside the chain, in the future (within and beyond the clock skew, and decades ahead), before the chain.
+POINT_KINDS = (
+    ("missing",) * 3 + ("agree",) * 5 + ("named",) * 3 + ("asterisks",) * 2 + ("outside", "future", "before_chain")
+)
+
+
+def _whole_seconds(moment: datetime) -> datetime:
+    """What the collector reads from an AMQ7460/AMQ7462 text: whole seconds."""
+    return moment.replace(microsecond=0)
+
+
+@st.composite
+def recovery_point(draw, members: list[Receiver], holder: Receiver, needed_at: datetime, collected_at: datetime):
+    """(receiver for the builder: a name, "*" or None for no message; its time)."""
+    kind = draw(st.sampled_from(POINT_KINDS))
+    seconds = draw(st.booleans())
+    at = needed_at
+    if kind == "missing":
+        return None, None
+    if kind == "agree":
+        name = holder.name
+    elif kind == "named":
+        named = draw(st.sampled_from(members))
+        name, at = named.name, named.attached_at + timedelta(minutes=draw(st.integers(0, 4)))
+    elif kind == "asterisks":
+        name, at = "*", members[0].attached_at + timedelta(minutes=draw(st.integers(-300, 900)))
+    elif kind == "outside":
+        name = "AMQA955555"
+    elif kind == "future":
+        name = draw(st.sampled_from(["*", holder.name]))
+        at = collected_at + timedelta(seconds=draw(st.sampled_from([0, 299, 300, 301, 3600, 10**9])))
+    else:  # before_chain
+        name = draw(st.sampled_from(members)).name
+        at = members[0].attached_at - timedelta(seconds=draw(st.sampled_from([1, 60, 86_400])))
+    return name, (_whole_seconds(at) if seconds else at)
+
+
 @st.composite
 def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 0) -> Snapshot:
     receivers = draw(receiver_chain(library))
     members = [r for r in receivers if r.attached_at is not None]
+    collected_at = members[-1].attached_at + timedelta(minutes=draw(st.integers(1, 120)))
     kind = draw(st.sampled_from(AMQJRNINF_KINDS))
     holder = draw(st.sampled_from(members))
     needed_at = holder.attached_at + timedelta(minutes=draw(st.integers(0, 4)))
     if kind == "asterisks":
         needed_at = members[0].attached_at + timedelta(minutes=draw(st.integers(-300, 900)))
+    if kind == "future":
+        # The record of issue #12 (asterisks, decades ahead), or a time just within or beyond the clock skew.
+        needed_at = collected_at + timedelta(seconds=draw(st.sampled_from([0, 299, 300, 301, 3600, 2_300_000_000])))
+    local = lambda moment: moment.replace(tzinfo=None)  # noqa: E731 - the builders' times are in the partition's zone
     raw = {
-        "named": lambda: format_amqjrninf(holder.name, library, needed_at.replace(tzinfo=None)),
-        "asterisks": lambda: format_amqjrninf(None, library, needed_at.replace(tzinfo=None)),
+        "named": lambda: format_amqjrninf(holder.name, library, local(needed_at)),
+        "asterisks": lambda: format_amqjrninf(None, library, local(needed_at)),
+        "future": lambda: format_amqjrninf(draw(st.sampled_from([None, holder.name])), library, local(needed_at)),
         "missing": lambda: None,
         "malformed": lambda: draw(st.sampled_from(["", "AMQA000001", "AMQA000001QMTEST    20261131250000000"])),
-        "lying": lambda: format_amqjrninf(holder.name, library, (needed_at + 3 * HOUR).replace(tzinfo=None)),
-        "outside": lambda: format_amqjrninf("AMQA955555", library, needed_at.replace(tzinfo=None)),
+        "lying": lambda: format_amqjrninf(holder.name, library, local(needed_at + 3 * HOUR)),
+        "outside": lambda: format_amqjrninf("AMQA955555", library, local(needed_at)),
     }[kind]()
-    point = draw(st.sampled_from([holder.name, members[0].name, None]))
+    if draw(st.integers(0, 19)) == 0:
+        raw = "********************20991231235959999"  # exactly the record of the issue
+    startup, startup_at = draw(recovery_point(members, holder, needed_at, collected_at))
+    media, media_at = draw(recovery_point(members, holder, needed_at, collected_at))
     return snapshot(
         receivers,
         amqjrninf=raw,
@@ -78,10 +127,12 @@ def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 
         qmgr=qmgr,
         library=library,
         run_id=f"run{run:02d}",
-        collected_at=members[-1].attached_at + timedelta(minutes=draw(st.integers(1, 120))),
+        collected_at=collected_at,
         checkpoint_ok=draw(st.booleans()) or draw(st.booleans()),
-        startup=point,
-        media=point,
+        startup=startup,
+        media=media,
+        startup_at=startup_at,
+        media_at=media_at,
     )
 
 
@@ -107,4 +158,5 @@ policies = st.builds(
     retention_days=st.sampled_from([0.0, 0.1, 2.0]),
     keep_min_receivers=st.integers(0, 3),
     stuck_after_runs=st.integers(2, 4),
+    clock_skew_seconds=st.sampled_from([0.0, 300.0, 3600.0]),
 )

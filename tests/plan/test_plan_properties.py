@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -60,3 +61,43 @@ def test_every_receiver_of_every_current_snapshot_gets_exactly_one_row(fleet, po
     assert len(plan.queue_managers) == len(keys)
     rows = [(r.host, r.qmgr, r.qmgr_library, r.receiver, r.library) for r in plan.receivers]
     assert len(rows) == len(set(rows))
+
+
+def _current(fleet):
+    current = {}
+    for s in fleet:
+        if key_of(s) not in current or (s.collected_at, s.run_id) > (current[key_of(s)].collected_at, current[key_of(s)].run_id):
+            current[key_of(s)] = s
+    return current
+
+
+@SETTINGS
+@given(fleet=fleets(), policy=policies, hours_later=st.integers(0, 48))
+def test_no_plan_deletes_a_receiver_a_recovery_point_needs(fleet, policy, hours_later):
+    """AMQ7460 and AMQ7462 hold back deletes as AMQJRNINF does: neither their receiver nor anything newer goes."""
+    as_of = max(s.collected_at for s in fleet) + timedelta(hours=hours_later)
+    plan = plan_fleet(fleet, as_of=as_of, policy=policy)
+    for key, snap in _current(fleet).items():
+        chain = chain_of(snap)
+        deleted = [r.chain_position for r in plan.receivers if (r.host, r.qmgr, r.qmgr_library) == key and r.action in DELETES]
+        for point in (snap.startup_recovery, snap.media_recovery):
+            if point is None or not deleted:
+                continue
+            if point.receiver is not None:
+                named = [i for i, r in enumerate(chain) if r.name == point.receiver]
+                assert named, "a point outside the chain must block"
+                assert max(deleted) < min(named)
+            else:
+                # Asterisks: the receiver holding `at` is gone; everything attached at or before it (ms) may be the
+                # newest such, so only members before the last of them may go.
+                before = [i for i, r in enumerate(chain) if r.attached_at.replace(microsecond=r.attached_at.microsecond // 1000 * 1000) <= point.at]
+                assert before and max(deleted) < before[-1]
+
+
+@SETTINGS
+@given(fleet=fleets(), policy=policies, hours_later=st.integers(0, 48))
+def test_the_oldest_needed_age_is_never_below_minus_the_clock_skew_unless_blocked(fleet, policy, hours_later):
+    as_of = max(s.collected_at for s in fleet) + timedelta(hours=hours_later)
+    for qm in plan_fleet(fleet, as_of=as_of, policy=policy).queue_managers:
+        if qm.oldest_needed_age_seconds is not None and not qm.blocked:
+            assert qm.oldest_needed_age_seconds >= math.floor(-policy.clock_skew_seconds)

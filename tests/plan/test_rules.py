@@ -150,7 +150,8 @@ def test_an_unusable_amqjrninf_blocks_and_treats_everything_as_needed(raw, reaso
 
 
 def test_amqjrninf_naming_a_receiver_outside_the_chain_blocks():
-    result = plan(snapshot(chain(FIVE, saved=tuple(FIVE)), oldest="AMQA000009", needed_at=T0 + 2 * HOUR))
+    snap = snapshot(chain(FIVE, saved=tuple(FIVE)), oldest="AMQA000009", needed_at=T0 + 2 * HOUR, startup=None, media=None)
+    result = plan(snap)
     assert blocked(result) == (True, "AMQJRNINF_RECEIVER_NOT_IN_CHAIN")
     assert only_qm(result).receivers_to_delete == 0
 
