@@ -4,17 +4,38 @@ which save files have been discarded.
 A receiver is identified by host, library, name *and attach time*: names wrap and come back, attach times do not.
 SQLite by default; any SQLAlchemy URL in production. The recovery side reads it (`receivers`, `library_saves`) to
 find the save files to restore; a discarded save file's saves are no longer offered.
+
+Every save and delete is written twice: an operation *intent* before the command is sent, and its outcome after
+(`begin` / `finish`). A worker killed in between leaves an open intent that the next step on that queue manager
+reconciles against the host (`mqjournal.ibmi.reconcile`). A catalog that cannot be written raises
+`CatalogUnavailable` naming the database, and the executor stops before any destructive command.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
-from sqlalchemy import DateTime, Integer, String, TypeDecorator, UniqueConstraint, create_engine, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import BigInteger, DateTime, Integer, String, Text, TypeDecorator, UniqueConstraint, create_engine, select
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from mqjournal.errors import MqJournalError
+
+# Sizes reach terabytes and sequence numbers 2**63 on IBM i (*MAXOPT2/3): 32-bit columns are refused on PostgreSQL
+# for a 2 GiB receiver. BIGINT is 64-bit everywhere; SQLite keeps its own INTEGER (already 64-bit) for the
+# primary keys so that they stay rowid aliases.
+_Id = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class CatalogUnavailable(MqJournalError):
+    """The backup catalog could not be read or written; nothing destructive was sent."""
 
 
 class _UtcDateTime(TypeDecorator):
@@ -42,7 +63,7 @@ class _Save(_Base):
     __tablename__ = "receiver_saves"
     __table_args__ = (UniqueConstraint("host", "library", "receiver", "attached_at", "save_file_library", "save_file"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
     host: Mapped[str] = mapped_column(String(255), index=True)
     qmgr: Mapped[str] = mapped_column(String(48))
     qmgr_library: Mapped[str] = mapped_column(String(10))
@@ -50,11 +71,11 @@ class _Save(_Base):
     library: Mapped[str] = mapped_column(String(10))
     attached_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     detached_at: Mapped[datetime | None] = mapped_column(_UtcDateTime, nullable=True)
-    first_sequence: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    last_sequence: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    first_sequence: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    last_sequence: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     previous: Mapped[str | None] = mapped_column(String(10), nullable=True)
     next: Mapped[str | None] = mapped_column(String(10), nullable=True)
-    size_bytes: Mapped[int] = mapped_column(Integer)
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
     device: Mapped[str] = mapped_column(String(10), default="*SAVF")
     save_file_library: Mapped[str] = mapped_column(String(10))
     save_file: Mapped[str] = mapped_column(String(10))
@@ -66,7 +87,7 @@ class _Save(_Base):
 class _Deletion(_Base):
     __tablename__ = "receiver_deletions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
     host: Mapped[str] = mapped_column(String(255), index=True)
     qmgr: Mapped[str] = mapped_column(String(48))
     receiver: Mapped[str] = mapped_column(String(10))
@@ -81,7 +102,7 @@ class _LibrarySave(_Base):
     __tablename__ = "library_saves"
     __table_args__ = (UniqueConstraint("host", "qmgr_library", "save_file_library", "save_file"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
     host: Mapped[str] = mapped_column(String(255), index=True)
     qmgr: Mapped[str] = mapped_column(String(48))
     qmgr_library: Mapped[str] = mapped_column(String(10))
@@ -95,7 +116,7 @@ class _LibrarySave(_Base):
     attached_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     oldest_needed_receiver: Mapped[str | None] = mapped_column(String(10), nullable=True)
     oldest_needed_at: Mapped[datetime] = mapped_column(_UtcDateTime)
-    threshold_kb: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    threshold_kb: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     run_id: Mapped[str] = mapped_column(String(250))
 
 
@@ -103,12 +124,74 @@ class _Discarded(_Base):
     __tablename__ = "discarded_save_files"
     __table_args__ = (UniqueConstraint("host", "save_file_library", "save_file"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
     host: Mapped[str] = mapped_column(String(255), index=True)
     save_file_library: Mapped[str] = mapped_column(String(10))
     save_file: Mapped[str] = mapped_column(String(10))
     discarded_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     run_id: Mapped[str] = mapped_column(String(250))
+
+
+class _Operation(_Base):
+    __tablename__ = "operations"
+
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    qmgr: Mapped[str] = mapped_column(String(48))
+    qmgr_library: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[str] = mapped_column(String(10))
+    library: Mapped[str] = mapped_column(String(10))
+    receivers: Mapped[str] = mapped_column(Text)  # space-separated names
+    attached_at: Mapped[datetime | None] = mapped_column(_UtcDateTime, nullable=True)
+    save_file_library: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    save_file: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    delete_option: Mapped[str | None] = mapped_column(String(12), nullable=True)
+    run_id: Mapped[str] = mapped_column(String(250))
+    worker: Mapped[str] = mapped_column(String(300))
+    state: Mapped[str] = mapped_column(String(12), index=True)
+    started_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(_UtcDateTime, nullable=True)
+    detail: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+OperationState = Literal["intent", "done", "failed", "reconciled"]
+
+
+class Operation(BaseModel):
+    """A save (SAVOBJ of `receivers` into the save file) or a delete (DLTJRNRCV of one receiver), as intended.
+
+    `state` is `intent` from just before the command is sent until its outcome is known: `done`, `failed`, or
+    `reconciled` when a later step found out on the host what an interrupted one did.
+    """
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    id: int | None = None
+    host: str
+    qmgr: str
+    qmgr_library: str
+    kind: Literal["save", "delete"]
+    library: str
+    receivers: str
+    attached_at: AwareDatetime | None = None
+    save_file_library: str | None = None
+    save_file: str | None = None
+    delete_option: str | None = None
+    run_id: str
+    worker: str = ""
+    state: OperationState = "intent"
+    started_at: AwareDatetime | None = None
+    finished_at: AwareDatetime | None = None
+    detail: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return self.receivers.split()
+
+
+def this_worker() -> str:
+    """Who runs an operation: a reconciling step leaves the intents of a live worker on this machine alone."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class SaveRecord(BaseModel):
@@ -195,31 +278,92 @@ class DeletionRecord(BaseModel):
     run_id: str
 
 
-def engine_for(url: str):
+def engine_for(url: str, *, lock_timeout: float = 30.0):
     """An engine for the catalog database; for SQLite, its folder is created and writers wait for the lock."""
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        return create_engine(url, connect_args={"timeout": 30})
+        return create_engine(url, connect_args={"timeout": lock_timeout})
     return create_engine(url)
 
 
 class Catalog:
-    def __init__(self, url: str) -> None:
-        self.engine = engine_for(url)
+    def __init__(self, url: str, *, lock_timeout: float = 30.0) -> None:
+        from sqlalchemy.engine import make_url
+
+        # Named in errors without its password: the message goes to task logs.
+        self.name = make_url(url).render_as_string(hide_password=True)
+        self.engine = engine_for(url, lock_timeout=lock_timeout)
+        with self._failing_as_unavailable("create its tables"):
+            try:
+                _Base.metadata.create_all(self.engine)
+            except OperationalError as exc:
+                if "already exists" not in str(exc):
+                    raise  # otherwise created by another task at the same moment
+
+    @contextlib.contextmanager
+    def _failing_as_unavailable(self, doing: str) -> Iterator[None]:
         try:
-            _Base.metadata.create_all(self.engine)
-        except OperationalError:
-            pass  # created by another task at the same moment
+            yield
+        except SQLAlchemyError as exc:
+            raise CatalogUnavailable(
+                f"backup catalog {self.name}",
+                f"could not {doing} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+                "make the database reachable and writable (SQLite: no other process holding its write lock, its "
+                "folder writable; PostgreSQL: the server up and the user granted), then rerun the task; nothing "
+                "was deleted after this error",
+            ) from None
+
+    @contextlib.contextmanager
+    def _session(self, doing: str, *, write: bool = False) -> Iterator[Session]:
+        with self._failing_as_unavailable(doing), Session(self.engine) as session:
+            if write:
+                with session.begin():
+                    yield session
+            else:
+                yield session
 
     def _insert_once(self, table: type[_Base], row: dict, *key: str) -> None:
         """Add `row` unless a row with the same `key` columns exists: recording a fact twice keeps one row."""
-        with Session(self.engine) as session, session.begin():
+        with self._session(f"record a row in {table.__tablename__}", write=True) as session:
             exists = session.scalar(select(table.id).where(*(getattr(table, k) == row[k] for k in key)))
             if exists is None:
                 session.add(table(**row))
+
+    # --- operations: intent, then outcome ------------------------------------------------------------------
+
+    def begin(self, operation: Operation) -> Operation:
+        """Record that `operation` is about to be sent; raises CatalogUnavailable (then it must not be sent)."""
+        row = operation.model_dump(exclude={"id"}) | {
+            "state": "intent", "worker": operation.worker or this_worker(), "started_at": datetime.now(timezone.utc)
+        }
+        with self._session(f"record the intent to {operation.kind} {operation.receivers}", write=True) as session:
+            record = _Operation(**row)
+            session.add(record)
+            session.flush()
+            return Operation.model_validate(record)
+
+    def finish(self, operation: Operation, state: OperationState, detail: str) -> None:
+        with self._session(f"record the outcome of {operation.kind} {operation.receivers}", write=True) as session:
+            record = session.get(_Operation, operation.id)
+            record.state, record.detail, record.finished_at = state, detail, datetime.now(timezone.utc)
+
+    def open_operations(self, host: str, qmgr_library: str) -> list[Operation]:
+        """Intents without an outcome on one queue manager, oldest first."""
+        with self._session("read the open operations") as session:
+            rows = session.scalars(
+                select(_Operation)
+                .where(_Operation.host == host, _Operation.qmgr_library == qmgr_library, _Operation.state == "intent")
+                .order_by(_Operation.id)
+            ).all()
+            return [Operation.model_validate(row) for row in rows]
+
+    def operations(self, host: str) -> list[Operation]:
+        with self._session("read the operations") as session:
+            rows = session.scalars(select(_Operation).where(_Operation.host == host).order_by(_Operation.id)).all()
+            return [Operation.model_validate(row) for row in rows]
 
     def record_save(self, record: SaveRecord) -> None:
         """Idempotent: recording the same save twice keeps one row."""
@@ -232,7 +376,7 @@ class Catalog:
         query = select(_Save).where(_Save.host == host, _Save.library == library, _Save.receiver == receiver)
         if attached_at is not None:
             query = query.where(_Save.attached_at == attached_at)
-        with Session(self.engine) as session:
+        with self._session("read the saves of a receiver") as session:
             rows = session.scalars(query.order_by(_Save.saved_at.desc())).all()
             return [SaveRecord.model_validate(row) for row in rows]
 
@@ -240,18 +384,18 @@ class Catalog:
         return bool(self.saves_of(host, library, receiver, attached_at))
 
     def saves_for(self, host: str, qmgr_library: str) -> list[SaveRecord]:
-        with Session(self.engine) as session:
+        with self._session("read the saves of a queue manager") as session:
             rows = session.scalars(
                 select(_Save).where(_Save.host == host, _Save.qmgr_library == qmgr_library).order_by(_Save.attached_at)
             ).all()
             return [SaveRecord.model_validate(row) for row in rows]
 
     def record_deletion(self, record: DeletionRecord) -> None:
-        with Session(self.engine) as session, session.begin():
-            session.add(_Deletion(**record.model_dump()))
+        """Idempotent: a deletion reconciled after an interrupted step is recorded once."""
+        self._insert_once(_Deletion, record.model_dump(), "host", "library", "receiver", "attached_at")
 
     def deletions_for(self, host: str, library: str) -> list[DeletionRecord]:
-        with Session(self.engine) as session:
+        with self._session("read the deletions") as session:
             rows = session.scalars(
                 select(_Deletion).where(_Deletion.host == host, _Deletion.library == library).order_by(_Deletion.deleted_at)
             ).all()
@@ -265,7 +409,7 @@ class Catalog:
 
     def library_saves(self, host: str, qmgr_library: str, *, include_discarded: bool = False) -> list[LibrarySaveRecord]:
         """Every library save of a queue manager, newest first."""
-        with Session(self.engine) as session:
+        with self._session("read the library saves") as session:
             rows = session.scalars(
                 select(_LibrarySave)
                 .where(_LibrarySave.host == host, _LibrarySave.qmgr_library == qmgr_library)
@@ -316,7 +460,7 @@ class Catalog:
         self._insert_once(_Discarded, row, "host", "save_file_library", "save_file")
 
     def discarded_save_files(self, host: str) -> set[str]:
-        with Session(self.engine) as session:
+        with self._session("read the discarded save files") as session:
             rows = session.execute(
                 select(_Discarded.save_file_library, _Discarded.save_file).where(_Discarded.host == host)
             ).all()

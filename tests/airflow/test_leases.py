@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 
@@ -44,3 +48,39 @@ def test_a_host_whose_slots_stay_taken_is_busy(tmp_path):
         with pytest.raises(HostBusy):
             with host_session_slot(url, "ibmi1", slots=1, wait=0.05, poll=0.01):
                 pass
+
+
+def test_a_live_holder_keeps_its_slot_beyond_the_ttl(tmp_path):
+    url = f"sqlite:///{tmp_path / 'leases.db'}"
+    with host_session_slot(url, "ibmi1", slots=1, ttl=timedelta(seconds=0.4)):
+        time.sleep(1.0)  # 2.5 ttls: renewed meanwhile
+        with pytest.raises(HostBusy):
+            with host_session_slot(url, "ibmi1", slots=1, wait=0.1, poll=0.02):
+                pass
+
+
+_HOLD = """
+import sys, time
+from datetime import timedelta
+from mqjournal.airflow.leases import host_session_slot
+with host_session_slot(sys.argv[1], "ibmi1", slots=1, ttl=timedelta(seconds=float(sys.argv[2]))):
+    print("holding", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_the_slot_of_a_killed_task_is_free_again_within_one_ttl(tmp_path):
+    url = f"sqlite:///{tmp_path / 'leases.db'}"
+    worker = subprocess.Popen([sys.executable, "-c", _HOLD, url, "1.5"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout.readline().strip() == "holding"
+        with pytest.raises(HostBusy):
+            with host_session_slot(url, "ibmi1", slots=1, wait=0.2, poll=0.05):
+                pass
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    started = time.monotonic()
+    with host_session_slot(url, "ibmi1", slots=1, wait=10, poll=0.05):
+        waited = time.monotonic() - started
+    assert waited <= 1.5 + 1.0  # one ttl plus polling, not the 2 hours a lease used to last

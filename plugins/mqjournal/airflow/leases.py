@@ -1,24 +1,33 @@
 """At most N SSH sessions per IBM i host across every worker: leases in the catalog database.
 
 Airflow pools cap sessions overall, but a pool is fixed for all instances of a mapped task, so it cannot cap one
-host. A row per (host, slot), unique, is a semaphore every worker sharing the catalog database respects; a lease
-left by a killed task expires.
+host. A row per (host, slot), unique, is a semaphore every worker sharing the catalog database respects.
+
+A lease is short (`ttl`, 2 minutes by default) and renewed by its holder every quarter of it while the work goes
+on. A task that is killed (SIGKILL, a lost worker, an OOM) stops renewing, so its slot is free again within one
+`ttl`, not after the longest a step could take; a live task holds its slot for as long as it works.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete, update
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from mqjournal.catalog import engine_for
 from mqjournal.errors import MqJournalError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TTL = timedelta(minutes=2)
 
 
 class _Base(DeclarativeBase):
@@ -40,9 +49,36 @@ class HostBusy(MqJournalError):
     pass
 
 
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class _Renewal(threading.Thread):
+    """Pushes the lease's expiry forward while its holder works; stops with the holder's process."""
+
+    def __init__(self, engine, holder: str, ttl: timedelta) -> None:
+        super().__init__(name=f"lease-{holder[:8]}", daemon=True)
+        self._engine, self._holder, self._ttl = engine, holder, ttl
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(self._ttl.total_seconds() / 4):
+            try:
+                with Session(self._engine) as session, session.begin():
+                    session.execute(
+                        update(_Lease).where(_Lease.holder == self._holder).values(expires_at=_now() + self._ttl)
+                    )
+            except SQLAlchemyError as exc:  # a missed renewal is retried; the lease lasts a whole ttl
+                log.warning("could not renew the SSH session lease %s: %s", self._holder, exc)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
 @contextlib.contextmanager
 def host_session_slot(
-    url: str, host: str, *, slots: int = 2, wait: float = 600.0, lease: timedelta = timedelta(hours=2), poll: float = 1.0
+    url: str, host: str, *, slots: int = 2, wait: float = 600.0, ttl: timedelta = DEFAULT_TTL, poll: float = 1.0
 ) -> Iterator[int]:
     engine = engine_for(url)
     try:
@@ -52,18 +88,21 @@ def host_session_slot(
     holder = uuid.uuid4().hex
     deadline = time.monotonic() + wait
     while True:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = _now()
         with Session(engine) as session, session.begin():
             session.execute(delete(_Lease).where(_Lease.host == host, _Lease.expires_at < now))
         for slot in range(slots):
             try:
                 with Session(engine) as session, session.begin():
-                    session.add(_Lease(host=host, slot=slot, holder=holder, expires_at=now + lease))
+                    session.add(_Lease(host=host, slot=slot, holder=holder, expires_at=now + ttl))
             except IntegrityError:
                 continue
+            renewal = _Renewal(engine, holder, ttl)
+            renewal.start()
             try:
                 yield slot
             finally:
+                renewal.stop()
                 with Session(engine) as session, session.begin():
                     session.execute(delete(_Lease).where(_Lease.holder == holder))
                 engine.dispose()

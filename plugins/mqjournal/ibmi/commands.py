@@ -329,6 +329,17 @@ def delete_save_file(library: str, name: str) -> Command:
     return cl(f"DLTF FILE({object_name(library)}/{object_name(name)})", idempotent=False)
 
 
+def save_file_objects(save_library: str, save_file: str) -> str:
+    """The journal receivers a save file holds (QSYS2.SAVE_FILE_OBJECTS, IBM i 7.4 SF99704 level 25 / 7.5 SF99950
+    level 4): the only proof that a backup holds a receiver. The receiver's own save history (SAVE_TIMESTAMP) says
+    that *some* save happened, not where. Fails (SQL0443) when the save file does not exist."""
+    return (
+        "SELECT LIBRARY_NAME, OBJECT_NAME, OBJECT_TYPE FROM TABLE(QSYS2.SAVE_FILE_OBJECTS("
+        f"SAVE_FILE => {_lit(object_name(save_file))}, SAVE_FILE_LIBRARY => {_lit(object_name(save_library))},"
+        " OBJECT_TYPE_FILTER => '*JRNRCV')) X ORDER BY LIBRARY_NAME, OBJECT_NAME"
+    )
+
+
 def save_files(library: str) -> str:
     """The save files of a library (to check, before a restore, that the catalog's save files still exist)."""
     return (

@@ -172,6 +172,18 @@ TABLE_FUNCTIONS: dict[str, dict[str, Db2Type]] = {
         "LAST_USED_TIMESTAMP": TIMESTAMP,
         "SAVE_TIMESTAMP": TIMESTAMP,
     },
+    # IBM i 7.5 SF99950 level 4 / 7.4 SF99704 level 25 (ibm.com support page "QSYS2.SAVE_FILE_OBJECTS"); columns as
+    # the SAVE_FILE_OBJECTS view documents them (ssw_ibm_i_75 rzajq/rzajqviewsavfobj.htm), the ones the simulator
+    # models. The content of a save file, not the object's save history, is what proves a backup.
+    "QSYS2.SAVE_FILE_OBJECTS": {
+        "SAVE_FILE_LIBRARY": NAME,  # doc
+        "SAVE_FILE": NAME,  # doc
+        "LIBRARY_NAME": NAME,  # doc: the library the object was saved from
+        "OBJECT_NAME": NAME,  # doc
+        "OBJECT_TYPE": VARCHAR(7),  # doc
+        "OBJECT_ATTRIBUTE": NAME,  # doc, nullable
+        "TEXT_DESCRIPTION": VARCHAR(50),  # doc, nullable
+    },
     # The function's parameters are documented (ssw_ibm_i_75 rzajqudfassocjrn); its result columns were not
     # retrieved: these names and types are the simulator's guess (unverified).
     "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": {

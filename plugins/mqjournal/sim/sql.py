@@ -274,7 +274,7 @@ _OFFSET_ROWS = re.compile(r"\bOFFSET\s+(?P<offset>\d+)\s+ROWS?\b", re.I)
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.I)
 _ORDER_BY_END = re.compile(r"\b(?:LIMIT|FETCH|OFFSET|FOR|WITH|OPTIMIZE|UNION|EXCEPT|INTERSECT)\b", re.I)
 _TABLE_FUNCTION = re.compile(
-    r"\bTABLE\s*\(\s*(?:(?P<schema>QSYS2)\s*\.\s*)?(?P<name>USER_SPACE|OBJECT_STATISTICS|ASSOCIATE_JOURNAL_RECEIVER)"
+    r"\bTABLE\s*\(\s*(?:(?P<schema>QSYS2)\s*\.\s*)?(?P<name>USER_SPACE|OBJECT_STATISTICS|SAVE_FILE_OBJECTS|ASSOCIATE_JOURNAL_RECEIVER)"
     r"\s*\((?P<args>[^()]*)\)\s*\)",
     re.I)
 
@@ -420,6 +420,10 @@ def _pick_objects(args: dict[str, str], rows: list[Mapping[str, object]]) -> lis
 _FUNCTIONS = {
     "QSYS2.USER_SPACE": _TableFunction(("USER_SPACE", "USER_SPACE_LIBRARY"), 1, _pick_user_space),
     "QSYS2.OBJECT_STATISTICS": _TableFunction(("OBJECT_SCHEMA", "OBJTYPELIST", "OBJECT_NAME"), 2, _pick_objects),
+    "QSYS2.SAVE_FILE_OBJECTS": _TableFunction(
+        ("SAVE_FILE", "SAVE_FILE_LIBRARY", "OBJECT_NAME_FILTER", "OBJECT_TYPE_FILTER", "DETAILED_INFO"), 1, None,
+        invoke=True,  # it must tell a missing save file from an empty one, which only the partition knows
+    ),
     "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": _TableFunction(
         ("JOURNAL_LIBRARY", "JOURNAL_NAME", "RECEIVER_LIBRARY", "RECEIVER_NAME"), 4, None, invoke=True
     ),

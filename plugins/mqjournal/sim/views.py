@@ -39,6 +39,7 @@ class PartitionCatalog:
             "QSYS2.USER_SPACE": self._user_spaces,
             "QSYS2.SYSTEM_VALUE_INFO": self._system_values,
             "QSYS2.OBJECT_STATISTICS": self._objects,
+            "QSYS2.SAVE_FILE_OBJECTS": self._save_file_objects,
         }.get(view)
         return [] if producer is None else list(producer())
 
@@ -158,12 +159,49 @@ class PartitionCatalog:
             yield {"OBJNAME": q.name, "OBJLIB": q.library, "OBJTYPE": "*MSGQ", "OBJATTRIBUTE": None,
                    "OBJOWNER": "QSYS" if q.library == "QSYS" else "QMQM", "OBJSIZE": 16_384}
 
+    def _save_file_objects(self) -> Iterator[dict]:
+        """QSYS2.SAVE_FILE_OBJECTS rows: what each save file holds (SAVOBJ or SAVLIB content), as DSPSAVF lists it."""
+        for s in self.partition.save_files.values():
+            for saved in s.objects:
+                r = saved.receiver
+                yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": r.library,
+                       "OBJECT_NAME": r.name, "OBJECT_TYPE": "*JRNRCV", "OBJECT_ATTRIBUTE": None,
+                       "TEXT_DESCRIPTION": r.text or None}
+            image = s.library_image
+            if image is not None:
+                for j in image.journals:
+                    yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": j.library,
+                           "OBJECT_NAME": j.name, "OBJECT_TYPE": "*JRN", "TEXT_DESCRIPTION": j.text or None}
+                for u in image.user_spaces:
+                    yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": u.library,
+                           "OBJECT_NAME": u.name, "OBJECT_TYPE": "*USRSPC"}
+                for q in image.message_queues:
+                    yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": q.library,
+                           "OBJECT_NAME": q.name, "OBJECT_TYPE": "*MSGQ"}
+
     # --- table functions that act ----------------------------------------------------------------------------
 
     def invoke(self, function: str, args: Mapping[str, str]) -> list[dict]:
+        if function == "QSYS2.SAVE_FILE_OBJECTS":
+            return self._save_file_content(args)
         if function != "QSYS2.ASSOCIATE_JOURNAL_RECEIVER":
             raise KeyError(function)
         return self._associate(args)
+
+    def _save_file_content(self, args: Mapping[str, str]) -> list[dict]:
+        name, library = args["SAVE_FILE"], args.get("SAVE_FILE_LIBRARY", "*LIBL")
+        if library in ("*LIBL", "*CURLIB"):
+            library = next((lib for lib in LIBRARY_LIST if qualified(lib, name) in self.partition.save_files), library)
+        if qualified(library, name) not in self.partition.save_files:
+            # The function fails as QSRLSAVF does underneath: the save file is not there (CPF9812).
+            raise RoutineError(-443, "38501", f"File {name} in library {library} not found.")
+        name_filter, type_filter = args.get("OBJECT_NAME_FILTER", "*ALL"), args.get("OBJECT_TYPE_FILTER", "*ALL")
+        return [
+            row for row in self._save_file_objects()
+            if (row["SAVE_FILE_LIBRARY"], row["SAVE_FILE"]) == (library, name)
+            and jrn.generic_match(name_filter, row["OBJECT_NAME"])
+            and type_filter in ("*ALL", row["OBJECT_TYPE"])
+        ]
 
     def _library(self, value: str, objtype: str, name: str) -> str:
         if value == "*CURLIB":
