@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -29,9 +29,13 @@ from mqjournal.sim.protocol import DropRule, ExecResult, TransportFaults
 
 __all__ = [
     "SERVER_VERSION",
+    "CommandLog",
+    "CommandRule",
     "FaultsLookup",
     "FleetSshServer",
     "Handler",
+    "HostTransportFaults",
+    "ReceivedCommand",
     "SimulatedHostEndpoint",
     "load_or_create_host_key",
 ]
@@ -116,6 +120,130 @@ class SimulatedHostEndpoint:
     def __post_init__(self) -> None:
         object.__setattr__(self, "users", frozenset(user.upper() for user in self.users))
         object.__setattr__(self, "authorized_keys", tuple(self.authorized_keys))
+
+
+# --- command rules and the log of received commands -------------------------------------------------------------
+
+RULE_ACTIONS = frozenset({"drop_before", "drop_after", "hold_before", "hold_after", "answer"})
+_HOLD_POLL_SECONDS = 0.02
+
+
+@dataclass
+class CommandRule:
+    """A fault for a command line matching `pattern` (a regex searched in the line): the first `skip` matches pass,
+    the next `times` get `action`.
+
+    - ``drop_before`` / ``drop_after``: as `DropRule`, the connection drops before the command runs, or after it ran
+      and before its answer.
+    - ``hold_before``: the command waits, not yet run, until `release` is set or `seconds` pass, then runs and is
+      answered if the client is still there. A client whose command timeout is shorter has given up by then: the
+      command hangs past the timeout and lands late.
+    - ``hold_after``: the command runs at once; its answer is held until `release` is set, `seconds` pass or the
+      client goes away (a worker killed while the host runs the command).
+    - ``answer``: the host does not run the command and answers `reply` instead (a command that fails with its
+      documented message where the partition's CL faults cannot reach, such as an SQL statement).
+    """
+
+    pattern: str
+    action: str
+    skip: int = 0
+    times: int = 1
+    seconds: float = 30.0
+    release: threading.Event | None = None
+    reply: ExecResult | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in RULE_ACTIONS:
+            raise ValueError(f"command rule action {self.action!r} is not one of {sorted(RULE_ACTIONS)}")
+        if self.action == "answer" and self.reply is None:
+            raise ValueError("an 'answer' rule needs its reply")
+
+
+@dataclass
+class HostTransportFaults(TransportFaults):
+    """`TransportFaults` plus rules aimed at single commands (see `CommandRule`)."""
+
+    rules: list[CommandRule] = field(default_factory=list)
+
+
+@dataclass
+class ReceivedCommand:
+    """One command line that arrived at a simulated host over SSH, and what became of it.
+
+    `state`: ``arrived`` (not run yet: delayed or held), ``dropped`` (the connection dropped before it ran),
+    ``answered_by_fault`` (an `answer` rule replied, it did not run), ``ran`` (the host ran it: `exit_status`).
+    `answered` is set once its whole answer was handed to the client's connection.
+    """
+
+    seq: int
+    host: str
+    user: str
+    command: str
+    arrived_at: float
+    state: str = "arrived"
+    exit_status: int | None = None
+    fault: str | None = None
+    answered: bool = False
+
+    @property
+    def ran(self) -> bool:
+        return self.state == "ran"
+
+
+CommandListener = Callable[[ReceivedCommand, str], None]
+"""`listener(entry, event)`: called in the server's thread when a command arrives (``arrived``) and right after the
+host ran it, before its answer is sent (``ran``)."""
+
+
+class CommandLog:
+    """Every command line the simulated hosts received, in arrival order; thread-safe, with listeners."""
+
+    def __init__(self) -> None:
+        self._entries: list[ReceivedCommand] = []
+        self._changed = threading.Condition()
+        self.listeners: list[CommandListener] = []
+
+    def arrived(self, host: str, user: str, command: str) -> ReceivedCommand:
+        with self._changed:
+            entry = ReceivedCommand(len(self._entries), host, user, command, time.time())
+            self._entries.append(entry)
+            self._changed.notify_all()
+        self._tell(entry, "arrived")
+        return entry
+
+    def settle(self, entry: ReceivedCommand, **changes: object) -> None:
+        with self._changed:
+            for name, value in changes.items():
+                setattr(entry, name, value)
+            self._changed.notify_all()
+        if changes.get("state") == "ran":
+            self._tell(entry, "ran")
+
+    def _tell(self, entry: ReceivedCommand, event: str) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(entry, event)
+            except Exception:
+                log.exception("command log listener failed on %r", entry.command)
+
+    def entries(self, host: str | None = None, since: int = 0) -> list[ReceivedCommand]:
+        """Copies of the entries from position `since` on, of one host or all."""
+        with self._changed:
+            return [dataclasses.replace(e) for e in self._entries[since:] if host is None or e.host == host]
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        with self._changed:
+            self._entries = []
+            self._changed.notify_all()
+
+    def wait_for(self, predicate: Callable[[list[ReceivedCommand]], bool], timeout: float) -> bool:
+        """Wait until `predicate(entries)` holds (it sees the live entries: read, do not keep them)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: predicate(self._entries), timeout)
 
 
 def _handle_channel_request(chan: paramiko.Channel, m: paramiko.Message) -> None:
@@ -204,6 +332,7 @@ class FleetSshServer:
         endpoints: Sequence[SimulatedHostEndpoint],
         handler: Handler,
         faults: FaultsLookup = lambda host: TransportFaults(),
+        received: CommandLog | None = None,
     ) -> None:
         names = [endpoint.name for endpoint in endpoints]
         if len(set(names)) != len(names):
@@ -212,6 +341,7 @@ class FleetSshServer:
         self._key_blobs = {e.name: _parse_authorized_keys(e.authorized_keys) for e in self._endpoints}
         self._handler = handler
         self._faults = faults
+        self._received = received
         self._lock = threading.Lock()  # guards the collections below and every DropRule list it mutates
         self._stopping = threading.Event()
         self._listeners: dict[str, socket.socket] = {}
@@ -336,8 +466,9 @@ class FleetSshServer:
 
     def _run_exec(self, host: str, user: str, channel: paramiko.Channel, command: str) -> None:
         transport = channel.get_transport()
+        entry = self._received.arrived(host, user, command) if self._received is not None else None
         try:
-            result = self._outcome(host, user, command)
+            result = self._outcome(host, user, command, channel, entry)
             if result is None:
                 transport.close()
                 return
@@ -345,6 +476,8 @@ class FleetSshServer:
             channel.sendall_stderr(result.stderr.encode("utf-8"))
             channel.shutdown_write()
             channel.send_exit_status(result.exit_status)
+            if entry is not None:
+                self._received.settle(entry, answered=True)
         except Exception:
             log.debug("%s: could not answer %r; the client has gone", host, command, exc_info=True)
         finally:
@@ -354,24 +487,66 @@ class FleetSshServer:
             with self._lock:
                 self._workers.discard(threading.current_thread())
 
-    def _outcome(self, host: str, user: str, command: str) -> ExecResult | None:
+    def _outcome(
+        self,
+        host: str,
+        user: str,
+        command: str,
+        channel: paramiko.Channel | None = None,
+        entry: ReceivedCommand | None = None,
+    ) -> ExecResult | None:
         """What to answer to `command`, or None to drop the connection instead of answering."""
+
+        def settle(**changes: object) -> None:
+            if entry is not None and self._received is not None:
+                self._received.settle(entry, **changes)
+
         try:
             faults = self._faults(host)
             if faults.delay_seconds > 0 and self._stopping.wait(faults.delay_seconds):
+                settle(state="dropped", fault="simulator stopping")
                 return None
             drop = self._take_drop_rule(faults, command)
+            rule = self._take_command_rule(faults, command) if drop is None else None
         except Exception:
             log.exception("%s: cannot apply the transport faults for %r", host, command)
             return ExecResult(255, stderr="internal error: transport faults\n")
-        if drop is not None and not drop.after_run:
+        if (drop is not None and not drop.after_run) or (rule is not None and rule.action == "drop_before"):
             log.debug("%s: dropping the connection before running %r", host, command)
+            settle(state="dropped", fault="drop_before")
             return None
+        if rule is not None and rule.action == "answer":
+            settle(state="answered_by_fault", fault="answer", exit_status=rule.reply.exit_status)
+            return rule.reply
+        if rule is not None and rule.action == "hold_before":
+            log.debug("%s: holding %r before running it", host, command)
+            self._hold(rule, channel=None)
+            if self._stopping.is_set():
+                settle(state="dropped", fault="simulator stopping")
+                return None
         result = self._run_handler(host, user, command)
-        if drop is not None:
+        settle(state="ran", exit_status=result.exit_status, fault=rule.action if rule is not None else None)
+        if (drop is not None) or (rule is not None and rule.action == "drop_after"):
             log.debug("%s: dropping the connection after running %r", host, command)
+            if drop is not None:
+                settle(fault="drop_after")
             return None
+        if rule is not None and rule.action == "hold_after":
+            log.debug("%s: holding the answer to %r", host, command)
+            self._hold(rule, channel=channel)
         return result
+
+    def _hold(self, rule: CommandRule, *, channel: paramiko.Channel | None) -> None:
+        """Wait until the rule is released, its time is up, the simulator stops or (with `channel`) the client goes."""
+        deadline = time.monotonic() + rule.seconds
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            if rule.release is not None and rule.release.is_set():
+                return
+            if channel is not None:
+                transport = channel.get_transport()
+                if channel.closed or transport is None or not transport.is_active():
+                    return
+            self._stopping.wait(_HOLD_POLL_SECONDS)
 
     def _run_handler(self, host: str, user: str, command: str) -> ExecResult:
         try:
@@ -393,4 +568,22 @@ class FleetSshServer:
                     else:
                         del faults.drops[index]
                     return rule
+        return None
+
+    def _take_command_rule(self, faults: TransportFaults, command: str) -> CommandRule | None:
+        """The first live command rule matching `command` once its skips are used up, with one of its `times` used."""
+        rules = getattr(faults, "rules", None)
+        if not rules:
+            return None
+        with self._lock:
+            for index, rule in enumerate(rules):
+                if rule.times <= 0 or not re.search(rule.pattern, command):
+                    continue
+                if rule.skip > 0:
+                    rule.skip -= 1
+                    continue
+                rule.times -= 1
+                if rule.times <= 0:
+                    del rules[index]
+                return rule
         return None

@@ -3,6 +3,9 @@
 State lives in the fleet's state folder: ``<host>.json`` (the partition), ``<host>.hostkey`` (its stable SSH host
 key), ``client_key`` (+ ``.pub``, the key the planner logs in with) and ``known_hosts`` for the planner to verify
 host keys against. A restarted simulator loads the same partitions and keys.
+
+`received` logs every command line that arrives over SSH, and what became of it (see `server.CommandLog`): tests
+compare it with the client's audit log. `faults[host]` are the host's transport faults, `CommandRule`s included.
 """
 
 from __future__ import annotations
@@ -16,8 +19,14 @@ import paramiko
 
 from mqjournal.fleet import FleetConfig
 from mqjournal.sim.host import SimulatedHost
-from mqjournal.sim.protocol import ExecResult, TransportFaults
-from mqjournal.sim.server import FleetSshServer, SimulatedHostEndpoint, load_or_create_host_key
+from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.server import (
+    CommandLog,
+    FleetSshServer,
+    HostTransportFaults,
+    SimulatedHostEndpoint,
+    load_or_create_host_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +56,8 @@ class SimulatorService:
         self.client_key = load_or_create_client_key(config.client_key)
         self.host_keys: dict[str, paramiko.PKey] = {}
         self.hosts: dict[str, SimulatedHost] = {}
-        self.faults: dict[str, TransportFaults] = {}
+        self.faults: dict[str, HostTransportFaults] = {}
+        self.received = CommandLog()
         start = config.first_moment(now)
         for host_config in config.hosts:
             state_path = self.state_dir / f"{host_config.name}.json"
@@ -60,7 +70,7 @@ class SimulatorService:
                     host.warm_up(host_config, start, config.warmup_hours)
             self.hosts[host_config.name] = host
             self.host_keys[host_config.name] = load_or_create_host_key(self.state_dir / f"{host_config.name}.hostkey")
-            self.faults[host_config.name] = TransportFaults(delay_seconds=host_config.faults.delay_seconds)
+            self.faults[host_config.name] = HostTransportFaults(delay_seconds=host_config.faults.delay_seconds)
         self.server: FleetSshServer | None = None
         self._clock: threading.Thread | None = None
         self._stop = threading.Event()
@@ -79,7 +89,7 @@ class SimulatorService:
             )
             for h in self.config.hosts
         ]
-        self.server = FleetSshServer(endpoints, self.handle, lambda host: self.faults[host])
+        self.server = FleetSshServer(endpoints, self.handle, lambda host: self.faults[host], received=self.received)
         self.server.start()
         self.write_known_hosts()
         if follow_wall_clock:

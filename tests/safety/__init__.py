@@ -1,0 +1,8 @@
+"""The safety proof (issue #12): mqjournal never loses a receiver and never leaves a command unrecorded.
+
+- `invariants.py`: the checker, against the simulator's own truth, the audit log and the catalog;
+- `scenario.py`: one simulated partition per case, reached as the DAG reaches it, and the steps under test;
+- `faults.py` / `worker.py`: the faults injected per command (and a worker process to SIGKILL);
+- `test_fault_matrix.py`: every command of the save, delete and recovery paths x every fault kind;
+- `test_stateful.py`: host events, mqjournal steps and faults interleaved by hypothesis.
+"""

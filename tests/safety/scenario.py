@@ -1,0 +1,259 @@
+"""One simulated partition per case, reached over SSH as the maintenance and recovery DAGs reach it.
+
+A `Scenario` is cheap (a fresh simulator in a temporary folder: about a tenth of a second with its setup), and
+deterministic: the same path set up twice sends the very same commands, which is what lets the fault matrix name a
+command of a fault-free run and hit the same command in a faulted one.
+
+Everything mqjournal does goes over SSH through sessions that write `audit_path`; everything "someone else" does
+(an operator, another backup product) runs on the host directly (`operator`), so the simulator's log of received
+commands holds mqjournal's commands only.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from mqjournal import rules
+from mqjournal.catalog import Catalog
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.collector import collect
+from mqjournal.ibmi.discovery import survey
+from mqjournal.ibmi.executor import DeleteResult, Executor, SaveResult
+from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.policy import Policy
+from mqjournal.recovery.execute import RecoveryExecutor
+from mqjournal.recovery.gather import gather
+from mqjournal.recovery.plan import Kind, Plan, Request
+from mqjournal.recovery.planner import plan_recovery
+from mqjournal.sim import mq
+from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.service import SimulatorService
+from tests.conftest import fleet_config
+from tests.safety.invariants import Report, SafetyChecker
+
+HOST = "ibmi1"
+QMGR = "TEST"
+LIBRARY = "QMTEST"
+SAVE_LIBRARY = "QGPL"
+QUEUE = "APP.REQUEST.QUEUE"
+OPERATOR = "QSECOFR"
+# Retries as the transport does them, without its half-second back-off: the matrix has many cases to get through.
+FAST_RETRY = RetryPolicy(attempts=3, first_delay=0.01, factor=2.0, max_delay=0.05)
+COMMAND_TIMEOUT = 10.0
+
+
+@dataclass
+class Maintenance:
+    """One whole maintenance run on the queue manager: collect, plan, save, delete."""
+
+    run_id: str
+    to_save: list[str]
+    to_delete: list[str]
+    saved: SaveResult
+    deleted: DeleteResult
+
+    def unfinished(self) -> list[str]:
+        """What a run on an undisturbed host must have done and did not: saves and deletes the plan asked for."""
+        problems = [f"{name} not saved: {why}" for name, why in self.saved.not_saved if "attached" not in why]
+        done = set(self.deleted.deleted) | set(self.deleted.already_gone)
+        kept = dict(self.deleted.kept)
+        problems += [f"{name} not deleted: {kept.get(name, 'not attempted')}" for name in self.to_delete
+                     if name not in done]
+        if self.deleted.failed is not None:
+            problems.append(f"delete failed on {self.deleted.failed[0]}: {self.deleted.failed[1]}")
+        return problems
+
+
+@dataclass
+class Scenario:
+    root: Path
+    service: SimulatorService = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.config = fleet_config(self.root)
+        self.service = SimulatorService(self.config)
+        self.ports = self.service.start()
+        self.host = self.service.hosts[HOST]
+        self.audit_path = self.root / "audit.jsonl"
+        self.db_path = self.root / "catalog.db"
+        self.catalog_url = f"sqlite:///{self.db_path}"
+        self.catalog = Catalog(self.catalog_url)
+        self.excused_save_files: set[str] = set()
+        self._sessions: list[IbmiSession] = []
+        self.session = self.new_session()
+        found = survey(self.session, HOST, [])
+        (self.target,) = found.targets
+        self.tz = found.tz
+
+    # --- reaching the host as mqjournal does -----------------------------------------------------------------
+
+    @property
+    def user(self) -> str:
+        return self.config.user
+
+    def connector(self):
+        return ssh_connector(address="127.0.0.1", port=self.ports[HOST], user=self.user,
+                             key=self.service.client_key, known_hosts=self.config.known_hosts)
+
+    def new_session(self, *, command_timeout: float = COMMAND_TIMEOUT) -> IbmiSession:
+        session = IbmiSession(HOST, self.user, self.connector(), audit=AuditLog(self.audit_path),
+                              command_timeout=command_timeout, retry=FAST_RETRY)
+        self._sessions.append(session)
+        return session
+
+    def executor(self, run_id: str, session: IbmiSession | None = None) -> Executor:
+        return Executor(session or self.session, self.target, HOST, self.tz, self.catalog, run_id)
+
+    def recovery_executor(self, run_id: str, session: IbmiSession | None = None) -> RecoveryExecutor:
+        return RecoveryExecutor(session or self.session, self.target, HOST, self.tz, self.catalog, run_id)
+
+    def plan(self, run_id: str, session: IbmiSession | None = None) -> tuple[list[str], list[str]]:
+        """Checkpoint, collect and plan as the DAG does: (receivers to save, receivers to delete oldest first)."""
+        snap = collect(session or self.session, self.target, host=HOST, run_id=run_id, tz=self.tz)
+        _, rows = rules.plan_queue_manager(snap, [snap], as_of=snap.collected_at, policy=Policy())
+        to_save = [r.receiver for r in rows if r.action in rules.SAVES]
+        to_delete = [r.receiver for r in sorted(rows, key=lambda r: r.chain_position or 0) if r.action in rules.DELETES]
+        return to_save, to_delete
+
+    def maintain(self, run_id: str, session: IbmiSession | None = None) -> Maintenance:
+        to_save, to_delete = self.plan(run_id, session)
+        executor = self.executor(run_id, session)
+        saved = executor.save(to_save, save_library=SAVE_LIBRARY)
+        deleted = executor.delete(to_delete, policy=Policy())
+        return Maintenance(run_id, to_save, to_delete, saved, deleted)
+
+    def recovery_plan(self, kind: Kind, **fields) -> Plan:
+        request = Request(host=HOST, qmgr=QMGR, kind=kind, **fields)
+        inputs = gather(self.session, self.target, host=HOST, tz=self.tz, catalog=self.catalog, request=request)
+        return plan_recovery(inputs)
+
+    # --- the host itself ---------------------------------------------------------------------------------------
+
+    def advance(self, delta: timedelta) -> None:
+        self.host.advance(delta)
+
+    def operator(self, cl: str) -> ExecResult:
+        """Someone else runs CL on the partition (not through mqjournal's SSH sessions)."""
+        return self.host.run(f"system {shlex.quote(cl)}", OPERATOR)
+
+    def chain(self) -> list[str]:
+        """The journal's receivers on the host, oldest first."""
+        with self.host.lock:
+            found = [r for r in self.host.partition.receivers_in(LIBRARY) if r.attached_at is not None]
+            return [r.name for r in sorted(found, key=lambda r: r.attached_at)]
+
+    def received(self, since: int = 0):
+        return self.service.received.entries(HOST, since)
+
+    # --- the invariants -------------------------------------------------------------------------------------------
+
+    def checker(self) -> SafetyChecker:
+        return SafetyChecker(host=self.host, host_name=HOST, catalog=self.catalog, audit_paths=[self.audit_path],
+                             received=lambda: self.received())
+
+    def check(self, **options) -> Report:
+        return self.checker().check(excused_save_files=self.excused_save_files, **options)
+
+    def close(self) -> None:
+        for session in self._sessions:
+            session.close()
+        self.service.stop()
+        self.catalog.engine.dispose()
+
+
+# --- the paths under test -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepPath:
+    """A step of mqjournal that changes the host: how to get a scenario ready for it, and how to run it."""
+
+    name: str
+    setup: Callable[[Scenario], object]
+    run: Callable[[Scenario, object, IbmiSession | None], object]
+    run_id: str
+
+
+def _ready_to_save(s: Scenario) -> tuple[list[str], list[str]]:
+    s.advance(timedelta(minutes=80))  # four receivers to save and delete, and the attached one
+    return s.plan("run1")
+
+
+def _ready_to_delete(s: Scenario) -> tuple[list[str], list[str]]:
+    to_save, to_delete = _ready_to_save(s)
+    s.executor("run1").save(to_save, save_library=SAVE_LIBRARY)
+    return to_save, to_delete
+
+
+def _delete_out_of_band(s: Scenario, count: int) -> list[str]:
+    victims = s.chain()[:count]
+    for name in victims:
+        out = s.operator(f"DLTJRNRCV JRNRCV({LIBRARY}/{name}) DLTOPT(*IGNINQMSG)")
+        assert out.exit_status == 0, out.stderr
+    return victims
+
+
+def _broken_startup(s: Scenario) -> Plan:
+    """A unit of work holds the startup point; after maintenance someone deletes two needed (saved) receivers and
+    the partition loses power: STRMQM fails with AMQ7432."""
+    s.advance(timedelta(minutes=40))
+    with s.host.state() as partition:
+        mq.open_unit_of_work(partition, partition.queue_manager(QMGR))
+    s.advance(timedelta(minutes=50))
+    s.maintain("maint1")
+    _delete_out_of_band(s, 2)
+    with s.host.state() as partition:
+        mq.crash(partition, partition.queue_manager(QMGR))
+    failed = s.operator(f"STRMQM MQMNAME({QMGR})")
+    assert failed.exit_status != 0 and "AMQ7432" in failed.stderr, failed
+    plan = s.recovery_plan(Kind.STARTUP)
+    assert plan.executable, plan.markdown()
+    return plan
+
+
+def _damaged_queue(s: Scenario) -> Plan:
+    """A damaged queue holds the media recovery point; someone deletes the two oldest (saved) receivers."""
+    s.advance(timedelta(minutes=40))
+    with s.host.state() as partition:
+        mq.damage(partition, partition.queue_manager(QMGR), QUEUE)
+    s.advance(timedelta(minutes=50))
+    s.maintain("maint1")
+    _delete_out_of_band(s, 2)
+    plan = s.recovery_plan(Kind.MEDIA)
+    assert plan.executable, plan.markdown()
+    return plan
+
+
+def _save(s: Scenario, arg, session: IbmiSession | None):
+    return s.executor("run1", session).save(arg[0], save_library=SAVE_LIBRARY)
+
+
+def _delete(s: Scenario, arg, session: IbmiSession | None):
+    return s.executor("run1", session).delete(arg[1], policy=Policy())
+
+
+def _recover(s: Scenario, plan: Plan, session: IbmiSession | None):
+    return s.recovery_executor("recovery1", session).execute(plan)
+
+
+PATHS = {
+    "save": StepPath("save", _ready_to_save, _save, "run1"),
+    "delete": StepPath("delete", _ready_to_delete, _delete, "run1"),
+    "startup": StepPath("startup", _broken_startup, _recover, "recovery1"),
+    "media": StepPath("media", _damaged_queue, _recover, "recovery1"),
+}
+
+
+def recovered(s: Scenario, path: str) -> list[str]:
+    """What a finished recovery must have achieved on the host (empty when it did)."""
+    with s.host.lock:
+        qm = s.host.partition.queue_manager(QMGR)
+        problems = [] if qm.running else [f"{QMGR} is not running"]
+        if path == "media" and qm.object(QUEUE).damaged:
+            problems.append(f"{QUEUE} is still damaged")
+    return problems
