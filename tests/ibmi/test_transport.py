@@ -391,13 +391,15 @@ def _public_key_line(kind: str) -> tuple[str, str]:
     if kind == "ecdsa":
         key = paramiko.ECDSAKey.generate()
     else:  # paramiko cannot generate Ed25519 keys; cryptography can
+        import base64
+
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         public = Ed25519PrivateKey.generate().public_key()
         text = public.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
         kind_name, blob = text.split()[:2]
-        key = paramiko.PKey.from_type_string(kind_name, __import__("base64").b64decode(blob))
+        key = paramiko.PKey.from_type_string(kind_name, base64.b64decode(blob))
     return f"{key.get_name()} {key.get_base64()}", key.fingerprint
 
 
