@@ -14,8 +14,6 @@ reconciles against the host (`mqjournal.ibmi.reconcile`). A catalog that cannot 
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +25,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.audit import this_worker
 
 # Sizes reach terabytes and sequence numbers 2**63 on IBM i (*MAXOPT2/3): 32-bit columns are refused on PostgreSQL
 # for a 2 GiB receiver. BIGINT is 64-bit everywhere; SQLite keeps its own INTEGER (already 64-bit) for the
@@ -187,11 +186,6 @@ class Operation(BaseModel):
     @property
     def names(self) -> list[str]:
         return self.receivers.split()
-
-
-def this_worker() -> str:
-    """Who runs an operation: a reconciling step leaves the intents of a live worker on this machine alone."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class SaveRecord(BaseModel):
@@ -458,6 +452,17 @@ class Catalog:
         row = dict(host=host, save_file_library=save_file_library, save_file=save_file,
                    discarded_at=datetime.now(timezone.utc), run_id=run_id)
         self._insert_once(_Discarded, row, "host", "save_file_library", "save_file")
+
+    def known_save_files(self, host: str) -> set[str]:
+        """Every save file the catalog has ever named on `host` ("LIB/NAME"): a new save never takes one of these
+        names, so a record about an earlier file (a save, a discard) can never be read as about the new one."""
+        with self._session("read the known save files") as session:
+            rows = session.execute(select(_Save.save_file_library, _Save.save_file).where(_Save.host == host)).all()
+            rows += session.execute(
+                select(_Operation.save_file_library, _Operation.save_file)
+                .where(_Operation.host == host, _Operation.save_file.is_not(None))
+            ).all()
+        return {f"{lib}/{name}" for lib, name in rows} | self.discarded_save_files(host)
 
     def discarded_save_files(self, host: str) -> set[str]:
         with self._session("read the discarded save files") as session:

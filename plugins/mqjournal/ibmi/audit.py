@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import threading
 import uuid
 from datetime import datetime, timezone
@@ -43,7 +44,7 @@ class AuditLog:
         record_id = uuid.uuid4().hex
         self._write(
             {"event": "intent", "id": record_id, "at": _now(), "host": host, "user": user, "command": command,
-             "attempt": attempt, "pid": os.getpid()},
+             "attempt": attempt, "worker": this_worker()},
             durable=True,
         )
         return record_id
@@ -104,6 +105,27 @@ class AuditLog:
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
+
+
+def this_worker() -> str:
+    """host:pid of the process writing: a reconciling step leaves the intents of a live worker alone."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def interrupted(intent: dict, *, stale_after: float = 900.0) -> bool:
+    """The intent's command can no longer be waiting for its answer: its worker on this machine is gone, or (a
+    worker elsewhere) it is older than any command may run (command timeout and retries included)."""
+    machine, _, pid = str(intent.get("worker", "")).rpartition(":")
+    if machine == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass  # alive, another user's
+        return False  # alive: its command may still be running
+    started = datetime.fromisoformat(intent["at"])
+    return (datetime.now(timezone.utc) - started).total_seconds() > stale_after
 
 
 def _now() -> str:

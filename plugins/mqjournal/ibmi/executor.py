@@ -1,10 +1,14 @@
 """Carry out an approved plan on a partition: save, verify, and delete only what is still deletable now.
 
 Every step is idempotent, so an on-call engineer can rerun any of them:
-- save skips receivers the host and the catalog both show saved, and never reuses a save file that holds data;
-- delete re-reads AMQJRNINF and the chain on the live host, re-applies the rules (`rules.plan_queue_manager`), and
-  deletes oldest first, only receivers that are approved, deletable now and verifiably saved, stopping at the
-  first that is not or that fails. Receivers already gone are skipped.
+- each step first reconciles what an interrupted earlier step left open (`reconcile`), from the host;
+- save skips receivers whose catalogued save is proven on the host now, never reuses a save file that holds data,
+  and counts a receiver saved only when the new save file's content lists it (QSYS2.SAVE_FILE_OBJECTS);
+- delete takes a fresh checkpoint (RCDMQMIMG), re-reads AMQJRNINF, the recovery points and the chain, checks every
+  catalogued save in the save files on the host, and deletes exactly what `rules.delete_decisions` allows, oldest
+  first, stopping at the first failure. Receivers already gone are skipped.
+Every save and delete is written to the catalog as an intent before its command is sent (a catalog that cannot be
+written stops the step there, `CatalogUnavailable`) and its outcome after.
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from mqjournal import rules
-from mqjournal.catalog import Catalog, DeletionRecord, SaveRecord
+from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.backups import evidence_for, save_file_contents
+from mqjournal.ibmi.collector import Target, collect, read_state
 from mqjournal.ibmi.readings import cl_messages
-from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown
+from mqjournal.ibmi.reconcile import reconcile
+from mqjournal.ibmi.transport import CommandOutput, IbmiSession, OutcomeUnknown
+from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
 
@@ -37,6 +44,7 @@ class SaveResult:
     already_saved: list[str] = field(default_factory=list)
     not_saved: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why)
     save_files: list[str] = field(default_factory=list)  # LIB/NAME
+    reconciled: list[str] = field(default_factory=list)  # what an interrupted earlier step turned out to have done
 
 
 @dataclass
@@ -45,6 +53,7 @@ class DeleteResult:
     already_gone: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why), in chain order
     failed: tuple[str, str] | None = None  # (receiver, message) that stopped the run
+    reconciled: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -59,12 +68,24 @@ class Executor:
     def live(self) -> Snapshot:
         return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
 
+    def _reconciled(self, live: Snapshot) -> list[str]:
+        return reconcile(self.session, self.catalog, live, host=self.host, qmgr=self.target.qmgr).findings
+
+    def _operation(self, kind: str, names: list[str], **fields) -> Operation:
+        return Operation(
+            host=self.host, qmgr=self.target.qmgr, qmgr_library=self.target.library, kind=kind,
+            library=self.target.library, receivers=" ".join(names), run_id=self.run_id, **fields,
+        )
+
     # --- save ----------------------------------------------------------------------------------------------
 
     def save(self, wanted: list[str], *, save_library: str) -> SaveResult:
+        save_library = save_library_for(save_library, self.target.library)
         result = SaveResult()
         live = self.live()
+        result.reconciled = self._reconciled(live)
         on_host = _by_name(live, self.target.library)
+        evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in wanted if n in on_host])
         todo: list[Receiver] = []
         for name in wanted:
             receiver = on_host.get(name)
@@ -72,70 +93,57 @@ class Executor:
                 result.not_saved.append((name, "not on the system"))
             elif receiver.status == ReceiverStatus.ATTACHED:
                 result.not_saved.append((name, "attached: it is saved once it has been detached"))
-            elif rules.is_saved(receiver) and self.catalog.is_saved(self.host, receiver.library, name, receiver.attached_at):
+            elif any(e.proven for e in evidence.get((receiver.library, name, receiver.attached_at), ())):
                 result.already_saved.append(name)
             else:
                 todo.append(receiver)
         for start in range(0, len(todo), commands.MAX_SAVOBJ_OBJECTS):
-            self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, live.collected_at, result)
+            self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, result)
         return result
 
-    def _save_batch(self, batch: list[Receiver], save_library: str, started: datetime, result: SaveResult) -> None:
+    def _save_batch(self, batch: list[Receiver], save_library: str, result: SaveResult) -> None:
         save_file = self._new_save_file(save_library)
-        result.save_files.append(f"{save_library}/{save_file}")
-        out = self.session.run(
-            commands.save_receivers(self.target.library, [r.name for r in batch], save_library, save_file)
+        path = f"{save_library}/{save_file}"
+        result.save_files.append(path)
+        names = [r.name for r in batch]
+        operation = self.catalog.begin(
+            self._operation("save", names, save_file_library=save_library, save_file=save_file)
         )
-        message = "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr)) or "no message"
-        # Verify on the host, whatever SAVOBJ said: only what the partition shows saved counts.
+        out = self.session.run(commands.save_receivers(self.target.library, names, save_library, save_file))
+        message = _messages(out) or "no message"
+        # Only the save file's own content counts: SAVOBJ's answer, or a SAVE_TIMESTAMP set by another save of the
+        # same library (the nightly SAVLIB) landing meanwhile, prove nothing about this file.
+        content = save_file_contents(self.session, [path])[path] or frozenset()
         after = _by_name(self.live(), self.target.library)
+        saved = []
         for receiver in batch:
             now = after.get(receiver.name)
-            verified = (
-                now is not None
-                and now.attached_at == receiver.attached_at
-                and rules.is_saved(now)
-                and now.saved_at >= started
-            )
-            if not verified:
-                result.not_saved.append((receiver.name, f"the save could not be verified on the host ({message})"))
-                continue
-            self.catalog.record_save(
-                SaveRecord(
-                    host=self.host,
-                    qmgr=self.target.qmgr,
-                    qmgr_library=self.target.library,
-                    receiver=now.name,
-                    library=now.library,
-                    attached_at=now.attached_at,
-                    detached_at=now.detached_at,
-                    first_sequence=now.first_sequence,
-                    last_sequence=now.last_sequence,
-                    previous=now.previous,
-                    next=now.next,
-                    size_bytes=receiver.size_bytes,
-                    save_file_library=save_library,
-                    save_file=save_file,
-                    saved_at=now.saved_at,
-                    verified_at=datetime.now(timezone.utc),
-                    run_id=self.run_id,
-                )
-            )
-            result.saved.append(receiver.name)
+            if (receiver.library, receiver.name) not in content:
+                result.not_saved.append((receiver.name, f"{path} does not hold it after SAVOBJ ({message})"))
+            elif now is None or now.attached_at != receiver.attached_at or not rules.is_saved(now):
+                result.not_saved.append((receiver.name, f"{path} holds it but the host does not show it fully saved"))
+            else:
+                self.catalog.record_save(_save_record(self, now, save_library, save_file))
+                saved.append(receiver.name)
+        result.saved += saved
+        self.catalog.finish(operation, "done", f"{len(saved)} of {len(batch)} saved in {path}: {message}")
 
     def _new_save_file(self, save_library: str) -> str:
         """A save file of its own for this queue manager and run: a rerun never overwrites an earlier save."""
         digest = hashlib.sha1(f"{self.host}/{self.target.library}/{self.run_id}".encode()).digest()
         stem = "MQJ" + base64.b32encode(digest).decode()[:6]
+        known = self.catalog.known_save_files(self.host)
         for slot in range(SAVE_FILE_SLOTS):
             name = f"{stem}{slot}"
+            if f"{save_library}/{name}" in known:
+                continue
             out = self.session.run(commands.create_save_file(save_library, name))
             if out.exit_status == 0:
                 return name
             if "CPF5813" not in out.msg_ids:
                 raise SaveFailed(
                     f"save file {save_library}/{name} on {self.host}",
-                    "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr)) or "CRTSAVF failed",
+                    _messages(out) or "CRTSAVF failed",
                     "check the save library exists and the user profile may create files in it",
                     msg_id=out.msg_ids[-1] if out.msg_ids else None,
                 )
@@ -149,76 +157,68 @@ class Executor:
 
     def delete(self, approved: list[str], *, policy: Policy) -> DeleteResult:
         result = DeleteResult()
-        live = self.live()
+        result.reconciled = self._reconciled(self.live())
+        # As the seeds' procedure does: a fresh checkpoint right before deleting, so AMQJRNINF and AMQ7460/AMQ7462
+        # describe now, not the moment the plan was made (it may have waited hours for approval).
+        live = collect(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
         on_host = _by_name(live, self.target.library)
-        result.already_gone = [name for name in approved if name not in on_host]
-        pending = [name for name in approved if name in on_host]
-        qm, rows = rules.plan_queue_manager(live, [live], as_of=live.collected_at, policy=policy)
-        if qm.blocked:
-            result.kept = [(name, f"blocked on the live host: {qm.block_reason}") for name in pending]
-            return result
-        action = {(r.receiver, r.library): (r.action, r.reason) for r in rows}
-        chain = rules.chain_of(live)
-        remaining = [r for r in chain if r.name in pending]
-        result.kept += [(name, "not in the journal's receiver chain") for name in pending if name not in {r.name for r in chain}]
-        for receiver in chain:  # oldest first, as DLTJRNRCV requires
-            if not remaining:
-                break
-            if receiver is not remaining[0]:
-                result.kept += [(r.name, f"{receiver.name}, older in the chain, is not approved for deletion") for r in remaining]
-                break
-            why = self._why_kept(receiver, action[(receiver.name, receiver.library)])
-            failure = None if why is not None else self._delete_one(receiver)
-            if why is not None or failure is not None:
-                result.kept.append((receiver.name, why or f"DLTJRNRCV failed: {failure}"))
-                result.kept += [(r.name, f"{receiver.name}, older in the chain, was not deleted") for r in remaining[1:]]
-                if failure is not None:
-                    result.failed = (receiver.name, failure)
-                break
-            result.deleted.append(receiver.name)
-            remaining.pop(0)
+        evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host])
+        stopped: str | None = None
+        for decision in rules.delete_decisions(approved, live, evidence, policy=policy):
+            if decision.reason == "ALREADY_GONE":
+                result.already_gone.append(decision.receiver)
+            elif not decision.delete:
+                result.kept.append((decision.receiver, decision.detail))
+            elif stopped is not None:
+                result.kept.append((decision.receiver, f"{stopped}, older in the chain, was not deleted"))
+            else:
+                failure = self._delete_one(on_host[decision.receiver], ignore_inquiry=decision.ignore_inquiry)
+                if failure is None:
+                    result.deleted.append(decision.receiver)
+                else:
+                    result.kept.append((decision.receiver, f"DLTJRNRCV failed: {failure}"))
+                    result.failed, stopped = (decision.receiver, failure), decision.receiver
         return result
 
-    def _why_kept(self, receiver: Receiver, planned: tuple[str, str]) -> str | None:
-        action, reason = planned
-        if action not in rules.DELETES:
-            return f"not deletable now ({reason})"
-        if not self.catalog.is_saved(self.host, receiver.library, receiver.name, receiver.attached_at):
-            return "not verifiably saved: no verified save in the catalog"
-        if not rules.is_saved(receiver) and not self._catalog_proves(receiver):
-            return "the host does not show it saved and the catalog's save does not cover all of its entries"
-        return None
-
-    def _catalog_proves(self, receiver: Receiver) -> bool:
-        saves = self.catalog.saves_of(self.host, receiver.library, receiver.name, receiver.attached_at)
-        return any(s.last_sequence == receiver.last_sequence and s.detached_at is not None for s in saves)
-
-    def _delete_one(self, receiver: Receiver) -> str | None:
-        # *IGNINQMSG only where the catalog proves the save; otherwise a never-saved receiver would wait on CPA7025.
-        ignore = not rules.is_saved(receiver) and self._catalog_proves(receiver)
+    def _delete_one(self, receiver: Receiver, *, ignore_inquiry: bool) -> str | None:
+        """DLTJRNRCV of one receiver, written to the catalog as an intent first; the failure, or None."""
+        option = "*IGNINQMSG" if ignore_inquiry else "*NONE"
+        operation = self.catalog.begin(
+            self._operation("delete", [receiver.name], attached_at=receiver.attached_at, delete_option=option)
+        )
         try:
-            out = self.session.run(commands.delete_receiver(receiver.library, receiver.name, ignore_inquiry=ignore))
-            ok = out.exit_status == 0
-            message = "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr))
+            out = self.session.run(commands.delete_receiver(receiver.library, receiver.name, ignore_inquiry=ignore_inquiry))
+            ok, message = out.exit_status == 0, _messages(out)
         except OutcomeUnknown:
             # The answer was lost: the host says whether it happened.
             ok = receiver.name not in _by_name(self.live(), receiver.library)
-            message = "the connection dropped during DLTJRNRCV and the receiver is still there"
+            message = "the connection dropped during DLTJRNRCV" + ("" if ok else " and the receiver is still there")
         if not ok:
+            self.catalog.finish(operation, "failed", message or "DLTJRNRCV failed")
             return message or "DLTJRNRCV failed"
         self.catalog.record_deletion(
             DeletionRecord(
-                host=self.host,
-                qmgr=self.target.qmgr,
-                receiver=receiver.name,
-                library=receiver.library,
-                attached_at=receiver.attached_at,
-                deleted_at=datetime.now(timezone.utc),
-                delete_option="*IGNINQMSG" if ignore else "*NONE",
+                host=self.host, qmgr=self.target.qmgr, receiver=receiver.name, library=receiver.library,
+                attached_at=receiver.attached_at, deleted_at=datetime.now(timezone.utc), delete_option=option,
                 run_id=self.run_id,
             )
         )
+        self.catalog.finish(operation, "done", message or "deleted")
         return None
+
+
+def _messages(out: CommandOutput) -> str:
+    return "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr))
+
+
+def _save_record(executor: Executor, now: Receiver, save_library: str, save_file: str) -> SaveRecord:
+    return SaveRecord(
+        host=executor.host, qmgr=executor.target.qmgr, qmgr_library=executor.target.library, receiver=now.name,
+        library=now.library, attached_at=now.attached_at, detached_at=now.detached_at,
+        first_sequence=now.first_sequence, last_sequence=now.last_sequence, previous=now.previous, next=now.next,
+        size_bytes=now.size_bytes, save_file_library=save_library, save_file=save_file, saved_at=now.saved_at,
+        verified_at=datetime.now(timezone.utc), run_id=executor.run_id,
+    )
 
 
 def _by_name(snapshot: Snapshot, library: str) -> dict[str, Receiver]:

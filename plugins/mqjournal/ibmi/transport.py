@@ -381,6 +381,11 @@ class IbmiSession:
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.Lock()
 
+    @property
+    def audit(self) -> AuditLog:
+        """The audit trail this session writes: the executor reconciles interrupted commands from it."""
+        return self._audit
+
     def __enter__(self) -> IbmiSession:
         return self
 

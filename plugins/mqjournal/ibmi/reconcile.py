@@ -1,0 +1,136 @@
+"""Explain, from the host, what an interrupted step did, before the next step on that queue manager does anything.
+
+A worker killed while DLTJRNRCV ran (or whose reply was lost, or whose catalog write failed after the command)
+leaves an operation intent in the catalog and a command intent in the audit log, and nothing else. The receiver
+may be gone or not: only the host knows. Reconciling closes each such intent with what the host shows now:
+- a delete: the receiver of that attach time is gone, so it is recorded as deleted (the save it was deleted on
+  was proven before the intent was written), or it is still there and nothing happened;
+- a save: the receivers the save file lists are recorded as saved, the others are not;
+- any other command: what the live state read now shows of it, written to the audit log.
+Nothing is sent to the host here but reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
+from mqjournal.ibmi.audit import interrupted, unexplained_intents
+from mqjournal.ibmi.backups import save_file_contents
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.rules import is_saved
+from mqjournal.snapshot import Receiver, Snapshot
+
+_DLTJRNRCV = re.compile(r"DLTJRNRCV JRNRCV\((\w+)/(\w+)\)")
+_SAVOBJ = re.compile(r"SAVOBJ OBJ\(([^)]*)\) LIB\((\w+)\).* SAVF\((\w+)/(\w+)\)")
+_CRTSAVF = re.compile(r"CRTSAVF FILE\((\w+)/(\w+)\)")
+
+
+@dataclass
+class Reconciliation:
+    """What was found: one line per operation or command intent closed, for the step's result and report."""
+
+    findings: list[str] = field(default_factory=list)
+
+
+def reconcile(
+    session: IbmiSession, catalog: Catalog, live: Snapshot, *, host: str, qmgr: str, worker_is_gone=interrupted
+) -> Reconciliation:
+    """Close the open intents of this queue manager (catalog) and of its commands (audit log) against `live`."""
+    done = Reconciliation()
+    receivers = {(r.library, r.name): r for r in live.receivers}
+    operations = [op for op in catalog.open_operations(host, live.qmgr_library) if _gone(op, worker_is_gone)]
+    save_files = [f"{op.save_file_library}/{op.save_file}" for op in operations if op.kind == "save"]
+    intents = [
+        i for i in unexplained_intents(session.audit.path, host) if _ours(i["command"], live) and worker_is_gone(i)
+    ] if session.audit.path is not None else []
+    for intent in intents:
+        if m := _SAVOBJ.search(intent["command"]):
+            save_files.append(f"{m.group(3)}/{m.group(4)}")
+        elif m := _CRTSAVF.search(intent["command"]):
+            save_files.append(f"{m.group(1)}/{m.group(2)}")
+    contents = save_file_contents(session, save_files) if save_files else {}
+
+    for op in operations:
+        if op.kind == "delete":
+            finding = _delete(catalog, op, receivers.get((op.library, op.names[0])), host)
+        else:
+            finding = _save(catalog, op, receivers, contents.get(f"{op.save_file_library}/{op.save_file}"), host)
+        catalog.finish(op, "reconciled", finding)
+        done.findings.append(finding)
+    for intent in intents:
+        finding = _explain(intent["command"], receivers, contents)
+        session.audit.reconciled(intent, finding)
+        done.findings.append(f"interrupted command {intent['command']} ({intent['at']}): {finding}")
+    return done
+
+
+def _gone(op: Operation, worker_is_gone) -> bool:
+    return worker_is_gone({"worker": op.worker, "at": op.started_at.isoformat()})
+
+
+def _ours(command: str, live: Snapshot) -> bool:
+    # Commands about another queue manager's library are left to that queue manager's own step.
+    if _DLTJRNRCV.search(command) or _SAVOBJ.search(command):
+        return f"{live.qmgr_library}/" in command or f"LIB({live.qmgr_library})" in command
+    return True
+
+
+def _delete(catalog: Catalog, op: Operation, now: Receiver | None, host: str) -> str:
+    name = op.names[0]
+    if now is not None and now.attached_at == op.attached_at:
+        return f"{name} in {op.library} is still on the host: the interrupted DLTJRNRCV did not delete it"
+    catalog.record_deletion(
+        DeletionRecord(
+            host=host, qmgr=op.qmgr, receiver=name, library=op.library, attached_at=op.attached_at,
+            deleted_at=datetime.now(timezone.utc), delete_option=op.delete_option or "*NONE", run_id=op.run_id,
+        )
+    )
+    return f"{name} in {op.library} is gone from the host: the interrupted DLTJRNRCV deleted it; recorded"
+
+
+def _save(catalog: Catalog, op: Operation, receivers: dict, content, host: str) -> str:
+    where = f"{op.save_file_library}/{op.save_file}"
+    if content is None:
+        return f"{where} does not exist: the interrupted save of {op.receivers} saved nothing"
+    recorded = []
+    for name in op.names:
+        now = receivers.get((op.library, name))
+        if (op.library, name) in content and now is not None and is_saved(now):
+            catalog.record_save(_save_record(op, now, host))
+            recorded.append(name)
+    missing = [n for n in op.names if n not in recorded]
+    tail = f"; not saved: {' '.join(missing)}" if missing else ""
+    return f"{where} holds {' '.join(recorded) or 'none'} of the interrupted save; recorded{tail}"
+
+
+def _save_record(op: Operation, now: Receiver, host: str) -> SaveRecord:
+    return SaveRecord(
+        host=host, qmgr=op.qmgr, qmgr_library=op.qmgr_library, receiver=now.name, library=now.library,
+        attached_at=now.attached_at, detached_at=now.detached_at, first_sequence=now.first_sequence,
+        last_sequence=now.last_sequence, previous=now.previous, next=now.next, size_bytes=now.size_bytes,
+        save_file_library=op.save_file_library, save_file=op.save_file, saved_at=now.saved_at,
+        verified_at=datetime.now(timezone.utc), run_id=op.run_id,
+    )
+
+
+def _explain(command: str, receivers: dict, contents: dict) -> str:
+    if m := _DLTJRNRCV.search(command):
+        present = (m.group(1), m.group(2)) in receivers
+        return f"{m.group(2)} is {'still on' if present else 'gone from'} the host"
+    if m := _SAVOBJ.search(command):
+        content = contents.get(f"{m.group(3)}/{m.group(4)}")
+        if content is None:
+            return f"save file {m.group(3)}/{m.group(4)} does not exist: nothing was saved"
+        held = sorted(n for lib, n in content if lib == m.group(2))
+        return f"save file {m.group(3)}/{m.group(4)} holds {' '.join(held) or 'no receiver'}"
+    if m := _CRTSAVF.search(command):
+        exists = contents.get(f"{m.group(1)}/{m.group(2)}") is not None
+        return f"save file {m.group(1)}/{m.group(2)} {'exists' if exists else 'was not created'}"
+    if command.startswith("db2 ") and "ASSOCIATE_JOURNAL_RECEIVER" not in command or command.startswith("cat "):
+        return "a read: it changes nothing on the host"
+    if "RCDMQMIMG" in command:
+        return "a checkpoint: it changes no receiver, and this step takes another"
+    return "not a save or a delete: its effect, if any, is in the state this step reads and acts on now"
