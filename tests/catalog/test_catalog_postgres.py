@@ -1,0 +1,59 @@
+"""The backup catalog on PostgreSQL, as production runs it: sizes and sequence numbers beyond 32 bits."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import BigInteger, inspect
+
+from mqjournal.catalog import Catalog, CatalogUnavailable, DeletionRecord, Operation, SaveRecord
+
+ATTACHED = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
+
+
+def _save(size: int, last: int) -> SaveRecord:
+    return SaveRecord(
+        host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL", receiver="AMQA000042", library="QMPAYROLL",
+        attached_at=ATTACHED, detached_at=ATTACHED + timedelta(hours=1), first_sequence=last - 10, last_sequence=last,
+        previous="AMQA000041", next="AMQA000043", size_bytes=size, save_file_library="MQSAVES", save_file="MQJABC0",
+        saved_at=ATTACHED + timedelta(hours=2), verified_at=ATTACHED + timedelta(hours=2), run_id="scheduled__1",
+    )
+
+
+def test_a_receiver_of_more_than_2_gib_with_sequence_numbers_past_32_bits_is_recorded(postgres_url):
+    catalog = Catalog(postgres_url)
+    huge = _save(size=3 * 2**30 + 5, last=2**40)  # 3 GiB; a journal with *MAXOPT2 sequence numbers
+    catalog.record_save(huge)
+    (back,) = catalog.saves_of("prod1", "QMPAYROLL", "AMQA000042", ATTACHED)
+    assert (back.size_bytes, back.last_sequence) == (3 * 2**30 + 5, 2**40)
+
+
+def test_every_size_and_sequence_column_is_64_bit(postgres_url):
+    catalog = Catalog(postgres_url)
+    columns = {(t, c["name"]): c["type"] for t in ("receiver_saves", "library_saves")
+               for c in inspect(catalog.engine).get_columns(t)}
+    for key in [("receiver_saves", "size_bytes"), ("receiver_saves", "first_sequence"),
+                ("receiver_saves", "last_sequence"), ("library_saves", "threshold_kb")]:
+        assert isinstance(columns[key], BigInteger), key
+
+
+def test_operations_and_deletions_round_trip_on_postgresql(postgres_url):
+    catalog = Catalog(postgres_url)
+    op = catalog.begin(Operation(host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL", kind="delete",
+                                 library="QMPAYROLL", receivers="AMQA000042", attached_at=ATTACHED, run_id="r1"))
+    assert [o.id for o in catalog.open_operations("prod1", "QMPAYROLL")] == [op.id]
+    deletion = DeletionRecord(host="prod1", qmgr="PAYROLL", receiver="AMQA000042", library="QMPAYROLL",
+                              attached_at=ATTACHED, deleted_at=ATTACHED + timedelta(days=1), delete_option="*NONE",
+                              run_id="r1")
+    catalog.record_deletion(deletion)
+    catalog.record_deletion(deletion)  # a reconciled deletion recorded again is one row
+    catalog.finish(op, "done", "deleted")
+    assert catalog.open_operations("prod1", "QMPAYROLL") == []
+    assert len(catalog.deletions_for("prod1", "QMPAYROLL")) == 1
+
+
+def test_an_unreachable_catalog_is_named_without_its_password():
+    with pytest.raises(CatalogUnavailable, match=r"postgresql\+psycopg://mqjournal:\*\*\*@127\.0\.0\.1:9/catalog") as err:
+        Catalog("postgresql+psycopg://mqjournal:s3cret@127.0.0.1:9/catalog")
+    assert "s3cret" not in str(err.value)
