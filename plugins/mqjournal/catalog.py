@@ -157,7 +157,8 @@ OperationState = Literal["intent", "done", "failed", "reconciled"]
 
 
 class Operation(BaseModel):
-    """A save (SAVOBJ of `receivers` into the save file) or a delete (DLTJRNRCV of one receiver), as intended.
+    """A save (SAVOBJ of `receivers` into the save file), a delete (DLTJRNRCV of one receiver) or a discard (DLTF
+    of a save file, backup expiry), as intended.
 
     `state` is `intent` from just before the command is sent until its outcome is known: `done`, `failed`, or
     `reconciled` when a later step found out on the host what an interrupted one did.
@@ -169,7 +170,7 @@ class Operation(BaseModel):
     host: str
     qmgr: str
     qmgr_library: str
-    kind: Literal["save", "delete"]
+    kind: Literal["save", "delete", "discard"]
     library: str
     receivers: str
     attached_at: AwareDatetime | None = None

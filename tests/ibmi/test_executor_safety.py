@@ -193,3 +193,20 @@ def _rewrite_worker(path, worker: str) -> None:
     last["worker"] = worker
     lines[-1] = json.dumps(last)
     path.write_text("\n".join(lines) + "\n")
+
+
+def test_an_interrupted_dltf_of_an_expired_save_file_is_recorded_discarded_by_the_next_step(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    (save_file,) = executor.save(to_save, save_library="QGPL").save_files
+    library, name = save_file.split("/")
+    executor.catalog.begin(
+        Operation(host="ibmi1", qmgr="TEST", qmgr_library="QMTEST", kind="discard", library="QMTEST", receivers="",
+                  save_file_library=library, save_file=name, run_id="expiry1", worker=DEAD_WORKER)
+    )
+    assert sim_fleet.connect().cl(f"DLTF FILE({save_file})")[0] == 0  # the killed worker's DLTF ran
+
+    result = executor.delete(to_delete, policy=Policy())
+
+    assert save_file in executor.catalog.discarded_save_files("ibmi1")
+    assert any("the interrupted DLTF deleted it" in line for line in result.reconciled)
+    assert result.deleted == []

@@ -6,6 +6,7 @@ may be gone or not: only the host knows. Reconciling closes each such intent wit
 - a delete: the receiver of that attach time is gone, so it is recorded as deleted (the save it was deleted on
   was proven before the intent was written), or it is still there and nothing happened;
 - a save: the receivers the save file lists are recorded as saved, the others are not;
+- a discard (backup expiry's DLTF): a save file that is gone is recorded discarded;
 - any other command: what the live state read now shows of it, written to the audit log.
 Nothing is sent to the host here but reads.
 """
@@ -42,7 +43,7 @@ def reconcile(
     done = Reconciliation()
     receivers = {(r.library, r.name): r for r in live.receivers}
     operations = [op for op in catalog.open_operations(host, live.qmgr_library) if _gone(op, worker_is_gone)]
-    save_files = [f"{op.save_file_library}/{op.save_file}" for op in operations if op.kind == "save"]
+    save_files = [f"{op.save_file_library}/{op.save_file}" for op in operations if op.kind in ("save", "discard")]
     intents = [
         i for i in unexplained_intents(session.audit.path, host) if _ours(i["command"], live) and worker_is_gone(i)
     ] if session.audit.path is not None else []
@@ -56,6 +57,8 @@ def reconcile(
     for op in operations:
         if op.kind == "delete":
             finding = _delete(catalog, op, receivers.get((op.library, op.names[0])), host)
+        elif op.kind == "discard":
+            finding = _discard(catalog, op, contents.get(f"{op.save_file_library}/{op.save_file}"), host)
         else:
             finding = _save(catalog, op, receivers, contents.get(f"{op.save_file_library}/{op.save_file}"), host)
         catalog.finish(op, "reconciled", finding)
@@ -89,6 +92,14 @@ def _delete(catalog: Catalog, op: Operation, now: Receiver | None, host: str) ->
         )
     )
     return f"{name} in {op.library} is gone from the host: the interrupted DLTJRNRCV deleted it; recorded"
+
+
+def _discard(catalog: Catalog, op: Operation, content, host: str) -> str:
+    where = f"{op.save_file_library}/{op.save_file}"
+    if content is not None:
+        return f"{where} still exists: the interrupted DLTF did not delete it"
+    catalog.record_discarded(host, op.save_file_library, op.save_file, op.run_id)
+    return f"{where} is gone from the host: the interrupted DLTF deleted it; its saves are no longer offered"
 
 
 def _save(catalog: Catalog, op: Operation, receivers: dict, content, host: str) -> str:

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pydantic import BaseModel, ConfigDict
 
 from mqjournal import rules
-from mqjournal.catalog import Catalog
+from mqjournal.catalog import Catalog, Operation
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
@@ -191,7 +191,11 @@ class RecoveryExecutor:
 
     def _run(self, s: Step, number: int, total: int, done: list[StepDone], started: datetime,
              approved: Plan) -> StepDone:
+        intent = self._intent(s)
+
         def failed(problem: str, action: str = _RERUN, msg_id: str | None = None) -> StepFailed:
+            if intent is not None:
+                self.catalog.finish(intent, "failed", problem)
             before = "; ".join(f"`{d.command}`" for d in done) or "nothing"
             return StepFailed(describe(s), f"step {number} of {total}, `{s.text}`: {problem}. Done before it: {before}",
                               action, msg_id=msg_id, step=s, done=done)
@@ -202,7 +206,7 @@ class RecoveryExecutor:
             # The answer was lost: the host says whether it happened.
             shown, problem = self._host_shows_done(s, started, approved)
             if shown:
-                self._after(s)
+                self._after(s, intent)
                 return StepDone(action=s.action, command=s.text, outcome="done (confirmed on the host after the "
                                 "connection dropped)")
             raise failed(f"the connection dropped while it ran, and {problem}",
@@ -220,21 +224,33 @@ class RecoveryExecutor:
                 raise failed(*self._entry_missing(verdict, s), msg_id=ENTRY_NOT_AVAILABLE)
             shown, _ = self._host_shows_done(s, started, approved)
             if shown:
-                self._after(s)
+                self._after(s, intent)
                 return StepDone(action=s.action, command=s.text, outcome="already done", messages=messages)
             raise failed(f"it failed with {verdict.failure}", _action_for(s), verdict.msg_id)
 
         shown, problem = self._host_shows_done(s, started, approved)
         if shown is False:
             raise failed(f"it reported success ({verdict.text()}) but {problem}", _action_for(s))
-        self._after(s)
+        self._after(s, intent)
         return StepDone(action=s.action, command=s.text, outcome="done", messages=messages)
 
-    def _after(self, s: Step) -> None:
+    def _intent(self, s: Step) -> Operation | None:
+        """A step that destroys a backup is written to the catalog before it is sent (CatalogUnavailable stops it)."""
+        if s.action is not Action.DELETE_SAVE_FILE:
+            return None
+        return self.catalog.begin(
+            Operation(host=self.host, qmgr=self.target.qmgr, qmgr_library=self.target.library, kind="discard",
+                      library=self.target.library, receivers="", save_file_library=str(s.args["library"]),
+                      save_file=str(s.args["name"]), run_id=self.run_id)
+        )
+
+    def _after(self, s: Step, intent: Operation | None = None) -> None:
         """What the catalog must learn once the host shows a step done."""
         if s.action is Action.DELETE_SAVE_FILE:
             # Its saves are gone: a restore must no longer offer them.
             self.catalog.record_discarded(self.host, str(s.args["library"]), str(s.args["name"]), self.run_id)
+        if intent is not None:
+            self.catalog.finish(intent, "done", f"{s.text}: done")
 
     def _entry_missing(self, verdict: Verdict, s: Step) -> tuple[str, str]:
         text = next((m.text for m in verdict.messages if m.id == ENTRY_NOT_AVAILABLE), "")
