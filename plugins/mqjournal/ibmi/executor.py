@@ -157,10 +157,10 @@ class Executor:
 
     def delete(self, approved: list[str], *, policy: Policy) -> DeleteResult:
         result = DeleteResult()
-        result.reconciled = self._reconciled(self.live())
         # As the seeds' procedure does: a fresh checkpoint right before deleting, so AMQJRNINF and AMQ7460/AMQ7462
         # describe now, not the moment the plan was made (it may have waited hours for approval).
         live = collect(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
+        result.reconciled = self._reconciled(live)
         on_host = _by_name(live, self.target.library)
         evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host])
         stopped: str | None = None

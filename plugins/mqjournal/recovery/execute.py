@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mqjournal import rules
 from mqjournal.catalog import Catalog, Operation
+from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
@@ -70,11 +71,13 @@ class RecoveryResult(BaseModel):
     plan: Plan
     done: list[StepDone]
     skipped: list[str]  # approved steps the live host no longer needed (done by an earlier attempt)
+    reconciled: list[str] = []  # what an interrupted earlier step turned out to have done, from the host
 
     def markdown(self) -> str:
         lines = [f"## Recovery of {self.plan.request.qmgr} on {self.plan.request.host}: {len(self.done)} step(s) run", ""]
         lines += [f"- {d.outcome}: `{d.command}`" for d in self.done]
         lines += [f"- already done before this run: `{text}`" for text in self.skipped]
+        lines += [f"- reconciled: {text}" for text in self.reconciled]
         return "\n".join(lines) + "\n"
 
 
@@ -179,7 +182,14 @@ class RecoveryExecutor:
     def execute(self, approved: Plan) -> RecoveryResult:
         """Re-check, then run the plan. Raises PlanHasGaps/PlanWentStale (nothing run) or StepFailed."""
         self.refuse_unrunnable(approved)
-        started = gathering.probe(self.session, self.target).now
+        found = gathering.probe(self.session, self.target)
+        started = found.now
+        # An interrupted earlier attempt (a killed worker, a lost answer) is explained from the host first, so the
+        # catalog the re-plan reads is right (a DLTF that ran is a discarded save file).
+        reconciled = (
+            reconcile(self.session, self.catalog, self.live(), host=self.host, qmgr=self.target.qmgr).findings
+            if found.journal_exists else []
+        )
         fresh, skipped = self.recheck(approved)
         for text in skipped:
             log.info("%s/%s: already done, skipped: %s", self.host, self.target.qmgr, text)
@@ -187,7 +197,7 @@ class RecoveryExecutor:
         for number, s in enumerate(fresh.steps, start=1):
             log.info("%s/%s: step %d/%d: %s", self.host, self.target.qmgr, number, len(fresh.steps), s.text)
             done.append(self._run(s, number, len(fresh.steps), done, started, approved))
-        return RecoveryResult(plan=fresh, done=done, skipped=skipped)
+        return RecoveryResult(plan=fresh, done=done, skipped=skipped, reconciled=reconciled)
 
     def _run(self, s: Step, number: int, total: int, done: list[StepDone], started: datetime,
              approved: Plan) -> StepDone:
