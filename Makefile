@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install test demo clean
+.PHONY: install test safety-long demo clean
 
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ install: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(PY) -m pytest
+
+# The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
+safety-long: $(INSTALLED)
+	MQJ_STATEFUL=long $(PY) -m pytest tests/safety/test_stateful.py::test_maintenance_under_host_events_and_faults_keeps_every_receiver_and_records_every_command
 
 demo: $(INSTALLED)
 	$(VENV)/bin/mqjournal demo --fleet docker/fleet.example.yaml $(DEMO_ARGS)

@@ -18,8 +18,10 @@ the catalog are what mqjournal wrote down. The invariants:
    made is in the catalog; every DLTJRNRCV the host ran for mqjournal is a catalog deletion and the reverse;
    nothing is saved twice into one save file, and no receiver is recorded deleted twice.
 
-Save files deleted by someone else (`excused_save_files`) or discarded by backup expiry are not held against
-saves and deletions made before they went (the scenario passes only the files it removed behind mqjournal's back).
+A save file someone else deleted (`removed_save_files`) is not held against the catalog's saves in it, nor
+against the deletions made before it went (`excused_deletions`: (receiver, save file) pairs the scenario notes when
+it removes the file); a deletion made after it went is mqjournal's. Save files discarded by backup expiry are
+mqjournal's own decision and excuse what was in them.
 """
 
 from __future__ import annotations
@@ -159,16 +161,22 @@ class SafetyChecker:
 
     # --- the whole check ------------------------------------------------------------------------------------
 
-    def check(self, *, excused_save_files: Collection[str] = (), require_reconciled: bool = True) -> Report:
+    def check(
+        self,
+        *,
+        removed_save_files: Collection[str] = (),
+        excused_deletions: Collection[tuple[str, str]] = (),
+        require_reconciled: bool = True,
+    ) -> Report:
         with self.host.lock:
             partition = self.host.partition.model_copy(deep=True)
         received = self._received()
         events = read_audit_events(self.audit_paths)
         report = Report()
         report.extend(self.receivers(partition))
-        report.extend(self.deletions(partition, received, excused_save_files))
+        report.extend(self.deletions(partition, received, excused_deletions))
         report.extend(self.audit(received, events, require_reconciled=require_reconciled))
-        report.extend(self.agreement(partition, received, excused_save_files))
+        report.extend(self.agreement(partition, received, removed_save_files))
         report.commands_received = len(received)
         report.intents = sum(1 for e in events if e.get("event") == "intent" or ("event" not in e and "command" in e))
         return report
@@ -231,15 +239,16 @@ class SafetyChecker:
 
     # --- 2. every deletion backed by a save --------------------------------------------------------------------
 
-    def deletions(self, partition: Partition, received, excused: Collection[str]) -> Report:
+    def deletions(self, partition: Partition, received, excused: Collection[tuple[str, str]] = ()) -> Report:
         report = Report()
-        gone = self.catalog.discarded_save_files(self.host_name) | set(excused)
+        gone = self.catalog.discarded_save_files(self.host_name)
+        excused = set(excused)
         checked: set[tuple[str, str]] = set()
         for library in self.libraries(partition):
             for d in self.catalog.deletions_for(self.host_name, library):
                 checked.add((d.library, d.receiver))
                 saves = self.catalog.saves_of(self.host_name, d.library, d.receiver, d.attached_at)
-                self._backed(report, partition, f"{d.library}/{d.receiver}", d.attached_at, saves, gone)
+                self._backed(report, partition, f"{d.library}/{d.receiver}", d.attached_at, saves, gone, excused)
         # Deletions the host did for mqjournal that the catalog does not know (rule 4 reports the missing record).
         for entry in received:
             if entry.state != "ran" or entry.exit_status != 0 or cl_verb(entry.command) != "DLTJRNRCV":
@@ -249,10 +258,11 @@ class SafetyChecker:
                 continue
             checked.add((library, name))
             saves = self.catalog.saves_of(self.host_name, library, name)
-            self._backed(report, partition, f"{library}/{name}", None, saves, gone)
+            self._backed(report, partition, f"{library}/{name}", None, saves, gone, excused)
         return report
 
-    def _backed(self, report: Report, partition: Partition, receiver: str, attached_at, saves, gone) -> None:
+    def _backed(self, report: Report, partition: Partition, receiver: str, attached_at, saves, gone,
+                excused) -> None:
         library, _, name = receiver.partition("/")
         if not saves:
             report.add("deleted without save", f"{receiver} was deleted and the catalog has no save of it")
@@ -260,7 +270,7 @@ class SafetyChecker:
         problems = []
         for s in saves:
             path = f"{s.save_file_library}/{s.save_file}"
-            if path in gone:
+            if path in gone or (receiver, path) in excused:
                 return  # it was there when the receiver went; someone (or expiry) removed it since
             save_file = partition.save_files.get(path)
             if save_file is None:
@@ -340,9 +350,9 @@ class SafetyChecker:
 
     # --- 4. catalog and host agree ---------------------------------------------------------------------------
 
-    def agreement(self, partition: Partition, received, excused: Collection[str]) -> Report:
+    def agreement(self, partition: Partition, received, removed: Collection[str] = ()) -> Report:
         report = Report()
-        gone = self.catalog.discarded_save_files(self.host_name) | set(excused)
+        gone = self.catalog.discarded_save_files(self.host_name) | set(removed)
         catalogued: dict[str, set[tuple[str, str, datetime]]] = defaultdict(set)
         for library in self.libraries(partition):
             for s in self.catalog.saves_for(self.host_name, library):
@@ -420,6 +430,44 @@ class SafetyChecker:
             elif in_catalog > on_host:
                 report.add("catalog/host", f"the catalog records the deletion of {key[0]}/{key[1]}, which no "
                            "DLTJRNRCV of mqjournal deleted on the host")
+        report.extend(self.operations(received))
+        return report
+
+    def operations(self, received) -> Report:
+        """Where the catalog keeps operation intents: one before every SAVOBJ and DLTJRNRCV the host received, and
+        none left open (a later step reconciles what an interrupted one left)."""
+        report = Report()
+        read = getattr(self.catalog, "operations", None)
+        if read is None:
+            return report
+        operations = read(self.host_name)
+        if not operations:
+            # A catalog that has operation records but an executor that does not write them yet (the change is
+            # under way): the per-command rule below applies once any operation was recorded on this host.
+            return report
+        keys = set()
+        for op in operations:
+            names = tuple(op.receivers.split())
+            if op.kind == "save":
+                keys.add(("save", op.library, names, f"{op.save_file_library}/{op.save_file}"))
+            else:
+                keys.update(("delete", op.library, (name,), None) for name in names)
+            if op.state == "intent":
+                report.add("open catalog intent", f"the catalog's intent to {op.kind} {op.library}/{op.receivers} "
+                           f"(run {op.run_id}) has no outcome and was not reconciled")
+        for entry in received:
+            verb = cl_verb(entry.command)
+            if verb == "SAVOBJ":
+                key = ("save", cl_param(entry.command, "LIB"), tuple((cl_param(entry.command, "OBJ") or "").split()),
+                       _qualify(cl_param(entry.command, "SAVF")))
+            elif verb == "DLTJRNRCV":
+                library, _, name = (cl_param(entry.command, "JRNRCV") or "/").rpartition("/")
+                key = ("delete", library, (name,), None)
+            else:
+                continue
+            if key not in keys:
+                report.add("no catalog intent", f"the host received `{_short(entry.command)}` and the catalog holds "
+                           "no intent for it")
         return report
 
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import signal
-import sqlite3
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from sqlalchemy.exc import SQLAlchemyError
 
 from mqjournal.sim.messages import render
 from mqjournal.sim.model import CommandFault
@@ -32,6 +29,7 @@ from tests.safety.invariants import CATALOGUED_VERBS, Report, cl_param, cl_text,
 KINDS = ("drop_before", "drop_after", "fails", "timeout", "catalog_unavailable", "sigkill")
 TIMEOUT = 0.5  # the step's command timeout in a "timeout" case: the held command hangs past it
 SETTLE_SECONDS = 15.0
+WORKER_SECONDS = 60.0
 
 # The documented escape message each CL command fails with, and its message data.
 _FAILURES = {
@@ -125,7 +123,190 @@ def cases(paths=tuple(sc.PATHS), kinds=KINDS) -> list[Case]:
     return found
 
 
-# --- running a case --------------------------------------------------------------------------------------------------
+# --- faults, and running a step under one ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault for one run of a step.
+
+    `pattern` (a regex on the command line) and `occurrence` (how many of its matches pass first) pick the command
+    for every kind but ``catalog_unavailable``, whose catalog is locked right before the step's command number
+    `lock_after` is sent (0: before the step starts), i.e. once the command before it ran, before its answer.
+    """
+
+    kind: str
+    pattern: str = ".*"
+    occurrence: int = 0
+    lock_after: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"fault kind {self.kind!r} is not one of {KINDS}")
+
+
+@dataclass
+class Faulted:
+    """What became of a step run under a fault."""
+
+    fault: Fault
+    error: BaseException | None = None
+    report: Report = field(default_factory=Report)
+    notes: list[str] = field(default_factory=list)
+    reached: bool = False  # the faulted command (or the lock point) was reached
+
+
+def _matching(entries, fault: Fault, mark: int):
+    hits = [e for e in entries[mark:] if re.search(fault.pattern, e.command)]
+    return hits[fault.occurrence] if len(hits) > fault.occurrence else None
+
+
+def _failure_reply(command: str) -> ExecResult:
+    verb = cl_verb(command)
+    if verb is not None:
+        msg_id, tokens = _FAILURES.get(verb, ("CPF9898", lambda c: [f"{verb} failed"]))
+        message = render(msg_id, *tokens(command))
+        return ExecResult(255, "", f"{message.id}: {message.text}\n")
+    runs = max(1, sum(1 for t in shlex.split(command) if t == "db2"))
+    view = (re.search(r"QSYS2\.(\w+)", command) or re.search(r"(\w+)", command)).group(1)
+    block = format_cli_error("57033", -913, f"Row or object {view} in QSYS2 type *FILE in use.")
+    return ExecResult(EXIT_SQL_ERROR, block * runs, "")
+
+
+class _FailOnArrival:
+    """The "fails" kind: the matching occurrence fails with its documented message. A CL command through the
+    partition's own CL faults (`CommandFault`: the simulator sends the escape message), an SQL statement through an
+    `answer` rule (the db2 CLI error block). Decided when the command arrives, from its own text."""
+
+    def __init__(self, s: sc.Scenario, fault: Fault, mark: int) -> None:
+        self.s, self.fault, self.mark, self.done = s, fault, mark, False
+
+    def __call__(self, entry, event: str) -> None:
+        if event != "arrived" or self.done or entry.seq < self.mark:
+            return
+        target = _matching(self.s.service.received.entries(sc.HOST), self.fault, self.mark)
+        if target is None or target.seq != entry.seq:
+            return
+        self.done = True
+        verb, text = cl_verb(entry.command), cl_text(entry.command)
+        if verb is not None:
+            msg_id, tokens = _FAILURES.get(verb, ("CPF9898", lambda c: [f"{verb} failed"]))
+            with self.s.host.state() as partition:
+                partition.faults.commands.append(CommandFault(
+                    pattern="^" + re.escape(text) + "$", msg_id=msg_id, tokens=tokens(entry.command)))
+        else:
+            self.s.service.faults[sc.HOST].rules.insert(
+                0, CommandRule("^" + re.escape(entry.command) + "$", "answer", reply=_failure_reply(entry.command)))
+
+
+def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots: int | None = None) -> Faulted:
+    """Run the step `path` with `arg` in a worker process under `fault`, and let the fault play out completely (a
+    held command has landed, a lock is released, a killed worker's connection is gone) before returning."""
+    from tests.safety import worker
+
+    mark = len(s.service.received)
+    done = Faulted(fault)
+    faults = s.service.faults[sc.HOST]
+    lock = None
+    release = None
+    locked_at: list[int] = []
+    command_timeout = sc.COMMAND_TIMEOUT
+    if fault.kind in ("drop_before", "drop_after"):
+        faults.rules.append(CommandRule(fault.pattern, fault.kind, skip=fault.occurrence))
+    elif fault.kind == "fails":
+        # Each arriving command is matched against the fault; the one it hits is answered with its own failure.
+        s.service.received.listeners.append(_FailOnArrival(s, fault, mark))
+    elif fault.kind == "timeout":
+        release = threading.Event()
+        faults.rules.append(CommandRule(fault.pattern, "hold_before", skip=fault.occurrence, release=release,
+                                        seconds=60.0))
+        command_timeout = TIMEOUT
+    elif fault.kind == "catalog_unavailable":
+        lock = CatalogLock(s.db_path)
+        if fault.lock_after == 0:
+            lock.acquire()
+            locked_at.append(mark)
+        else:
+            position = mark + fault.lock_after - 1
+
+            def lock_after_previous(entry, event: str) -> None:
+                if event == "ran" and entry.seq == position and not lock.held:
+                    lock.acquire()
+                    locked_at.append(entry.seq + 1)
+
+            s.service.received.listeners.append(lock_after_previous)
+    elif fault.kind == "sigkill":
+        faults.rules.append(CommandRule(fault.pattern, "hold_after", skip=fault.occurrence, seconds=60.0))
+
+    spec = worker.WorkerSpec(
+        path=path, arg=arg, port=s.ports[sc.HOST], user=s.user, client_key=s.config.client_key,
+        known_hosts=s.config.known_hosts, catalog_url=s.catalog_url, audit_path=s.audit_path, target=s.target,
+        tz=s.tz, command_timeout=command_timeout, lease_slots=lease_slots,
+    )
+    process, answer = worker.start(spec)
+    try:
+        if fault.kind == "sigkill":
+            s.service.received.wait_for(
+                lambda entries: ((e := _matching(entries, fault, mark)) is not None and e.state != "arrived")
+                or not process.is_alive(), SETTLE_SECONDS)
+            target = _matching(s.service.received.entries(sc.HOST), fault, mark)
+            done.reached = target is not None and target.state != "arrived"
+            process.kill()  # SIGKILL: no finally, no atexit, no flush
+        process.join(WORKER_SECONDS)
+        try:
+            ended = answer.recv() if answer.poll() else None
+        except EOFError:  # killed before it could answer
+            ended = None
+        if ended is not None and ended.error_type is not None:
+            done.error = worker.WorkerError(ended)
+        elif ended is None and fault.kind != "sigkill":
+            done.notes.append(f"the worker ended without a word (exit {process.exitcode})")
+    finally:
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+            done.notes.append("the worker did not finish in time and was killed")
+        answer.close()
+        s.service.received.listeners.clear()
+        if release is not None:
+            release.set()
+            if not s.service.received.wait_for(
+                    lambda entries: (e := _matching(entries, fault, mark)) is None or e.state != "arrived",
+                    SETTLE_SECONDS):
+                done.notes.append("the held command did not land")
+        if lock is not None and lock.held:
+            lock.release()
+        faults.rules.clear()
+        if fault.kind == "fails":
+            with s.host.state() as partition:
+                partition.faults.commands.clear()
+        # A held answer ends when its (killed) client's connection goes; wait for every command to settle.
+        s.service.received.wait_for(lambda entries: all(e.state != "arrived" for e in entries[mark:]),
+                                    SETTLE_SECONDS)
+
+    if fault.kind == "catalog_unavailable":
+        done.reached = bool(locked_at)
+        _check_catalog_stop(s, done, locked_at)
+    elif fault.kind != "sigkill":
+        done.reached = _matching(s.service.received.entries(sc.HOST), fault, mark) is not None
+    return done
+
+
+def _check_catalog_stop(s: sc.Scenario, done: Faulted, locked_at: list[int]) -> None:
+    if not locked_at:
+        done.notes.append("the step ended before the catalog was locked")
+        return
+    for e in s.service.received.entries(sc.HOST, locked_at[0]):
+        if cl_verb(e.command) in CATALOGUED_VERBS:
+            done.report.add("catalog unavailable", f"`{cl_text(e.command)}` was sent while the catalog was locked "
+                            "(the catalog must record it first, so the step must stop before it)")
+    exc = done.error
+    if exc is not None and exc.ended.database_error and s.db_path.name not in str(exc):
+        done.report.add("catalog unavailable", f"the step stopped with an error that does not name the database "
+                        f"({s.db_path}): {str(exc)[:300]}")
+
+
+# --- a case of the matrix ---------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -152,28 +333,9 @@ class Outcome:
         return "\n".join(lines)
 
 
-def _chain(exc: BaseException | None):
-    while exc is not None:
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
-def _target_entry(s: sc.Scenario, case: Case, mark: int):
-    """The received-log entry of the case's command in this run, if it arrived."""
-    hits = [e for e in s.received(mark) if e.command == case.command]
-    return hits[case.occurrence] if len(hits) > case.occurrence else None
-
-
-def _failure_reply(command: str) -> ExecResult:
-    verb = cl_verb(command)
-    if verb is not None:
-        msg_id, tokens = _FAILURES.get(verb, ("CPF9898", lambda c: [f"{verb} failed"]))
-        message = render(msg_id, *tokens(command))
-        return ExecResult(255, "", f"{message.id}: {message.text}\n")
-    runs = max(1, sum(1 for t in shlex.split(command) if t == "db2"))
-    view = (re.search(r"QSYS2\.(\w+)", command) or re.search(r"(\w+)", command)).group(1)
-    block = format_cli_error("57033", -913, f"Row or object {view} in QSYS2 type *FILE in use.")
-    return ExecResult(EXIT_SQL_ERROR, block * runs, "")
+def _tagged(report: Report, when: str) -> Report:
+    report.violations = [type(v)(v.rule, f"{when}: {v.detail}") for v in report.violations]
+    return report
 
 
 def run_case(case: Case, root: Path) -> Outcome:
@@ -183,16 +345,20 @@ def run_case(case: Case, root: Path) -> Outcome:
     try:
         path = sc.PATHS[case.path]
         arg = path.setup(s)
-        mark = len(s.service.received)
+        fault = Fault(case.kind, case.pattern, case.occurrence, lock_after=case.index)
+        faulted = run_with_fault(s, case.path, arg, fault)
+        outcome.step_error, outcome.notes = faulted.error, faulted.notes
+        outcome.report.extend(faulted.report)
+        if not faulted.reached:
+            outcome.report.add("case not reached", "the faulted run never reached the command of the fault-free run")
         recovery = case.path in ("startup", "media")
-        _run_faulted(s, case, arg, mark, outcome)
         if not recovery:
             # Right after the fault, before anything reruns: nothing MQ needs is gone, no deletion is unbacked.
             checker = s.checker()
             with s.host.lock:
                 partition = s.host.partition.model_copy(deep=True)
             outcome.report.extend(_tagged(checker.receivers(partition), "right after the fault"))
-            outcome.report.extend(_tagged(checker.deletions(partition, s.received(), s.excused_save_files),
+            outcome.report.extend(_tagged(checker.deletions(partition, s.received(), s.excused_deletions),
                                           "right after the fault"))
         try:
             path.run(s, arg, None)
@@ -213,130 +379,3 @@ def run_case(case: Case, root: Path) -> Outcome:
         s.close()
     outcome.seconds = time.monotonic() - started
     return outcome
-
-
-def _tagged(report: Report, when: str) -> Report:
-    report.violations = [type(v)(v.rule, f"{when}: {v.detail}") for v in report.violations]
-    return report
-
-
-def _run_faulted(s: sc.Scenario, case: Case, arg, mark: int, outcome: Outcome) -> None:
-    path = sc.PATHS[case.path]
-    faults = s.service.faults[sc.HOST]
-    if case.kind == "sigkill":
-        _run_killed(s, case, arg, mark, outcome)
-        return
-    session = None
-    lock = None
-    release = None
-    locked_at: list[int] = []
-    if case.kind in ("drop_before", "drop_after"):
-        faults.rules.append(CommandRule(case.pattern, case.kind, skip=case.occurrence))
-    elif case.kind == "fails":
-        verb = cl_verb(case.command)
-        if verb is not None and case.occurrence == 0:
-            msg_id, tokens = _FAILURES.get(verb, ("CPF9898", lambda c: [f"{verb} failed"]))
-            with s.host.state() as partition:
-                partition.faults.commands.append(CommandFault(
-                    pattern="^" + re.escape(cl_text(case.command)) + "$", msg_id=msg_id, tokens=tokens(case.command)))
-        else:
-            faults.rules.append(CommandRule(case.pattern, "answer", skip=case.occurrence,
-                                            reply=_failure_reply(case.command)))
-    elif case.kind == "timeout":
-        import threading
-
-        release = threading.Event()
-        faults.rules.append(CommandRule(case.pattern, "hold_before", skip=case.occurrence, release=release,
-                                        seconds=60.0))
-        session = s.new_session(command_timeout=TIMEOUT)
-    elif case.kind == "catalog_unavailable":
-        lock = CatalogLock(s.db_path)
-        if case.index == 0:
-            lock.acquire()
-            locked_at.append(len(s.service.received))
-        else:
-            position = mark + case.index - 1
-
-            def lock_after_previous(entry, event: str) -> None:
-                if event == "ran" and entry.seq == position and not lock.held:
-                    lock.acquire()
-                    locked_at.append(entry.seq + 1)
-
-            s.service.received.listeners.append(lock_after_previous)
-    else:
-        raise ValueError(case.kind)
-
-    try:
-        path.run(s, arg, session)
-    except Exception as exc:  # noqa: BLE001 - the faulted step may fail; how it fails is checked below
-        outcome.step_error = exc
-    finally:
-        s.service.received.listeners.clear()
-        if release is not None:
-            release.set()
-            landed = s.service.received.wait_for(
-                lambda entries: (e := _target_entry_live(entries, case, mark)) is None or e.state != "arrived",
-                SETTLE_SECONDS)
-            if not landed:
-                outcome.notes.append("the held command did not land")
-        if lock is not None and lock.held:
-            lock.release()
-        faults.rules.clear()
-        with s.host.state() as partition:
-            partition.faults.commands.clear()
-
-    entry = _target_entry(s, case, mark)
-    if case.kind != "catalog_unavailable" and entry is None:
-        outcome.notes.append("the faulted step never sent the command")
-    if case.kind == "catalog_unavailable":
-        _check_catalog_stop(s, case, outcome, locked_at)
-
-
-def _target_entry_live(entries, case: Case, mark: int):
-    hits = [e for e in entries[mark:] if e.command == case.command]
-    return hits[case.occurrence] if len(hits) > case.occurrence else None
-
-
-def _check_catalog_stop(s: sc.Scenario, case: Case, outcome: Outcome, locked_at: list[int]) -> None:
-    if not locked_at:
-        outcome.notes.append("the step ended before the catalog was locked")
-        return
-    sent = [e for e in s.service.received.entries(sc.HOST, locked_at[0]) if cl_verb(e.command) in CATALOGUED_VERBS]
-    for e in sent:
-        outcome.report.add("catalog unavailable", f"`{cl_text(e.command)}` was sent while the catalog was locked "
-                           "(the catalog must record it first, so the step must stop before it)")
-    exc = outcome.step_error
-    database_error = any(isinstance(e, (SQLAlchemyError, sqlite3.Error)) for e in _chain(exc))
-    if exc is not None and database_error and s.db_path.name not in str(exc):
-        outcome.report.add("catalog unavailable", f"the step stopped with an error that does not name the database "
-                           f"({s.db_path}): {type(exc).__name__}: {str(exc)[:300]}")
-
-
-def _run_killed(s: sc.Scenario, case: Case, arg, mark: int, outcome: Outcome) -> None:
-    from tests.safety import worker
-
-    faults = s.service.faults[sc.HOST]
-    faults.rules.append(CommandRule(case.pattern, "hold_after", skip=case.occurrence, seconds=60.0))
-    spec = worker.WorkerSpec(
-        path=case.path, arg=arg, run_id=sc.PATHS[case.path].run_id, port=s.ports[sc.HOST], user=s.user,
-        client_key=s.config.client_key, known_hosts=s.config.known_hosts, catalog_url=s.catalog_url,
-        audit_path=s.audit_path, target=s.target, tz=s.tz,
-    )
-    process = worker.start(spec)
-    try:
-        reached = s.service.received.wait_for(
-            lambda entries: (e := _target_entry_live(entries, case, mark)) is not None and e.state != "arrived"
-            or not process.is_alive(), SETTLE_SECONDS)
-        if not reached or not process.is_alive():
-            outcome.notes.append(f"the worker ended (exit {process.exitcode}) before the host ran the command")
-        process.kill()  # SIGKILL: no finally, no atexit, no flush
-        process.join(10)
-        if process.exitcode not in (-signal.SIGKILL, None) and outcome.notes == []:
-            outcome.notes.append(f"the worker exited {process.exitcode} before it could be killed")
-    finally:
-        faults.rules.clear()
-        if process.is_alive():
-            process.kill()
-            process.join(5)
-    # The held answer ends when the killed client's connection goes; wait for that.
-    s.service.received.wait_for(lambda entries: all(e.state != "arrived" for e in entries[mark:]), SETTLE_SECONDS)

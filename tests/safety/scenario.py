@@ -33,7 +33,7 @@ from mqjournal.sim import mq
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.service import SimulatorService
 from tests.conftest import fleet_config
-from tests.safety.invariants import Report, SafetyChecker
+from tests.safety.invariants import Report, SafetyChecker, cl_param
 
 HOST = "ibmi1"
 QMGR = "TEST"
@@ -83,7 +83,9 @@ class Scenario:
         self.db_path = self.root / "catalog.db"
         self.catalog_url = f"sqlite:///{self.db_path}"
         self.catalog = Catalog(self.catalog_url)
-        self.excused_save_files: set[str] = set()
+        # Save files someone else deleted, and the deletions made before that which had their saves in them.
+        self.removed_save_files: set[str] = set()
+        self.excused_deletions: set[tuple[str, str]] = set()
         self._sessions: list[IbmiSession] = []
         self.session = self.new_session()
         found = survey(self.session, HOST, [])
@@ -141,6 +143,21 @@ class Scenario:
         """Someone else runs CL on the partition (not through mqjournal's SSH sessions)."""
         return self.host.run(f"system {shlex.quote(cl)}", OPERATOR)
 
+    def remove_save_file(self, path: str) -> ExecResult:
+        """Someone else deletes a save file (DLTF). The receivers deleted by then with a save in it are excused."""
+        deleted = {(d.library, d.receiver) for d in self.catalog.deletions_for(HOST, LIBRARY)}
+        for entry in self.received():
+            if entry.ran and entry.exit_status == 0 and "DLTJRNRCV" in entry.command:
+                library, _, name = (cl_param(entry.command, "JRNRCV") or "/").rpartition("/")
+                deleted.add((library, name))
+        for library, name in deleted:
+            if any(f"{s.save_file_library}/{s.save_file}" == path for s in self.catalog.saves_of(HOST, library, name)):
+                self.excused_deletions.add((f"{library}/{name}", path))
+        out = self.operator(f"DLTF FILE({path})")
+        if out.exit_status == 0:
+            self.removed_save_files.add(path)
+        return out
+
     def chain(self) -> list[str]:
         """The journal's receivers on the host, oldest first."""
         with self.host.lock:
@@ -157,7 +174,8 @@ class Scenario:
                              received=lambda: self.received())
 
     def check(self, **options) -> Report:
-        return self.checker().check(excused_save_files=self.excused_save_files, **options)
+        return self.checker().check(removed_save_files=self.removed_save_files,
+                                    excused_deletions=self.excused_deletions, **options)
 
     def close(self) -> None:
         for session in self._sessions:
@@ -174,20 +192,19 @@ class StepPath:
     """A step of mqjournal that changes the host: how to get a scenario ready for it, and how to run it."""
 
     name: str
-    setup: Callable[[Scenario], object]
-    run: Callable[[Scenario, object, IbmiSession | None], object]
-    run_id: str
+    setup: Callable[[Scenario], object]  # returns the step's argument, its run id first
+    run: Callable[[object, object, IbmiSession | None], object]  # (actor, argument, session or None)
 
 
-def _ready_to_save(s: Scenario) -> tuple[list[str], list[str]]:
+def _ready_to_save(s: Scenario) -> tuple[str, list[str], list[str]]:
     s.advance(timedelta(minutes=80))  # four receivers to save and delete, and the attached one
-    return s.plan("run1")
+    return ("run1", *s.plan("run1"))
 
 
-def _ready_to_delete(s: Scenario) -> tuple[list[str], list[str]]:
-    to_save, to_delete = _ready_to_save(s)
-    s.executor("run1").save(to_save, save_library=SAVE_LIBRARY)
-    return to_save, to_delete
+def _ready_to_delete(s: Scenario) -> tuple[str, list[str], list[str]]:
+    run_id, to_save, to_delete = _ready_to_save(s)
+    s.executor(run_id).save(to_save, save_library=SAVE_LIBRARY)
+    return run_id, to_save, to_delete
 
 
 def _delete_out_of_band(s: Scenario, count: int) -> list[str]:
@@ -198,7 +215,7 @@ def _delete_out_of_band(s: Scenario, count: int) -> list[str]:
     return victims
 
 
-def _broken_startup(s: Scenario) -> Plan:
+def _broken_startup(s: Scenario) -> tuple[str, Plan]:
     """A unit of work holds the startup point; after maintenance someone deletes two needed (saved) receivers and
     the partition loses power: STRMQM fails with AMQ7432."""
     s.advance(timedelta(minutes=40))
@@ -213,10 +230,10 @@ def _broken_startup(s: Scenario) -> Plan:
     assert failed.exit_status != 0 and "AMQ7432" in failed.stderr, failed
     plan = s.recovery_plan(Kind.STARTUP)
     assert plan.executable, plan.markdown()
-    return plan
+    return "recovery1", plan
 
 
-def _damaged_queue(s: Scenario) -> Plan:
+def _damaged_queue(s: Scenario) -> tuple[str, Plan]:
     """A damaged queue holds the media recovery point; someone deletes the two oldest (saved) receivers."""
     s.advance(timedelta(minutes=40))
     with s.host.state() as partition:
@@ -226,26 +243,32 @@ def _damaged_queue(s: Scenario) -> Plan:
     _delete_out_of_band(s, 2)
     plan = s.recovery_plan(Kind.MEDIA)
     assert plan.executable, plan.markdown()
-    return plan
+    return "recovery1", plan
 
 
-def _save(s: Scenario, arg, session: IbmiSession | None):
-    return s.executor("run1", session).save(arg[0], save_library=SAVE_LIBRARY)
+# A step runs on an "actor": a Scenario, or a worker process's stand-in with the same executor()/recovery_executor().
 
 
-def _delete(s: Scenario, arg, session: IbmiSession | None):
-    return s.executor("run1", session).delete(arg[1], policy=Policy())
+def _save(actor, arg, session: IbmiSession | None):
+    run_id, to_save, _ = arg
+    return actor.executor(run_id, session).save(to_save, save_library=SAVE_LIBRARY)
 
 
-def _recover(s: Scenario, plan: Plan, session: IbmiSession | None):
-    return s.recovery_executor("recovery1", session).execute(plan)
+def _delete(actor, arg, session: IbmiSession | None):
+    run_id, _, to_delete = arg
+    return actor.executor(run_id, session).delete(to_delete, policy=Policy())
+
+
+def _recover(actor, arg, session: IbmiSession | None):
+    run_id, plan = arg
+    return actor.recovery_executor(run_id, session).execute(plan)
 
 
 PATHS = {
-    "save": StepPath("save", _ready_to_save, _save, "run1"),
-    "delete": StepPath("delete", _ready_to_delete, _delete, "run1"),
-    "startup": StepPath("startup", _broken_startup, _recover, "recovery1"),
-    "media": StepPath("media", _damaged_queue, _recover, "recovery1"),
+    "save": StepPath("save", _ready_to_save, _save),
+    "delete": StepPath("delete", _ready_to_delete, _delete),
+    "startup": StepPath("startup", _broken_startup, _recover),
+    "media": StepPath("media", _damaged_queue, _recover),
 }
 
 

@@ -16,9 +16,8 @@ The session prints one line at the end: ``fault matrix: N cases, N held, 0 recei
 
 from __future__ import annotations
 
-import pytest
-
 from tests.safety import matrix
+from tests.safety import scenario as sc
 
 
 def pytest_generate_tests(metafunc):
@@ -31,3 +30,43 @@ def test_fault(case: matrix.Case, case_root, matrix_outcomes):
     outcome = matrix.run_case(case, case_root)
     matrix_outcomes.append(outcome)
     assert outcome.held, outcome.explain()
+
+
+# --- the same steps under the DAG's per-host SSH session lease (kept in the catalog database) ----------------------
+
+
+def test_a_locked_catalog_is_named_when_the_step_runs_under_its_ssh_lease(case_root):
+    """The DAG runs each step inside `host_session_slot`, whose lease rows live in the catalog database: with that
+    database locked, the step must still stop with the error that names it, not a raw SQL error from the lease."""
+    s = sc.Scenario(case_root)
+    try:
+        arg = sc.PATHS["delete"].setup(s)
+        dltjrnrcv = next(i for i, c in enumerate(matrix.commands_of("delete")) if "DLTJRNRCV" in c)
+        problems = []
+        for lock_after in (0, dltjrnrcv + 1):  # before the lease is taken; before the second DLTJRNRCV
+            done = matrix.run_with_fault(s, "delete", arg, matrix.Fault("catalog_unavailable", lock_after=lock_after),
+                                         lease_slots=2)
+            if done.error is None or s.db_path.name not in str(done.error):
+                problems.append(f"locked before command {lock_after}: the step ended with {done.error}")
+            problems += [f"locked before command {lock_after}: {v}" for v in done.report.violations]
+        assert not problems, "\n".join(problems)
+    finally:
+        s.close()
+
+
+def test_a_killed_workers_ssh_lease_frees_its_slot(case_root):
+    """A task SIGKILLed while DLTJRNRCV runs leaves its lease row; with one session per host allowed, the rerun must
+    get the slot once the lease's time to live has passed, not hours later."""
+    from mqjournal.airflow.leases import host_session_slot
+    from tests.safety import worker
+
+    s = sc.Scenario(case_root)
+    try:
+        arg = sc.PATHS["delete"].setup(s)
+        done = matrix.run_with_fault(s, "delete", arg, matrix.Fault("sigkill", r"DLTJRNRCV"), lease_slots=1)
+        assert done.reached
+        options = worker.lease_options(wait=3 * worker.LEASE_TTL.total_seconds() + 2)
+        with host_session_slot(s.catalog_url, sc.HOST, slots=1, **options) as slot:
+            assert slot == 0
+    finally:
+        s.close()

@@ -1,19 +1,25 @@
-"""A worker process that runs one mqjournal step, as an Airflow task does: its own SSH session, audit writer, catalog
-connection and per-host session lease. The fault matrix SIGKILLs it while the host runs a command.
+"""A worker process that runs one mqjournal step, as an Airflow task does: its own process, SSH session, audit
+writer, catalog connection and per-host session lease. Faulted steps run in one (the SIGKILL kind kills it while
+the host runs a command), so that the rerun, in the test's own process, is another worker, as a task retry is: a
+step leaves the open intents of a live worker alone, and the test process is alive.
 
 Workers are forked from a forkserver that has imported this module (and mqjournal) once, so starting one costs
-milliseconds, and each starts from a clean, single-threaded process.
+milliseconds, and each starts from a clean, single-threaded process. A worker sends back how its step ended.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import logging
 import multiprocessing
+import sqlite3
 from dataclasses import dataclass
 from datetime import timedelta, timezone
 from pathlib import Path
 
 import paramiko
+from sqlalchemy.exc import SQLAlchemyError
 
 from mqjournal.airflow.leases import host_session_slot
 from mqjournal.catalog import Catalog
@@ -33,8 +39,7 @@ LEASE_TTL = timedelta(seconds=1)
 @dataclass(frozen=True)
 class WorkerSpec:
     path: str  # a key of scenario.PATHS
-    arg: object
-    run_id: str
+    arg: object  # the step's argument (its run id first)
     port: int
     user: str
     client_key: Path
@@ -43,7 +48,30 @@ class WorkerSpec:
     audit_path: Path
     target: Target
     tz: timezone
-    lease_slots: int = 2
+    command_timeout: float = scenario.COMMAND_TIMEOUT
+    # The DAG takes a per-host SSH session lease (in the catalog database) around every step; None: no lease. The
+    # fault matrix runs without one, so that a locked catalog is seen by the step itself (see test_fault_matrix).
+    lease_slots: int | None = None
+
+
+@dataclass(frozen=True)
+class StepEnded:
+    """How a worker's step ended, as the worker saw it: nothing for success, else its error."""
+
+    error_type: str | None = None
+    message: str = ""
+    database_error: bool = False  # a SQLAlchemy / sqlite3 error is in the error's chain
+
+
+class WorkerError(Exception):
+    """The step in a worker raised `error_type`; its text is the worker's."""
+
+    def __init__(self, ended: StepEnded) -> None:
+        self.ended = ended
+        super().__init__(ended.message)
+
+    def __str__(self) -> str:
+        return self.ended.message
 
 
 class WorkerActor:
@@ -70,26 +98,46 @@ def lease_options(wait: float) -> dict:
     return options
 
 
-def run_step(spec: WorkerSpec) -> None:
+def _chain(exc: BaseException | None):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def run_step(spec: WorkerSpec, answer) -> None:
     shorten_sqlite_busy_timeout()
-    key = paramiko.ECDSAKey.from_private_key_file(str(spec.client_key))
-    connect = ssh_connector(address="127.0.0.1", port=spec.port, user=spec.user, key=key,
-                            known_hosts=spec.known_hosts)
-    with host_session_slot(spec.catalog_url, scenario.HOST, slots=spec.lease_slots, **lease_options(30.0)):
-        session = IbmiSession(scenario.HOST, spec.user, connect, audit=AuditLog(spec.audit_path),
-                              command_timeout=scenario.COMMAND_TIMEOUT, retry=scenario.FAST_RETRY)
-        with session:
-            scenario.PATHS[spec.path].run(WorkerActor(spec, session), spec.arg, session)
+    logging.getLogger().addHandler(logging.NullHandler())  # the step's warnings are the test's to judge, not noise
+    try:
+        key = paramiko.ECDSAKey.from_private_key_file(str(spec.client_key))
+        connect = ssh_connector(address="127.0.0.1", port=spec.port, user=spec.user, key=key,
+                                known_hosts=spec.known_hosts)
+        lease = (host_session_slot(spec.catalog_url, scenario.HOST, slots=spec.lease_slots, **lease_options(30.0))
+                 if spec.lease_slots is not None else contextlib.nullcontext())
+        with lease:
+            session = IbmiSession(scenario.HOST, spec.user, connect, audit=AuditLog(spec.audit_path),
+                                  command_timeout=spec.command_timeout, retry=scenario.FAST_RETRY)
+            with session:
+                scenario.PATHS[spec.path].run(WorkerActor(spec, session), spec.arg, session)
+    except Exception as exc:  # noqa: BLE001 - reported to the test, which judges it
+        database = any(isinstance(e, (SQLAlchemyError, sqlite3.Error)) for e in _chain(exc))
+        answer.send(StepEnded(type(exc).__name__, f"{type(exc).__name__}: {exc}", database))
+    else:
+        answer.send(StepEnded())
 
 
 _context = None
 
 
-def start(spec: WorkerSpec) -> multiprocessing.process.BaseProcess:
+def start(spec: WorkerSpec):
+    """Start a worker on `spec`; returns (process, the connection its `StepEnded` arrives on)."""
     global _context
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload([__name__])
-    process = _context.Process(target=run_step, args=(spec,), name=f"mqjournal-step-{spec.path}", daemon=True)
+    receive, send = _context.Pipe(duplex=False)
+    process = _context.Process(target=run_step, args=(spec, send), name=f"mqjournal-step-{spec.path}", daemon=True)
     process.start()
-    return process
+    send.close()
+    return process, receive
