@@ -22,7 +22,7 @@ from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete, upda
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from mqjournal.catalog import engine_for
+from mqjournal.catalog import CatalogUnavailable, engine_for
 from mqjournal.errors import MqJournalError
 
 log = logging.getLogger(__name__)
@@ -77,23 +77,43 @@ class _Renewal(threading.Thread):
 
 
 @contextlib.contextmanager
+def _database(url: str, doing: str) -> Iterator[None]:
+    """The lease table is in the catalog database: a failure there is the catalog's, named as such."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        yield
+    except IntegrityError:
+        raise
+    except SQLAlchemyError as exc:
+        raise CatalogUnavailable(
+            f"backup catalog {make_url(url).render_as_string(hide_password=True)}",
+            f"could not {doing} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+            "make the database reachable and writable (SQLite: no other process holding its write lock), then rerun "
+            "the task; nothing was sent to the host",
+        ) from None
+
+
+@contextlib.contextmanager
 def host_session_slot(
     url: str, host: str, *, slots: int = 2, wait: float = 600.0, ttl: timedelta = DEFAULT_TTL, poll: float = 1.0
 ) -> Iterator[int]:
     engine = engine_for(url)
-    try:
-        _Base.metadata.create_all(engine)
-    except OperationalError:
-        pass  # another worker created the table at the same moment
+    with _database(url, f"create the SSH session lease table for {host}"):
+        try:
+            _Base.metadata.create_all(engine)
+        except OperationalError as exc:
+            if "already exists" not in str(exc):
+                raise  # otherwise another worker created the table at the same moment
     holder = uuid.uuid4().hex
     deadline = time.monotonic() + wait
     while True:
         now = _now()
-        with Session(engine) as session, session.begin():
+        with _database(url, f"take an SSH session lease for {host}"), Session(engine) as session, session.begin():
             session.execute(delete(_Lease).where(_Lease.host == host, _Lease.expires_at < now))
         for slot in range(slots):
             try:
-                with Session(engine) as session, session.begin():
+                with _database(url, f"take an SSH session lease for {host}"), Session(engine) as session, session.begin():
                     session.add(_Lease(host=host, slot=slot, holder=holder, expires_at=now + ttl))
             except IntegrityError:
                 continue
@@ -103,8 +123,11 @@ def host_session_slot(
                 yield slot
             finally:
                 renewal.stop()
-                with Session(engine) as session, session.begin():
-                    session.execute(delete(_Lease).where(_Lease.holder == holder))
+                try:
+                    with Session(engine) as session, session.begin():
+                        session.execute(delete(_Lease).where(_Lease.holder == holder))
+                except SQLAlchemyError as exc:  # it expires by itself within one ttl
+                    log.warning("could not release the SSH session lease of %s: %s", host, exc)
                 engine.dispose()
             return
         if time.monotonic() > deadline:
