@@ -16,7 +16,9 @@ the catalog are what mqjournal wrote down. The invariants:
    `reconciled` record written by a later run.
 4. **Catalog and host agree**: every catalog save is in its save file; every receiver in a save file mqjournal
    made is in the catalog; every DLTJRNRCV the host ran for mqjournal is a catalog deletion and the reverse;
-   nothing is saved twice into one save file, and no receiver is recorded deleted twice.
+   nothing is saved twice into one save file, and no receiver is recorded deleted twice. Where the catalog keeps
+   operation intents (`Catalog.operations`), every SAVOBJ and DLTJRNRCV the host received has one, and none is
+   left open.
 
 A save file someone else deleted (`removed_save_files`) is not held against the catalog's saves in it, nor
 against the deletions made before it went (`excused_deletions`: (receiver, save file) pairs the scenario notes when

@@ -27,7 +27,9 @@ from tests.safety.catalog_lock import CatalogLock
 from tests.safety.invariants import CATALOGUED_VERBS, Report, cl_param, cl_text, cl_verb, read_audit_events
 
 KINDS = ("drop_before", "drop_after", "fails", "timeout", "catalog_unavailable", "sigkill")
-TIMEOUT = 0.5  # the step's command timeout in a "timeout" case: the held command hangs past it
+# The step's command timeout in a "timeout" case (the held command hangs past it): long enough that no other command
+# of the step times out on a busy 2-core machine, which would fault the case twice.
+TIMEOUT = 0.8
 SETTLE_SECONDS = 15.0
 WORKER_SECONDS = 60.0
 
@@ -63,6 +65,7 @@ def label(command: str) -> str:
         return f"{verb}.{obj}" if obj else verb
     text = command.upper()
     for needle, name in (("ASSOCIATE_JOURNAL_RECEIVER", "sql.associate"), ("JOURNAL_RECEIVER_INFO", "sql.state"),
+                         ("SAVE_FILE_OBJECTS", "sql.contents"),
                          ("OBJECT_STATISTICS", "sql.savefiles"), ("JOURNAL_INFO", "sql.probe")):
         if needle in text:
             return name
