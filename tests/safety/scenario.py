@@ -118,7 +118,8 @@ class Scenario:
         """Checkpoint, collect and plan as the DAG does: (receivers to save, receivers to delete oldest first)."""
         snap = collect(session or self.session, self.target, host=HOST, run_id=run_id, tz=self.tz)
         _, rows = rules.plan_queue_manager(snap, [snap], as_of=snap.collected_at, policy=Policy())
-        to_save = [r.receiver for r in rows if r.action in rules.SAVES]
+        # As the DAG's save step (maintenance.save_one): what to save, then what to delete; proven ones are skipped.
+        to_save = [r.receiver for r in rows if r.action in rules.SAVES or r.action in rules.DELETES]
         to_delete = [r.receiver for r in sorted(rows, key=lambda r: r.chain_position or 0) if r.action in rules.DELETES]
         return to_save, to_delete
 

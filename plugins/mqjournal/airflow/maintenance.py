@@ -130,7 +130,9 @@ def _executor(settings: Settings, session, target: dict, run_id: str) -> Executo
 def save_one(settings: Settings, target: dict, summary: dict, run_id: str, save_library: str) -> dict:
     # Before any SSH: a save in the queue manager's own library, QTEMP or an IBM library could be lost with it.
     save_library = save_library_for(save_library, target["library"])
-    wanted = summary["to_save"].get(key(target), [])
+    # The receivers to delete too: one saved only by someone else (status SAVED on the host) is planned "delete", and
+    # is deleted only once a save of ours proves it; those already proven are skipped by the executor.
+    wanted = list(dict.fromkeys(summary["to_save"].get(key(target), []) + summary["to_delete"].get(key(target), [])))
     if not wanted:
         return {"target": key(target), "saved": [], "already_saved": [], "not_saved": [], "save_files": []}
     with host_session(settings, target["host"]) as session:

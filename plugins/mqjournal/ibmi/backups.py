@@ -3,11 +3,16 @@
 A receiver's own save history (SAVE_TIMESTAMP, status SAVED) says that *some* save happened, not where: the
 site's nightly SAVLIB sets it too, and a save file can be deleted afterwards. Only the content of a save file that
 exists now (QSYS2.SAVE_FILE_OBJECTS) proves that a restore from it can bring the receiver back.
+
+Whether a save file exists is read apart from its content (QSYS2.OBJECT_STATISTICS), so a save file that is gone
+is told from one whose content could not be read without reading any message text (which comes in the job's
+language): only a gone save file lets a step conclude that nothing was saved in it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi import commands
@@ -19,32 +24,47 @@ from mqjournal.snapshot import Receiver
 # Statements per SSH round trip: each is one db2 run, and the command line stays well below any shell limit.
 _PER_TRIP = 20
 
-Content = frozenset[tuple[str, str]]  # (library, receiver) of the *JRNRCV objects a save file holds
+
+@dataclass(frozen=True)
+class SaveFileContent:
+    exists: bool | None  # None: could not be told
+    receivers: frozenset[tuple[str, str]] | None  # (library, receiver) of its *JRNRCV objects; None: unreadable
+
+    @property
+    def known(self) -> bool:
+        """Existence and content both read: a conclusion may be drawn from it."""
+        return self.exists is False or self.receivers is not None
+
+    def holds(self, library: str, receiver: str) -> bool:
+        return (library, receiver) in (self.receivers or ())
 
 
-class SaveFileUnreadable(Exception):
-    """SAVE_FILE_OBJECTS failed for a reason other than the save file being gone."""
-
-
-def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[str, Content | None]:
-    """{"LIB/NAME": the receivers it holds, or None when the save file does not exist (or cannot be read)}."""
+def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[str, SaveFileContent]:
+    """{"LIB/NAME": whether it exists and which receivers it holds}, for every save file asked about."""
     wanted = sorted(set(save_files))
-    found: dict[str, Content | None] = {}
-    for start in range(0, len(wanted), _PER_TRIP):
-        chunk = wanted[start : start + _PER_TRIP]
-        statements = [commands.save_file_objects(*path.split("/")) for path in chunk]
-        out = session.run(commands.sql(*statements))
-        results = parse_results(out.stdout)
-        for index, path in enumerate(chunk):
-            result = results[index] if index < len(results) else None
-            if result is None or isinstance(result, Db2Failure):
-                # Gone, or unreadable: either way it proves nothing, and the receiver is kept.
-                found[path] = None
-            else:
-                found[path] = frozenset(
-                    (row["LIBRARY_NAME"], row["OBJECT_NAME"]) for row in result if row["OBJECT_TYPE"] == "*JRNRCV"
-                )
-    return found
+    libraries = sorted({path.split("/")[0] for path in wanted})
+    statements = [commands.save_files(library) for library in libraries]
+    statements += [commands.save_file_objects(*path.split("/")) for path in wanted]
+    results: list = []
+    for start in range(0, len(statements), _PER_TRIP):
+        chunk = statements[start : start + _PER_TRIP]
+        found = parse_results(session.run(commands.sql(*chunk)).stdout)
+        results += found + [None] * (len(chunk) - len(found))
+    listed: dict[str, set[str] | None] = {}
+    for library, result in zip(libraries, results):
+        listed[library] = None if result is None or isinstance(result, Db2Failure) else {r["OBJNAME"] for r in result}
+    contents = {}
+    for path, result in zip(wanted, results[len(libraries) :]):
+        library, name = path.split("/")
+        names = listed[library]
+        exists = None if names is None else name in names
+        readable = result is not None and not isinstance(result, Db2Failure)
+        contents[path] = SaveFileContent(
+            exists=exists,
+            receivers=frozenset((r["LIBRARY_NAME"], r["OBJECT_NAME"]) for r in result if r["OBJECT_TYPE"] == "*JRNRCV")
+            if readable and exists is not False else None,
+        )
+    return contents
 
 
 def evidence_for(
@@ -64,8 +84,9 @@ def evidence_for(
         evidence[key] = [
             BackupEvidence(
                 save_file=path,
-                on_host=contents.get(path) is not None,
-                lists_receiver=(receiver.library, receiver.name) in (contents.get(path) or ()),
+                # Unknown counts as gone: a save file that cannot be seen proves nothing.
+                on_host=contents[path].exists is True,
+                lists_receiver=contents[path].holds(receiver.library, receiver.name),
                 discarded=path in discarded,
                 # Taken after detach, and holding the last entry the receiver has now.
                 complete=s.detached_at is not None and s.last_sequence == receiver.last_sequence,

@@ -26,7 +26,7 @@ from mqjournal.ibmi.backups import evidence_for, save_file_contents
 from mqjournal.ibmi.collector import Target, collect, read_state
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import reconcile
-from mqjournal.ibmi.transport import CommandOutput, IbmiSession, OutcomeUnknown
+from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, IbmiSession, OutcomeUnknown
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
@@ -113,12 +113,18 @@ class Executor:
         message = _messages(out) or "no message"
         # Only the save file's own content counts: SAVOBJ's answer, or a SAVE_TIMESTAMP set by another save of the
         # same library (the nightly SAVLIB) landing meanwhile, prove nothing about this file.
-        content = save_file_contents(self.session, [path])[path] or frozenset()
+        content = save_file_contents(self.session, [path])[path]
+        if content.receivers is None:
+            # Not readable now: the save may well be there. The operation stays open, and the next step on this
+            # queue manager reads the save file again and records what it holds (reconcile).
+            why = f"{path} could not be read after SAVOBJ ({message}); the next run checks it again"
+            result.not_saved += [(r.name, why) for r in batch]
+            return
         after = _by_name(self.live(), self.target.library)
         saved = []
         for receiver in batch:
             now = after.get(receiver.name)
-            if (receiver.library, receiver.name) not in content:
+            if not content.holds(receiver.library, receiver.name):
                 result.not_saved.append((receiver.name, f"{path} does not hold it after SAVOBJ ({message})"))
             elif now is None or now.attached_at != receiver.attached_at or not rules.is_saved(now):
                 result.not_saved.append((receiver.name, f"{path} holds it but the host does not show it fully saved"))
@@ -189,9 +195,13 @@ class Executor:
         try:
             out = self.session.run(commands.delete_receiver(receiver.library, receiver.name, ignore_inquiry=ignore_inquiry))
             ok, message = out.exit_status == 0, _messages(out)
-        except OutcomeUnknown:
+        except OutcomeUnknown as lost:
             # The answer was lost: the host says whether it happened.
             ok = receiver.name not in _by_name(self.live(), receiver.library)
+            if not ok and isinstance(lost.__cause__, CommandTimedOut):
+                # Still running, perhaps (a CPA7025 inquiry waits for an operator): it may yet delete the receiver.
+                # The intent stays open, and the next step records what the host then shows.
+                return f"DLTJRNRCV did not answer within the timeout and may still be running ({lost.problem})"
             message = "the connection dropped during DLTJRNRCV" + ("" if ok else " and the receiver is still there")
         if not ok:
             self.catalog.finish(operation, "failed", message or "DLTJRNRCV failed")

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
 from mqjournal.ibmi.audit import interrupted, unexplained_intents
-from mqjournal.ibmi.backups import save_file_contents
+from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.rules import is_saved
 from mqjournal.snapshot import Receiver, Snapshot
@@ -55,12 +55,18 @@ def reconcile(
     contents = save_file_contents(session, save_files) if save_files else {}
 
     for op in operations:
+        content = contents.get(f"{op.save_file_library}/{op.save_file}")
+        if op.kind != "delete" and not content.known:
+            # Neither gone nor readable: no conclusion yet; the intent stays open for the next step.
+            done.findings.append(f"{op.save_file_library}/{op.save_file} could not be read: the interrupted "
+                                 f"{op.kind} of {op.receivers or 'it'} stays open until it can be")
+            continue
         if op.kind == "delete":
             finding = _delete(catalog, op, receivers.get((op.library, op.names[0])), host)
         elif op.kind == "discard":
-            finding = _discard(catalog, op, contents.get(f"{op.save_file_library}/{op.save_file}"), host)
+            finding = _discard(catalog, op, content, host)
         else:
-            finding = _save(catalog, op, receivers, contents.get(f"{op.save_file_library}/{op.save_file}"), host)
+            finding = _save(catalog, op, receivers, content, host)
         catalog.finish(op, "reconciled", finding)
         done.findings.append(finding)
     for intent in intents:
@@ -94,22 +100,22 @@ def _delete(catalog: Catalog, op: Operation, now: Receiver | None, host: str) ->
     return f"{name} in {op.library} is gone from the host: the interrupted DLTJRNRCV deleted it; recorded"
 
 
-def _discard(catalog: Catalog, op: Operation, content, host: str) -> str:
+def _discard(catalog: Catalog, op: Operation, content: SaveFileContent, host: str) -> str:
     where = f"{op.save_file_library}/{op.save_file}"
-    if content is not None:
+    if content.exists:
         return f"{where} still exists: the interrupted DLTF did not delete it"
     catalog.record_discarded(host, op.save_file_library, op.save_file, op.run_id)
     return f"{where} is gone from the host: the interrupted DLTF deleted it; its saves are no longer offered"
 
 
-def _save(catalog: Catalog, op: Operation, receivers: dict, content, host: str) -> str:
+def _save(catalog: Catalog, op: Operation, receivers: dict, content: SaveFileContent, host: str) -> str:
     where = f"{op.save_file_library}/{op.save_file}"
-    if content is None:
+    if not content.exists:
         return f"{where} does not exist: the interrupted save of {op.receivers} saved nothing"
     recorded = []
     for name in op.names:
         now = receivers.get((op.library, name))
-        if (op.library, name) in content and now is not None and is_saved(now):
+        if content.holds(op.library, name) and now is not None and is_saved(now):
             catalog.record_save(_save_record(op, now, host))
             recorded.append(name)
     missing = [n for n in op.names if n not in recorded]
@@ -132,14 +138,17 @@ def _explain(command: str, receivers: dict, contents: dict) -> str:
         present = (m.group(1), m.group(2)) in receivers
         return f"{m.group(2)} is {'still on' if present else 'gone from'} the host"
     if m := _SAVOBJ.search(command):
-        content = contents.get(f"{m.group(3)}/{m.group(4)}")
-        if content is None:
+        content = contents[f"{m.group(3)}/{m.group(4)}"]
+        if content.exists is False:
             return f"save file {m.group(3)}/{m.group(4)} does not exist: nothing was saved"
-        held = sorted(n for lib, n in content if lib == m.group(2))
+        if content.receivers is None:
+            return f"save file {m.group(3)}/{m.group(4)} could not be read: the catalog operation stays open"
+        held = sorted(n for lib, n in content.receivers if lib == m.group(2))
         return f"save file {m.group(3)}/{m.group(4)} holds {' '.join(held) or 'no receiver'}"
     if m := _CRTSAVF.search(command):
-        exists = contents.get(f"{m.group(1)}/{m.group(2)}") is not None
-        return f"save file {m.group(1)}/{m.group(2)} {'exists' if exists else 'was not created'}"
+        exists = contents[f"{m.group(1)}/{m.group(2)}"].exists
+        state = {True: "exists", False: "was not created", None: "could not be looked up"}[exists]
+        return f"save file {m.group(1)}/{m.group(2)} {state}"
     if command.startswith("db2 ") and "ASSOCIATE_JOURNAL_RECEIVER" not in command or command.startswith("cat "):
         return "a read: it changes nothing on the host"
     if "RCDMQMIMG" in command:
