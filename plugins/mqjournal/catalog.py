@@ -37,6 +37,28 @@ class CatalogUnavailable(MqJournalError):
     """The backup catalog could not be read or written; nothing destructive was sent."""
 
 
+def display_url(url: str) -> str:
+    """The catalog's URL as errors and logs may show it: without its password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@contextlib.contextmanager
+def catalog_errors(url: str, doing: str) -> Iterator[None]:
+    """Any database failure inside as CatalogUnavailable, naming the database and what to do."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise CatalogUnavailable(
+            f"backup catalog {display_url(url)}",
+            f"could not {doing} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+            "make the database reachable and writable (SQLite: no other process holding its write lock, its "
+            "folder writable; PostgreSQL: the server up and the user granted), then rerun the task; nothing "
+            "was deleted after this error",
+        ) from None
+
+
 class _UtcDateTime(TypeDecorator):
     """Stored as UTC whatever the database does with time zones; read back aware."""
 
@@ -286,12 +308,9 @@ def engine_for(url: str, *, lock_timeout: float = 30.0):
 
 class Catalog:
     def __init__(self, url: str, *, lock_timeout: float = 30.0) -> None:
-        from sqlalchemy.engine import make_url
-
-        # Named in errors without its password: the message goes to task logs.
-        self.name = make_url(url).render_as_string(hide_password=True)
+        self.url = url
         self.engine = engine_for(url, lock_timeout=lock_timeout)
-        with self._failing_as_unavailable("create its tables"):
+        with catalog_errors(url, "create its tables"):
             try:
                 _Base.metadata.create_all(self.engine)
             except OperationalError as exc:
@@ -299,21 +318,8 @@ class Catalog:
                     raise  # otherwise created by another task at the same moment
 
     @contextlib.contextmanager
-    def _failing_as_unavailable(self, doing: str) -> Iterator[None]:
-        try:
-            yield
-        except SQLAlchemyError as exc:
-            raise CatalogUnavailable(
-                f"backup catalog {self.name}",
-                f"could not {doing} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
-                "make the database reachable and writable (SQLite: no other process holding its write lock, its "
-                "folder writable; PostgreSQL: the server up and the user granted), then rerun the task; nothing "
-                "was deleted after this error",
-            ) from None
-
-    @contextlib.contextmanager
     def _session(self, doing: str, *, write: bool = False) -> Iterator[Session]:
-        with self._failing_as_unavailable(doing), Session(self.engine) as session:
+        with catalog_errors(self.url, doing), Session(self.engine) as session:
             if write:
                 with session.begin():
                     yield session

@@ -22,7 +22,7 @@ from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete, upda
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from mqjournal.catalog import CatalogUnavailable, engine_for
+from mqjournal.catalog import catalog_errors, engine_for
 from mqjournal.errors import MqJournalError
 
 log = logging.getLogger(__name__)
@@ -79,19 +79,13 @@ class _Renewal(threading.Thread):
 @contextlib.contextmanager
 def _database(url: str, doing: str) -> Iterator[None]:
     """The lease table is in the catalog database: a failure there is the catalog's, named as such."""
-    from sqlalchemy.engine import make_url
-
     try:
         yield
-    except IntegrityError:
+    except IntegrityError:  # a slot taken by another holder: the caller tries the next one
         raise
-    except SQLAlchemyError as exc:
-        raise CatalogUnavailable(
-            f"backup catalog {make_url(url).render_as_string(hide_password=True)}",
-            f"could not {doing} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
-            "make the database reachable and writable (SQLite: no other process holding its write lock), then rerun "
-            "the task; nothing was sent to the host",
-        ) from None
+    except SQLAlchemyError:
+        with catalog_errors(url, doing):
+            raise
 
 
 @contextlib.contextmanager
