@@ -7,6 +7,7 @@ fields freely, never rename or remove these.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
@@ -14,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from mqjournal.names import ObjectName, QueueManagerName
 
@@ -127,6 +128,105 @@ def published_schema_text() -> str:
     return resources.files("mqjournal").joinpath("schemas", SCHEMA_FILE).read_text()
 
 
+# --- every key of the contract, in every record ------------------------------------------------------------------
+
+# How a key's value is shaped, as far as keys go: a plain value, an object, an object or null, a list of objects.
+VALUE, OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS = "value", "object", "optional_object", "list_of_objects"
+ContractKeys = tuple[tuple[str, str, "ContractKeys | None"], ...]
+
+
+@functools.cache
+def contract_keys() -> ContractKeys:
+    """The keys the published schema requires, in the order they are written, with the objects nested in them.
+
+    The schema requires every key (also of a field with a default, `json_schema_serialization_defaults_required`):
+    a record is complete only when it has them all. Derived from the published schema, never written by hand.
+    """
+    schema = json_schema()
+
+    def resolve(node: dict) -> dict:
+        ref = node.get("$ref")
+        return schema["$defs"][ref.removeprefix("#/$defs/")] if ref else node
+
+    def keys_of(node: dict) -> ContractKeys:
+        node = resolve(node)
+        required = node.get("required", [])
+        assert set(required) == set(node["properties"]), "the published schema must require every key"
+        found = []
+        for key in required:
+            value = node["properties"][key]
+            options = [resolve(o) for o in value.get("anyOf", [value])]
+            objects = [o for o in options if "properties" in o]
+            lists = [o for o in options if o.get("type") == "array" and "properties" in resolve(o.get("items", {}))]
+            if objects:
+                nullable = any(o.get("type") == "null" for o in options)
+                found.append((key, OPTIONAL_OBJECT if nullable else OBJECT, keys_of(objects[0])))
+            elif lists:
+                found.append((key, LIST_OF_OBJECTS, keys_of(lists[0]["items"])))
+            else:
+                found.append((key, VALUE, None))
+        return tuple(found)
+
+    return keys_of(schema)
+
+
+def missing_keys(record: object) -> list[str]:
+    """The path of every key of the contract that a parsed JSON record lacks, e.g. `receivers[3].next_library`.
+
+    Only objects are looked into: a value of the wrong type is the model's to refuse.
+    """
+    missing: list[str] = []
+
+    def walk(value: object, keys: ContractKeys, path: str) -> None:
+        if not isinstance(value, dict):
+            return
+        for key, shape, nested in keys:
+            where = f"{path}.{key}" if path else key
+            if key not in value:
+                missing.append(where)
+            elif shape in (OBJECT, OPTIONAL_OBJECT):
+                walk(value[key], nested, where)
+            elif shape == LIST_OF_OBJECTS and isinstance(value[key], list):
+                for i, item in enumerate(value[key]):
+                    walk(item, nested, f"{where}[{i}]")
+
+    walk(record, contract_keys(), "")
+    return missing
+
+
+def line_problem(line: str) -> str | None:
+    """Why one JSON line is not a complete v1 record, naming the field (None when it is one)."""
+    return _parse_line(line)[1]
+
+
+def _parse_line(line: str) -> tuple[Snapshot | None, str | None]:
+    try:
+        snapshot = Snapshot.model_validate_json(line)
+    except ValidationError as exc:
+        errors = exc.errors()
+        problems = [
+            f"{_path(e['loc'])} missing" if e["type"] == "missing" else f"{_path(e['loc']) or 'the line'}: {e['msg']}"
+            for e in errors[:5]
+        ]
+        more = f" and {len(errors) - 5} more problems" if len(errors) > 5 else ""
+        return None, "; ".join(problems) + more
+    missing = missing_keys(json.loads(line))
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        return None, (
+            f"{', '.join(missing[:5])}{more} missing (every key of the published schema is required; write null for "
+            "no value)"
+        )
+    return snapshot, None
+
+
+def _path(loc: tuple) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
 def write_snapshots(path: Path, snapshots: Iterable[Snapshot]) -> int:
     """Write JSON Lines atomically: a reader sees the whole collection or none of it, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,10 +241,13 @@ def write_snapshots(path: Path, snapshots: Iterable[Snapshot]) -> int:
 
 
 def read_snapshots(path: Path) -> Iterator[Snapshot]:
+    """The records of a JSON Lines file. A line that is not a complete v1 record stops the read, naming the file, the
+    line and the field: a record that lacks a key of the contract (even one whose value may be null) is refused,
+    never read with a default, so that nothing is planned from half a record."""
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if line.strip():
-                try:
-                    yield Snapshot.model_validate_json(line)
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{number}: not a {SCHEMA_ID} record: {exc}") from exc
+                snapshot, problem = _parse_line(line)
+                if problem is not None:
+                    raise ValueError(f"{path}:{number}: not a {SCHEMA_ID} record: {problem}")
+                yield snapshot

@@ -309,3 +309,91 @@ def test_read_snapshots_bad_line_names_the_file_and_line_number(tmp_path, valid,
     with pytest.raises(ValueError, match="not a mqjournal.snapshot/v1 record") as caught:
         list(read_snapshots(path))
     assert str(caught.value).startswith(f"{path}:2: ")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Every key of the contract in every record (issue #12): a record missing one is refused, not read with defaults
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _field(path: tuple) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _without(record: dict, path: tuple) -> dict:
+    record = copy.deepcopy(record)
+    *parents, key = path
+    target = record
+    for step in parents:
+        target = target[step]
+    del target[key]
+    return record
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("receivers", 1, "next_library"),
+        ("receivers", 0, "journal"),
+        ("receivers", 1, "threshold_kb"),
+        ("amqjrninf",),
+        ("checkpoint", "at"),
+        ("checkpoint", "messages"),
+        ("checkpoint", "messages", 0, "id"),
+        ("startup_recovery", "receiver"),
+        ("messages", 1, "id"),
+        ("platform",),
+        ("media_recovery",),
+    ],
+    ids=_field,
+)
+def test_read_snapshots_refuses_a_record_missing_a_key_naming_the_file_line_and_field(tmp_path, valid, path):
+    record = _without(json.loads(valid.model_dump_json()), path)
+    file = tmp_path / "snapshots.jsonl"
+    file.write_text(valid.model_dump_json() + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a mqjournal.snapshot/v1 record") as caught:
+        list(read_snapshots(file))
+    assert str(caught.value).startswith(f"{file}:2: ")
+    assert _field(path) in str(caught.value) and "missing" in str(caught.value)
+
+
+def test_missing_keys_names_every_missing_key_by_its_path(valid):
+    record = _without(_without(json.loads(valid.model_dump_json()), ("receivers", 1, "next")), ("journal", "library"))
+    assert snapshot.missing_keys(record) == ["journal.library", "receivers[1].next"]
+
+
+def test_a_null_recovery_point_needs_no_keys_inside(tmp_path, valid):
+    file = tmp_path / "snapshots.jsonl"
+    write_snapshots(file, [valid.model_copy(update={"startup_recovery": None})])
+    assert list(read_snapshots(file))[0].startup_recovery is None
+
+
+def test_a_record_with_every_key_null_where_allowed_is_read(tmp_path, valid):
+    # The second receiver of SNAPSHOT has no detached_at, saved_at, next, next_library: written, they are null keys.
+    file = tmp_path / "snapshots.jsonl"
+    write_snapshots(file, [valid])
+    line = file.read_text(encoding="utf-8")
+    assert '"next_library":null' in line and list(read_snapshots(file)) == [valid]
+
+
+def test_building_a_snapshot_in_code_still_fills_defaults():
+    # SNAPSHOT's second receiver lacks keys that have defaults: the model fills them; only reading a file refuses.
+    built = Snapshot.model_validate(SNAPSHOT)
+    assert built.receivers[1].next_library is None and built.receivers[1].detached_at is None
+
+
+def test_line_problem_is_none_for_a_complete_record_and_names_the_field_otherwise(valid):
+    line = valid.model_dump_json()
+    assert snapshot.line_problem(line) is None
+    record = _without(json.loads(line), ("receivers", 0, "previous_library"))
+    assert snapshot.line_problem(json.dumps(record)).startswith("receivers[0].previous_library missing")
+
+
+def test_the_contract_keys_are_those_the_published_schema_requires(published_schema):
+    keys = snapshot.contract_keys()
+    assert [key for key, _, _ in keys] == published_schema["required"]
+    receivers = dict((key, nested) for key, _, nested in keys)["receivers"]
+    assert [key for key, _, _ in receivers] == published_schema["$defs"]["Receiver"]["required"]
