@@ -18,6 +18,7 @@ import re
 import sys
 import traceback
 from datetime import datetime, timedelta, timezone
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -29,7 +30,16 @@ from mqjournal.rules import BLOCK_ORDER, DELETE, KEEP, SAVE, SAVE_THEN_DELETE
 
 from mqjournal.jrninf import RECORD_LENGTH
 from mqjournal.policy import Policy
-from mqjournal.snapshot import SCHEMA_ID, ReceiverStatus
+from mqjournal.snapshot import (
+    LIST_OF_OBJECTS,
+    OBJECT,
+    OPTIONAL_OBJECT,
+    SCHEMA_ID,
+    ContractKeys,
+    ReceiverStatus,
+    contract_keys,
+    line_problem,
+)
 
 KEY = ["host", "qmgr", "qmgr_library"]
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -40,8 +50,8 @@ RECEIVERS_COLUMNS = [
     "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action", "reason",
 ]  # fmt: skip
 QUEUE_MANAGERS_COLUMNS = [
-    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "receivers_to_save",
-    "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
+    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
+    "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
     "oldest_needed_age_seconds", "collected_at", "run_id",
 ]  # fmt: skip
 
@@ -138,6 +148,28 @@ def _read_location(spark: SparkSession, location: str) -> DataFrame:
     return reader.json(location).select("*", F.col("_metadata.file_path").alias("source_file"))
 
 
+def read_lines(spark: SparkSession, locations: list[str]) -> DataFrame:
+    """Every line of every location as text (`value`), with its file and the split it was read in: the files and
+    options of `read_inputs`. The input check parses these lines itself, so that it sees each record's keys as
+    written (the JSON reader reads a missing key as null) and can say which line is bad."""
+    frames = []
+    for location in locations:
+        reader = spark.read.option("recursiveFileLookup", "true")
+        if _is_folder(spark, location):
+            reader = reader.option("pathGlobFilter", "*.jsonl")
+        frames.append(
+            reader.text(location).select(
+                "value",
+                F.col("_metadata.file_path").alias("source_file"),
+                F.col("_metadata.file_block_start").alias("block_start"),
+            )
+        )
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
 def _is_folder(spark: SparkSession, location: str) -> bool:
     if any(c in location for c in "*?[{"):
         return False
@@ -153,11 +185,85 @@ def _bad_instant(column: Column) -> Column:
     return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | no_such_day)
 
 
+POINTS = ("startup_recovery", "media_recovery")  # AMQ7460, AMQ7462
 _RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known status, or has a bad time"
 
 
+# --- every key of the contract (docs, Input) ---------------------------------------------------------------------
+
+# A key of a JSON object as written. In valid JSON (the first read checked it) an unescaped quote followed by a colon
+# closes a key, and the quote before it, with no quote or backslash in between, opens it: so this matches exactly
+# the keys of a record whose keys have no quote or backslash, never text inside a string value. (A key with one is
+# not the contract's: it shows as another key, and the record is refused.)
+_JSON_KEY = r'"([^"\\]*+)"[ \t\r\n]*+:'
+_KEY_PROBLEM = "a key of the contract is missing, or a key is not one of the contract's"
+_NOT_JSON = f"the line is not a valid JSON {SCHEMA_ID} record"
+_CORRUPT = "_corrupt_line"
+
+
+def _count(array: Column) -> Column:
+    return F.when(array.isNull(), F.lit(0)).otherwise(F.size(array))
+
+
+def _flat_keys(keys: ContractKeys) -> str:
+    assert all(shape not in (OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS) for _, shape, _ in keys)
+    return "".join(f"{key}," for key, _, _ in keys)
+
+
+def _keys_in_order(keys: ContractKeys, value: Column | None) -> Column:
+    """The keys of a complete record in the order the model writes them, each followed by a comma."""
+    parts = []
+    for key, shape, nested in keys:
+        column = F.col(key) if value is None else value[key]
+        parts.append(F.lit(f"{key},"))
+        if shape == OBJECT:
+            parts.append(_keys_in_order(nested, column))
+        elif shape == OPTIONAL_OBJECT:
+            parts.append(F.when(column.isNull(), F.lit("")).otherwise(_keys_in_order(nested, column)))
+        elif shape == LIST_OF_OBJECTS:
+            parts.append(F.repeat(F.lit(_flat_keys(nested)), _count(column)))
+    return F.concat(*parts)
+
+
+def _key_counts(keys: ContractKeys, value: Column | None, times: Column, counts: dict[str, list[Column]]) -> None:
+    """How often each key occurs in a complete record (a key name can occur in several objects)."""
+    for key, shape, nested in keys:
+        column = F.col(key) if value is None else value[key]
+        counts.setdefault(key, []).append(times)
+        if shape == OBJECT:
+            _key_counts(nested, column, times, counts)
+        elif shape == OPTIONAL_OBJECT:
+            _key_counts(nested, column, times * F.when(column.isNull(), 0).otherwise(1), counts)
+        elif shape == LIST_OF_OBJECTS:
+            _key_counts(nested, None, times * _count(column), counts)
+
+
+def key_problem() -> Column:
+    """Whether the line's keys differ from those of a complete record of its shape (never null).
+
+    The keys are compared as a sorted list, so that any key order is accepted; the order the model writes is tried
+    first, because it needs no sort. Equal lists mean no key is missing and none is unknown. A key given twice in one
+    object and missing from another object of the same kind is not detected.
+    """
+    written = F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1)
+    counts: dict[str, list[Column]] = {}
+    _key_counts(contract_keys(), None, F.lit(1), counts)
+    expected_sorted = F.concat(
+        *[F.repeat(F.lit(f"{key},"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
+    )
+    as_written = F.concat(F.array_join(written, ","), F.lit(","))
+    sorted_written = F.concat(F.array_join(F.array_sort(written), ","), F.lit(","))
+    return F.coalesce(
+        F.when(as_written == _keys_in_order(contract_keys(), None), F.lit(False)).otherwise(
+            sorted_written != expected_sorted
+        ),
+        F.lit(True),
+    )
+
+
 def record_problem() -> Column:
-    """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null."""
+    """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null here: the
+    keys of the records planned from are checked by the second read (`incomplete_lines`)."""
     checks = [
         (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
         (F.coalesce(F.length("run_id"), F.lit(0)) == 0, "run_id is missing"),
@@ -170,6 +276,13 @@ def record_problem() -> Column:
             "collected_at is not an ISO 8601 time with offset",
         ),
         (F.col("receivers").isNull(), "receivers is missing"),
+        *[
+            (
+                F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | _bad_instant(F.col(f"{point}.at"))),
+                f"{point}.at is not an ISO 8601 time with offset",
+            )
+            for point in POINTS
+        ],
     ]
     return F.coalesce(*[F.when(failed, F.lit(problem)) for failed, problem in checks])
 
@@ -201,6 +314,18 @@ MAX_BROADCAST_IDENTITIES = 1_000_000
 
 def _collected_us() -> Column:
     return F.unix_micros(F.col("collected_at").try_cast("timestamp"))
+
+
+def parsed_lines(lines: DataFrame) -> DataFrame:
+    """The records of the lines that are not blank, parsed with the job's schema, with the line (`value`), its file
+    and split. A line that does not parse (it parsed when first read: the file changed since) has `_corrupt_line`."""
+    schema = T.StructType([*SNAPSHOT_SCHEMA.fields, T.StructField(_CORRUPT, T.StringType())])
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    # Blank as Python's str.strip() sees it, as read_snapshots skips them.
+    records = lines.where(~F.col("value").rlike(rf"^[{_PY_WHITESPACE}]*\z"))
+    return records.select(
+        F.from_json("value", schema, options).alias("record"), "value", "source_file", "block_start"
+    ).select("record.*", "value", "source_file", "block_start")
 
 
 def checked_records(raw: DataFrame) -> DataFrame:
@@ -259,6 +384,42 @@ def records_of(raw: DataFrame, identities: DataFrame, located: DataFrame) -> tup
     if count <= MAX_BROADCAST_IDENTITIES:
         identities = F.broadcast(identities)
     return records.withColumn("collected_us", _collected_us()).join(identities, IDENTITY), count
+
+
+def line_numbers(lines: DataFrame, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """The line number (from 1) of each (file, line text), for the few examples of a failure only.
+
+    Lines are numbered per split of a file (the rows of one split come in file order), then offset by the number of
+    lines of the file's earlier splits. A line that occurs twice gets its first number.
+    """
+    files = sorted({file for file, _ in wanted})
+    rows = lines.where(F.col("source_file").isin(files)).select(
+        "source_file", "block_start", "value", F.monotonically_increasing_id().alias("order")
+    )
+    in_split = rows.withColumn(
+        "in_split", F.row_number().over(Window.partitionBy("source_file", "block_start").orderBy("order"))
+    )
+    earlier = Window.partitionBy("source_file").orderBy("block_start").rowsBetween(Window.unboundedPreceding, -1)
+    splits = (
+        rows.groupBy("source_file", "block_start")
+        .count()
+        .select("source_file", "block_start", F.coalesce(F.sum("count").over(earlier), F.lit(0)).alias("before"))
+    )
+    found = (
+        in_split.where(F.col("value").isin(sorted({text for _, text in wanted})))
+        .join(splits, ["source_file", "block_start"])
+        .groupBy("source_file", "value")
+        .agg(F.min(F.col("before") + F.col("in_split")).alias("line"))
+        .collect()
+    )
+    return {(row.source_file, row.value): row.line for row in found}
+
+
+def _where(file: str, line: int | None) -> str:
+    """A file as the user named it (a local path, not a file: URI), and the line."""
+    parsed = urlparse(file)
+    path = unquote(parsed.path) if parsed.scheme == "file" else file
+    return f"{path}:{line}" if line is not None else path
 
 
 def distinct_snapshots(raw: DataFrame) -> tuple[DataFrame, DataFrame, bool]:
@@ -329,7 +490,14 @@ def _is_attached(receiver: Column) -> Column:
 
 
 def newest_snapshots(
-    raw: DataFrame, ranked: DataFrame, located: DataFrame, *, runs: int, repeated: bool, as_of_us: int, max_age_us: int
+    lines: DataFrame,
+    ranked: DataFrame,
+    located: DataFrame,
+    *,
+    runs: int,
+    repeated: bool,
+    as_of_us: int,
+    max_age_us: int,
 ) -> DataFrame:
     """The newest `runs` snapshots of each key (at least the current one), read again from the input; persisted.
 
@@ -337,10 +505,14 @@ def newest_snapshots(
     columns (`with_state_columns`); the older ones keep what the stuck alerts need. Partitioned by key, as
     everything derived from it. The state columns are stored rather than derived later: the receivers are
     exploded from these rows, and generated code would evaluate them again for every receiver.
+
+    These are the records the plan is made from, so they are read from the lines as written: a record that lacks a
+    key of the contract (the JSON reader would read it as null) stops the job, naming the file, line and field.
     """
     window = ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency").persist()
-    records, expected = records_of(raw, window, located)
+    records, expected = records_of(parsed_lines(lines), window, located)
     current = F.col("recency") == 1
+    incomplete = F.when(F.col(_CORRUPT).isNotNull() | key_problem(), F.col("value"))
     records = records.select(
         *IDENTITY,
         "recency",
@@ -349,18 +521,47 @@ def newest_snapshots(
         F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
         *[
             F.when(current, F.col(name)).alias(name)
-            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", "receivers")
+            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", *POINTS, "receivers")
         ],
+        "source_file",
+        incomplete.alias("incomplete_line"),
     ).repartition(*KEY)
+    if repeated:
+        # Before identical copies become one: a copy that lacks a key stops the job whichever copy is kept.
+        refuse_incomplete(records, lines)
     # Identical copies of one snapshot (checked above) are one.
     snapshots = records.dropDuplicates(IDENTITY) if repeated else records
     snapshots = with_state_columns(snapshots, as_of_us=as_of_us, max_age_us=max_age_us).persist()
-    found = snapshots.count()
+    counts = snapshots.agg(F.count(F.lit(1)).alias("found"), F.count("incomplete_line").alias("incomplete")).first()
     window.unpersist()
-    if found != expected:
+    if counts.incomplete:
         snapshots.unpersist()
-        raise PlanInputError(f"the input changed while it was read: {found} of {expected} snapshots found again")
+        refuse_incomplete(snapshots, lines)
+    if counts.found != expected:
+        snapshots.unpersist()
+        raise PlanInputError(f"the input changed while it was read: {counts.found} of {expected} snapshots found again")
     return snapshots
+
+
+def refuse_incomplete(records: DataFrame, lines: DataFrame) -> None:
+    """Stop the job if a record lacks a key of the contract, naming the file, line, record and field."""
+    findings = (
+        records.where(F.col("incomplete_line").isNotNull())
+        .select(*KEY, "run_id", "source_file", "incomplete_line")
+        .orderBy("source_file", "run_id", *KEY)
+        .limit(5)
+        .collect()
+    )
+    if not findings:
+        return
+    numbers = line_numbers(lines, [(f.source_file, f.incomplete_line) for f in findings])
+    examples = []
+    for f in findings:
+        # The reference's reading of the same line names the field (e.g. receivers[3].next_library).
+        detail = line_problem(f.incomplete_line) or _NOT_JSON
+        where = _where(f.source_file, numbers.get((f.source_file, f.incomplete_line)))
+        examples.append(f"{where} (run {f.run_id}, {f.host}/{f.qmgr}): {detail}")
+    raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {_KEY_PROBLEM}: {'; '.join(examples)}")
 
 
 # --- 2. AMQJRNINF, natively -----------------------------------------------------------------------------------
@@ -416,11 +617,22 @@ def collected_offset_us() -> Column:
     return F.unix_micros(wall_clock) - F.col("collected_us")
 
 
+def recovery_point_columns() -> dict[str, Column]:
+    """Per AMQ7460 (`startup_*`) and AMQ7462 (`media_*`): present, the receiver it names (null: asterisks), its time."""
+    columns = {}
+    for point, prefix in zip(POINTS, ("startup", "media")):
+        columns[f"{prefix}_present"] = F.col(point).isNotNull()
+        columns[f"{prefix}_receiver"] = F.col(f"{point}.receiver")
+        columns[f"{prefix}_us"] = _micros(F.col(f"{point}.at"))
+    return columns
+
+
 def with_state_columns(snapshots: DataFrame, *, as_of_us: int, max_age_us: int) -> DataFrame:
-    """The AMQJRNINF columns and `stale`, per snapshot (meaningful for the current ones)."""
+    """The AMQJRNINF and recovery point columns and `stale`, per snapshot (meaningful for the current ones)."""
     return snapshots.select(
         "*",
         *[column.alias(name) for name, column in amqjrninf_columns(collected_offset_us()).items()],
+        *[column.alias(name) for name, column in recovery_point_columns().items()],
         ((F.lit(as_of_us) - F.col("collected_us")) > F.lit(max_age_us)).alias("stale"),
     )
 
@@ -430,6 +642,10 @@ def with_state_columns(snapshots: DataFrame, *, as_of_us: int, max_age_us: int) 
 
 def _micros(column: Column) -> Column:
     return F.unix_micros(column.try_cast("timestamp"))
+
+
+# What chain_facts needs of the recovery points, carried on each exploded receiver as AMQJRNINF's columns are.
+_POINT_FACTS = ("startup_receiver", "startup_us", "media_receiver", "media_us")
 
 
 def receivers_in_chain_order(current: DataFrame) -> DataFrame:
@@ -443,6 +659,7 @@ def receivers_in_chain_order(current: DataFrame) -> DataFrame:
         "amqjrninf_receiver",
         "amqjrninf_library",
         "needed_us",
+        *_POINT_FACTS,
         F.col("journal.name").alias("journal_name"),
         F.col("journal.library").alias("journal_library_of_qmgr"),
         F.posexplode("receivers").alias("listed_at", "r"),
@@ -452,6 +669,7 @@ def receivers_in_chain_order(current: DataFrame) -> DataFrame:
         "amqjrninf_receiver",
         "amqjrninf_library",
         "needed_us",
+        *_POINT_FACTS,
         "listed_at",
         F.col("r.name").alias("receiver"),
         F.col("r.library").alias("library"),
@@ -500,39 +718,115 @@ def _link_broken(a: dict[str, Column]) -> Column:
     return has_predecessor & (next_disagrees | previous_disagrees | gap)
 
 
+def _truncated(micros: Column, unit: int) -> Column:
+    """A time in microseconds truncated to whole `unit`s, in exact integer arithmetic (also before 1970)."""
+    return micros - F.pmod(micros, F.lit(unit))
+
+
 def chain_facts(receivers: DataFrame) -> DataFrame:
     member = F.col("in_chain")
     attached_member = member & (F.col("status") == "ATTACHED")
+    position = F.col("chain_position")
+    # AMQJRNINF keeps milliseconds: compare attach times truncated to the millisecond (docs, section 2).
+    attached_ms = _truncated(F.col("attached_us"), 1000)
+
+    def by_time(moment: str) -> Column:
+        return F.max(F.when(member & (attached_ms <= F.col(moment)), position))
+
+    def named(receiver: str) -> Column:
+        return F.min(F.when(member & (F.col("receiver") == F.col(receiver)), position))
+
     return receivers.groupBy(*KEY).agg(
         F.count(F.when(member, 1)).alias("chain_length"),
         F.bool_or("link_broken").alias("link_broken"),
         F.count(F.when(attached_member, 1)).alias("attached_members"),
-        F.max(F.when(attached_member, F.col("chain_position"))).alias("attached_position"),
-        # AMQJRNINF keeps milliseconds: compare attach times truncated to the millisecond (docs, section 2).
-        F.max(
-            F.when(member & (F.floor(F.col("attached_us") / 1000) * 1000 <= F.col("needed_us")), F.col("chain_position"))
-        ).alias("by_time"),
+        F.max(F.when(attached_member, position)).alias("attached_position"),
+        F.min(F.when(member, F.col("attached_us"))).alias("first_attached_us"),
+        by_time("needed_us").alias("by_time"),
         F.min(
             F.when(
                 member
                 & (F.col("receiver") == F.col("amqjrninf_receiver"))
                 & (F.col("library") == F.col("amqjrninf_library")),
-                F.col("chain_position"),
+                position,
             )
         ).alias("named_position"),
+        by_time("startup_us").alias("startup_by_time"),
+        named("startup_receiver").alias("startup_named"),
+        by_time("media_us").alias("media_by_time"),
+        named("media_receiver").alias("media_named"),
     )
 
 
 # --- 2. the oldest needed receiver, and blocks ----------------------------------------------------------------
 
 
-def queue_manager_states(current: DataFrame, facts: DataFrame) -> DataFrame:
-    """Per key: n (the oldest needed position), the block reasons, and whether the queue manager is blocked."""
+def _point_state(prefix: str, latest_us: Column, first_second_us: Column) -> dict[str, Column]:
+    """Section 2.2 for one recovery point: its position (null: none) and its block reasons."""
+    present, receiver, at_us = F.col(f"{prefix}_present"), F.col(f"{prefix}_receiver"), F.col(f"{prefix}_us")
+    named = F.col(f"{prefix}_named")
+    return {
+        "present": present,
+        "position": F.when(present & receiver.isNull(), F.coalesce(F.col(f"{prefix}_by_time"), F.lit(0))).when(
+            present, named
+        ),
+        "not_in_chain": present & receiver.isNotNull() & named.isNull(),
+        # AMQ7460/AMQ7462 show whole seconds: the first attach is compared at that precision.
+        "before_chain": present & named.isNotNull() & F.coalesce(at_us < first_second_us, F.lit(False)),
+        "future": present & (at_us > latest_us),
+    }
+
+
+def _wall_clock_of_amqjrninf(raw: Column) -> Column:
+    """YYYY-MM-DDTHH:MM:SS.mmm of AMQJRNINF's 17 digits, as written (the partition's local time)."""
+    digit = lambda start, length: F.substring(raw, 20 + start, length)  # noqa: E731
+    return F.concat(
+        digit(1, 4), F.lit("-"), digit(5, 2), F.lit("-"), digit(7, 2), F.lit("T"), digit(9, 2), F.lit(":"),
+        digit(11, 2), F.lit(":"), digit(13, 2), F.lit("."), digit(15, 3),
+    )  # fmt: skip
+
+
+def _wall_clock_of_instant(text: Column) -> Column:
+    """YYYY-MM-DDTHH:MM:SS.mmm of an ISO 8601 time as written (in its own offset), microseconds truncated."""
+    fraction = F.regexp_extract(text, r"^.{19}\.([0-9]{1,6})", 1)
+    return F.concat(F.substring(text, 1, 19), F.lit("."), F.substring(F.rpad(fraction, 3, "0"), 1, 3))
+
+
+def recovery_points_text() -> Column:
+    """AMQJRNINF, AMQ7460 and AMQ7462 side by side (docs, section 2.3); on the current snapshot's columns."""
+    jrninf = (
+        F.when(F.col("amqjrninf_missing"), F.lit("AMQJRNINF -"))
+        .when(F.col("amqjrninf_malformed"), F.lit("AMQJRNINF malformed"))
+        .otherwise(
+            F.concat(
+                F.lit("AMQJRNINF "),
+                F.when(F.col("amqjrninf_stars"), F.lit(_STARS)).otherwise(F.col("amqjrninf_receiver")),
+                F.lit(" "),
+                _wall_clock_of_amqjrninf(F.col("amqjrninf")),
+            )
+        )
+    )
+    parts = [jrninf]
+    for point, label in zip(POINTS, ("AMQ7460", "AMQ7462")):
+        shown = F.concat(
+            F.lit(f"{label} "),
+            F.coalesce(F.col(f"{point}.receiver"), F.lit(_STARS)),
+            F.lit(" "),
+            _wall_clock_of_instant(F.col(f"{point}.at")),
+        )
+        parts.append(F.when(F.col(point).isNull(), F.lit(f"{label} -")).otherwise(shown))
+    return F.concat_ws(", ", *parts)
+
+
+def queue_manager_states(current: DataFrame, facts: DataFrame, *, as_of_us: int, skew_us: int) -> DataFrame:
+    """Per key: n (the oldest needed position), the block reasons, whether the queue manager is blocked, the
+    recovery points and whether they disagree with AMQJRNINF (docs, section 2)."""
     joined = current.join(facts, KEY, "left")
     chain_length = F.coalesce(F.col("chain_length"), F.lit(0))
     attached_members = F.coalesce(F.col("attached_members"), F.lit(0))
     named, by_time = F.col("named_position"), F.col("by_time")
-    name_given = F.col("amqjrninf_usable") & ~F.col("amqjrninf_stars")
+    usable, stars = F.col("amqjrninf_usable"), F.col("amqjrninf_stars")
+    name_given = usable & ~stars
     not_in_chain = name_given & named.isNull()
     disagree = name_given & named.isNotNull() & ~named.eqNullSafe(by_time)
     broken = (
@@ -540,20 +834,32 @@ def queue_manager_states(current: DataFrame, facts: DataFrame) -> DataFrame:
         | (attached_members != 1)
         | ~F.col("attached_position").eqNullSafe(chain_length - 1)
     )
-    oldest_needed_position = (
-        F.when(~F.col("amqjrninf_usable"), 0)
-        .when(F.col("amqjrninf_stars"), F.coalesce(by_time, F.lit(0)))
-        .when(not_in_chain | disagree, 0)
-        .otherwise(named)
-    )
+    # No entry MQ needs can have been written after the collection that read it, nor after as_of.
+    latest_us = F.least(F.col("collected_us"), F.lit(as_of_us)) + F.lit(skew_us)
+    jrninf_future = usable & (F.col("needed_us") > latest_us)
+    j = F.when(usable & stars, F.coalesce(by_time, F.lit(0))).when(usable, named)
+    first_second_us = _truncated(F.col("first_attached_us"), 1_000_000)
+    startup, media = (_point_state(prefix, latest_us, first_second_us) for prefix in ("startup", "media"))
+    p = F.least(startup["position"], media["position"])  # least skips nulls
     reasons = {
         "SNAPSHOT_STALE": F.col("stale"),
         "AMQJRNINF_MISSING": F.col("amqjrninf_missing"),
         "AMQJRNINF_MALFORMED": F.col("amqjrninf_malformed"),
         "AMQJRNINF_RECEIVER_NOT_IN_CHAIN": not_in_chain,
         "AMQJRNINF_NAME_TIME_DISAGREE": disagree,
+        "AMQJRNINF_TIME_IN_FUTURE": jrninf_future,
+        "RECOVERY_POINT_NOT_IN_CHAIN": startup["not_in_chain"] | media["not_in_chain"],
+        "RECOVERY_POINT_BEFORE_CHAIN": startup["before_chain"] | media["before_chain"],
+        "RECOVERY_POINT_IN_FUTURE": startup["future"] | media["future"],
         "CHAIN_BROKEN": broken,
     }
+    # Every reason but the snapshot's age and the chain's shape makes everything needed.
+    treat_all_as_needed = F.lit(False)
+    for code, failed in reasons.items():
+        if code not in ("SNAPSHOT_STALE", "CHAIN_BROKEN"):
+            treat_all_as_needed = treat_all_as_needed | failed
+    both_present = startup["present"] & media["present"]
+    points_disagree = j.isNotNull() & p.isNotNull() & F.when(both_present, j != p).otherwise(j > p)
     block_reason = F.concat_ws(",", *[F.when(reasons[code], F.lit(code)) for code in BLOCK_ORDER])
     return joined.select(
         *KEY,
@@ -564,9 +870,11 @@ def queue_manager_states(current: DataFrame, facts: DataFrame) -> DataFrame:
         "amqjrninf_stars",
         "needed_us",
         chain_length.cast("long").alias("chain_length"),
-        oldest_needed_position.alias("n"),
+        F.when(F.coalesce(treat_all_as_needed, F.lit(True)), 0).otherwise(F.least(j, p)).alias("n"),
         F.when(block_reason != "", block_reason).alias("block_reason"),
         (block_reason != "").alias("blocked"),
+        points_disagree.alias("points_disagree"),
+        recovery_points_text().alias("recovery_points"),
     )
 
 
@@ -692,6 +1000,7 @@ def queue_managers_output(
     alerts = {
         "CHECKPOINT_FAILED": F.col("checkpoint.forced") & ~F.col("checkpoint.ok"),
         "OLDEST_NEEDED_NOT_ON_SYSTEM": F.col("amqjrninf_stars"),
+        "RECOVERY_POINTS_DISAGREE": F.col("points_disagree"),
         "NEEDED_RECEIVER_NOT_ONLINE": flag("needed_freed"),
         "RECEIVER_OVER_THRESHOLD": flag("over_threshold"),
         "NEXT_RECEIVER_NAME_TAKEN": flag("next_receiver_name_taken"),
@@ -790,11 +1099,17 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
     as_of_us = (as_of - EPOCH) // MICROS
     # summary.json is written last: a plan that fails half way must not leave an earlier run's summary behind.
     remove_file(spark, out, "summary.json")
-    # One listing of the input: the check and the second read (newest_snapshots) see the same files.
+    # The input check reads with the JSON reader; the second read (newest_snapshots) reads the same files as text,
+    # so that it sees the keys each record has and can name a bad line. Both must list the same files.
     raw = read_inputs(spark, inputs)
+    lines = read_lines(spark, inputs)
+    listed, listed_again = set(raw.inputFiles()), set(lines.inputFiles())
+    if listed != listed_again:
+        changed = sorted(listed ^ listed_again)
+        raise PlanInputError(f"the input changed while it was listed: {changed[:5]} appeared or disappeared")
     identities, located, repeated = distinct_snapshots(raw)
     newest = newest_snapshots(
-        raw,
+        lines,
         by_recency(identities),
         located,
         runs=policy.stuck_after_runs,
@@ -805,7 +1120,9 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
     located.unpersist()
     current = newest.where(F.col("recency") == 1)
     receivers = receivers_in_chain_order(current).persist()
-    states = queue_manager_states(current, chain_facts(receivers)).persist()
+    states = queue_manager_states(
+        current, chain_facts(receivers), as_of_us=as_of_us, skew_us=policy.clock_skew // MICROS
+    ).persist()
     planned = planned_receivers(receivers, states, policy=policy, as_of_us=as_of_us).persist()
 
     receivers_out = receivers_output(planned)

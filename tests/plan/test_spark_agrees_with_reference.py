@@ -15,8 +15,8 @@ from mqjournal.snapshot import read_snapshots, write_snapshots
 from tests.plan.strategies import fleets, policies
 
 QM_COLUMNS = (
-    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "receivers_to_save",
-    "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
+    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
+    "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
     "oldest_needed_age_seconds", "run_id",
 )
 RECEIVER_COLUMNS = (

@@ -23,6 +23,8 @@ from mqjournal.planjob import PlanJobFailed, run_plan, spark_submit_args
 from mqjournal.policy import Policy
 from mqjournal.snapshot import (
     Checkpoint,
+    CommandMessage,
+    QueueMessage,
     JournalRef,
     Receiver,
     ReceiverStatus,
@@ -252,6 +254,51 @@ def stuck_fleet() -> tuple[list[Snapshot], list[Snapshot]]:
     return current, history
 
 
+REORDERED = "REORDER"
+
+
+def reversed_keys(value):
+    """The same JSON value with the keys of every object in reverse order."""
+    if isinstance(value, dict):
+        return {k: reversed_keys(v) for k, v in reversed(value.items())}
+    if isinstance(value, list):
+        return [reversed_keys(v) for v in value]
+    return value
+
+
+ATTACK = "********************20991231235959999"  # the AMQJRNINF of issue #12: asterisks, decades ahead
+
+
+def recovery_point_fleet() -> list[Snapshot]:
+    """AMQJRNINF with AMQ7460/AMQ7462 (docs, section 2): AMQA000001-4 saved (attached 10 to 7 days ago), AMQA000005
+    attached; AMQJRNINF names AMQA000004 unless said otherwise."""
+
+    def qm(qmgr: str, raw: str | None = None, startup=None, media=None, needed_at: datetime | None = None):
+        library = f"QM{qmgr}"[:10]
+        receivers = plain_chain(library, ["SAVED"] * 4 + ["ATTACHED"])
+        if raw is None:
+            raw = amqjrninf(receivers, 4 if needed_at else 3, at=needed_at)
+        built = snapshot("ibmi10", qmgr, library, receivers, raw)
+        return built.model_copy(update={"startup_recovery": startup, "media_recovery": media})
+
+    in_second = ago(days=9, hours=-1)  # an entry in AMQA000002
+    in_fourth = ago(days=7, hours=-1)
+    return [
+        qm("ATTACK", ATTACK, RecoveryPoint(receiver="AMQA000002", at=in_second),
+           RecoveryPoint(receiver=None, at=in_fourth)),
+        qm("ATTACKS", ATTACK, RecoveryPoint(receiver=None, at=in_second)),
+        qm("PTOLDER", startup=RecoveryPoint(receiver="AMQA000002", at=in_second),
+           media=RecoveryPoint(receiver="AMQA000004", at=in_fourth)),
+        qm("PTAGREE", startup=RecoveryPoint(receiver="AMQA000004", at=in_fourth)),
+        qm("PTOUT", startup=RecoveryPoint(receiver="AMQA000777", at=in_second)),
+        qm("PTEARLY", media=RecoveryPoint(receiver="AMQA000002", at=ago(days=11))),
+        qm("PTFUTURE", startup=RecoveryPoint(receiver="AMQA000004", at=COLLECTED + timedelta(seconds=301))),
+        qm("PTSKEW", startup=RecoveryPoint(receiver="AMQA000004", at=COLLECTED + timedelta(seconds=300))),
+        qm("JRNFUTURE", needed_at=COLLECTED + timedelta(seconds=300, milliseconds=1)),
+        qm("JRNSKEW", needed_at=COLLECTED + timedelta(seconds=300)),
+    ]  # fmt: skip
+
+
 def fleet() -> tuple[list[Snapshot], list[Snapshot]]:
     current: list[Snapshot] = []
 
@@ -366,6 +413,18 @@ def fleet() -> tuple[list[Snapshot], list[Snapshot]]:
     current.append(snapshot("ibmi8", "ORDER", "QMORDER", order[:3], amqjrninf(order, 2), run_id="A1"))
 
     current += jrninf_fleet()
+    current += recovery_point_fleet()
+    # Text that looks like keys inside string values, and a record whose keys are in another order (written by
+    # the fixture in reverse): both are complete records, and must be planned, not refused.
+    tricky = simple("ibmi11", "TRICKY", OLD4, 2)
+    lookalike = 'He said "next_library": null, {"name": "X"}, ["a", "b"], \\":'
+    tricky = tricky.model_copy(
+        update={
+            "checkpoint": Checkpoint(forced=True, ok=True, messages=[CommandMessage(id=None, text=lookalike)]),
+            "messages": [QueueMessage(id="AMQ7460", at=COLLECTED, text=lookalike, queue="QMTRICKY/QMQMMSG")],
+        }
+    )
+    current += [tricky, simple("ibmi11", REORDERED, OLD4, 2)]
     stuck_current, history = stuck_fleet()
     return current + stuck_current, history
 
@@ -411,7 +470,11 @@ class Plan:
 def plan(tmp_path_factory) -> Plan:
     root = tmp_path_factory.mktemp("plan")
     current, history = fleet()
-    write_snapshots(root / "snapshots" / "run_id=R3" / "snapshots.jsonl", current)
+    write_snapshots(root / "snapshots" / "run_id=R3" / "snapshots.jsonl", [s for s in current if s.qmgr != REORDERED])
+    (root / "snapshots" / "run_id=R3" / "reordered.jsonl").write_text(
+        "".join(json.dumps(reversed_keys(s.model_dump(mode="json", by_alias=True))) + "\n" for s in current
+                if s.qmgr == REORDERED)
+    )
     for run_id in ("R1", "R2", "R3"):
         write_snapshots(
             root / "history" / f"run_id={run_id}" / "snapshots.jsonl", [s for s in history if s.run_id == run_id]
@@ -558,6 +621,54 @@ def test_block_reasons_are_listed_in_the_documented_order(plan):
     assert plan.qm("MANY").blocked
 
 
+def test_the_amqjrninf_record_of_issue_12_blocks_and_deletes_nothing(plan):
+    for qmgr in ("ATTACK", "ATTACKS"):
+        qm = plan.qm(qmgr)
+        assert (qm.block_reason, qm.receivers_to_delete, qm.oldest_needed) == (
+            "AMQJRNINF_TIME_IN_FUTURE", 0, "AMQA000001"
+        ), qmgr
+        assert list(qm.alerts) == ["OLDEST_NEEDED_NOT_ON_SYSTEM", "RECOVERY_POINTS_DISAGREE"], qmgr
+    assert plan.qm("ATTACK").recovery_points == (
+        "AMQJRNINF ********** 2099-12-31T23:59:59.999, AMQ7460 AMQA000002 2026-10-24T13:00:00.000, "
+        "AMQ7462 ********** 2026-10-26T13:00:00.000"
+    )
+
+
+def test_a_recovery_point_older_than_amqjrninf_is_the_oldest_needed(plan):
+    qm = plan.qm("PTOLDER")
+    assert (qm.blocked, qm.oldest_needed, qm.receivers_to_delete) == (False, "AMQA000002", 0)
+    assert plan.actions("PTOLDER")["AMQA000002"] == ("keep", "NEEDED_SAVED")
+    assert plan.actions("PTOLDER")["AMQA000001"] == ("keep", "RETAINED")  # keep_min_receivers=1
+    assert list(qm.alerts) == ["RECOVERY_POINTS_DISAGREE"]
+    agree = plan.qm("PTAGREE")
+    assert (agree.oldest_needed, agree.receivers_to_delete, list(agree.alerts)) == ("AMQA000004", 2, [])
+    assert agree.recovery_points == "AMQJRNINF AMQA000004 2026-10-26T13:00:00.000, AMQ7460 AMQA000004 " \
+        "2026-10-26T13:00:00.000, AMQ7462 -"
+
+
+@pytest.mark.parametrize(
+    "qmgr, reason",
+    [
+        ("PTOUT", "RECOVERY_POINT_NOT_IN_CHAIN"),
+        ("PTEARLY", "RECOVERY_POINT_BEFORE_CHAIN"),
+        ("PTFUTURE", "RECOVERY_POINT_IN_FUTURE"),
+        ("PTSKEW", None),
+        ("JRNFUTURE", "AMQJRNINF_TIME_IN_FUTURE"),
+        ("JRNSKEW", None),
+    ],
+)
+def test_recovery_points_and_times_that_cannot_be_true_block(plan, qmgr, reason):
+    assert plan.block(qmgr) == reason
+    if reason:
+        assert plan.qm(qmgr).receivers_to_delete == 0 and plan.qm(qmgr).oldest_needed == "AMQA000001"
+
+
+def test_complete_records_are_planned_whatever_their_key_order_and_text(plan):
+    # Key lookalikes inside string values, and keys in reverse order: nothing is missing, nothing refused.
+    for qmgr in ("TRICKY", REORDERED):
+        assert plan.qm(qmgr).block_reason is None and plan.qm(qmgr).receivers_to_delete == 1, qmgr
+
+
 def test_amqjrninf_is_malformed_exactly_when_parse_amqjrninf_rejects_it(plan):
     for i, raw in enumerate(JRNINF_VALUES):
         try:
@@ -653,6 +764,7 @@ def test_every_alert_code_occurs(plan):
         "NEXT_RECEIVER_NAME_TAKEN",
         "STARTUP_RECOVERY_STUCK",
         "MEDIA_RECOVERY_STUCK",
+        "RECOVERY_POINTS_DISAGREE",
     }
 
 
@@ -721,8 +833,8 @@ def test_output_columns_are_exactly_the_documented_ones(plan):
         "reason",
     ]  # fmt: skip
     assert list(plan.queue_managers.columns) == [
-        "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "receivers_to_save",
-        "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
+        "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
+        "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
         "oldest_needed_age_seconds", "collected_at", "run_id",
     ]  # fmt: skip
 
@@ -797,10 +909,25 @@ def failures(tmp_path_factory) -> dict[str, tuple[PlanJobFailed | None, bool]]:
     leap = json.loads(simple("ibmi1", "LEAP", OLD4, 2).model_dump_json())
     # The shape of an ISO 8601 time, but no such day: 2026 is not a leap year.
     leap["receivers"][0]["detached_at"] = "2026-02-29T10:00:00Z"
+    # A key of the contract left out (issue #12): its value may be null, but the key must be there.
+    keyless = json.loads(simple("ibmi1", "KEYLESS", OLD4, 2).model_dump_json())
+    del keyless["receivers"][1]["next_library"]
+    def hist(run_id: str, hours: int) -> dict:
+        earlier = COLLECTED - timedelta(hours=hours)
+        return json.loads(simple("ibmi1", "HIST", OLD4, 2, run_id=run_id, collected_at=earlier).model_dump_json())
+
+    keyless_r2 = hist("R2", 1)
+    del keyless_r2["media_recovery"]
+    colour = json.loads(simple("ibmi1", "COLOUR", OLD4, 2).model_dump_json())
+    colour["receivers"][0]["colour"] = "blue"
     inputs = {
         "truncated": [good, good[: len(good) // 2]],
         "missing_field": [good, json.dumps(half)],
         "no_such_day": [good, json.dumps(leap)],
+        "missing_key": [good, "", json.dumps(keyless)],
+        # The newest stuck_after_runs (3) runs feed the plan: a key missing in the middle one stops the job too.
+        "history_key": [json.dumps(hist("R1", 2)), json.dumps(keyless_r2), json.dumps(hist("R3", 0))],
+        "unknown_key": [json.dumps(colour), good],
     }
     with ThreadPoolExecutor(len(inputs)) as pool:
         runs = {name: pool.submit(_failed_run, root / name, lines) for name, lines in inputs.items()}
@@ -828,3 +955,25 @@ def test_a_receiver_time_on_a_day_that_does_not_exist_fails_the_job(failures):
     assert failure is not None and not wrote_summary
     assert "not valid mqjournal.snapshot/v1" in failure.stderr_tail
     assert "LEAP" in failure.stderr_tail and "bad time" in failure.stderr_tail
+
+
+def test_a_record_missing_a_key_of_the_contract_fails_the_job_naming_file_line_and_field(failures):
+    failure, wrote_summary = failures["missing_key"]
+    assert failure is not None and not wrote_summary
+    assert "not valid mqjournal.snapshot/v1" in failure.stderr_tail
+    assert "snapshots.jsonl:3 (run R3, ibmi1/KEYLESS)" in failure.stderr_tail  # line 2 is blank
+    assert "receivers[1].next_library missing" in failure.stderr_tail
+
+
+def test_a_record_with_a_key_the_contract_does_not_know_fails_the_job(failures):
+    failure, wrote_summary = failures["unknown_key"]
+    assert failure is not None and not wrote_summary
+    assert "snapshots.jsonl:1 (run R3, ibmi1/COLOUR)" in failure.stderr_tail
+    assert "receivers[0].colour" in failure.stderr_tail
+
+
+def test_a_key_missing_in_a_run_the_stuck_alerts_read_fails_the_job(failures):
+    failure, wrote_summary = failures["history_key"]
+    assert failure is not None and not wrote_summary
+    assert "snapshots.jsonl:2 (run R2, ibmi1/HIST)" in failure.stderr_tail
+    assert "media_recovery missing" in failure.stderr_tail
