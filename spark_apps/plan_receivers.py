@@ -835,7 +835,7 @@ def queue_manager_states(current: DataFrame, facts: DataFrame, *, as_of_us: int,
         | ~F.col("attached_position").eqNullSafe(chain_length - 1)
     )
     # No entry MQ needs can have been written after the collection that read it, nor after as_of.
-    latest_us = F.least(F.col("collected_us"), F.lit(as_of_us)) + F.lit(skew_us)
+    latest_us = F.col("collected_us") + F.lit(skew_us)  # the partition's clock, not the controller's
     jrninf_future = usable & (F.col("needed_us") > latest_us)
     j = F.when(usable & stars, F.coalesce(by_time, F.lit(0))).when(usable, named)
     first_second_us = _truncated(F.col("first_attached_us"), 1_000_000)

@@ -235,8 +235,9 @@ def oldest_needed(
 ) -> OldestNeeded:
     """Section 2: n from AMQJRNINF, AMQ7460 and AMQ7462, the most conservative of them; what blocks; what disagrees."""
     policy = policy or Policy()
-    now = snapshot.collected_at if as_of is None else min(snapshot.collected_at, as_of)
-    latest = now + policy.clock_skew
+    # Against the partition's own clock (collected_at), never the controller's: a partition whose clock runs ahead
+    # of the controller writes needed times that are plausible for it.
+    latest = snapshot.collected_at + policy.clock_skew
     jrninf = _amqjrninf(snapshot, chain, latest)
     blocks = list(jrninf.blocks)
     present = [p for p in (snapshot.startup_recovery, snapshot.media_recovery) if p is not None]
