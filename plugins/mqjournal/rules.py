@@ -231,7 +231,7 @@ def _point(point: RecoveryPoint, chain: list[Receiver], latest: datetime) -> tup
 
 
 def oldest_needed(
-    snapshot: Snapshot, chain: list[Receiver], *, as_of: datetime | None = None, policy: Policy | None = None
+    snapshot: Snapshot, chain: list[Receiver], *, policy: Policy | None = None
 ) -> OldestNeeded:
     """Section 2: n from AMQJRNINF, AMQ7460 and AMQ7462, the most conservative of them; what blocks; what disagrees."""
     policy = policy or Policy()
@@ -356,7 +356,7 @@ def plan_queue_manager(
 ) -> tuple[QueueManagerPlan, list[ReceiverPlan]]:
     """Plan one queue manager from its current snapshot; `history` (oldest first, current included) feeds alerts."""
     chain = chain_of(current)
-    needed = oldest_needed(current, chain, as_of=as_of, policy=policy)
+    needed = oldest_needed(current, chain, policy=policy)
     blocks = set(needed.blocks)
     if as_of - current.collected_at > policy.max_snapshot_age:
         blocks.add("SNAPSHOT_STALE")

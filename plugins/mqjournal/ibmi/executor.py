@@ -69,7 +69,7 @@ class Executor:
         return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
 
     def _reconciled(self, live: Snapshot) -> list[str]:
-        return reconcile(self.session, self.catalog, live, host=self.host, qmgr=self.target.qmgr).findings
+        return reconcile(self.session, self.catalog, live, host=self.host).findings
 
     def _operation(self, kind: str, names: list[str], **fields) -> Operation:
         return Operation(

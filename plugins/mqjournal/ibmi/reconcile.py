@@ -37,7 +37,7 @@ class Reconciliation:
 
 
 def reconcile(
-    session: IbmiSession, catalog: Catalog, live: Snapshot, *, host: str, qmgr: str, worker_is_gone=interrupted
+    session: IbmiSession, catalog: Catalog, live: Snapshot, *, host: str, worker_is_gone=interrupted
 ) -> Reconciliation:
     """Close the open intents of this queue manager (catalog) and of its commands (audit log) against `live`."""
     done = Reconciliation()

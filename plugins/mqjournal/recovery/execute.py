@@ -187,7 +187,7 @@ class RecoveryExecutor:
         # An interrupted earlier attempt (a killed worker, a lost answer) is explained from the host first, so the
         # catalog the re-plan reads is right (a DLTF that ran is a discarded save file).
         reconciled = (
-            reconcile(self.session, self.catalog, self.live(), host=self.host, qmgr=self.target.qmgr).findings
+            reconcile(self.session, self.catalog, self.live(), host=self.host).findings
             if found.journal_exists else []
         )
         fresh, skipped = self.recheck(approved)
