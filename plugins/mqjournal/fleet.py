@@ -114,6 +114,28 @@ class FaultsConfig(_Config):
     commands: list[CommandFaultConfig] = Field(default_factory=list)
 
 
+class PartitionSystemConfig(_Config):
+    """Simulator only: how a simulated partition is set up. A real partition answers these itself (the collector and
+    `mqjournal doctor` read the release, the services and the job's formats from it), so the client never reads them."""
+
+    release: Literal["7.3", "7.4", "7.5", "7.6"] = Field(
+        "7.5", description="the IBM i release (with its latest Db2 PTF group): which QSYS2 services and columns exist"
+    )
+    language: Literal["ENU", "DEU"] = Field(
+        "ENU", description="the job's language (LANGID): the language of CPF and AMQ message texts"
+    )
+    date_format: Literal["*YMD", "*MDY", "*DMY", "*JUL"] = Field(
+        "*YMD", description="the job's date format (QDATFMT), used in message texts"
+    )
+    date_separator: Literal["/", "-", ".", ",", " "] = Field("/", description="the job's date separator (QDATSEP)")
+    time_separator: Literal[":", ".", ",", " "] = Field(":", description="the job's time separator (QTIMSEP)")
+    db2_link: bool = Field(
+        False,
+        description="an admin made /QOpenSys/usr/bin/db2 (a link to qsh) so a bare `db2` runs in PASE; "
+        "a stock partition has none",
+    )
+
+
 class HostConfig(_Config):
     name: HostName
     address: str = "127.0.0.1"
@@ -122,6 +144,11 @@ class HostConfig(_Config):
     utc_offset: UtcOffset = "+00:00"
     # *RQD: an inquiry (such as CPA7025) makes the job wait for an operator, as IBM i does by default.
     inquiry_reply: Literal["*RQD", "*DFT"] = "*RQD"
+    # Real configuration: how SQL reaches the db2 utility. `qsh` (the default, what works on a stock partition):
+    # /QOpenSys/usr/bin/qsh -c "db2 ...", since db2 is a QSH utility that PASE does not have on its PATH;
+    # `db2`: a bare db2, for partitions where an admin linked /QOpenSys/usr/bin/db2 to qsh.
+    sql_runner: Literal["qsh", "db2"] = "qsh"
+    system: PartitionSystemConfig = Field(default_factory=PartitionSystemConfig)
     queue_managers: list[QueueManagerConfig] = Field(default_factory=list)
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
 
