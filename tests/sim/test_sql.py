@@ -54,7 +54,7 @@ CATALOG = FakeCatalog({
     ],
 })
 
-_TRAILER = re.compile(r"^  (\d+) RECORD\(S\) SELECTED\.$")
+_TRAILER = re.compile(r"^ *(\d+) RECORD\(S\) SELECTED\.$")
 
 
 def parse_db2(stdout: str) -> list[dict[str, str | None]]:
@@ -86,10 +86,10 @@ def test_two_row_select_layout_pads_each_column_to_name_or_type_width():
     assert result.stderr == ""
     assert result.stdout == (
         "\n"
-        "JOURNAL_RECEIVER_NAME SIZE                 STATUS  \n"
-        "--------------------- -------------------- --------\n"
-        "AMQA000001                          102400 SAVED   \n"
-        "AMQA000002                            2048 ATTACHED\n"
+        "JOURNAL_RECEIVER_NAME  SIZE                 STATUS  \n"
+        "---------------------- -------------------- --------\n"
+        "AMQA000001                           102400 SAVED   \n"
+        "AMQA000002                             2048 ATTACHED\n"
         "\n"
         "  2 RECORD(S) SELECTED.\n"
         "\n"
@@ -170,7 +170,7 @@ def test_empty_result_prints_header_and_zero_records():
     result = db2("SELECT JOURNAL_NAME FROM QSYS2.JOURNAL_INFO WHERE JOURNAL_LIBRARY = 'NOSUCH'")
 
     assert result.exit_status == 0
-    assert result.stdout == "\nJOURNAL_NAME\n------------\n\n  0 RECORD(S) SELECTED.\n\n"
+    assert result.stdout == "\nJOURNAL_NAME \n-------------\n\n  0 RECORD(S) SELECTED.\n\n"
 
 
 def test_unnamed_expressions_are_numbered_and_integers_are_eleven_wide():

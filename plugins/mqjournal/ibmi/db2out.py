@@ -2,6 +2,19 @@
 
 Columns are sliced at the runs of the dashes line, never split on blanks, so values with spaces survive. A lone
 ``-`` is NULL; the trailer's record count is checked so that a truncated stream is an error, not fewer rows.
+
+The layout, as real partitions print it (codefori/vscode-ibmi `src/testing/tools.ts` at commit 46ddb55b, the
+db2Parse fixtures captured from IBM i; QIWS/QCUSTCDT among them):
+
+    <empty line>
+    CUSNUM   LSTNAM   ... STATE  ZIPCOD  ...     header: each name padded to its column width
+    -------- -------- ... ------ ------- ...     dashes: one run per column, single-space separated
+     938472  Henning  ... TX      75217  ...     rows (a cell may be all blanks: an empty string)
+    <empty line>
+      1 RECORD(S) SELECTED.                      the count right-aligned in 3 columns (" 10 ...", "100 ...")
+
+A count of 1000 or more has no leading blank ("1000 RECORD(S) SELECTED."), so the trailer is found by its text,
+not by its indentation: the demo's PAYROLL has 120 QMQMMSG rows, which a leading-blank rule took as cut off.
 """
 
 from __future__ import annotations
@@ -9,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TRAILER = re.compile(r"^\s+(\d+) RECORD\(S\) SELECTED\.\s*$")
+_TRAILER = re.compile(r"^ *(\d+) RECORD\(S\) SELECTED\.\s*$")
 _ERROR = re.compile(
     r"\*\*\*\* CLI ERROR \*\*\*\*\*\s*\n\s*SQLSTATE: (?P<state>\w+)\s*\n\s*NATIVE ERROR CODE: (?P<code>-?\d+)\s*\n(?P<text>[^\n]*)"
 )
@@ -66,17 +79,18 @@ def _table(lines: list[str], dashes: int) -> tuple[list[Row], int]:
     spans = [m.span() for m in re.finditer(r"-+", lines[dashes])]
     header = lines[dashes - 1]
     names = [header[start:end].strip() for start, end in spans]
+    # The rows end at the empty line before the trailer. Every row line is padded to its columns' widths, so only
+    # that separator is truly empty; a row of empty strings is blanks, and still a row.
+    end = next(
+        (i for i in range(dashes + 2, len(lines)) if _TRAILER.match(lines[i]) and lines[i - 1] == ""), None
+    )
+    if end is None:
+        raise Db2OutputError("the result table has no RECORD(S) SELECTED trailer: the output was cut off")
     rows: list[Row] = []
-    i = dashes + 1
-    while i < len(lines):
-        line = lines[i]
-        trailer = _TRAILER.match(line)
-        if trailer:
-            if int(trailer.group(1)) != len(rows):
-                raise Db2OutputError(f"the trailer counts {trailer.group(1)} rows, the output has {len(rows)}")
-            return rows, i + 1
-        if line.strip():
-            cells = [line[start:end].strip() for start, end in spans]
-            rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
-        i += 1
-    raise Db2OutputError("the result table has no RECORD(S) SELECTED trailer: the output was cut off")
+    for line in lines[dashes + 1 : end - 1]:
+        cells = [line[start:stop].strip() for start, stop in spans]
+        rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
+    counted = int(_TRAILER.match(lines[end]).group(1))  # type: ignore[union-attr]
+    if counted != len(rows):
+        raise Db2OutputError(f"the trailer counts {counted} rows, the output has {len(rows)}")
+    return rows, end + 1

@@ -6,13 +6,16 @@ Output layout, as implemented (`_render` and `format_cli_error` are the one plac
     <empty line>
     NAME1      NAME2 ...        header: each name left-aligned and padded to its column width
     ---------- -----            dashes: one run per column, exactly the column width, single-space separated
-    AMQA000001          42      cells: text left-aligned, numbers right-aligned, NULL as "-", binary as hex
+    AMQA000001          42      cells: text left-aligned, integers right-aligned, NULL as "-", binary as hex
     <empty line>
-      2 RECORD(S) SELECTED.
+      2 RECORD(S) SELECTED.     the count right-aligned in 3 columns; 1000 and more print with no leading blank
     <empty line>
 
-Column width = max(len(name), the type's CLI display width): VARCHAR(n)/CHAR(n) n, SMALLINT 6, INTEGER 11,
-BIGINT 20, DECIMAL(p,s) p+2, DATE 10, TIME 8, TIMESTAMP 26, BINARY(n) 2n. Timestamps print as
+Column width = max(len(name) + 1, the type's CLI display width): VARCHAR(n)/CHAR(n) n, SMALLINT 6, INTEGER 11,
+BIGINT 20, DECIMAL(p,s) p+2, DATE 10, TIME 8, TIMESTAMP 26, BINARY(n) 2n. SMALLINT/INTEGER/BIGINT are
+right-aligned in the whole column. DECIMAL/NUMERIC is first laid out in its own p+2 positions (a sign position, the
+digits right-aligned, and the decimal point's position, blank when the scale is 0: " 938472 " for NUMERIC(6,0),
+"   37.00" for NUMERIC(6,2)), and that field is left-aligned in the column. Timestamps print as
 2026-11-22-10.15.30.123456. Unnamed expressions are named 00001, 00002... by position. An SQL error prints, on
 stdout, "\\n **** CLI ERROR *****\\n         SQLSTATE: 42704\\nNATIVE ERROR CODE: -204\\n<text> \\n" and the exit
 status is 4; success (also with no rows) exits 0.
@@ -23,19 +26,32 @@ Evidence (stored public copies, searched for this module):
   NATIVE ERROR CODE: -440\\nRoutine QCMDEXC in QSYS2 not found with specified parameters.", "code": 4, stderr "");
   vscode-ibmi's source comments that db2 "always writes to standard out". The SQL0204 text "X in LIB type *FILE
   not found. " with its trailing space: vscode-ibmi's db2Parse test fixture and db2ssh's tests.
-- Header/dashes/rows/trailer, header padded to the width, INTEGER 11 wide and right-aligned, TIMESTAMP 26 wide,
-  "  1 RECORD(S) SELECTED.": vscode-ibmi's db2Parse tests and parser (columns sliced by the dashes runs, "-" read
+- Widths, alignment and the trailer: the db2Parse fixtures of codefori/vscode-ibmi, captured from IBM i
+  (`src/testing/tools.ts` at commit 46ddb55b, removed by 0c46fd25): QIWS/QCUSTCDT (CUSNUM NUMERIC(6,0) 8 wide as
+  " 938472 ", STATE CHAR(2) 6 wide, ZIPCOD NUMERIC(5,0) 7 wide, CHGCOD NUMERIC(1,0) " 3" then blanks to 7,
+  BALDUE NUMERIC(6,2) "   37.00"), "IS_SOURCE" INTEGER 11 wide, "SOURCE_LENGTH" INTEGER right-aligned in 14 (its
+  name + 1), "ASP" SMALLINT 6, BIGINT 20, and "  1 RECORD(S) SELECTED." / " 10 RECORD(S) SELECTED." after an empty
+  line. The 3-column count is printf("%3d"): 100-999 fill it, 1000 and more push it to the line's start (inferred,
+  no capture of 100+ rows was found). Also vscode-ibmi's parser (columns sliced by the dashes runs, "-" read
   as NULL), db2ssh's tests (dtg01100/db2ssh, which also shows unnamed columns as 00001/00002 and DATE 10, TIME 8
   wide), and a Japanese IBM i 7.5 course that shows verified db2 output (DECIMAL(p,s) p+2 wide, COUNT(*) 11 wide,
   headers wider than the data set the width, "DB20000I  THE SQL COMMAND COMPLETED SUCCESSFULLY.").
 - Options -v -S -t -d -T -r -u -p -f: the IBM Qshell db2 utility page (ssw_ibm_i_71 rzahzdb2utility).
 
 UNVERIFIED (nothing authoritative found; chosen as most plausible, change here if a real capture disagrees):
-- NULL in numeric columns right-aligned (Db2 LUW CLP does this; the IBM i tool's format follows the LUW CLP).
+- NULL in numeric columns right-aligned (Db2 LUW CLP does this; the IBM i tool's format follows the LUW CLP); in a
+  DECIMAL column it takes the digits' last position, as a one-digit value would.
+- Negative DECIMAL values: the sign right before the digits (no capture shows one).
+- An empty result prints the header, the dashes, an empty line and "  0 RECORD(S) SELECTED." (Db2 LUW's CLP does;
+  no IBM i capture of zero rows was found).
 - Exit status 0 for an empty result; 4 when any statement of a -t/-d/-T batch failed (later ones still run).
 - What -S and -v print exactly (here: no padding, values trimmed; -v echoes the statement on its own line).
 - LOB columns (DATA, DATA_BINARY of USER_SPACE): padded to the longest value, not to 16M.
-- VARGRAPHIC CCSID 1200 columns (MESSAGE_TEXT, CURRENT_CHARACTER_VALUE) print as plain text.
+- VARGRAPHIC CCSID 1200 columns (MESSAGE_TEXT, CURRENT_CHARACTER_VALUE) print as plain text, n characters wide.
+  The vscode-ibmi JP fixtures show the utility pads by bytes of the job's CCSID, not by characters (a row with
+  12 DBCS characters is 14 characters shorter than its header), so DBCS text misaligns the columns after it; the
+  Db2 LUW CLI gives GRAPHIC types a display size of twice their length. What Db2 for i gives VARGRAPHIC(n) CCSID
+  1200 was not found; the client does not depend on it (it slices by the dashes).
 - Texts/SQLSTATEs for SQL0150, SQL0551, SQL0084, SQL0203, SQL0421, SQL0901, SQL0010; the valid-token list of
   SQL0104 (only the first-word list and "<END-OF-STATEMENT>" after ";" are real captures).
 - USER_SPACE not found: SQLSTATE 38501, native -443 and the CPF9801 text "Object X in library Y not found."
@@ -81,7 +97,8 @@ _ANY_TOKENS = "FROM WHERE GROUP ORDER UNION FETCH <END-OF-STATEMENT>"
 
 
 def _records_selected(count: int) -> str:
-    return f"  {count} RECORD(S) SELECTED."
+    # printf("%3d"): "  1", " 10", "100", and "1000" with no leading blank (vscode-ibmi fixtures, see above).
+    return f"{count:3d} RECORD(S) SELECTED."
 
 
 def format_cli_error(sqlstate: str, sqlcode: int, text: str) -> str:
@@ -228,11 +245,21 @@ def _cell(value: object, db2type: Db2Type | None) -> str:
         return NULL_TEXT
     if isinstance(value, bytes):
         return value.hex().upper()  # CLI converts binary to character as hex
-    if db2type is not None and db2type.name == "DECIMAL" and db2type.scale and isinstance(value, int | float):
-        return f"{value:.{db2type.scale}f}"
+    if db2type is not None and db2type.name == "DECIMAL" and isinstance(value, int | float):
+        if db2type.scale:
+            return f"{value:.{db2type.scale}f}"
+        return str(int(value))
     if isinstance(value, float):
         return format(value, "f").rstrip("0").rstrip(".") if value == value else str(value)
     return str(value)
+
+
+def _decimal_field(cell: str, db2type: Db2Type) -> str:
+    """A DECIMAL(p,s) value in its own p+2 positions: the sign's, the digits right-aligned, the decimal point's.
+    With scale 0 the point's position stays blank (" 938472 " for NUMERIC(6,0) in the QCUSTCDT capture)."""
+    if db2type.scale:
+        return cell.rjust(db2type.length + 2)
+    return cell.rjust(db2type.length + 1) + " "
 
 
 def _render(result: _ResultSet, suppress: bool) -> str:
@@ -241,12 +268,19 @@ def _render(result: _ResultSet, suppress: bool) -> str:
         lines = [" ".join(result.names), " ".join("-" * len(n) for n in result.names),
                  *(" ".join(c.strip() for c in row) for row in cells)]
     else:
+        for i, db2type in enumerate(result.types):
+            if db2type is not None and db2type.name == "DECIMAL":
+                for row in cells:
+                    row[i] = _decimal_field(row[i], db2type)
         widths, right = [], []
         for i, (name, db2type) in enumerate(zip(result.names, result.types)):
             values = [row[i] for row in result.rows if row[i] is not None]
             declared = db2type.display_width if db2type else None
-            widths.append(max(len(name), declared or 1, *(len(row[i]) for row in cells)))
-            right.append(db2type.numeric if db2type else
+            # A name as long as the data or longer gets one more position (STATE over CHAR(2) is 6 wide, SOURCE_LENGTH
+            # over INTEGER 14): the captures show no column as narrow as its name.
+            widths.append(max(len(name) + 1, declared or 1, *(len(row[i]) for row in cells)))
+            # DECIMAL is not right-aligned in the column: its field is laid out above, then left-aligned.
+            right.append(db2type.numeric and db2type.name != "DECIMAL" if db2type else
                          bool(values) and all(isinstance(v, int | float) for v in values))
         lines = [" ".join(n.ljust(w) for n, w in zip(result.names, widths)), " ".join("-" * w for w in widths)]
         lines += [" ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right))
