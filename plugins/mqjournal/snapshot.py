@@ -89,8 +89,13 @@ class Receiver(_Model):
 class QueueMessage(_Model):
     id: str | None
     at: AwareDatetime
-    text: str
+    text: str = Field(description="the first-level text in the job's language and date format: for people, never parsed")
     queue: str = Field(description="LIBRARY/QUEUE, e.g. QMTEST/QMQMMSG or QSYS/QSYSOPR")
+    tokens: str | None = Field(
+        None,
+        description="the message's replacement data (MESSAGE_TOKENS) in hex, as IBM i stores it: the same in every "
+        "language, so receivers, times and objects are read from it; null when the partition does not show it",
+    )
 
 
 class Snapshot(_Model):
@@ -110,6 +115,9 @@ class Snapshot(_Model):
     media_recovery: RecoveryPoint | None
     receivers: list[Receiver]
     messages: list[QueueMessage]
+    asp_number: int | None = Field(None, description="the ASP that holds the journal's receivers (1: the system ASP)")
+    asp_capacity_bytes: NonNegativeInt | None = Field(None, description="that ASP's capacity (QSYS2.ASP_INFO)")
+    asp_available_bytes: NonNegativeInt | None = Field(None, description="the capacity still free in that ASP")
 
 
 def json_schema() -> dict:
@@ -130,14 +138,19 @@ def published_schema_text() -> str:
 
 # --- every key of the contract, in every record ------------------------------------------------------------------
 
+# Keys added to v1 after its first release. A record written before them lacks them and is read with null; every
+# other key must be there. Their names occur nowhere else in the contract, so a reader can skip them by name alone.
+ADDED_KEYS = frozenset({"tokens", "asp_number", "asp_capacity_bytes", "asp_available_bytes"})
+
 # How a key's value is shaped, as far as keys go: a plain value, an object, an object or null, a list of objects.
 VALUE, OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS = "value", "object", "optional_object", "list_of_objects"
 ContractKeys = tuple[tuple[str, str, "ContractKeys | None"], ...]
 
 
 @functools.cache
-def contract_keys() -> ContractKeys:
-    """The keys the published schema requires, in the order they are written, with the objects nested in them.
+def contract_keys(*, with_added: bool = True) -> ContractKeys:
+    """The keys the published schema requires, in the order they are written, with the objects nested in them;
+    without `with_added`, the keys every v1 record has (`ADDED_KEYS` left out).
 
     The schema requires every key (also of a field with a default, `json_schema_serialization_defaults_required`):
     a record is complete only when it has them all. Derived from the published schema, never written by hand.
@@ -154,6 +167,8 @@ def contract_keys() -> ContractKeys:
         assert set(required) == set(node["properties"]), "the published schema must require every key"
         found = []
         for key in required:
+            if not with_added and key in ADDED_KEYS:
+                continue
             value = node["properties"][key]
             options = [resolve(o) for o in value.get("anyOf", [value])]
             objects = [o for o in options if "properties" in o]
@@ -190,7 +205,7 @@ def missing_keys(record: object) -> list[str]:
                 for i, item in enumerate(value[key]):
                     walk(item, nested, f"{where}[{i}]")
 
-    walk(record, contract_keys(), "")
+    walk(record, contract_keys(with_added=False), "")
     return missing
 
 

@@ -22,6 +22,7 @@ from mqjournal.jrninf import format_amqjrninf, parse_amqjrninf
 from mqjournal.planjob import PlanJobFailed, run_plan, spark_submit_args
 from mqjournal.policy import Policy
 from mqjournal.snapshot import (
+    ADDED_KEYS,
     Checkpoint,
     CommandMessage,
     QueueMessage,
@@ -255,6 +256,8 @@ def stuck_fleet() -> tuple[list[Snapshot], list[Snapshot]]:
 
 
 REORDERED = "REORDER"
+# Written before the keys added to v1 later (snapshot.ADDED_KEYS) existed: complete without them.
+BEFORE_ADDED_KEYS = "OLDKEYS"
 
 
 def reversed_keys(value):
@@ -263,6 +266,15 @@ def reversed_keys(value):
         return {k: reversed_keys(v) for k, v in reversed(value.items())}
     if isinstance(value, list):
         return [reversed_keys(v) for v in value]
+    return value
+
+
+def without_added_keys(value):
+    """The same JSON value as a writer from before snapshot.ADDED_KEYS wrote it."""
+    if isinstance(value, dict):
+        return {k: without_added_keys(v) for k, v in value.items() if k not in ADDED_KEYS}
+    if isinstance(value, list):
+        return [without_added_keys(v) for v in value]
     return value
 
 
@@ -424,7 +436,9 @@ def fleet() -> tuple[list[Snapshot], list[Snapshot]]:
             "messages": [QueueMessage(id="AMQ7460", at=COLLECTED, text=lookalike, queue="QMTRICKY/QMQMMSG")],
         }
     )
-    current += [tricky, simple("ibmi11", REORDERED, OLD4, 2)]
+    old = simple("ibmi11", BEFORE_ADDED_KEYS, OLD4, 2)
+    old = old.model_copy(update={"messages": [QueueMessage(id="AMQ7460", at=COLLECTED, text="x", queue="Q/QMQMMSG")]})
+    current += [tricky, simple("ibmi11", REORDERED, OLD4, 2), old]
     stuck_current, history = stuck_fleet()
     return current + stuck_current, history
 
@@ -470,10 +484,15 @@ class Plan:
 def plan(tmp_path_factory) -> Plan:
     root = tmp_path_factory.mktemp("plan")
     current, history = fleet()
-    write_snapshots(root / "snapshots" / "run_id=R3" / "snapshots.jsonl", [s for s in current if s.qmgr != REORDERED])
+    special = (REORDERED, BEFORE_ADDED_KEYS)
+    write_snapshots(root / "snapshots" / "run_id=R3" / "snapshots.jsonl", [s for s in current if s.qmgr not in special])
     (root / "snapshots" / "run_id=R3" / "reordered.jsonl").write_text(
         "".join(json.dumps(reversed_keys(s.model_dump(mode="json", by_alias=True))) + "\n" for s in current
                 if s.qmgr == REORDERED)
+    )
+    (root / "snapshots" / "run_id=R3" / "before_added_keys.jsonl").write_text(
+        "".join(json.dumps(without_added_keys(s.model_dump(mode="json", by_alias=True))) + "\n" for s in current
+                if s.qmgr == BEFORE_ADDED_KEYS)
     )
     for run_id in ("R1", "R2", "R3"):
         write_snapshots(
@@ -664,8 +683,9 @@ def test_recovery_points_and_times_that_cannot_be_true_block(plan, qmgr, reason)
 
 
 def test_complete_records_are_planned_whatever_their_key_order_and_text(plan):
-    # Key lookalikes inside string values, and keys in reverse order: nothing is missing, nothing refused.
-    for qmgr in ("TRICKY", REORDERED):
+    # Key lookalikes inside string values, keys in reverse order, a record from before the keys added to v1 later:
+    # nothing is missing, nothing refused.
+    for qmgr in ("TRICKY", REORDERED, BEFORE_ADDED_KEYS):
         assert plan.qm(qmgr).block_reason is None and plan.qm(qmgr).receivers_to_delete == 1, qmgr
 
 
