@@ -372,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     _queue_manager_options(recover)
     recover.add_argument("--kind", required=True, choices=["startup", "media", "library", "naming", "expiry"])
     recover.add_argument("--timestamp", help="startup: the entry time AMQ7432 reports, ISO 8601 (host time unless an "
-                         "offset is given; default: the latest AMQ7432)")
+                         "offset is given; default: the time in the latest AMQ7432's replacement data)")
     recover.add_argument("--object", help="media: the damaged MQ object (default: the latest AMQ7472)")
     recover.add_argument("--object-type", default="*ALL", help="media: RCRMQMOBJ OBJTYPE, e.g. *LCLQ (default *ALL)")
     recover.add_argument("--threshold-kb", type=int, help="naming: the new receiver's threshold")

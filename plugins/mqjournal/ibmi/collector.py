@@ -12,10 +12,11 @@ import codecs
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from mqjournal import mqmessages
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import Db2Failure, Row, parse_results
-from mqjournal.ibmi.readings import cl_messages, db2_time, recovery_point
+from mqjournal.ibmi.readings import cl_messages, db2_time
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import (
     Checkpoint,
@@ -112,7 +113,9 @@ def read_state(
             startup_recovery=latest.get("AMQ7460"),
             media_recovery=latest.get("AMQ7462"),
             receivers=[_receiver(row, tz) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
-            messages=[_message(row, tz) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO")],
+            messages=[
+                _message(row, tz) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)
+            ],
         )
     except ValueError as exc:
         raise CollectionFailed(
@@ -159,15 +162,39 @@ def _amqjrninf(session: IbmiSession, target: Target, result: list[Row] | Db2Fail
 
 
 def _latest_points(rows: list[Row], tz: timezone) -> dict[str, RecoveryPoint]:
+    """The newest AMQ7460 and AMQ7462, read from their replacement data.
+
+    Without it (null MESSAGE_TOKENS: a partition that does not show them) nothing language-independent says the
+    entry's time (the text has it in the job's language and date format, MESSAGE_TIMESTAMP is when MQ sent the
+    message), so the point stays unread and the planner blocks the queue manager (rules.py: a missing recovery
+    point blocks every delete). An older message is not used instead: it may describe a point MQ has moved past.
+    """
     latest: dict[str, RecoveryPoint] = {}
+    seen: set[str] = set()
     for row in rows:  # newest first
         msg_id = row["MESSAGE_ID"]
-        if msg_id in latest or msg_id not in ("AMQ7460", "AMQ7462"):
+        if msg_id in seen or msg_id not in ("AMQ7460", "AMQ7462"):
             continue
-        point = recovery_point(row["MESSAGE_TEXT"] or "", tz)
+        seen.add(msg_id)
+        point = mqmessages.recovery_point(msg_id, row.get("MESSAGE_TOKENS"))
         if point is not None:
-            latest[msg_id] = RecoveryPoint(receiver=point[0], at=point[1])
+            latest[msg_id] = RecoveryPoint(receiver=point.receiver, at=point.at.astimezone(tz))
     return latest
+
+
+def _about_journal(row: Row, target: Target) -> bool:
+    """Whether a message belongs in this journal's snapshot: CPI70E3 only when its replacement data names this journal.
+
+    CPI70E3 reaches QSYSOPR and the journal's message queue for every journal on the partition, and its text names
+    none. Without replacement data it cannot be told apart, so it is kept: switching may have stopped (naming.py
+    says it is unconfirmed), which is the cautious reading.
+    """
+    if row["MESSAGE_ID"] != "CPI70E3":
+        return True
+    tokens = row.get("MESSAGE_TOKENS")
+    if not tokens:
+        return True
+    return mqmessages.journal_of(tokens) == (target.journal, target.library)
 
 
 def _int(text: str | None) -> int | None:
@@ -201,4 +228,5 @@ def _message(row: Row, tz: timezone) -> QueueMessage:
         at=db2_time(row["MESSAGE_TIMESTAMP"], tz),
         text=row["MESSAGE_TEXT"] or "",
         queue=f"{row['MESSAGE_QUEUE_LIBRARY']}/{row['MESSAGE_QUEUE_NAME']}",
+        tokens=row.get("MESSAGE_TOKENS") or None,
     )

@@ -126,12 +126,34 @@ def receivers(library: str, journal: str, instance: str) -> str:
 
 
 _MESSAGE_COLUMNS = "MESSAGE_QUEUE_LIBRARY, MESSAGE_QUEUE_NAME, MESSAGE_ID, MESSAGE_TIMESTAMP, MESSAGE_TEXT"
+# The replacement data, in hex: what mqjournal reads from a message (mqmessages.py), never MESSAGE_TEXT, which comes
+# in the job's language and date format. The first 256 bytes hold every layout mqjournal knows, and keep the db2
+# column narrow (a whole VARCHAR(4096) FOR BIT DATA would print 8192 characters wide on every row).
+MESSAGE_TOKENS_BYTES = 256
+_TOKENS = f"HEX(SUBSTR(MESSAGE_TOKENS, 1, {MESSAGE_TOKENS_BYTES})) AS MESSAGE_TOKENS"
+
+
+def _message_columns(with_tokens: bool) -> str:
+    # Without the column (a release or PTF level that lacks it) the rows carry no tokens: readers then fall back.
+    return f"{_MESSAGE_COLUMNS}, {_TOKENS}" if with_tokens else _MESSAGE_COLUMNS
 
 
 def messages_since(
-    library: str, journal: str, journal_queue: tuple[str, str], since: datetime | None, lookback_days: int = 7
+    library: str,
+    journal: str,
+    journal_queue: tuple[str, str],
+    since: datetime | None,
+    lookback_days: int = 7,
+    *,
+    with_tokens: bool = True,
 ) -> str:
-    """AMQ7460/7462/7432/7472 from QMQMMSG, and CPI70E3 about this journal from QSYSOPR and its message queue."""
+    """AMQ7460/7462/7432/7472 from QMQMMSG, and every CPI70E3 on QSYSOPR and the journal's message queue.
+
+    CPI70E3's text names no journal (IBM: "A system managed change journal operation to attach a new journal
+    receiver could not be accomplished..."), so which journal it is about is read from its replacement data by the
+    caller (`mqmessages.journal_of`), after reading; `journal` only documents whose queue this is.
+    """
+    object_name(journal)
     lib = _lit(object_name(library))
     mq_ids = ", ".join(_lit(i) for i in RECOVERY_MESSAGES)
     queues = {("QSYS", "QSYSOPR"), (object_name(journal_queue[0]), object_name(journal_queue[1]))}
@@ -139,19 +161,18 @@ def messages_since(
         f"(MESSAGE_QUEUE_LIBRARY = {_lit(q_lib)} AND MESSAGE_QUEUE_NAME = {_lit(q_name)})" for q_lib, q_name in sorted(queues)
     )
     start = _lit(db2_timestamp(since)) if since else f"CURRENT TIMESTAMP - {int(lookback_days)} DAYS"
-    about_journal = f"MESSAGE_TEXT LIKE {_lit('%' + object_name(journal) + '%' + object_name(library) + '%')}"
     return (
-        f"SELECT {_MESSAGE_COLUMNS} FROM QSYS2.MESSAGE_QUEUE_INFO WHERE MESSAGE_TIMESTAMP >= {start}"
+        f"SELECT {_message_columns(with_tokens)} FROM QSYS2.MESSAGE_QUEUE_INFO WHERE MESSAGE_TIMESTAMP >= {start}"
         f" AND ((MESSAGE_QUEUE_LIBRARY = {lib} AND MESSAGE_QUEUE_NAME = 'QMQMMSG' AND MESSAGE_ID IN ({mq_ids}))"
-        f" OR (({system_queues}) AND MESSAGE_ID = 'CPI70E3' AND {about_journal}))"
+        f" OR (({system_queues}) AND MESSAGE_ID = 'CPI70E3'))"
         " ORDER BY MESSAGE_TIMESTAMP"
     )
 
 
-def latest_recovery_points(library: str) -> str:
+def latest_recovery_points(library: str, *, with_tokens: bool = True) -> str:
     """The newest AMQ7460 and AMQ7462, whenever they were sent (they describe the current recovery points)."""
     return (
-        f"SELECT {_MESSAGE_COLUMNS} FROM QSYS2.MESSAGE_QUEUE_INFO"
+        f"SELECT {_message_columns(with_tokens)} FROM QSYS2.MESSAGE_QUEUE_INFO"
         f" WHERE MESSAGE_QUEUE_LIBRARY = {_lit(object_name(library))} AND MESSAGE_QUEUE_NAME = 'QMQMMSG'"
         " AND MESSAGE_ID IN ('AMQ7460', 'AMQ7462') ORDER BY MESSAGE_TIMESTAMP DESC FETCH FIRST 10 ROWS ONLY"
     )

@@ -1,4 +1,7 @@
-"""Turn what an IBM i partition printed into typed values: CL messages, Db2 timestamps, MQ recovery-point texts."""
+"""Turn what an IBM i partition printed into typed values: CL messages, Db2 timestamps.
+
+MQ's recovery points are read from the messages' replacement data (mqmessages.py), never from their texts, which come
+in the job's language and date format."""
 
 from __future__ import annotations
 
@@ -10,9 +13,6 @@ from mqjournal.snapshot import CommandMessage
 _MESSAGE_LINE = re.compile(r"^([A-Z]{3}[0-9A-F]{4}): (.*)$")
 _DB2_TIMESTAMP = "%Y-%m-%d-%H.%M.%S.%f"
 _OFFSET = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
-# MQ's AMQ7460/AMQ7462 wording is not published for IBM i; read defensively: a receiver name or asterisks, and a time.
-_POINT_RECEIVER = re.compile(r"\b(AMQ[A-Z][0-9]{6}|\*{10})")
-_POINT_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[ -](\d{2})[:.](\d{2})[:.](\d{2})")
 
 
 def cl_messages(stdout: str, stderr: str) -> list[CommandMessage]:
@@ -39,15 +39,3 @@ def db2_time(text: str | None, tz: timezone) -> datetime | None:
     if text is None:
         return None
     return datetime.strptime(text, _DB2_TIMESTAMP).replace(tzinfo=tz)
-
-
-def recovery_point(text: str, tz: timezone) -> tuple[str | None, datetime] | None:
-    """(receiver or None for asterisks, time) from an AMQ7460/AMQ7462 text; None when it cannot be read."""
-    receiver = _POINT_RECEIVER.search(text)
-    moment = _POINT_TIME.search(text)
-    if not receiver or not moment:
-        return None
-    day, hour, minute, second = moment.groups()
-    at = datetime.strptime(f"{day} {hour}:{minute}:{second}", "%Y-%m-%d %H:%M:%S").replace(tzinfo=tz)
-    name = receiver.group(1)
-    return (None if name.startswith("*") else name), at

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -32,7 +31,7 @@ from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Ver
 from mqjournal.recovery.plan import Action, Kind, Plan, Step
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
-from mqjournal.recovery.restore import RecoveryRefused
+from mqjournal.recovery.restore import RecoveryRefused, latest_amq7432
 from mqjournal.recovery.resume import restored, resume_library, resume_naming
 from mqjournal.snapshot import ReceiverStatus, Snapshot
 
@@ -40,7 +39,6 @@ __all__ = ["PlanHasGaps", "PlanWentStale", "RecoveryExecutor", "RecoveryResult",
 
 log = logging.getLogger(__name__)
 
-_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ -]\d{2}[:.]\d{2}[:.]\d{2}")
 _RERUN = "fix the cause, then run the recovery again: it re-checks the host first and skips what is done"
 
 
@@ -263,9 +261,13 @@ class RecoveryExecutor:
             self.catalog.finish(intent, "done", f"{s.text}: done")
 
     def _entry_missing(self, verdict: Verdict, s: Step) -> tuple[str, str]:
-        text = next((m.text for m in verdict.messages if m.id == ENTRY_NOT_AVAILABLE), "")
-        found = _STAMP.search(text)
-        when = found.group(0) if found else "(time not in the message: see QMQMMSG)"
+        # `system` prints AMQ7432 in the job's language and date format: the time is read from the replacement data
+        # of the AMQ7432 on QMQMMSG instead (restore.latest_amq7432), never from the text.
+        try:
+            needed = latest_amq7432(self.live())
+        except (MqJournalError, TransportError):
+            needed = None
+        when = needed.isoformat() if needed else "(no AMQ7432 with replacement data on QMQMMSG: see QMQMMSG)"
         return (
             f"{ENTRY_NOT_AVAILABLE}: the recovery pass still needs the journal entry of {when} (host time), which "
             "no readable receiver on the host holds",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from mqjournal import mqmessages
 from mqjournal.errors import NoReceiverNameFree
 from mqjournal.ibmi import commands
 from mqjournal.names import ReceiverName, is_receiver_name, journal_instance, next_free_receiver_name
@@ -101,8 +102,18 @@ def stop_messages(snapshot: Snapshot, attached: Receiver) -> list[QueueMessage]:
     return [
         m
         for m in snapshot.messages
-        if m.id == SWITCH_STOPPED and (attached.attached_at is None or m.at >= attached.attached_at)
+        if m.id == SWITCH_STOPPED
+        and (attached.attached_at is None or m.at >= attached.attached_at)
+        and about_journal(m, snapshot)
     ]
+
+
+def about_journal(message: QueueMessage, snapshot: Snapshot) -> bool:
+    """Whether a CPI70E3 is about this snapshot's journal: its replacement data names the journal (IBM's text names
+    none). One without replacement data cannot be told apart and counts (unconfirmed: see `switching_stopped`)."""
+    if message.tokens is None:
+        return True
+    return mqmessages.journal_of(message.tokens) == (snapshot.journal.name, snapshot.journal.library)
 
 
 def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]) -> list[str]:
@@ -116,8 +127,11 @@ def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]
             f"{describe(holder, snapshot)}: the system cannot create it, sends CPI70E3 and stops switching (rule 2)."
         )
     for m in stop_messages(snapshot, attached):
-        reasons.append(f"{m.queue} has {SWITCH_STOPPED} of {m.at.isoformat()}: automatic receiver switching stopped "
-                       f"while {attached.name} was attached, and only a receiver attached by hand resumes it.")
+        unconfirmed = (" (its replacement data is not shown, so it may be about another journal: check it with "
+                       "DSPMSG)" if m.tokens is None else "")
+        reasons.append(f"{m.queue} has {SWITCH_STOPPED} of {m.at.isoformat()}{unconfirmed}: automatic receiver "
+                       f"switching stopped while {attached.name} was attached, and only a receiver attached by hand "
+                       "resumes it.")
     return reasons
 
 

@@ -14,12 +14,12 @@ The rules (docs/recovery.md):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
@@ -34,8 +34,6 @@ CLUSTER_EXPIRY = timedelta(days=90)  # a queue manager away longer than this has
 DEFAULT_THRESHOLD_KB = 100_000  # MQ's documented default receiver threshold
 # AMQ7432 and AMQ7460/7462 print the time to the second; AMQJRNINF to the millisecond.
 SECOND = timedelta(seconds=1)
-_STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ -](\d{2})[:.](\d{2})[:.](\d{2})")
-_DAMAGED = re.compile(r"Object (?P<name>[A-Za-z0-9._/%]{1,48}), type (?P<type>\w+) damaged")
 # AMQ7472 names the type as MQ prints it; RCRMQMOBJ wants its own OBJTYPE values.
 _OBJTYPES = {"LCLQ": "*LCLQ", "QLOCAL": "*LCLQ", "ALSQ": "*ALSQ", "QALIAS": "*ALSQ", "RMTQ": "*RMTQ",
              "QREMOTE": "*RMTQ", "MDLQ": "*MDLQ", "QMODEL": "*MDLQ", "CHL": "*CHL", "CHANNEL": "*CHL", "PRC": "*PRC",
@@ -458,12 +456,16 @@ def cluster_follow_up(qmgr: str, clusters: list[ClusterConfig], restore_point: d
 
 
 def latest_amq7432(snapshot: Snapshot) -> datetime | None:
-    """The entry time of the newest AMQ7432, in the partition's time zone."""
+    """The entry time of the newest AMQ7432, in the partition's time zone, from its replacement data.
+
+    Its text shows the time in the job's language and date format, so it is never parsed: an AMQ7432 without
+    replacement data (a partition that does not show MESSAGE_TOKENS) says no time, and the caller asks for one.
+    """
     for message in sorted(snapshot.messages, key=lambda m: m.at, reverse=True):
         if message.id == "AMQ7432":
-            found = _STAMP.search(message.text)
-            if found:
-                return datetime(*map(int, found.groups()), tzinfo=snapshot.collected_at.tzinfo)
+            needed = mqmessages.entry_needed(message.tokens)
+            if needed is not None:
+                return needed.astimezone(snapshot.collected_at.tzinfo)
     return None
 
 
@@ -471,7 +473,7 @@ def latest_damaged_object(snapshot: Snapshot) -> tuple[str, str] | None:
     """(object, RCRMQMOBJ OBJTYPE) of the newest AMQ7472."""
     for message in sorted(snapshot.messages, key=lambda m: m.at, reverse=True):
         if message.id == "AMQ7472":
-            found = _DAMAGED.search(message.text)
+            found = mqmessages.damaged_object(message.tokens)  # from the replacement data, never the text
             if found:
-                return found["name"], _OBJTYPES.get(found["type"].upper(), "*ALL")
+                return found[0], _OBJTYPES.get(found[1].upper().lstrip("*"), "*ALL")
     return None

@@ -143,6 +143,9 @@ VIEWS: dict[str, dict[str, Db2Type]] = {
         "MESSAGE_FILE_LIBRARY": NAME,  # assumed
         "MESSAGE_FILE_NAME": NAME,  # assumed
         "MESSAGE_SECOND_LEVEL_TEXT": VARGRAPHIC(4096),  # assumed
+        # The replacement data (mqmessages.py). Assumed VARCHAR(4096) FOR BIT DATA, nullable (IBM's page not
+        # retrieved); db2 shows bit data as hex, like a VARBINARY.
+        "MESSAGE_TOKENS": Db2Type("VARBINARY", 4096),
     },
     "QSYS2.SYSTEM_VALUE_INFO": {
         "SYSTEM_VALUE_NAME": NAME,  # assumed

@@ -13,12 +13,14 @@ from pathlib import Path
 from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.sim import mq
 from mqjournal.sim.clcommands import InquiryWait
-from mqjournal.sim.model import STATE_VERSION, ClusterMembership, CommandFault, Partition, Workload
+from mqjournal.sim.model import STATE_VERSION, ClusterMembership, CommandFault, JobAttributes, Partition, Workload
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.shell import run_line, system_arguments
 from mqjournal.sim.system import run_cl
 from mqjournal.sim.views import PartitionCatalog
 
+# The job's language and date/time formats: how `system` and MESSAGE_TEXT show message texts (language.py).
+JOB_FIELDS = {"language", "date_format", "date_separator", "time_separator"}
 log = logging.getLogger(__name__)
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
@@ -42,6 +44,7 @@ class SimulatedHost:
             now=start.astimezone(config.tz),
             inquiry_reply=config.inquiry_reply,
             state_version=STATE_VERSION,
+            job=JobAttributes(**config.system.model_dump(include=JOB_FIELDS)),
         )
         host = cls(partition, state_path)
         host.apply_faults(config)

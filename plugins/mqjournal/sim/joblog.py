@@ -17,7 +17,7 @@ class CommandError(Exception):
         super().__init__(f"{escape.id}: {escape.text}")
 
 
-def escape(msg_id: str, *tokens: str) -> CommandError:
+def escape(msg_id: str, *tokens: object) -> CommandError:
     return CommandError(render(msg_id, *tokens))
 
 
@@ -27,7 +27,7 @@ class JobLog:
 
     messages: list[Message] = field(default_factory=list)
 
-    def send(self, msg_id: str, *tokens: str) -> Message:
+    def send(self, msg_id: str, *tokens: object) -> Message:
         message = render(msg_id, *tokens)
         self.messages.append(message)
         return message
@@ -38,7 +38,7 @@ def post(
     library: str,
     queue: str,
     msg_id: str,
-    *tokens: str,
+    *tokens: object,
     from_program: str = "",
     from_user: str = "QSYS",
 ) -> QueuedMessage:
@@ -51,6 +51,7 @@ def post(
         type=MessageType(message.type),
         severity=message.severity,
         text=message.text,
+        data=message.data.hex().upper(),
         at=partition.tick(),
         from_user=from_user,
         from_program=from_program,

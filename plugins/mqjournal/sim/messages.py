@@ -48,8 +48,11 @@ accessed on queue manager 'QM1' ... [ArithInsert1(4), CommentInsert1(QM1)]``.  H
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
+
+from mqjournal.sim import language
+from mqjournal.sim.language import JobFormat
 
 MESSAGE_TYPES: Final = frozenset({"ESCAPE", "DIAGNOSTIC", "COMPLETION", "INFORMATIONAL", "INQUIRY"})
 
@@ -70,12 +73,18 @@ class MessageDef:
 
 @dataclass(frozen=True)
 class Message:
-    """One message as sent: placeholders filled."""
+    """One message as sent: placeholders filled (English, *YMD) in `text`; `data` is its replacement data, the same
+    in every language, from which `language.text` makes the text the job sees."""
 
     id: str
     type: str
     severity: int
     text: str
+    data: bytes = field(default=b"", compare=False)
+
+    def shown(self, job: JobFormat) -> str:
+        """The first-level text in `job`'s language and date format."""
+        return language.text(self.id, self.data, CATALOG[self.id].text, job) if self.id in CATALOG else self.text
 
 
 # Short source keys, expanded in the notes below.
@@ -149,9 +158,10 @@ _DEFS: tuple[MessageDef, ...] = (
        "Journal &1 in &2 sequence number &3 approaching maximum; reset the sequence number.", False,
        "https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_71/cl/chgjrn.htm (ID and purpose); wording inferred"),
     _m("CPI70E3", "INFORMATIONAL", 40,
-       "A system managed change journal operation to attach a new journal receiver could not be accomplished "
-       "for journal &1 in &2. User action is required.", False,
-       _JRNMSGQ + " (description); MQ doc writes 'CPI7OE3' to QSYSOPR; inserts/severity inferred"),
+       "A system managed change journal operation to attach a new journal receiver could not be accomplished. "
+       "User action is required to attach a new journal receiver at this time.", True,
+       _JRNMSGQ + " (first-level text, no journal name in it); MQ doc writes 'CPI7OE3' to QSYSOPR; the journal and "
+       "library are replacement data (&1, &2: layout assumed, mqmessages.py); severity inferred"),
     _m("CPF701B", "ESCAPE", 40, "Journal recovery of interrupted operation failed.", False,
        "ID in CHGOBJOWN escape list (smeup/asup QSYCHONR); wording from memory"),
     _m("CPF7010", "ESCAPE", 40, "Object &1 in &2 type *&3 already exists.", False,
@@ -255,16 +265,15 @@ if len(CATALOG) != len(_DEFS):  # pragma: no cover - guards against a duplicated
     raise RuntimeError("duplicate message ID in the catalogue")
 
 
-def render(msg_id: str, *tokens: str) -> Message:
-    """Fill &1..&n of `msg_id`'s first-level text with `tokens` (token i fills &i).
+def render(msg_id: str, *tokens: object) -> Message:
+    """Fill &1..&n of `msg_id`'s first-level text with `tokens` (token i fills &i), and keep them as replacement data.
 
+    A token is a string, a number or an aware datetime (a *DTS field: shown in the job's date format). The data is
+    laid out as `mqmessages.LAYOUTS` says for the messages mqjournal reads (see language.encode for the others).
     A placeholder without a token becomes an empty string, as IBM i shows absent message data;
     extra tokens are ignored. Raises KeyError for an ID the catalogue does not hold.
     """
     d = CATALOG[msg_id]
-
-    def fill(m: re.Match[str]) -> str:
-        i = int(m.group(1))
-        return str(tokens[i - 1]) if 1 <= i <= len(tokens) else ""
-
-    return Message(id=d.id, type=d.type, severity=d.severity, text=_PLACEHOLDER.sub(fill, d.text))
+    data = language.encode(msg_id, tokens)
+    return Message(id=d.id, type=d.type, severity=d.severity, text=language.text(msg_id, data, d.text,
+                                                                               JobFormat.ENGLISH), data=data)

@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mqjournal.sim.language import JobFormat
+
 
 class _State(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
@@ -201,6 +203,9 @@ class QueuedMessage(_State):
     from_job: str = ""
     from_program: str = ""
     reply: str | None = None
+    # The replacement data in hex (MESSAGE_TOKENS): the text is made from it in the job's language when shown.
+    # None for a message stored before the simulator kept it: then `text` (English) is shown as it was.
+    data: str | None = None
 
 
 class MessageQueue(_State):
@@ -300,6 +305,15 @@ class HostFaults(_State):
 STATE_VERSION = 2  # bumped when a saved partition can no longer be read as it was written
 
 
+class JobAttributes(_State):
+    """How the SSH job shows message texts: its language (LANGID) and date/time formats (fleet `system:`)."""
+
+    language: Literal["ENU", "DEU"] = "ENU"
+    date_format: Literal["*YMD", "*MDY", "*DMY", "*JUL"] = "*YMD"
+    date_separator: str = "-"
+    time_separator: str = ":"
+
+
 class Partition(_State):
     name: str
     now: datetime  # aware, at the partition's UTC offset
@@ -316,6 +330,7 @@ class Partition(_State):
     # How an SSH job answers inquiry messages: *RQD waits for an operator (the IBM i default), *DFT takes the
     # message's default reply at once.
     inquiry_reply: str = "*RQD"
+    job: JobAttributes = Field(default_factory=JobAttributes)
     message_counter: int = 0
     job_counter: int = 0
     journal_counter: int = 0
@@ -324,6 +339,10 @@ class Partition(_State):
         """Advance the clock a millisecond, so that two events of one command never share a timestamp."""
         self.now += timedelta(milliseconds=1)
         return self.now
+
+    def job_format(self) -> JobFormat:
+        j = self.job
+        return JobFormat(j.language, j.date_format, j.date_separator, j.time_separator, self.now.tzinfo)
 
     def local_now(self) -> datetime:
         return self.now.replace(tzinfo=None)

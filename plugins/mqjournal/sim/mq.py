@@ -187,13 +187,14 @@ def announce_recovery_points(partition: Partition, qm: QueueManager, log: JobLog
     partition.user_spaces[qualified(qm.library, "AMQJRNINF")] = UserSpace(name="AMQJRNINF", library=qm.library, data=data)
 
 
-def _point_tokens(qm: QueueManager, point: RecoveryPoint, holder: JournalReceiver | None) -> tuple[str, ...]:
+def _point_tokens(qm: QueueManager, point: RecoveryPoint, holder: JournalReceiver | None) -> tuple[object, ...]:
     # MQ inserts 1-2 are numbers and 3-5 strings: the time, the receiver (asterisks once deleted), its library.
     return ("", "", _stamp(point.at), holder.name if holder else STARS, holder.library if holder else qm.library)
 
 
-def _stamp(moment: datetime) -> str:
-    return moment.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S")
+def _stamp(moment: datetime) -> datetime:
+    # A *DTS field of the replacement data (mqmessages.py): the job shows it in its own date format.
+    return moment
 
 
 def _record_images(partition: Partition, qm: QueueManager, objects: list[MqObject], at: datetime) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from mqjournal.sim.clcommands import COMMANDS, InquiryWait
 from mqjournal.sim.clparse import ClSyntaxError, parse
 from mqjournal.sim.joblog import CommandError, JobLog, escape
+from mqjournal.sim.language import JobFormat
 from mqjournal.sim.messages import CATALOG, Message, render
 from mqjournal.sim.model import Partition
 from mqjournal.sim.protocol import ExecResult
@@ -19,8 +20,9 @@ from mqjournal.sim.protocol import ExecResult
 ESCAPE_EXIT_STATUS = 255
 
 
-def _lines(messages: list[Message]) -> str:
-    return "".join(f"{m.id}: {m.text}\n" for m in messages)
+def _lines(messages: list[Message], job: JobFormat | None = None) -> str:
+    # In the job's language and date format (language.py); `text` is the English fallback.
+    return "".join(f"{m.id}: {m.text if job is None else m.shown(job)}\n" for m in messages)
 
 
 def run_cl(
@@ -55,13 +57,13 @@ def run_cl(
         if error.msg_id in CATALOG:
             log.send(error.msg_id, *error.tokens)
         failure = render("CPF0001", text.split(" ", 1)[0].upper())
-        return ExecResult(ESCAPE_EXIT_STATUS, "", _lines([*log.messages, failure]))
+        return ExecResult(ESCAPE_EXIT_STATUS, "", _lines([*log.messages, failure], partition.job_format()))
     except CommandError as error:
         messages = [*log.messages, *[m for m in error.joblog if m not in log.messages]]
         if error.escape not in messages:
             messages.append(error.escape)
-        return ExecResult(ESCAPE_EXIT_STATUS, "", _lines(messages))
-    return ExecResult(0, _lines(log.messages), "")
+        return ExecResult(ESCAPE_EXIT_STATUS, "", _lines(messages, partition.job_format()))
+    return ExecResult(0, _lines(log.messages, partition.job_format()), "")
 
 
 def _injected_fault(partition: Partition, text: str) -> None:

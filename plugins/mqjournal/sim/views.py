@@ -6,6 +6,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
 from mqjournal.sim import journal as jrn
+from mqjournal.sim import language
+from mqjournal.sim.messages import CATALOG
 from mqjournal.sim.model import Partition, qualified
 from mqjournal.sim.protocol import RoutineError
 
@@ -92,15 +94,20 @@ class PartitionCatalog:
             }
 
     def _messages(self) -> Iterator[dict]:
+        job = self.partition.job_format()
         for queue in self.partition.message_queues.values():
             for m in queue.messages:
+                data = None if m.data is None else bytes.fromhex(m.data)
                 yield {
                     "MESSAGE_QUEUE_LIBRARY": queue.library,
                     "MESSAGE_QUEUE_NAME": queue.name,
                     "MESSAGE_ID": m.id,
                     "MESSAGE_TYPE": m.type.value,
                     "MESSAGE_SUBTYPE": None,
-                    "MESSAGE_TEXT": m.text,
+                    # Made from the replacement data in the job's language and date format, as IBM i does.
+                    "MESSAGE_TEXT": m.text if data is None or m.id not in CATALOG else language.text(
+                        m.id, data, CATALOG[m.id].text, job),
+                    "MESSAGE_TOKENS": data or None,
                     "SEVERITY": m.severity,
                     "MESSAGE_TIMESTAMP": _local(m.at),
                     "MESSAGE_KEY": m.key.to_bytes(4, "big"),
