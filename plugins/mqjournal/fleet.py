@@ -114,6 +114,19 @@ class FaultsConfig(_Config):
     commands: list[CommandFaultConfig] = Field(default_factory=list)
 
 
+class WithheldAuthorityConfig(_Config):
+    """Simulator only: authorities the signed-on user profile lacks to some objects (CHKOBJ answers CPF9802)."""
+
+    library: ObjectName
+    name: str = Field("*ALL", pattern=r"^(\*ALL|[A-Z$#@][A-Z0-9$#@_.]{0,9}\*?)$", description="name, PREFIX* or *ALL")
+    objtype: Literal["*LIB", "*JRNRCV", "*JRN", "*FILE", "*USRSPC", "*MSGQ", "*CMD"]
+    authorities: list[Literal["*ALL", "*CHANGE", "*USE", "*OBJEXIST", "*OBJMGT", "*OBJOPR", "*OBJALTER", "*OBJREF",
+                              "*READ", "*ADD", "*UPD", "*DLT", "*EXECUTE"]] = Field(min_length=1)
+
+
+SpecialAuthority = Literal["*ALLOBJ", "*AUDIT", "*IOSYSCFG", "*JOBCTL", "*SAVSYS", "*SECADM", "*SERVICE", "*SPLCTL"]
+
+
 class PartitionSystemConfig(_Config):
     """Simulator only: how a simulated partition is set up. A real partition answers these itself (the collector and
     `mqjournal doctor` read the release, the services and the job's formats from it), so the client never reads them."""
@@ -134,6 +147,16 @@ class PartitionSystemConfig(_Config):
         description="an admin made /QOpenSys/usr/bin/db2 (a link to qsh) so a bare `db2` runs in PASE; "
         "a stock partition has none",
     )
+    # The user profile SSH signs on with, and what else an admin set up (for `mqjournal doctor`'s tests).
+    special_authorities: list[SpecialAuthority] = Field(
+        default_factory=lambda: ["*JOBCTL", "*SAVSYS", "*IOSYSCFG"],
+        description="the user profile's SPCAUT (*SAVSYS lets it save and restore any object)",
+    )
+    group_profile: ObjectName | None = Field("QMQMADM", description="its GRPPRF (QMQMADM: an MQ administrator)")
+    supplemental_groups: list[ObjectName] = Field(default_factory=list, description="its SUPGRPPRF")
+    withheld_authorities: list[WithheldAuthorityConfig] = Field(default_factory=list)
+    libraries: list[ObjectName] = Field(default_factory=list, description="libraries an admin created (a save library)")
+    clock_offset_seconds: float = Field(0, description="how far the partition's clock runs ahead of real time")
 
 
 class HostConfig(_Config):

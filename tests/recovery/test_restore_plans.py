@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.recovery.plan import Action, Kind, Plan, Request
 from mqjournal.recovery.restore import Inputs, plan_restore
@@ -53,14 +54,17 @@ def cataloged(*indexes: int, savf: tuple[str, str] = SAVF) -> list[CatalogedRece
     return out
 
 
-def message(msg_id: str, text: str, at: datetime) -> QueueMessage:
-    return QueueMessage(id=msg_id, at=at, text=text, queue=f"{LIB}/QMQMMSG")
+def message(msg_id: str, text: str, at: datetime, *tokens: object) -> QueueMessage:
+    """A QMQMMSG message as collected: its text is for people, its replacement data (hex) is what is read."""
+    data = mqmessages.encode(mqmessages.LAYOUTS[msg_id], tokens).hex().upper() if tokens else None
+    return QueueMessage(id=msg_id, at=at, text=text, queue=f"{LIB}/QMQMMSG", tokens=data)
 
 
 def amq7432(needed: datetime) -> QueueMessage:
-    stamp = needed.strftime("%Y-%m-%d %H:%M:%S")
-    return message("AMQ7432", f"IBM MQ journal entry not available. Restore journal receivers from date and time "
-                   f"{stamp}.", T0 + 6 * HOUR)
+    # German *DMY wording: nothing is read from it.
+    stamp = needed.strftime("%d.%m.%y %H:%M:%S")
+    return message("AMQ7432", f"IBM MQ-Journaleintrag nicht verfügbar. Journalempfänger ab Datum und Uhrzeit {stamp} "
+                   "zurückspeichern.", T0 + 6 * HOUR, 0, 0, needed, "TEST")
 
 
 def snapshot(receivers: list[Receiver], messages: list[QueueMessage] = (), media: datetime | None = None) -> Snapshot:
@@ -172,7 +176,8 @@ def test_an_entry_older_than_anything_known_is_a_gap():
 
 
 def test_media_recovery_restores_from_the_amq7462_point_and_recreates_the_damaged_object():
-    damaged = message("AMQ7472", "Object APP.REQUEST.QUEUE, type LCLQ damaged.", T0 + 5 * HOUR)
+    damaged = message("AMQ7472", "Objekt APP.REQUEST.QUEUE, Typ LCLQ beschädigt.", T0 + 5 * HOUR, 0, 0,
+                      "APP.REQUEST.QUEUE", "LCLQ")
     snap = snapshot(LIVE, [damaged], media=T0 + 2 * HOUR + timedelta(minutes=15))
     plan = plan_restore(inputs(Kind.MEDIA, snap, cataloged(0, 1, 2, 3)))
     assert plan.restored_receivers == [name(3), name(2)]

@@ -488,3 +488,8 @@ COMMANDS: dict[str, Spec] = {
     "RFRMQMCL": Spec(rfrmqmcl, frozenset({"CLUSTER", "MQMNAME", "REPOS"}), frozenset({"CLUSTER"})),
     "CHGMQM": Spec(chgmqm, frozenset({"MQMNAME", "FORCE", "TEXT", "REPOS", "REPOSNL"})),
 }
+
+# CHKOBJ (read-only: `mqjournal doctor` checks authorities with it) lives in authority.py.
+from mqjournal.sim.authority import chkobj as _chkobj  # noqa: E402
+
+COMMANDS["CHKOBJ"] = Spec(_chkobj, frozenset({"OBJ", "OBJTYPE", "MBR", "AUT"}), frozenset({"OBJ", "OBJTYPE"}))

@@ -13,7 +13,16 @@ from pathlib import Path
 from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.sim import mq
 from mqjournal.sim.clcommands import InquiryWait
-from mqjournal.sim.model import STATE_VERSION, ClusterMembership, CommandFault, JobAttributes, Partition, Workload
+from mqjournal.sim.model import (
+    STATE_VERSION,
+    ClusterMembership,
+    CommandFault,
+    JobAttributes,
+    Partition,
+    UserProfile,
+    WithheldAuthority,
+    Workload,
+)
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.shell import run_line, system_arguments
 from mqjournal.sim.system import run_cl
@@ -41,13 +50,15 @@ class SimulatedHost:
     def create(cls, config: HostConfig, start: datetime, state_path: Path | None) -> SimulatedHost:
         partition = Partition(
             name=config.name,
-            now=start.astimezone(config.tz),
+            now=(start + timedelta(seconds=config.system.clock_offset_seconds)).astimezone(config.tz),
             inquiry_reply=config.inquiry_reply,
             state_version=STATE_VERSION,
+            release=config.system.release,
             job=JobAttributes(**config.system.model_dump(include=JOB_FIELDS)),
         )
         host = cls(partition, state_path)
         host.apply_faults(config)
+        host.apply_system(config)
         for qm in config.queue_managers:
             host.add_queue_manager(qm)
         host.save()
@@ -73,6 +84,33 @@ class SimulatedHost:
             faults.asp_full = config.faults.asp_full
             faults.ccsid_unconvertible = config.faults.ccsid_unconvertible
             faults.commands = [CommandFault(**f.model_dump()) for f in config.faults.commands]
+
+    def apply_system(self, config: HostConfig) -> None:
+        """The fleet file's partition setup: release, the signed-on user profile, libraries an admin made, clock."""
+        system = config.system
+        with self.lock:
+            p = self.partition
+            p.release = system.release
+            p.clock_offset_seconds = system.clock_offset_seconds
+            p.user_profile = UserProfile(
+                special_authorities=list(system.special_authorities),
+                group_profile=system.group_profile,
+                supplemental_groups=list(system.supplemental_groups),
+                withheld=[WithheldAuthority(**w.model_dump()) for w in system.withheld_authorities],
+            )
+            for library in system.libraries:
+                if library not in p.libraries:
+                    p.libraries.append(library)
+
+    def register_user(self, user: str) -> None:
+        """A user profile SSH signs on with (the fleet's user): QSYS2.USER_INFO shows the profile under its name."""
+        with self.lock:
+            if user not in self.partition.signed_on_users:
+                self.partition.signed_on_users.append(user)
+
+    @property
+    def clock_offset(self) -> timedelta:
+        return timedelta(seconds=self.partition.clock_offset_seconds)
 
     def add_queue_manager(self, config: QueueManagerConfig) -> None:
         with self.lock:

@@ -302,6 +302,27 @@ class HostFaults(_State):
     ccsid_unconvertible: bool = False
 
 
+class WithheldAuthority(_State):
+    """Authorities the signed-on profile does NOT have to some objects (a simulator fault for `mqjournal doctor`)."""
+
+    library: str
+    name: str = "*ALL"  # a name, a generic PREFIX*, or *ALL
+    objtype: str
+    authorities: list[str]  # e.g. ["*OBJEXIST"]; *ALL withholds everything
+
+
+class UserProfile(_State):
+    """The user profile SSH sessions sign on with (one template for whichever user signs on): what CHKOBJ and
+    QSYS2.USER_INFO answer from. Only CHKOBJ and USER_INFO read it: the other simulated commands do not check
+    authority (see doctor's report on what is assumed)."""
+
+    status: str = "*ENABLED"
+    special_authorities: list[str] = Field(default_factory=lambda: ["*JOBCTL", "*SAVSYS", "*IOSYSCFG"])
+    group_profile: str | None = "QMQMADM"
+    supplemental_groups: list[str] = Field(default_factory=list)
+    withheld: list[WithheldAuthority] = Field(default_factory=list)
+
+
 STATE_VERSION = 2  # bumped when a saved partition can no longer be read as it was written
 
 
@@ -334,6 +355,15 @@ class Partition(_State):
     message_counter: int = 0
     job_counter: int = 0
     journal_counter: int = 0
+    # The IBM i release (with its latest Db2 PTF group): which QSYS2 services and columns exist (sim/releases.py).
+    release: str = "7.5"
+    # The system ASP (1): what QSYS2.ASP_INFO shows. Receivers and save files count against it (views.py).
+    asp_capacity_bytes: int = 200 * 2**30
+    asp_other_used_bytes: int = 60 * 2**30  # the operating system, the applications and their data
+    # How far the partition's clock runs ahead of real time (negative: behind), for the simulated wall clock.
+    clock_offset_seconds: float = 0
+    user_profile: UserProfile = Field(default_factory=UserProfile)
+    signed_on_users: list[str] = Field(default_factory=list)  # the profiles SSH signs on with (QSYS2.USER_INFO rows)
 
     def tick(self) -> datetime:
         """Advance the clock a millisecond, so that two events of one command never share a timestamp."""

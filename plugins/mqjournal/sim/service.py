@@ -64,11 +64,13 @@ class SimulatorService:
             host = SimulatedHost.load(state_path) if state_path.exists() else None
             if host is not None:
                 host.apply_faults(host_config)
+                host.apply_system(host_config)
             else:
                 host = SimulatedHost.create(host_config, start, state_path)
                 if config.warmup_hours:
                     host.warm_up(host_config, start, config.warmup_hours)
             self.hosts[host_config.name] = host
+            host.register_user(config.user_for(host_config))
             self.host_keys[host_config.name] = load_or_create_host_key(self.state_dir / f"{host_config.name}.hostkey")
             self.faults[host_config.name] = HostTransportFaults(delay_seconds=host_config.faults.delay_seconds)
         self.server: FleetSshServer | None = None
@@ -115,7 +117,7 @@ class SimulatorService:
         while not self._stop.wait(5.0):
             now = datetime.now(timezone.utc)
             for host in self.hosts.values():
-                host.advance_to(now)
+                host.advance_to(now + host.clock_offset)  # a partition whose clock is off stays off
 
     def stop(self) -> None:
         self._stop.set()

@@ -493,10 +493,20 @@ def _utc_offset(catalog: SqlCatalog) -> int:
     return 0
 
 
+def _service_columns(catalog: SqlCatalog, service: str, columns: Mapping[str, Db2Type]) -> tuple[str, ...] | None:
+    """The columns the partition's release has (optional catalog method, see sim/releases.py); None: no service."""
+    present = getattr(catalog, "service_columns", None)
+    return present(service, tuple(columns)) if callable(present) else tuple(columns)
+
+
 def _call_table_function(m: re.Match[str], scanned: _Scanned, catalog: SqlCatalog,
                          calls: list[tuple[str, list[Mapping[str, object]]]]) -> str:
     name = f"QSYS2.{m.group('name').upper()}"
     function = _FUNCTIONS[name]
+    if _service_columns(catalog, name, TABLE_FUNCTIONS[name]) is None:
+        # A function the release does not have (assumed: Db2 for i names it with type *N, as for QCMDEXC on
+        # releases before the scalar function; SQL0440 is for a function that exists with other parameters).
+        raise _not_found(m.group("name").upper(), "QSYS2", "*N")
     args: dict[str, str] = {}
     for position, raw in enumerate(a for a in m.group("args").split(",") if a.strip()):
         keyword, _, value = raw.rpartition("=>")
@@ -678,8 +688,11 @@ def _open(translation: _Translation, catalog: SqlCatalog) -> sqlite3.Connection:
     for schema in {view.split(".")[0] for view in VIEWS}:
         conn.execute(f"ATTACH DATABASE ':memory:' AS {schema}")
     for view, columns in VIEWS.items():
+        present = _service_columns(catalog, view, columns)
+        if present is None:
+            continue  # the partition's release lacks the view: querying it fails with SQL0204, as on IBM i
         rows = _BUILTIN_ROWS.get(view) or (_rows(catalog, view) if view in translation.referenced else [])
-        _create_table(conn, view, columns, rows)
+        _create_table(conn, view, {c: columns[c] for c in present}, rows)
         # db2 uses SQL naming: an unqualified name means the user's schema, where these views are not.
         name = view.split(".")[1]
         conn.execute(f"CREATE VIEW main.{name} AS SELECT * FROM main.__UNQUALIFIED__{name}")

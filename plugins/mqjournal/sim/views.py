@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
 from mqjournal.sim import journal as jrn
+from mqjournal.sim import releases
 from mqjournal.sim import language
 from mqjournal.sim.messages import CATALOG
 from mqjournal.sim.model import Partition, qualified
@@ -42,6 +43,11 @@ class PartitionCatalog:
             "QSYS2.SYSTEM_VALUE_INFO": self._system_values,
             "QSYS2.OBJECT_STATISTICS": self._objects,
             "QSYS2.SAVE_FILE_OBJECTS": self._save_file_objects,
+            "QSYS2.SYSCOLUMNS": self._syscolumns,
+            "QSYS2.SYSROUTINES": self._sysroutines,
+            "QSYS2.ASP_INFO": self._asp_info,
+            "QSYS2.USER_INFO": self._user_info,
+            "SYSIBMADM.ENV_SYS_INFO": self._env_sys_info,
         }.get(view)
         return [] if producer is None else list(producer())
 
@@ -236,3 +242,59 @@ class PartitionCatalog:
              "ASSOCIATION_STATUS": "ASSOCIATED"}
             for r in jrn.associate_receivers(p, journal, receiver_library, receiver_name)
         ]
+
+    # --- the release's catalog, the system ASP, the user profile (#13) ---------------------------------------
+
+    def service_columns(self, service: str, columns: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The columns of a view or table function this partition's release has; None when it lacks the service."""
+        return releases.columns_on(self.partition.release, service, columns)
+
+    def _syscolumns(self) -> Iterator[dict]:
+        from mqjournal.sim.db2views import VIEWS
+
+        for view, columns in VIEWS.items():
+            present = self.service_columns(view, tuple(columns))
+            schema, name = view.split(".")
+            for position, column in enumerate(present or (), start=1):
+                db2type = columns[column]
+                yield {"COLUMN_NAME": column, "TABLE_NAME": name, "TABLE_OWNER": "QSYS", "ORDINAL_POSITION": position,
+                       "DATA_TYPE": db2type.name[:8], "LENGTH": db2type.length or None,
+                       "NUMERIC_SCALE": db2type.scale if db2type.numeric else None, "IS_NULLABLE": "Y",
+                       "TABLE_SCHEMA": schema}
+
+    def _sysroutines(self) -> Iterator[dict]:
+        for function in sorted(releases.TABLE_FUNCTION_NAMES):
+            if releases.service_available(self.partition.release, function):
+                schema, name = function.split(".")
+                yield {"SPECIFIC_SCHEMA": schema, "SPECIFIC_NAME": name, "ROUTINE_SCHEMA": schema, "ROUTINE_NAME": name,
+                       "ROUTINE_TYPE": "FUNCTION", "FUNCTION_TYPE": "T"}
+
+    def asp_used_bytes(self) -> int:
+        p = self.partition
+        return (p.asp_other_used_bytes + sum(r.size_bytes for r in p.receivers.values())
+                + sum(s.size_bytes for s in p.save_files.values()))
+
+    def _asp_info(self) -> Iterator[dict]:
+        """The system ASP; its capacities in megabytes, as ASP_INFO gives them. A full ASP (faults.asp_full) has
+        none left."""
+        p = self.partition
+        mb = 2**20
+        available = 0 if p.faults.asp_full else max(0, p.asp_capacity_bytes - self.asp_used_bytes())
+        yield {"DEVICE_DESCRIPTION_NAME": None, "ASP_NUMBER": 1, "ASP_STATE": "NONE", "ASP_TYPE": "SYSTEM",
+               "RDB_NAME": p.name.upper().replace("-", "")[:18], "NUMBER_OF_DISK_UNITS": 4,
+               "TOTAL_CAPACITY": p.asp_capacity_bytes // mb, "TOTAL_CAPACITY_AVAILABLE": available // mb}
+
+    def _user_info(self) -> Iterator[dict]:
+        """USER_INFO as the signed-on user sees it: its own profile, under every name that signs on (the simulator
+        keeps one profile template; the query names the user)."""
+        profile = self.partition.user_profile
+        for name in self.partition.signed_on_users or ["MQADMIN"]:
+            yield {"AUTHORIZATION_NAME": name, "STATUS": profile.status,
+                   "SPECIAL_AUTHORITIES": " ".join(profile.special_authorities) or None,
+                   "GROUP_PROFILE_NAME": profile.group_profile or "*NONE",
+                   "SUPPLEMENTAL_GROUP_COUNT": len(profile.supplemental_groups),
+                   "SUPPLEMENTAL_GROUP_LIST": " ".join(profile.supplemental_groups) or None}
+
+    def _env_sys_info(self) -> Iterator[dict]:
+        version, release = self.partition.release.split(".")
+        yield {"OS_NAME": "IBM i", "OS_VERSION": version, "OS_RELEASE": release, "HOST_NAME": self.partition.name}
