@@ -25,7 +25,7 @@ from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.names import save_library_for
 from mqjournal.recovery.gather import save_files_on_host
-from mqjournal.recovery.outcome import ALREADY_RUNNING, judge_cl
+from mqjournal.recovery.outcome import ALREADY_RUNNING, SAVED_TO_SAVE_FILE, judge_cl
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,10 @@ def save_library(
         at_save = read()
         save_file = _new_save_file(session, host, target.library, save_library, run_id)
         started = at_save.collected_at
-        saved = _run_cl(session, commands.save_library(target.library, save_library, save_file))
+        # SAVLIB of a queue manager library always takes the journal's attached receiver, even with MQ ended, so
+        # IBM i adds a diagnostic to the completion: judged by the exit status and CPC3722, not by message prefixes.
+        saved = _run_cl(session, commands.save_library(target.library, save_library, save_file),
+                        completion=(SAVED_TO_SAVE_FILE,))
         after = read()
         problem = _unverified(session, at_save, after, save_library, save_file, started, saved)
         if problem:
@@ -108,10 +111,10 @@ def save_library(
     return result
 
 
-def _run_cl(session: IbmiSession, command, already_ok: str | None = None) -> bool | str:
+def _run_cl(session: IbmiSession, command, already_ok: str | None = None, completion: tuple[str, ...] = ()) -> bool | str:
     """True when the command succeeded, else what went wrong."""
     try:
-        verdict = judge_cl(session.run(command))
+        verdict = judge_cl(session.run(command), completion=completion)
     except OutcomeUnknown as exc:
         return exc.problem
     except TransportError as exc:

@@ -2,6 +2,15 @@
 
 Each command validates its parameters as the command analyzer would, changes the partition, and reports through
 the job log. Refusals raise CommandError carrying the escape message; nothing is changed by a refused command.
+A command that prints (WRKJRNA, DSPJRNRCVA, DSPJRN with OUTPUT(*PRINT)) returns its spooled output, which `system`
+writes to stdout.
+
+Positional parameters (`Spec.positional`): the order of each command's "Positional n" parameters in IBM's CL
+reference. Verified against the reference's parameter tables: SAVOBJ (OBJ 1, LIB 2, DEV 3, OBJTYPE 4;
+https://www.ibm.com/docs/en/i/7.5?topic=ssw_ibm_i_75/cl/savobj.html), CHGJRN (JRN 1;
+https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_72/cl/chgjrn.htm), DLTJRN-style JRN 1. The others follow the
+reference's convention (the required object first, then the device) and are ASSUMED; the MQ commands (RCDMQMIMG,
+STRMQM ...) take keywords only here because their positional counts were not found.
 """
 
 from __future__ import annotations
@@ -38,14 +47,21 @@ class InquiryWait(Exception):
 
 @dataclass(frozen=True)
 class Spec:
-    run: Callable[[Partition, ClCommand, JobLog, str], None]
+    # Returns the command's spooled output (OUTPUT(*PRINT)), or None.
+    run: Callable[[Partition, ClCommand, JobLog, str], str | None]
     keywords: frozenset[str]
     required: frozenset[str] = frozenset()
+    positional: tuple[str, ...] = ()
 
 
 def _name(value: str | None, keyword: str, what: str = "object") -> str:
+    text = unquote(value or "")
+    if len(text) > 10:
+        # The command analyzer cuts the value to the parameter's length in its diagnostic: a real capture reads
+        # "CPD0074: Value 'WARNING_TE' for PGM exceeds 10 characters." for PGM(C3S411/WARNING_TEST).
+        raise ClSyntaxError("CPD0074", text[:10], keyword, "10")
     try:
-        return object_name(unquote(value or ""), what=what)
+        return object_name(text, what=what)
     except InvalidName:
         raise ClSyntaxError("CPD0078", value or "", keyword) from None
 
@@ -163,6 +179,9 @@ def dltjrnrcv(partition: Partition, command: ClCommand, log: JobLog, job: str) -
     if receiver.locked_by_job is not None:
         # The job waiting on CPA7025 still holds the receiver.
         raise escape("CPF9803", "", name, library)
+    # DLTJRNRCV's restrictions (IBM CL reference, DLTJRNRCV: "must not be attached to a local journal"; "must not be
+    # in the middle of a chain of online receivers ... must be deleted in the same order in which they were
+    # detached") are verified; the escape IDs sent for them are not (see their catalogue entries).
     if receiver.status is Status.ATTACHED:
         raise escape("CPF7022", name, library, receiver.journal or "", receiver.journal_library or "")
     if not jrn.is_oldest_in_chain(partition, receiver):
@@ -274,6 +293,9 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
         attached = receiver.status is Status.ATTACHED
         if attached and free:
             continue  # the storage of an attached receiver cannot be freed
+        if attached:
+            # IBM: "If you save a journal receiver that is currently attached, you receive a diagnostic message."
+            lib.attached_receiver_saved(receiver, log)
         saved.append(SavedObject(receiver=receiver.model_copy(deep=True), saved_at=at, saved_while_attached=attached))
         receiver.saved_at = at
         # Entries written after a save of the attached receiver are not in it: it stays "never fully saved".
@@ -288,8 +310,11 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     save_file.objects = saved
     save_file.saved_library = library
     if missing or len(saved) < len(selected):
+        # A partial save to a save file ends with CPF3701 (CPF3771 is a partial save of one library to media):
+        # IBM i "Retrieving the device name from save completion messages",
+        # https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_72/rzaiu/rzaiusavecomplete.htm
         raise CommandError(
-            log.send("CPF3771", str(len(saved)), library, str(len(missing) + len(selected) - len(saved))), log.messages
+            log.send("CPF3701", str(len(saved)), library, str(len(missing) + len(selected) - len(saved))), log.messages
         )
     log.send("CPC3722", str(len(saved)), library)
 
@@ -412,6 +437,124 @@ def crtjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     log.send("CPC7002", name, library)
 
 
+# --- journal displays: WRKJRNA, DSPJRNRCVA, DSPJRN -----------------------------------------------------------------
+#
+# Read-only. Run through `system` (not an interactive job), OUTPUT(*) prints like OUTPUT(*PRINT) -- the CL reference's
+# OUTPUT parameter: "Output requested by a batch job is printed with the job's spooled output" -- and `system` writes
+# spooled output to stdout (IBM i PASE system utility). What is verified: which facts each command reports (WRKJRNA:
+# the journal's attributes and, with DETAIL(*RCVDIR), the receiver directory with each receiver's status and save
+# date, as its F15 display shows; DSPJRNRCVA: attach/detach/save times, size, threshold, first and last sequence
+# numbers, previous and next receivers; DSPJRN: the entries of the receiver range, RCVRNG(*CURRENT) by default),
+# e.g. WRKJRNA JRN(x) OUTPUT(*PRINT) DETAIL(*RCVDIR) prints the receiver directory (spooled file QPDSPJNA;
+# comp.sys.ibm.as400.misc "Journal Receivers Again", 2007). ASSUMED: the exact print layout (columns, spacing, the
+# page heading) and the date format (MM/DD/YY HH:MM:SS, the *MDY default); the simulator keeps no journal entries'
+# contents, so DSPJRN prints one line per receiver with its sequence range and entry count, not one per entry.
+# Nothing here is parsed by mqjournal: the collector reads the same facts from QSYS2 views.
+
+_OUTPUT_VALUES = ("*", "*PRINT")
+
+
+def _stamp(moment) -> str:
+    return moment.strftime("%m/%d/%y %H:%M:%S") if moment is not None else ""
+
+
+def _output(command: ClCommand) -> None:
+    output = command.single("OUTPUT", "*") or "*"
+    if output not in _OUTPUT_VALUES:
+        # *OUTFILE is a real value of these commands; the simulator does not write output files.
+        raise ClSyntaxError("CPD0084", "", "OUTPUT", output)
+
+
+def _journal(partition: Partition, command: ClCommand):
+    library, name = _qualified(partition, command.single("JRN"), "JRN", "*JRN")
+    journal = partition.journals.get(qualified(library, name))
+    if journal is None:
+        raise escape("CPF2105", name, library, "JRN")
+    return journal
+
+
+def _heading(partition: Partition, title: str, subject: str) -> str:
+    return f"{title:<40} {subject:<21} {partition.name:<10} {_stamp(partition.local_now())}  Page 1\n"
+
+
+def _field(label: str, value: object, indent: int = 2) -> str:
+    return f"{' ' * indent}{label + ' ':.<{40 - indent}}:   {value}\n"
+
+
+def wrkjrna(partition: Partition, command: ClCommand, log: JobLog, job: str) -> str:
+    journal = _journal(partition, command)
+    _output(command)
+    details = command.values("DETAIL") or ["*ALL"]
+    if any(d not in ("*ALL", "*CURATR", "*RCVDIR") for d in details):
+        raise ClSyntaxError("CPD0084", "", "DETAIL", " ".join(details))
+    out = [_heading(partition, "Work with Journal Attributes", f"{journal.library}/{journal.name}")]
+    if {"*ALL", "*CURATR"} & set(details):
+        out += [
+            _field("Journal", journal.name), _field("Library", journal.library, 4),
+            _field("Attached receiver", journal.attached or "*NONE"),
+            _field("Library", journal.attached_library or "", 4),
+            _field("Journal message queue", journal.message_queue),
+            _field("Library", journal.message_queue_library, 4),
+            _field("Manage receivers", "*SYSTEM" if journal.system_managed else "*USER"),
+            _field("Delete receivers", "*YES" if journal.delete_receivers else "*NO"),
+            _field("Text", journal.text),
+        ]
+    if {"*ALL", "*RCVDIR"} & set(details):
+        directory = partition.journal_receivers(journal)
+        total_kb = sum(r.size_bytes for r in directory) // 1024
+        out.append("\n                              Receiver Directory\n")
+        out.append(_field("Total size of receivers (in kilobytes)", total_kb))
+        out.append("  Receiver    Library     Number  Attach Date/Time   Status      Save Date/Time\n")
+        for number, r in enumerate(directory, start=1):
+            out.append(f"  {r.name:<10}  {r.library:<10}  {number:05d}   {_stamp(r.attached_at):<17}  "
+                       f"{r.status.value:<10}  {_stamp(r.saved_at)}\n")
+    return "".join(out)
+
+
+def dspjrnrcva(partition: Partition, command: ClCommand, log: JobLog, job: str) -> str:
+    library, name = _qualified(partition, command.single("JRNRCV"), "JRNRCV", "*JRNRCV")
+    receiver = partition.receivers.get(qualified(library, name))
+    if receiver is None:
+        raise escape("CPF2105", name, library, "JRNRCV")
+    _output(command)
+    r = receiver
+    return "".join([
+        _heading(partition, "Display Journal Receiver Attributes", f"{r.library}/{r.name}"),
+        _field("Receiver", r.name), _field("Library", r.library, 4),
+        _field("Journal", r.journal or "*NONE"), _field("Library", r.journal_library or "", 4),
+        _field("Threshold (K)", r.threshold_kb), _field("Size (K)", r.size_bytes // 1024),
+        _field("Status", r.status.value),
+        _field("Attached date/time", _stamp(r.attached_at)),
+        _field("Detached date/time", _stamp(r.detached_at)),
+        _field("Saved date/time", _stamp(r.saved_at)),
+        _field("Number of entries", r.entries),
+        _field("First sequence number", r.first_sequence if r.first_sequence is not None else ""),
+        _field("Last sequence number", r.last_sequence if r.last_sequence is not None else ""),
+        _field("Previous receiver", r.previous or ""), _field("Library", r.previous_library or "", 4),
+        _field("Next receiver", r.next or ""), _field("Library", r.next_library or "", 4),
+        _field("Text", r.text),
+    ])
+
+
+def dspjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> str:
+    journal = _journal(partition, command)
+    _output(command)
+    rng = command.single("RCVRNG", "*CURRENT") or "*CURRENT"
+    directory = [r for r in partition.journal_receivers(journal) if r.readable and r.first_sequence is not None]
+    if rng == "*CURRENT":
+        directory = [r for r in directory if r.status is Status.ATTACHED]
+    elif rng != "*CURCHAIN":
+        raise ClSyntaxError("CPD0084", "", "RCVRNG", rng)
+    if not directory:
+        raise escape("CPF7062", journal.name, journal.library)
+    out = [_heading(partition, "Display Journal Entries", f"{journal.library}/{journal.name}")]
+    out.append("  Receiver    First sequence  Last sequence   Entries     First entry        Last entry\n")
+    for r in directory:
+        out.append(f"  {r.name:<10}  {r.first_sequence:>14}  {r.last_sequence:>14}  {r.entries:>10}  "
+                   f"{_stamp(r.first_entry_at):<17}  {_stamp(r.last_entry_at)}\n")
+    return "".join(out)
+
+
 # --- MQ clusters ----------------------------------------------------------------------------------------------------
 
 
@@ -450,41 +593,53 @@ COMMANDS: dict[str, Spec] = {
     "RCRMQMOBJ": Spec(rcrmqmobj, frozenset({"OBJ", "OBJTYPE", "MQMNAME", "MQMDIRP"}), frozenset({"OBJ", "OBJTYPE"})),
     "STRMQM": Spec(strmqm, frozenset({"MQMNAME", "RDEFSYS", "NOCHK"})),
     "ENDMQM": Spec(endmqm, frozenset({"MQMNAME", "OPTION", "ENDCCTJOB", "RCDMQMIMG", "TIMEOUT"})),
-    "CHGJRN": Spec(chgjrn, frozenset({"JRN", "JRNRCV", "SEQOPT", "JRNSTATE", "MNGRCV", "DLTRCV", "TEXT"}), frozenset({"JRN"})),
-    "CRTJRNRCV": Spec(crtjrnrcv, frozenset({"JRNRCV", "ASP", "THRESHOLD", "TEXT", "AUT"}), frozenset({"JRNRCV"})),
-    "CHGOBJOWN": Spec(chgobjown, frozenset({"OBJ", "OBJTYPE", "NEWOWN", "CUROWNAUT", "ASPDEV"}), frozenset({"OBJ", "OBJTYPE", "NEWOWN"})),
-    "DLTJRNRCV": Spec(dltjrnrcv, frozenset({"JRNRCV", "DLTOPT"}), frozenset({"JRNRCV"})),
-    "CRTSAVF": Spec(crtsavf, frozenset({"FILE", "TEXT", "AUT", "ASP", "MAXRCDS"}), frozenset({"FILE"})),
-    "CLRSAVF": Spec(clrsavf, frozenset({"FILE"}), frozenset({"FILE"})),
-    "DLTF": Spec(dltf, frozenset({"FILE", "SYSTEM", "RMVCST"}), frozenset({"FILE"})),
+    "CHGJRN": Spec(chgjrn, frozenset({"JRN", "JRNRCV", "SEQOPT", "JRNSTATE", "MNGRCV", "DLTRCV", "TEXT"}), frozenset({"JRN"}),
+                   ("JRN", "JRNRCV")),
+    "CRTJRNRCV": Spec(crtjrnrcv, frozenset({"JRNRCV", "ASP", "THRESHOLD", "TEXT", "AUT"}), frozenset({"JRNRCV"}),
+                      ("JRNRCV",)),
+    "CHGOBJOWN": Spec(chgobjown, frozenset({"OBJ", "OBJTYPE", "NEWOWN", "CUROWNAUT", "ASPDEV"}),
+                      frozenset({"OBJ", "OBJTYPE", "NEWOWN"}), ("OBJ", "OBJTYPE", "NEWOWN")),
+    "DLTJRNRCV": Spec(dltjrnrcv, frozenset({"JRNRCV", "DLTOPT"}), frozenset({"JRNRCV"}), ("JRNRCV", "DLTOPT")),
+    "CRTSAVF": Spec(crtsavf, frozenset({"FILE", "TEXT", "AUT", "ASP", "MAXRCDS"}), frozenset({"FILE"}), ("FILE",)),
+    "CLRSAVF": Spec(clrsavf, frozenset({"FILE"}), frozenset({"FILE"}), ("FILE",)),
+    "DLTF": Spec(dltf, frozenset({"FILE", "SYSTEM", "RMVCST"}), frozenset({"FILE"}), ("FILE",)),
     "SAVOBJ": Spec(
         savobj,
         frozenset({"OBJ", "LIB", "DEV", "OBJTYPE", "SAVF", "CLEAR", "STG", "UPDHST", "TGTRLS", "DTACPR", "SAVACT", "ACCPTH", "PRECHK"}),
         frozenset({"OBJ", "LIB", "DEV"}),
+        ("OBJ", "LIB", "DEV", "OBJTYPE"),
     ),
     "RSTOBJ": Spec(
         rstobj,
         frozenset({"OBJ", "SAVLIB", "DEV", "OBJTYPE", "SAVF", "RSTLIB", "MBROPT", "ALWOBJDIF", "VOL"}),
         frozenset({"OBJ", "SAVLIB", "DEV"}),
+        ("OBJ", "SAVLIB", "DEV", "OBJTYPE"),
     ),
     "SAVLIB": Spec(
         savlib,
         frozenset({"LIB", "DEV", "SAVF", "CLEAR", "UPDHST", "TGTRLS", "DTACPR", "SAVACT", "SAVACTWAIT", "SAVACTMSGQ",
                    "ACCPTH", "PRECHK", "OMITOBJ", "SPLFDTA", "QDTA"}),
         frozenset({"LIB", "DEV"}),
+        ("LIB", "DEV"),
     ),
     "RSTLIB": Spec(
         rstlib,
         frozenset({"SAVLIB", "DEV", "SAVF", "OMITOBJ", "MBROPT", "ALWOBJDIF", "OPTION", "VOL"}),
         frozenset({"SAVLIB", "DEV"}),
+        ("SAVLIB", "DEV"),
     ),
-    "DLTLIB": Spec(dltlib, frozenset({"LIB", "ASPDEV"}), frozenset({"LIB"})),
+    "DLTLIB": Spec(dltlib, frozenset({"LIB", "ASPDEV"}), frozenset({"LIB"}), ("LIB",)),
     "CRTJRN": Spec(
         crtjrn,
         frozenset({"JRN", "JRNRCV", "ASP", "MSGQ", "MNGRCV", "DLTRCV", "MNGRCVDLY", "DLTRCVDLY", "RCVSIZOPT",
                    "JRNOBJLMT", "FIXLENDTA", "MINENTDTA", "JRNCACHE", "TEXT", "AUT"}),
         frozenset({"JRN", "JRNRCV"}),
+        ("JRN", "JRNRCV"),
     ),
+    "WRKJRNA": Spec(wrkjrna, frozenset({"JRN", "OUTPUT", "DETAIL"}), frozenset({"JRN"}), ("JRN", "OUTPUT")),
+    "DSPJRNRCVA": Spec(dspjrnrcva, frozenset({"JRNRCV", "OUTPUT"}), frozenset({"JRNRCV"}), ("JRNRCV", "OUTPUT")),
+    # DSPJRN's entry selection (FILE, OBJ, FROMENT, JRNCDE ...) is not modelled, so those keywords are refused.
+    "DSPJRN": Spec(dspjrn, frozenset({"JRN", "RCVRNG", "OUTPUT"}), frozenset({"JRN"}), ("JRN",)),
     "RFRMQMCL": Spec(rfrmqmcl, frozenset({"CLUSTER", "MQMNAME", "REPOS"}), frozenset({"CLUSTER"})),
     "CHGMQM": Spec(chgmqm, frozenset({"MQMNAME", "FORCE", "TEXT", "REPOS", "REPOSNL"})),
 }

@@ -326,16 +326,20 @@ def generic_match(pattern: str, name: str) -> bool:
 
 
 def associate_receivers(
-    partition: Partition, journal: Journal, receiver_library: str, receiver_name: str
+    partition: Partition, journal: Journal, receiver_library: str | list[str], receiver_name: str
 ) -> list[JournalReceiver]:
     """QSYS2.ASSOCIATE_JOURNAL_RECEIVER: every receiver of `receiver_library` matching `receiver_name` that was
     attached to a journal of this name and library (whatever its identity) and is not in its directory yet.
 
+    `receiver_library` may be the libraries of the library list: IBM allows a generic receiver name with *LIBL
+    (only *ALL with *LIBL is refused; https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_75/rzajq/rzajqudfassocjrn.htm).
     Returns the receivers associated, in directory order.
     """
+    libraries = [receiver_library] if isinstance(receiver_library, str) else list(receiver_library)
     chosen = [
         r
-        for r in partition.receivers_in(receiver_library)
+        for library in libraries
+        for r in partition.receivers_in(library)
         if generic_match(receiver_name, r.name)
         and not r.associated
         and r.journal == journal.name

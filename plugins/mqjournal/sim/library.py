@@ -68,6 +68,21 @@ def omitted(omits: list[Omit], library: str, name: str, objtype: str) -> bool:
     return any(o.covers(library, name, objtype) for o in omits)
 
 
+# --- saving an attached receiver ---------------------------------------------------------------------------------
+
+# IBM i sends a diagnostic when a save takes the attached receiver ("If you save a journal receiver that is currently
+# attached, you receive a diagnostic message", IBM i "Saving journals and journal receivers", rzaiu; mirrored at
+# http://setgetweb.com/p/i5/rzaiurzaiu135.htm). The save still completes: the diagnostic goes to the job log (stdout
+# with `system`) before the completion message. Its message ID was not found in any public source, so the ID here is
+# the simulator's assumption (messages.py says so); clients must not key off it.
+ATTACHED_SAVE_DIAGNOSTIC = "CPF3758"
+
+
+def attached_receiver_saved(receiver: JournalReceiver, log: JobLog) -> None:
+    log.send(ATTACHED_SAVE_DIAGNOSTIC, receiver.name, receiver.library, receiver.journal or "",
+             receiver.journal_library or "")
+
+
 # --- SAVLIB -----------------------------------------------------------------------------------------------------
 
 
@@ -110,6 +125,10 @@ def save_library(
         for r in chosen
     ]
     # Nothing is refused past this point: update the receivers' save history and fill the save file.
+    for saved in receivers:
+        if saved.saved_while_attached:
+            # A queue manager library always holds its journal's attached receiver, even with MQ ended.
+            attached_receiver_saved(saved.receiver, log)
     if update_history:
         for saved in receivers:
             receiver = partition.receivers[saved.receiver.key]

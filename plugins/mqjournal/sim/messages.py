@@ -95,6 +95,14 @@ _ASUP_IT = "smeup/asup org.smeup.sys.os.type.base.api.ObjectMover (Italian QCPFM
 _DLTJRNRCV = "http://www.setgetweb.com/p/iSeries/v5r3/dltjrnrc.htm (DLTJRNRCV restrictions)"
 _JRNMSGQ = "https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_72/rzaki/rzakiwrkjrnmsg.htm"
 _MQJRN = "https://www.ibm.com/support/knowledgecenter/SSFKSJ_9.0.0/com.ibm.mq.adm.doc/q021850_.htm"
+_INATIVE = ("public iNative capture document 'Especificaciones de Compilador IBM i' (PUB400, V7R5, `system -b` "
+            "CRTBNDRPG): stdout empty, stderr 'CPD0074: Value 'WARNING_TE' for PGM exceeds 10 characters.' then "
+            "'CPF0006: Errors occurred in command.', exit code 255")
+_CPD0030_DE = ("German capture in a public Python deploy tool log: stderr 'CPD0030: Befehl UND in Bibliothek *LIBL "
+               "nicht gefunden.\\nCPF0006: Im Befehl ist ein Fehler aufgetreten.'")
+_DLTJRNRCV_IDS = (_DLTJRNRCV + " and http://www.goto400.com/clcommand/DLTJRNRCV.htm (the restriction is "
+                  "verified). The escape ID and wording are the simulator's: the command's 'Error "
+                  "messages' list was not retrievable here, and no public capture of this refusal was found")
 
 
 def _m(id: str, type: str, severity: int, text: str, verified: bool, source: str) -> MessageDef:
@@ -103,14 +111,25 @@ def _m(id: str, type: str, severity: int, text: str, verified: bool, source: str
 
 _DEFS: tuple[MessageDef, ...] = (
     # ---------------------------------------------------------------- CL in general
+    # CPF0001 is not what `system` ends a syntax error with (that is CPF0006); kept for completeness of QCPFMSG.
     _m("CPF0001", "ESCAPE", 30, "Error found on &1 command.", True, _I2CLASS),
     _m("CPF0006", "ESCAPE", 30, "Errors occurred in command.", True,
-       _I2CLASS + "; escape after CPD syntax diagnostics (qadmcli guide: bad DLTOPT value -> CPF0006)"),
-    _m("CPD0030", "DIAGNOSTIC", 30, "Command &1 in library &2 not found.", False,
-       "public RPGUnit notes quote 'CPD0030 Command ... not found'; inserts inferred"),
-    _m("CPD0043", "DIAGNOSTIC", 30, "Keyword &1 not valid for this command.", False, "inferred; not retrieved"),
+       _INATIVE + "; " + _CPD0030_DE + "; " + _I2CLASS + ". The escape `system` ends every CL syntax error with"),
+    _m("CPD0030", "DIAGNOSTIC", 30, "Command &1 in library &2 not found.", True,
+       "real-machine transcript 'CPD0030: Command REVOKE in library *LIBL not found.' (public IBM i course); "
+       + _CPD0030_DE),
+    _m("CPD0043", "DIAGNOSTIC", 30, "Keyword &1 not valid for this command.", True,
+       "IBM/ansible-for-i plugins/modules/ibmi_download_fix.py RETURN sample: stderr 'CPD0043: Keyword LOGOUTPUT "
+       "not valid for this command.', rc 255"),
+    _m("CPD0074", "DIAGNOSTIC", 30, "Value '&1' for &2 exceeds &3 characters.", True,
+       _INATIVE + " (the value is cut to the parameter's length; insert numbering assumed)"),
     _m("CPD0084", "DIAGNOSTIC", 30, "&3 not valid for parameter &2.", False,
-       _ASUP_IT + " ('Il valore &3 non e valido per il parametro &2'); English wording inferred"),
+       "ID for a value not valid for a parameter: IBM/JTOpen User tests expect 'CPD0084' for a bad special value; "
+       + _ASUP_IT + " ('Il valore &3 non e valido per il parametro &2'); English wording inferred"),
+    _m("CPD0003", "DIAGNOSTIC", 30, "Value '&1' exceeds positional limit of &2.", False,
+       "more positional values than the command defines; ID and wording from memory, not retrieved"),
+    _m("CPD0012", "DIAGNOSTIC", 30, "Parameter &1 specified more than once.", False,
+       "a keyword given twice (or positionally and by keyword); ID and wording from memory, not retrieved"),
     _m("CPD0078", "DIAGNOSTIC", 30, "Value '&1' for parameter &2 not a valid name.", False,
        "inferred; not retrieved"),
     _m("CPF2105", "ESCAPE", 40, "Object &1 in &2 type *&3 not found.", True, _I2CLASS + "; " + _JTOPEN),
@@ -141,11 +160,13 @@ _DEFS: tuple[MessageDef, ...] = (
     _m("CPF2125", "ESCAPE", 40, "No objects deleted.", True,
        "IBM/JTOpen test noise list 'CPF2125:  No objects deleted.'; MONMSG CPF2125 after DLTJRNRCV in public CL"),
     _m("CPF7021", "ESCAPE", 40, "Receiver &1 in &2 not deleted.", False,
-       "ID suggested by the brief; wording inferred (after CPA7025 reply C)"),
+       "sent after CPA7025 is answered C (cancel): the cancel is documented with CPA7025 (" + _DLTJRNRCV + "); "
+       "ID and wording ASSUMED, not found in public sources"),
     _m("CPF7022", "ESCAPE", 40, "Receiver &1 in &2 attached to journal &3 in &4; receiver not deleted.", False,
-       "ID suggested by the brief; wording inferred (receiver attached)"),
+       "receiver attached to a local journal: " + _DLTJRNRCV_IDS),
     _m("CPF7024", "ESCAPE", 40, "Receiver &1 in &2 not deleted; receivers must be deleted in the order detached.",
-       False, _DLTJRNRCV + " (rule); ID and wording inferred"),
+       False, "receiver in the middle of the chain of online receivers (refused unless it or its dual is damaged): "
+       + _DLTJRNRCV_IDS),
     _m("CPI70E6", "INFORMATIONAL", 0,
        "A journal receiver was not available. The reason code may indicate that an exit program is preventing "
        "deletion of journal receiver &1 in &2.", False,
@@ -188,7 +209,18 @@ _DEFS: tuple[MessageDef, ...] = (
        "ID in SAVOBJ escape list (smeup/asup QSRSOCPR); public test fixture 'CPF3770: No objects saved or "
        "restored.'; 'for library &1' inferred"),
     _m("CPF3771", "ESCAPE", 40, "&1 objects saved from &2. &3 not saved.", False,
-       "ID in SAVOBJ escape list (smeup/asup QSRSOCPR); wording inferred from CPF3773 pattern"),
+       "ID in SAVOBJ escape list (smeup/asup QSRSOCPR); wording inferred from CPF3773 pattern. A partial save of "
+       "one library to media; not sent for a save file (that is CPF3701)"),
+    _m("CPF3701", "ESCAPE", 40, "&1 objects saved from &2. &3 not saved.", False,
+       "the escape of a partial save to a save file: 'CPF3771 for single libraries, CPF3751/CPF3778 for more than "
+       "one library, and CPF3701 for save operations to save files' "
+       "(https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_72/rzaiu/rzaiusavecomplete.htm; ID and use "
+       "verified); wording assumed like CPF3771's"),
+    _m("CPF3758", "DIAGNOSTIC", 20, "Receiver &1 in &2 saved while attached to journal &3 in &4.", False,
+       "IBM: 'If you save a journal receiver that is currently attached, you receive a diagnostic message' "
+       "(IBM i Saving journals and journal receivers, rzaiu; http://setgetweb.com/p/i5/rzaiurzaiu135.htm): the "
+       "diagnostic is verified, its ID and wording are NOT (not found in public sources): the simulator's "
+       "placeholder. Clients must judge the save by its exit status and completion message, not by this ID"),
     _m("CPF3781", "ESCAPE", 40, "Library &1 not found.", False, "ID in SAVOBJ escape list; wording inferred"),
     _m("CPF3782", "ESCAPE", 40, "File &1 in &2 not a save file.", False,
        "ID in SAVOBJ escape list; wording inferred"),
@@ -240,7 +272,12 @@ _DEFS: tuple[MessageDef, ...] = (
     _m("CPF9898", "ESCAPE", 40, "&1.", True, "QCPFMSG's general-purpose escape, used by programs to send their own text"),
     _m("CPC2191", "COMPLETION", 0, "Object &1 in &2 type *&3 deleted.", False, "DLTF/DLTOBJ completion; from memory"),
     _m("CPF9814", "ESCAPE", 40, "Device &1 not found.", False, "from memory"),
-    _m("CPD0071", "DIAGNOSTIC", 30, "Parameter &1 required.", False, "from memory"),
+    _m("CPD0071", "DIAGNOSTIC", 30, "Parameter &1 required.", False,
+       "a required parameter missing; public validity-checker programs send CPD0071 for an empty required value "
+       "(MarcoDeSenas/IBMi-topics-thanks-to-pub400); wording from memory"),
+    _m("CPF7062", "ESCAPE", 40, "No entries converted or received from journal &1 in library &2.", False,
+       "DSPJRN with no entry in the range: 'an escape message is sent indicating that fact' "
+       "(https://ibm.com/docs/ssw_ibm_i_74/cl/dspjrn.htm); ID and wording from memory"),
     _m("AMQ8559", "COMPLETION", 0, "Refresh Cluster accepted.", False,
        "MQSC response to REFRESH CLUSTER (RFRMQMCL); from memory, not retrieved"),
     # ---------------------------------------------------------------- libraries, CRTJRN, clusters (recovery work)

@@ -229,18 +229,23 @@ class PartitionCatalog:
         p = self.partition
         journal_name, receiver_name = args["JOURNAL_NAME"], args["RECEIVER_NAME"]
         journal_library = self._library(args["JOURNAL_LIBRARY"], "*JRN", journal_name)
-        if args["RECEIVER_LIBRARY"] == "*LIBL" and (receiver_name == "*ALL" or receiver_name.endswith("*")):
+        # IBM refuses only *ALL with *LIBL; a generic name searches the library list (rzajqudfassocjrn, 7.5).
+        if args["RECEIVER_LIBRARY"] == "*LIBL" and receiver_name == "*ALL":
             raise RoutineError(-443, "38501", f"Value {receiver_name} not valid with receiver library *LIBL.")
-        receiver_library = self._library(args["RECEIVER_LIBRARY"], "*JRNRCV", receiver_name)
         journal = p.journals.get(qualified(journal_library, journal_name))
         if journal is None:
             raise RoutineError(-443, "38501", f"Object {journal_name} in {journal_library} type *JRN not found.")
-        if receiver_library not in p.libraries:
-            raise RoutineError(-443, "38501", f"Library {receiver_library} not found.")
+        if args["RECEIVER_LIBRARY"] == "*LIBL" and receiver_name.endswith("*"):
+            receiver_libraries = [lib for lib in LIBRARY_LIST if lib in p.libraries]
+        else:
+            receiver_library = self._library(args["RECEIVER_LIBRARY"], "*JRNRCV", receiver_name)
+            if receiver_library not in p.libraries:
+                raise RoutineError(-443, "38501", f"Library {receiver_library} not found.")
+            receiver_libraries = [receiver_library]
         return [
             {"JOURNAL_RECEIVER_LIBRARY": r.library, "JOURNAL_RECEIVER_NAME": r.name,
              "ASSOCIATION_STATUS": "ASSOCIATED"}
-            for r in jrn.associate_receivers(p, journal, receiver_library, receiver_name)
+            for r in jrn.associate_receivers(p, journal, receiver_libraries, receiver_name)
         ]
 
     # --- the release's catalog, the system ASP, the user profile (#13) ---------------------------------------
