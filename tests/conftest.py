@@ -12,6 +12,7 @@ import paramiko
 import pytest
 
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
+from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import Db2Failure, parse_single
 from mqjournal.sim.service import SimulatorService
 
@@ -32,8 +33,12 @@ class Shell:
     def cl(self, command: str) -> tuple[int, str, str]:
         return self.run(f'system "{command}"')
 
+    def db2(self, statement: str) -> tuple[int, str, str]:
+        """One statement through qsh, as mqjournal sends it: a stock partition has no db2 in the PASE shell."""
+        return self.run(commands.sql(statement, runner="qsh").text)
+
     def sql(self, statement: str) -> list[dict]:
-        status, out, _ = self.run(f'db2 "{statement}"')
+        status, out, _ = self.db2(statement)
         result = parse_single(out)
         if isinstance(result, Db2Failure):
             raise AssertionError(f"SQL failed ({status}): {result}")

@@ -197,6 +197,26 @@ def _save_library(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    """Read-only preflight of every host (or one): exit 0 when all are ready, 3 when one is not."""
+    from mqjournal.collection import fleet_connector
+    from mqjournal.doctor import render, run_doctor
+    from mqjournal.fleet import load_fleet
+    from mqjournal.ibmi.audit import AuditLog
+    from mqjournal.policy import load_policy
+
+    config = load_fleet(args.fleet)
+    names = [h.name for h in config.hosts]
+    if args.host and args.host not in names:
+        return _bad_input(f"host {args.host!r} is not in the fleet file {args.fleet} ({', '.join(names) or 'no hosts'})")
+    selected = [h for h in config.hosts if not args.host or h.name == args.host]
+    reports = run_doctor(config, {h.name: fleet_connector(config, h) for h in selected},
+                         hosts=[h.name for h in selected], audit=AuditLog(args.audit),
+                         save_library=args.save_library, policy=load_policy(args.policy))
+    print(render(reports))
+    return 0 if all(r.ready for r in reports) else 3
+
+
 def _bad_input(message: str) -> int:
     print(f"mqjournal: {message}", file=sys.stderr)
     return 2
@@ -390,6 +410,23 @@ def build_parser() -> argparse.ArgumentParser:
     savlib.add_argument("--save-library", required=True, help="the library to create the save file in")
     savlib.add_argument("--run-id", help="names the save file (default: savlib_<UTC time>)")
     savlib.set_defaults(run=_save_library)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check, read only, that each partition is ready: SSH, SQL, release, authorities, MQ, save library",
+        description="Connects to each host of the fleet (or --host) and only reads: SSH and the pinned host key, "
+        "the SQL runner, the clock, the IBM i release and the QSYS2 services mqjournal uses, the user profile and "
+        "the authorities each step needs (CHKOBJ), MQ and each queue manager's journal, the save library, ASP "
+        "usage. Prints a table per host with how to fix what failed. Exit status: 0 every host ready, 3 a host is "
+        "not ready, 2 bad input.",
+    )
+    doctor.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
+    doctor.add_argument("--host", help="only this host of the fleet")
+    doctor.add_argument("--save-library", default="QGPL", help="the library save files go in (default QGPL)")
+    doctor.add_argument("--policy", type=Path, help="policy file (its clock_skew_seconds); default: the defaults")
+    doctor.add_argument("--audit", type=Path, default=Path("mqjournal-audit.jsonl"),
+                        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)")
+    doctor.set_defaults(run=_doctor)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
     schema.add_argument("--write", action="store_true", help="rewrite the schema file published in the package")

@@ -73,7 +73,8 @@ def collect_host(
 ) -> HostResult:
     result = HostResult(host.name)
     try:
-        with IbmiSession(host.name, config.user_for(host), connect or fleet_connector(config, host), audit=audit) as session:
+        with IbmiSession(host.name, config.user_for(host), connect or fleet_connector(config, host), audit=audit,
+                         sql_runner=host.sql_runner) as session:
             found = discovery.survey(session, host.name, host.queue_managers)
             result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]
             for target in found.targets:

@@ -39,6 +39,7 @@ class OutsideSaveLands:
     def __init__(self, session, shell) -> None:
         self._session, self._shell = session, shell
         self.audit = session.audit
+        self.host, self.sql_runner = session.host, session.sql_runner
 
     def run(self, command):
         if "SAVOBJ" in command.text:

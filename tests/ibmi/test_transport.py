@@ -10,6 +10,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
+from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
 from mqjournal.ibmi.db2out import parse_single
 from mqjournal.ibmi.transport import (
@@ -117,7 +118,7 @@ def test_cl_command_round_trip_parses_message_ids(make_session, audit_path) -> N
 
 def test_sql_round_trip(make_session) -> None:
     session, _ = make_session()
-    output = session.run(Command('db2 "SELECT 1 AS X FROM SYSIBM.SYSDUMMY1"', idempotent=True))
+    output = session.run(commands.sql("SELECT 1 AS X FROM SYSIBM.SYSDUMMY1", runner=session.sql_runner))
     assert output.exit_status == 0
     assert parse_single(output.stdout) == [{"X": "1"}]
     assert output.msg_ids == []
@@ -125,7 +126,7 @@ def test_sql_round_trip(make_session) -> None:
 
 def test_one_connection_is_reused_for_every_command(make_session) -> None:
     session, counting = make_session()
-    for text in ("uname", "echo one", 'system "CRTSAVF FILE(QGPL/REUSE)"', 'db2 "VALUES 1"'):
+    for text in ("uname", "echo one", 'system "CRTSAVF FILE(QGPL/REUSE)"', commands.sql("VALUES 1", runner="qsh").text):
         assert session.run(Command(text, idempotent=True)).exit_status == 0
     assert counting.calls == 1
     assert session.round_trips == 4
@@ -487,7 +488,7 @@ def test_an_sql_answer_of_many_rows_past_the_cap_is_refused(make_session, sim_fl
     from mqjournal.ibmi.transport import AnswerTooLarge
 
     sim_fleet.host().advance(timedelta(hours=6))  # receivers to list
-    sql = Command('db2 "SELECT * FROM QSYS2.JOURNAL_RECEIVER_INFO"', idempotent=True)
+    sql = commands.sql("SELECT * FROM QSYS2.JOURNAL_RECEIVER_INFO", runner="qsh")
     session, _ = make_session()
     full = session.run(sql)
     assert full.exit_status == 0 and len(full.stdout) > 4000

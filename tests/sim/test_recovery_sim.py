@@ -54,9 +54,9 @@ def by_name(shell) -> dict[str, dict]:
 
 
 def associate(shell, receiver_name: str = "*ALL") -> tuple[int, str]:
-    status, out, _ = shell.run(
-        'db2 "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => \'QMTEST\','
-        f" JOURNAL_NAME => 'AMQAJRN', RECEIVER_LIBRARY => 'QMTEST', RECEIVER_NAME => '{receiver_name}')) X\""
+    status, out, _ = shell.db2(
+        "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => 'QMTEST',"
+        f" JOURNAL_NAME => 'AMQAJRN', RECEIVER_LIBRARY => 'QMTEST', RECEIVER_NAME => '{receiver_name}')) X"
     )
     return status, out
 
@@ -303,9 +303,9 @@ def test_association_accepts_positional_arguments_and_generic_names(sim_fleet: S
     ok(shell, "CRTJRNRCV JRNRCV(QMTEST/AMQA100000) THRESHOLD(500)")
     ok(shell, "CRTJRN JRN(QMTEST/AMQAJRN) JRNRCV(QMTEST/AMQA100000)")
     assert journal(shell)["NUMBER_JOURNAL_RECEIVERS"] == "1"  # identity differs: not associated by the restore
-    status, out, _ = shell.run(
-        "db2 \"SELECT JOURNAL_RECEIVER_NAME FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER('QMTEST', 'AMQAJRN',"
-        " 'QMTEST', 'AMQA0*')) X\""
+    status, out, _ = shell.db2(
+        "SELECT JOURNAL_RECEIVER_NAME FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER('QMTEST', 'AMQAJRN',"
+        " 'QMTEST', 'AMQA0*')) X"
     )
     assert status == 0 and "AMQA000000" in out
     assert journal(shell)["NUMBER_JOURNAL_RECEIVERS"] == "2"
@@ -315,15 +315,15 @@ def test_association_of_an_unknown_journal_is_an_sql_error_and_call_is_not_the_w
     host = sim_fleet.host()
     shell = sim_fleet.connect()
     before = state(host)
-    status, out, _ = shell.run(
-        'db2 "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => \'QMTEST\','
-        " JOURNAL_NAME => 'AMQBJRN', RECEIVER_LIBRARY => 'QMTEST', RECEIVER_NAME => '*ALL')) X\""
+    status, out, _ = shell.db2(
+        "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => 'QMTEST',"
+        " JOURNAL_NAME => 'AMQBJRN', RECEIVER_LIBRARY => 'QMTEST', RECEIVER_NAME => '*ALL')) X"
     )
     assert status == 4 and "CLI ERROR" in out and "AMQBJRN in QMTEST type *JRN not found." in out
     # It is a table function: CALL finds no procedure of that name.
-    status, out, _ = shell.run(
-        "db2 \"CALL QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => 'QMTEST', JOURNAL_NAME => 'AMQAJRN',"
-        " RECEIVER_LIBRARY => 'QMTEST', RECEIVER_NAME => '*ALL')\""
+    status, out, _ = shell.db2(
+        "CALL QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => 'QMTEST', JOURNAL_NAME => 'AMQAJRN',"
+        " RECEIVER_LIBRARY => 'QMTEST', RECEIVER_NAME => '*ALL')"
     )
     assert status == 4 and "NATIVE ERROR CODE: -440" in out
     assert state(host) == before

@@ -342,7 +342,7 @@ def test_a_full_asp_refuses_new_save_files(sim_fleet: SimFleet):
 def test_sql_that_changes_data_is_refused_and_changes_nothing(sim_fleet: SimFleet):
     shell = sim_fleet.connect()
     before = receivers(shell)
-    status, out, _ = shell.run('db2 "DELETE FROM QSYS2.JOURNAL_RECEIVER_INFO"')
+    status, out, _ = shell.db2("DELETE FROM QSYS2.JOURNAL_RECEIVER_INFO")
     assert status != 0 and "CLI ERROR" in out
     assert receivers(shell) == before
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from airflow.providers.ssh.hooks.ssh import SSHHook
 from airflow.sdk import BaseHook
@@ -30,7 +31,9 @@ class IbmiHook(BaseHook):
     """:param ssh_conn_id: an SSH connection with `host_key` pinned in its extras (or the host in known_hosts).
     :param command_timeout: seconds a single command may run.
     :param audit_path: the JSON Lines audit log every command is appended to.
-    :param max_answer_bytes: the most one command's answer may bring back (stdout and stderr, 64 MiB by default)."""
+    :param max_answer_bytes: the most one command's answer may bring back (stdout and stderr, 64 MiB by default).
+    :param sql_runner: how SQL reaches the partition's db2 utility, the fleet file's `sql_runner` for the host: "qsh"
+        (the default, /QOpenSys/usr/bin/qsh -c "db2 ...", what a stock partition has) or "db2" (an admin's link)."""
 
     conn_name_attr = "ssh_conn_id"
     default_conn_name = "ibmi_default"
@@ -44,8 +47,10 @@ class IbmiHook(BaseHook):
         command_timeout: float = 60.0,
         audit_path: Path | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        sql_runner: Literal["qsh", "db2"] = "qsh",
     ) -> None:
         super().__init__()
+        self.sql_runner = sql_runner
         self.ssh_conn_id = ssh_conn_id
         self.command_timeout = command_timeout
         self.audit_path = audit_path
@@ -99,4 +104,5 @@ class IbmiHook(BaseHook):
             audit=AuditLog(self.audit_path),
             command_timeout=self.command_timeout,
             max_answer_bytes=self.max_answer_bytes,
+            sql_runner=self.sql_runner,
         )

@@ -9,12 +9,16 @@ from mqjournal.airflow.connections import conn_id_for
 from mqjournal.airflow.hook import IbmiHook
 from mqjournal.airflow.leases import host_session_slot
 from mqjournal.airflow.settings import Settings
+from mqjournal.fleet import load_fleet
 from mqjournal.ibmi.transport import IbmiSession
 
 
 @contextlib.contextmanager
 def host_session(settings: Settings, host: str) -> Iterator[IbmiSession]:
     """An SSH session to `host` within its per-host cap (the Airflow pool caps the fleet as a whole)."""
+    # The SQL runner is the fleet file's per-host setting (qsh unless the host says db2): how SQL reaches db2.
+    runner = load_fleet(settings.fleet_file).host(host).sql_runner
     with host_session_slot(settings.catalog_url, host, slots=settings.sessions_per_host):
-        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log).session(host) as session:
+        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log,
+                      sql_runner=runner).session(host) as session:
             yield session

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mqjournal.catalog import Catalog
-from mqjournal.ibmi import commands
+from mqjournal.ibmi import capabilities, commands
 from mqjournal.ibmi.db2out import Db2Failure, parse_results
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.rules import BackupEvidence, EvidenceKey
@@ -39,8 +39,20 @@ class SaveFileContent:
         return (library, receiver) in (self.receivers or ())
 
 
+def require_content_service(session: IbmiSession) -> None:
+    """ServiceMissing when the partition has no QSYS2.SAVE_FILE_OBJECTS (IBM i 7.3, or 7.4/7.5 below the Db2 PTF group
+    level that brings it): then no save can be proven, so nothing is saved for deletion and nothing is deleted.
+    A catalog that cannot be read decides nothing here: the content query itself then fails, and proves nothing."""
+    try:
+        caps = capabilities.read(session)
+    except capabilities.CapabilitiesUnreadable:
+        return
+    caps.require("save")
+
+
 def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[str, SaveFileContent]:
     """{"LIB/NAME": whether it exists and which receivers it holds}, for every save file asked about."""
+    require_content_service(session)
     wanted = sorted(set(save_files))
     libraries = sorted({path.split("/")[0] for path in wanted})
     statements = [commands.save_files(library) for library in libraries]
@@ -71,6 +83,7 @@ def evidence_for(
     session: IbmiSession, catalog: Catalog, host: str, receivers: Iterable[Receiver]
 ) -> dict[EvidenceKey, list[BackupEvidence]]:
     """Every catalogued save of each receiver, checked on the host now (one round trip per 20 save files)."""
+    require_content_service(session)  # before any save or delete: without it nothing can be proven
     receivers = [r for r in receivers if r.attached_at is not None]
     saves = {
         (r.library, r.name, r.attached_at): (r, catalog.saves_of(host, r.library, r.name, r.attached_at))

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from mqjournal import mqmessages
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.db2out import Db2Failure, Row, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results
 from mqjournal.ibmi.readings import cl_messages, db2_time
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import (
@@ -126,7 +126,8 @@ def read_state(
 
 
 def _results(session: IbmiSession, target: Target, statements: list[str], *, expect: int) -> list:
-    out = session.run(commands.sql(*statements))
+    out = session.run(commands.sql(*statements, runner=session.sql_runner))
+    check_sql_runner(session, out)
     results = parse_results(out.stdout)
     if len(results) != expect:
         raise CollectionFailed(

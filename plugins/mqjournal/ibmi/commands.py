@@ -367,3 +367,49 @@ def save_files(library: str) -> str:
         "SELECT OBJNAME FROM TABLE(QSYS2.OBJECT_STATISTICS("
         f"{_lit(object_name(library))}, '*FILE')) X WHERE OBJATTRIBUTE = 'SAVF' ORDER BY OBJNAME"
     )
+
+
+# --- ASP usage and read-only checks (#13) --------------------------------------------------------------------------
+
+
+def journal_asp_usage(library: str, journal: str) -> str:
+    """The capacity and free space (QSYS2.ASP_INFO, in megabytes) of the ASP that holds the journal (JOURNAL_INFO's
+    ASP_NUMBER; MQ creates its receivers in the same library, so in the same ASP)."""
+    return (
+        "SELECT A.ASP_NUMBER, A.TOTAL_CAPACITY, A.TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO A"
+        " JOIN QSYS2.JOURNAL_INFO J ON J.ASP_NUMBER = A.ASP_NUMBER"
+        f" WHERE J.JOURNAL_LIBRARY = {_lit(object_name(library))} AND J.JOURNAL_NAME = {_lit(object_name(journal))}"
+    )
+
+
+def asp_usage(asp_number: int = 1) -> str:
+    """One ASP's capacity and free space (megabytes); ASP 1 is the system ASP."""
+    if not 1 <= int(asp_number) <= 255:
+        raise ValueError(f"ASP numbers are 1-255, not {asp_number}")
+    return ("SELECT ASP_NUMBER, TOTAL_CAPACITY, TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO"
+            f" WHERE ASP_NUMBER = {int(asp_number)}")
+
+
+def user_profile(user: str) -> str:
+    """The signed-on profile's special authorities and groups (QSYS2.USER_INFO): read by `mqjournal doctor`."""
+    return (
+        "SELECT AUTHORIZATION_NAME, STATUS, SPECIAL_AUTHORITIES, GROUP_PROFILE_NAME, SUPPLEMENTAL_GROUP_LIST"
+        f" FROM QSYS2.USER_INFO WHERE AUTHORIZATION_NAME = {_lit(object_name(user, what='user profile'))}"
+    )
+
+
+CHKOBJ_TYPES = frozenset({"*LIB", "*CMD", "*JRNRCV", "*JRN", "*FILE", "*USRSPC", "*MSGQ"})
+CHKOBJ_AUTHORITIES = frozenset({"*USE", "*CHANGE", "*ALL", "*OBJEXIST", "*OBJMGT", "*OBJOPR", "*READ", "*ADD",
+                                "*UPD", "*DLT", "*EXECUTE"})
+
+
+def check_object(library: str, name: str, objtype: str, authorities: tuple[str, ...] = ()) -> Command:
+    """CHKOBJ: does the object exist, and has the job's user these authorities to it? Changes nothing (CPF9801 not
+    found, CPF9810 no library, CPF9802 not authorized)."""
+    if objtype not in CHKOBJ_TYPES:
+        raise ValueError(f"{objtype!r} is not an object type mqjournal checks")
+    bad = [a for a in authorities if a not in CHKOBJ_AUTHORITIES]
+    if bad:
+        raise ValueError(f"{bad[0]!r} is not an authority CHKOBJ checks")
+    aut = f" AUT({' '.join(authorities)})" if authorities else ""
+    return cl(f"CHKOBJ OBJ({object_name(library)}/{object_name(name)}) OBJTYPE({objtype}){aut}", idempotent=True)

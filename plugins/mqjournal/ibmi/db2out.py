@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
+
+from mqjournal.errors import MqJournalError
 
 _TRAILER = re.compile(r"^ *(\d+) RECORD\(S\) SELECTED\.\s*$")
 _ERROR = re.compile(
@@ -94,3 +97,55 @@ def _table(lines: list[str], dashes: int) -> tuple[list[Row], int]:
     if counted != len(rows):
         raise Db2OutputError(f"the trailer counts {counted} rows, the output has {len(rows)}")
     return rows, end + 1
+
+
+# --- the runner itself missing ----------------------------------------------------------------------------------
+
+
+class _Answer(Protocol):
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+class _Session(Protocol):
+    host: str
+    sql_runner: str
+
+
+class SqlRunnerMissing(MqJournalError):
+    """The host has no way to run the db2 utility the way the fleet file says (its `sql_runner`)."""
+
+
+_NOT_FOUND = ("not found", "no such path", "cannot execute")
+
+
+def runner_missing(out: _Answer) -> bool:
+    """The shell could not start the runner: no db2 output at all, and the shell's "not found" (exit status 127, or
+    126 found but not runnable, or the words). A missing command is 127 in POSIX shells and in Qshell ("qsh: 001-0019
+    Error found searching for command system. No such path or directory.", exit 127, vscode-ibmi issue #3008);
+    older Bourne shells exit 1, so the words count too."""
+    if "RECORD(S) SELECTED" in out.stdout or "CLI ERROR" in out.stdout:
+        return False
+    return out.exit_status in (126, 127) or any(words in out.stderr.lower() for words in _NOT_FOUND)
+
+
+def check_sql_runner(session: _Session, out: _Answer) -> None:
+    """Raise SqlRunnerMissing, naming the host, the runner and the fix, when the runner itself did not start."""
+    if not runner_missing(out):
+        return
+    said = out.stderr.strip()[-300:] or f"exit status {out.exit_status}, no output"
+    if session.sql_runner == "db2":
+        raise SqlRunnerMissing(
+            session.host,
+            f"the SQL runner `db2` (a bare db2 in the PASE shell) is not on this partition ({said})",
+            "set `sql_runner: qsh` for this host in the fleet file (db2 is a Qshell utility; mqjournal then runs "
+            "/QOpenSys/usr/bin/qsh -c 'db2 ...'), or have an admin create the link: "
+            "ln -s /QOpenSys/usr/bin/qsh /QOpenSys/usr/bin/db2",
+        )
+    raise SqlRunnerMissing(
+        session.host,
+        f"the SQL runner `qsh` (/QOpenSys/usr/bin/qsh -c 'db2 ...') could not run db2 on this partition ({said})",
+        "check that /QOpenSys/usr/bin/qsh exists and the Qshell option of the operating system (5770-SS1 option 30) "
+        "is installed; where an admin linked /QOpenSys/usr/bin/db2 to qsh, `sql_runner: db2` for this host works too",
+    )

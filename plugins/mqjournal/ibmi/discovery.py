@@ -13,7 +13,7 @@ from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target
-from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
 from mqjournal.ibmi.readings import utc_offset
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import journal_instance, object_name, qmgr_name
@@ -54,7 +54,8 @@ def parse_mqs_ini(text: str) -> dict[str, str]:
 
 
 def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]) -> HostSurvey:
-    out = session.run(commands.sql(commands.host_clock(), commands.mq_journals()))
+    out = session.run(commands.sql(commands.host_clock(), commands.mq_journals(), runner=session.sql_runner))
+    check_sql_runner(session, out)
     results = parse_results(out.stdout)
     if len(results) != 2 or any(isinstance(r, Db2Failure) for r in results):
         raise DiscoveryFailed(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
+from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import interrupted, unexplained_intents
 from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
 from mqjournal.ibmi.transport import IbmiSession
@@ -149,7 +150,8 @@ def _explain(command: str, receivers: dict, contents: dict) -> str:
         exists = contents[f"{m.group(1)}/{m.group(2)}"].exists
         state = {True: "exists", False: "was not created", None: "could not be looked up"}[exists]
         return f"save file {m.group(1)}/{m.group(2)} {state}"
-    if command.startswith("db2 ") and "ASSOCIATE_JOURNAL_RECEIVER" not in command or command.startswith("cat "):
+    statements = commands.sql_statements(command)
+    if statements and not any("ASSOCIATE_JOURNAL_RECEIVER" in s for s in statements) or command.startswith("cat "):
         return "a read: it changes nothing on the host"
     if "RCDMQMIMG" in command:
         return "a checkpoint: it changes no receiver, and this step takes another"

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 import paramiko
 
@@ -364,13 +365,20 @@ class IbmiSession:
         retry: RetryPolicy = RetryPolicy(),
         sleep: Callable[[float], object] = time.sleep,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        sql_runner: Literal["qsh", "db2"] = "qsh",
     ) -> None:
         """`max_answer_bytes`: the most one command's stdout and stderr together may bring back (64 MiB by
-        default); past it the channel is closed and the command ends in AnswerTooLarge (see that class)."""
+        default); past it the channel is closed and the command ends in AnswerTooLarge (see that class).
+        `sql_runner`: how SQL reaches the host's db2 utility, the fleet file's `sql_runner` for the host: "qsh"
+        (through /QOpenSys/usr/bin/qsh -c, what a stock partition has) or "db2" (a bare db2, where an admin linked
+        it); every caller builds its SQL commands with it (commands.sql(..., runner=session.sql_runner))."""
         if max_answer_bytes < 1:
             raise ValueError(f"max_answer_bytes must be positive, not {max_answer_bytes}")
+        if sql_runner not in ("qsh", "db2"):
+            raise ValueError(f"sql_runner must be 'qsh' or 'db2', not {sql_runner!r}")
         self.host = host
         self.user = user
+        self.sql_runner = sql_runner
         self.round_trips = 0  # commands sent, retries included
         self._connect = connect
         self._audit = audit

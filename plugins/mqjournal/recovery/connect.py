@@ -26,7 +26,7 @@ class Setup:
 
     def session(self) -> IbmiSession:
         return IbmiSession(self.host.name, self.config.user_for(self.host), fleet_connector(self.config, self.host),
-                           audit=AuditLog(self.audit))
+                           audit=AuditLog(self.audit), sql_runner=self.host.sql_runner)
 
 
 def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Path) -> Setup:

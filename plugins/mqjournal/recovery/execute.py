@@ -209,7 +209,7 @@ class RecoveryExecutor:
                               action, msg_id=msg_id, step=s, done=done)
 
         try:
-            out = self.session.run(s.command())
+            out = self.session.run(s.command(runner=self.session.sql_runner))
         except OutcomeUnknown:
             # The answer was lost: the host says whether it happened.
             shown, problem = self._host_shows_done(s, started, approved)

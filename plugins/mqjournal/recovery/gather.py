@@ -15,7 +15,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
-from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
 from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.readings import db2_time, utc_offset
 from mqjournal.ibmi.transport import IbmiSession
@@ -43,7 +43,8 @@ class HostProbe:
 def probe(session: IbmiSession, target: Target) -> HostProbe:
     """One round trip: the clock, the journal's row in JOURNAL_INFO, the library's AMQJRNINF."""
     out = session.run(commands.sql(commands.host_clock(), commands.mq_journals([target.library]),
-                                   commands.amqjrninf_binary(target.library)))
+                                   commands.amqjrninf_binary(target.library), runner=session.sql_runner))
+    check_sql_runner(session, out)
     results = parse_results(out.stdout)
     where = f"{target.qmgr} ({target.library}) on {session.host}"
     if len(results) != 3:
@@ -73,7 +74,8 @@ def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[st
     libraries = sorted(set(libraries))
     if not libraries:
         return set()
-    out = session.run(commands.sql(*(commands.save_files(lib) for lib in libraries)))
+    out = session.run(commands.sql(*(commands.save_files(lib) for lib in libraries), runner=session.sql_runner))
+    check_sql_runner(session, out)
     results = parse_results(out.stdout)
     if len(results) != len(libraries):
         raise GatherFailed(f"save files in {', '.join(libraries)} on {session.host}",

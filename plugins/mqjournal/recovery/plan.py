@@ -75,14 +75,21 @@ class Step(_Model):
     receiver: ObjectName | None = Field(None, description="the receiver the step is about, if any")
     attached_at: AwareDatetime | None = None
 
-    def command(self) -> Command:
-        """The command to send, rebuilt (and its names validated again) from the step's arguments."""
-        return getattr(commands, self.action.value)(**self.args)
+    def command(self, *, runner: commands.SqlRunner = "qsh") -> Command:
+        """The command to send, rebuilt (and its names validated again) from the step's arguments. `runner` is the
+        host's SQL runner (IbmiSession.sql_runner): how the one SQL step, ASSOCIATE_RECEIVERS, reaches db2. It is
+        the host's setting, not the plan's, so a plan made for one runner runs on a host set up for the other."""
+        build = getattr(commands, self.action.value)
+        if self.action is Action.ASSOCIATE_RECEIVERS:
+            return build(**self.args, runner=runner)
+        return build(**self.args)
 
     @property
     def text(self) -> str:
         """The CL command or SQL statement as an admin would type it (without the PASE/Qshell wrapper)."""
-        return shlex.split(self.command().text)[1]
+        command = self.command().text
+        statements = commands.sql_statements(command)
+        return statements[0] if statements else shlex.split(command)[1]
 
 
 class Gap(_Model):

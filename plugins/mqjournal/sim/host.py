@@ -24,7 +24,7 @@ from mqjournal.sim.model import (
     Workload,
 )
 from mqjournal.sim.protocol import ExecResult
-from mqjournal.sim.shell import run_line, system_arguments
+from mqjournal.sim.shell import qsh, run_line, system_arguments
 from mqjournal.sim.system import run_cl
 from mqjournal.sim.views import PartitionCatalog
 
@@ -84,6 +84,9 @@ class SimulatedHost:
             faults.asp_full = config.faults.asp_full
             faults.ccsid_unconvertible = config.faults.ccsid_unconvertible
             faults.commands = [CommandFault(**f.model_dump()) for f in config.faults.commands]
+            # Not a fault, but read from the fleet file on every start like one: whether an admin linked
+            # /QOpenSys/usr/bin/db2 to qsh, so that a bare `db2` runs in the PASE shell.
+            self.partition.db2_link = config.system.db2_link
 
     def apply_system(self, config: HostConfig) -> None:
         """The fleet file's partition setup: release, the signed-on user profile, libraries an admin made, clock."""
@@ -178,7 +181,7 @@ class SimulatedHost:
     # --- the shell ----------------------------------------------------------------------------------------
 
     def run(self, command_line: str, user: str) -> ExecResult:
-        """What sshd runs for an exec request: the PASE shell, with IBM i's utilities."""
+        """What sshd runs for an exec request: the PASE shell, with IBM i's utilities (see shell.py)."""
         with self.lock:
             self.partition.job_counter += 1
             job = f"{self.partition.job_counter:06d}/{user}/QP0ZSPWP"
@@ -201,16 +204,22 @@ class SimulatedHost:
                     if any("ASSOCIATE_JOURNAL_RECEIVER" in a.upper() for a in args):
                         self.save()  # the one table function that changes the partition
 
+        echo = lambda args: ExecResult(0, " ".join(args) + "\n")  # noqa: E731
+        # Qshell's own utilities: db2 lives only here; system is Qshell's too (same "MSGID: text" lines).
+        qshell = {"db2": db2, "system": system, "echo": echo, "true": lambda args: ExecResult(0),
+                  "false": lambda args: ExecResult(1)}
         utilities = {
             "system": system,
-            "db2": db2,
+            "qsh": qsh(qshell),
             "uname": lambda args: ExecResult(0, "OS400\n" if "-a" not in args else f"OS400 {self.partition.name} 4 7 00F000000000\n"),
             "hostname": lambda args: ExecResult(0, f"{self.partition.name}\n"),
-            "echo": lambda args: ExecResult(0, " ".join(args) + "\n"),
+            "echo": echo,
             "cat": self._cat,
             "true": lambda args: ExecResult(0),
             "false": lambda args: ExecResult(1),
         }
+        if self.partition.db2_link:
+            utilities["db2"] = db2  # the admin's link: qsh started as `db2` runs the db2 utility
         return run_line(command_line, utilities)
 
     def _cat(self, args: list[str]) -> ExecResult:

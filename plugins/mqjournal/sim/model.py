@@ -351,6 +351,9 @@ class Partition(_State):
     # How an SSH job answers inquiry messages: *RQD waits for an operator (the IBM i default), *DFT takes the
     # message's default reply at once.
     inquiry_reply: str = "*RQD"
+    # Whether an admin linked /QOpenSys/usr/bin/db2 to qsh: only then does a bare `db2` run in the PASE shell (a
+    # stock partition has no db2 in PASE; see shell.py). Set from the fleet file's system.db2_link on every start.
+    db2_link: bool = False
     job: JobAttributes = Field(default_factory=JobAttributes)
     message_counter: int = 0
     job_counter: int = 0

@@ -1,0 +1,383 @@
+"""`mqjournal doctor`: is each partition ready for mqjournal? A read-only preflight, per host pass / fail / how to fix.
+
+It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, and CHKOBJ
+(which checks an object's existence and the job user's authority to it, and changes nothing). Nothing it sends
+creates, changes or deletes anything; a test holds it to that through the simulator's log of received commands.
+
+What each mqjournal step needs (checked here; sources in docs/ibmi-interfaces.md, "assumed" where no IBM page was
+retrieved):
+- RCDMQMIMG, ENDMQM, STRMQM (MQ "group 1" commands): membership of QMQMADM or *ALLOBJ (IBM MQ for IBM i, "Access
+  authorities for IBM MQ objects": verified).
+- SAVOBJ of receivers: *SAVSYS, or *OBJEXIST to each receiver; *USE to the command (assumed, Security Reference).
+- DLTJRNRCV: *OBJEXIST and *USE to the receiver; *USE to the command (assumed).
+- RSTOBJ of receivers: *SAVSYS, or *OBJEXIST to the objects; *ADD and *READ to the queue manager library (assumed).
+- CRTSAVF in the save library: *READ and *ADD to that library; *USE to the command (assumed).
+- reading AMQJRNINF: *USE to the user space (USER_SPACE doc: verified); ASP_INFO on 7.6: *IOSYSCFG or the
+  QIBM_IOSYSCFG_VIEW function usage (ASP_INFO doc 7.6: verified).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal
+
+from mqjournal.errors import MqJournalError
+from mqjournal.fleet import FleetConfig, HostConfig
+from mqjournal.ibmi import asp, capabilities, commands
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results
+from mqjournal.ibmi.discovery import parse_mqs_ini
+from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.transport import (
+    AuthenticationRejected,
+    Command,
+    CommandOutput,
+    ConnectFactory,
+    HostKeyRejected,
+    IbmiSession,
+    RetryPolicy,
+    TransportError,
+)
+from mqjournal.names import save_library_for
+from mqjournal.policy import Policy
+
+log = logging.getLogger(__name__)
+
+Status = Literal["pass", "fail", "warn", "skip"]
+ASP_WARN_USED = 0.90  # IBM i's default storage threshold for the system ASP (QSTGLOWLMT-style warning): assumed
+ASP_FAIL_USED = 0.98
+MQ_ADMIN_GROUP = "QMQMADM"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class HostReport:
+    host: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        return not any(c.status == "fail" for c in self.checks)
+
+    def add(self, name: str, status: Status, detail: str, fix: str = "") -> Check:
+        check = Check(name, status, detail, fix)
+        self.checks.append(check)
+        return check
+
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "fail"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    special: frozenset[str]
+    groups: frozenset[str]
+    status: str
+
+    @property
+    def mq_admin(self) -> bool:
+        return "*ALLOBJ" in self.special or MQ_ADMIN_GROUP in self.groups
+
+
+class _Host:
+    """The reads of one host's checks, over one session."""
+
+    def __init__(self, session: IbmiSession) -> None:
+        self.session = session
+
+    def sql(self, *statements: str) -> tuple[CommandOutput, list]:
+        out = self.session.run(commands.sql(*statements, runner=self.session.sql_runner))
+        try:
+            results = parse_results(out.stdout)
+        except Db2OutputError:
+            results = []
+        return out, results
+
+    def chkobj(self, library: str, name: str, objtype: str, authorities: tuple[str, ...] = ()) -> str | None:
+        """None when the object exists and the authorities are there; else the message ID (CPF9801/9802/9810)."""
+        out = self.session.run(commands.check_object(library, name, objtype, authorities))
+        if out.exit_status == 0:
+            return None
+        return next(iter(out.msg_ids[::-1]), f"exit status {out.exit_status}")
+
+
+def _grant(user: str, library: str, name: str, objtype: str, aut: str) -> str:
+    target = name if objtype == "*LIB" else f"{library}/{name}"
+    return f"GRTOBJAUT OBJ({target}) OBJTYPE({objtype}) USER({user}) AUT({aut})"
+
+
+def check_host(
+    config: FleetConfig,
+    host: HostConfig,
+    *,
+    connect: ConnectFactory,
+    audit: AuditLog,
+    save_library: str = "QGPL",
+    policy: Policy | None = None,
+    now: datetime | None = None,
+) -> HostReport:
+    """Every check for one host; never raises for what the host answers (a failed check says it)."""
+    report = HostReport(host.name)
+    policy = policy or Policy()
+    user = config.user_for(host)
+    session = IbmiSession(host.name, user, connect, audit=audit, sql_runner=host.sql_runner,
+                          retry=RetryPolicy(attempts=1), command_timeout=30.0)
+    with session:
+        try:
+            _checks(report, session, config, host, user, save_library, policy, now)
+        except HostKeyRejected as exc:
+            report.add("SSH and host key", "fail", exc.problem,
+                       "compare the key fingerprint with the partition's (on IBM i: "
+                       "ssh-keygen -lf /QOpenSys/QIBM/UserData/SC1/OpenSSH/etc/ssh_host_*_key.pub), then pin it in "
+                       f"the connection's host_key (Airflow) or {config.known_hosts}")
+        except AuthenticationRejected as exc:
+            report.add("SSH and host key", "fail", exc.problem, exc.action)
+        except TransportError as exc:
+            first = "SSH and host key" if not report.checks else "connection"
+            report.add(first, "fail", exc.problem, exc.action)
+        except MqJournalError as exc:
+            report.add("unexpected answer", "fail", f"{exc.problem}", exc.action)
+    return report
+
+
+def _checks(report: HostReport, session: IbmiSession, config: FleetConfig, host: HostConfig, user: str,
+            save_library: str, policy: Policy, now: datetime | None) -> None:
+    h = _Host(session)
+    login = session.run(Command(text="true", idempotent=True))
+    report.add("SSH and host key", "pass",
+               f"{user}@{host.address}:{host.port} signed on; the host key matched"
+               + ("" if login.exit_status == 0 else f" (the shell answered {login.exit_status})"))
+
+    # The SQL runner, and the clock read through it.
+    out, results = h.sql(commands.host_clock())
+    if len(results) != 1 or isinstance(results[0], Db2Failure) or not results[0]:
+        detail = (results[0].text if results and isinstance(results[0], Db2Failure)
+                  else (out.stderr.strip() or out.stdout.strip())[-200:] or f"exit status {out.exit_status}")
+        fix = ("set the host's sql_runner to qsh in the fleet file (the default, what a stock partition has)"
+               if host.sql_runner == "db2" else
+               "check that QShell (5770-SS1 option 30) is installed and /QOpenSys/usr/bin/qsh runs for the profile")
+        report.add(f"SQL runner ({host.sql_runner})", "fail", f"SQL does not run: {detail}", fix)
+        return
+    report.add(f"SQL runner ({host.sql_runner})", "pass", "SELECT through the db2 utility answered")
+    row = results[0][0]
+    tz = utc_offset(row.get("UTC_OFFSET"))
+    partition_now = db2_time(row["NOW"], tz)
+    controller_now = now or datetime.now(timezone.utc)
+    skew = (partition_now - controller_now).total_seconds()
+    if abs(skew) > policy.clock_skew_seconds:
+        report.add("clock", "fail",
+                   f"the partition's clock is {abs(skew):.0f} s {'ahead of' if skew > 0 else 'behind'} the "
+                   f"controller's (policy clock_skew_seconds: {policy.clock_skew_seconds:g})",
+                   "synchronize the partition with a time server (CHGNTPA, STRTCPSVR SERVER(*NTP)) and check "
+                   "QUTCOFFSET; or the controller's clock")
+    else:
+        report.add("clock", "pass", f"partition and controller agree within {abs(skew):.0f} s (UTC offset {tz})")
+
+    # Release, services and columns.
+    try:
+        caps = capabilities.read(session)
+    except capabilities.CapabilitiesUnreadable as exc:
+        report.add("IBM i release and SQL services", "fail", exc.problem, exc.action)
+        caps = None
+    if caps is not None:
+        missing = [m for step in ("collect", "save", "delete", "restore", "asp") for m in caps.missing(step)]
+        unique = list(dict.fromkeys(str(m) for m in missing))
+        release = f"IBM i {caps.release}" if caps.release else "the release could not be read"
+        if unique:
+            brings = "; ".join(dict.fromkeys(f"{m.service.split('.')[1]}: {m.brought_by}" for m in missing))
+            report.add("IBM i release and SQL services", "fail", f"{release}: " + "; ".join(unique),
+                       f"install the named release or Db2 PTF group (WRKPTFGRP shows the levels installed): {brings}")
+        else:
+            report.add("IBM i release and SQL services", "pass", f"{release}: every QSYS2 service mqjournal uses is there")
+        for m in caps.missing_columns():
+            report.add("SQL columns", "warn", str(m), f"install {m.brought_by}")
+
+    profile = _profile(report, h, user)
+    _mq_and_authorities(report, h, host, user, profile, save_library, caps)
+
+
+def _profile(report: HostReport, h: _Host, user: str) -> Profile | None:
+    _, results = h.sql(commands.user_profile(user))
+    if len(results) != 1 or isinstance(results[0], Db2Failure) or not results[0]:
+        report.add("user profile", "fail", f"QSYS2.USER_INFO shows no profile {user}",
+                   f"sign on with an existing, enabled profile; check *READ authority to *USRPRF {user}")
+        return None
+    row = results[0][0]
+    special = frozenset((row.get("SPECIAL_AUTHORITIES") or "").split())
+    groups = frozenset(g for g in [row.get("GROUP_PROFILE_NAME"), *(row.get("SUPPLEMENTAL_GROUP_LIST") or "").split()]
+                       if g and g != "*NONE")
+    profile = Profile(user, special, groups, (row.get("STATUS") or "").strip())
+    if profile.status != "*ENABLED":
+        report.add("user profile", "fail", f"{user} is {profile.status}", f"CHGUSRPRF USRPRF({user}) STATUS(*ENABLED)")
+    else:
+        report.add("user profile", "pass", f"{user}: special authorities {' '.join(sorted(special)) or 'none'}; "
+                   f"groups {' '.join(sorted(groups)) or 'none'}")
+    if profile.mq_admin:
+        report.add("authority: RCDMQMIMG, ENDMQM, STRMQM", "pass",
+                   f"{user} is an MQ administrator ({'*ALLOBJ' if '*ALLOBJ' in special else MQ_ADMIN_GROUP})")
+    else:
+        report.add("authority: RCDMQMIMG, ENDMQM, STRMQM", "fail",
+                   f"{user} is neither in group {MQ_ADMIN_GROUP} nor has *ALLOBJ: the checkpoint (RCDMQMIMG) is refused",
+                   f"CHGUSRPRF USRPRF({user}) GRPPRF({MQ_ADMIN_GROUP}) (or add {MQ_ADMIN_GROUP} to its SUPGRPPRF)")
+    return profile
+
+
+def _mq_and_authorities(report: HostReport, h: _Host, host: HostConfig, user: str, profile: Profile | None,
+                        save_library: str, caps: capabilities.Capabilities | None) -> None:
+    # The commands themselves.
+    lacking = [c for c in ("SAVOBJ", "DLTJRNRCV", "RSTOBJ", "CRTSAVF") if h.chkobj("QSYS", c, "*CMD", ("*USE",))]
+    if lacking:
+        report.add("authority: commands", "fail", f"{user} may not use {', '.join(lacking)} (*USE to the command)",
+                   "; ".join(_grant(user, "QSYS", c, "*CMD", "*USE") for c in lacking))
+    else:
+        report.add("authority: commands", "pass", "*USE to SAVOBJ, DLTJRNRCV, RSTOBJ, CRTSAVF")
+
+    # The save library: CRTSAVF in it needs *READ and *ADD.
+    try:
+        library = save_library_for(save_library, "QM")  # the name's rules; the queue manager library is checked per run
+    except ValueError as exc:
+        report.add(f"save library {save_library}", "fail", str(exc), "choose another save library")
+        library = None
+    if library is not None:
+        answer = h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD"))
+        if answer is None:
+            report.add(f"save library {library}", "pass", "exists; CRTSAVF may create save files in it (*READ *ADD)")
+        elif answer == "CPF9801":
+            report.add(f"save library {library}", "fail", f"library {library} does not exist (CPF9801)",
+                       f"CRTLIB LIB({library}) TEXT('mqjournal receiver saves'), then "
+                       + _grant(user, "QSYS", library, "*LIB", "*CHANGE"))
+        else:
+            report.add(f"save library {library}", "fail", f"{user} may not create save files in {library} ({answer})",
+                       _grant(user, "QSYS", library, "*LIB", "*READ *ADD"))
+
+    # MQ installed: mqs.ini readable.
+    ini = h.session.run(commands.read_mqs_ini())
+    if ini.exit_status != 0:
+        report.add("MQ installed", "fail", f"{commands.MQS_INI} cannot be read: {ini.stderr.strip()[:200]}",
+                   "install IBM MQ (5724-H72), or give the profile *R (DSPAUT) to /QIBM/UserData/mqm/mqs.ini")
+        in_ini: dict[str, str] = {}
+    else:
+        in_ini = parse_mqs_ini(ini.stdout)
+        report.add("MQ installed", "pass", f"mqs.ini lists {', '.join(sorted(in_ini)) or 'no queue managers'}")
+
+    wanted = [(q.name, q.qmgr_library, q.instance) for q in host.queue_managers] or \
+             [(name, lib, "A") for name, lib in sorted(in_ini.items())]
+    if not wanted:
+        report.add("queue managers", "fail", "no queue manager is named in the fleet file or found in mqs.ini",
+                   "name the queue managers under the host's queue_managers in the fleet file")
+        return
+    _, results = h.sql(commands.mq_journals(sorted({lib for _, lib, _ in wanted})))
+    journals = results[0] if results and not isinstance(results[0], Db2Failure) else []
+    for name, library, instance in wanted:
+        _queue_manager(report, h, user, profile, name, library, instance, in_ini, journals, caps)
+
+
+def _queue_manager(report: HostReport, h: _Host, user: str, profile: Profile | None, name: str, library: str,
+                   instance: str, in_ini: dict[str, str], journals: list, caps) -> None:
+    title = f"queue manager {name} ({library})"
+    if in_ini and in_ini.get(name) != library:
+        report.add(title, "fail", f"mqs.ini has {'no ' + name if name not in in_ini else name + ' in ' + in_ini[name]}",
+                   "correct the queue manager's name or library in the fleet file")
+        return
+    journal = f"AMQ{instance}JRN"
+    row = next((r for r in journals if r["JOURNAL_LIBRARY"] == library and r["JOURNAL_NAME"] == journal), None)
+    if row is None:
+        report.add(title, "fail", f"journal {library}/{journal} not found (QSYS2.JOURNAL_INFO)",
+                   "check the library and the journal instance letter in the fleet file, and *OBJOPR to the journal")
+        return
+    queue = (row.get("MESSAGE_QUEUE_LIBRARY") or "QSYS", row.get("MESSAGE_QUEUE") or "QSYSOPR")
+    problem = h.chkobj(queue[0], queue[1], "*MSGQ", ("*USE",))
+    if problem:
+        report.add(title, "fail", f"journal {library}/{journal}: its message queue {queue[0]}/{queue[1]} cannot be read "
+                   f"({problem})", _grant(user, queue[0], queue[1], "*MSGQ", "*USE"))
+    else:
+        report.add(title, "pass", f"journal {library}/{journal}, attached receiver "
+                   f"{row.get('ATTACHED_JOURNAL_RECEIVER_NAME') or '(none)'}, message queue {queue[0]}/{queue[1]}")
+    if h.chkobj(library, "AMQJRNINF", "*USRSPC", ("*USE",)):
+        report.add(f"authority: AMQJRNINF ({name})", "fail", f"{user} may not read {library}/AMQJRNINF",
+                   _grant(user, library, "AMQJRNINF", "*USRSPC", "*USE"))
+    attached = row.get("ATTACHED_JOURNAL_RECEIVER_NAME")
+    if attached:
+        receivers = f"AMQ{instance}*"
+        lacks_objexist = h.chkobj(library, attached, "*JRNRCV", ("*OBJEXIST", "*USE")) is not None
+        grant = _grant(user, library, receivers, "*JRNRCV", "*OBJEXIST *USE")
+        savsys = profile is not None and ("*SAVSYS" in profile.special or "*ALLOBJ" in profile.special)
+        if lacks_objexist:
+            report.add(f"authority: DLTJRNRCV ({name})", "fail",
+                       f"{user} lacks *OBJEXIST/*USE to the receivers in {library} (checked on {attached})",
+                       f"{grant} (receivers MQ creates later need it too: or give {user} *ALLOBJ)")
+        else:
+            report.add(f"authority: DLTJRNRCV ({name})", "pass", f"*OBJEXIST *USE to {library}/{receivers}")
+        if lacks_objexist and not savsys:
+            report.add(f"authority: SAVOBJ, RSTOBJ ({name})", "fail",
+                       f"{user} has neither *SAVSYS nor *OBJEXIST to the receivers",
+                       f"CHGUSRPRF USRPRF({user}) SPCAUT(... *SAVSYS) (add *SAVSYS to its list), or {grant}")
+        else:
+            report.add(f"authority: SAVOBJ, RSTOBJ ({name})", "pass",
+                       "*SAVSYS" if savsys else f"*OBJEXIST to {library}/{receivers}")
+    if h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD")):
+        report.add(f"authority: RSTOBJ into {library}", "fail", f"{user} may not add objects to {library}",
+                   _grant(user, "QSYS", library, "*LIB", "*READ *ADD"))
+    _asp(report, h, name, library, journal, caps)
+
+
+def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, caps) -> None:
+    title = f"ASP usage ({name})"
+    if caps is not None and not caps.has("QSYS2.ASP_INFO"):
+        return  # reported with the services
+    try:
+        usage = asp.read_journal_asp(h.session, library, journal)
+    except Db2OutputError:
+        usage = None
+    if usage is None or usage.used_fraction is None:
+        report.add(title, "warn", "QSYS2.ASP_INFO gave no row for the journal's ASP",
+                   "on IBM i 7.6 give the profile *IOSYSCFG or the QIBM_IOSYSCFG_VIEW function usage (CHGFCNUSG)")
+        return
+    used = usage.used_fraction
+    text = (f"ASP {usage.asp_number}: {used:.0%} used, {usage.available_bytes / 2**30:.1f} GiB free of "
+            f"{usage.capacity_bytes / 2**30:.1f} GiB")
+    if used >= ASP_FAIL_USED:
+        report.add(title, "fail", text, "free storage now (WRKSYSSTS, RTVDSKINF/PRTDSKINF): the system stops when "
+                   "the ASP is full; save and delete receivers MQ no longer needs")
+    elif used >= ASP_WARN_USED:
+        report.add(title, "warn", text, "plan storage: receivers MQ no longer needs can be saved and deleted")
+    else:
+        report.add(title, "pass", text)
+
+
+# --- the fleet ------------------------------------------------------------------------------------------------------
+
+
+def run_doctor(config: FleetConfig, connectors: dict[str, ConnectFactory], *, hosts: list[str] | None = None,
+               audit: AuditLog, save_library: str = "QGPL", policy: Policy | None = None) -> list[HostReport]:
+    selected = [h for h in config.hosts if not hosts or h.name in hosts]
+    return [check_host(config, h, connect=connectors[h.name], audit=audit, save_library=save_library, policy=policy)
+            for h in selected]
+
+
+_MARK = {"pass": "ok", "fail": "FAIL", "warn": "warn", "skip": "-"}
+
+
+def render(reports: list[HostReport]) -> str:
+    """A table per host, for an admin: check, result, detail, and how to fix what failed."""
+    lines: list[str] = []
+    for report in reports:
+        verdict = "READY" if report.ready else f"NOT READY ({len(report.failed())} failed)"
+        lines += [f"== {report.host}: {verdict}", ""]
+        width = max((len(c.name) for c in report.checks), default=10)
+        for c in report.checks:
+            lines.append(f"  {c.name:<{width}}  {_MARK[c.status]:<4}  {c.detail}")
+            if c.fix and c.status != "pass":
+                lines.append(f"  {'':<{width}}  {'':<4}  fix: {c.fix}")
+        lines.append("")
+    return "\n".join(lines)
