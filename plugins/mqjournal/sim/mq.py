@@ -136,7 +136,20 @@ def advance(partition: Partition, until: datetime, step: timedelta = timedelta(m
 
 
 def checkpoint(partition: Partition, qm: QueueManager, *, announce: bool) -> None:
-    """Write a checkpoint; the startup recovery point is its first record or the oldest open unit of work."""
+    """Write a checkpoint; the startup recovery point is the older of its first record and the oldest open unit of
+    work's first record.
+
+    Why it only moves forward: MQ writes a unit of work's first log record when the unit of work begins, at the then
+    end of the journal (`open_unit_of_work`), and a checkpoint records the units of work active at it, from which
+    restart must replay (IBM support "Checkpoints in WebSphere MQ logging",
+    https://ibm.com/support/pages/checkpoints-websphere-mq-logging; seeds "WebSphere MQ for iSeries journal usage": the
+    checkpoint holds "the state of all transactions (that is, units of work) active at the time of the checkpoint", and
+    "If the journal receiver named in AMQ7460 is not advanced, this indicates that there is an incomplete unit of
+    work"). A unit of work open at this checkpoint was either open at the previous one (so it began no earlier than
+    that checkpoint's point) or began after it. So the point can stall behind a long unit of work, never go back
+    (tests/sim/test_mq_recovery_point.py). Tests that set a unit of work's start into the past model a state MQ cannot
+    be in.
+    """
     at = partition.tick()
     journal = journal_of(partition, qm)
     first = journal.last_sequence + 1
@@ -144,7 +157,8 @@ def checkpoint(partition: Partition, qm: QueueManager, *, announce: bool) -> Non
     point = RecoveryPoint(sequence=first, at=at)
     if qm.open_units_of_work:
         oldest = min(qm.open_units_of_work, key=lambda u: u.started_sequence)
-        point = RecoveryPoint(sequence=oldest.started_sequence, at=oldest.started_at)
+        if oldest.started_sequence < point.sequence:
+            point = RecoveryPoint(sequence=oldest.started_sequence, at=oldest.started_at)
     qm.startup_point = point
     qm.records_since_checkpoint = 0
     qm.last_checkpoint_at = at
@@ -321,6 +335,7 @@ def recreate_object(partition: Partition, qm: QueueManager, pattern: str, objtyp
 
 
 def open_unit_of_work(partition: Partition, qm: QueueManager) -> UnitOfWork:
+    """A unit of work begins now: its first record is written at the current end of the journal."""
     at = partition.tick()
     first = _write(partition, qm, 1, qm.workload.entry_bytes, at)
     qm.uow_counter += 1
