@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
@@ -45,6 +45,8 @@ def as_the_partition_parses_it(command: commands.Command) -> list[list[str]]:
 
 
 @settings(max_examples=300, deadline=None)
+@example([";"], "qsh")  # a quoted `;` is text, not a separator, in the shells and when the audit reads it back
+@example(["X'; db2 'DROP TABLE Y", "$HOME \\ `id`"], "db2")
 @given(st.lists(STATEMENT_WITH_SHELL_CHARACTERS, min_size=1, max_size=3), st.sampled_from(commands.SQL_RUNNERS))
 def test_any_statement_text_reaches_db2_unchanged_through_both_quoting_layers(statements, runner):
     command = commands.sql(*statements, runner=runner)

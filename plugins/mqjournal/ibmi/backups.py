@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi import capabilities, commands
-from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.rules import BackupEvidence, EvidenceKey
 from mqjournal.snapshot import Receiver
@@ -60,7 +60,9 @@ def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[
     results: list = []
     for start in range(0, len(statements), _PER_TRIP):
         chunk = statements[start : start + _PER_TRIP]
-        found = parse_results(session.run(commands.sql(*chunk)).stdout)
+        out = session.run(commands.sql(*chunk, runner=session.sql_runner))
+        check_sql_runner(session, out)
+        found = parse_results(out.stdout)
         results += found + [None] * (len(chunk) - len(found))
     listed: dict[str, set[str] | None] = {}
     for library, result in zip(libraries, results):

@@ -3,12 +3,23 @@
 Every name passes through `object_name` / `qmgr_name` here even if the caller validated it already: this module is
 the last gate before text reaches a partition. The command line is quoted for the PASE shell with `shlex.quote`, so
 CL and SQL keep their own quotes intact.
+
+SQL reaches the partition through the `db2` utility, which is a Qshell utility (program QSYS/QZDFMDB2, linked as
+/usr/bin/db2 in the root file system), not a PASE command: the SSH login shell (PASE bsh, unless changed with
+QSYS2.SET_PASE_SHELL_INFO) does not have it. The runner `qsh` (the default) therefore sends
+``/QOpenSys/usr/bin/qsh -c 'db2 '"'"'SELECT ...'"'"''``: the statements quoted for Qshell (POSIX sh rules), that text
+quoted again for the PASE shell. `db2` sends a bare ``db2 'SELECT ...'``, for partitions where an admin linked
+/QOpenSys/usr/bin/db2 to qsh. Sources: kadler, "Calling QSH utilities from PASE" (2018); codefori/vscode-ibmi issue
+#3008 (qsh -c "system ..." with a PATH that lacks /usr/bin: "qsh: 001-0019 Error found searching for command
+system. No such path or directory.", exit 127).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from datetime import datetime
+from typing import Literal
 
 from mqjournal.ibmi.transport import Command
 from mqjournal.names import mq_name, object_name, qmgr_name
@@ -21,9 +32,62 @@ def cl(text: str, *, idempotent: bool) -> Command:
     return Command(text=f"system {shlex.quote(text)}", idempotent=idempotent)
 
 
-def sql(*statements: str) -> Command:
-    """Several SELECTs in one SSH round trip: one `db2` run each, their outputs in order on stdout."""
-    return Command(text="; ".join(f"db2 {shlex.quote(s)}" for s in statements), idempotent=True)
+SqlRunner = Literal["qsh", "db2"]
+SQL_RUNNERS: tuple[SqlRunner, ...] = ("qsh", "db2")
+QSH = "/QOpenSys/usr/bin/qsh"
+
+
+def _db2_line(statements: tuple[str, ...], runner: SqlRunner) -> str:
+    if not statements:
+        raise ValueError("no SQL statement to send")
+    # shlex.quote follows POSIX sh quoting, which both Qshell and the PASE shells implement: '...' with each ' as '"'"'.
+    db2_runs = "; ".join(f"db2 {shlex.quote(s)}" for s in statements)
+    if runner == "qsh":
+        return f"{QSH} -c {shlex.quote(db2_runs)}"
+    if runner == "db2":
+        return db2_runs
+    raise ValueError(f"unknown SQL runner {runner!r}: use one of {', '.join(SQL_RUNNERS)}")
+
+
+def sql(*statements: str, runner: SqlRunner) -> Command:
+    """Several SELECTs in one SSH round trip: one `db2` run each, their outputs in order on stdout.
+
+    `runner` is the host's (IbmiSession.sql_runner): required, so that no call site silently sends a bare `db2`
+    to a partition that has none."""
+    return Command(text=_db2_line(statements, runner), idempotent=True)
+
+
+# One `db2 <word>` run as `_db2_line` writes it: <word> is shlex.quote's output, a bare safe word or '...' pieces
+# joined by "'" (how a quote inside is written).
+_QUOTED_WORD = r"""(?:'[^']*'|"'"|[A-Za-z0-9_@%+=:,./-])+"""
+_DB2_RUN = re.compile(rf"db2 ({_QUOTED_WORD})(?:; |\Z)")
+
+
+def sql_statements(command: str) -> list[str] | None:
+    """The SQL statements a command built by `sql` or `associate_receivers` sends (either runner); None for any
+    other command. For the audit and the reconciler, which judge a past command by its text. Read by the exact
+    form `_db2_line` writes, not by a general shell parser (a `;` inside a statement is not a separator)."""
+    if command.startswith(f"{QSH} -c "):
+        try:
+            argv = shlex.split(command)
+        except ValueError:
+            return None
+        if len(argv) != 3:
+            return None
+        line = argv[2]
+    elif command.startswith("db2 "):
+        line = command
+    else:
+        return None
+    statements: list[str] = []
+    position = 0
+    while position < len(line):
+        run = _DB2_RUN.match(line, position)
+        if run is None:
+            return None
+        statements.append(shlex.split(run.group(1))[0])
+        position = run.end()
+    return statements or None
 
 
 def db2_timestamp(moment: datetime) -> str:
@@ -287,7 +351,7 @@ def create_journal(library: str, journal: str, receiver: str) -> Command:
     )
 
 
-def associate_receivers(library: str, journal: str, instance: str) -> Command:
+def associate_receivers(library: str, journal: str, instance: str, *, runner: SqlRunner) -> Command:
     """QSYS2.ASSOCIATE_JOURNAL_RECEIVER for every restored receiver of the journal (WRKJRN option 9 in SQL).
 
     A table function, not a procedure (IBM i 7.5 SQL services: "ASSOCIATE_JOURNAL_RECEIVER table function"), so it
@@ -300,7 +364,7 @@ def associate_receivers(library: str, journal: str, instance: str) -> Command:
         f"JOURNAL_LIBRARY => {lib}, JOURNAL_NAME => {_lit(object_name(journal))},"
         f" RECEIVER_LIBRARY => {lib}, RECEIVER_NAME => {_lit('AMQ' + object_name(instance) + '*')})) X"
     )
-    return Command(text=f"db2 {shlex.quote(query)}", idempotent=True)
+    return Command(text=_db2_line((query,), runner), idempotent=True)
 
 
 def start_qmgr(qmgr: str) -> Command:
