@@ -54,6 +54,11 @@ def _policy(params) -> Policy:
     },
 )
 def mq_journal_maintenance():
+    @task(pool=SSH_POOL)
+    def preflight(params=None) -> dict:
+        """`mqjournal doctor` for hosts never collected before: a host that is not ready stops the run here."""
+        return steps.preflight(settings(), params["hosts"], params["save_library"])
+
     @task
     def select_targets(params=None) -> list[dict]:
         return steps.select_targets(settings(), params["hosts"], params["queue_managers"])
@@ -121,6 +126,7 @@ def mq_journal_maintenance():
         return str(settings().report_file(run_id))
 
     targets = select_targets()
+    preflight() >> targets
     collected = checkpoint_and_collect.expand(target=targets)
     plan_submission(collected) >> plan
     summary = summarize(targets)

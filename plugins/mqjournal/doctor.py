@@ -120,18 +120,23 @@ def check_host(
     config: FleetConfig,
     host: HostConfig,
     *,
-    connect: ConnectFactory,
-    audit: AuditLog,
+    connect: ConnectFactory | None = None,
+    audit: AuditLog | None = None,
+    session: IbmiSession | None = None,
     save_library: str = "QGPL",
     policy: Policy | None = None,
     now: datetime | None = None,
 ) -> HostReport:
-    """Every check for one host; never raises for what the host answers (a failed check says it)."""
+    """Every check for one host; never raises for what the host answers (a failed check says it). Give `connect`
+    and `audit` (the CLI), or an open `session` (Airflow's, from the host's connection)."""
     report = HostReport(host.name)
     policy = policy or Policy()
-    user = config.user_for(host)
-    session = IbmiSession(host.name, user, connect, audit=audit, sql_runner=host.sql_runner,
-                          retry=RetryPolicy(attempts=1), command_timeout=30.0)
+    user = session.user if session is not None else config.user_for(host)
+    if session is None:
+        if connect is None or audit is None:
+            raise ValueError("give connect and audit, or a session")
+        session = IbmiSession(host.name, user, connect, audit=audit, sql_runner=host.sql_runner,
+                              retry=RetryPolicy(attempts=1), command_timeout=30.0)
     with session:
         try:
             _checks(report, session, config, host, user, save_library, policy, now)

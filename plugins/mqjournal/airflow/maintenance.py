@@ -226,3 +226,32 @@ def _dist(settings: Settings) -> Path:
     path = settings.data_dir / "dist"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def preflight(settings: Settings, hosts: list[str], save_library: str) -> dict:
+    """`mqjournal doctor` for each selected host not yet collected (no snapshot of it under the data folder): read
+    only. A host that is not ready fails the run before anything is collected, saved or deleted, with the doctor's
+    table in the log saying what to fix; drop the host from the form's hosts to run the others meanwhile."""
+    from mqjournal.doctor import HostReport, check_host, render
+    from mqjournal.errors import MqJournalError
+    from mqjournal.snapshot import read_snapshots
+
+    fleet = load_fleet(settings.fleet_file)
+    collected = {s.host for path in settings.snapshots.glob("run_id=*/*.jsonl") for s in read_snapshots(path)}
+    new = [h for h in fleet.hosts if (not hosts or h.name in hosts) and h.name not in collected]
+    reports = []
+    for host in new:
+        try:
+            with host_session(settings, host.name) as session:
+                reports.append(check_host(fleet, host, session=session, save_library=save_library))
+        except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
+            report = HostReport(host.name)
+            report.add("SSH and host key", "fail", exc.problem, exc.action)
+            reports.append(report)
+    text = render(reports) if reports else "every selected host was collected before: no preflight needed"
+    print(text)
+    not_ready = [r.host for r in reports if not r.ready]
+    if not_ready:
+        raise RuntimeError(f"hosts not ready for mqjournal: {', '.join(not_ready)}; fix what the table above says "
+                           "(or leave them out of the run's hosts) and run again")
+    return {"checked": [r.host for r in reports], "ready": True}
