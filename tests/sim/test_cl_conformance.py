@@ -186,9 +186,9 @@ def test_dspjrn_prints_the_attached_receivers_entries_by_default(sim_fleet: SimF
 
 
 def _associate(shell, library: str, name: str) -> tuple[int, str]:
-    status, out, _ = shell.run(
-        'db2 "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => \'QMTEST\','
-        f" JOURNAL_NAME => 'AMQAJRN', RECEIVER_LIBRARY => '{library}', RECEIVER_NAME => '{name}')) X\""
+    status, out, _ = shell.db2(
+        "SELECT * FROM TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER(JOURNAL_LIBRARY => 'QMTEST',"
+        f" JOURNAL_NAME => 'AMQAJRN', RECEIVER_LIBRARY => '{library}', RECEIVER_NAME => '{name}')) X"
     )
     return status, out
 
