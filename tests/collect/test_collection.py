@@ -121,13 +121,15 @@ def test_a_failed_rcdmqmimg_gives_a_snapshot_with_checkpoint_not_ok_and_its_mess
 
 
 def test_a_connection_dropped_mid_collection_is_retried_and_the_snapshot_is_complete(two_hosts: SimFleet, tmp_path):
-    two_hosts.service.faults["ibmi1"].drops.append(DropRule(pattern="JOURNAL_RECEIVER_INFO", after_run=True))
+    # The chain's query, not the capabilities query that names the view among others.
+    query = "FROM QSYS2.JOURNAL_RECEIVER_INFO"
+    two_hosts.service.faults["ibmi1"].drops.append(DropRule(pattern=query, after_run=True))
     out = tmp_path / "out"
     snapshots, failures = collect(two_hosts, out, hosts=["ibmi1"])
     assert failures == []
     (snap,) = snapshots
     assert len(snap.receivers) == len(two_hosts.host("ibmi1").partition.receivers)
-    outcomes = [r["outcome"] for r in read_audit(out / "audit.jsonl") if "JOURNAL_RECEIVER_INFO" in r["command"]]
+    outcomes = [r["outcome"] for r in read_audit(out / "audit.jsonl") if query in r["command"]]
     assert outcomes == ["transport_error", "ok"]
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from mqjournal import mqmessages
 from mqjournal.errors import MqJournalError
-from mqjournal.ibmi import commands
+from mqjournal.ibmi import asp, capabilities, commands
 from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results
 from mqjournal.ibmi.readings import cl_messages, db2_time
 from mqjournal.ibmi.transport import IbmiSession
@@ -85,14 +85,23 @@ def read_state(
     Without `checkpoint` nothing is changed on the host: the executor re-reads this way right before deleting.
     """
     window = since.astimezone(tz).replace(tzinfo=None) if since else None
+    # What this partition's release has: read once per session (one round trip), then cached.
+    caps = capabilities.read(session)
+    caps.require("collect")
+    tokens = caps.has_column("QSYS2.MESSAGE_QUEUE_INFO", "MESSAGE_TOKENS")
     statements = [
         commands.host_clock(),
         commands.amqjrninf_text(target.library),
         commands.receivers(target.library, target.journal, target.instance),
-        commands.latest_recovery_points(target.library),
-        commands.messages_since(target.library, target.journal, target.journal_queue, window, DEFAULT_LOOKBACK_DAYS),
+        commands.latest_recovery_points(target.library, with_tokens=tokens),
+        commands.messages_since(
+            target.library, target.journal, target.journal_queue, window, DEFAULT_LOOKBACK_DAYS, with_tokens=tokens
+        ),
     ]
-    clock, jrninf, chain, points, recent = _results(session, target, statements, expect=len(statements))
+    if caps.has("QSYS2.ASP_INFO"):
+        statements.append(commands.journal_asp_usage(target.library, target.journal))
+    clock, jrninf, chain, points, recent, *asp_result = _results(session, target, statements, expect=len(statements))
+    usage = asp.from_result(asp_result[0]) if asp_result else None
     collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], tz)
     checkpoint = checkpoint or Checkpoint(forced=False, ok=False)
     if checkpoint.ok:
@@ -116,6 +125,9 @@ def read_state(
             messages=[
                 _message(row, tz) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)
             ],
+            asp_number=usage.asp_number if usage else None,
+            asp_capacity_bytes=usage.capacity_bytes if usage else None,
+            asp_available_bytes=usage.available_bytes if usage else None,
         )
     except ValueError as exc:
         raise CollectionFailed(
