@@ -19,6 +19,17 @@ LIBRARY_LIST = ("QSYS", "QSYS2", "QHLPSYS", "QUSRSYS", "QGPL", "QTEMP")
 SIZE_UNIT_BYTES = 1024
 
 
+# What a local journal made by CRTMQM shows for its receiver size and fixed-length data options (nothing minimized,
+# the fixed-length data IBM i includes by default): the simulator never changes them.
+_LOCAL_JOURNAL_OPTIONS = {
+    "MINIMIZE_ESD_FOR_DATA_AREAS": "NO",
+    "MINIMIZE_ESD_FOR_FILES": "NO",
+    "FIXED_LENGTH_DATA_INCLUDES_JOB_NAME": "YES",
+    "FIXED_LENGTH_DATA_INCLUDES_USER_NAME": "YES",
+    "FIXED_LENGTH_DATA_INCLUDES_PROGRAM_NAME": "YES",
+}
+
+
 def _local(value: datetime | None) -> datetime | None:
     """IBM i timestamps carry no offset: they are the partition's local time."""
     return None if value is None else value.replace(tzinfo=None)
@@ -76,6 +87,11 @@ class PartitionCatalog:
                 "NEXT_JOURNAL_RECEIVER_LIBRARY": r.next_library,
                 "PENDING_TRANSACTIONS": "NO",
                 "REMOTE_JOURNAL_TYPE": None,
+                "MAXIMUM_NULL_VALUE_INDICATORS": 0,
+                **_LOCAL_JOURNAL_OPTIONS,
+                "FILTER_BY_OBJECT": "NO",
+                "FILTER_IMAGES": "NO",
+                "FILTER_PROGRAMS": "NO",
             }
 
     def _journals(self) -> Iterator[dict]:
@@ -97,6 +113,11 @@ class PartitionCatalog:
                 "NUMBER_JOURNAL_RECEIVERS": len(receivers),
                 "TOTAL_SIZE_JOURNAL_RECEIVERS": sum(-(-r.size_bytes // SIZE_UNIT_BYTES) for r in receivers),
                 "JOURNAL_TEXT": j.text or None,
+                "REMOVE_INTERNAL_ENTRIES": "YES",
+                "NUMBER_REMOTE_JOURNALS": 0,
+                "REMOVE_FIXED_LENGTH_DETAIL": "NO",
+                "JOURNAL_CACHE": "NO",
+                **_LOCAL_JOURNAL_OPTIONS,
             }
 
     def _messages(self) -> Iterator[dict]:
