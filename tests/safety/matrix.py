@@ -10,13 +10,13 @@ first is sent, and an error from it names the database.
 from __future__ import annotations
 
 import re
-import shlex
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqjournal.ibmi import commands
 from mqjournal.sim.messages import render
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.protocol import ExecResult
@@ -170,7 +170,7 @@ def _failure_reply(command: str) -> ExecResult:
         msg_id, tokens = _FAILURES.get(verb, ("CPF9898", lambda c: [f"{verb} failed"]))
         message = render(msg_id, *tokens(command))
         return ExecResult(255, "", f"{message.id}: {message.text}\n")
-    runs = max(1, sum(1 for t in shlex.split(command) if t == "db2"))
+    runs = max(1, len(commands.sql_statements(command) or []))  # one error block per db2 run, either SQL runner
     view = (re.search(r"QSYS2\.(\w+)", command) or re.search(r"(\w+)", command)).group(1)
     block = format_cli_error("57033", -913, f"Row or object {view} in QSYS2 type *FILE in use.")
     return ExecResult(EXIT_SQL_ERROR, block * runs, "")

@@ -50,8 +50,9 @@ settings.register_profile(
 PROFILE = f"mqj-{os.environ.get('MQJ_STATEFUL', 'ci')}"
 
 OBJECTS = ("SYSTEM.DEFAULT.LOCAL.QUEUE", "SYSTEM.DEAD.LETTER.QUEUE", "APP.REQUEST.QUEUE")
-SAVE_TARGETS = (r"^db2 ", r"CRTSAVF", r"SAVOBJ", r"SAVE_FILE_OBJECTS")
-DELETE_TARGETS = (r"^db2 ", r"RCDMQMIMG", r"DLTJRNRCV", r"SAVE_FILE_OBJECTS")
+SQL = r"^(?:/QOpenSys/usr/bin/qsh -c '?)?db2 "  # an SQL round trip, through qsh or a bare db2
+SAVE_TARGETS = (SQL, r"CRTSAVF", r"SAVOBJ", r"SAVE_FILE_OBJECTS")
+DELETE_TARGETS = (SQL, r"RCDMQMIMG", r"DLTJRNRCV", r"SAVE_FILE_OBJECTS")
 
 
 def faults(targets: tuple[str, ...]):
