@@ -19,6 +19,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.db2out import SqlRunnerMissing
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
     ConnectFactory,
@@ -32,7 +33,8 @@ from mqjournal.snapshot import Snapshot, read_snapshots, write_snapshots
 log = logging.getLogger(__name__)
 
 # Failures that say the host cannot be reached or trusted: no other queue manager on it can be collected either.
-HOST_FATAL = (HostKeyRejected, AuthenticationRejected, HostUnreachable)
+# A host-wide fault: every queue manager of the host would fail the same way, so the host is reported once.
+HOST_FATAL = (HostKeyRejected, AuthenticationRejected, HostUnreachable, SqlRunnerMissing)
 
 
 @dataclass(frozen=True)

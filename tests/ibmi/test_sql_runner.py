@@ -171,3 +171,16 @@ def test_a_runner_the_shell_cannot_start_is_told_from_its_answer(output):
 ])
 def test_an_answer_of_db2_itself_is_never_taken_for_a_missing_runner(output):
     assert not runner_missing(output)
+
+
+def test_a_fleet_collection_reports_a_missing_runner_once_for_the_host_and_collects_the_others(two_hosts, tmp_path):
+    from mqjournal.collection import collect_fleet
+
+    # `stock` is told to use a bare db2 it does not have; `linked` has the link and uses it.
+    hosts = [h.model_copy(update={"port": two_hosts.ports[h.name], "sql_runner": "db2"}) for h in two_hosts.config.hosts]
+    _, results = collect_fleet(two_hosts.config.model_copy(update={"hosts": hosts}), tmp_path / "out")
+
+    by_host = {r.host: r for r in results}
+    assert [s.qmgr for s in by_host["linked"].snapshots] == ["TEST"] and not by_host["linked"].failures
+    [failure] = by_host["stock"].failures
+    assert failure.qmgr is None and failure.error.startswith("SqlRunnerMissing(stock): the SQL runner `db2`")
