@@ -1,0 +1,88 @@
+"""docs/ibmi-interfaces.md names every CL command and every SQL service mqjournal sends, so it cannot drift.
+
+The list is read from the code, not kept by hand: every `cl(...)` / `Command(text=...)` call's command verb, and
+every QSYS2 / SYSIBM / SYSIBMADM / SYSTOOLS name in a string literal (docstrings left out) of the client
+(plugins/mqjournal without the simulator). A new command or service without its row in the doc fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "plugins" / "mqjournal"
+DOC = ROOT / "docs" / "ibmi-interfaces.md"
+SERVICE = re.compile(r"\b((?:QSYS2|SYSIBM|SYSIBMADM|SYSTOOLS)\.[A-Z][A-Z0-9_]*)\b")
+
+
+def client_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "sim" not in p.relative_to(PACKAGE).parts)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _leading_text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return node.values[0].value
+    return None
+
+
+def sent_commands() -> set[str]:
+    """The verb of every CL command (`cl(text)`) and shell command (`Command(text=...)`) the client builds."""
+    verbs = set()
+    for path in client_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "text"), None)
+            text = _leading_text(arg) if name in ("cl", "Command") and arg is not None else None
+            if text and text.split():
+                verbs.add(text.split()[0])
+    return verbs
+
+
+def sent_services() -> set[str]:
+    names = set()
+    for path in client_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                names.update(SERVICE.findall(node.value))
+    return names
+
+
+def test_the_code_sends_what_this_test_can_see():
+    """Guards the extraction itself: if it finds nothing, the doc check below would pass vacuously."""
+    assert {"RCDMQMIMG", "DLTJRNRCV", "SAVOBJ", "cat"} <= sent_commands()
+    assert {"QSYS2.JOURNAL_RECEIVER_INFO", "QSYS2.MESSAGE_QUEUE_INFO", "SYSIBM.SYSDUMMY1"} <= sent_services()
+
+
+@pytest.mark.parametrize("verb", sorted(sent_commands()))
+def test_the_doc_has_every_command_mqjournal_sends(verb):
+    assert re.search(rf"`{re.escape(verb)}\b", DOC.read_text(encoding="utf-8")), f"{verb} is not in {DOC.name}"
+
+
+@pytest.mark.parametrize("service", sorted(sent_services()))
+def test_the_doc_has_every_sql_service_mqjournal_sends(service):
+    assert service in DOC.read_text(encoding="utf-8"), f"{service} is not in {DOC.name}"
+
+
+@pytest.mark.parametrize("runner", ["system", "/QOpenSys/usr/bin/qsh -c", "db2"])
+def test_the_doc_says_how_each_runner_prints(runner):
+    assert f"`{runner}" in DOC.read_text(encoding="utf-8")
