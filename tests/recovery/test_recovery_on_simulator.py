@@ -11,6 +11,7 @@ import pytest
 from mqjournal import rules
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import ClusterConfig, HostConfig, QueueManagerConfig
+from mqjournal.ibmi import commands as ibmi_commands
 from mqjournal.ibmi.audit import AuditLog, read_audit
 from mqjournal.ibmi.collector import Target, collect
 from mqjournal.ibmi.discovery import survey
@@ -97,7 +98,8 @@ class Rig:
     def changing_commands(self, since: int = 0) -> list[str]:
         """Audited commands that can change the host: every CL command, and the one SQL service that changes."""
         return [r["command"] for r in read_audit(self.audit)[since:]
-                if r["command"].startswith("system ") or "ASSOCIATE_JOURNAL_RECEIVER" in r["command"]]
+                if r["command"].startswith("system ") or any("TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER" in s for s in
+                                                             ibmi_commands.sql_statements(r["command"]) or [])]
 
     def audited(self) -> int:
         return len(read_audit(self.audit))
