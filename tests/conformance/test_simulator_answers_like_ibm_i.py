@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mqjournal.fleet import HostConfig, QueueManagerConfig
+from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import parse_results
 from mqjournal.sim.host import SimulatedHost
@@ -22,8 +22,9 @@ START = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
 MESSAGE_LINE = re.compile(r"^[A-Z]{3}[0-9A-F]{4}: \S")
 
 
-def partition(**qm: object) -> SimulatedHost:
+def partition(language: str = "ENU", **qm: object) -> SimulatedHost:
     config = HostConfig(name="ibmi1", port=0, utc_offset="+01:00", inquiry_reply="*DFT",
+                        system=PartitionSystemConfig(language=language),
                         queue_managers=[QueueManagerConfig(name="TEST", **qm)])
     host = SimulatedHost.create(config, START, None)
     host.advance(timedelta(hours=2))
@@ -153,9 +154,11 @@ def test_a_command_that_ends_normally_prints_its_messages_on_stdout_and_exits_0(
     assert all(MESSAGE_LINE.match(line) for line in out.stdout.splitlines() if line)
 
 
-def test_a_command_that_ends_in_an_escape_prints_on_stderr_and_exits_255(host):
+@pytest.mark.parametrize("language", ["ENU", "DEU"])
+def test_a_command_that_ends_in_an_escape_prints_on_stderr_and_exits_255(language):
     """vscode-ibmi issues #490, #1735, #1559, #701: stdout empty, stderr 'CPF2111: Library ILEDITOR already exists.',
-    code 255."""
+    code 255; in another language only the text changes ('CPF2111: La libreria ILEDITOR esiste già.', #701)."""
+    host = partition(language=language, threshold_kb=500)
     system(host, "CRTSAVF FILE(QMTEST/SAVFTWICE)")
     out = system(host, "CRTSAVF FILE(QMTEST/SAVFTWICE)")  # CPF5813: already exists
     assert (out.exit_status, out.stdout) == (255, "")
