@@ -130,6 +130,14 @@ _DEFS: tuple[MessageDef, ...] = (
        "more positional values than the command defines; ID and wording from memory, not retrieved"),
     _m("CPD0012", "DIAGNOSTIC", 30, "Parameter &1 specified more than once.", False,
        "a keyword given twice (or positionally and by keyword); ID and wording from memory, not retrieved"),
+    # The command analyzer's own syntax diagnostics (clparse.py raises them). Real IBM i sends a CPD message before
+    # CPF0006 for every syntax error (captures in tests/conformance); these IDs and wordings were not found in a
+    # public source: check with DSPMSGD RANGE(CPD0010 CPD0020) MSGF(QSYS/QCPFMSG).
+    _m("CPD0010", "DIAGNOSTIC", 30, "Closing apostrophe missing.", False, "ID and wording assumed, not retrieved"),
+    _m("CPD0011", "DIAGNOSTIC", 30, "Closing parenthesis missing.", False, "ID and wording assumed, not retrieved"),
+    _m("CPD0013", "DIAGNOSTIC", 30, "Positional value &1 not valid here.", False,
+       "ID and wording assumed, not retrieved"),
+    _m("CPD0020", "DIAGNOSTIC", 30, "Command name missing.", False, "ID and wording assumed, not retrieved"),
     _m("CPD0078", "DIAGNOSTIC", 30, "Value '&1' for parameter &2 not a valid name.", False,
        "inferred; not retrieved"),
     _m("CPF2105", "ESCAPE", 40, "Object &1 in &2 type *&3 not found.", True, _I2CLASS + "; " + _JTOPEN),
