@@ -91,12 +91,30 @@ def _table(lines: list[str], dashes: int) -> tuple[list[Row], int]:
         raise Db2OutputError("the result table has no RECORD(S) SELECTED trailer: the output was cut off")
     rows: list[Row] = []
     for line in lines[dashes + 1 : end - 1]:
-        cells = [line[start:stop].strip() for start, stop in spans]
+        cells = _cells(line, spans)
         rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
     counted = int(_TRAILER.match(lines[end]).group(1))  # type: ignore[union-attr]
     if counted != len(rows):
         raise Db2OutputError(f"the trailer counts {counted} rows, the output has {len(rows)}")
     return rows, end + 1
+
+
+def _width(char: str) -> int:
+    # db2 pads by display columns, and a double-byte (DBCS) character fills two: with the job's text in UTF-8, any
+    # character of three or more bytes is one, except U+FFFD (a character that did not convert). The rule of
+    # vscode-ibmi's db2Parse (src/api/Tools.ts at 6adea4a5), which reads Japanese result tables this way.
+    return 2 if char != "\ufffd" and len(char.encode("utf-8")) >= 3 else 1
+
+
+def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
+    """The cells of one row line, sliced at the dashes' display columns (not character positions)."""
+    if line.isascii():
+        return [line[start:stop].strip() for start, stop in spans]
+    starts, column = [], 0
+    for char in line:
+        starts.append(column)
+        column += _width(char)
+    return ["".join(c for c, at in zip(line, starts) if start <= at < stop).strip() for start, stop in spans]
 
 
 # --- the runner itself missing ----------------------------------------------------------------------------------
