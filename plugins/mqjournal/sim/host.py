@@ -94,6 +94,8 @@ class SimulatedHost:
         with self.lock:
             p = self.partition
             p.release = system.release
+            # The job's language and formats too: a simulator restarted on an edited fleet file answers as it says.
+            p.job = JobAttributes(**system.model_dump(include=JOB_FIELDS))
             p.clock_offset_seconds = system.clock_offset_seconds
             p.user_profile = UserProfile(
                 special_authorities=list(system.special_authorities),
