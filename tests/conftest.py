@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import paramiko
@@ -85,13 +86,22 @@ def fleet_config(tmp_path: Path, hosts: list[HostConfig] | None = None) -> Fleet
     return FleetConfig(state_dir=tmp_path / "state", start=START, hosts=hosts).resolved(tmp_path)
 
 
-@pytest.fixture
-def sim_fleet(tmp_path: Path) -> Iterator[SimFleet]:
-    """One partition `ibmi1` with queue manager TEST (library QMTEST), a 500 KB threshold, at START."""
-    config = fleet_config(tmp_path)
+@contextlib.contextmanager
+def serve(config: FleetConfig, *, advance: timedelta | None = None) -> Iterator[SimFleet]:
+    """The fleet's partitions served over SSH on free ports (moved `advance` forward first), stopped afterwards."""
     service = SimulatorService(config)
     ports = service.start()
     try:
+        if advance:
+            for host in service.hosts.values():
+                host.advance(advance)
         yield SimFleet(service, ports, config)
     finally:
         service.stop()
+
+
+@pytest.fixture
+def sim_fleet(tmp_path: Path) -> Iterator[SimFleet]:
+    """One partition `ibmi1` with queue manager TEST (library QMTEST), a 500 KB threshold, at START."""
+    with serve(fleet_config(tmp_path)) as fleet:
+        yield fleet

@@ -19,7 +19,7 @@ from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.protocol import DropRule
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import SimFleet, fleet_config
+from tests.conftest import SimFleet, fleet_config, serve
 
 QM = QueueManagerConfig(name="TEST", threshold_kb=500)
 
@@ -47,12 +47,8 @@ def two_hosts(tmp_path: Path):
             HostConfig(name="ibmi2", port=0, utc_offset="-05:00", queue_managers=[QM, QueueManagerConfig(name="PAY", threshold_kb=800)]),
         ],
     )
-    service = SimulatorService(config)
-    ports = service.start()
-    for host in service.hosts.values():
-        host.advance(timedelta(hours=3))
-    yield SimFleet(service, ports, config)
-    service.stop()
+    with serve(config, advance=timedelta(hours=3)) as fleet:
+        yield fleet
 
 
 def test_snapshots_validate_against_the_published_schema_and_match_the_partition(two_hosts: SimFleet, tmp_path):

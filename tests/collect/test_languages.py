@@ -13,9 +13,8 @@ import pytest
 
 from mqjournal import mqmessages
 from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
-from mqjournal.sim.service import SimulatorService
 from tests.collect.test_collection import collect
-from tests.conftest import SimFleet, fleet_config
+from tests.conftest import SimFleet, fleet_config, serve
 
 QM = QueueManagerConfig(name="TEST", threshold_kb=500)
 SETUPS = {
@@ -32,12 +31,8 @@ def three_languages(tmp_path: Path):
         [HostConfig(name=name, port=0, utc_offset="+01:00", system=setup, queue_managers=[QM])
          for name, setup in SETUPS.items()],
     )
-    service = SimulatorService(config)
-    ports = service.start()
-    for host in service.hosts.values():
-        host.advance(timedelta(hours=3))
-    yield SimFleet(service, ports, config)
-    service.stop()
+    with serve(config, advance=timedelta(hours=3)) as fleet:
+        yield fleet
 
 
 def _what_the_planner_reads(snapshot) -> dict:

@@ -17,9 +17,8 @@ from mqjournal.ibmi import commands, discovery
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.db2out import SqlRunnerMissing, parse_single, runner_missing
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession, ssh_connector
-from mqjournal.sim.service import SimulatorService
 from mqjournal.sim.shell import split
-from tests.conftest import SimFleet, fleet_config
+from tests.conftest import SimFleet, fleet_config, serve
 
 # Any text a Command can carry: a line break or NUL is refused before it reaches a shell (transport.Command).
 STATEMENT = st.text(st.characters(blacklist_characters="\r\n\0", blacklist_categories=("Cs",)), max_size=80)
@@ -89,13 +88,8 @@ def host(name: str, *, runner: str = "qsh", db2_link: bool = False) -> HostConfi
 @pytest.fixture
 def two_hosts(tmp_path: Path):
     """`stock` as IBM i ships (no db2 in PASE), `linked` where an admin linked /QOpenSys/usr/bin/db2 to qsh."""
-    config = fleet_config(tmp_path, [host("stock"), host("linked", runner="db2", db2_link=True)])
-    service = SimulatorService(config)
-    ports = service.start()
-    try:
-        yield SimFleet(service, ports, config)
-    finally:
-        service.stop()
+    with serve(fleet_config(tmp_path, [host("stock"), host("linked", runner="db2", db2_link=True)])) as fleet:
+        yield fleet
 
 
 def test_a_bare_db2_is_not_found_on_a_stock_partition(two_hosts):

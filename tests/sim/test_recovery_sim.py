@@ -16,7 +16,7 @@ from mqjournal.names import ReceiverName
 from mqjournal.sim import mq
 from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import SimFleet, fleet_config
+from tests.conftest import SimFleet, fleet_config, serve
 from tests.sim.test_simulator_over_ssh import attached, checkpoint, messages, oldest_needed, receivers
 
 LIBSAVE = "QGPL/LIBSAVE"
@@ -457,12 +457,8 @@ def cluster_fleet(tmp_path: Path) -> Iterator[SimFleet]:
             )
         ],
     )
-    service = SimulatorService(config)
-    ports = service.start()
-    try:
-        yield SimFleet(service, ports, config)
-    finally:
-        service.stop()
+    with serve(config) as fleet:
+        yield fleet
 
 
 def memberships(host) -> dict[str, tuple[bool, int]]:

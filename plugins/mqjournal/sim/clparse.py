@@ -106,6 +106,19 @@ def parse(text: str) -> ClCommand:
     return ClCommand(name=name, library=library or None, params=params, positional=tuple(positional))
 
 
+def _quoted_end(text: str, pos: int) -> int:
+    """The position after the quoted string that opens at `pos` ('' inside it is a quote); CPD0010 if unclosed."""
+    end = pos + 1
+    while True:
+        end = text.find("'", end)
+        if end == -1:
+            raise ClSyntaxError("CPD0010")
+        if text.startswith("''", end):
+            end += 2
+            continue
+        return end + 1
+
+
 def _positional_value(text: str, pos: int) -> tuple[str, int]:
     """One positional value up to the next blank: letters upper-cased outside quotes, quotes kept."""
     out: list[str] = []
@@ -113,17 +126,9 @@ def _positional_value(text: str, pos: int) -> tuple[str, int]:
     while pos < length and text[pos] not in " \t\r\n":
         char = text[pos]
         if char == "'":
-            end = pos + 1
-            while True:
-                end = text.find("'", end)
-                if end == -1:
-                    raise ClSyntaxError("CPD0010")
-                if end + 1 < length and text[end + 1] == "'":
-                    end += 2
-                    continue
-                break
-            out.append(text[pos:end + 1])
-            pos = end + 1
+            end = _quoted_end(text, pos)
+            out.append(text[pos:end])
+            pos = end
             continue
         if char in "()":
             raise ClSyntaxError("CPD0013", text[pos:pos + 10])
@@ -141,17 +146,9 @@ def _values(text: str, pos: int) -> tuple[list[str], int]:
     while pos < length:
         char = text[pos]
         if char == "'":
-            end = pos + 1
-            while True:
-                end = text.find("'", end)
-                if end == -1:
-                    raise ClSyntaxError("CPD0010")
-                if end + 1 < length and text[end + 1] == "'":
-                    end += 2
-                    continue
-                break
-            current.append(text[pos:end + 1])
-            pos = end + 1
+            end = _quoted_end(text, pos)
+            current.append(text[pos:end])
+            pos = end
             continue
         if char == "(":
             depth += 1
