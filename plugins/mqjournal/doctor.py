@@ -180,9 +180,12 @@ def _checks(report: HostReport, session: IbmiSession, config: FleetConfig, host:
     controller_now = now or datetime.now(timezone.utc)
     skew = (partition_now - controller_now).total_seconds()
     if abs(skew) > policy.clock_skew_seconds:
-        report.add("clock", "fail",
+        # A warning, not a failure: recovery points and AMQJRNINF are judged on the partition's own clock, so a skew
+        # cannot make a needed receiver look deletable; it only shifts retention ages by that much.
+        report.add("clock", "warn",
                    f"the partition's clock is {abs(skew):.0f} s {'ahead of' if skew > 0 else 'behind'} the "
-                   f"controller's (policy clock_skew_seconds: {policy.clock_skew_seconds:g})",
+                   f"controller's (policy clock_skew_seconds: {policy.clock_skew_seconds:g}): retention days are "
+                   "counted on the controller's clock, so they shift by as much",
                    "synchronize the partition with a time server (CHGNTPA, STRTCPSVR SERVER(*NTP)) and check "
                    "QUTCOFFSET; or the controller's clock")
     else:

@@ -98,7 +98,6 @@ BROKEN = {
                                     "save library QGPL", "GRTOBJAUT OBJ(QGPL) OBJTYPE(*LIB)"),
     "no AMQJRNINF": ({"withheld_authorities": [_withhold("QMTEST", "*USRSPC", "*USE")]},
                      "authority: AMQJRNINF (TEST)", "AMQJRNINF"),
-    "clock two hours ahead": ({"clock_offset_seconds": 7200}, "clock", "NTP"),
 }
 
 
@@ -114,6 +113,18 @@ def test_each_broken_prerequisite_is_named_with_its_fix(tmp_path: Path, case: st
     assert not report.ready and check in failed, _failed(report)
     assert fix_word in failed[check].fix
     assert set(failed) == {check, *(also[0] if also else ())}, _failed(report)  # nothing else is blamed
+
+
+def test_a_clock_two_hours_ahead_is_a_warning_naming_ntp_and_the_host_stays_ready(tmp_path: Path):
+    # Needed times are judged on the partition's own clock (planning rules 2.4): a skew shifts retention ages only.
+    doctor = Doctor(tmp_path, [_host(clock_offset_seconds=7200)])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    clock = next(c for c in report.checks if c.name == "clock")
+    assert report.ready and clock.status == "warn"
+    assert "ahead" in clock.detail and "NTP" in clock.fix
 
 
 def test_a_missing_save_library_is_named_with_crtlib(doctor: Doctor):
