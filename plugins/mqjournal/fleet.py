@@ -134,6 +134,9 @@ class PartitionSystemConfig(_Config):
     release: Literal["7.3", "7.4", "7.5", "7.6"] = Field(
         "7.5", description="the IBM i release (with its latest Db2 PTF group): which QSYS2 services and columns exist"
     )
+    db2_group_level: int | None = Field(
+        None, ge=0, description="the release's Db2 PTF group level installed (SF99704 on 7.4 ...); default: the latest"
+    )
     language: Literal["ENU", "DEU"] = Field(
         "ENU", description="the job's language (LANGID): the language of CPF and AMQ message texts"
     )

@@ -94,6 +94,7 @@ class SimulatedHost:
         with self.lock:
             p = self.partition
             p.release = system.release
+            p.db2_group_level = system.db2_group_level
             # The job's language and formats too: a simulator restarted on an edited fleet file answers as it says.
             p.job = JobAttributes(**system.model_dump(include=JOB_FIELDS))
             p.clock_offset_seconds = system.clock_offset_seconds

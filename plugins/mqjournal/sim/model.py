@@ -360,6 +360,7 @@ class Partition(_State):
     journal_counter: int = 0
     # The IBM i release (with its latest Db2 PTF group): which QSYS2 services and columns exist (sim/releases.py).
     release: str = "7.5"
+    db2_group_level: int | None = None  # the Db2 PTF group level installed; None: the release's latest
     # The system ASP (1): what QSYS2.ASP_INFO shows. Receivers and save files count against it (views.py).
     asp_capacity_bytes: int = 200 * 2**30
     asp_other_used_bytes: int = 60 * 2**30  # the operating system, the applications and their data

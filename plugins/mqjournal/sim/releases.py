@@ -1,7 +1,7 @@
 """Which QSYS2 SQL services and columns exist on each IBM i release, as the simulator answers them.
 
 A simulated partition runs one release (`Partition.release`, from the fleet file's `system.release`) with the
-latest Db2 PTF group of that release. What the release lacks is absent from QSYS2.SYSCOLUMNS / QSYS2.SYSROUTINES
+latest Db2 PTF group of that release, or the level `system.db2_group_level` names. What the release lacks is absent from QSYS2.SYSCOLUMNS / QSYS2.SYSROUTINES
 and fails when queried as Db2 for i fails: a view with SQL0204 "X in QSYS2 type *FILE not found.", a table
 function with SQL0204 "X in QSYS2 type *N not found." (sql.py), a column with SQL0206.
 
@@ -44,8 +44,9 @@ class Since:
     verified: bool
     source: str
 
-    def available(self, release: str) -> bool:
-        return release in self.levels
+    def available(self, release: str, level: int | None = None) -> bool:
+        """On `release` with Db2 PTF group `level` installed (None: the latest)."""
+        return release in self.levels and (level is None or level >= self.levels[release])
 
     def text(self) -> str:
         """How an admin reads it: 'IBM i 7.5 SF99950 Level 4, 7.4 SF99704 Level 25'."""
@@ -88,14 +89,17 @@ TABLE_FUNCTION_NAMES = frozenset({
 })
 
 
-def service_available(release: str, service: str) -> bool:
-    """Unknown services (ones this table does not list) are taken as present: the table lists what varies."""
+def service_available(release: str, service: str, level: int | None = None) -> bool:
+    """Unknown services (ones this table does not list) are taken as present: the table lists what varies. `level`:
+    the Db2 PTF group level installed (None: the latest)."""
     since = SERVICES.get(service)
-    return since is None or since.available(release)
+    return since is None or since.available(release, level)
 
 
-def columns_on(release: str, service: str, columns: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The columns of `service` that `release` has, in order; None when the service itself is absent."""
-    if not service_available(release, service):
+def columns_on(release: str, service: str, columns: tuple[str, ...], level: int | None = None) -> tuple[str, ...] | None:
+    """The columns of `service` that `release` at Db2 group `level` has, in order; None when the service is absent."""
+    if not service_available(release, service, level):
         return None
-    return tuple(c for c in columns if (since := COLUMNS.get((service, c))) is None or since.available(release))
+    return tuple(
+        c for c in columns if (since := COLUMNS.get((service, c))) is None or since.available(release, level)
+    )

@@ -273,7 +273,7 @@ class PartitionCatalog:
 
     def service_columns(self, service: str, columns: tuple[str, ...]) -> tuple[str, ...] | None:
         """The columns of a view or table function this partition's release has; None when it lacks the service."""
-        return releases.columns_on(self.partition.release, service, columns)
+        return releases.columns_on(self.partition.release, service, columns, self.partition.db2_group_level)
 
     def _syscolumns(self) -> Iterator[dict]:
         from mqjournal.sim.db2views import VIEWS
@@ -290,7 +290,7 @@ class PartitionCatalog:
 
     def _sysroutines(self) -> Iterator[dict]:
         for function in sorted(releases.TABLE_FUNCTION_NAMES):
-            if releases.service_available(self.partition.release, function):
+            if releases.service_available(self.partition.release, function, self.partition.db2_group_level):
                 schema, name = function.split(".")
                 yield {"SPECIFIC_SCHEMA": schema, "SPECIFIC_NAME": name, "ROUTINE_SCHEMA": schema, "ROUTINE_NAME": name,
                        "ROUTINE_TYPE": "FUNCTION", "FUNCTION_TYPE": "T"}
