@@ -234,10 +234,9 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> dict:
     table in the log saying what to fix; drop the host from the form's hosts to run the others meanwhile."""
     from mqjournal.doctor import HostReport, check_host, render
     from mqjournal.errors import MqJournalError
-    from mqjournal.snapshot import read_snapshots
 
     fleet = load_fleet(settings.fleet_file)
-    collected = {s.host for path in settings.snapshots.glob("run_id=*/*.jsonl") for s in read_snapshots(path)}
+    collected = _collected_hosts(settings.snapshots)
     new = [h for h in fleet.hosts if (not hosts or h.name in hosts) and h.name not in collected]
     reports = []
     for host in new:
@@ -255,3 +254,19 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> dict:
         raise RuntimeError(f"hosts not ready for mqjournal: {', '.join(not_ready)}; fix what the table above says "
                            "(or leave them out of the run's hosts) and run again")
     return {"checked": [r.host for r in reports], "ready": True}
+
+
+def _collected_hosts(snapshots: Path) -> set[str]:
+    """The hosts any run has collected: only each record's host is read. A line that is not JSON is skipped here; the
+    plan job refuses it, naming it."""
+    hosts: set[str] = set()
+    for path in snapshots.glob("run_id=*/*.jsonl"):
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    record = json.loads(line) if line.strip() else None
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("host"), str):
+                    hosts.add(record["host"])
+    return hosts
