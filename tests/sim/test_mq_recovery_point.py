@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.sim import mq
+from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.joblog import JobLog
 from mqjournal.sim.model import Partition, Workload
 
@@ -107,3 +110,14 @@ def test_a_long_unit_of_work_holds_the_point_and_it_moves_on_once_it_ends():
     mq.record_images(partition, qm, "*ALL", "*ALL", JobLog())
     assert qm.startup_point.sequence > uow.started_sequence
 
+
+
+@pytest.mark.parametrize("threshold_kb", [1, 20, 40])
+def test_a_queue_manager_with_a_tiny_threshold_can_be_created_and_run(threshold_kb):
+    # CRTMQM's first media images switch receivers when the threshold is tiny: the checkpoint that switch takes
+    # counts only the objects imaged so far (it used to fail on an object without an image).
+    config = HostConfig(name="x", queue_managers=[QueueManagerConfig(name="T", threshold_kb=threshold_kb)])
+    host = SimulatedHost.create(config, datetime(2026, 1, 1, tzinfo=timezone.utc), None)
+    host.advance(timedelta(minutes=30))
+    qm = host.partition.queue_manager("T")
+    assert len(host.partition.receivers_in(qm.library)) > 1 and all(o.image_at for o in qm.objects)

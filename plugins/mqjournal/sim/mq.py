@@ -167,7 +167,12 @@ def checkpoint(partition: Partition, qm: QueueManager, *, announce: bool) -> Non
 
 
 def media_point(qm: QueueManager) -> RecoveryPoint:
-    oldest = min(qm.objects, key=lambda o: o.image_sequence)
+    # While CRTMQM records the first images, a small threshold can switch receivers and so checkpoint before every
+    # object has one: only imaged objects count, and with none yet the media point is the startup point.
+    imaged = [o for o in qm.objects if o.image_at is not None]
+    if not imaged:
+        return qm.startup_point
+    oldest = min(imaged, key=lambda o: o.image_sequence)
     return RecoveryPoint(sequence=oldest.image_sequence, at=oldest.image_at)
 
 
