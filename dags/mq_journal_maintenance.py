@@ -125,10 +125,18 @@ def mq_journal_maintenance():
         print(text)
         return str(settings().report_file(run_id))
 
+    @task(trigger_rule=TriggerRule.ONE_FAILED, retries=0)
+    def failed_steps() -> None:
+        """Fails the run when any step failed. The report runs whatever happened (ALL_DONE), and a run whose leaves
+        all succeeded shows as a success: without this leaf a preflight refusal would show green."""
+        raise RuntimeError("a step of this run failed: its log says why; the report says what was done")
+
     targets = select_targets()
-    preflight() >> targets
+    ready = preflight()
+    ready >> targets
     collected = checkpoint_and_collect.expand(target=targets)
-    plan_submission(collected) >> plan
+    submission = plan_submission(collected)
+    submission >> plan
     summary = summarize(targets)
     plan >> summary
     branch = gate(summary)
@@ -136,7 +144,9 @@ def mq_journal_maintenance():
     deleted = delete.partial(summary=summary).expand(target=targets)
     branch >> [saved, approve]
     [saved, approve] >> deleted
-    [summary, saved, deleted] >> report()
+    reported = report()
+    [summary, saved, deleted] >> reported
+    [ready, targets, collected, submission, plan, summary, branch, saved, approve, deleted, reported] >> failed_steps()
 
 
 mq_journal_maintenance()

@@ -2,8 +2,8 @@
 
 Run as a script in a fresh process (Airflow reads its configuration once, at import):
     python tests/dags/maintenance_driver.py WORKDIR
-Three scenarios, each on its own simulated partition: the gate approved; the gate rejected; the gate approved after
-a receiver became needed again. Prints one JSON line with each run's task states; the simulator's state stays in
+Four scenarios, each on its own simulated partition: the gate approved; the gate rejected; the gate approved after
+a receiver became needed again; a partition not ready for mqjournal (IBM i 7.3), refused by the preflight. Prints one JSON line with each run's task states; the simulator's state stays in
 WORKDIR/state for the test to inspect.
 """
 
@@ -13,17 +13,18 @@ import json
 import sys
 from pathlib import Path
 
-SCENARIOS = {"approved": "Approve", "rejected": "Reject", "needed-again": "Approve"}
+SCENARIOS = {"approved": "Approve", "rejected": "Reject", "needed-again": "Approve", "not-ready": "Approve"}
 
 
 def main(workdir: Path) -> None:
-    from mqjournal.fleet import HostConfig, QueueManagerConfig
+    from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
     from mqjournal.sim import mq
     from tests.dags.harness import fleet_in_airflow
     from tests.dags.hitl import Responder
 
     hosts = [
-        HostConfig(name=name, port=0, utc_offset="+01:00", queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])
+        HostConfig(name=name, port=0, utc_offset="+01:00", queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)],
+                   system=PartitionSystemConfig(release="7.3" if name == "not-ready" else "7.5"))
         for name in SCENARIOS
     ]
     service, bag = fleet_in_airflow(workdir, hosts)

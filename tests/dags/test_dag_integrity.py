@@ -36,6 +36,10 @@ def test_the_maintenance_dag_runs_the_runbook_in_order():
     assert "approve" in upstream["delete"] and "save" in upstream["delete"]
     assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
     assert dag.task_dict["checkpoint_and_collect"].pool == "mqjournal_ssh"
+    assert "preflight" in upstream["select_targets"]
+    # The report runs whatever happened, so one leaf watches every step: a failed step fails the run.
+    watched = set(dag.task_dict) - {"failed_steps"}
+    assert upstream["failed_steps"] == watched and dag.task_dict["failed_steps"].trigger_rule == "one_failed"
 
 
 def test_the_recovery_dag_plans_then_waits_for_approval_before_it_executes():

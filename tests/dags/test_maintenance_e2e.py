@@ -9,6 +9,7 @@ import pytest
 
 from mqjournal.airflow.settings import safe
 from mqjournal.catalog import Catalog
+from mqjournal.ibmi.audit import read_audit
 from mqjournal.sim.host import SimulatedHost
 from tests.dags.harness import run_driver
 
@@ -86,3 +87,22 @@ def test_a_receiver_needed_again_before_approval_survives(e2e):
     # The second receiver of the chain became needed between plan and approval: it and every later one stay.
     assert "AMQA000000" not in names
     assert names[0] == "AMQA000001"
+
+
+def test_a_partition_not_ready_fails_the_run_at_the_preflight_and_only_reads(e2e):
+    workdir, results = e2e
+    run = results["not-ready"]
+    # Failed, not green: the failed_steps leaf fails the run although the report (ALL_DONE) ran.
+    assert run["state"] == "failed", run
+    assert run["tasks"]["preflight[-1]"] == "failed" and run["tasks"]["failed_steps[-1]"] == "failed"
+    assert run["tasks"]["checkpoint_and_collect[-1]"] == "upstream_failed"
+    assert not run["answered"]
+    sent = [r["command"] for r in read_audit(workdir / "data" / "audit.jsonl") if r["host"] == "not-ready"]
+    # Only reads: the login check, SQL SELECTs, mqs.ini, and CHKOBJ (which changes nothing).
+    reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ")
+    assert sent and [c for c in sent if not c.startswith(reads)] == []
+
+
+def test_a_ready_run_is_not_failed_by_the_watcher(e2e):
+    _, results = e2e
+    assert results["approved"]["tasks"]["failed_steps[-1]"] == "skipped"
