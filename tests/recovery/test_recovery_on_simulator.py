@@ -10,7 +10,7 @@ import pytest
 
 from mqjournal import rules
 from mqjournal.catalog import Catalog
-from mqjournal.fleet import ClusterConfig, HostConfig, QueueManagerConfig
+from mqjournal.fleet import ClusterConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig
 from mqjournal.ibmi import commands as ibmi_commands
 from mqjournal.ibmi.audit import AuditLog, read_audit
 from mqjournal.ibmi.collector import Target, collect
@@ -26,7 +26,7 @@ from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import SimFleet, fleet_config
+from tests.conftest import SimFleet, fleet_config, serve
 
 QUEUE = "APP.REQUEST.QUEUE"
 
@@ -520,3 +520,45 @@ def test_a_library_lost_right_after_its_save_comes_back_from_the_save_alone(rig:
     assert rig.partition.queue_manager("TEST").running
     assert record.attached_receiver in rig.chain()
 
+
+
+# --- a partition in another language and date format (#13) -----------------------------------------------------
+
+
+@pytest.fixture
+def german(tmp_path: Path):
+    """ibmi1 as a German job with day.month.year dates on IBM i 7.4: texts differ, replacement data does not."""
+    system = PartitionSystemConfig(language="DEU", date_format="*DMY", date_separator=".", release="7.4")
+    qm = QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)
+    config = fleet_config(tmp_path, [HostConfig(name="ibmi1", port=0, utc_offset="+01:00", system=system,
+                                                queue_managers=[qm])])
+    with serve(config) as fleet:
+        made = make_rig(fleet, tmp_path)
+        yield made
+        made.session.close()
+
+
+def test_startup_recovery_on_a_german_dmy_partition_restores_what_amq7432_needs(german: Rig):
+    victims = broken_startup(german)
+    _, _, err = german.cl("STRMQM MQMNAME(TEST)")
+    assert "AMQ7432: IBM MQ-Journaleintrag nicht verfügbar" in err  # German; its time is day.month.year
+    plan = german.plan(Kind.STARTUP)
+    assert plan.gaps == [] and plan.restored_receivers == victims[::-1]
+    german.executor().execute(plan)
+    assert set(victims) <= set(german.chain()) and german.partition.queue_manager("TEST").running
+
+
+def test_media_recovery_on_a_german_partition_finds_the_damaged_object_from_amq7472(german: Rig):
+    german.fleet.host().advance(timedelta(hours=1))
+    with german.fleet.host().state() as partition:
+        mq.damage(partition, partition.queue_manager("TEST"), QUEUE)
+    german.fleet.host().advance(timedelta(hours=2))
+    german.maintain("maint1")
+    victims = german.chain()[:2]
+    german.delete_out_of_band(*victims)
+    plan = german.plan(Kind.MEDIA)
+    assert plan.gaps == [] and plan.request.object == QUEUE and plan.request.object_type == "*LCLQ"
+    assert plan.restored_receivers == victims[::-1]
+    result = german.executor().execute(plan)
+    assert [m.split(":")[0] for m in result.done[-1].messages] == ["AMQ7081"]
+    assert not german.partition.queue_manager("TEST").object(QUEUE).damaged
