@@ -31,15 +31,13 @@ def main(workdir: Path) -> None:
     dag = bag.dags["mq_journal_maintenance"]
 
     def make_needed_again() -> None:
-        # A unit of work surfaces that started in the second oldest receiver (an in-doubt one resolved by resync);
-        # MQ's next checkpoint moves AMQJRNINF back to it.
+        # The second oldest receiver becomes needed again (a state MQ cannot reach, injected): the next checkpoint
+        # moves AMQJRNINF back to it.
         host = service.hosts["needed-again"]
         with host.state() as partition:
             qm = partition.queue_manager("TEST")
             chain = partition.journal_receivers(mq.journal_of(partition, qm))
-            second = chain[1]
-            uow = mq.open_unit_of_work(partition, qm)
-            uow.started_sequence, uow.started_at = second.first_sequence, second.first_entry_at
+            mq.impossible_old_unit_of_work(partition, qm, chain[1])
         host.run("system 'RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)'", "MQADMIN")
 
     results = {}

@@ -110,13 +110,11 @@ def test_a_receiver_without_a_verified_save_in_the_catalog_is_kept(sim_fleet, ex
 def test_a_receiver_needed_again_since_the_plan_survives(sim_fleet, executor):
     to_save, to_delete = planned(executor)
     executor.save(to_save, save_library="QGPL")
-    # Between plan and approval a unit of work surfaces that started in the third receiver (an in-doubt one
-    # resolved by channel resync): the next checkpoint moves AMQJRNINF back to that receiver.
+    # Between plan and approval the third receiver becomes needed again (a state MQ cannot reach, injected): the next
+    # checkpoint moves AMQJRNINF back to it, and the executor must follow the live partition, not its plan.
     third = sim_fleet.host().partition.receivers[f"QMTEST/{to_delete[2]}"]
     with sim_fleet.host().state() as partition:
-        qm = partition.queue_manager("TEST")
-        uow = mq.open_unit_of_work(partition, qm)
-        uow.started_sequence, uow.started_at = third.first_sequence, third.first_entry_at
+        mq.impossible_old_unit_of_work(partition, partition.queue_manager("TEST"), third)
     assert sim_fleet.connect().cl("RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)")[0] == 0
 
     result = executor.delete(to_delete, policy=Policy())

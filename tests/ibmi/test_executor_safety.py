@@ -70,8 +70,7 @@ def test_a_hostile_amqjrninf_does_not_release_the_receiver_the_startup_recovery_
     # and a time decades ahead, and checkpoints fail, so nothing rewrites it.
     held = sim_fleet.host().partition.receivers[f"QMTEST/{to_delete[1]}"]
     with sim_fleet.host().state() as partition:
-        uow = mq.open_unit_of_work(partition, partition.queue_manager("TEST"))
-        uow.started_sequence, uow.started_at = held.first_sequence, held.first_entry_at
+        mq.impossible_old_unit_of_work(partition, partition.queue_manager("TEST"), held)
     assert sim_fleet.connect().cl("RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)")[0] == 0
     with sim_fleet.host().state() as partition:
         partition.user_spaces[qualified("QMTEST", "AMQJRNINF")] = UserSpace(

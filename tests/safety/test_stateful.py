@@ -138,17 +138,18 @@ class MaintenanceMachine(RuleBasedStateMachine):
         assert out.exit_status == 0, out
 
     def _uow_open(self, minutes: int, which: int, older: bool = False) -> None:
-        """A unit of work opens now, or (older) an in-doubt one resolved by a channel resync surfaces from the
-        oldest receiver still on the host; the next checkpoint holds the startup point there."""
+        """A unit of work opens now, or (older, a state MQ cannot reach, injected) one starts in the oldest receiver
+        still on the host; the next checkpoint holds the startup point there."""
         with self.s.host.state() as partition:
             qm = partition.queue_manager(QMGR)
             if len(qm.open_units_of_work) >= 2:
                 return
-            uow = mq.open_unit_of_work(partition, qm)
             if older:
                 chain = sorted((r for r in partition.receivers_in(LIBRARY) if r.first_sequence is not None),
                                key=lambda r: r.first_sequence)
-                uow.started_sequence, uow.started_at = chain[0].first_sequence, chain[0].first_entry_at
+                mq.impossible_old_unit_of_work(partition, qm, chain[0])
+            else:
+                mq.open_unit_of_work(partition, qm)
 
     def _uow_older(self, minutes: int, which: int) -> None:
         self._uow_open(minutes, which, older=True)

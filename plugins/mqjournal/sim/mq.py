@@ -147,8 +147,7 @@ def checkpoint(partition: Partition, qm: QueueManager, *, announce: bool) -> Non
     "If the journal receiver named in AMQ7460 is not advanced, this indicates that there is an incomplete unit of
     work"). A unit of work open at this checkpoint was either open at the previous one (so it began no earlier than
     that checkpoint's point) or began after it. So the point can stall behind a long unit of work, never go back
-    (tests/sim/test_mq_recovery_point.py). Tests that set a unit of work's start into the past model a state MQ cannot
-    be in.
+    (tests/sim/test_mq_recovery_point.py). Only `impossible_old_unit_of_work`, a test device, moves it back.
     """
     at = partition.tick()
     journal = journal_of(partition, qm)
@@ -346,6 +345,16 @@ def open_unit_of_work(partition: Partition, qm: QueueManager) -> UnitOfWork:
     qm.uow_counter += 1
     uow = UnitOfWork(id=f"UOW{qm.uow_counter:06d}", started_sequence=first, started_at=at)
     qm.open_units_of_work.append(uow)
+    return uow
+
+
+def impossible_old_unit_of_work(partition: Partition, qm: QueueManager, receiver: JournalReceiver) -> UnitOfWork:
+    """A test device, not MQ: an open unit of work whose first record is in `receiver`, as if every checkpoint since
+    had missed it. MQ cannot be in this state (a checkpoint records every active unit of work, see `checkpoint`) and
+    the model never makes it; tests use it to move the recovery point back and prove that the executor trusts the
+    live partition, not its plan, when a receiver is needed again."""
+    uow = open_unit_of_work(partition, qm)
+    uow.started_sequence, uow.started_at = receiver.first_sequence, receiver.first_entry_at
     return uow
 
 
