@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install test safety-long demo clean
+.PHONY: install test test-fast safety-long demo clean
 
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ install: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(PY) -m pytest
+
+# The inner loop: everything but the end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo), and
+# the stateful safety test as a smoke run. `make test` (and CI) runs it all.
+test-fast: $(INSTALLED)
+	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q
 
 # The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
 safety-long: $(INSTALLED)

@@ -45,7 +45,7 @@ def deleted_in_report(text: str) -> list[str]:
     return names
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(tmp_path: Path):
     ssh_port, api_port = free_port(), free_port()
     fleet = tmp_path / "fleet.yaml"

@@ -13,6 +13,8 @@ from mqjournal.ibmi.audit import read_audit
 from mqjournal.sim.host import SimulatedHost
 from tests.dags.harness import run_driver
 
+pytestmark = pytest.mark.e2e
+
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,8 @@ from mqjournal.ibmi.audit import read_audit
 from mqjournal.names import ReceiverName
 from tests.dags.harness import run_driver
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def e2e(tmp_path_factory):

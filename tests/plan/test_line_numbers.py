@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 JOB = Path(__file__).resolve().parents[2] / "spark_apps" / "plan_receivers.py"
 
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,8 @@ from mqjournal.planjob import run_plan
 from mqjournal.rules import as_rows, plan_fleet
 from mqjournal.snapshot import read_snapshots, write_snapshots
 from tests.plan.strategies import fleets, policies
+
+pytestmark = pytest.mark.e2e
 
 QM_COLUMNS = (
     "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",

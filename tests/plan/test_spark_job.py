@@ -34,6 +34,8 @@ from mqjournal.snapshot import (
     write_snapshots,
 )
 
+pytestmark = pytest.mark.e2e
+
 UTC = timezone.utc
 CEST = timezone(timedelta(hours=2))
 AS_OF = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)

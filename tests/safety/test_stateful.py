@@ -43,6 +43,10 @@ settings.register_profile(
     "mqj-ci", max_examples=20, stateful_step_count=14, deadline=None, report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+settings.register_profile(  # make test-fast: a smoke run of the same machine, for the inner loop
+    "mqj-fast", max_examples=3, stateful_step_count=10, deadline=None, report_multiple_bugs=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.register_profile(
     "mqj-long", max_examples=300, stateful_step_count=40, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
