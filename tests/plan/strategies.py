@@ -142,10 +142,16 @@ def fleets(draw, max_queue_managers: int = 8) -> list[Snapshot]:
     queue managers have several runs of history."""
     count = draw(st.integers(1, max_queue_managers))
     snapshots = []
+    keys = set()
     for i in range(count):
         host = draw(st.sampled_from(["prod1", "prod2", "dr1"]))
         qmgr = draw(st.sampled_from(["ORDERS", "PAYROLL", f"QM{i}"]))
         library = f"QM{qmgr}"[:10] if draw(st.booleans()) else f"QMLIB{i}"
+        if (host, qmgr, library) in keys:
+            # One queue manager per key: a second would bring other snapshots of the same runs, which a real
+            # collection never writes (the planner refuses two different snapshots of one key and run).
+            continue
+        keys.add((host, qmgr, library))
         runs = draw(st.integers(1, 4))
         for run in range(runs):
             snapshots.append(draw(queue_manager_snapshot(host, qmgr, library, run)))
