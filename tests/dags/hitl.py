@@ -32,15 +32,20 @@ class Responder(threading.Thread):
         deadline = time.monotonic() + self.timeout
         while not self.stop.is_set() and time.monotonic() < deadline:
             with create_session() as session:
-                ti = (
+                waiting = (
                     session.query(TaskInstance)
                     .filter_by(dag_id=self.dag_id, task_id=self.task_id, state=TaskInstanceState.AWAITING_INPUT)
-                    .first()
+                    .all()
                 )
-                if ti is not None:
+                # Only a gate nobody answered yet: an earlier run's gate, answered but not yet resumed, can still
+                # show AWAITING_INPUT, and answering it again would leave this run's gate waiting for ever.
+                pending = [(ti, d) for ti in waiting
+                           if (d := session.query(HITLDetail).filter_by(ti_id=ti.id).one_or_none()) is not None
+                           and d.responded_at is None]
+                if pending:
+                    ti, detail = pending[0]
                     if self.before is not None:
                         self.before()
-                    detail = session.query(HITLDetail).filter_by(ti_id=ti.id).one()
                     detail.responded_by = {"id": "oncall", "name": "On-call engineer"}
                     detail.responded_at = timezone.utcnow()
                     detail.chosen_options = [self.option]
