@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psutil
@@ -51,7 +51,7 @@ DEFAULT_RECEIVERS = 10_000_000
 # Receiver rows per snapshot when --receivers is not given: the default fleet's 10 M / (20,000 x 30).
 RECEIVERS_PER_SNAPSHOT = DEFAULT_RECEIVERS / (DEFAULT_QUEUE_MANAGERS * DEFAULT_RUNS)
 
-UTC = timezone.utc
+UTC = UTC
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 AS_OF = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)  # fixed, so every run plans the same thing
 HOUR_US = 3_600_000_000
@@ -141,7 +141,7 @@ class RssSampler(threading.Thread):
         while not self._halt.is_set():
             try:
                 self.sample()
-            except Exception:  # noqa: BLE001 - a sampling hiccup must not end the benchmark
+            except Exception:
                 pass
             self._halt.wait(self.interval)
 
@@ -156,7 +156,7 @@ def busy_cpu_seconds() -> float:
     return sum(t) - t.idle - getattr(t, "iowait", 0.0) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
 
 
-def own_cpu_seconds(sampler: "RssSampler") -> float:
+def own_cpu_seconds(sampler: RssSampler) -> float:
     """CPU seconds of this Python process and of the driver JVM."""
     total = 0.0
     for process in (sampler.me, sampler._java()):
@@ -208,18 +208,18 @@ def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
     lit = F.lit
     DEC = T.DecimalType(38, 0)
 
-    def h(*parts) -> "F.Column":
+    def h(*parts) -> F.Column:
         return F.xxhash64(*[p if not isinstance(p, int) else lit(p) for p in parts])
 
-    def pmod(column, n) -> "F.Column":
+    def pmod(column, n) -> F.Column:
         return F.pmod(column, n if not isinstance(n, int) else lit(n))
 
-    def ts(us, suffix=None, offset=None) -> "F.Column":
+    def ts(us, suffix=None, offset=None) -> F.Column:
         suffix = lit("Z") if suffix is None else suffix
         local = F.timestamp_micros(us if offset is None else us + offset)
         return F.concat(F.date_format(local, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), suffix)
 
-    def ts_seconds(us) -> "F.Column":
+    def ts_seconds(us) -> F.Column:
         return F.concat(F.date_format(F.timestamp_micros(us), "yyyy-MM-dd'T'HH:mm:ss"), lit("Z"))
 
     df = spark.range(0, snapshots, 1, numPartitions=partitions)
@@ -383,8 +383,11 @@ def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
         message(
             "AMQ7460",
             F.concat(
-                lit("Startup recovery point. Date and time "), shown_at, lit(", journal receiver "),
-                F.coalesce(needed_name, lit("**********")), in_lib,
+                lit("Startup recovery point. Date and time "),
+                shown_at,
+                lit(", journal receiver "),
+                F.coalesce(needed_name, lit("**********")),
+                in_lib,
             ),
         ),
         message(
@@ -649,7 +652,7 @@ def bare_scan(spark, job, location: str) -> None:
     rows.write.format("noop").mode("overwrite").save()
 
 
-def warm_up(spark, sampler: "RssSampler", job, folder: Path, work: Path, policy) -> None:
+def warm_up(spark, sampler: RssSampler, job, folder: Path, work: Path, policy) -> None:
     """A bare scan and plan of the newest run only, outside the ratio, so that the timed runs all find the JIT warm.
 
     Without it the first timed scan also pays for compiling the JSON reader, which the plan after it does not:

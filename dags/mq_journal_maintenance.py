@@ -43,14 +43,47 @@ def _policy(params) -> Policy:
     tags=["mq", "ibmi", "journal"],
     doc_md=__doc__,
     params={
-        "hosts": Param([], type="array", items={"type": "string"}, title="Hosts", description="empty: every host of the fleet file"),
-        "queue_managers": Param([], type="array", items={"type": "string"}, title="Queue managers", description="empty: all"),
+        "hosts": Param(
+            [], type="array", items={"type": "string"}, title="Hosts", description="empty: every host of the fleet file"
+        ),
+        "queue_managers": Param(
+            [], type="array", items={"type": "string"}, title="Queue managers", description="empty: all"
+        ),
         "dry_run": Param(False, type="boolean", title="Dry run", description="plan only: no save, no delete"),
-        "change_receiver": Param(True, type="boolean", title="Change receiver first", description="CHGJRN JRNRCV(*GEN) before the checkpoint"),
-        "retention_days": Param(0, type="number", minimum=0, maximum=_policy_max("retention_days"), title="Retention (days)", description="keep not-needed receivers online this long after detach (at most 3660: 10 years)"),
-        "keep_min_receivers": Param(0, type="integer", minimum=0, maximum=_policy_max("keep_min_receivers"), title="Keep at least N not-needed receivers", description="at most 100000"),
-        "save_library": Param("QGPL", type="string", pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$", title="Save file library", description="QGPL or a library of your own; not the queue manager's library, QTEMP or another IBM library (Q...)"),
-        "approval_hours": Param(12, type="number", minimum=0.01, maximum=168, title="Hours to wait for approval", description="no answer: nothing is deleted (at most 168: a week)"),
+        "change_receiver": Param(
+            True, type="boolean", title="Change receiver first", description="CHGJRN JRNRCV(*GEN) before the checkpoint"
+        ),
+        "retention_days": Param(
+            0,
+            type="number",
+            minimum=0,
+            maximum=_policy_max("retention_days"),
+            title="Retention (days)",
+            description="keep not-needed receivers online this long after detach (at most 3660: 10 years)",
+        ),
+        "keep_min_receivers": Param(
+            0,
+            type="integer",
+            minimum=0,
+            maximum=_policy_max("keep_min_receivers"),
+            title="Keep at least N not-needed receivers",
+            description="at most 100000",
+        ),
+        "save_library": Param(
+            "QGPL",
+            type="string",
+            pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$",
+            title="Save file library",
+            description="QGPL or a library of your own; not the queue manager's library, QTEMP or another IBM library (Q...)",
+        ),
+        "approval_hours": Param(
+            12,
+            type="number",
+            minimum=0.01,
+            maximum=168,
+            title="Hours to wait for approval",
+            description="no answer: nothing is deleted (at most 168: a week)",
+        ),
     },
 )
 def mq_journal_maintenance():
@@ -120,7 +153,9 @@ def mq_journal_maintenance():
         approval = ti.xcom_pull(task_ids="approve")
         states = ti.get_task_states(dag_id=ti.dag_id, task_ids=["approve"], run_ids=[run_id])
         approve_state = (states.get(run_id) or {}).get("approve")
-        result = steps.outcome(params["dry_run"], summary, approval, deletes, str(approve_state) if approve_state else None)
+        result = steps.outcome(
+            params["dry_run"], summary, approval, deletes, str(approve_state) if approve_state else None
+        )
         text = steps.write_report(settings(), run_id, summary, saves, deletes, outcome=result)
         print(text)
         return str(settings().report_file(run_id))

@@ -31,15 +31,23 @@ KINDS = ["startup", "media", "library", "naming", "expiry"]
     tags=["mq", "ibmi", "journal", "recovery"],
     doc_md=__doc__,
     params={
-        "host": Param("", type="string", minLength=1, title="Host", description="the partition, as named in the fleet file"),
+        "host": Param(
+            "", type="string", minLength=1, title="Host", description="the partition, as named in the fleet file"
+        ),
         "qmgr": Param("", type="string", minLength=1, title="Queue manager"),
         "kind": Param("startup", type="string", enum=KINDS, title="Kind of recovery"),
         "timestamp": Param(
-            None, type=["null", "string"], title="Journal entry time (startup)",
+            None,
+            type=["null", "string"],
+            title="Journal entry time (startup)",
             description="the date and time AMQ7432 reports, e.g. 2026-11-22T03:14:00 (host's local time); empty: the latest AMQ7432",
         ),
-        "object": Param(None, type=["null", "string"], title="Damaged object (media)", description="empty: the latest AMQ7472"),
-        "object_type": Param("*ALL", type="string", title="Object type (media)", description="RCRMQMOBJ OBJTYPE, e.g. *LCLQ"),
+        "object": Param(
+            None, type=["null", "string"], title="Damaged object (media)", description="empty: the latest AMQ7472"
+        ),
+        "object_type": Param(
+            "*ALL", type="string", title="Object type (media)", description="RCRMQMOBJ OBJTYPE, e.g. *LCLQ"
+        ),
         "threshold_kb": Param(None, type=["null", "integer"], minimum=1, title="New receiver threshold in KB (naming)"),
     },
 )

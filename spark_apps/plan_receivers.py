@@ -17,19 +17,19 @@ import json
 import re
 import sys
 import traceback
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote, urlparse
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from mqjournal.jrninf import RECORD_LENGTH
+from mqjournal.policy import Policy
+
 # The vocabulary (actions, block reasons in their order) is the reference planner's; the package is shipped to the
 # driver with --py-files. The rules themselves are written again below in DataFrame form, held equal by a test.
 from mqjournal.rules import BLOCK_ORDER, DELETE, KEEP, SAVE, SAVE_THEN_DELETE
-
-from mqjournal.jrninf import RECORD_LENGTH
-from mqjournal.policy import Policy
 from mqjournal.snapshot import (
     ADDED_KEYS,
     LIST_OF_OBJECTS,
@@ -43,7 +43,7 @@ from mqjournal.snapshot import (
 )
 
 KEY = ["host", "qmgr", "qmgr_library"]
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROS = timedelta(microseconds=1)
 
 
@@ -112,7 +112,10 @@ SNAPSHOT_SCHEMA = _struct(
     ("startup_recovery", _RECOVERY_POINT),
     ("media_recovery", _RECOVERY_POINT),
     ("receivers", T.ArrayType(_RECEIVER)),
-    ("messages", T.ArrayType(_struct(("id", _TEXT), ("at", _TIME), ("text", _TEXT), ("queue", _TEXT), ("tokens", _TEXT)))),
+    (
+        "messages",
+        T.ArrayType(_struct(("id", _TEXT), ("at", _TIME), ("text", _TEXT), ("queue", _TEXT), ("tokens", _TEXT))),
+    ),
     ("asp_number", T.LongType()),
     ("asp_capacity_bytes", T.LongType()),
     ("asp_available_bytes", T.LongType()),
@@ -1154,10 +1157,10 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
 
 def parse_as_of(text: str | None) -> datetime:
     if not text:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     value = datetime.fromisoformat(text)
     # A time without offset is taken as UTC, the planner's default zone.
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1190,7 +1193,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, sort_keys=False))
     except PlanInputError as exc:
         failure, status = str(exc), 2
-    except Exception as exc:  # noqa: BLE001 - every failure must end in one clear last line
+    except Exception as exc:
         text = str(exc)
         if "MALFORMED_RECORD_IN_PARSING" in text or "JsonParseException" in text or "JsonEOFException" in text:
             file = re.search(r"while reading file (\S+?)\.?\s", text)

@@ -6,7 +6,7 @@ import contextlib
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import paramiko
@@ -17,7 +17,7 @@ from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import Db2Failure, parse_single
 from mqjournal.sim.service import SimulatorService
 
-START = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 
 
 @dataclass

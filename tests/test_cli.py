@@ -89,22 +89,43 @@ def test_sim_serves_a_fleet_file_over_ssh_until_interrupted(tmp_path: Path):
 def lone_fleet(tmp_path: Path, port: int | None = None) -> Path:
     """A fleet file of one host `lab` (queue manager LAB, library QMLAB) on a port nothing listens on."""
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({
-        "state_dir": "state",
-        "hosts": [{"name": "lab", "port": port or free_port(), "queue_managers": [{"name": "LAB"}]}],
-    }))
+    fleet.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": "state",
+                "hosts": [{"name": "lab", "port": port or free_port(), "queue_managers": [{"name": "LAB"}]}],
+            }
+        )
+    )
     return fleet
 
 
-@pytest.mark.parametrize("library, why", [
-    ("QMLAB", "queue manager's own library"),
-    ("qtemp", "temporary library"),
-    ("QSYS2", "IBM-supplied"),
-])
+@pytest.mark.parametrize(
+    "library, why",
+    [
+        ("QMLAB", "queue manager's own library"),
+        ("qtemp", "temporary library"),
+        ("QSYS2", "IBM-supplied"),
+    ],
+)
 def test_save_library_refuses_a_library_the_saves_could_be_lost_with(tmp_path, capsys, library, why):
-    code = main(["save-library", "--fleet", str(lone_fleet(tmp_path)), "--host", "lab", "--qmgr", "LAB",
-                 "--catalog", f"sqlite:///{tmp_path / 'c.db'}", "--audit", str(tmp_path / "audit.jsonl"),
-                 "--save-library", library])
+    code = main(
+        [
+            "save-library",
+            "--fleet",
+            str(lone_fleet(tmp_path)),
+            "--host",
+            "lab",
+            "--qmgr",
+            "LAB",
+            "--catalog",
+            f"sqlite:///{tmp_path / 'c.db'}",
+            "--audit",
+            str(tmp_path / "audit.jsonl"),
+            "--save-library",
+            library,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert library.upper() in err and why in err and "QGPL" in err
@@ -127,12 +148,15 @@ def test_a_missing_fleet_file_is_named(tmp_path, capsys):
     assert code == 2 and str(missing) in err and "No such file" in err
 
 
-@pytest.mark.parametrize("text, names", [
-    ("hosts:\n  - name: prod-1\n  - name: prod.1\n", ["prod-1", "prod.1", "hosts"]),
-    ("hosts:\n  - name: 'ibmi1; rm -rf /'\n", ["hosts.0.name", "is not a host name"]),
-    ("hosts: [\n", ["YAML"]),
-    ("", ["Input should be a valid dictionary"]),
-])
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("hosts:\n  - name: prod-1\n  - name: prod.1\n", ["prod-1", "prod.1", "hosts"]),
+        ("hosts:\n  - name: 'ibmi1; rm -rf /'\n", ["hosts.0.name", "is not a host name"]),
+        ("hosts: [\n", ["YAML"]),
+        ("", ["Input should be a valid dictionary"]),
+    ],
+)
 def test_an_invalid_fleet_file_is_named_with_what_is_wrong(tmp_path, capsys, text, names):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(text)
@@ -143,16 +167,21 @@ def test_an_invalid_fleet_file_is_named_with_what_is_wrong(tmp_path, capsys, tex
 
 
 def test_an_unknown_host_lists_the_fleets_hosts(tmp_path, capsys):
-    code, err = run_cli(capsys, "collect", "--fleet", lone_fleet(tmp_path), "--out", tmp_path / "out", "--hosts", "nope")
+    code, err = run_cli(
+        capsys, "collect", "--fleet", lone_fleet(tmp_path), "--out", tmp_path / "out", "--hosts", "nope"
+    )
     assert code == 2 and "nope" in err and "its hosts are lab" in err
 
 
-@pytest.mark.parametrize("policy, names", [
-    ("retention_days: .inf\n", ["retention_days", "finite"]),
-    ("retention_days: 1e308\n", ["retention_days", "3660"]),
-    ("retention_days: [\n", ["YAML"]),
-    (None, ["No such file"]),
-])
+@pytest.mark.parametrize(
+    "policy, names",
+    [
+        ("retention_days: .inf\n", ["retention_days", "finite"]),
+        ("retention_days: 1e308\n", ["retention_days", "3660"]),
+        ("retention_days: [\n", ["YAML"]),
+        (None, ["No such file"]),
+    ],
+)
 def test_a_bad_policy_file_is_named_before_any_spark_job(tmp_path, capsys, monkeypatch, policy, names):
     from mqjournal import planjob
 
@@ -180,32 +209,75 @@ def test_an_unreachable_host_is_one_message(tmp_path, capsys):
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "known_hosts").write_text("")
     paramiko.ECDSAKey.generate().write_private_key_file(str(tmp_path / "state" / "client_key"))
-    code, err = run_cli(capsys, "recover", "--plan-only", "--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr",
-                        "LAB", "--kind", "naming", "--catalog", f"sqlite:///{tmp_path / 'c.db'}",
-                        "--audit", tmp_path / "audit.jsonl")
+    code, err = run_cli(
+        capsys,
+        "recover",
+        "--plan-only",
+        "--fleet",
+        lone_fleet(tmp_path),
+        "--host",
+        "lab",
+        "--qmgr",
+        "LAB",
+        "--kind",
+        "naming",
+        "--catalog",
+        f"sqlite:///{tmp_path / 'c.db'}",
+        "--audit",
+        tmp_path / "audit.jsonl",
+    )
     assert code == 1 and "HostUnreachable(lab)" in err
 
 
 def test_a_rejected_host_key_is_one_message(sim_fleet: SimFleet, tmp_path, capsys):
     fleet = tmp_path / "fleet.yaml"
     (tmp_path / "empty_known_hosts").write_text("")
-    fleet.write_text(yaml.safe_dump({
-        "state_dir": str(sim_fleet.config.state_dir), "known_hosts": str(tmp_path / "empty_known_hosts"),
-        "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}],
-    }))
+    fleet.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(sim_fleet.config.state_dir),
+                "known_hosts": str(tmp_path / "empty_known_hosts"),
+                "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}],
+            }
+        )
+    )
     for command in (["recover", "--plan-only", "--kind", "naming"], ["save-library", "--save-library", "QGPL"]):
-        code, err = run_cli(capsys, *command, "--fleet", fleet, "--host", "ibmi1", "--qmgr", "TEST",
-                            "--catalog", f"sqlite:///{tmp_path / 'c.db'}", "--audit", tmp_path / "audit.jsonl")
+        code, err = run_cli(
+            capsys,
+            *command,
+            "--fleet",
+            fleet,
+            "--host",
+            "ibmi1",
+            "--qmgr",
+            "TEST",
+            "--catalog",
+            f"sqlite:///{tmp_path / 'c.db'}",
+            "--audit",
+            tmp_path / "audit.jsonl",
+        )
         assert code == 1 and "HostKeyRejected(ibmi1)" in err and "known_hosts" in err, err
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["--qmgr", "TEST'; DLTLIB QGPL"], ["--qmgr", "not a valid queue manager name"]),
-    (["--qmgr", "LAB", "--save-library", "A;B"], ["A;B", "save library"]),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["--qmgr", "TEST'; DLTLIB QGPL"], ["--qmgr", "not a valid queue manager name"]),
+        (["--qmgr", "LAB", "--save-library", "A;B"], ["A;B", "save library"]),
+    ],
+)
 def test_invalid_names_are_refused_with_exit_2(tmp_path, capsys, argv, names):
-    base = ["save-library", "--fleet", lone_fleet(tmp_path), "--host", "lab", "--catalog",
-            f"sqlite:///{tmp_path / 'c.db'}", "--audit", tmp_path / "audit.jsonl"]
+    base = [
+        "save-library",
+        "--fleet",
+        lone_fleet(tmp_path),
+        "--host",
+        "lab",
+        "--catalog",
+        f"sqlite:///{tmp_path / 'c.db'}",
+        "--audit",
+        tmp_path / "audit.jsonl",
+    ]
     if "--save-library" not in argv:
         argv = [*argv, "--save-library", "QGPL"]
     code, err = run_cli(capsys, *base, *argv)
@@ -215,14 +287,40 @@ def test_invalid_names_are_refused_with_exit_2(tmp_path, capsys, argv, names):
 
 def test_a_user_error_in_a_real_process_is_one_message_and_status_2(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "mqjournal.cli", "collect", "--fleet", str(tmp_path / "nowhere.yaml"), "--out",
-         str(tmp_path / "out")], capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "mqjournal.cli",
+            "collect",
+            "--fleet",
+            str(tmp_path / "nowhere.yaml"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1 and "nowhere.yaml" in done.stderr
 
 
 def test_an_unusable_catalog_url_is_named(tmp_path, capsys):
-    code, err = run_cli(capsys, "recover", "--plan-only", "--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr",
-                        "LAB", "--kind", "naming", "--catalog", "nonsense://", "--audit", tmp_path / "audit.jsonl")
+    code, err = run_cli(
+        capsys,
+        "recover",
+        "--plan-only",
+        "--fleet",
+        lone_fleet(tmp_path),
+        "--host",
+        "lab",
+        "--qmgr",
+        "LAB",
+        "--kind",
+        "naming",
+        "--catalog",
+        "nonsense://",
+        "--audit",
+        tmp_path / "audit.jsonl",
+    )
     assert code == 2 and "nonsense://" in err

@@ -61,9 +61,25 @@ def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(
     home = tmp_path / "airflow"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "MQJOURNAL_"))}
     done = subprocess.run(
-        [sys.executable, "-m", "mqjournal.cli", "demo", "--approve", "--fleet", str(fleet), "--home", str(home),
-         "--port", str(api_port), "--timeout", "5"],
-        env=env, capture_output=True, text=True, timeout=420,
+        [
+            sys.executable,
+            "-m",
+            "mqjournal.cli",
+            "demo",
+            "--approve",
+            "--fleet",
+            str(fleet),
+            "--home",
+            str(home),
+            "--port",
+            str(api_port),
+            "--timeout",
+            "5",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=420,
     )
     out = done.stdout + done.stderr
     log = home / "airflow.log"

@@ -15,12 +15,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
-from sqlalchemy import BigInteger, DateTime, Integer, String, Text, TypeDecorator, UniqueConstraint, create_engine, select
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    create_engine,
+    select,
+)
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
@@ -70,10 +80,10 @@ class _UtcDateTime(TypeDecorator):
             return None
         if value.tzinfo is None:
             raise ValueError("the catalog stores aware timestamps only")
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value.astimezone(UTC).replace(tzinfo=None)
 
     def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
-        return None if value is None else value.replace(tzinfo=timezone.utc)
+        return None if value is None else value.replace(tzinfo=UTC)
 
 
 class _Base(DeclarativeBase):
@@ -338,7 +348,9 @@ class Catalog:
     def begin(self, operation: Operation) -> Operation:
         """Record that `operation` is about to be sent; raises CatalogUnavailable (then it must not be sent)."""
         row = operation.model_dump(exclude={"id"}) | {
-            "state": "intent", "worker": operation.worker or this_worker(), "started_at": datetime.now(timezone.utc)
+            "state": "intent",
+            "worker": operation.worker or this_worker(),
+            "started_at": datetime.now(UTC),
         }
         with self._session(f"record the intent to {operation.kind} {operation.receivers}", write=True) as session:
             record = _Operation(**row)
@@ -349,7 +361,7 @@ class Catalog:
     def finish(self, operation: Operation, state: OperationState, detail: str) -> None:
         with self._session(f"record the outcome of {operation.kind} {operation.receivers}", write=True) as session:
             record = session.get(_Operation, operation.id)
-            record.state, record.detail, record.finished_at = state, detail, datetime.now(timezone.utc)
+            record.state, record.detail, record.finished_at = state, detail, datetime.now(UTC)
 
     def open_operations(self, host: str, qmgr_library: str) -> list[Operation]:
         """Intents without an outcome on one queue manager, oldest first."""
@@ -398,7 +410,9 @@ class Catalog:
     def deletions_for(self, host: str, library: str) -> list[DeletionRecord]:
         with self._session("read the deletions") as session:
             rows = session.scalars(
-                select(_Deletion).where(_Deletion.host == host, _Deletion.library == library).order_by(_Deletion.deleted_at)
+                select(_Deletion)
+                .where(_Deletion.host == host, _Deletion.library == library)
+                .order_by(_Deletion.deleted_at)
             ).all()
             return [DeletionRecord.model_validate(row) for row in rows]
 
@@ -408,7 +422,9 @@ class Catalog:
         """Idempotent, like `record_save`."""
         self._insert_once(_LibrarySave, record.model_dump(), "host", "qmgr_library", "save_file_library", "save_file")
 
-    def library_saves(self, host: str, qmgr_library: str, *, include_discarded: bool = False) -> list[LibrarySaveRecord]:
+    def library_saves(
+        self, host: str, qmgr_library: str, *, include_discarded: bool = False
+    ) -> list[LibrarySaveRecord]:
         """Every library save of a queue manager, newest first."""
         with self._session("read the library saves") as session:
             rows = session.scalars(
@@ -456,8 +472,13 @@ class Catalog:
 
     def record_discarded(self, host: str, save_file_library: str, save_file: str, run_id: str) -> None:
         """The save file was deleted (backup expiry): its saves are no longer offered for a restore. Idempotent."""
-        row = dict(host=host, save_file_library=save_file_library, save_file=save_file,
-                   discarded_at=datetime.now(timezone.utc), run_id=run_id)
+        row = dict(
+            host=host,
+            save_file_library=save_file_library,
+            save_file=save_file,
+            discarded_at=datetime.now(UTC),
+            run_id=run_id,
+        )
         self._insert_once(_Discarded, row, "host", "save_file_library", "save_file")
 
     def known_save_files(self, host: str) -> set[str]:
@@ -466,8 +487,9 @@ class Catalog:
         with self._session("read the known save files") as session:
             rows = session.execute(select(_Save.save_file_library, _Save.save_file).where(_Save.host == host)).all()
             rows += session.execute(
-                select(_Operation.save_file_library, _Operation.save_file)
-                .where(_Operation.host == host, _Operation.save_file.is_not(None))
+                select(_Operation.save_file_library, _Operation.save_file).where(
+                    _Operation.host == host, _Operation.save_file.is_not(None)
+                )
             ).all()
         return {f"{lib}/{name}" for lib, name in rows} | self.discarded_save_files(host)
 

@@ -7,6 +7,7 @@ import logging
 import signal
 import sys
 import threading
+from datetime import UTC
 from importlib import resources
 from pathlib import Path
 
@@ -55,8 +56,10 @@ def _collect(args: argparse.Namespace) -> int:
     config = load_fleet(args.fleet)
     unknown = sorted(set(args.hosts or []) - {h.name for h in config.hosts})
     if unknown:
-        return _bad_input(f"hosts not in the fleet file {args.fleet}: {', '.join(unknown)}; its hosts are "
-                          f"{', '.join(h.name for h in config.hosts) or 'none'}")
+        return _bad_input(
+            f"hosts not in the fleet file {args.fleet}: {', '.join(unknown)}; its hosts are "
+            f"{', '.join(h.name for h in config.hosts) or 'none'}"
+        )
     run_dir, results = collect_fleet(
         config, args.out, run_id=args.run_id, hosts=args.hosts, change_receiver=args.change_receiver
     )
@@ -66,8 +69,8 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 def _print_collection(results) -> None:
-    from mqjournal.jrninf import parse_amqjrninf
     from mqjournal.errors import MalformedAmqjrninf
+    from mqjournal.jrninf import parse_amqjrninf
 
     for result in results:
         for s in result.snapshots:
@@ -92,8 +95,10 @@ def _plan(args: argparse.Namespace) -> int:
 
     for what, path in (("snapshots", args.snapshots), ("history", args.history)):
         if path is not None and not path.exists():
-            return _bad_input(f"the {what} {path} do not exist: give a snapshot file or folder (JSON Lines) that "
-                              "`mqjournal collect` wrote")
+            return _bad_input(
+                f"the {what} {path} do not exist: give a snapshot file or folder (JSON Lines) that "
+                "`mqjournal collect` wrote"
+            )
     summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
     print(json.dumps(summary, indent=2))
     print(f"plan: {args.out / 'receivers'}, {args.out / 'queue_managers'}, {args.out / 'summary.json'}")
@@ -134,14 +139,22 @@ def _recover(args: argparse.Namespace) -> int:
         try:
             target, tz = locate(session, setup.host.name, setup.qmgr)
             needed_at = _host_time(args.timestamp, tz) if args.timestamp else None
-            request = Request(host=setup.host.name, qmgr=setup.qmgr.name, kind=Kind(args.kind), needed_at=needed_at,
-                              object=args.object, object_type=args.object_type, threshold_kb=args.threshold_kb)
+            request = Request(
+                host=setup.host.name,
+                qmgr=setup.qmgr.name,
+                kind=Kind(args.kind),
+                needed_at=needed_at,
+                object=args.object,
+                object_type=args.object_type,
+                threshold_kb=args.threshold_kb,
+            )
         except ValueError as exc:
             return _bad_input(str(exc))
         try:
             clusters = clusters_of(setup.qmgr)
-            inputs = gather(session, target, host=setup.host.name, tz=tz, catalog=setup.catalog, request=request,
-                            clusters=clusters)
+            inputs = gather(
+                session, target, host=setup.host.name, tz=tz, catalog=setup.catalog, request=request, clusters=clusters
+            )
             plan = plan_recovery(inputs)
         except RecoveryRefused as exc:
             return _bad_input(str(exc))
@@ -154,8 +167,9 @@ def _recover(args: argparse.Namespace) -> int:
         if not args.execute or not plan.steps:
             return 0
         run_id = args.run_id or _run_id("recover")
-        executor = RecoveryExecutor(session, target, setup.host.name, tz, setup.catalog, run_id,
-                                    clusters=tuple(clusters))
+        executor = RecoveryExecutor(
+            session, target, setup.host.name, tz, setup.catalog, run_id, clusters=tuple(clusters)
+        )
         try:
             result = executor.execute(plan)
         except (PlanHasGaps, PlanWentStale) as exc:
@@ -185,15 +199,24 @@ def _save_library(args: argparse.Namespace) -> int:
     with setup.session() as session:
         try:
             target, tz = locate(session, setup.host.name, setup.qmgr)
-            result = save_library(session, target, host=setup.host.name, tz=tz, catalog=setup.catalog,
-                                  save_library=library, run_id=args.run_id or _run_id("savlib"))
+            result = save_library(
+                session,
+                target,
+                host=setup.host.name,
+                tz=tz,
+                catalog=setup.catalog,
+                save_library=library,
+                run_id=args.run_id or _run_id("savlib"),
+            )
         except MqJournalError as exc:
             print(f"mqjournal save-library: {exc}", file=sys.stderr)
             return 1
     r = result.record
-    print(f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at {r.saved_at.isoformat()}; "
-          f"attached {r.attached_receiver}, oldest needed {r.oldest_needed_receiver or '(asterisks)'}; "
-          f"{len(result.receivers)} detached receiver save(s) recorded; {result.restart}")
+    print(
+        f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at {r.saved_at.isoformat()}; "
+        f"attached {r.attached_receiver}, oldest needed {r.oldest_needed_receiver or '(asterisks)'}; "
+        f"{len(result.receivers)} detached receiver save(s) recorded; {result.restart}"
+    )
     return 0
 
 
@@ -208,11 +231,18 @@ def _doctor(args: argparse.Namespace) -> int:
     config = load_fleet(args.fleet)
     names = [h.name for h in config.hosts]
     if args.host and args.host not in names:
-        return _bad_input(f"host {args.host!r} is not in the fleet file {args.fleet} ({', '.join(names) or 'no hosts'})")
+        return _bad_input(
+            f"host {args.host!r} is not in the fleet file {args.fleet} ({', '.join(names) or 'no hosts'})"
+        )
     selected = [h for h in config.hosts if not args.host or h.name == args.host]
-    reports = run_doctor(config, {h.name: fleet_connector(config, h) for h in selected},
-                         hosts=[h.name for h in selected], audit=AuditLog(args.audit),
-                         save_library=args.save_library, policy=load_policy(args.policy))
+    reports = run_doctor(
+        config,
+        {h.name: fleet_connector(config, h) for h in selected},
+        hosts=[h.name for h in selected],
+        audit=AuditLog(args.audit),
+        save_library=args.save_library,
+        policy=load_policy(args.policy),
+    )
     print(render(reports))
     return 0 if all(r.ready for r in reports) else 3
 
@@ -243,16 +273,17 @@ def _describe(exc: BaseException, args: argparse.Namespace) -> str:
 def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | None:
     """(message, exit status) for an error the user can fix or must know about; None for a bug (a traceback)."""
     import yaml
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     from mqjournal.errors import InvalidName, MqJournalError
-
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     if isinstance(exc, InvalidName):
         return str(exc), 2
     if isinstance(exc, ArgumentError):  # NoSuchModuleError too: an unknown dialect
-        return (f"the catalog URL {getattr(args, 'catalog', None) or '(from MQJOURNAL_CATALOG_URL)'} is not usable "
-                f"({exc}); give an SQLAlchemy URL such as sqlite:////var/lib/mqjournal/catalog.db"), 2
+        return (
+            f"the catalog URL {getattr(args, 'catalog', None) or '(from MQJOURNAL_CATALOG_URL)'} is not usable "
+            f"({exc}); give an SQLAlchemy URL such as sqlite:////var/lib/mqjournal/catalog.db"
+        ), 2
     if isinstance(exc, SQLAlchemyError):
         return f"the catalog database failed: {' '.join(str(exc).split())[:500]}; check it is reachable and writable", 1
     if isinstance(exc, MqJournalError):  # the host, the transport, the catalog: named, with what to do
@@ -271,9 +302,9 @@ def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int]
 
 
 def _run_id(prefix: str) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc).strftime(f"{prefix}_%Y%m%dT%H%M%SZ")
+    return datetime.now(UTC).strftime(f"{prefix}_%Y%m%dT%H%M%SZ")
 
 
 def _host_time(text: str, tz):
@@ -288,10 +319,10 @@ def _host_time(text: str, tz):
 
 
 def _aware(text: str):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _queue_manager_options(parser: argparse.ArgumentParser) -> None:
@@ -299,8 +330,12 @@ def _queue_manager_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", required=True, help="the host's name in the fleet file")
     parser.add_argument("--qmgr", required=True, help="the queue manager")
     parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
-    parser.add_argument("--audit", type=Path, default=Path("mqjournal-audit.jsonl"),
-                        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)")
+    parser.add_argument(
+        "--audit",
+        type=Path,
+        default=Path("mqjournal-audit.jsonl"),
+        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -362,9 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
         "to the end. It shows where to approve the deletes in the UI, or answers the gate itself with --approve / "
         "--reject. Airflow and the simulator stop at the end (or on Ctrl-C) unless --keep-running.",
     )
-    demo.add_argument(
-        "--fleet", type=Path, help="fleet file (default: docker/fleet.example.yaml of the repository)"
-    )
+    demo.add_argument("--fleet", type=Path, help="fleet file (default: docker/fleet.example.yaml of the repository)")
     answer = demo.add_mutually_exclusive_group()
     answer.add_argument("--approve", action="store_true", help="approve the deletes through the REST API (unattended)")
     answer.add_argument("--reject", action="store_true", help="reject the deletes through the REST API (unattended)")
@@ -387,12 +420,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mode = recover.add_mutually_exclusive_group(required=True)
     mode.add_argument("--plan-only", action="store_true", help="print the plan and change nothing")
-    mode.add_argument("--execute", action="store_true", help="run the plan after re-checking it on the host (needs --yes)")
+    mode.add_argument(
+        "--execute", action="store_true", help="run the plan after re-checking it on the host (needs --yes)"
+    )
     recover.add_argument("--yes", action="store_true", help="confirm --execute")
     _queue_manager_options(recover)
     recover.add_argument("--kind", required=True, choices=["startup", "media", "library", "naming", "expiry"])
-    recover.add_argument("--timestamp", help="startup: the entry time AMQ7432 reports, ISO 8601 (host time unless an "
-                         "offset is given; default: the time in the latest AMQ7432's replacement data)")
+    recover.add_argument(
+        "--timestamp",
+        help="startup: the entry time AMQ7432 reports, ISO 8601 (host time unless an "
+        "offset is given; default: the time in the latest AMQ7432's replacement data)",
+    )
     recover.add_argument("--object", help="media: the damaged MQ object (default: the latest AMQ7472)")
     recover.add_argument("--object-type", default="*ALL", help="media: RCRMQMOBJ OBJTYPE, e.g. *LCLQ (default *ALL)")
     recover.add_argument("--threshold-kb", type=int, help="naming: the new receiver's threshold")
@@ -424,8 +462,12 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--host", help="only this host of the fleet")
     doctor.add_argument("--save-library", default="QGPL", help="the library save files go in (default QGPL)")
     doctor.add_argument("--policy", type=Path, help="policy file (its clock_skew_seconds); default: the defaults")
-    doctor.add_argument("--audit", type=Path, default=Path("mqjournal-audit.jsonl"),
-                        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)")
+    doctor.add_argument(
+        "--audit",
+        type=Path,
+        default=Path("mqjournal-audit.jsonl"),
+        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)",
+    )
     doctor.set_defaults(run=_doctor)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")

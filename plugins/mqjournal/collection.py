@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mqjournal.errors import MqJournalError
@@ -75,8 +75,13 @@ def collect_host(
 ) -> HostResult:
     result = HostResult(host.name)
     try:
-        with IbmiSession(host.name, config.user_for(host), connect or fleet_connector(config, host), audit=audit,
-                         sql_runner=host.sql_runner) as session:
+        with IbmiSession(
+            host.name,
+            config.user_for(host),
+            connect or fleet_connector(config, host),
+            audit=audit,
+            sql_runner=host.sql_runner,
+        ) as session:
             found = discovery.survey(session, host.name, host.queue_managers)
             result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]
             for target in found.targets:
@@ -114,7 +119,7 @@ def collect_fleet(
     connectors: dict[str, ConnectFactory] | None = None,
     max_parallel_hosts: int = 4,
 ) -> tuple[Path, list[HostResult]]:
-    run_id = run_id or datetime.now(timezone.utc).strftime("collect_%Y%m%dT%H%M%SZ")
+    run_id = run_id or datetime.now(UTC).strftime("collect_%Y%m%dT%H%M%SZ")
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
     unknown = set(hosts or []) - {h.name for h in config.hosts}
     if unknown:
@@ -122,7 +127,12 @@ def collect_fleet(
     audit = AuditLog(out / "audit.jsonl")
     since = previous_collections(out)
     work: Callable[[HostConfig], HostResult] = lambda h: collect_host(
-        config, h, run_id=run_id, audit=audit, connect=(connectors or {}).get(h.name), since=since,
+        config,
+        h,
+        run_id=run_id,
+        audit=audit,
+        connect=(connectors or {}).get(h.name),
+        since=since,
         change_receiver=change_receiver,
     )
     with ThreadPoolExecutor(max_workers=max(1, min(max_parallel_hosts, len(selected) or 1))) as pool:

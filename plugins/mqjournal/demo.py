@@ -165,7 +165,8 @@ def check_port_free(port: int, what: str, hint: str) -> None:
 def check_ports(config: FleetConfig, fleet_file: Path, api_port: int) -> None:
     for host in config.hosts:
         check_port_free(
-            host.port, f"simulated IBM i {host.name}",
+            host.port,
+            f"simulated IBM i {host.name}",
             f"Is `mqjournal sim` or another demo serving {fleet_file.name}? "
             f"Stop it, or change the port in {fleet_file}.",
         )
@@ -211,7 +212,12 @@ def airflow_cli(env: dict[str, str], *args: str, what: str, timeout: float = 300
         raise DemoError(f"{airflow} is missing: run `make install` (or `make demo`) to set up the virtualenv")
     try:
         done = subprocess.run(
-            [str(airflow), *args], env=env, cwd=env["AIRFLOW_HOME"], capture_output=True, text=True, timeout=timeout,
+            [str(airflow), *args],
+            env=env,
+            cwd=env["AIRFLOW_HOME"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
             start_new_session=True,  # Ctrl-C is for the demo, which cleans up; not for a half-done migration
         )
     except subprocess.TimeoutExpired as e:
@@ -254,8 +260,13 @@ class AirflowProcess:
             out.flush()
             self.proc = subprocess.Popen(
                 # cwd: Spark's warehouse and derby files land in the home, not in the repository.
-                [str(venv_bin() / "airflow"), "standalone"], env=env, cwd=env["AIRFLOW_HOME"], stdin=subprocess.DEVNULL,
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                [str(venv_bin() / "airflow"), "standalone"],
+                env=env,
+                cwd=env["AIRFLOW_HOME"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def alive(self) -> bool:
@@ -460,13 +471,21 @@ def gate_detail(api: Api, run_id: str) -> dict | None:
 
 def answer_gate(api: Api, run_id: str, option: str) -> dict:
     return api.call(
-        "PATCH", f"{_run_path(run_id)}/taskInstances/{GATE_TASK}/-1/hitlDetails",
+        "PATCH",
+        f"{_run_path(run_id)}/taskInstances/{GATE_TASK}/-1/hitlDetails",
         {"chosen_options": [option], "params_input": {}},
     )
 
 
 def follow_run(
-    api: Api, airflow: AirflowProcess, run_id: str, *, port: int, answer: str | None, timeout: float, say: Say,
+    api: Api,
+    airflow: AirflowProcess,
+    run_id: str,
+    *,
+    port: int,
+    answer: str | None,
+    timeout: float,
+    say: Say,
     poll: float = 2.0,
 ) -> str:
     """Poll the run to its end: print task state changes, show the gate, answer it if told to. Returns the state."""
@@ -501,8 +520,10 @@ def follow_run(
                     say("waiting for your answer in the UI (Ctrl-C stops the demo; nothing is deleted without it) ...")
         if gate_shown_at is not None and not answer and time.monotonic() - last_progress >= PROGRESS_EVERY:
             last_progress = time.monotonic()
-            say(f"  {_clock(elapsed)}  still waiting for approval ({_clock(time.monotonic() - gate_shown_at)}): "
-                f"{approval_url(port, run_id)}")
+            say(
+                f"  {_clock(elapsed)}  still waiting for approval ({_clock(time.monotonic() - gate_shown_at)}): "
+                f"{approval_url(port, run_id)}"
+            )
         if elapsed > timeout:
             raise DemoError(
                 f"the run {run_id} is still {run['state']} after {timeout / 60:g} min (tasks: {seen}); "
@@ -618,8 +639,15 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def run_demo(
-    fleet_file: Path, *, home: Path, port: int = 8080, answer: str | None = None, keep_running: bool = False,
-    timeout_minutes: float = 60, startup_timeout: float = 240, say: Say = _say,
+    fleet_file: Path,
+    *,
+    home: Path,
+    port: int = 8080,
+    answer: str | None = None,
+    keep_running: bool = False,
+    timeout_minutes: float = 60,
+    startup_timeout: float = 240,
+    say: Say = _say,
 ) -> int:
     """0 when the run succeeded, 1 when it did not, 2 when the demo could not set it up, 130 on Ctrl-C."""
     fleet_file = fleet_file.resolve()
@@ -648,8 +676,10 @@ def run_demo(
             api = Api(f"http://127.0.0.1:{port}", ADMIN, password)
             wait_for_api(airflow, api, startup_timeout, say)
             wait_for_dag(airflow, api, startup_timeout, say)
-            say(f"Airflow UI: http://localhost:{port}  (user {ADMIN}, password {password}); "
-                f"up after {time.monotonic() - began:.0f} s")
+            say(
+                f"Airflow UI: http://localhost:{port}  (user {ADMIN}, password {password}); "
+                f"up after {time.monotonic() - began:.0f} s"
+            )
 
             fail_leftover_runs(api, say)
             run_id = trigger_run(api, conf={})
@@ -660,8 +690,10 @@ def run_demo(
 
             result = 0 if state == "success" else 1
             if keep_running:
-                say(f"\nAirflow keeps running on http://localhost:{port} (user {ADMIN}, password {password}), "
-                    f"the simulator on ports {', '.join(map(str, ports.values()))}. Ctrl-C stops both.")
+                say(
+                    f"\nAirflow keeps running on http://localhost:{port} (user {ADMIN}, password {password}), "
+                    f"the simulator on ports {', '.join(map(str, ports.values()))}. Ctrl-C stops both."
+                )
                 try:
                     while airflow.alive():
                         time.sleep(1)

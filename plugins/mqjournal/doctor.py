@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 from mqjournal.errors import MqJournalError
@@ -135,16 +135,27 @@ def check_host(
     if session is None:
         if connect is None or audit is None:
             raise ValueError("give connect and audit, or a session")
-        session = IbmiSession(host.name, user, connect, audit=audit, sql_runner=host.sql_runner,
-                              retry=RetryPolicy(attempts=1), command_timeout=30.0)
+        session = IbmiSession(
+            host.name,
+            user,
+            connect,
+            audit=audit,
+            sql_runner=host.sql_runner,
+            retry=RetryPolicy(attempts=1),
+            command_timeout=30.0,
+        )
     with session:
         try:
             _checks(report, session, config, host, user, save_library, policy, now)
         except HostKeyRejected as exc:
-            report.add("SSH and host key", "fail", exc.problem,
-                       "compare the key fingerprint with the partition's (on IBM i: "
-                       "ssh-keygen -lf /QOpenSys/QIBM/UserData/SC1/OpenSSH/etc/ssh_host_*_key.pub), then pin it in "
-                       f"the connection's host_key (Airflow) or {config.known_hosts}")
+            report.add(
+                "SSH and host key",
+                "fail",
+                exc.problem,
+                "compare the key fingerprint with the partition's (on IBM i: "
+                "ssh-keygen -lf /QOpenSys/QIBM/UserData/SC1/OpenSSH/etc/ssh_host_*_key.pub), then pin it in "
+                f"the connection's host_key (Airflow) or {config.known_hosts}",
+            )
         except AuthenticationRejected as exc:
             report.add("SSH and host key", "fail", exc.problem, exc.action)
         except TransportError as exc:
@@ -155,39 +166,58 @@ def check_host(
     return report
 
 
-def _checks(report: HostReport, session: IbmiSession, config: FleetConfig, host: HostConfig, user: str,
-            save_library: str, policy: Policy, now: datetime | None) -> None:
+def _checks(
+    report: HostReport,
+    session: IbmiSession,
+    config: FleetConfig,
+    host: HostConfig,
+    user: str,
+    save_library: str,
+    policy: Policy,
+    now: datetime | None,
+) -> None:
     h = _Host(session)
     login = session.run(Command(text="true", idempotent=True))
-    report.add("SSH and host key", "pass",
-               f"{user}@{host.address}:{host.port} signed on; the host key matched"
-               + ("" if login.exit_status == 0 else f" (the shell answered {login.exit_status})"))
+    report.add(
+        "SSH and host key",
+        "pass",
+        f"{user}@{host.address}:{host.port} signed on; the host key matched"
+        + ("" if login.exit_status == 0 else f" (the shell answered {login.exit_status})"),
+    )
 
     # The SQL runner, and the clock read through it.
     out, results = h.sql(commands.host_clock())
     if len(results) != 1 or isinstance(results[0], Db2Failure) or not results[0]:
-        detail = (results[0].text if results and isinstance(results[0], Db2Failure)
-                  else (out.stderr.strip() or out.stdout.strip())[-200:] or f"exit status {out.exit_status}")
-        fix = ("set the host's sql_runner to qsh in the fleet file (the default, what a stock partition has)"
-               if host.sql_runner == "db2" else
-               "check that QShell (5770-SS1 option 30) is installed and /QOpenSys/usr/bin/qsh runs for the profile")
+        detail = (
+            results[0].text
+            if results and isinstance(results[0], Db2Failure)
+            else (out.stderr.strip() or out.stdout.strip())[-200:] or f"exit status {out.exit_status}"
+        )
+        fix = (
+            "set the host's sql_runner to qsh in the fleet file (the default, what a stock partition has)"
+            if host.sql_runner == "db2"
+            else "check that QShell (5770-SS1 option 30) is installed and /QOpenSys/usr/bin/qsh runs for the profile"
+        )
         report.add(f"SQL runner ({host.sql_runner})", "fail", f"SQL does not run: {detail}", fix)
         return
     report.add(f"SQL runner ({host.sql_runner})", "pass", "SELECT through the db2 utility answered")
     row = results[0][0]
     tz = utc_offset(row.get("UTC_OFFSET"))
     partition_now = db2_time(row["NOW"], tz)
-    controller_now = now or datetime.now(timezone.utc)
+    controller_now = now or datetime.now(UTC)
     skew = (partition_now - controller_now).total_seconds()
     if abs(skew) > policy.clock_skew_seconds:
         # A warning, not a failure: recovery points and AMQJRNINF are judged on the partition's own clock, so a skew
         # cannot make a needed receiver look deletable; it only shifts retention ages by that much.
-        report.add("clock", "warn",
-                   f"the partition's clock is {abs(skew):.0f} s {'ahead of' if skew > 0 else 'behind'} the "
-                   f"controller's (policy clock_skew_seconds: {policy.clock_skew_seconds:g}): retention days are "
-                   "counted on the controller's clock, so they shift by as much",
-                   "synchronize the partition with a time server (CHGNTPA, STRTCPSVR SERVER(*NTP)) and check "
-                   "QUTCOFFSET; or the controller's clock")
+        report.add(
+            "clock",
+            "warn",
+            f"the partition's clock is {abs(skew):.0f} s {'ahead of' if skew > 0 else 'behind'} the "
+            f"controller's (policy clock_skew_seconds: {policy.clock_skew_seconds:g}): retention days are "
+            "counted on the controller's clock, so they shift by as much",
+            "synchronize the partition with a time server (CHGNTPA, STRTCPSVR SERVER(*NTP)) and check "
+            "QUTCOFFSET; or the controller's clock",
+        )
     else:
         report.add("clock", "pass", f"partition and controller agree within {abs(skew):.0f} s (UTC offset {tz})")
 
@@ -203,10 +233,16 @@ def _checks(report: HostReport, session: IbmiSession, config: FleetConfig, host:
         release = f"IBM i {caps.release}" if caps.release else "the release could not be read"
         if unique:
             brings = "; ".join(dict.fromkeys(f"{m.service.split('.')[1]}: {m.brought_by}" for m in missing))
-            report.add("IBM i release and SQL services", "fail", f"{release}: " + "; ".join(unique),
-                       f"install the named release or Db2 PTF group (WRKPTFGRP shows the levels installed): {brings}")
+            report.add(
+                "IBM i release and SQL services",
+                "fail",
+                f"{release}: " + "; ".join(unique),
+                f"install the named release or Db2 PTF group (WRKPTFGRP shows the levels installed): {brings}",
+            )
         else:
-            report.add("IBM i release and SQL services", "pass", f"{release}: every QSYS2 service mqjournal uses is there")
+            report.add(
+                "IBM i release and SQL services", "pass", f"{release}: every QSYS2 service mqjournal uses is there"
+            )
         for m in caps.missing_columns():
             report.add("SQL columns", "warn", str(m), f"install {m.brought_by}")
 
@@ -217,36 +253,64 @@ def _checks(report: HostReport, session: IbmiSession, config: FleetConfig, host:
 def _profile(report: HostReport, h: _Host, user: str) -> Profile | None:
     _, results = h.sql(commands.user_profile(user))
     if len(results) != 1 or isinstance(results[0], Db2Failure) or not results[0]:
-        report.add("user profile", "fail", f"QSYS2.USER_INFO shows no profile {user}",
-                   f"sign on with an existing, enabled profile; check *READ authority to *USRPRF {user}")
+        report.add(
+            "user profile",
+            "fail",
+            f"QSYS2.USER_INFO shows no profile {user}",
+            f"sign on with an existing, enabled profile; check *READ authority to *USRPRF {user}",
+        )
         return None
     row = results[0][0]
     special = frozenset((row.get("SPECIAL_AUTHORITIES") or "").split())
-    groups = frozenset(g for g in [row.get("GROUP_PROFILE_NAME"), *(row.get("SUPPLEMENTAL_GROUP_LIST") or "").split()]
-                       if g and g != "*NONE")
+    groups = frozenset(
+        g
+        for g in [row.get("GROUP_PROFILE_NAME"), *(row.get("SUPPLEMENTAL_GROUP_LIST") or "").split()]
+        if g and g != "*NONE"
+    )
     profile = Profile(user, special, groups, (row.get("STATUS") or "").strip())
     if profile.status != "*ENABLED":
         report.add("user profile", "fail", f"{user} is {profile.status}", f"CHGUSRPRF USRPRF({user}) STATUS(*ENABLED)")
     else:
-        report.add("user profile", "pass", f"{user}: special authorities {' '.join(sorted(special)) or 'none'}; "
-                   f"groups {' '.join(sorted(groups)) or 'none'}")
+        report.add(
+            "user profile",
+            "pass",
+            f"{user}: special authorities {' '.join(sorted(special)) or 'none'}; "
+            f"groups {' '.join(sorted(groups)) or 'none'}",
+        )
     if profile.mq_admin:
-        report.add("authority: RCDMQMIMG, ENDMQM, STRMQM", "pass",
-                   f"{user} is an MQ administrator ({'*ALLOBJ' if '*ALLOBJ' in special else MQ_ADMIN_GROUP})")
+        report.add(
+            "authority: RCDMQMIMG, ENDMQM, STRMQM",
+            "pass",
+            f"{user} is an MQ administrator ({'*ALLOBJ' if '*ALLOBJ' in special else MQ_ADMIN_GROUP})",
+        )
     else:
-        report.add("authority: RCDMQMIMG, ENDMQM, STRMQM", "fail",
-                   f"{user} is neither in group {MQ_ADMIN_GROUP} nor has *ALLOBJ: the checkpoint (RCDMQMIMG) is refused",
-                   f"CHGUSRPRF USRPRF({user}) GRPPRF({MQ_ADMIN_GROUP}) (or add {MQ_ADMIN_GROUP} to its SUPGRPPRF)")
+        report.add(
+            "authority: RCDMQMIMG, ENDMQM, STRMQM",
+            "fail",
+            f"{user} is neither in group {MQ_ADMIN_GROUP} nor has *ALLOBJ: the checkpoint (RCDMQMIMG) is refused",
+            f"CHGUSRPRF USRPRF({user}) GRPPRF({MQ_ADMIN_GROUP}) (or add {MQ_ADMIN_GROUP} to its SUPGRPPRF)",
+        )
     return profile
 
 
-def _mq_and_authorities(report: HostReport, h: _Host, host: HostConfig, user: str, profile: Profile | None,
-                        save_library: str, caps: capabilities.Capabilities | None) -> None:
+def _mq_and_authorities(
+    report: HostReport,
+    h: _Host,
+    host: HostConfig,
+    user: str,
+    profile: Profile | None,
+    save_library: str,
+    caps: capabilities.Capabilities | None,
+) -> None:
     # The commands themselves.
     lacking = [c for c in ("SAVOBJ", "DLTJRNRCV", "RSTOBJ", "CRTSAVF") if h.chkobj("QSYS", c, "*CMD", ("*USE",))]
     if lacking:
-        report.add("authority: commands", "fail", f"{user} may not use {', '.join(lacking)} (*USE to the command)",
-                   "; ".join(_grant(user, "QSYS", c, "*CMD", "*USE") for c in lacking))
+        report.add(
+            "authority: commands",
+            "fail",
+            f"{user} may not use {', '.join(lacking)} (*USE to the command)",
+            "; ".join(_grant(user, "QSYS", c, "*CMD", "*USE") for c in lacking),
+        )
     else:
         report.add("authority: commands", "pass", "*USE to SAVOBJ, DLTJRNRCV, RSTOBJ, CRTSAVF")
 
@@ -261,28 +325,45 @@ def _mq_and_authorities(report: HostReport, h: _Host, host: HostConfig, user: st
         if answer is None:
             report.add(f"save library {library}", "pass", "exists; CRTSAVF may create save files in it (*READ *ADD)")
         elif answer == "CPF9801":
-            report.add(f"save library {library}", "fail", f"library {library} does not exist (CPF9801)",
-                       f"CRTLIB LIB({library}) TEXT('mqjournal receiver saves'), then "
-                       + _grant(user, "QSYS", library, "*LIB", "*CHANGE"))
+            report.add(
+                f"save library {library}",
+                "fail",
+                f"library {library} does not exist (CPF9801)",
+                f"CRTLIB LIB({library}) TEXT('mqjournal receiver saves'), then "
+                + _grant(user, "QSYS", library, "*LIB", "*CHANGE"),
+            )
         else:
-            report.add(f"save library {library}", "fail", f"{user} may not create save files in {library} ({answer})",
-                       _grant(user, "QSYS", library, "*LIB", "*READ *ADD"))
+            report.add(
+                f"save library {library}",
+                "fail",
+                f"{user} may not create save files in {library} ({answer})",
+                _grant(user, "QSYS", library, "*LIB", "*READ *ADD"),
+            )
 
     # MQ installed: mqs.ini readable.
     ini = h.session.run(commands.read_mqs_ini())
     if ini.exit_status != 0:
-        report.add("MQ installed", "fail", f"{commands.MQS_INI} cannot be read: {ini.stderr.strip()[:200]}",
-                   "install IBM MQ (5724-H72), or give the profile *R (DSPAUT) to /QIBM/UserData/mqm/mqs.ini")
+        report.add(
+            "MQ installed",
+            "fail",
+            f"{commands.MQS_INI} cannot be read: {ini.stderr.strip()[:200]}",
+            "install IBM MQ (5724-H72), or give the profile *R (DSPAUT) to /QIBM/UserData/mqm/mqs.ini",
+        )
         in_ini: dict[str, str] = {}
     else:
         in_ini = parse_mqs_ini(ini.stdout)
         report.add("MQ installed", "pass", f"mqs.ini lists {', '.join(sorted(in_ini)) or 'no queue managers'}")
 
-    wanted = [(q.name, q.qmgr_library, q.instance) for q in host.queue_managers] or \
-             [(name, lib, "A") for name, lib in sorted(in_ini.items())]
+    wanted = [(q.name, q.qmgr_library, q.instance) for q in host.queue_managers] or [
+        (name, lib, "A") for name, lib in sorted(in_ini.items())
+    ]
     if not wanted:
-        report.add("queue managers", "fail", "no queue manager is named in the fleet file or found in mqs.ini",
-                   "name the queue managers under the host's queue_managers in the fleet file")
+        report.add(
+            "queue managers",
+            "fail",
+            "no queue manager is named in the fleet file or found in mqs.ini",
+            "name the queue managers under the host's queue_managers in the fleet file",
+        )
         return
     _, results = h.sql(commands.mq_journals(sorted({lib for _, lib, _ in wanted})))
     journals = results[0] if results and not isinstance(results[0], Db2Failure) else []
@@ -290,30 +371,60 @@ def _mq_and_authorities(report: HostReport, h: _Host, host: HostConfig, user: st
         _queue_manager(report, h, user, profile, name, library, instance, in_ini, journals, caps)
 
 
-def _queue_manager(report: HostReport, h: _Host, user: str, profile: Profile | None, name: str, library: str,
-                   instance: str, in_ini: dict[str, str], journals: list, caps) -> None:
+def _queue_manager(
+    report: HostReport,
+    h: _Host,
+    user: str,
+    profile: Profile | None,
+    name: str,
+    library: str,
+    instance: str,
+    in_ini: dict[str, str],
+    journals: list,
+    caps,
+) -> None:
     title = f"queue manager {name} ({library})"
     if in_ini and in_ini.get(name) != library:
-        report.add(title, "fail", f"mqs.ini has {'no ' + name if name not in in_ini else name + ' in ' + in_ini[name]}",
-                   "correct the queue manager's name or library in the fleet file")
+        report.add(
+            title,
+            "fail",
+            f"mqs.ini has {'no ' + name if name not in in_ini else name + ' in ' + in_ini[name]}",
+            "correct the queue manager's name or library in the fleet file",
+        )
         return
     journal = f"AMQ{instance}JRN"
     row = next((r for r in journals if r["JOURNAL_LIBRARY"] == library and r["JOURNAL_NAME"] == journal), None)
     if row is None:
-        report.add(title, "fail", f"journal {library}/{journal} not found (QSYS2.JOURNAL_INFO)",
-                   "check the library and the journal instance letter in the fleet file, and *OBJOPR to the journal")
+        report.add(
+            title,
+            "fail",
+            f"journal {library}/{journal} not found (QSYS2.JOURNAL_INFO)",
+            "check the library and the journal instance letter in the fleet file, and *OBJOPR to the journal",
+        )
         return
     queue = (row.get("MESSAGE_QUEUE_LIBRARY") or "QSYS", row.get("MESSAGE_QUEUE") or "QSYSOPR")
     problem = h.chkobj(queue[0], queue[1], "*MSGQ", ("*USE",))
     if problem:
-        report.add(title, "fail", f"journal {library}/{journal}: its message queue {queue[0]}/{queue[1]} cannot be read "
-                   f"({problem})", _grant(user, queue[0], queue[1], "*MSGQ", "*USE"))
+        report.add(
+            title,
+            "fail",
+            f"journal {library}/{journal}: its message queue {queue[0]}/{queue[1]} cannot be read ({problem})",
+            _grant(user, queue[0], queue[1], "*MSGQ", "*USE"),
+        )
     else:
-        report.add(title, "pass", f"journal {library}/{journal}, attached receiver "
-                   f"{row.get('ATTACHED_JOURNAL_RECEIVER_NAME') or '(none)'}, message queue {queue[0]}/{queue[1]}")
+        report.add(
+            title,
+            "pass",
+            f"journal {library}/{journal}, attached receiver "
+            f"{row.get('ATTACHED_JOURNAL_RECEIVER_NAME') or '(none)'}, message queue {queue[0]}/{queue[1]}",
+        )
     if h.chkobj(library, "AMQJRNINF", "*USRSPC", ("*USE",)):
-        report.add(f"authority: AMQJRNINF ({name})", "fail", f"{user} may not read {library}/AMQJRNINF",
-                   _grant(user, library, "AMQJRNINF", "*USRSPC", "*USE"))
+        report.add(
+            f"authority: AMQJRNINF ({name})",
+            "fail",
+            f"{user} may not read {library}/AMQJRNINF",
+            _grant(user, library, "AMQJRNINF", "*USRSPC", "*USE"),
+        )
     attached = row.get("ATTACHED_JOURNAL_RECEIVER_NAME")
     if attached:
         receivers = f"AMQ{instance}*"
@@ -321,21 +432,34 @@ def _queue_manager(report: HostReport, h: _Host, user: str, profile: Profile | N
         grant = _grant(user, library, receivers, "*JRNRCV", "*OBJEXIST *USE")
         savsys = profile is not None and ("*SAVSYS" in profile.special or "*ALLOBJ" in profile.special)
         if lacks_objexist:
-            report.add(f"authority: DLTJRNRCV ({name})", "fail",
-                       f"{user} lacks *OBJEXIST/*USE to the receivers in {library} (checked on {attached})",
-                       f"{grant} (receivers MQ creates later need it too: or give {user} *ALLOBJ)")
+            report.add(
+                f"authority: DLTJRNRCV ({name})",
+                "fail",
+                f"{user} lacks *OBJEXIST/*USE to the receivers in {library} (checked on {attached})",
+                f"{grant} (receivers MQ creates later need it too: or give {user} *ALLOBJ)",
+            )
         else:
             report.add(f"authority: DLTJRNRCV ({name})", "pass", f"*OBJEXIST *USE to {library}/{receivers}")
         if lacks_objexist and not savsys:
-            report.add(f"authority: SAVOBJ, RSTOBJ ({name})", "fail",
-                       f"{user} has neither *SAVSYS nor *OBJEXIST to the receivers",
-                       f"CHGUSRPRF USRPRF({user}) SPCAUT(... *SAVSYS) (add *SAVSYS to its list), or {grant}")
+            report.add(
+                f"authority: SAVOBJ, RSTOBJ ({name})",
+                "fail",
+                f"{user} has neither *SAVSYS nor *OBJEXIST to the receivers",
+                f"CHGUSRPRF USRPRF({user}) SPCAUT(... *SAVSYS) (add *SAVSYS to its list), or {grant}",
+            )
         else:
-            report.add(f"authority: SAVOBJ, RSTOBJ ({name})", "pass",
-                       "*SAVSYS" if savsys else f"*OBJEXIST to {library}/{receivers}")
+            report.add(
+                f"authority: SAVOBJ, RSTOBJ ({name})",
+                "pass",
+                "*SAVSYS" if savsys else f"*OBJEXIST to {library}/{receivers}",
+            )
     if h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD")):
-        report.add(f"authority: RSTOBJ into {library}", "fail", f"{user} may not add objects to {library}",
-                   _grant(user, "QSYS", library, "*LIB", "*READ *ADD"))
+        report.add(
+            f"authority: RSTOBJ into {library}",
+            "fail",
+            f"{user} may not add objects to {library}",
+            _grant(user, "QSYS", library, "*LIB", "*READ *ADD"),
+        )
     _asp(report, h, name, library, journal, caps)
 
 
@@ -348,15 +472,26 @@ def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, ca
     except Db2OutputError:
         usage = None
     if usage is None or usage.used_fraction is None:
-        report.add(title, "warn", "QSYS2.ASP_INFO gave no row for the journal's ASP",
-                   "on IBM i 7.6 give the profile *IOSYSCFG or the QIBM_IOSYSCFG_VIEW function usage (CHGFCNUSG)")
+        report.add(
+            title,
+            "warn",
+            "QSYS2.ASP_INFO gave no row for the journal's ASP",
+            "on IBM i 7.6 give the profile *IOSYSCFG or the QIBM_IOSYSCFG_VIEW function usage (CHGFCNUSG)",
+        )
         return
     used = usage.used_fraction
-    text = (f"ASP {usage.asp_number}: {used:.0%} used, {usage.available_bytes / 2**30:.1f} GiB free of "
-            f"{usage.capacity_bytes / 2**30:.1f} GiB")
+    text = (
+        f"ASP {usage.asp_number}: {used:.0%} used, {usage.available_bytes / 2**30:.1f} GiB free of "
+        f"{usage.capacity_bytes / 2**30:.1f} GiB"
+    )
     if used >= ASP_FAIL_USED:
-        report.add(title, "fail", text, "free storage now (WRKSYSSTS, RTVDSKINF/PRTDSKINF): the system stops when "
-                   "the ASP is full; save and delete receivers MQ no longer needs")
+        report.add(
+            title,
+            "fail",
+            text,
+            "free storage now (WRKSYSSTS, RTVDSKINF/PRTDSKINF): the system stops when "
+            "the ASP is full; save and delete receivers MQ no longer needs",
+        )
     elif used >= ASP_WARN_USED:
         report.add(title, "warn", text, "plan storage: receivers MQ no longer needs can be saved and deleted")
     else:
@@ -366,11 +501,20 @@ def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, ca
 # --- the fleet ------------------------------------------------------------------------------------------------------
 
 
-def run_doctor(config: FleetConfig, connectors: dict[str, ConnectFactory], *, hosts: list[str] | None = None,
-               audit: AuditLog, save_library: str = "QGPL", policy: Policy | None = None) -> list[HostReport]:
+def run_doctor(
+    config: FleetConfig,
+    connectors: dict[str, ConnectFactory],
+    *,
+    hosts: list[str] | None = None,
+    audit: AuditLog,
+    save_library: str = "QGPL",
+    policy: Policy | None = None,
+) -> list[HostReport]:
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
-    return [check_host(config, h, connect=connectors[h.name], audit=audit, save_library=save_library, policy=policy)
-            for h in selected]
+    return [
+        check_host(config, h, connect=connectors[h.name], audit=audit, save_library=save_library, policy=policy)
+        for h in selected
+    ]
 
 
 _MARK = {"pass": "ok", "fail": "FAIL", "warn": "warn", "skip": "-"}

@@ -7,7 +7,7 @@ managers and their workload. Every name in it is validated before anything is se
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -120,8 +120,23 @@ class WithheldAuthorityConfig(_Config):
     library: ObjectName
     name: str = Field("*ALL", pattern=r"^(\*ALL|[A-Z$#@][A-Z0-9$#@_.]{0,9}\*?)$", description="name, PREFIX* or *ALL")
     objtype: Literal["*LIB", "*JRNRCV", "*JRN", "*FILE", "*USRSPC", "*MSGQ", "*CMD"]
-    authorities: list[Literal["*ALL", "*CHANGE", "*USE", "*OBJEXIST", "*OBJMGT", "*OBJOPR", "*OBJALTER", "*OBJREF",
-                              "*READ", "*ADD", "*UPD", "*DLT", "*EXECUTE"]] = Field(min_length=1)
+    authorities: list[
+        Literal[
+            "*ALL",
+            "*CHANGE",
+            "*USE",
+            "*OBJEXIST",
+            "*OBJMGT",
+            "*OBJOPR",
+            "*OBJALTER",
+            "*OBJREF",
+            "*READ",
+            "*ADD",
+            "*UPD",
+            "*DLT",
+            "*EXECUTE",
+        ]
+    ] = Field(min_length=1)
 
 
 SpecialAuthority = Literal["*ALLOBJ", "*AUDIT", "*IOSYSCFG", "*JOBCTL", "*SAVSYS", "*SECADM", "*SERVICE", "*SPLCTL"]
@@ -245,7 +260,7 @@ class FleetConfig(_Config):
     def first_moment(self, now: datetime | None = None) -> datetime:
         if self.start is not None:
             return self.start
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         return now - timedelta(hours=self.warmup_hours)
 
 

@@ -42,11 +42,11 @@ from __future__ import annotations
 import binascii
 import struct
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Final, Literal
 
 CCSID_CODEC: Final = "cp037"
-DTS_EPOCH: Final = datetime(1928, 8, 23, 12, 3, 6, 314752, tzinfo=timezone.utc)
+DTS_EPOCH: Final = datetime(1928, 8, 23, 12, 3, 6, 314752, tzinfo=UTC)
 STARS: Final = "*" * 10
 
 FieldType = Literal["*CHAR", "*BIN", "*DTS"]
@@ -82,7 +82,7 @@ Value = str | int | datetime | None
 def dts_encode(moment: datetime) -> bytes:
     if moment.tzinfo is None:
         raise ValueError("a *DTS needs an aware time")
-    delta = moment.astimezone(timezone.utc) - DTS_EPOCH
+    delta = moment.astimezone(UTC) - DTS_EPOCH
     micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     return struct.pack(">Q", micros << 12)
 

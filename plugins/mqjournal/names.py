@@ -68,7 +68,9 @@ def _as_object_name(value: object) -> str:
     return object_name(value)
 
 
-ObjectName = Annotated[str, BeforeValidator(_as_object_name), StringConstraints(pattern=r"^[A-Z$#@][A-Z0-9$#@_.]{0,9}$")]
+ObjectName = Annotated[
+    str, BeforeValidator(_as_object_name), StringConstraints(pattern=r"^[A-Z$#@][A-Z0-9$#@_.]{0,9}$")
+]
 """A pydantic field type for any IBM i object name (library, journal, receiver, save file, message queue)."""
 
 QueueManagerName = Annotated[str, BeforeValidator(qmgr_name), StringConstraints(pattern=r"^[A-Za-z0-9._/%]{1,48}$")]

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import mqjournal
@@ -80,9 +80,9 @@ def _location(value: Path | str) -> str:
 
 
 def _as_of_text(as_of: datetime | None) -> str:
-    value = as_of or datetime.now(timezone.utc)
+    value = as_of or datetime.now(UTC)
     # A time without offset is taken as UTC, the planner's default zone (the job does the same).
-    return (value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)).isoformat()
+    return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).isoformat()
 
 
 def application_args(

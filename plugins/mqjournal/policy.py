@@ -18,37 +18,51 @@ class Policy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     max_snapshot_age_hours: float = Field(
-        24, gt=0, le=8760,
+        24,
+        gt=0,
+        le=8760,
         description="a snapshot older than this at planning time blocks deletes for its queue manager (hours, above 0, "
         "at most 8760: a year)",
     )
     retention_days: float = Field(
-        0, ge=0, le=3660,
+        0,
+        ge=0,
+        le=3660,
         description="keep receivers MQ no longer needs online until this long after their detach (days, 0 to at most "
         "3660: 10 years)",
     )
     keep_min_receivers: int = Field(
-        0, ge=0, le=100_000,
+        0,
+        ge=0,
+        le=100_000,
         description="keep at least this many of the newest not-needed receivers online (0 to at most 100000: a "
         "journal's receiver names run AMQxr00000-99999)",
     )
     stuck_after_runs: int = Field(
-        3, ge=2, le=1000,
+        3,
+        ge=2,
+        le=1000,
         description="alert when AMQ7460/AMQ7462 has not moved over this many runs while receivers changed (2 to at "
         "most 1000)",
     )
     keep_library_saves: int = Field(
-        2, ge=1, le=1000,
+        2,
+        ge=1,
+        le=1000,
         description="backup expiry keeps the newest this many library saves, and every receiver save they need (1 to "
         "at most 1000)",
     )
     backup_retention_days: float = Field(
-        0, ge=0, le=3660,
+        0,
+        ge=0,
+        le=3660,
         description="backup expiry discards no save file holding a save younger than this (days, 0 to at most 3660: "
         "10 years)",
     )
     clock_skew_seconds: float = Field(
-        300, ge=0, le=86_400,
+        300,
+        ge=0,
+        le=86_400,
         description="a needed time (AMQJRNINF, AMQ7460, AMQ7462) later than the collection or the planning time by "
         "more than this is implausible and blocks deletes (seconds, 0 to at most 86400: a day)",
     )

@@ -25,7 +25,9 @@ def size(n: int | None) -> str:
             return f"{value:.1f} {unit}"
 
 
-def plan_body(queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]], to_delete: Mapping[str, list[str]]) -> str:
+def plan_body(
+    queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]], to_delete: Mapping[str, list[str]]
+) -> str:
     """The approval gate's body: per queue manager, what will be saved and deleted, what is blocked, and why."""
     rows = sorted(queue_managers, key=lambda q: (q["host"], q["qmgr"]))
     lines = [
@@ -55,13 +57,17 @@ def plan_body(queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]
         out += ["", "Alerts:"] + [f"- {code}: {texts.get(code, code)}" for code in alerts]
     # What MQ says it needs, side by side, wherever the three disagree or one of them cannot be true.
     doubtful = [
-        q for q in rows
+        q
+        for q in rows
         if "RECOVERY_POINTS_DISAGREE" in q["alerts"]
         or any(code in (q["block_reason"] or "") for code in ("RECOVERY_POINT_", "AMQJRNINF_TIME_IN_FUTURE"))
     ]
     if doubtful:
         out += ["", "What MQ needs (AMQJRNINF, AMQ7460 startup, AMQ7462 media) where they disagree or cannot be true:"]
         out += [f"- {q['host']}/{q['qmgr']}/{q['qmgr_library']}: {q.get('recovery_points') or '-'}" for q in doubtful]
-    out += ["", "Approving deletes only what is still deletable when the delete runs: AMQJRNINF and the chain are "
-            "re-read on each partition first."]
+    out += [
+        "",
+        "Approving deletes only what is still deletable when the delete runs: AMQJRNINF and the chain are "
+        "re-read on each partition first.",
+    ]
     return "\n".join(out)

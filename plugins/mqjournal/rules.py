@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
@@ -230,9 +230,7 @@ def _point(point: RecoveryPoint, chain: list[Receiver], latest: datetime) -> tup
     return named, future
 
 
-def oldest_needed(
-    snapshot: Snapshot, chain: list[Receiver], *, policy: Policy | None = None
-) -> OldestNeeded:
+def oldest_needed(snapshot: Snapshot, chain: list[Receiver], *, policy: Policy | None = None) -> OldestNeeded:
     """Section 2: n from AMQJRNINF, AMQ7460 and AMQ7462, the most conservative of them; what blocks; what disagrees."""
     policy = policy or Policy()
     # Against the partition's own clock (collected_at), never the controller's: a partition whose clock runs ahead
@@ -321,7 +319,9 @@ def _attached_names(snapshot: Snapshot) -> list[str]:
     return sorted(r.name for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED)
 
 
-def alerts_for(snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver], needed: OldestNeeded, policy: Policy) -> tuple[str, ...]:
+def alerts_for(
+    snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver], needed: OldestNeeded, policy: Policy
+) -> tuple[str, ...]:
     found = set()
     if snapshot.checkpoint.forced and not snapshot.checkpoint.ok:
         found.add("CHECKPOINT_FAILED")
@@ -415,7 +415,7 @@ def plan_queue_manager(
 
 def plan_fleet(snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, policy: Policy | None = None) -> Plan:
     """Plan every queue manager; per key the latest snapshot is the current state, all of them its history."""
-    as_of = as_of or datetime.now(timezone.utc)
+    as_of = as_of or datetime.now(UTC)
     policy = policy or Policy()
     by_key: dict[Key, dict[tuple[str, datetime], Snapshot]] = defaultdict(dict)
     for s in snapshots:

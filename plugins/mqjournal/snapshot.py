@@ -89,7 +89,9 @@ class Receiver(_Model):
 class QueueMessage(_Model):
     id: str | None
     at: AwareDatetime
-    text: str = Field(description="the first-level text in the job's language and date format: for people, never parsed")
+    text: str = Field(
+        description="the first-level text in the job's language and date format: for people, never parsed"
+    )
     queue: str = Field(description="LIBRARY/QUEUE, e.g. QMTEST/QMQMMSG or QSYS/QSYSOPR")
     tokens: str | None = Field(
         None,

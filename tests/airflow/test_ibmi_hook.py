@@ -45,9 +45,8 @@ def test_a_pinned_host_key_that_does_not_match_is_refused(sim_fleet: SimFleet, m
     forged = paramiko.ECDSAKey.generate()
     extra["host_key"] = f"{forged.get_name()} {forged.get_base64()}"
     as_env(monkeypatch, "ibmi_forged", {**conn, "extra": json.dumps(extra)})
-    with IbmiHook(ssh_conn_id="ibmi_forged").session("ibmi1") as session:
-        with pytest.raises(HostKeyRejected):
-            session.run(Command("uname", idempotent=True))
+    with IbmiHook(ssh_conn_id="ibmi_forged").session("ibmi1") as session, pytest.raises(HostKeyRejected):
+        session.run(Command("uname", idempotent=True))
 
 
 # --- the pinned host key wins over the worker's ~/.ssh/known_hosts ---------------------------------------------
@@ -57,7 +56,9 @@ def _worker_known_hosts(tmp_path, monkeypatch, sim_fleet: SimFleet, key) -> None
     """A worker whose ~/.ssh/known_hosts lists `key` for the simulated host."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sim_fleet.ports['ibmi1']} {key.get_name()} {key.get_base64()}\n")
+    (home / ".ssh" / "known_hosts").write_text(
+        f"[127.0.0.1]:{sim_fleet.ports['ibmi1']} {key.get_name()} {key.get_base64()}\n"
+    )
     monkeypatch.setenv("HOME", str(home))
 
 
@@ -68,9 +69,12 @@ def _ed25519():
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    text = Ed25519PrivateKey.generate().public_key().public_bytes(
-        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
-    ).decode()
+    text = (
+        Ed25519PrivateKey.generate()
+        .public_key()
+        .public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+        .decode()
+    )
     kind, blob = text.split()[:2]
     return paramiko.PKey.from_type_string(kind, base64.b64decode(blob))
 
@@ -92,9 +96,8 @@ def test_a_host_in_the_workers_known_hosts_that_does_not_match_the_pin_is_refuse
     _worker_known_hosts(tmp_path, monkeypatch, sim_fleet, presented)  # the impostor is listed there
     pinned = paramiko.ECDSAKey.generate() if pin == "ecdsa" else _ed25519()
     _pinning(monkeypatch, sim_fleet, "ibmi_pinned", pinned)
-    with IbmiHook(ssh_conn_id="ibmi_pinned").session("ibmi1") as session:
-        with pytest.raises(HostKeyRejected) as caught:
-            session.run(Command("uname", idempotent=True))
+    with IbmiHook(ssh_conn_id="ibmi_pinned").session("ibmi1") as session, pytest.raises(HostKeyRejected) as caught:
+        session.run(Command("uname", idempotent=True))
     message = str(caught.value)
     assert presented.fingerprint in message and pinned.fingerprint in message and "pinned" in message
     assert session.round_trips == 0
@@ -123,7 +126,6 @@ def test_without_a_pin_the_workers_known_hosts_verifies_the_host(sim_fleet: SimF
 
     other = paramiko.ECDSAKey.generate()
     _worker_known_hosts(tmp_path / "other", monkeypatch, sim_fleet, other)
-    with IbmiHook(ssh_conn_id="ibmi_known").session("ibmi1") as session:
-        with pytest.raises(HostKeyRejected) as caught:
-            session.run(Command("uname", idempotent=True))
+    with IbmiHook(ssh_conn_id="ibmi_known").session("ibmi1") as session, pytest.raises(HostKeyRejected) as caught:
+        session.run(Command("uname", idempotent=True))
     assert other.fingerprint in str(caught.value)

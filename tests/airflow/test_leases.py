@@ -37,26 +37,23 @@ def test_no_more_sessions_than_slots_run_on_one_host_at_once(tmp_path):
 
 def test_other_hosts_are_not_held_up(tmp_path):
     url = f"sqlite:///{tmp_path / 'leases.db'}"
-    with host_session_slot(url, "ibmi1", slots=1):
-        with host_session_slot(url, "ibmi2", slots=1, wait=0.1):
-            pass
+    with host_session_slot(url, "ibmi1", slots=1), host_session_slot(url, "ibmi2", slots=1, wait=0.1):
+        pass
 
 
 def test_a_host_whose_slots_stay_taken_is_busy(tmp_path):
     url = f"sqlite:///{tmp_path / 'leases.db'}"
-    with host_session_slot(url, "ibmi1", slots=1):
-        with pytest.raises(HostBusy):
-            with host_session_slot(url, "ibmi1", slots=1, wait=0.05, poll=0.01):
-                pass
+    with host_session_slot(url, "ibmi1", slots=1), pytest.raises(HostBusy):
+        with host_session_slot(url, "ibmi1", slots=1, wait=0.05, poll=0.01):
+            pass
 
 
 def test_a_live_holder_keeps_its_slot_beyond_the_ttl(tmp_path):
     url = f"sqlite:///{tmp_path / 'leases.db'}"
     with host_session_slot(url, "ibmi1", slots=1, ttl=timedelta(seconds=0.4)):
         time.sleep(1.0)  # 2.5 ttls: renewed meanwhile
-        with pytest.raises(HostBusy):
-            with host_session_slot(url, "ibmi1", slots=1, wait=0.1, poll=0.02):
-                pass
+        with pytest.raises(HostBusy), host_session_slot(url, "ibmi1", slots=1, wait=0.1, poll=0.02):
+            pass
 
 
 _HOLD = """
@@ -74,9 +71,8 @@ def test_the_slot_of_a_killed_task_is_free_again_within_one_ttl(tmp_path):
     worker = subprocess.Popen([sys.executable, "-c", _HOLD, url, "1.5"], stdout=subprocess.PIPE, text=True)
     try:
         assert worker.stdout.readline().strip() == "holding"
-        with pytest.raises(HostBusy):
-            with host_session_slot(url, "ibmi1", slots=1, wait=0.2, poll=0.05):
-                pass
+        with pytest.raises(HostBusy), host_session_slot(url, "ibmi1", slots=1, wait=0.2, poll=0.05):
+            pass
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait()

@@ -31,8 +31,12 @@ def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
     fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}]}))
     data = tmp_path / "data"
     return Settings(
-        fleet_file=fleet, data_dir=data, catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"), spark_conn_id="spark_default", schedule=None,
+        fleet_file=fleet,
+        data_dir=data,
+        catalog_url=f"sqlite:///{data / 'catalog.db'}",
+        spark_app=Path("unused"),
+        spark_conn_id="spark_default",
+        schedule=None,
     )
 
 
@@ -44,7 +48,10 @@ def plan(settings: Settings, run_id: str) -> None:
     for name, rows in (("queue_managers", qms), ("receivers", receivers)):
         folder = settings.plan_dir(run_id) / name
         folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist([{**r, "alerts": list(r.get("alerts", []))} if "alerts" in r else r for r in rows]), folder / "part-0.parquet")
+        pq.write_table(
+            pa.Table.from_pylist([{**r, "alerts": list(r.get("alerts", []))} if "alerts" in r else r for r in rows]),
+            folder / "part-0.parquet",
+        )
 
 
 def run_until_summary(settings: Settings, run_id: str) -> tuple[dict, dict]:
@@ -91,7 +98,13 @@ def test_a_delete_that_failed_midway_finishes_on_rerun(sim_fleet, settings):
     steps.save_one(settings, target, summary, "run1", "QGPL")
     approved = summary["to_delete"][steps.key(target)]
     with sim_fleet.host().state() as partition:
-        partition.faults.commands.append(CommandFault(pattern=f"DLTJRNRCV JRNRCV\\(QMTEST/{approved[1]}\\)", msg_id="CPF9803", tokens=["", approved[1], "QMTEST"]))
+        partition.faults.commands.append(
+            CommandFault(
+                pattern=f"DLTJRNRCV JRNRCV\\(QMTEST/{approved[1]}\\)",
+                msg_id="CPF9803",
+                tokens=["", approved[1], "QMTEST"],
+            )
+        )
     first = steps.delete_one(settings, target, summary, "run1", Policy())
     assert first["deleted"] == approved[:1] and first["failed"][0] == approved[1]
     again = steps.delete_one(settings, target, summary, "run1", Policy())

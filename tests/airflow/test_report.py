@@ -6,16 +6,29 @@ from mqjournal.airflow.maintenance import outcome
 from mqjournal.report import plan_body
 
 QM = {
-    "host": "prod1", "qmgr": "PAYROLL", "qmgr_library": "QMPAYROLL", "oldest_needed": "AMQA000024",
-    "receivers_to_save": 3, "bytes_to_save": 3 * 1024**2, "receivers_to_delete": 2, "bytes_freed": 2 * 1024**2,
-    "block_reason": None, "alerts": ["STARTUP_RECOVERY_STUCK"],
+    "host": "prod1",
+    "qmgr": "PAYROLL",
+    "qmgr_library": "QMPAYROLL",
+    "oldest_needed": "AMQA000024",
+    "receivers_to_save": 3,
+    "bytes_to_save": 3 * 1024**2,
+    "receivers_to_delete": 2,
+    "bytes_freed": 2 * 1024**2,
+    "block_reason": None,
+    "alerts": ["STARTUP_RECOVERY_STUCK"],
 }
 
 
 def test_the_gate_body_lists_each_queue_manager_its_deletes_and_what_its_alerts_mean():
-    body = plan_body([QM], {"prod1/PAYROLL/QMPAYROLL": ["AMQA000022", "AMQA000023"]}, {"prod1/PAYROLL/QMPAYROLL": ["AMQA000022", "AMQA000023"]})
+    body = plan_body(
+        [QM],
+        {"prod1/PAYROLL/QMPAYROLL": ["AMQA000022", "AMQA000023"]},
+        {"prod1/PAYROLL/QMPAYROLL": ["AMQA000022", "AMQA000023"]},
+    )
     assert "**2 receivers to delete, 2.0 MB to free**" in body
-    assert "| prod1 | PAYROLL | QMPAYROLL | AMQA000024 | 3 (3.0 MB) | 2 | 2.0 MB | no | STARTUP_RECOVERY_STUCK |" in body
+    assert (
+        "| prod1 | PAYROLL | QMPAYROLL | AMQA000024 | 3 (3.0 MB) | 2 | 2.0 MB | no | STARTUP_RECOVERY_STUCK |" in body
+    )
     assert "prod1/PAYROLL/QMPAYROLL: AMQA000022, AMQA000023" in body
     assert "open unit of work" in body
 
@@ -32,7 +45,10 @@ def test_the_report_says_who_decided_what():
     assert outcome(False, summary, approved, [{"deleted": ["A", "B"]}]) == "approved by Ana: 2 receivers deleted"
     assert outcome(False, summary, rejected, []) == "rejected by Bo: nothing was deleted"
     assert outcome(False, summary, None, []).startswith("not approved")
-    assert outcome(False, summary, None, [], approve_state="success") == "rejected at the approval gate: nothing was deleted"
+    assert (
+        outcome(False, summary, None, [], approve_state="success")
+        == "rejected at the approval gate: nothing was deleted"
+    )
     assert outcome(True, summary, None, []).startswith("dry run")
     assert outcome(False, {"anything_to_delete": False}, None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")

@@ -14,8 +14,13 @@ from mqjournal.ibmi.collector import Target
 from mqjournal.recovery.library_save import save_library
 
 TARGET = {
-    "host": "ibmi1", "qmgr": "TEST", "library": "QMTEST", "journal": "AMQAJRN", "instance": "A",
-    "journal_queue": ["QMTEST", "AMQAJRNMSG"], "utc_offset_minutes": 60,
+    "host": "ibmi1",
+    "qmgr": "TEST",
+    "library": "QMTEST",
+    "journal": "AMQAJRN",
+    "instance": "A",
+    "journal_queue": ["QMTEST", "AMQAJRNMSG"],
+    "utc_offset_minutes": 60,
 }
 
 
@@ -27,8 +32,14 @@ class NoSession:
 
 
 def settings(tmp_path: Path) -> Settings:
-    return Settings(fleet_file=tmp_path / "fleet.yaml", data_dir=tmp_path, catalog_url=f"sqlite:///{tmp_path}/c.db",
-                    spark_app=tmp_path / "app.py", spark_conn_id="spark_default", schedule=None)
+    return Settings(
+        fleet_file=tmp_path / "fleet.yaml",
+        data_dir=tmp_path,
+        catalog_url=f"sqlite:///{tmp_path}/c.db",
+        spark_app=tmp_path / "app.py",
+        spark_conn_id="spark_default",
+        schedule=None,
+    )
 
 
 @pytest.fixture
@@ -39,12 +50,15 @@ def no_ssh(monkeypatch):
     monkeypatch.setattr(maintenance, "host_session", refuse)
 
 
-@pytest.mark.parametrize("library, why", [
-    ("QMTEST", "queue manager's own library"),
-    ("QTEMP", "temporary library"),
-    ("QSYS", "IBM-supplied"),
-    ("QRECOVERY", "IBM-supplied"),
-])
+@pytest.mark.parametrize(
+    "library, why",
+    [
+        ("QMTEST", "queue manager's own library"),
+        ("QTEMP", "temporary library"),
+        ("QSYS", "IBM-supplied"),
+        ("QRECOVERY", "IBM-supplied"),
+    ],
+)
 def test_the_maintenance_save_refuses_an_unsafe_save_library_before_any_ssh(tmp_path, no_ssh, library, why):
     summary = {"to_save": {maintenance.key(TARGET): ["AMQA000001"]}}
     with pytest.raises(InvalidName, match=why) as caught:
@@ -58,8 +72,16 @@ def test_the_maintenance_save_refuses_it_even_with_nothing_to_save(tmp_path, no_
 
 
 def test_a_library_save_refuses_to_go_into_the_library_it_saves(tmp_path):
-    target = Target(qmgr="TEST", library="QMTEST", journal="AMQAJRN", instance="A",
-                    journal_queue=("QMTEST", "AMQAJRNMSG"))
+    target = Target(
+        qmgr="TEST", library="QMTEST", journal="AMQAJRN", instance="A", journal_queue=("QMTEST", "AMQAJRNMSG")
+    )
     with pytest.raises(InvalidName, match="queue manager's own library"):
-        save_library(NoSession(), target, host="ibmi1", tz=None, catalog=Catalog(f"sqlite:///{tmp_path}/c.db"),
-                     save_library="QMTEST", run_id="r1")
+        save_library(
+            NoSession(),
+            target,
+            host="ibmi1",
+            tz=None,
+            catalog=Catalog(f"sqlite:///{tmp_path}/c.db"),
+            save_library="QMTEST",
+            run_id="r1",
+        )

@@ -22,8 +22,12 @@ def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
     fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}]}))
     data = tmp_path / "data"
     return Settings(
-        fleet_file=fleet, data_dir=data, catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"), spark_conn_id="spark_default", schedule=None,
+        fleet_file=fleet,
+        data_dir=data,
+        catalog_url=f"sqlite:///{data / 'catalog.db'}",
+        spark_app=Path("unused"),
+        spark_conn_id="spark_default",
+        schedule=None,
     )
 
 

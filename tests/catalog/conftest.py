@@ -17,7 +17,9 @@ import pytest
 def _bin(name: str) -> str:
     found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
     if found is None:
-        raise RuntimeError(f"PostgreSQL's {name} is not installed (Debian: apt-get install postgresql); .ci/run installs it")
+        raise RuntimeError(
+            f"PostgreSQL's {name} is not installed (Debian: apt-get install postgresql); .ci/run installs it"
+        )
     return found
 
 
@@ -38,8 +40,19 @@ def postgres_url() -> Iterator[str]:
     port = _free_port()
     run = lambda *args: subprocess.run([*as_user, *args], check=True, capture_output=True, text=True)  # noqa: E731
     run(_bin("initdb"), "-D", str(data), "-U", "mqjournal", "--auth=trust", "-E", "UTF8")
-    run(_bin("pg_ctl"), "-D", str(data), "-l", str(home / "server.log"), "-w", "-t", "60",
-        "-o", f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={home}", "start")
+    run(
+        _bin("pg_ctl"),
+        "-D",
+        str(data),
+        "-l",
+        str(home / "server.log"),
+        "-w",
+        "-t",
+        "60",
+        "-o",
+        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={home}",
+        "start",
+    )
     try:
         run(_bin("createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "mqjournal", "catalog")
         yield f"postgresql+psycopg://mqjournal@127.0.0.1:{port}/catalog"

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import BigInteger, inspect
 
 from mqjournal.catalog import Catalog, CatalogUnavailable, DeletionRecord, Operation, SaveRecord
 
-ATTACHED = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
+ATTACHED = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 
 
 def _save(size: int, last: int) -> SaveRecord:
     return SaveRecord(
-        host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL", receiver="AMQA000042", library="QMPAYROLL",
-        attached_at=ATTACHED, detached_at=ATTACHED + timedelta(hours=1), first_sequence=last - 10, last_sequence=last,
-        previous="AMQA000041", next="AMQA000043", size_bytes=size, save_file_library="MQSAVES", save_file="MQJABC0",
-        saved_at=ATTACHED + timedelta(hours=2), verified_at=ATTACHED + timedelta(hours=2), run_id="scheduled__1",
+        host="prod1",
+        qmgr="PAYROLL",
+        qmgr_library="QMPAYROLL",
+        receiver="AMQA000042",
+        library="QMPAYROLL",
+        attached_at=ATTACHED,
+        detached_at=ATTACHED + timedelta(hours=1),
+        first_sequence=last - 10,
+        last_sequence=last,
+        previous="AMQA000041",
+        next="AMQA000043",
+        size_bytes=size,
+        save_file_library="MQSAVES",
+        save_file="MQJABC0",
+        saved_at=ATTACHED + timedelta(hours=2),
+        verified_at=ATTACHED + timedelta(hours=2),
+        run_id="scheduled__1",
     )
 
 
@@ -31,21 +44,45 @@ def test_a_receiver_of_more_than_2_gib_with_sequence_numbers_past_32_bits_is_rec
 
 def test_every_size_and_sequence_column_is_64_bit(postgres_url):
     catalog = Catalog(postgres_url)
-    columns = {(t, c["name"]): c["type"] for t in ("receiver_saves", "library_saves")
-               for c in inspect(catalog.engine).get_columns(t)}
-    for key in [("receiver_saves", "size_bytes"), ("receiver_saves", "first_sequence"),
-                ("receiver_saves", "last_sequence"), ("library_saves", "threshold_kb")]:
+    columns = {
+        (t, c["name"]): c["type"]
+        for t in ("receiver_saves", "library_saves")
+        for c in inspect(catalog.engine).get_columns(t)
+    }
+    for key in [
+        ("receiver_saves", "size_bytes"),
+        ("receiver_saves", "first_sequence"),
+        ("receiver_saves", "last_sequence"),
+        ("library_saves", "threshold_kb"),
+    ]:
         assert isinstance(columns[key], BigInteger), key
 
 
 def test_operations_and_deletions_round_trip_on_postgresql(postgres_url):
     catalog = Catalog(postgres_url)
-    op = catalog.begin(Operation(host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL", kind="delete",
-                                 library="QMPAYROLL", receivers="AMQA000042", attached_at=ATTACHED, run_id="r1"))
+    op = catalog.begin(
+        Operation(
+            host="prod1",
+            qmgr="PAYROLL",
+            qmgr_library="QMPAYROLL",
+            kind="delete",
+            library="QMPAYROLL",
+            receivers="AMQA000042",
+            attached_at=ATTACHED,
+            run_id="r1",
+        )
+    )
     assert [o.id for o in catalog.open_operations("prod1", "QMPAYROLL")] == [op.id]
-    deletion = DeletionRecord(host="prod1", qmgr="PAYROLL", receiver="AMQA000042", library="QMPAYROLL",
-                              attached_at=ATTACHED, deleted_at=ATTACHED + timedelta(days=1), delete_option="*NONE",
-                              run_id="r1")
+    deletion = DeletionRecord(
+        host="prod1",
+        qmgr="PAYROLL",
+        receiver="AMQA000042",
+        library="QMPAYROLL",
+        attached_at=ATTACHED,
+        deleted_at=ATTACHED + timedelta(days=1),
+        delete_option="*NONE",
+        run_id="r1",
+    )
     catalog.record_deletion(deletion)
     catalog.record_deletion(deletion)  # a reconciled deletion recorded again is one row
     catalog.finish(op, "done", "deleted")
@@ -54,6 +91,8 @@ def test_operations_and_deletions_round_trip_on_postgresql(postgres_url):
 
 
 def test_an_unreachable_catalog_is_named_without_its_password():
-    with pytest.raises(CatalogUnavailable, match=r"postgresql\+psycopg://mqjournal:\*\*\*@127\.0\.0\.1:9/catalog") as err:
+    with pytest.raises(
+        CatalogUnavailable, match=r"postgresql\+psycopg://mqjournal:\*\*\*@127\.0\.0\.1:9/catalog"
+    ) as err:
         Catalog("postgresql+psycopg://mqjournal:s3cret@127.0.0.1:9/catalog")
     assert "s3cret" not in str(err.value)

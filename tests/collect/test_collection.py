@@ -44,7 +44,12 @@ def two_hosts(tmp_path: Path):
         tmp_path,
         [
             HostConfig(name="ibmi1", port=0, utc_offset="+01:00", queue_managers=[QM]),
-            HostConfig(name="ibmi2", port=0, utc_offset="-05:00", queue_managers=[QM, QueueManagerConfig(name="PAY", threshold_kb=800)]),
+            HostConfig(
+                name="ibmi2",
+                port=0,
+                utc_offset="-05:00",
+                queue_managers=[QM, QueueManagerConfig(name="PAY", threshold_kb=800)],
+            ),
         ],
     )
     with serve(config, advance=timedelta(hours=3)) as fleet:
@@ -129,7 +134,9 @@ def test_a_connection_dropped_mid_collection_is_retried_and_the_snapshot_is_comp
     assert outcomes == ["transport_error", "ok"]
 
 
-def test_a_dropped_receiver_change_is_not_repeated_and_the_queue_manager_is_clearly_failed(two_hosts: SimFleet, tmp_path):
+def test_a_dropped_receiver_change_is_not_repeated_and_the_queue_manager_is_clearly_failed(
+    two_hosts: SimFleet, tmp_path
+):
     two_hosts.service.faults["ibmi1"].drops.append(DropRule(pattern="CHGJRN", after_run=True))
     before = len(two_hosts.host("ibmi1").partition.receivers)
     snapshots, failures = collect(two_hosts, tmp_path / "out", hosts=["ibmi1"], change_receiver=True)

@@ -28,8 +28,10 @@ SETUPS = {
 def three_languages(tmp_path: Path):
     config = fleet_config(
         tmp_path,
-        [HostConfig(name=name, port=0, utc_offset="+01:00", system=setup, queue_managers=[QM])
-         for name, setup in SETUPS.items()],
+        [
+            HostConfig(name=name, port=0, utc_offset="+01:00", system=setup, queue_managers=[QM])
+            for name, setup in SETUPS.items()
+        ],
     )
     with serve(config, advance=timedelta(hours=3)) as fleet:
         yield fleet
@@ -75,8 +77,9 @@ def test_the_texts_differ_but_the_recovery_point_is_read_from_the_tokens(three_l
 def test_cpi70e3_is_detected_on_a_german_partition_by_its_replacement_data(three_languages: SimFleet, tmp_path):
     german = three_languages.connect("german")
     # An admin created the name rule 1 gives next: the system cannot switch (seed rule 2) and sends CPI70E3.
-    attached = german.sql("SELECT ATTACHED_JOURNAL_RECEIVER_NAME AS A FROM QSYS2.JOURNAL_INFO"
-                          " WHERE JOURNAL_LIBRARY = 'QMTEST'")[0]["A"]
+    attached = german.sql(
+        "SELECT ATTACHED_JOURNAL_RECEIVER_NAME AS A FROM QSYS2.JOURNAL_INFO WHERE JOURNAL_LIBRARY = 'QMTEST'"
+    )[0]["A"]
     following = f"{attached[:4]}{int(attached[4:]) + 1:06d}"
     assert german.cl(f"CRTJRNRCV JRNRCV(QMTEST/{following}) THRESHOLD(500)")[0] == 0
     three_languages.host("german").advance(timedelta(hours=2))

@@ -9,7 +9,7 @@ The source of each rule is in its docstring; "inferred" marks a rule no capture 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -18,14 +18,19 @@ from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import parse_results
 from mqjournal.sim.host import SimulatedHost
 
-START = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 MESSAGE_LINE = re.compile(r"^[A-Z]{3}[0-9A-F]{4}: \S")
 
 
 def partition(language: str = "ENU", **qm: object) -> SimulatedHost:
-    config = HostConfig(name="ibmi1", port=0, utc_offset="+01:00", inquiry_reply="*DFT",
-                        system=PartitionSystemConfig(language=language),
-                        queue_managers=[QueueManagerConfig(name="TEST", **qm)])
+    config = HostConfig(
+        name="ibmi1",
+        port=0,
+        utc_offset="+01:00",
+        inquiry_reply="*DFT",
+        system=PartitionSystemConfig(language=language),
+        queue_managers=[QueueManagerConfig(name="TEST", **qm)],
+    )
     host = SimulatedHost.create(config, START, None)
     host.advance(timedelta(hours=2))
     return host
@@ -55,8 +60,10 @@ def columns(lines: list[str], dashes: int) -> list[tuple[str, int, int]]:
     return [(lines[dashes - 1][a:b].strip(), a, b) for a, b in (m.span() for m in re.finditer(r"-+", lines[dashes]))]
 
 
-RECEIVERS = ("SELECT JOURNAL_RECEIVER_NAME, STATUS, THRESHOLD, NUMBER_OF_JOURNAL_ENTRIES FROM QSYS2.JOURNAL_RECEIVER_INFO"
-             " WHERE JOURNAL_LIBRARY = 'QMTEST' ORDER BY ATTACH_TIMESTAMP")
+RECEIVERS = (
+    "SELECT JOURNAL_RECEIVER_NAME, STATUS, THRESHOLD, NUMBER_OF_JOURNAL_ENTRIES FROM QSYS2.JOURNAL_RECEIVER_INFO"
+    " WHERE JOURNAL_LIBRARY = 'QMTEST' ORDER BY ATTACH_TIMESTAMP"
+)
 
 
 # --- db2 result tables ---------------------------------------------------------------------------------------
@@ -134,7 +141,9 @@ def test_an_sql_error_is_the_cli_error_block_on_stdout_with_exit_status_4(host):
     -440\\n<text>', stderr empty, exit status 4."""
     out = select(host, "SELECT * FROM QSYS2.NO_SUCH_VIEW")
     assert (out.exit_status, out.stderr) == (4, "")
-    assert re.search(r"(?:^|\n)\n \*\*\*\* CLI ERROR \*\*\*\*\*\n {9}SQLSTATE: 42704\nNATIVE ERROR CODE: -204\n\S", out.stdout)
+    assert re.search(
+        r"(?:^|\n)\n \*\*\*\* CLI ERROR \*\*\*\*\*\n {9}SQLSTATE: 42704\nNATIVE ERROR CODE: -204\n\S", out.stdout
+    )
 
 
 def test_sql_runs_through_qsh_on_a_stock_partition(host):
@@ -167,12 +176,15 @@ def test_a_command_that_ends_in_an_escape_prints_on_stderr_and_exits_255(languag
     assert lines[-1].startswith("CPF")
 
 
-@pytest.mark.parametrize("cl", [
-    "DLTJRNRCV JRNRCV(QMTEST/AMQA000000) NOSUCHKWD(1)",   # unknown keyword
-    "DLTJRNRCV JRNRCV(QMTEST/AMQA000000",                 # unbalanced parenthesis
-    "DLTJRNRCV",                                          # required parameter missing
-    "NOSUCHCMD X",                                        # unknown command
-])
+@pytest.mark.parametrize(
+    "cl",
+    [
+        "DLTJRNRCV JRNRCV(QMTEST/AMQA000000) NOSUCHKWD(1)",  # unknown keyword
+        "DLTJRNRCV JRNRCV(QMTEST/AMQA000000",  # unbalanced parenthesis
+        "DLTJRNRCV",  # required parameter missing
+        "NOSUCHCMD X",  # unknown command
+    ],
+)
 def test_a_cl_syntax_error_is_a_cpd_diagnostic_then_cpf0006(host, cl):
     """A public capture on PUB400 (IBM i 7.5, PASE `system -b`): stderr 'CPD0074: Value ... exceeds 10 characters.\\n
     CPF0006: Errors occurred in command.', stdout empty, exit 255 (manifest.json)."""

@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -29,11 +29,14 @@ def run_driver(driver: str, workdir: Path, *, timeout: int) -> dict:
     }
     done = subprocess.run(
         [sys.executable, str(REPO / "tests" / "dags" / driver), str(workdir)],
-        env=env, capture_output=True, text=True, timeout=timeout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     line = next((l for l in done.stdout.splitlines() if l.startswith("RESULTS ")), None)
     assert done.returncode == 0 and line, done.stdout[-4000:] + done.stderr[-4000:]
-    return json.loads(line[len("RESULTS "):])
+    return json.loads(line[len("RESULTS ") :])
 
 
 def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
@@ -43,7 +46,7 @@ def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
     from mqjournal.fleet import FleetConfig
     from mqjournal.sim.service import SimulatorService
 
-    start = datetime.now(timezone.utc) - timedelta(hours=hours)
+    start = datetime.now(UTC) - timedelta(hours=hours)
     config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=hours, hosts=hosts).resolved(workdir)
     service = SimulatorService(config)
     ports = service.start()
@@ -53,8 +56,13 @@ def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
             {
                 "state_dir": str(config.state_dir),
                 "hosts": [
-                    {"name": h.name, "port": ports[h.name],
-                     "queue_managers": [q.model_dump(mode="json", include={"name", "clusters"}) for q in h.queue_managers]}
+                    {
+                        "name": h.name,
+                        "port": ports[h.name],
+                        "queue_managers": [
+                            q.model_dump(mode="json", include={"name", "clusters"}) for q in h.queue_managers
+                        ],
+                    }
                     for h in hosts
                 ],
             }

@@ -22,7 +22,9 @@ from airflow.utils.state import TaskInstanceState
 class Responder(threading.Thread):
     """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once."""
 
-    def __init__(self, dag_id: str, task_id: str, option: str, *, before: Callable[[], None] | None = None, timeout: float = 300):
+    def __init__(
+        self, dag_id: str, task_id: str, option: str, *, before: Callable[[], None] | None = None, timeout: float = 300
+    ):
         super().__init__(daemon=True)
         self.dag_id, self.task_id, self.option, self.before, self.timeout = dag_id, task_id, option, before, timeout
         self.answered: str | None = None
@@ -51,14 +53,17 @@ class Responder(threading.Thread):
                     detail.chosen_options = [self.option]
                     detail.params_input = {}
                     session.add(detail)
-                    handle_event_submit(TriggerEvent(detail.as_resume_event_payload()), task_instance=ti, session=session)
+                    handle_event_submit(
+                        TriggerEvent(detail.as_resume_event_payload()), task_instance=ti, session=session
+                    )
                     self.answered, submitted_at = ti.run_id, time.monotonic()
                 elif mine and submitted_at is not None and time.monotonic() - submitted_at > 5:
                     # Answered so soon after the task deferred that the resume was lost (dag.test had not yet
                     # picked the deferral up): still waiting with an answer, so the answer is submitted again.
                     ti = mine[0]
-                    handle_event_submit(TriggerEvent(details[ti.id].as_resume_event_payload()), task_instance=ti,
-                                        session=session)
+                    handle_event_submit(
+                        TriggerEvent(details[ti.id].as_resume_event_payload()), task_instance=ti, session=session
+                    )
                     submitted_at = time.monotonic()
                 elif self.answered is not None and not mine:
                     return

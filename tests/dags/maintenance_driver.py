@@ -23,8 +23,13 @@ def main(workdir: Path) -> None:
     from tests.dags.hitl import Responder
 
     hosts = [
-        HostConfig(name=name, port=0, utc_offset="+01:00", queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)],
-                   system=PartitionSystemConfig(release="7.3" if name == "not-ready" else "7.5"))
+        HostConfig(
+            name=name,
+            port=0,
+            utc_offset="+01:00",
+            queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)],
+            system=PartitionSystemConfig(release="7.3" if name == "not-ready" else "7.5"),
+        )
         for name in SCENARIOS
     ]
     service, bag = fleet_in_airflow(workdir, hosts)
@@ -42,7 +47,9 @@ def main(workdir: Path) -> None:
 
     results = {}
     for scenario, option in SCENARIOS.items():
-        responder = Responder(dag.dag_id, "approve", option, before=make_needed_again if scenario == "needed-again" else None)
+        responder = Responder(
+            dag.dag_id, "approve", option, before=make_needed_again if scenario == "needed-again" else None
+        )
         responder.start()
         run = dag.test(run_conf={"hosts": [scenario], "change_receiver": True})
         responder.stop.set()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 QMGR, LIBRARY = "TEST", "QMTEST"
@@ -66,8 +66,15 @@ def main(workdir: Path) -> None:
     # A library save of the library scenario before maintenance, then more churn after it.
     with IbmiHook(ssh_conn_id=conn_id_for("library"), audit_path=s.audit_log).session("library") as session:
         target, tz = locate(session, "library", hosts[SCENARIOS.index("library")].queue_managers[0])
-        library_save = save_library(session, target, host="library", tz=tz, catalog=Catalog(s.catalog_url),
-                                    save_library="QGPL", run_id="library-save-1")
+        library_save = save_library(
+            session,
+            target,
+            host="library",
+            tz=tz,
+            catalog=Catalog(s.catalog_url),
+            save_library="QGPL",
+            run_id="library-save-1",
+        )
     for name in SCENARIOS:
         service.hosts[name].advance(timedelta(hours=2))
 
@@ -75,10 +82,14 @@ def main(workdir: Path) -> None:
     responder.start()
     maintenance = bag.dags["mq_journal_maintenance"].test(run_conf={"change_receiver": True})
     responder.stop.set()
-    results: dict = {"maintenance": {"state": str(maintenance.state), "answered": responder.answered is not None,
-                                     "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state)
-                                               for ti in maintenance.get_task_instances()}},
-                     "library_save": library_save.record.save_file_path}
+    results: dict = {
+        "maintenance": {
+            "state": str(maintenance.state),
+            "answered": responder.answered is not None,
+            "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in maintenance.get_task_instances()},
+        },
+        "library_save": library_save.record.save_file_path,
+    }
 
     staged: dict[str, dict] = {}
     catalog = Catalog(s.catalog_url)
@@ -96,8 +107,14 @@ def main(workdir: Path) -> None:
 
             mq.crash(p, p.queue_manager(QMGR))
         strmqm = cl(name, f"STRMQM MQMNAME({QMGR})")
-        staged[name] = {"deleted": [oldest], "chain_before": chain(name), "delete_status": deleted.exit_status, "save_files": files,
-                        "strmqm_before": strmqm.exit_status, "strmqm_before_out": strmqm.stdout + strmqm.stderr}
+        staged[name] = {
+            "deleted": [oldest],
+            "chain_before": chain(name),
+            "delete_status": deleted.exit_status,
+            "save_files": files,
+            "strmqm_before": strmqm.exit_status,
+            "strmqm_before_out": strmqm.stdout + strmqm.stderr,
+        }
     # media: the receivers from the damaged queue's media recovery point on, as far as maintenance kept them
     # (they are needed, so it saved them), deleted out of band; RCRMQMOBJ then fails with AMQ7432.
     on_host = chain("media")
@@ -120,7 +137,7 @@ def main(workdir: Path) -> None:
     staged["naming"] = {"attached": attached, "taken": taken, "chain_before": chain("naming")}
     results["staged"] = staged
 
-    results["recovery_started_at"] = datetime.now(timezone.utc).isoformat()
+    results["recovery_started_at"] = datetime.now(UTC).isoformat()
     recovery = bag.dags["mq_journal_recovery"]
     kinds = {"startup": "startup", "media": "media", "library": "library", "naming": "naming", "gap": "startup"}
     for name, kind in kinds.items():
@@ -144,8 +161,10 @@ def main(workdir: Path) -> None:
         }
     # The same naming repair again: switching works now, so the plan has nothing to do and needs no approval.
     again = recovery.test(run_conf={"host": "naming", "qmgr": QMGR, "kind": "naming"})
-    results["naming-again"] = {"state": str(again.state),
-                               "tasks": {ti.task_id: str(ti.state) for ti in again.get_task_instances()}}
+    results["naming-again"] = {
+        "state": str(again.state),
+        "tasks": {ti.task_id: str(ti.state) for ti in again.get_task_instances()},
+    }
     with service.hosts["library"].state() as p:
         qm = p.queue_manager(QMGR)
         results["library"]["running"] = qm.running

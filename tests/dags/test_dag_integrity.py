@@ -24,9 +24,13 @@ def test_dag_files_do_nothing_at_module_level_but_define_and_call_their_dag():
             allowed = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Assign, ast.AnnAssign)
             is_docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
             is_dag_call = isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args
-            assert isinstance(node, allowed) or is_docstring or is_dag_call, f"{path.name}:{node.lineno} does work at import"
+            assert isinstance(node, allowed) or is_docstring or is_dag_call, (
+                f"{path.name}:{node.lineno} does work at import"
+            )
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                assert not any(isinstance(n, ast.Call) for n in ast.walk(node)), f"{path.name}:{node.lineno} calls at import"
+                assert not any(isinstance(n, ast.Call) for n in ast.walk(node)), (
+                    f"{path.name}:{node.lineno} calls at import"
+                )
 
 
 def test_the_maintenance_dag_runs_the_runbook_in_order():

@@ -16,7 +16,6 @@ from tests.dags.harness import run_driver
 pytestmark = pytest.mark.e2e
 
 
-
 @pytest.fixture(scope="module")
 def e2e(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("maintenance")

@@ -119,7 +119,12 @@ def test_a_plan_with_a_gap_fails_before_the_gate_and_changes_nothing(e2e):
     assert staged["tasks"]["approve"] == "skipped" and staged["tasks"]["execute"] == "skipped"
     assert staged["tasks"]["report"] == "success"
     assert staged["chain_after"] == run["chain_before"]
-    changing = [r["command"] for r in audit if r["host"] == "gap" and not r["command"].startswith("cat ")
-                and not (commands.sql_statements(r["command"]) or [""])[0].startswith("SELECT")]
+    changing = [
+        r["command"]
+        for r in audit
+        if r["host"] == "gap"
+        and not r["command"].startswith("cat ")
+        and not (commands.sql_statements(r["command"]) or [""])[0].startswith("SELECT")
+    ]
     assert changing == []
     assert staged["running"] is False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import paramiko
@@ -18,25 +18,37 @@ from mqjournal.sim.service import SimulatorService
 
 # What the doctor may send: the login probe, SQL (through qsh or a bare db2), mqs.ini, and CHKOBJ.
 READ_ONLY = re.compile(
-    r"^(true|cat /QIBM/UserData/mqm/mqs\.ini|(/QOpenSys/usr/bin/qsh -c )?'?db2 .*|system 'CHKOBJ [^']*')$", re.S)
+    r"^(true|cat /QIBM/UserData/mqm/mqs\.ini|(/QOpenSys/usr/bin/qsh -c )?'?db2 .*|system 'CHKOBJ [^']*')$", re.S
+)
 
 
 def _host(name: str = "ibmi1", **system) -> HostConfig:
-    return HostConfig(name=name, port=0, utc_offset="+01:00", system=system,
-                      queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])
+    return HostConfig(
+        name=name,
+        port=0,
+        utc_offset="+01:00",
+        system=system,
+        queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)],
+    )
 
 
 class Doctor:
     def __init__(self, tmp_path: Path, hosts: list[HostConfig]) -> None:
-        self.config = FleetConfig(state_dir=tmp_path / "state", start=datetime.now(timezone.utc),
-                                  hosts=hosts).resolved(tmp_path)
+        self.config = FleetConfig(state_dir=tmp_path / "state", start=datetime.now(UTC), hosts=hosts).resolved(
+            tmp_path
+        )
         self.service = SimulatorService(self.config)
         self.ports = self.service.start()
         self.audit = AuditLog(tmp_path / "audit.jsonl")
 
     def connector(self, name: str, known_hosts: Path | None = None):
-        return ssh_connector(address="127.0.0.1", port=self.ports[name], user=self.config.user,
-                             key=self.service.client_key, known_hosts=known_hosts or self.config.known_hosts)
+        return ssh_connector(
+            address="127.0.0.1",
+            port=self.ports[name],
+            user=self.config.user,
+            key=self.service.client_key,
+            known_hosts=known_hosts or self.config.known_hosts,
+        )
 
     def run(self, *, save_library: str = "QGPL", known_hosts: Path | None = None) -> dict[str, HostReport]:
         connectors = {h.name: self.connector(h.name, known_hosts) for h in self.config.hosts}
@@ -66,17 +78,29 @@ def test_a_ready_partition_passes_every_check(doctor: Doctor):
     report = doctor.run()["ibmi1"]
     assert report.ready, _failed(report)
     names = {c.name for c in report.checks}
-    assert {"SSH and host key", "SQL runner (qsh)", "clock", "IBM i release and SQL services", "user profile",
-            "authority: RCDMQMIMG, ENDMQM, STRMQM", "save library QGPL", "MQ installed",
-            "queue manager TEST (QMTEST)", "ASP usage (TEST)"} <= names
+    assert {
+        "SSH and host key",
+        "SQL runner (qsh)",
+        "clock",
+        "IBM i release and SQL services",
+        "user profile",
+        "authority: RCDMQMIMG, ENDMQM, STRMQM",
+        "save library QGPL",
+        "MQ installed",
+        "queue manager TEST (QMTEST)",
+        "ASP usage (TEST)",
+    } <= names
 
 
 def test_the_doctor_only_reads(doctor: Doctor):
     doctor.run()
     sent = [e.command for e in doctor.service.received.entries()]
     assert sent and all(READ_ONLY.match(c) for c in sent), [c for c in sent if not READ_ONLY.match(c)]
-    assert not any(re.search(r"\b(CRT|DLT|CHG|SAV|RST|GRT|RVK|RCD|STR|END)[A-Z]*\b", c.split("CHKOBJ")[0])
-                   for c in sent if c.startswith("system"))
+    assert not any(
+        re.search(r"\b(CRT|DLT|CHG|SAV|RST|GRT|RVK|RCD|STR|END)[A-Z]*\b", c.split("CHKOBJ")[0])
+        for c in sent
+        if c.startswith("system")
+    )
 
 
 def _withhold(library: str, objtype: str, *authorities: str, name: str = "*ALL") -> dict:
@@ -87,17 +111,32 @@ def _withhold(library: str, objtype: str, *authorities: str, name: str = "*ALL")
 BROKEN = {
     "old release": ({"release": "7.3"}, "IBM i release and SQL services", "SF99950"),
     "not an MQ administrator": ({"group_profile": None}, "authority: RCDMQMIMG, ENDMQM, STRMQM", "GRPPRF(QMQMADM)"),
-    "no *OBJEXIST to receivers": ({"withheld_authorities": [_withhold("QMTEST", "*JRNRCV", "*OBJEXIST", name="AMQA*")]},
-                                  "authority: DLTJRNRCV (TEST)", "GRTOBJAUT OBJ(QMTEST/AMQA*)"),
-    "no *SAVSYS nor *OBJEXIST": ({"special_authorities": ["*JOBCTL"],
-                                 "withheld_authorities": [_withhold("QMTEST", "*JRNRCV", "*OBJEXIST")]},
-                                "authority: SAVOBJ, RSTOBJ (TEST)", "*SAVSYS", {"authority: DLTJRNRCV (TEST)"}),
-    "no *USE to SAVOBJ": ({"withheld_authorities": [_withhold("QSYS", "*CMD", "*USE", name="SAVOBJ")]},
-                          "authority: commands", "GRTOBJAUT OBJ(QSYS/SAVOBJ) OBJTYPE(*CMD)"),
-    "no *ADD to the save library": ({"withheld_authorities": [_withhold("QGPL", "*LIB", "*ADD")]},
-                                    "save library QGPL", "GRTOBJAUT OBJ(QGPL) OBJTYPE(*LIB)"),
-    "no AMQJRNINF": ({"withheld_authorities": [_withhold("QMTEST", "*USRSPC", "*USE")]},
-                     "authority: AMQJRNINF (TEST)", "AMQJRNINF"),
+    "no *OBJEXIST to receivers": (
+        {"withheld_authorities": [_withhold("QMTEST", "*JRNRCV", "*OBJEXIST", name="AMQA*")]},
+        "authority: DLTJRNRCV (TEST)",
+        "GRTOBJAUT OBJ(QMTEST/AMQA*)",
+    ),
+    "no *SAVSYS nor *OBJEXIST": (
+        {"special_authorities": ["*JOBCTL"], "withheld_authorities": [_withhold("QMTEST", "*JRNRCV", "*OBJEXIST")]},
+        "authority: SAVOBJ, RSTOBJ (TEST)",
+        "*SAVSYS",
+        {"authority: DLTJRNRCV (TEST)"},
+    ),
+    "no *USE to SAVOBJ": (
+        {"withheld_authorities": [_withhold("QSYS", "*CMD", "*USE", name="SAVOBJ")]},
+        "authority: commands",
+        "GRTOBJAUT OBJ(QSYS/SAVOBJ) OBJTYPE(*CMD)",
+    ),
+    "no *ADD to the save library": (
+        {"withheld_authorities": [_withhold("QGPL", "*LIB", "*ADD")]},
+        "save library QGPL",
+        "GRTOBJAUT OBJ(QGPL) OBJTYPE(*LIB)",
+    ),
+    "no AMQJRNINF": (
+        {"withheld_authorities": [_withhold("QMTEST", "*USRSPC", "*USE")]},
+        "authority: AMQJRNINF (TEST)",
+        "AMQJRNINF",
+    ),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -16,20 +16,35 @@ from tests.conftest import fleet_config
 
 def _doctor(fleet_file: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "mqjournal.cli", "doctor", "--fleet", str(fleet_file), "--audit",
-         str(fleet_file.parent / "audit.jsonl"), *args],
-        capture_output=True, text=True, timeout=120, cwd=fleet_file.parent,
+        [
+            sys.executable,
+            "-m",
+            "mqjournal.cli",
+            "doctor",
+            "--fleet",
+            str(fleet_file),
+            "--audit",
+            str(fleet_file.parent / "audit.jsonl"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=fleet_file.parent,
     )
 
 
 def test_a_ready_host_exits_0_and_an_old_release_exits_3_naming_what_brings_the_service(tmp_path):
     qm = [QueueManagerConfig(name="TEST", threshold_kb=500)]
-    config = fleet_config(tmp_path, [
-        HostConfig(name="ready", port=0, queue_managers=qm),
-        HostConfig(name="old", port=0, queue_managers=qm, system=PartitionSystemConfig(release="7.3")),
-    ])
+    config = fleet_config(
+        tmp_path,
+        [
+            HostConfig(name="ready", port=0, queue_managers=qm),
+            HostConfig(name="old", port=0, queue_managers=qm, system=PartitionSystemConfig(release="7.3")),
+        ],
+    )
     # The partitions' clocks at the controller's time: the doctor checks the skew.
-    config = config.model_copy(update={"start": datetime.now(timezone.utc)})
+    config = config.model_copy(update={"start": datetime.now(UTC)})
     service = SimulatorService(config)
     ports = service.start()
     try:

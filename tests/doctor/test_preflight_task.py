@@ -20,11 +20,20 @@ def _settings(doctor: Doctor, tmp_path: Path, monkeypatch) -> Settings:
     conn = fleet_connections(doctor.config, doctor.service.host_keys, doctor.ports)[conn_id_for("ibmi1")]
     monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for('ibmi1').upper()}", json.dumps(conn))
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": doctor.ports["ibmi1"],
-                                                "queue_managers": [{"name": "TEST"}]}]}))
+    fleet.write_text(
+        yaml.safe_dump(
+            {"hosts": [{"name": "ibmi1", "port": doctor.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}]}
+        )
+    )
     data = tmp_path / "data"
-    return Settings(fleet_file=fleet, data_dir=data, catalog_url=f"sqlite:///{data / 'catalog.db'}",
-                    spark_app=Path("unused"), spark_conn_id="spark_default", schedule=None)
+    return Settings(
+        fleet_file=fleet,
+        data_dir=data,
+        catalog_url=f"sqlite:///{data / 'catalog.db'}",
+        spark_app=Path("unused"),
+        spark_conn_id="spark_default",
+        schedule=None,
+    )
 
 
 def test_a_ready_host_passes_the_preflight(tmp_path: Path, monkeypatch):
@@ -52,7 +61,9 @@ def test_a_host_collected_before_is_not_checked_again(tmp_path: Path, monkeypatc
     doctor = Doctor(tmp_path, [_host(release="7.3")])
     try:
         settings = _settings(doctor, tmp_path, monkeypatch)
-        write_snapshots(settings.snapshot_dir("earlier") / "ibmi1__QMTEST.jsonl", [snapshot(chain(names(1, 3)), host="ibmi1")])
+        write_snapshots(
+            settings.snapshot_dir("earlier") / "ibmi1__QMTEST.jsonl", [snapshot(chain(names(1, 3)), host="ibmi1")]
+        )
         result = steps.preflight(settings, [], "QGPL")
     finally:
         doctor.stop()

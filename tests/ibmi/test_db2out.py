@@ -10,49 +10,85 @@ import pytest
 
 from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, parse_single
 
-QCUSTCDT = "\n".join([
-    "",
-    "CUSNUM   LSTNAM   INIT  STREET        CITY   STATE  ZIPCOD  CDTLMT  CHGCOD  BALDUE   CDTDUE  ",
-    "-------- -------- ----- ------------- ------ ------ ------- ------- ------- -------- --------",
-    " 938472  Henning  G K   4859 Elm Ave  Dallas TX      75217   5000    3         37.00     0.00",
-    "",
-    "  1 RECORD(S) SELECTED.",
-    "",
-])
+QCUSTCDT = "\n".join(
+    [
+        "",
+        "CUSNUM   LSTNAM   INIT  STREET        CITY   STATE  ZIPCOD  CDTLMT  CHGCOD  BALDUE   CDTDUE  ",
+        "-------- -------- ----- ------------- ------ ------ ------- ------- ------- -------- --------",
+        " 938472  Henning  G K   4859 Elm Ave  Dallas TX      75217   5000    3         37.00     0.00",
+        "",
+        "  1 RECORD(S) SELECTED.",
+        "",
+    ]
+)
 
-TEN_FILES = "\n".join([
-    "",
-    "NAME       TYPE  ATTRIBUTE  TEXT                                               IS_SOURCE   NB_MBR  SOURCE_LENGTH  CCSID  ",
-    "---------- ----- ---------- -------------------------------------------------- ----------- ------- -------------- -------",
-    *[f"{name:<10} *FILE *PHY       {text:<50}           1      3     112             37 "
-      for name, text in [("CMD", ""), ("EVFTEMPF01", ""), ("EVFTEMPF02", ""), ("HEBREW", ""), ("QCPYSRC", ""),
-                         ("QDDSSRC", ""), ("QRPGLEREF", ""), ("QRPGLESRC", "cool mate"),
-                         ("QSQDSRC", "SQL PROCEDURES"), ("VSCODE", "")]],
-    "",
-    " 10 RECORD(S) SELECTED.",
-    "",
-])
+TEN_FILES = "\n".join(
+    [
+        "",
+        "NAME       TYPE  ATTRIBUTE  TEXT                                               IS_SOURCE   NB_MBR  SOURCE_LENGTH  CCSID  ",
+        "---------- ----- ---------- -------------------------------------------------- ----------- ------- -------------- -------",
+        *[
+            f"{name:<10} *FILE *PHY       {text:<50}           1      3     112             37 "
+            for name, text in [
+                ("CMD", ""),
+                ("EVFTEMPF01", ""),
+                ("EVFTEMPF02", ""),
+                ("HEBREW", ""),
+                ("QCPYSRC", ""),
+                ("QDDSSRC", ""),
+                ("QRPGLEREF", ""),
+                ("QRPGLESRC", "cool mate"),
+                ("QSQDSRC", "SQL PROCEDURES"),
+                ("VSCODE", ""),
+            ]
+        ],
+        "",
+        " 10 RECORD(S) SELECTED.",
+        "",
+    ]
+)
 
 
 def table(count: int) -> str:
     """`count` rows of one VARCHAR(10) column, with the trailer a real partition prints (printf "%3d")."""
     rows = [f"AMQA{n:06d}" for n in range(count)]
-    return "\n".join(["", "MESSAGE_ID ", "-----------", *(f"{r:<11}" for r in rows), "",
-                      f"{count:3d} RECORD(S) SELECTED.", ""])
+    return "\n".join(
+        ["", "MESSAGE_ID ", "-----------", *(f"{r:<11}" for r in rows), "", f"{count:3d} RECORD(S) SELECTED.", ""]
+    )
 
 
 def test_the_captured_qcustcdt_row_reads_with_numeric_padding_stripped():
-    assert parse_single(QCUSTCDT) == [{
-        "CUSNUM": "938472", "LSTNAM": "Henning", "INIT": "G K", "STREET": "4859 Elm Ave", "CITY": "Dallas",
-        "STATE": "TX", "ZIPCOD": "75217", "CDTLMT": "5000", "CHGCOD": "3", "BALDUE": "37.00", "CDTDUE": "0.00"}]
+    assert parse_single(QCUSTCDT) == [
+        {
+            "CUSNUM": "938472",
+            "LSTNAM": "Henning",
+            "INIT": "G K",
+            "STREET": "4859 Elm Ave",
+            "CITY": "Dallas",
+            "STATE": "TX",
+            "ZIPCOD": "75217",
+            "CDTLMT": "5000",
+            "CHGCOD": "3",
+            "BALDUE": "37.00",
+            "CDTDUE": "0.00",
+        }
+    ]
 
 
 def test_a_captured_ten_row_result_with_empty_text_cells_reads_ten_rows():
     rows = parse_single(TEN_FILES)
 
     assert len(rows) == 10
-    assert rows[0] == {"NAME": "CMD", "TYPE": "*FILE", "ATTRIBUTE": "*PHY", "TEXT": "", "IS_SOURCE": "1",
-                       "NB_MBR": "3", "SOURCE_LENGTH": "112", "CCSID": "37"}
+    assert rows[0] == {
+        "NAME": "CMD",
+        "TYPE": "*FILE",
+        "ATTRIBUTE": "*PHY",
+        "TEXT": "",
+        "IS_SOURCE": "1",
+        "NB_MBR": "3",
+        "SOURCE_LENGTH": "112",
+        "CCSID": "37",
+    }
     assert rows[8]["TEXT"] == "SQL PROCEDURES"
 
 
@@ -87,7 +123,9 @@ def test_a_trailer_that_counts_other_rows_than_printed_is_an_error():
 
 
 def test_results_of_several_statements_are_read_in_order_including_a_cli_error():
-    error = "\n **** CLI ERROR *****\n         SQLSTATE: 42704\nNATIVE ERROR CODE: -204\nX in Y type *FILE not found. \n"
+    error = (
+        "\n **** CLI ERROR *****\n         SQLSTATE: 42704\nNATIVE ERROR CODE: -204\nX in Y type *FILE not found. \n"
+    )
 
     first, failure, last = parse_results(table(100) + error + table(1000))
 

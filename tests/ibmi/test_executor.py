@@ -137,7 +137,13 @@ def test_a_failed_dltjrnrcv_stops_the_run(sim_fleet, executor):
     to_save, to_delete = planned(executor)
     executor.save(to_save, save_library="QGPL")
     with sim_fleet.host().state() as partition:
-        partition.faults.commands.append(CommandFault(pattern=f"DLTJRNRCV JRNRCV\\(QMTEST/{to_delete[1]}", msg_id="CPF9803", tokens=["", to_delete[1], "QMTEST"]))
+        partition.faults.commands.append(
+            CommandFault(
+                pattern=f"DLTJRNRCV JRNRCV\\(QMTEST/{to_delete[1]}",
+                msg_id="CPF9803",
+                tokens=["", to_delete[1], "QMTEST"],
+            )
+        )
     result = executor.delete(to_delete, policy=Policy())
     assert result.deleted == to_delete[:1]
     assert result.failed[0] == to_delete[1] and "CPF9803" in result.failed[1]

@@ -16,12 +16,11 @@ import pytest
 
 from mqjournal.catalog import Catalog, CatalogUnavailable, Operation
 from mqjournal.ibmi.audit import read_audit, read_events
-from mqjournal.ibmi.executor import Executor
-from mqjournal.jrninf import format_amqjrninf
 from mqjournal.policy import Policy
 from mqjournal.sim import mq
 from mqjournal.sim.model import CommandFault, UserSpace, qualified
 from tests.ibmi.test_executor import executor, planned, receivers_on_host  # noqa: F401 - the fixture
+
 
 def _dead_worker() -> str:
     """host:pid of a worker of this machine that has ended, as a SIGKILLed task's has."""
@@ -76,7 +75,9 @@ def test_a_hostile_amqjrninf_does_not_release_the_receiver_the_startup_recovery_
         partition.user_spaces[qualified("QMTEST", "AMQJRNINF")] = UserSpace(
             name="AMQJRNINF", library="QMTEST", data="********************20991231235959999"
         )
-        partition.faults.commands.append(CommandFault(pattern="RCDMQMIMG", msg_id="CPF9898", tokens=["damaged"], times=0))
+        partition.faults.commands.append(
+            CommandFault(pattern="RCDMQMIMG", msg_id="CPF9898", tokens=["damaged"], times=0)
+        )
 
     result = executor.delete(to_delete, policy=Policy())
 
@@ -139,9 +140,18 @@ def test_a_delete_interrupted_after_the_host_ran_it_is_recorded_by_the_next_run(
     first = sim_fleet.host().partition.receivers[f"QMTEST/{to_delete[0]}"]
     # What a worker SIGKILLed during DLTJRNRCV leaves: both intents written, the receiver gone, nothing else.
     executor.catalog.begin(
-        Operation(host="ibmi1", qmgr="TEST", qmgr_library="QMTEST", kind="delete", library="QMTEST",
-                  receivers=first.name, attached_at=first.attached_at, delete_option="*NONE", run_id="run0",
-                  worker=DEAD_WORKER)
+        Operation(
+            host="ibmi1",
+            qmgr="TEST",
+            qmgr_library="QMTEST",
+            kind="delete",
+            library="QMTEST",
+            receivers=first.name,
+            attached_at=first.attached_at,
+            delete_option="*NONE",
+            run_id="run0",
+            worker=DEAD_WORKER,
+        )
     )
     command = f"system 'DLTJRNRCV JRNRCV(QMTEST/{first.name}) DLTOPT(*NONE)'"
     executor.session.audit.intent(host="ibmi1", user="MQADMIN", command=command, attempt=1)
@@ -162,11 +172,22 @@ def test_an_interrupted_save_is_recorded_from_the_save_file_content(sim_fleet, e
     shell = sim_fleet.connect()
     assert shell.cl("CRTSAVF FILE(QGPL/MQJHALF0)")[0] == 0
     executor.catalog.begin(
-        Operation(host="ibmi1", qmgr="TEST", qmgr_library="QMTEST", kind="save", library="QMTEST",
-                  receivers=" ".join(to_save), save_file_library="QGPL", save_file="MQJHALF0", run_id="run0",
-                  worker=DEAD_WORKER)
+        Operation(
+            host="ibmi1",
+            qmgr="TEST",
+            qmgr_library="QMTEST",
+            kind="save",
+            library="QMTEST",
+            receivers=" ".join(to_save),
+            save_file_library="QGPL",
+            save_file="MQJHALF0",
+            run_id="run0",
+            worker=DEAD_WORKER,
+        )
     )
-    assert shell.cl(f"SAVOBJ OBJ({' '.join(to_save)}) LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/MQJHALF0)")[0] == 0
+    assert (
+        shell.cl(f"SAVOBJ OBJ({' '.join(to_save)}) LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/MQJHALF0)")[0] == 0
+    )
 
     result = executor.save(to_save, save_library="QGPL")
 
@@ -178,8 +199,17 @@ def test_an_interrupted_save_is_recorded_from_the_save_file_content(sim_fleet, e
 def test_the_intent_of_a_live_worker_is_left_alone(sim_fleet, executor):
     to_save, _ = planned(executor)
     executor.catalog.begin(
-        Operation(host="ibmi1", qmgr="TEST", qmgr_library="QMTEST", kind="save", library="QMTEST",
-                  receivers=to_save[0], save_file_library="QGPL", save_file="MQJLIVE0", run_id="run0")
+        Operation(
+            host="ibmi1",
+            qmgr="TEST",
+            qmgr_library="QMTEST",
+            kind="save",
+            library="QMTEST",
+            receivers=to_save[0],
+            save_file_library="QGPL",
+            save_file="MQJLIVE0",
+            run_id="run0",
+        )
     )  # this very process: its command may still be on its way
     executor.save(to_save, save_library="QGPL")
     assert [op.state for op in executor.catalog.operations("ibmi1")][0] == "intent"
@@ -200,8 +230,18 @@ def test_an_interrupted_dltf_of_an_expired_save_file_is_recorded_discarded_by_th
     (save_file,) = executor.save(to_save, save_library="QGPL").save_files
     library, name = save_file.split("/")
     executor.catalog.begin(
-        Operation(host="ibmi1", qmgr="TEST", qmgr_library="QMTEST", kind="discard", library="QMTEST", receivers="",
-                  save_file_library=library, save_file=name, run_id="expiry1", worker=DEAD_WORKER)
+        Operation(
+            host="ibmi1",
+            qmgr="TEST",
+            qmgr_library="QMTEST",
+            kind="discard",
+            library="QMTEST",
+            receivers="",
+            save_file_library=library,
+            save_file=name,
+            run_id="expiry1",
+            worker=DEAD_WORKER,
+        )
     )
     assert sim_fleet.connect().cl(f"DLTF FILE({save_file})")[0] == 0  # the killed worker's DLTF ran
 

@@ -28,8 +28,13 @@ def executor(tmp_path):
     qm = QueueManagerConfig(name="TEST", threshold_kb=500)
     config = fleet_config(tmp_path, [HostConfig(name="ibmi1", port=0, system=LEVEL_20, queue_managers=[qm])])
     with serve(config, advance=timedelta(hours=3)) as fleet:
-        connect = ssh_connector(address="127.0.0.1", port=fleet.ports["ibmi1"], user=config.user,
-                                key=fleet.service.client_key, known_hosts=config.known_hosts)
+        connect = ssh_connector(
+            address="127.0.0.1",
+            port=fleet.ports["ibmi1"],
+            user=config.user,
+            key=fleet.service.client_key,
+            known_hosts=config.known_hosts,
+        )
         session = IbmiSession("ibmi1", config.user, connect, audit=AuditLog(tmp_path / "audit.jsonl"))
         found = survey(session, "ibmi1", [])
         (target,) = found.targets

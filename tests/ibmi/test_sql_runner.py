@@ -22,8 +22,33 @@ from tests.conftest import SimFleet, fleet_config, serve
 
 # Any text a Command can carry: a line break or NUL is refused before it reaches a shell (transport.Command).
 STATEMENT = st.text(st.characters(blacklist_characters="\r\n\0", blacklist_categories=("Cs",)), max_size=80)
-TRICKY = st.sampled_from(["'", "''", '"', "$", "$HOME", "${X}", "\\", "\\'", ";", "&&", "||", "|", "&", "`", "$(x)",
-                          " ", "\t", "'; db2 'DROP", "*", "#", "~", "é", "ß"])
+TRICKY = st.sampled_from(
+    [
+        "'",
+        "''",
+        '"',
+        "$",
+        "$HOME",
+        "${X}",
+        "\\",
+        "\\'",
+        ";",
+        "&&",
+        "||",
+        "|",
+        "&",
+        "`",
+        "$(x)",
+        " ",
+        "\t",
+        "'; db2 'DROP",
+        "*",
+        "#",
+        "~",
+        "é",
+        "ß",
+    ]
+)
 STATEMENT_WITH_SHELL_CHARACTERS = st.lists(st.one_of(TRICKY, STATEMENT), max_size=8).map("".join)
 
 
@@ -81,8 +106,13 @@ def test_an_unknown_runner_is_refused():
 
 
 def host(name: str, *, runner: str = "qsh", db2_link: bool = False) -> HostConfig:
-    return HostConfig(name=name, port=0, sql_runner=runner, system=PartitionSystemConfig(db2_link=db2_link),
-                      queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])
+    return HostConfig(
+        name=name,
+        port=0,
+        sql_runner=runner,
+        system=PartitionSystemConfig(db2_link=db2_link),
+        queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)],
+    )
 
 
 @pytest.fixture
@@ -99,7 +129,9 @@ def test_a_bare_db2_is_not_found_on_a_stock_partition(two_hosts):
 
 
 def test_qsh_runs_db2_on_a_stock_partition(two_hosts):
-    status, out, _ = two_hosts.connect("stock").run(commands.sql("SELECT 1 AS X FROM SYSIBM.SYSDUMMY1", runner="qsh").text)
+    status, out, _ = two_hosts.connect("stock").run(
+        commands.sql("SELECT 1 AS X FROM SYSIBM.SYSDUMMY1", runner="qsh").text
+    )
 
     assert status == 0 and parse_single(out) == [{"X": "1"}]
 
@@ -115,7 +147,10 @@ def test_qshell_names_a_command_it_cannot_find_as_real_qshell_does(two_hosts):
     status, _, err = two_hosts.connect("stock").run(f"{commands.QSH} -c 'nosuch 1'")
 
     # Real capture (codefori/vscode-ibmi issue #3008): the same words for a command Qshell's PATH lacks.
-    assert (status, err) == (127, "qsh: 001-0019 Error found searching for command nosuch. No such path or directory.\n")
+    assert (status, err) == (
+        127,
+        "qsh: 001-0019 Error found searching for command nosuch. No such path or directory.\n",
+    )
 
 
 def test_qshell_runs_its_own_system_utility(two_hosts):
@@ -125,8 +160,13 @@ def test_qshell_runs_its_own_system_utility(two_hosts):
 
 
 def session(fleet: SimFleet, name: str, runner: str) -> IbmiSession:
-    connect = ssh_connector(address="127.0.0.1", port=fleet.ports[name], user=fleet.config.user,
-                            key=fleet.service.client_key, known_hosts=fleet.config.known_hosts)
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=fleet.ports[name],
+        user=fleet.config.user,
+        key=fleet.service.client_key,
+        known_hosts=fleet.config.known_hosts,
+    )
     return IbmiSession(name, fleet.config.user, connect, audit=AuditLog(None), sql_runner=runner)
 
 
@@ -148,21 +188,34 @@ def test_discovery_finds_the_queue_manager_with_a_runner_the_host_has(two_hosts,
     assert [t.qmgr for t in survey.targets] == ["TEST"]
 
 
-@pytest.mark.parametrize("output", [
-    CommandOutput(127, "", "bsh: db2: not found.\n", 1.0),
-    CommandOutput(127, "", "qsh: 001-0019 Error found searching for command db2. No such path or directory.\n", 1.0),
-    CommandOutput(127, "", "bash: db2: command not found\n", 1.0),
-    CommandOutput(1, "", "db2: not found\n", 1.0),  # a System V Bourne shell exits 1
-    CommandOutput(126, "", "bsh: /usr/bin/db2: cannot execute\n", 1.0),
-])
+@pytest.mark.parametrize(
+    "output",
+    [
+        CommandOutput(127, "", "bsh: db2: not found.\n", 1.0),
+        CommandOutput(
+            127, "", "qsh: 001-0019 Error found searching for command db2. No such path or directory.\n", 1.0
+        ),
+        CommandOutput(127, "", "bash: db2: command not found\n", 1.0),
+        CommandOutput(1, "", "db2: not found\n", 1.0),  # a System V Bourne shell exits 1
+        CommandOutput(126, "", "bsh: /usr/bin/db2: cannot execute\n", 1.0),
+    ],
+)
 def test_a_runner_the_shell_cannot_start_is_told_from_its_answer(output):
     assert runner_missing(output)
 
 
-@pytest.mark.parametrize("output", [
-    CommandOutput(4, "\n **** CLI ERROR *****\n         SQLSTATE: 42704\nNATIVE ERROR CODE: -204\nX in Y type *FILE not found. \n", "", 1.0),
-    CommandOutput(0, "\nX \n--\n\n  0 RECORD(S) SELECTED.\n\n", "", 1.0),
-])
+@pytest.mark.parametrize(
+    "output",
+    [
+        CommandOutput(
+            4,
+            "\n **** CLI ERROR *****\n         SQLSTATE: 42704\nNATIVE ERROR CODE: -204\nX in Y type *FILE not found. \n",
+            "",
+            1.0,
+        ),
+        CommandOutput(0, "\nX \n--\n\n  0 RECORD(S) SELECTED.\n\n", "", 1.0),
+    ],
+)
 def test_an_answer_of_db2_itself_is_never_taken_for_a_missing_runner(output):
     assert not runner_missing(output)
 
@@ -171,7 +224,9 @@ def test_a_fleet_collection_reports_a_missing_runner_once_for_the_host_and_colle
     from mqjournal.collection import collect_fleet
 
     # `stock` is told to use a bare db2 it does not have; `linked` has the link and uses it.
-    hosts = [h.model_copy(update={"port": two_hosts.ports[h.name], "sql_runner": "db2"}) for h in two_hosts.config.hosts]
+    hosts = [
+        h.model_copy(update={"port": two_hosts.ports[h.name], "sql_runner": "db2"}) for h in two_hosts.config.hosts
+    ]
     _, results = collect_fleet(two_hosts.config.model_copy(update={"hosts": hosts}), tmp_path / "out")
 
     by_host = {r.host: r for r in results}

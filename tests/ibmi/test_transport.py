@@ -30,7 +30,18 @@ from mqjournal.ibmi.transport import (
 from mqjournal.sim.protocol import DropRule
 
 AUDIT_FIELDS = {
-    "event", "id", "at", "host", "user", "command", "exit_status", "msg_ids", "duration_ms", "attempt", "outcome", "error"
+    "event",
+    "id",
+    "at",
+    "host",
+    "user",
+    "command",
+    "exit_status",
+    "msg_ids",
+    "duration_ms",
+    "attempt",
+    "outcome",
+    "error",
 }
 
 UNAME = Command("uname", idempotent=True)
@@ -192,7 +203,9 @@ def test_a_command_that_cannot_be_recorded_is_not_sent(make_session, audit_path,
 
 def test_an_intent_without_an_outcome_is_an_attempt_whose_outcome_is_unknown(audit_path) -> None:
     log = AuditLog(audit_path)
-    interrupted = log.intent(host="ibmi1", user="MQADMIN", command="system 'DLTJRNRCV JRNRCV(QMTEST/AMQA000001)'", attempt=1)
+    interrupted = log.intent(
+        host="ibmi1", user="MQADMIN", command="system 'DLTJRNRCV JRNRCV(QMTEST/AMQA000001)'", attempt=1
+    )
     [attempt] = read_audit(audit_path)
     assert attempt["id"] == interrupted and attempt["outcome"] is None
     [open_intent] = unexplained_intents(audit_path, "ibmi1")
@@ -427,12 +440,17 @@ def test_a_host_listed_in_known_hosts_but_not_matching_the_pinned_key_is_refused
 
 
 @pytest.mark.parametrize("listed_kind", ["ed25519", "ecdsa"])
-def test_the_pinned_key_is_accepted_whatever_known_hosts_lists_for_the_host(make_session, sim_fleet, tmp_path, listed_kind):
+def test_the_pinned_key_is_accepted_whatever_known_hosts_lists_for_the_host(
+    make_session, sim_fleet, tmp_path, listed_kind
+):
     listed, _ = _public_key_line(listed_kind)
     key = sim_fleet.service.host_keys["ibmi1"]
     session, _ = make_session(
-        connector(sim_fleet, known_hosts=_known_hosts_listing(tmp_path, sim_fleet, listed),
-                  host_key=f"{key.get_name()} {key.get_base64()}")
+        connector(
+            sim_fleet,
+            known_hosts=_known_hosts_listing(tmp_path, sim_fleet, listed),
+            host_key=f"{key.get_name()} {key.get_base64()}",
+        )
     )
     assert session.run(UNAME).stdout == "OS400\n"
 

@@ -40,7 +40,9 @@ def receiver_chain(draw, library: str) -> list[Receiver]:
     if length > 1 and draw(st.integers(0, 9)) == 0:
         # A save taken while attached: SAVE_TIMESTAMP set, still ONLINE.
         i = draw(st.integers(0, length - 2))
-        receivers[i] = receivers[i].model_copy(update={"status": ReceiverStatus.ONLINE, "saved_at": receivers[i].attached_at})
+        receivers[i] = receivers[i].model_copy(
+            update={"status": ReceiverStatus.ONLINE, "saved_at": receivers[i].attached_at}
+        )
     if length > 2 and draw(st.integers(0, 9)) == 0:
         del receivers[draw(st.integers(1, length - 2))]  # a receiver missing from the middle
     if draw(st.integers(0, 6)) == 0:

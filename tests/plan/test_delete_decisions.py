@@ -184,7 +184,9 @@ def test_an_incomplete_save_proves_nothing():
 def test_every_unproven_save_is_named():
     live = live_state()
     first = live.receivers[0]
-    evidence = {("QMTEST", "AMQA000001", first.attached_at): [proven(on_host=False), proven("QGPL/MQJX1", complete=False)]}
+    evidence = {
+        ("QMTEST", "AMQA000001", first.attached_at): [proven(on_host=False), proven("QGPL/MQJX1", complete=False)]
+    }
     (decision,) = decide(["AMQA000001"], live, evidence)
     assert decision.detail == (
         "no save proven on the host: QGPL/MQJX0 no longer exists; QGPL/MQJX1 does not cover all of its entries"

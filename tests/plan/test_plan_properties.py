@@ -23,7 +23,10 @@ def test_no_plan_deletes_an_attached_needed_or_unsaved_receiver(fleet, policy, h
     plan = plan_fleet(fleet, as_of=as_of, policy=policy)
     current = {}
     for s in fleet:
-        if key_of(s) not in current or (s.collected_at, s.run_id) > (current[key_of(s)].collected_at, current[key_of(s)].run_id):
+        if key_of(s) not in current or (s.collected_at, s.run_id) > (
+            current[key_of(s)].collected_at,
+            current[key_of(s)].run_id,
+        ):
             current[key_of(s)] = s
     by_key = {(q.host, q.qmgr, q.qmgr_library): q for q in plan.queue_managers}
     for key, snap in current.items():
@@ -66,7 +69,10 @@ def test_every_receiver_of_every_current_snapshot_gets_exactly_one_row(fleet, po
 def _current(fleet):
     current = {}
     for s in fleet:
-        if key_of(s) not in current or (s.collected_at, s.run_id) > (current[key_of(s)].collected_at, current[key_of(s)].run_id):
+        if key_of(s) not in current or (s.collected_at, s.run_id) > (
+            current[key_of(s)].collected_at,
+            current[key_of(s)].run_id,
+        ):
             current[key_of(s)] = s
     return current
 
@@ -79,7 +85,9 @@ def test_no_plan_deletes_a_receiver_a_recovery_point_needs(fleet, policy, hours_
     plan = plan_fleet(fleet, as_of=as_of, policy=policy)
     for key, snap in _current(fleet).items():
         chain = chain_of(snap)
-        deleted = [r.chain_position for r in plan.receivers if (r.host, r.qmgr, r.qmgr_library) == key and r.action in DELETES]
+        deleted = [
+            r.chain_position for r in plan.receivers if (r.host, r.qmgr, r.qmgr_library) == key and r.action in DELETES
+        ]
         for point in (snap.startup_recovery, snap.media_recovery):
             if point is None or not deleted:
                 continue
@@ -90,7 +98,11 @@ def test_no_plan_deletes_a_receiver_a_recovery_point_needs(fleet, policy, hours_
             else:
                 # Asterisks: the receiver holding `at` is gone; everything attached at or before it (ms) may be the
                 # newest such, so only members before the last of them may go.
-                before = [i for i, r in enumerate(chain) if r.attached_at.replace(microsecond=r.attached_at.microsecond // 1000 * 1000) <= point.at]
+                before = [
+                    i
+                    for i, r in enumerate(chain)
+                    if r.attached_at.replace(microsecond=r.attached_at.microsecond // 1000 * 1000) <= point.at
+                ]
                 assert before and max(deleted) < before[-1]
 
 

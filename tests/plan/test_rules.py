@@ -150,7 +150,9 @@ def test_an_unusable_amqjrninf_blocks_and_treats_everything_as_needed(raw, reaso
 
 
 def test_amqjrninf_naming_a_receiver_outside_the_chain_blocks():
-    snap = snapshot(chain(FIVE, saved=tuple(FIVE)), oldest="AMQA000009", needed_at=T0 + 2 * HOUR, startup=None, media=None)
+    snap = snapshot(
+        chain(FIVE, saved=tuple(FIVE)), oldest="AMQA000009", needed_at=T0 + 2 * HOUR, startup=None, media=None
+    )
     result = plan(snap)
     assert blocked(result) == (True, "AMQJRNINF_RECEIVER_NOT_IN_CHAIN")
     assert only_qm(result).receivers_to_delete == 0
@@ -238,9 +240,7 @@ def history(points: list[tuple[int, str]], field: str = "startup") -> list:
     runs = []
     for run, (count, named) in enumerate(points):
         receivers = chain(names(1, count))
-        runs.append(
-            snapshot(receivers, oldest="AMQA000001", run_id=f"r{run}", **{field: named})
-        )
+        runs.append(snapshot(receivers, oldest="AMQA000001", run_id=f"r{run}", **{field: named}))
     return runs
 
 

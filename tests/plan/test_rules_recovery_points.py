@@ -299,7 +299,9 @@ def test_clock_skew_defaults_to_five_minutes():
     assert Policy().clock_skew_seconds == 300 and Policy().clock_skew == timedelta(minutes=5)
 
 
-@pytest.mark.parametrize("value", [-1, 86_401, float("inf"), float("nan")], ids=["negative", "over-a-day", "inf", "nan"])
+@pytest.mark.parametrize(
+    "value", [-1, 86_401, float("inf"), float("nan")], ids=["negative", "over-a-day", "inf", "nan"]
+)
 def test_clock_skew_outside_zero_to_a_day_or_not_finite_is_refused(value):
     with pytest.raises(ValidationError, match="clock_skew_seconds"):
         Policy(clock_skew_seconds=value)

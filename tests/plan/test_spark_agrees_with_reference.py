@@ -18,12 +18,34 @@ from tests.plan.strategies import fleets, policies
 pytestmark = pytest.mark.e2e
 
 QM_COLUMNS = (
-    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
-    "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
-    "oldest_needed_age_seconds", "run_id",
+    "host",
+    "qmgr",
+    "qmgr_library",
+    "oldest_needed",
+    "blocked",
+    "block_reason",
+    "alerts",
+    "recovery_points",
+    "receivers_to_save",
+    "bytes_to_save",
+    "receivers_to_delete",
+    "bytes_to_delete",
+    "bytes_freed",
+    "chain_length",
+    "oldest_needed_age_seconds",
+    "run_id",
 )
 RECEIVER_COLUMNS = (
-    "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action", "reason",
+    "host",
+    "qmgr",
+    "qmgr_library",
+    "receiver",
+    "library",
+    "chain_position",
+    "status",
+    "size_bytes",
+    "action",
+    "reason",
 )
 
 
@@ -32,7 +54,11 @@ def normalise(rows: list[dict], columns: tuple[str, ...]) -> list[tuple]:
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(parts=st.lists(fleets(max_queue_managers=4), min_size=15, max_size=25), policy=policies, hours_later=st.integers(0, 30))
+@given(
+    parts=st.lists(fleets(max_queue_managers=4), min_size=15, max_size=25),
+    policy=policies,
+    hours_later=st.integers(0, 30),
+)
 def test_the_spark_job_and_the_reference_planner_agree(tmp_path_factory, parts, policy, hours_later):
     # Each part is its own little fleet; distinct host names keep their queue managers apart in one input.
     snapshots = [s.model_copy(update={"host": f"{s.host}-{i}"}) for i, part in enumerate(parts) for s in part]

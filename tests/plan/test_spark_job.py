@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -25,8 +25,8 @@ from mqjournal.snapshot import (
     ADDED_KEYS,
     Checkpoint,
     CommandMessage,
-    QueueMessage,
     JournalRef,
+    QueueMessage,
     Receiver,
     ReceiverStatus,
     RecoveryPoint,
@@ -36,7 +36,7 @@ from mqjournal.snapshot import (
 
 pytestmark = pytest.mark.e2e
 
-UTC = timezone.utc
+UTC = UTC
 CEST = timezone(timedelta(hours=2))
 AS_OF = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 COLLECTED = AS_OF - timedelta(hours=1)
@@ -489,12 +489,18 @@ def plan(tmp_path_factory) -> Plan:
     special = (REORDERED, BEFORE_ADDED_KEYS)
     write_snapshots(root / "snapshots" / "run_id=R3" / "snapshots.jsonl", [s for s in current if s.qmgr not in special])
     (root / "snapshots" / "run_id=R3" / "reordered.jsonl").write_text(
-        "".join(json.dumps(reversed_keys(s.model_dump(mode="json", by_alias=True))) + "\n" for s in current
-                if s.qmgr == REORDERED)
+        "".join(
+            json.dumps(reversed_keys(s.model_dump(mode="json", by_alias=True))) + "\n"
+            for s in current
+            if s.qmgr == REORDERED
+        )
     )
     (root / "snapshots" / "run_id=R3" / "before_added_keys.jsonl").write_text(
-        "".join(json.dumps(without_added_keys(s.model_dump(mode="json", by_alias=True))) + "\n" for s in current
-                if s.qmgr == BEFORE_ADDED_KEYS)
+        "".join(
+            json.dumps(without_added_keys(s.model_dump(mode="json", by_alias=True))) + "\n"
+            for s in current
+            if s.qmgr == BEFORE_ADDED_KEYS
+        )
     )
     for run_id in ("R1", "R2", "R3"):
         write_snapshots(
@@ -646,7 +652,9 @@ def test_the_amqjrninf_record_of_issue_12_blocks_and_deletes_nothing(plan):
     for qmgr in ("ATTACK", "ATTACKS"):
         qm = plan.qm(qmgr)
         assert (qm.block_reason, qm.receivers_to_delete, qm.oldest_needed) == (
-            "AMQJRNINF_TIME_IN_FUTURE", 0, "AMQA000001"
+            "AMQJRNINF_TIME_IN_FUTURE",
+            0,
+            "AMQA000001",
         ), qmgr
         assert list(qm.alerts) == ["OLDEST_NEEDED_NOT_ON_SYSTEM", "RECOVERY_POINTS_DISAGREE"], qmgr
     assert plan.qm("ATTACK").recovery_points == (
@@ -663,8 +671,10 @@ def test_a_recovery_point_older_than_amqjrninf_is_the_oldest_needed(plan):
     assert list(qm.alerts) == ["RECOVERY_POINTS_DISAGREE"]
     agree = plan.qm("PTAGREE")
     assert (agree.oldest_needed, agree.receivers_to_delete, list(agree.alerts)) == ("AMQA000004", 2, [])
-    assert agree.recovery_points == "AMQJRNINF AMQA000004 2026-10-26T13:00:00.000, AMQ7460 AMQA000004 " \
+    assert (
+        agree.recovery_points == "AMQJRNINF AMQA000004 2026-10-26T13:00:00.000, AMQ7460 AMQA000004 "
         "2026-10-26T13:00:00.000, AMQ7462 -"
+    )
 
 
 @pytest.mark.parametrize(
@@ -934,6 +944,7 @@ def failures(tmp_path_factory) -> dict[str, tuple[PlanJobFailed | None, bool]]:
     # A key of the contract left out (issue #12): its value may be null, but the key must be there.
     keyless = json.loads(simple("ibmi1", "KEYLESS", OLD4, 2).model_dump_json())
     del keyless["receivers"][1]["next_library"]
+
     def hist(run_id: str, hours: int) -> dict:
         earlier = COLLECTED - timedelta(hours=hours)
         return json.loads(simple("ibmi1", "HIST", OLD4, 2, run_id=run_id, collected_at=earlier).model_dump_json())

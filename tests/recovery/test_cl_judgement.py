@@ -43,14 +43,20 @@ def test_a_save_without_its_completion_message_is_not_taken_for_a_save():
 
 
 def test_an_escape_fails_the_command_and_is_named_as_the_culprit():
-    verdict = judge_cl(answer(255, "", "CPF9801: Object X in library QMTEST not found.\n"
-                                        "CPF3701: 1 objects saved from QMTEST. 1 not saved.\n"))
+    verdict = judge_cl(
+        answer(
+            255,
+            "",
+            "CPF9801: Object X in library QMTEST not found.\nCPF3701: 1 objects saved from QMTEST. 1 not saved.\n",
+        )
+    )
     assert not verdict.ok and verdict.msg_id == "CPF3701"
 
 
 def test_a_syntax_error_is_named_by_cpf0006():
-    verdict = judge_cl(answer(255, "", "CPD0043: Keyword X not valid for this command.\n"
-                                        "CPF0006: Errors occurred in command.\n"))
+    verdict = judge_cl(
+        answer(255, "", "CPD0043: Keyword X not valid for this command.\nCPF0006: Errors occurred in command.\n")
+    )
     assert not verdict.ok and verdict.msg_id == "CPF0006"
 
 

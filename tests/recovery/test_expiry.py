@@ -40,10 +40,23 @@ def live(oldest: str = "AMQA000008", **kw):
 def save(n: int, file: str, saved_at: datetime, *, host: str = "ibmi1", library: str = "MQSAVES") -> SaveRecord:
     r = rcv(n)
     return SaveRecord(
-        host=host, qmgr="TEST", qmgr_library="QMTEST", receiver=r.name, library=r.library, attached_at=r.attached_at,
-        detached_at=r.detached_at, first_sequence=r.first_sequence, last_sequence=r.last_sequence,
-        previous=r.previous, next=r.next, size_bytes=r.size_bytes, save_file_library=library, save_file=file,
-        saved_at=saved_at, verified_at=saved_at, run_id="r",
+        host=host,
+        qmgr="TEST",
+        qmgr_library="QMTEST",
+        receiver=r.name,
+        library=r.library,
+        attached_at=r.attached_at,
+        detached_at=r.detached_at,
+        first_sequence=r.first_sequence,
+        last_sequence=r.last_sequence,
+        previous=r.previous,
+        next=r.next,
+        size_bytes=r.size_bytes,
+        save_file_library=library,
+        save_file=file,
+        saved_at=saved_at,
+        verified_at=saved_at,
+        run_id="r",
     )
 
 
@@ -56,19 +69,38 @@ def catalog(*saves: SaveRecord) -> list[CatalogedReceiver]:
     for (library, name, attached_at), group in grouped.items():
         group.sort(key=lambda s: s.saved_at, reverse=True)
         last = group[0]
-        out.append(CatalogedReceiver(
-            name=name, library=library, attached_at=attached_at, detached_at=last.detached_at,
-            first_sequence=last.first_sequence, last_sequence=last.last_sequence, previous=last.previous,
-            next=last.next, size_bytes=last.size_bytes, saves=tuple(group)))
+        out.append(
+            CatalogedReceiver(
+                name=name,
+                library=library,
+                attached_at=attached_at,
+                detached_at=last.detached_at,
+                first_sequence=last.first_sequence,
+                last_sequence=last.last_sequence,
+                previous=last.previous,
+                next=last.next,
+                size_bytes=last.size_bytes,
+                saves=tuple(group),
+            )
+        )
     return sorted(out, key=lambda r: r.attached_at)
 
 
 def library_save(file: str, saved_at: datetime, needs: int, *, host: str = "ibmi1") -> LibrarySaveRecord:
     """A library save whose AMQJRNINF named AMQA00000`needs` (entry one minute after its attach)."""
     return LibrarySaveRecord(
-        host=host, qmgr="TEST", qmgr_library="QMTEST", journal="AMQAJRN", save_file_library="MQLIBSAV",
-        save_file=file, saved_at=saved_at, verified_at=saved_at, attached_receiver="AMQA000010",
-        attached_at=T0, oldest_needed_receiver=rcv(needs).name, oldest_needed_at=rcv(needs).attached_at + MIN,
+        host=host,
+        qmgr="TEST",
+        qmgr_library="QMTEST",
+        journal="AMQAJRN",
+        save_file_library="MQLIBSAV",
+        save_file=file,
+        saved_at=saved_at,
+        verified_at=saved_at,
+        attached_receiver="AMQA000010",
+        attached_at=T0,
+        oldest_needed_receiver=rcv(needs).name,
+        oldest_needed_at=rcv(needs).attached_at + MIN,
         run_id="r",
     )
 
@@ -88,17 +120,25 @@ def lib_receiver_saves(ls: LibrarySaveRecord, *ns: int) -> list[SaveRecord]:
 def scene() -> list[CatalogedReceiver]:
     """Receiver save files F1 = {1, 2}, F2 = {3, 4}, F3 = {5, 6, 7}; library save files with their receivers."""
     return catalog(
-        save(1, "F1", T0 + 2 * HOUR + 5 * MIN), save(2, "F1", T0 + 2 * HOUR + 5 * MIN),
-        save(3, "F2", T0 + 4 * HOUR + 5 * MIN), save(4, "F2", T0 + 4 * HOUR + 5 * MIN),
+        save(1, "F1", T0 + 2 * HOUR + 5 * MIN),
+        save(2, "F1", T0 + 2 * HOUR + 5 * MIN),
+        save(3, "F2", T0 + 4 * HOUR + 5 * MIN),
+        save(4, "F2", T0 + 4 * HOUR + 5 * MIN),
         *(save(n, "F3", T0 + 7 * HOUR + 5 * MIN) for n in (5, 6, 7)),
-        *lib_receiver_saves(LS1, 1, 2), *lib_receiver_saves(LS2, 3), *lib_receiver_saves(LS3, 5),
+        *lib_receiver_saves(LS1, 1, 2),
+        *lib_receiver_saves(LS2, 3),
+        *lib_receiver_saves(LS3, 5),
     )
 
 
 def plan_for(snap=None, cataloged=None, library_saves=None, *, now=NOW, **policy) -> Plan:
     return plan_expiry(
-        request(), live() if snap is None else snap, scene() if cataloged is None else cataloged,
-        LIBRARY_SAVES if library_saves is None else library_saves, Policy(**policy), now,
+        request(),
+        live() if snap is None else snap,
+        scene() if cataloged is None else cataloged,
+        LIBRARY_SAVES if library_saves is None else library_saves,
+        Policy(**policy),
+        now,
     )
 
 
@@ -131,8 +171,10 @@ def test_a_save_file_holding_a_needed_receiver_is_kept_even_with_discardable_sav
 def test_totals_count_files_and_receiver_bytes():
     plan = plan_for()
     total = [n for n in plan.notes if n.startswith("Discard")]
-    assert total == [f"Discard 2 of 6 save file(s): 4 receiver save(s) of {4 * 1000 * KB} bytes and 1 library save(s)"
-                     " (their size is not recorded)."]
+    assert total == [
+        f"Discard 2 of 6 save file(s): 4 receiver save(s) of {4 * 1000 * KB} bytes and 1 library save(s)"
+        " (their size is not recorded)."
+    ]
 
 
 def test_keeping_one_library_save_moves_the_cutoff_to_what_it_needs():
@@ -161,7 +203,9 @@ def test_the_live_host_needing_older_entries_than_the_library_saves_keeps_them()
 
 
 def test_an_older_media_recovery_point_counts_even_when_amqjrninf_is_newer():
-    snap = live().model_copy(update={"media_recovery": RecoveryPoint(receiver="AMQA000001", at=rcv(1).attached_at + MIN)})
+    snap = live().model_copy(
+        update={"media_recovery": RecoveryPoint(receiver="AMQA000001", at=rcv(1).attached_at + MIN)}
+    )
     plan = plan_for(snap)
     assert deleted(plan) == []
     assert any("AMQ7462" in n for n in plan.notes)
@@ -187,7 +231,8 @@ def test_a_receiver_detached_exactly_at_the_needed_entry_is_needed():
     r3 = rcv(3)
     edge = save(3, "FE", T0 + 5 * HOUR).model_copy(update={"detached_at": LS2.oldest_needed_at})
     before = save(3, "FB", T0 + 5 * HOUR).model_copy(
-        update={"detached_at": LS2.oldest_needed_at - timedelta(milliseconds=1), "attached_at": r3.attached_at + MIN})
+        update={"detached_at": LS2.oldest_needed_at - timedelta(milliseconds=1), "attached_at": r3.attached_at + MIN}
+    )
     plan = plan_for(cataloged=catalog(edge, before))
     assert deleted(plan) == ["MQLIBSAV/LS1", "MQSAVES/FB"]  # oldest first: LS1 was written before FB
 
@@ -239,12 +284,19 @@ def test_without_a_snapshot_nothing_expires():
     [
         pytest.param(live(amqjrninf=None), "AMQJRNINF_MISSING", id="amqjrninf-missing"),
         pytest.param(live(amqjrninf="garbage"), "AMQJRNINF_MALFORMED", id="amqjrninf-malformed"),
-        pytest.param(live(oldest="AMQA000008", needed_at=T0 + 2 * HOUR), "AMQJRNINF_NAME_TIME_DISAGREE",
-                     id="name-and-time-disagree"),
-        pytest.param(snapshot(RECEIVERS, oldest="AMQA000008", collected_at=NOW - 3 * 24 * HOUR), "SNAPSHOT_STALE",
-                     id="stale"),
-        pytest.param(snapshot([r for r in RECEIVERS if r.name != "AMQA000009"], oldest="AMQA000008",
-                              collected_at=NOW - HOUR), "CHAIN_BROKEN", id="chain-broken"),
+        pytest.param(
+            live(oldest="AMQA000008", needed_at=T0 + 2 * HOUR),
+            "AMQJRNINF_NAME_TIME_DISAGREE",
+            id="name-and-time-disagree",
+        ),
+        pytest.param(
+            snapshot(RECEIVERS, oldest="AMQA000008", collected_at=NOW - 3 * 24 * HOUR), "SNAPSHOT_STALE", id="stale"
+        ),
+        pytest.param(
+            snapshot([r for r in RECEIVERS if r.name != "AMQA000009"], oldest="AMQA000008", collected_at=NOW - HOUR),
+            "CHAIN_BROKEN",
+            id="chain-broken",
+        ),
     ],
 )
 def test_a_blocked_snapshot_discards_nothing(snap, reason):

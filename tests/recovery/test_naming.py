@@ -68,7 +68,10 @@ def test_next_name_taken_by_a_receiver_made_by_hand_gives_the_next_free_name_and
     assert plan.request.kind is Kind.NAMING
     assert texts(plan) == repair_texts("AMQA000015", 1000)
     assert [s.action for s in plan.steps] == [
-        Action.CREATE_RECEIVER, Action.GIVE_RECEIVER_TO_QMQM, Action.ATTACH_RECEIVER]
+        Action.CREATE_RECEIVER,
+        Action.GIVE_RECEIVER_TO_QMQM,
+        Action.ATTACH_RECEIVER,
+    ]
     assert all(s.receiver == "AMQA000015" for s in plan.steps)
     assert plan.gaps == [] and plan.executable
     joined = "\n".join(plan.notes)

@@ -18,13 +18,27 @@ from tests.recovery.test_recovery_on_simulator import broken_startup, make_rig
 @pytest.fixture
 def cli(sim_fleet: SimFleet, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({
-        "state_dir": str(sim_fleet.config.state_dir),
-        "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}],
-    }))
+    fleet.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(sim_fleet.config.state_dir),
+                "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}],
+            }
+        )
+    )
     rig = make_rig(sim_fleet, tmp_path)
-    base = ["--fleet", str(fleet), "--host", "ibmi1", "--qmgr", "TEST", "--catalog", f"sqlite:///{tmp_path / 'catalog.db'}",
-            "--audit", str(tmp_path / "cli-audit.jsonl")]
+    base = [
+        "--fleet",
+        str(fleet),
+        "--host",
+        "ibmi1",
+        "--qmgr",
+        "TEST",
+        "--catalog",
+        f"sqlite:///{tmp_path / 'catalog.db'}",
+        "--audit",
+        str(tmp_path / "cli-audit.jsonl"),
+    ]
     yield rig, base, tmp_path / "cli-audit.jsonl"
     rig.session.close()
 
@@ -50,11 +64,14 @@ def test_a_plan_with_gaps_exits_3(cli, capsys):
     assert "GAP" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--host", "nowhere"], "host 'nowhere' is not in the fleet file"),
-    (["--timestamp", "yesterday"], "--timestamp 'yesterday' is not an ISO 8601"),
-    (["--object-type", "*QUEUE"], "is not an RCRMQMOBJ object type"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--host", "nowhere"], "host 'nowhere' is not in the fleet file"),
+        (["--timestamp", "yesterday"], "--timestamp 'yesterday' is not an ISO 8601"),
+        (["--object-type", "*QUEUE"], "is not an RCRMQMOBJ object type"),
+    ],
+)
 def test_bad_input_exits_2_with_a_clear_message(cli, capsys, extra, message):
     _, base, _ = cli
     assert main(["recover", "--plan-only", *base, "--kind", "media", *extra]) == 2
@@ -72,7 +89,7 @@ def test_execute_yes_runs_the_recovery(cli, capsys):
     broken_startup(rig)
     assert main(["recover", "--execute", "--yes", *base, "--kind", "startup", "--json"]) == 0
     out = capsys.readouterr().out
-    result = json.loads(out[out.index("\n}\n") + 3:])  # the plan, then the result
+    result = json.loads(out[out.index("\n}\n") + 3 :])  # the plan, then the result
     assert result["done"][-1]["command"] == "STRMQM MQMNAME('TEST')"
     assert rig.partition.queue_manager("TEST").running
 

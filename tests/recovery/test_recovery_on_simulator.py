@@ -63,8 +63,10 @@ class Rig:
 
     def chain(self) -> list[str]:
         """Receiver names of the journal on the host, oldest first."""
-        return [r.name for r in sorted(self.partition.receivers_in("QMTEST"), key=lambda r: (r.attached_at is None,
-                                                                                              r.attached_at))]
+        return [
+            r.name
+            for r in sorted(self.partition.receivers_in("QMTEST"), key=lambda r: (r.attached_at is None, r.attached_at))
+        ]
 
     def host_state(self) -> tuple:
         """What a refused recovery must leave exactly as it was."""
@@ -87,27 +89,45 @@ class Rig:
         return Request(host="ibmi1", qmgr="TEST", kind=kind, **fields)
 
     def plan(self, kind: Kind, **fields) -> Plan:
-        inputs = gather(self.session, self.target, host="ibmi1", tz=self.tz, catalog=self.catalog,
-                        request=self.request(kind, **fields), clusters=self.clusters)
+        inputs = gather(
+            self.session,
+            self.target,
+            host="ibmi1",
+            tz=self.tz,
+            catalog=self.catalog,
+            request=self.request(kind, **fields),
+            clusters=self.clusters,
+        )
         return plan_recovery(inputs)
 
     def executor(self, run_id: str = "recovery1") -> RecoveryExecutor:
-        return RecoveryExecutor(self.session, self.target, "ibmi1", self.tz, self.catalog, run_id,
-                                clusters=self.clusters)
+        return RecoveryExecutor(
+            self.session, self.target, "ibmi1", self.tz, self.catalog, run_id, clusters=self.clusters
+        )
 
     def changing_commands(self, since: int = 0) -> list[str]:
         """Audited commands that can change the host: every CL command, and the one SQL service that changes."""
-        return [r["command"] for r in read_audit(self.audit)[since:]
-                if r["command"].startswith("system ") or any("TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER" in s for s in
-                                                             ibmi_commands.sql_statements(r["command"]) or [])]
+        return [
+            r["command"]
+            for r in read_audit(self.audit)[since:]
+            if r["command"].startswith("system ")
+            or any(
+                "TABLE(QSYS2.ASSOCIATE_JOURNAL_RECEIVER" in s for s in ibmi_commands.sql_statements(r["command"]) or []
+            )
+        ]
 
     def audited(self) -> int:
         return len(read_audit(self.audit))
 
 
 def make_rig(fleet: SimFleet, tmp_path: Path, clusters: tuple = ()) -> Rig:
-    connect = ssh_connector(address="127.0.0.1", port=fleet.ports["ibmi1"], user=fleet.config.user,
-                            key=fleet.service.client_key, known_hosts=fleet.config.known_hosts)
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=fleet.ports["ibmi1"],
+        user=fleet.config.user,
+        key=fleet.service.client_key,
+        known_hosts=fleet.config.known_hosts,
+    )
     audit = tmp_path / "audit.jsonl"
     session = IbmiSession("ibmi1", fleet.config.user, connect, audit=AuditLog(audit))
     found = survey(session, "ibmi1", [])
@@ -239,7 +259,8 @@ def test_a_failed_restore_stops_the_run_and_a_rerun_completes_it(rig: Rig):
     oldest = victims[0]  # restored second (newest first)
     with rig.fleet.host().state() as partition:
         partition.faults.commands.append(
-            CommandFault(pattern=f"RSTOBJ OBJ\\({oldest}\\)", msg_id="CPF9803", tokens=["", oldest, "QMTEST"]))
+            CommandFault(pattern=f"RSTOBJ OBJ\\({oldest}\\)", msg_id="CPF9803", tokens=["", oldest, "QMTEST"])
+        )
     with pytest.raises(StepFailed) as failed:
         rig.executor().execute(plan)
     error = failed.value
@@ -258,8 +279,9 @@ def test_strmqm_that_still_finds_an_entry_missing_names_the_entry_time(rig: Rig)
     broken_startup(rig)
     plan = rig.plan(Kind.STARTUP)
     with rig.fleet.host().state() as partition:
-        partition.faults.commands.append(CommandFault(pattern="STRMQM", msg_id="AMQ7432",
-                                                      tokens=["", "", "2026-11-02 09:15:00", "TEST"]))
+        partition.faults.commands.append(
+            CommandFault(pattern="STRMQM", msg_id="AMQ7432", tokens=["", "", "2026-11-02 09:15:00", "TEST"])
+        )
     with pytest.raises(StepFailed) as failed:
         rig.executor().execute(plan)
     error = failed.value
@@ -309,8 +331,12 @@ def test_a_damaged_queue_is_recreated_from_restored_receivers(rig: Rig):
 @pytest.fixture
 def clustered(tmp_path: Path):
     """Like `sim_fleet`, with TEST a partial repository of cluster CLUS1."""
-    qm = QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40,
-                            clusters=[ClusterConfig(name="CLUS1", full_repository=False)])
+    qm = QueueManagerConfig(
+        name="TEST",
+        threshold_kb=500,
+        entries_per_minute=40,
+        clusters=[ClusterConfig(name="CLUS1", full_repository=False)],
+    )
     config = fleet_config(tmp_path, [HostConfig(name="ibmi1", port=0, utc_offset="+01:00", queue_managers=[qm])])
     service = SimulatorService(config)
     ports = service.start()
@@ -323,8 +349,9 @@ def clustered(tmp_path: Path):
 
 
 def take_library_save(rig: Rig, run_id: str = "lib1"):
-    return save_library(rig.session, rig.target, host="ibmi1", tz=rig.tz, catalog=rig.catalog, save_library="QGPL",
-                        run_id=run_id)
+    return save_library(
+        rig.session, rig.target, host="ibmi1", tz=rig.tz, catalog=rig.catalog, save_library="QGPL", run_id=run_id
+    )
 
 
 def test_a_library_save_ends_saves_verifies_restarts_and_records(rig: Rig):
@@ -337,8 +364,11 @@ def test_a_library_save_ends_saves_verifies_restarts_and_records(rig: Rig):
     assert (record.attached_receiver, record.attached_at) == (attached_before.name, attached_before.attached_at)
     assert record.oldest_needed_receiver in rig.chain() and record.threshold_kb == 500
     assert rig.catalog.library_saves("ibmi1", "QMTEST") == [record]
-    detached = [n for n in rig.chain() if n != attached_before.name and rig.chain().index(n) <
-                rig.chain().index(attached_before.name)]
+    detached = [
+        n
+        for n in rig.chain()
+        if n != attached_before.name and rig.chain().index(n) < rig.chain().index(attached_before.name)
+    ]
     assert result.receivers == detached
     for name in detached:
         (save,) = rig.catalog.saves_of("ibmi1", "QMTEST", name)
@@ -373,8 +403,12 @@ def test_a_lost_library_comes_back_from_its_save_and_the_later_receivers_and_rej
 
     plan = rig.plan(Kind.LIBRARY)
     assert plan.gaps == []
-    assert [s.action for s in plan.steps[:4]] == [Action.RESTORE_LIBRARY, Action.CREATE_RECEIVER,
-                                                  Action.GIVE_RECEIVER_TO_QMQM, Action.CREATE_JOURNAL]
+    assert [s.action for s in plan.steps[:4]] == [
+        Action.RESTORE_LIBRARY,
+        Action.CREATE_RECEIVER,
+        Action.GIVE_RECEIVER_TO_QMQM,
+        Action.CREATE_JOURNAL,
+    ]
     fresh = plan.steps[1].args["receiver"]
     assert fresh.startswith("AMQA1")  # a new restore generation: no clash with a receiver still to restore
     assert plan.restored_receivers[0] == last_saved.name
@@ -415,13 +449,16 @@ def test_a_naming_repair_attaches_the_next_free_name_and_switching_follows_rule_
     plan = rig.plan(Kind.NAMING)
     new = plan.steps[0].args["receiver"]
     assert new == stuck[:5] + f"{int(stuck[5:]) + 2:05d}"
-    assert [s.action for s in plan.steps] == [Action.CREATE_RECEIVER, Action.GIVE_RECEIVER_TO_QMQM,
-                                              Action.ATTACH_RECEIVER]
+    assert [s.action for s in plan.steps] == [
+        Action.CREATE_RECEIVER,
+        Action.GIVE_RECEIVER_TO_QMQM,
+        Action.ATTACH_RECEIVER,
+    ]
     rig.executor().execute(plan)
     assert rig.partition.journals["QMTEST/AMQAJRN"].attached == new
     assert rig.partition.receivers[f"QMTEST/{new}"].owner == "QMQM"
     rig.fleet.host().advance(timedelta(hours=1))
-    after = rig.chain()[rig.chain().index(new):]
+    after = rig.chain()[rig.chain().index(new) :]
     assert after[:3] == [new, new[:5] + f"{int(new[5:]) + 1:05d}", new[:5] + f"{int(new[5:]) + 2:05d}"]
 
 
@@ -430,8 +467,9 @@ def test_a_naming_repair_that_failed_at_chgjrn_resumes_with_the_receiver_it_crea
     plan = rig.plan(Kind.NAMING)
     new = plan.steps[0].args["receiver"]
     with rig.fleet.host().state() as partition:
-        partition.faults.commands.append(CommandFault(pattern="CHGJRN", msg_id="CPF9803",
-                                                      tokens=["", "AMQAJRN", "QMTEST"]))
+        partition.faults.commands.append(
+            CommandFault(pattern="CHGJRN", msg_id="CPF9803", tokens=["", "AMQAJRN", "QMTEST"])
+        )
     with pytest.raises(StepFailed) as failed:
         rig.executor().execute(plan)
     assert failed.value.msg_id == "CPF9803" and len(failed.value.done) == 2
@@ -479,7 +517,8 @@ def test_a_library_recovery_that_failed_half_way_resumes_where_it_stopped(rig: R
     second = plan.restored_receivers[1]
     with rig.fleet.host().state() as partition:
         partition.faults.commands.append(
-            CommandFault(pattern=f"RSTOBJ OBJ\\({second}\\)", msg_id="CPF9803", tokens=["", second, "QMTEST"]))
+            CommandFault(pattern=f"RSTOBJ OBJ\\({second}\\)", msg_id="CPF9803", tokens=["", second, "QMTEST"])
+        )
     with pytest.raises(StepFailed) as failed:
         rig.executor().execute(plan)
     assert failed.value.obj == f"QMTEST/{second}" and len(failed.value.done) == 5
@@ -521,7 +560,6 @@ def test_a_library_lost_right_after_its_save_comes_back_from_the_save_alone(rig:
     assert record.attached_receiver in rig.chain()
 
 
-
 # --- a partition in another language and date format (#13) -----------------------------------------------------
 
 
@@ -530,8 +568,9 @@ def german(tmp_path: Path):
     """ibmi1 as a German job with day.month.year dates on IBM i 7.4: texts differ, replacement data does not."""
     system = PartitionSystemConfig(language="DEU", date_format="*DMY", date_separator=".", release="7.4")
     qm = QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)
-    config = fleet_config(tmp_path, [HostConfig(name="ibmi1", port=0, utc_offset="+01:00", system=system,
-                                                queue_managers=[qm])])
+    config = fleet_config(
+        tmp_path, [HostConfig(name="ibmi1", port=0, utc_offset="+01:00", system=system, queue_managers=[qm])]
+    )
     with serve(config) as fleet:
         made = make_rig(fleet, tmp_path)
         yield made

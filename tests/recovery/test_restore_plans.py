@@ -24,21 +24,41 @@ def name(i: int) -> str:
 def receiver(i: int, status: str = "SAVED") -> Receiver:
     attached = T0 + i * HOUR
     return Receiver(
-        name=name(i), library=LIB, status=status, attached_at=attached,
+        name=name(i),
+        library=LIB,
+        status=status,
+        attached_at=attached,
         detached_at=None if status == "ATTACHED" else attached + HOUR,
         saved_at=attached + HOUR + timedelta(minutes=5) if status in ("SAVED", "FREED") else None,
-        size_bytes=4096, threshold_kb=500, first_sequence=i * 100 + 1,
-        last_sequence=(i + 1) * 100, journal="AMQAJRN", journal_library=LIB,
+        size_bytes=4096,
+        threshold_kb=500,
+        first_sequence=i * 100 + 1,
+        last_sequence=(i + 1) * 100,
+        journal="AMQAJRN",
+        journal_library=LIB,
     )
 
 
 def save(i: int, savf: tuple[str, str] = SAVF) -> SaveRecord:
     r = receiver(i)
     return SaveRecord(
-        host="ibmi1", qmgr="TEST", qmgr_library=LIB, receiver=r.name, library=LIB, attached_at=r.attached_at,
-        detached_at=r.detached_at, first_sequence=r.first_sequence, last_sequence=r.last_sequence,
-        previous=name(i - 1) if i else None, next=name(i + 1), size_bytes=r.size_bytes, save_file_library=savf[0],
-        save_file=savf[1], saved_at=r.saved_at, verified_at=r.saved_at, run_id="maint",
+        host="ibmi1",
+        qmgr="TEST",
+        qmgr_library=LIB,
+        receiver=r.name,
+        library=LIB,
+        attached_at=r.attached_at,
+        detached_at=r.detached_at,
+        first_sequence=r.first_sequence,
+        last_sequence=r.last_sequence,
+        previous=name(i - 1) if i else None,
+        next=name(i + 1),
+        size_bytes=r.size_bytes,
+        save_file_library=savf[0],
+        save_file=savf[1],
+        saved_at=r.saved_at,
+        verified_at=r.saved_at,
+        run_id="maint",
     )
 
 
@@ -46,11 +66,20 @@ def cataloged(*indexes: int, savf: tuple[str, str] = SAVF) -> list[CatalogedRece
     out = []
     for i in indexes:
         s = save(i, savf)
-        out.append(CatalogedReceiver(
-            name=s.receiver, library=LIB, attached_at=s.attached_at, detached_at=s.detached_at,
-            first_sequence=s.first_sequence, last_sequence=s.last_sequence, previous=s.previous, next=s.next,
-            size_bytes=s.size_bytes, saves=(s,),
-        ))
+        out.append(
+            CatalogedReceiver(
+                name=s.receiver,
+                library=LIB,
+                attached_at=s.attached_at,
+                detached_at=s.detached_at,
+                first_sequence=s.first_sequence,
+                last_sequence=s.last_sequence,
+                previous=s.previous,
+                next=s.next,
+                size_bytes=s.size_bytes,
+                saves=(s,),
+            )
+        )
     return out
 
 
@@ -63,25 +92,46 @@ def message(msg_id: str, text: str, at: datetime, *tokens: object) -> QueueMessa
 def amq7432(needed: datetime) -> QueueMessage:
     # German *DMY wording: nothing is read from it.
     stamp = needed.strftime("%d.%m.%y %H:%M:%S")
-    return message("AMQ7432", f"IBM MQ-Journaleintrag nicht verfügbar. Journalempfänger ab Datum und Uhrzeit {stamp} "
-                   "zurückspeichern.", T0 + 6 * HOUR, 0, 0, needed, "TEST")
+    return message(
+        "AMQ7432",
+        f"IBM MQ-Journaleintrag nicht verfügbar. Journalempfänger ab Datum und Uhrzeit {stamp} zurückspeichern.",
+        T0 + 6 * HOUR,
+        0,
+        0,
+        needed,
+        "TEST",
+    )
 
 
 def snapshot(receivers: list[Receiver], messages: list[QueueMessage] = (), media: datetime | None = None) -> Snapshot:
     return Snapshot(
-        run_id="recovery", collected_at=T0 + 6 * HOUR, host="ibmi1", qmgr="TEST", qmgr_library=LIB,
-        journal=JournalRef(name="AMQAJRN", library=LIB), checkpoint=Checkpoint(forced=False, ok=False),
-        amqjrninf=None, startup_recovery=None,
+        run_id="recovery",
+        collected_at=T0 + 6 * HOUR,
+        host="ibmi1",
+        qmgr="TEST",
+        qmgr_library=LIB,
+        journal=JournalRef(name="AMQAJRN", library=LIB),
+        checkpoint=Checkpoint(forced=False, ok=False),
+        amqjrninf=None,
+        startup_recovery=None,
         media_recovery=RecoveryPoint(receiver=None, at=media) if media else None,
-        receivers=receivers, messages=list(messages),
+        receivers=receivers,
+        messages=list(messages),
     )
 
 
 def inputs(kind: Kind, snap: Snapshot | None, known: list[CatalogedReceiver], **extra) -> Inputs:
     request = Request(host="ibmi1", qmgr="TEST", kind=kind, **extra.pop("request", {}))
     extra.setdefault("save_files_on_host", {f"{SAVF[0]}/{SAVF[1]}"})
-    return Inputs(request=request, qmgr_library=LIB, journal="AMQAJRN", now=extra.pop("now", T0 + 6 * HOUR),
-                  snapshot=snap, cataloged=known, **extra)
+    return Inputs(
+        request=request,
+        qmgr_library=LIB,
+        journal="AMQAJRN",
+        now=extra.pop("now", T0 + 6 * HOUR),
+        snapshot=snap,
+        cataloged=known,
+        **extra,
+    )
 
 
 def actions(plan: Plan) -> list[Action]:
@@ -98,18 +148,24 @@ def test_startup_restores_the_missing_receivers_from_the_amq7432_entry_on_newest
     plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3, 4)))
     assert plan.executable and plan.gaps == []
     assert plan.restored_receivers == [name(3), name(2)]
-    assert actions(plan) == [Action.RESTORE_RECEIVER, Action.RESTORE_RECEIVER, Action.ASSOCIATE_RECEIVERS,
-                             Action.START_QMGR]
-    assert plan.steps[0].text == (f"RSTOBJ OBJ({name(3)}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) "
-                                  "SAVF(QGPL/MQJSAVE0)")
+    assert actions(plan) == [
+        Action.RESTORE_RECEIVER,
+        Action.RESTORE_RECEIVER,
+        Action.ASSOCIATE_RECEIVERS,
+        Action.START_QMGR,
+    ]
+    assert plan.steps[0].text == (
+        f"RSTOBJ OBJ({name(3)}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/MQJSAVE0)"
+    )
     assert plan.steps[0].attached_at == T0 + 3 * HOUR
     assert plan.steps[-1].text == "STRMQM MQMNAME('TEST')"
 
 
 def test_startup_restores_only_receivers_that_are_not_readable_on_the_host():
     # The host still has 3, online; 2 is there with its storage freed (saved with STG(*FREE)): only 2 comes back.
-    snap = snapshot([receiver(2, "FREED"), receiver(3, "ONLINE"), *LIVE],
-                    [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
+    snap = snapshot(
+        [receiver(2, "FREED"), receiver(3, "ONLINE"), *LIVE], [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))]
+    )
     plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2)))
     assert plan.restored_receivers == [name(2)]
     assert plan.gaps == []
@@ -123,8 +179,9 @@ def test_startup_with_nothing_missing_only_starts_the_queue_manager():
 
 def test_the_timestamp_given_wins_over_the_amq7432_on_the_host():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3),
-                               request={"needed_at": T0 + timedelta(minutes=30)}))
+    plan = plan_restore(
+        inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3), request={"needed_at": T0 + timedelta(minutes=30)})
+    )
     assert plan.restored_receivers == [name(3), name(2), name(1), name(0)]
 
 
@@ -176,8 +233,9 @@ def test_an_entry_older_than_anything_known_is_a_gap():
 
 
 def test_media_recovery_restores_from_the_amq7462_point_and_recreates_the_damaged_object():
-    damaged = message("AMQ7472", "Objekt APP.REQUEST.QUEUE, Typ LCLQ beschädigt.", T0 + 5 * HOUR, 0, 0,
-                      "APP.REQUEST.QUEUE", "LCLQ")
+    damaged = message(
+        "AMQ7472", "Objekt APP.REQUEST.QUEUE, Typ LCLQ beschädigt.", T0 + 5 * HOUR, 0, 0, "APP.REQUEST.QUEUE", "LCLQ"
+    )
     snap = snapshot(LIVE, [damaged], media=T0 + 2 * HOUR + timedelta(minutes=15))
     plan = plan_restore(inputs(Kind.MEDIA, snap, cataloged(0, 1, 2, 3)))
     assert plan.restored_receivers == [name(3), name(2)]
@@ -191,10 +249,20 @@ def test_media_recovery_restores_from_the_amq7462_point_and_recreates_the_damage
 
 def library_save(saved_at: datetime = T0 + 3 * HOUR + timedelta(minutes=30)) -> LibrarySaveRecord:
     return LibrarySaveRecord(
-        host="ibmi1", qmgr="TEST", qmgr_library=LIB, journal="AMQAJRN", save_file_library="QGPL",
-        save_file="MQLSAVE0", saved_at=saved_at, verified_at=saved_at, attached_receiver=name(3),
-        attached_at=T0 + 3 * HOUR, oldest_needed_receiver=name(2), oldest_needed_at=T0 + 2 * HOUR + timedelta(minutes=10),
-        threshold_kb=500, run_id="libsave",
+        host="ibmi1",
+        qmgr="TEST",
+        qmgr_library=LIB,
+        journal="AMQAJRN",
+        save_file_library="QGPL",
+        save_file="MQLSAVE0",
+        saved_at=saved_at,
+        verified_at=saved_at,
+        attached_receiver=name(3),
+        attached_at=T0 + 3 * HOUR,
+        oldest_needed_receiver=name(2),
+        oldest_needed_at=T0 + 2 * HOUR + timedelta(minutes=10),
+        threshold_kb=500,
+        run_id="libsave",
     )
 
 
@@ -208,12 +276,19 @@ def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_t
     plan = plan_restore(library_inputs())
     assert plan.gaps == []
     assert actions(plan) == [
-        Action.RESTORE_LIBRARY, Action.CREATE_RECEIVER, Action.GIVE_RECEIVER_TO_QMQM, Action.CREATE_JOURNAL,
-        Action.RESTORE_RECEIVER, Action.RESTORE_RECEIVER, Action.RESTORE_RECEIVER, Action.ASSOCIATE_RECEIVERS,
+        Action.RESTORE_LIBRARY,
+        Action.CREATE_RECEIVER,
+        Action.GIVE_RECEIVER_TO_QMQM,
+        Action.CREATE_JOURNAL,
+        Action.RESTORE_RECEIVER,
+        Action.RESTORE_RECEIVER,
+        Action.RESTORE_RECEIVER,
+        Action.ASSOCIATE_RECEIVERS,
         Action.START_QMGR,
     ]
-    assert plan.steps[0].text == ("RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF(QGPL/MQLSAVE0) "
-                                  "OMITOBJ((QMTEST/AMQAJRN *JRN) (QMTEST/AMQA* *JRNRCV))")
+    assert plan.steps[0].text == (
+        "RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF(QGPL/MQLSAVE0) OMITOBJ((QMTEST/AMQAJRN *JRN) (QMTEST/AMQA* *JRNRCV))"
+    )
     # Restore generation 1: no name of it can clash with a receiver still to be restored.
     assert plan.steps[1].text == "CRTJRNRCV JRNRCV(QMTEST/AMQA100005) THRESHOLD(500) TEXT('MQM LOCAL JOURNAL RECEIVER')"
     assert plan.steps[3].text == "CRTJRN JRN(QMTEST/AMQAJRN) JRNRCV(QMTEST/AMQA100005) MNGRCV(*SYSTEM) DLTRCV(*NO)"
@@ -254,8 +329,11 @@ def test_a_library_save_whose_file_is_gone_is_a_gap():
 def test_cluster_refresh_within_90_days_is_repos_no_on_this_queue_manager_only():
     from mqjournal.fleet import ClusterConfig
 
-    plan = plan_restore(library_inputs(clusters=[ClusterConfig(name="CLUS1", full_repository=False)],
-                                       now=T0 + 5 * HOUR + timedelta(days=10)))
+    plan = plan_restore(
+        library_inputs(
+            clusters=[ClusterConfig(name="CLUS1", full_repository=False)], now=T0 + 5 * HOUR + timedelta(days=10)
+        )
+    )
     assert plan.steps[-1].text == "RFRMQMCL CLUSTER('CLUS1') MQMNAME('TEST') REPOS(*NO)"
     assert actions(plan)[-2:] == [Action.START_QMGR, Action.REFRESH_CLUSTER]
 
@@ -263,8 +341,11 @@ def test_cluster_refresh_within_90_days_is_repos_no_on_this_queue_manager_only()
 def test_beyond_90_days_a_full_repository_is_demoted_refreshed_with_repos_yes_and_promoted():
     from mqjournal.fleet import ClusterConfig
 
-    plan = plan_restore(library_inputs(clusters=[ClusterConfig(name="CLUS1", full_repository=True)],
-                                       now=T0 + 5 * HOUR + timedelta(days=100)))
+    plan = plan_restore(
+        library_inputs(
+            clusters=[ClusterConfig(name="CLUS1", full_repository=True)], now=T0 + 5 * HOUR + timedelta(days=100)
+        )
+    )
     assert [s.text for s in plan.steps[-3:]] == [
         "CHGMQM MQMNAME('TEST') REPOS(' ')",
         "RFRMQMCL CLUSTER('CLUS1') MQMNAME('TEST') REPOS(*YES)",

@@ -46,8 +46,7 @@ def matrix_line(outcomes: list) -> str:
     held = sum(1 for o in outcomes if o.held)
     lost = sum(len(o.report.lost_receivers) for o in outcomes)
     unrecorded = sum(len(o.report.unrecorded_commands) for o in outcomes)
-    return (f"fault matrix: {len(outcomes)} cases, {held} held, {lost} receivers lost, "
-            f"{unrecorded} unrecorded commands")
+    return f"fault matrix: {len(outcomes)} cases, {held} held, {lost} receivers lost, {unrecorded} unrecorded commands"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

@@ -202,19 +202,30 @@ class SafetyChecker:
             for segment in journal.history:
                 if segment.last_sequence < needed.sequence:
                     continue
-                there = any(r.name == segment.receiver and r.library == segment.library
-                            and r.first_sequence == segment.first_sequence and r.readable for r in directory)
+                there = any(
+                    r.name == segment.receiver
+                    and r.library == segment.library
+                    and r.first_sequence == segment.first_sequence
+                    and r.readable
+                    for r in directory
+                )
                 if not there:
                     name = f"{segment.library}/{segment.receiver}"
                     report.lost_receivers.append(name)
-                    report.add("receiver lost", f"{qm.name}: {name} (entries {segment.first_sequence}-"
-                               f"{segment.last_sequence}) is needed (MQ's oldest needed entry is {needed.sequence}) "
-                               "and is not readable in the journal's receiver directory")
+                    report.add(
+                        "receiver lost",
+                        f"{qm.name}: {name} (entries {segment.first_sequence}-"
+                        f"{segment.last_sequence}) is needed (MQ's oldest needed entry is {needed.sequence}) "
+                        "and is not readable in the journal's receiver directory",
+                    )
             missing = mq.first_missing(partition, qm, needed.sequence)
             if missing is not None and not any(n.startswith(f"{qm.library}/") for n in report.lost_receivers):
                 report.lost_receivers.append(f"{qm.library} entry {missing}")
-                report.add("receiver lost", f"{qm.name}: entry {missing} (needed from {needed.sequence}) is in no "
-                           "readable receiver of the journal")
+                report.add(
+                    "receiver lost",
+                    f"{qm.name}: entry {missing} (needed from {needed.sequence}) is in no "
+                    "readable receiver of the journal",
+                )
         report.extend(self.restart(partition))
         return report
 
@@ -263,8 +274,7 @@ class SafetyChecker:
             self._backed(report, partition, f"{library}/{name}", None, saves, gone, excused)
         return report
 
-    def _backed(self, report: Report, partition: Partition, receiver: str, attached_at, saves, gone,
-                excused) -> None:
+    def _backed(self, report: Report, partition: Partition, receiver: str, attached_at, saves, gone, excused) -> None:
         library, _, name = receiver.partition("/")
         if not saves:
             report.add("deleted without save", f"{receiver} was deleted and the catalog has no save of it")
@@ -278,13 +288,19 @@ class SafetyChecker:
             if save_file is None:
                 problems.append(f"{path} is not on the host")
                 continue
-            held = [o for o in save_file.objects if o.receiver.name == name and o.receiver.library == library
-                    and (attached_at is None or _same_instant(o.receiver.attached_at, attached_at))]
+            held = [
+                o
+                for o in save_file.objects
+                if o.receiver.name == name
+                and o.receiver.library == library
+                and (attached_at is None or _same_instant(o.receiver.attached_at, attached_at))
+            ]
             if any(not o.saved_while_attached and o.receiver.last_sequence == s.last_sequence for o in held):
                 return
             problems.append(f"{path} does not hold it" if not held else f"{path} holds it only partly saved")
-        report.add("deleted without save", f"{receiver} was deleted; its catalogued saves are unusable: "
-                   + "; ".join(problems))
+        report.add(
+            "deleted without save", f"{receiver} was deleted; its catalogued saves are unusable: " + "; ".join(problems)
+        )
 
     # --- 3. every command recorded ---------------------------------------------------------------------------
 
@@ -324,9 +340,12 @@ class SafetyChecker:
             if not queue:
                 what = "ran" if entry.ran else entry.state
                 report.unrecorded_commands.append(_short(entry.command))
-                report.add("unrecorded command", f"the host received `{_short(entry.command)}` ({what}"
-                           f"{', exit ' + str(entry.exit_status) if entry.exit_status is not None else ''}) and "
-                           "the audit log has no record of it")
+                report.add(
+                    "unrecorded command",
+                    f"the host received `{_short(entry.command)}` ({what}"
+                    f"{', exit ' + str(entry.exit_status) if entry.exit_status is not None else ''}) and "
+                    "the audit log has no record of it",
+                )
                 continue
             matched[queue.pop(0)] = entry
         for index, (intent, outcome) in enumerate(attempts):
@@ -335,19 +354,30 @@ class SafetyChecker:
                 said = outcome.get("outcome")
                 if said in ("ok", "failed"):
                     if entry is None:
-                        report.add("audit disagrees", f"`{_short(intent['command'])}` is recorded {said} "
-                                   "but the host never received it")
+                        report.add(
+                            "audit disagrees",
+                            f"`{_short(intent['command'])}` is recorded {said} but the host never received it",
+                        )
                     elif entry.exit_status != outcome.get("exit_status"):
-                        report.add("audit disagrees", f"`{_short(intent['command'])}` is recorded with exit "
-                                   f"{outcome.get('exit_status')}, the host answered {entry.exit_status}")
+                        report.add(
+                            "audit disagrees",
+                            f"`{_short(intent['command'])}` is recorded with exit "
+                            f"{outcome.get('exit_status')}, the host answered {entry.exit_status}",
+                        )
                 continue
             if intent.get("id") in reconciled:
                 continue
             if require_reconciled:
-                host_side = ("the host never received it" if entry is None
-                             else f"the host {'ran it, exit ' + str(entry.exit_status) if entry.ran else entry.state}")
-                report.add("unexplained intent", f"`{_short(intent['command'])}` has an intent and neither an "
-                           f"outcome nor a reconciled record ({host_side})")
+                host_side = (
+                    "the host never received it"
+                    if entry is None
+                    else f"the host {'ran it, exit ' + str(entry.exit_status) if entry.ran else entry.state}"
+                )
+                report.add(
+                    "unexplained intent",
+                    f"`{_short(intent['command'])}` has an intent and neither an "
+                    f"outcome nor a reconciled record ({host_side})",
+                )
         return report
 
     # --- 4. catalog and host agree ---------------------------------------------------------------------------
@@ -364,15 +394,25 @@ class SafetyChecker:
                     continue
                 save_file = partition.save_files.get(path)
                 if save_file is None:
-                    report.add("catalog/host", f"the catalog's save of {s.library}/{s.receiver} is in {path}, "
-                               "which is not on the host")
+                    report.add(
+                        "catalog/host",
+                        f"the catalog's save of {s.library}/{s.receiver} is in {path}, which is not on the host",
+                    )
                     continue
-                held = [o for o in save_file.objects if o.receiver.name == s.receiver
-                        and o.receiver.library == s.library and _same_instant(o.receiver.attached_at, s.attached_at)]
+                held = [
+                    o
+                    for o in save_file.objects
+                    if o.receiver.name == s.receiver
+                    and o.receiver.library == s.library
+                    and _same_instant(o.receiver.attached_at, s.attached_at)
+                ]
                 if not held:
-                    report.add("catalog/host", f"the catalog says {path} holds {s.library}/{s.receiver} (attached "
-                               f"{s.attached_at:%H:%M:%S.%f}); the save file on the host does not "
-                               f"(it holds {sorted(o.receiver.name for o in save_file.objects) or 'nothing'})")
+                    report.add(
+                        "catalog/host",
+                        f"the catalog says {path} holds {s.library}/{s.receiver} (attached "
+                        f"{s.attached_at:%H:%M:%S.%f}); the save file on the host does not "
+                        f"(it holds {sorted(o.receiver.name for o in save_file.objects) or 'nothing'})",
+                    )
                 elif all(o.saved_while_attached for o in held):
                     report.add("catalog/host", f"{path} holds {s.library}/{s.receiver} saved while attached only")
 
@@ -402,10 +442,15 @@ class SafetyChecker:
                 r = o.receiver
                 if o.saved_while_attached or r.attached_at is None:
                     continue
-                if not any(lib == r.library and rcv == r.name and _same_instant(at, r.attached_at)
-                           for lib, rcv, at in catalogued.get(path, ())):
-                    report.add("catalog/host", f"{path}, made by mqjournal, holds {r.library}/{r.name} and the "
-                               "catalog does not record that save")
+                if not any(
+                    lib == r.library and rcv == r.name and _same_instant(at, r.attached_at)
+                    for lib, rcv, at in catalogued.get(path, ())
+                ):
+                    report.add(
+                        "catalog/host",
+                        f"{path}, made by mqjournal, holds {r.library}/{r.name} and the "
+                        "catalog does not record that save",
+                    )
 
         # Deletions: what the host did on mqjournal's DLTJRNRCV, and what the catalog says.
         host_deleted: Counter[tuple[str, str]] = Counter()
@@ -421,17 +466,25 @@ class SafetyChecker:
                 incarnations[(d.library, d.receiver, d.attached_at)] += 1
         for (library, name, at), count in incarnations.items():
             if count > 1:
-                report.add("deleted twice", f"the catalog records the deletion of {library}/{name} (attached "
-                           f"{at:%H:%M:%S.%f}) {count} times")
+                report.add(
+                    "deleted twice",
+                    f"the catalog records the deletion of {library}/{name} (attached {at:%H:%M:%S.%f}) {count} times",
+                )
         for key in sorted(set(host_deleted) | {(lib, rcv) for lib, rcv, _ in incarnations}):
             on_host = host_deleted[key]
             in_catalog = len({at for lib, rcv, at in incarnations if (lib, rcv) == key})
             if on_host > in_catalog:
-                report.add("catalog/host", f"the host deleted {key[0]}/{key[1]} on mqjournal's DLTJRNRCV and the "
-                           "catalog has no deletion record for it")
+                report.add(
+                    "catalog/host",
+                    f"the host deleted {key[0]}/{key[1]} on mqjournal's DLTJRNRCV and the "
+                    "catalog has no deletion record for it",
+                )
             elif in_catalog > on_host:
-                report.add("catalog/host", f"the catalog records the deletion of {key[0]}/{key[1]}, which no "
-                           "DLTJRNRCV of mqjournal deleted on the host")
+                report.add(
+                    "catalog/host",
+                    f"the catalog records the deletion of {key[0]}/{key[1]}, which no "
+                    "DLTJRNRCV of mqjournal deleted on the host",
+                )
         report.extend(self.operations(received))
         return report
 
@@ -455,21 +508,30 @@ class SafetyChecker:
             else:
                 keys.update(("delete", op.library, (name,), None) for name in names)
             if op.state == "intent":
-                report.add("open catalog intent", f"the catalog's intent to {op.kind} {op.library}/{op.receivers} "
-                           f"(run {op.run_id}) has no outcome and was not reconciled")
+                report.add(
+                    "open catalog intent",
+                    f"the catalog's intent to {op.kind} {op.library}/{op.receivers} "
+                    f"(run {op.run_id}) has no outcome and was not reconciled",
+                )
         for entry in received:
             verb = cl_verb(entry.command)
             if verb == "SAVOBJ":
-                key = ("save", cl_param(entry.command, "LIB"), tuple((cl_param(entry.command, "OBJ") or "").split()),
-                       _qualify(cl_param(entry.command, "SAVF")))
+                key = (
+                    "save",
+                    cl_param(entry.command, "LIB"),
+                    tuple((cl_param(entry.command, "OBJ") or "").split()),
+                    _qualify(cl_param(entry.command, "SAVF")),
+                )
             elif verb == "DLTJRNRCV":
                 library, _, name = (cl_param(entry.command, "JRNRCV") or "/").rpartition("/")
                 key = ("delete", library, (name,), None)
             else:
                 continue
             if key not in keys:
-                report.add("no catalog intent", f"the host received `{_short(entry.command)}` and the catalog holds "
-                           "no intent for it")
+                report.add(
+                    "no catalog intent",
+                    f"the host received `{_short(entry.command)}` and the catalog holds no intent for it",
+                )
         return report
 
 

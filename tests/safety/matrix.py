@@ -64,9 +64,13 @@ def label(command: str) -> str:
         obj = obj.strip("'").split()[0] if obj.strip("'") else ""
         return f"{verb}.{obj}" if obj else verb
     text = command.upper()
-    for needle, name in (("ASSOCIATE_JOURNAL_RECEIVER", "sql.associate"), ("JOURNAL_RECEIVER_INFO", "sql.state"),
-                         ("SAVE_FILE_OBJECTS", "sql.contents"),
-                         ("OBJECT_STATISTICS", "sql.savefiles"), ("JOURNAL_INFO", "sql.probe")):
+    for needle, name in (
+        ("ASSOCIATE_JOURNAL_RECEIVER", "sql.associate"),
+        ("JOURNAL_RECEIVER_INFO", "sql.state"),
+        ("SAVE_FILE_OBJECTS", "sql.contents"),
+        ("OBJECT_STATISTICS", "sql.savefiles"),
+        ("JOURNAL_INFO", "sql.probe"),
+    ):
         if needle in text:
             return name
     return "sql"
@@ -195,11 +199,13 @@ class _FailOnArrival:
         if verb is not None:
             msg_id, tokens = _FAILURES.get(verb, ("CPF9898", lambda c: [f"{verb} failed"]))
             with self.s.host.state() as partition:
-                partition.faults.commands.append(CommandFault(
-                    pattern="^" + re.escape(text) + "$", msg_id=msg_id, tokens=tokens(entry.command)))
+                partition.faults.commands.append(
+                    CommandFault(pattern="^" + re.escape(text) + "$", msg_id=msg_id, tokens=tokens(entry.command))
+                )
         else:
             self.s.service.faults[sc.HOST].rules.insert(
-                0, CommandRule("^" + re.escape(entry.command) + "$", "answer", reply=_failure_reply(entry.command)))
+                0, CommandRule("^" + re.escape(entry.command) + "$", "answer", reply=_failure_reply(entry.command))
+            )
 
 
 def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots: int | None = None) -> Faulted:
@@ -221,8 +227,9 @@ def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots:
         s.service.received.listeners.append(_FailOnArrival(s, fault, mark))
     elif fault.kind == "timeout":
         release = threading.Event()
-        faults.rules.append(CommandRule(fault.pattern, "hold_before", skip=fault.occurrence, release=release,
-                                        seconds=60.0))
+        faults.rules.append(
+            CommandRule(fault.pattern, "hold_before", skip=fault.occurrence, release=release, seconds=60.0)
+        )
         command_timeout = TIMEOUT
     elif fault.kind == "catalog_unavailable":
         lock = CatalogLock(s.db_path)
@@ -242,16 +249,29 @@ def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots:
         faults.rules.append(CommandRule(fault.pattern, "hold_after", skip=fault.occurrence, seconds=60.0))
 
     spec = worker.WorkerSpec(
-        path=path, arg=arg, port=s.ports[sc.HOST], user=s.user, client_key=s.config.client_key,
-        known_hosts=s.config.known_hosts, catalog_url=s.catalog_url, audit_path=s.audit_path, target=s.target,
-        tz=s.tz, command_timeout=command_timeout, lease_slots=lease_slots,
+        path=path,
+        arg=arg,
+        port=s.ports[sc.HOST],
+        user=s.user,
+        client_key=s.config.client_key,
+        known_hosts=s.config.known_hosts,
+        catalog_url=s.catalog_url,
+        audit_path=s.audit_path,
+        target=s.target,
+        tz=s.tz,
+        command_timeout=command_timeout,
+        lease_slots=lease_slots,
     )
     process, answer = worker.start(spec)
     try:
         if fault.kind == "sigkill":
             s.service.received.wait_for(
-                lambda entries: ((e := _matching(entries, fault, mark)) is not None and e.state != "arrived")
-                or not process.is_alive(), SETTLE_SECONDS)
+                lambda entries: (
+                    ((e := _matching(entries, fault, mark)) is not None and e.state != "arrived")
+                    or not process.is_alive()
+                ),
+                SETTLE_SECONDS,
+            )
             target = _matching(s.service.received.entries(sc.HOST), fault, mark)
             done.reached = target is not None and target.state != "arrived"
             process.kill()  # SIGKILL: no finally, no atexit, no flush
@@ -274,8 +294,8 @@ def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots:
         if release is not None:
             release.set()
             if not s.service.received.wait_for(
-                    lambda entries: (e := _matching(entries, fault, mark)) is None or e.state != "arrived",
-                    SETTLE_SECONDS):
+                lambda entries: (e := _matching(entries, fault, mark)) is None or e.state != "arrived", SETTLE_SECONDS
+            ):
                 done.notes.append("the held command did not land")
         if lock is not None and lock.held:
             lock.release()
@@ -284,8 +304,7 @@ def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots:
             with s.host.state() as partition:
                 partition.faults.commands.clear()
         # A held answer ends when its (killed) client's connection goes; wait for every command to settle.
-        s.service.received.wait_for(lambda entries: all(e.state != "arrived" for e in entries[mark:]),
-                                    SETTLE_SECONDS)
+        s.service.received.wait_for(lambda entries: all(e.state != "arrived" for e in entries[mark:]), SETTLE_SECONDS)
 
     if fault.kind == "catalog_unavailable":
         done.reached = bool(locked_at)
@@ -301,12 +320,17 @@ def _check_catalog_stop(s: sc.Scenario, done: Faulted, locked_at: list[int]) -> 
         return
     for e in s.service.received.entries(sc.HOST, locked_at[0]):
         if cl_verb(e.command) in CATALOGUED_VERBS:
-            done.report.add("catalog unavailable", f"`{cl_text(e.command)}` was sent while the catalog was locked "
-                            "(the catalog must record it first, so the step must stop before it)")
+            done.report.add(
+                "catalog unavailable",
+                f"`{cl_text(e.command)}` was sent while the catalog was locked "
+                "(the catalog must record it first, so the step must stop before it)",
+            )
     exc = done.error
     if exc is not None and exc.ended.database_error and s.db_path.name not in str(exc):
-        done.report.add("catalog unavailable", f"the step stopped with an error that does not name the database "
-                        f"({s.db_path}): {str(exc)[:300]}")
+        done.report.add(
+            "catalog unavailable",
+            f"the step stopped with an error that does not name the database ({s.db_path}): {str(exc)[:300]}",
+        )
 
 
 # --- a case of the matrix ---------------------------------------------------------------------------------------------
@@ -327,8 +351,10 @@ class Outcome:
     def explain(self) -> str:
         shown = cl_text(self.case.command) or self.case.command
         shown = shown if len(shown) <= 160 else shown[:157] + "..."
-        lines = [f"{self.case.id}: fault {self.case.kind} at `{shown}` (occurrence {self.case.occurrence + 1} "
-                 f"of that command in the step)"]
+        lines = [
+            f"{self.case.id}: fault {self.case.kind} at `{shown}` (occurrence {self.case.occurrence + 1} "
+            f"of that command in the step)"
+        ]
         if self.step_error is not None:
             lines.append(f"the faulted step raised {type(self.step_error).__name__}: {self.step_error}")
         lines += [f"note: {n}" for n in self.notes]
@@ -361,11 +387,12 @@ def run_case(case: Case, root: Path) -> Outcome:
             with s.host.lock:
                 partition = s.host.partition.model_copy(deep=True)
             outcome.report.extend(_tagged(checker.receivers(partition), "right after the fault"))
-            outcome.report.extend(_tagged(checker.deletions(partition, s.received(), s.excused_deletions),
-                                          "right after the fault"))
+            outcome.report.extend(
+                _tagged(checker.deletions(partition, s.received(), s.excused_deletions), "right after the fault")
+            )
         try:
             path.run(s, arg, None)
-        except Exception as exc:  # noqa: BLE001 - any failure of the rerun is a finding
+        except Exception as exc:
             outcome.report.add("rerun failed", f"the step, rerun without faults, raised {type(exc).__name__}: {exc}")
         if recovery:
             for problem in sc.recovered(s, case.path):
@@ -374,9 +401,10 @@ def run_case(case: Case, root: Path) -> Outcome:
             run = s.maintain("run2")
             for problem in run.unfinished():
                 outcome.report.add("next run incomplete", problem)
-        except Exception as exc:  # noqa: BLE001
-            outcome.report.add("next run failed", f"a whole maintenance run after the rerun raised "
-                               f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            outcome.report.add(
+                "next run failed", f"a whole maintenance run after the rerun raised {type(exc).__name__}: {exc}"
+            )
         outcome.report.extend(s.check())
     finally:
         s.close()

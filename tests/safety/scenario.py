@@ -61,8 +61,9 @@ class Maintenance:
         problems = [f"{name} not saved: {why}" for name, why in self.saved.not_saved if "attached" not in why]
         done = set(self.deleted.deleted) | set(self.deleted.already_gone)
         kept = dict(self.deleted.kept)
-        problems += [f"{name} not deleted: {kept.get(name, 'not attempted')}" for name in self.to_delete
-                     if name not in done]
+        problems += [
+            f"{name} not deleted: {kept.get(name, 'not attempted')}" for name in self.to_delete if name not in done
+        ]
         if self.deleted.failed is not None:
             problems.append(f"delete failed on {self.deleted.failed[0]}: {self.deleted.failed[1]}")
         return problems
@@ -99,12 +100,23 @@ class Scenario:
         return self.config.user
 
     def connector(self):
-        return ssh_connector(address="127.0.0.1", port=self.ports[HOST], user=self.user,
-                             key=self.service.client_key, known_hosts=self.config.known_hosts)
+        return ssh_connector(
+            address="127.0.0.1",
+            port=self.ports[HOST],
+            user=self.user,
+            key=self.service.client_key,
+            known_hosts=self.config.known_hosts,
+        )
 
     def new_session(self, *, command_timeout: float = COMMAND_TIMEOUT) -> IbmiSession:
-        session = IbmiSession(HOST, self.user, self.connector(), audit=AuditLog(self.audit_path),
-                              command_timeout=command_timeout, retry=FAST_RETRY)
+        session = IbmiSession(
+            HOST,
+            self.user,
+            self.connector(),
+            audit=AuditLog(self.audit_path),
+            command_timeout=command_timeout,
+            retry=FAST_RETRY,
+        )
         self._sessions.append(session)
         return session
 
@@ -171,12 +183,18 @@ class Scenario:
     # --- the invariants -------------------------------------------------------------------------------------------
 
     def checker(self) -> SafetyChecker:
-        return SafetyChecker(host=self.host, host_name=HOST, catalog=self.catalog, audit_paths=[self.audit_path],
-                             received=lambda: self.received())
+        return SafetyChecker(
+            host=self.host,
+            host_name=HOST,
+            catalog=self.catalog,
+            audit_paths=[self.audit_path],
+            received=lambda: self.received(),
+        )
 
     def check(self, **options) -> Report:
-        return self.checker().check(removed_save_files=self.removed_save_files,
-                                    excused_deletions=self.excused_deletions, **options)
+        return self.checker().check(
+            removed_save_files=self.removed_save_files, excused_deletions=self.excused_deletions, **options
+        )
 
     def close(self) -> None:
         for session in self._sessions:

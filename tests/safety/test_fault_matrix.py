@@ -21,7 +21,6 @@ import pytest
 from tests.safety import matrix
 from tests.safety import scenario as sc
 
-
 _UNENUMERATED: dict[str, str] = {}
 
 
@@ -31,7 +30,7 @@ def pytest_generate_tests(metafunc):
         for path in sc.PATHS:
             try:
                 params += [pytest.param(c, id=c.id) for c in matrix.cases(paths=(path,))]
-            except Exception as exc:  # noqa: BLE001 - a path that cannot run fault-free is one failing case
+            except Exception as exc:
                 _UNENUMERATED[path] = f"{type(exc).__name__}: {exc}"
                 params.append(pytest.param(path, id=f"{path}-fault-free-run"))
         metafunc.parametrize("case", params)
@@ -39,8 +38,9 @@ def pytest_generate_tests(metafunc):
 
 def test_fault(case, case_root, matrix_outcomes):
     if isinstance(case, str):
-        pytest.fail(f"the fault-free run of the {case} path, which names the matrix's cases, failed: "
-                    f"{_UNENUMERATED[case]}")
+        pytest.fail(
+            f"the fault-free run of the {case} path, which names the matrix's cases, failed: {_UNENUMERATED[case]}"
+        )
     outcome = matrix.run_case(case, case_root)
     matrix_outcomes.append(outcome)
     assert outcome.held, outcome.explain()
@@ -58,8 +58,9 @@ def test_a_locked_catalog_is_named_when_the_step_runs_under_its_ssh_lease(case_r
         dltjrnrcv = next(i for i, c in enumerate(matrix.commands_of("delete")) if "DLTJRNRCV" in c)
         problems = []
         for lock_after in (0, dltjrnrcv + 1):  # before the lease is taken; before the second DLTJRNRCV
-            done = matrix.run_with_fault(s, "delete", arg, matrix.Fault("catalog_unavailable", lock_after=lock_after),
-                                         lease_slots=2)
+            done = matrix.run_with_fault(
+                s, "delete", arg, matrix.Fault("catalog_unavailable", lock_after=lock_after), lease_slots=2
+            )
             if done.error is None or s.db_path.name not in str(done.error):
                 problems.append(f"locked before command {lock_after}: the step ended with {done.error}")
             problems += [f"locked before command {lock_after}: {v}" for v in done.report.violations]

@@ -108,16 +108,31 @@ def test_an_intent_without_outcome_needs_a_reconciled_record(s: Scenario):
         handle.write(json.dumps(intent) + "\n")
     assert rules(s.check()) == {"unexplained intent"}
     with s.audit_path.open("a") as handle:
-        handle.write(json.dumps({"event": "reconciled", "id": "abc", "host": HOST, "command": intent["command"],
-                                 "finding": "not run"}) + "\n")
+        handle.write(
+            json.dumps(
+                {"event": "reconciled", "id": "abc", "host": HOST, "command": intent["command"], "finding": "not run"}
+            )
+            + "\n"
+        )
     assert s.check().ok
 
 
 def test_an_audit_outcome_the_host_did_not_give_is_found(s: Scenario):
     with s.audit_path.open("a") as handle:
         handle.write(json.dumps({"event": "intent", "id": "x1", "host": HOST, "command": "system 'DLTF'"}) + "\n")
-        handle.write(json.dumps({"event": "outcome", "id": "x1", "host": HOST, "command": "system 'DLTF'",
-                                 "outcome": "ok", "exit_status": 0}) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "event": "outcome",
+                    "id": "x1",
+                    "host": HOST,
+                    "command": "system 'DLTF'",
+                    "outcome": "ok",
+                    "exit_status": 0,
+                }
+            )
+            + "\n"
+        )
     assert rules(s.check()) == {"audit disagrees"}
 
 

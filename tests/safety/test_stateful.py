@@ -40,15 +40,26 @@ from tests.safety.scenario import LIBRARY, QMGR, SAVE_LIBRARY, Scenario
 # CI: one bug reported (and shrunk) per run, so that a failure does not spend minutes hunting for more; a failing
 # example is replayed first from .hypothesis/ on the next run.
 settings.register_profile(
-    "mqj-ci", max_examples=20, stateful_step_count=14, deadline=None, report_multiple_bugs=False,
+    "mqj-ci",
+    max_examples=20,
+    stateful_step_count=14,
+    deadline=None,
+    report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(  # make test-fast: a smoke run of the same machine, for the inner loop
-    "mqj-fast", max_examples=3, stateful_step_count=10, deadline=None, report_multiple_bugs=False,
+    "mqj-fast",
+    max_examples=3,
+    stateful_step_count=10,
+    deadline=None,
+    report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "mqj-long", max_examples=300, stateful_step_count=40, deadline=None,
+    "mqj-long",
+    max_examples=300,
+    stateful_step_count=40,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 PROFILE = f"mqj-{os.environ.get('MQJ_STATEFUL', 'ci')}"
@@ -109,7 +120,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
         if fault is None:
             getattr(self.s.executor(self.plan[0]), name)(
                 *((self.plan[1],) if name == "save" else (self.plan[2],)),
-                **({"save_library": SAVE_LIBRARY} if name == "save" else {"policy": _policy()}))
+                **({"save_library": SAVE_LIBRARY} if name == "save" else {"policy": _policy()}),
+            )
             self.check_all(f"a fault-free {name}")
         else:
             done = matrix.run_with_fault(self.s, path, self.plan, fault)
@@ -125,9 +137,13 @@ class MaintenanceMachine(RuleBasedStateMachine):
 
     # --- host events (one rule, so that mqjournal's steps get their share of the steps) -----------------------------
 
-    @rule(event=st.sampled_from(("time", "chgjrn", "uow_open", "uow_older", "uow_commit", "damage", "recreate",
-                                 "dltf", "savobj", "savlib")),
-          minutes=st.integers(5, 45), which=st.integers(0, 5))
+    @rule(
+        event=st.sampled_from(
+            ("time", "chgjrn", "uow_open", "uow_older", "uow_commit", "damage", "recreate", "dltf", "savobj", "savlib")
+        ),
+        minutes=st.integers(5, 45),
+        which=st.integers(0, 5),
+    )
     def host_event(self, event: str, minutes: int, which: int) -> None:
         self.broken = True
         getattr(self, f"_{event}")(minutes=minutes, which=which)
@@ -149,8 +165,10 @@ class MaintenanceMachine(RuleBasedStateMachine):
             if len(qm.open_units_of_work) >= 2:
                 return
             if older:
-                chain = sorted((r for r in partition.receivers_in(LIBRARY) if r.first_sequence is not None),
-                               key=lambda r: r.first_sequence)
+                chain = sorted(
+                    (r for r in partition.receivers_in(LIBRARY) if r.first_sequence is not None),
+                    key=lambda r: r.first_sequence,
+                )
                 mq.impossible_old_unit_of_work(partition, qm, chain[0])
             else:
                 mq.open_unit_of_work(partition, qm)
@@ -269,23 +287,29 @@ def run_sequence(*steps: tuple[str, dict]) -> MaintenanceMachine:
 
 def test_a_failed_savobj_is_not_taken_for_a_save_someone_else_made_meanwhile():
     """Known defect (1): the save was verified by SAVE_TIMESTAMP, which another product's save had just set."""
-    run_sequence(("host_event", {"event": "savobj", "minutes": 5, "which": 0}),
-                 ("save", {"fault": matrix.Fault("fails", r"SAVOBJ")}),
-                 ("delete", {"fault": None}))
+    run_sequence(
+        ("host_event", {"event": "savobj", "minutes": 5, "which": 0}),
+        ("save", {"fault": matrix.Fault("fails", r"SAVOBJ")}),
+        ("delete", {"fault": None}),
+    )
 
 
 def test_a_save_file_deleted_after_the_save_keeps_its_receivers():
     """Known defect (3): delete did not check that the catalogued save file still exists."""
-    run_sequence(("save", {"fault": None}),
-                 ("host_event", {"event": "dltf", "minutes": 5, "which": 0}),
-                 ("delete", {"fault": None}))
+    run_sequence(
+        ("save", {"fault": None}),
+        ("host_event", {"event": "dltf", "minutes": 5, "which": 0}),
+        ("delete", {"fault": None}),
+    )
 
 
 def test_a_worker_killed_while_dltjrnrcv_runs_is_reconciled_by_the_next_step():
     """Known defect (4): the audit record was written after the answer, and the catalog had no intent."""
-    run_sequence(("save", {"fault": None}),
-                 ("delete", {"fault": matrix.Fault("sigkill", r"DLTJRNRCV", occurrence=1)}),
-                 ("save", {"fault": None}))
+    run_sequence(
+        ("save", {"fault": None}),
+        ("delete", {"fault": matrix.Fault("sigkill", r"DLTJRNRCV", occurrence=1)}),
+        ("save", {"fault": None}),
+    )
 
 
 def test_receivers_someone_else_saved_are_still_saved_and_deleted_by_mqjournal(case_root):
@@ -296,14 +320,17 @@ def test_receivers_someone_else_saved_are_still_saved_and_deleted_by_mqjournal(c
     try:
         s.advance(timedelta(minutes=80))
         assert s.operator("CRTSAVF FILE(QGPL/OTHER)").exit_status == 0
-        assert s.operator(f"SAVOBJ OBJ(AMQA*) LIB({LIBRARY}) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/OTHER)"
-                          ).exit_status == 0
+        assert (
+            s.operator(f"SAVOBJ OBJ(AMQA*) LIB({LIBRARY}) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/OTHER)").exit_status
+            == 0
+        )
         first = s.maintain("run1")
         second = s.maintain("run2")
         assert first.to_delete, "the plan deletes the receivers someone else saved"
         assert second.unfinished() == [], (
             f"planned to save {first.to_save}, to delete {first.to_delete}; a second run still leaves: "
-            f"{second.unfinished()}")
+            f"{second.unfinished()}"
+        )
         assert s.check().ok
     finally:
         s.close()

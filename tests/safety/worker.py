@@ -28,7 +28,7 @@ from mqjournal.ibmi.collector import Target
 from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
 from mqjournal.recovery.execute import RecoveryExecutor
-from tests.safety import scenario  # noqa: F401  (preloaded: the steps' code is imported before the fork)
+from tests.safety import scenario
 from tests.safety.catalog_lock import shorten_sqlite_busy_timeout
 
 # The lease a killed worker leaves must not outlive it for long; where the lease API takes a time to live, it is
@@ -111,16 +111,26 @@ def run_step(spec: WorkerSpec, answer) -> None:
     logging.getLogger().addHandler(logging.NullHandler())  # the step's warnings are the test's to judge, not noise
     try:
         key = paramiko.ECDSAKey.from_private_key_file(str(spec.client_key))
-        connect = ssh_connector(address="127.0.0.1", port=spec.port, user=spec.user, key=key,
-                                known_hosts=spec.known_hosts)
-        lease = (host_session_slot(spec.catalog_url, scenario.HOST, slots=spec.lease_slots, **lease_options(30.0))
-                 if spec.lease_slots is not None else contextlib.nullcontext())
+        connect = ssh_connector(
+            address="127.0.0.1", port=spec.port, user=spec.user, key=key, known_hosts=spec.known_hosts
+        )
+        lease = (
+            host_session_slot(spec.catalog_url, scenario.HOST, slots=spec.lease_slots, **lease_options(30.0))
+            if spec.lease_slots is not None
+            else contextlib.nullcontext()
+        )
         with lease:
-            session = IbmiSession(scenario.HOST, spec.user, connect, audit=AuditLog(spec.audit_path),
-                                  command_timeout=spec.command_timeout, retry=scenario.FAST_RETRY)
+            session = IbmiSession(
+                scenario.HOST,
+                spec.user,
+                connect,
+                audit=AuditLog(spec.audit_path),
+                command_timeout=spec.command_timeout,
+                retry=scenario.FAST_RETRY,
+            )
             with session:
                 scenario.PATHS[spec.path].run(WorkerActor(spec, session), spec.arg, session)
-    except Exception as exc:  # noqa: BLE001 - reported to the test, which judges it
+    except Exception as exc:
         database = any(isinstance(e, (SQLAlchemyError, sqlite3.Error)) for e in _chain(exc))
         answer.send(StepEnded(type(exc).__name__, f"{type(exc).__name__}: {exc}", database))
     else:

@@ -126,8 +126,10 @@ def test_saving_the_attached_receiver_completes_with_a_diagnostic_before_cpc3722
     shell = sim_fleet.connect()
     attached = next(
         r["JOURNAL_RECEIVER_NAME"]
-        for r in shell.sql("SELECT JOURNAL_RECEIVER_NAME, STATUS FROM QSYS2.JOURNAL_RECEIVER_INFO"
-                           " WHERE JOURNAL_RECEIVER_LIBRARY = 'QMTEST'")
+        for r in shell.sql(
+            "SELECT JOURNAL_RECEIVER_NAME, STATUS FROM QSYS2.JOURNAL_RECEIVER_INFO"
+            " WHERE JOURNAL_RECEIVER_LIBRARY = 'QMTEST'"
+        )
         if r["STATUS"] == "ATTACHED"
     )
     assert shell.cl("CRTSAVF FILE(QGPL/LIBSAVE)")[0] == 0

@@ -63,9 +63,31 @@ def test_catalogue_entries_are_well_formed(msg_id):
 
 def test_catalogue_covers_the_messages_the_client_keys_off():
     for msg_id in (
-        "CPF0006", "CPD0030", "CPF2105", "CPF9801", "CPF2110", "CPF9810", "CPF2189", "CPF9802",
-        "CPA7025", "CPF7020", "CPI70E3", "CPF5813", "CPF7302", "CPC3722", "CPF3770", "CPF3771",
-        "CPC3703", "CPF3773", "CPF707F", "AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472", "AMQ8146", "AMQ8118",
+        "CPF0006",
+        "CPD0030",
+        "CPF2105",
+        "CPF9801",
+        "CPF2110",
+        "CPF9810",
+        "CPF2189",
+        "CPF9802",
+        "CPA7025",
+        "CPF7020",
+        "CPI70E3",
+        "CPF5813",
+        "CPF7302",
+        "CPC3722",
+        "CPF3770",
+        "CPF3771",
+        "CPC3703",
+        "CPF3773",
+        "CPF707F",
+        "AMQ7460",
+        "AMQ7462",
+        "AMQ7432",
+        "AMQ7472",
+        "AMQ8146",
+        "AMQ8118",
     ):
         assert msg_id in CATALOG, msg_id
 

@@ -6,7 +6,7 @@ power losses."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import settings
@@ -24,8 +24,9 @@ START = datetime(2026, 11, 1, 8, 0, tzinfo=timezone(timedelta(hours=1)))
 
 def new_partition() -> tuple[Partition, str]:
     partition = Partition(name="PROPTEST", now=START)
-    mq.create_queue_manager(partition, "TEST", "QMTEST", threshold_kb=200,
-                            workload=Workload(entries_per_minute=60, entry_bytes=700))
+    mq.create_queue_manager(
+        partition, "TEST", "QMTEST", threshold_kb=200, workload=Workload(entries_per_minute=60, entry_bytes=700)
+    )
     return partition, "TEST"
 
 
@@ -111,13 +112,12 @@ def test_a_long_unit_of_work_holds_the_point_and_it_moves_on_once_it_ends():
     assert qm.startup_point.sequence > uow.started_sequence
 
 
-
 @pytest.mark.parametrize("threshold_kb", [1, 20, 40])
 def test_a_queue_manager_with_a_tiny_threshold_can_be_created_and_run(threshold_kb):
     # CRTMQM's first media images switch receivers when the threshold is tiny: the checkpoint that switch takes
     # counts only the objects imaged so far (it used to fail on an object without an image).
     config = HostConfig(name="x", queue_managers=[QueueManagerConfig(name="T", threshold_kb=threshold_kb)])
-    host = SimulatedHost.create(config, datetime(2026, 1, 1, tzinfo=timezone.utc), None)
+    host = SimulatedHost.create(config, datetime(2026, 1, 1, tzinfo=UTC), None)
     host.advance(timedelta(minutes=30))
     qm = host.partition.queue_manager("T")
     assert len(host.partition.receivers_in(qm.library)) > 1 and all(o.image_at for o in qm.objects)

@@ -264,9 +264,7 @@ def test_the_documented_workaround_restores_every_receiver_and_starts_the_queue_
 
     # 3. The receivers, newest first: the journal is a new one, so they stay out of its directory.
     for name in reversed(saved):
-        status, out, err = shell.cl(
-            f"RSTOBJ OBJ({name}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({RCVSAVE})"
-        )
+        status, out, err = shell.cl(f"RSTOBJ OBJ({name}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({RCVSAVE})")
         assert status == 0 and out.startswith("CPC3703"), err
     rows = by_name(shell)
     assert all(rows[n]["JOURNAL_NAME"] == "AMQAJRN" and rows[n]["STATUS"] == "SAVED" for n in saved)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta, timezone
+from datetime import UTC, timedelta
 
 import paramiko
 import pytest
@@ -315,8 +315,10 @@ def test_state_and_host_keys_survive_a_restart(tmp_path, sim_fleet: SimFleet):
 
 def test_a_host_key_the_client_does_not_know_is_refused(tmp_path, sim_fleet: SimFleet):
     other = tmp_path / "other_known_hosts"
-    other.write_text(f"[127.0.0.1]:{sim_fleet.ports['ibmi1']} {paramiko.ECDSAKey.generate().get_name()} "
-                     f"{paramiko.ECDSAKey.generate().get_base64()}\n")
+    other.write_text(
+        f"[127.0.0.1]:{sim_fleet.ports['ibmi1']} {paramiko.ECDSAKey.generate().get_name()} "
+        f"{paramiko.ECDSAKey.generate().get_base64()}\n"
+    )
     with pytest.raises(paramiko.BadHostKeyException):
         sim_fleet.connect(known_hosts=other)
 
@@ -364,7 +366,7 @@ def test_days_of_receiver_churn_run_without_a_real_wait(sim_fleet: SimFleet):
 def test_advancing_to_a_utc_moment_keeps_the_partitions_own_utc_offset(sim_fleet: SimFleet):
     host = sim_fleet.host()
     offset = host.partition.now.utcoffset()
-    host.advance_to((host.partition.now + timedelta(minutes=90)).astimezone(timezone.utc))
+    host.advance_to((host.partition.now + timedelta(minutes=90)).astimezone(UTC))
     assert host.partition.now.utcoffset() == offset
     chain = receivers(sim_fleet.connect())
     stamps = [r["ATTACH_TIMESTAMP"] for r in chain]

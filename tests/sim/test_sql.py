@@ -24,35 +24,67 @@ class FakeCatalog:
 
 
 def receiver(name: str, **columns: object) -> dict[str, object]:
-    return {"JOURNAL_RECEIVER_LIBRARY": "QMTEST", "JOURNAL_RECEIVER_NAME": name, "JOURNAL_LIBRARY": "QMTEST",
-            "JOURNAL_NAME": "AMQAJRN", **columns}
+    return {
+        "JOURNAL_RECEIVER_LIBRARY": "QMTEST",
+        "JOURNAL_RECEIVER_NAME": name,
+        "JOURNAL_LIBRARY": "QMTEST",
+        "JOURNAL_NAME": "AMQAJRN",
+        **columns,
+    }
 
 
 RECEIVERS = [
-    receiver("AMQA000001", SIZE=102400, STATUS="SAVED", DESCRIPTIVE_TEXT="MQ receiver one",
-             ATTACH_TIMESTAMP=datetime(2026, 11, 20, 8, 0), DETACH_TIMESTAMP=datetime(2026, 11, 21, 9, 30, 15, 123456)),
+    receiver(
+        "AMQA000001",
+        SIZE=102400,
+        STATUS="SAVED",
+        DESCRIPTIVE_TEXT="MQ receiver one",
+        ATTACH_TIMESTAMP=datetime(2026, 11, 20, 8, 0),
+        DETACH_TIMESTAMP=datetime(2026, 11, 21, 9, 30, 15, 123456),
+    ),
     receiver("AMQA000002", SIZE=2048, STATUS="ATTACHED", ATTACH_TIMESTAMP=datetime(2026, 11, 21, 9, 30, 15, 123456)),
 ]
-CATALOG = FakeCatalog({
-    "QSYS2.JOURNAL_RECEIVER_INFO": RECEIVERS,
-    "QSYS2.JOURNAL_INFO": [{"JOURNAL_NAME": "AMQAJRN", "JOURNAL_LIBRARY": "QMTEST",
-                            "ATTACHED_JOURNAL_RECEIVER_NAME": "AMQA000002",
-                            "ATTACHED_JOURNAL_RECEIVER_LIBRARY": "QMTEST"}],
-    "QSYS2.MESSAGE_QUEUE_INFO": [{"MESSAGE_QUEUE_LIBRARY": "QMTEST", "MESSAGE_QUEUE_NAME": "QMQMMSG",
-                                  "MESSAGE_ID": "AMQ7460", "MESSAGE_KEY": b"\x00\x00\x01\x2a",
-                                  "MESSAGE_TEXT": "Startup recovery point"}],
-    "QSYS2.USER_SPACE": [
-        {"USER_SPACE_LIBRARY": "QMOTHER", "USER_SPACE": "AMQJRNINF", "DATA": "AMQB000009QMOTHER   20261101000000000"},
-        {"USER_SPACE_LIBRARY": "QMTEST", "USER_SPACE": "AMQJRNINF", "DATA": "AMQA000001QMTEST    20261121093015123",
-         "DATA_BINARY": b"\xc1\xd4\xd8"},
-    ],
-    "QSYS2.SYSTEM_VALUE_INFO": [{"SYSTEM_VALUE_NAME": "QUTCOFFSET", "CURRENT_CHARACTER_VALUE": "+0100"}],
-    "QSYS2.OBJECT_STATISTICS": [
-        {"OBJNAME": "AMQA000001", "OBJLIB": "QMTEST", "OBJTYPE": "*JRNRCV"},
-        {"OBJNAME": "AMQAJRN", "OBJLIB": "QMTEST", "OBJTYPE": "*JRN"},
-        {"OBJNAME": "AMQB000009", "OBJLIB": "QMOTHER", "OBJTYPE": "*JRNRCV"},
-    ],
-})
+CATALOG = FakeCatalog(
+    {
+        "QSYS2.JOURNAL_RECEIVER_INFO": RECEIVERS,
+        "QSYS2.JOURNAL_INFO": [
+            {
+                "JOURNAL_NAME": "AMQAJRN",
+                "JOURNAL_LIBRARY": "QMTEST",
+                "ATTACHED_JOURNAL_RECEIVER_NAME": "AMQA000002",
+                "ATTACHED_JOURNAL_RECEIVER_LIBRARY": "QMTEST",
+            }
+        ],
+        "QSYS2.MESSAGE_QUEUE_INFO": [
+            {
+                "MESSAGE_QUEUE_LIBRARY": "QMTEST",
+                "MESSAGE_QUEUE_NAME": "QMQMMSG",
+                "MESSAGE_ID": "AMQ7460",
+                "MESSAGE_KEY": b"\x00\x00\x01\x2a",
+                "MESSAGE_TEXT": "Startup recovery point",
+            }
+        ],
+        "QSYS2.USER_SPACE": [
+            {
+                "USER_SPACE_LIBRARY": "QMOTHER",
+                "USER_SPACE": "AMQJRNINF",
+                "DATA": "AMQB000009QMOTHER   20261101000000000",
+            },
+            {
+                "USER_SPACE_LIBRARY": "QMTEST",
+                "USER_SPACE": "AMQJRNINF",
+                "DATA": "AMQA000001QMTEST    20261121093015123",
+                "DATA_BINARY": b"\xc1\xd4\xd8",
+            },
+        ],
+        "QSYS2.SYSTEM_VALUE_INFO": [{"SYSTEM_VALUE_NAME": "QUTCOFFSET", "CURRENT_CHARACTER_VALUE": "+0100"}],
+        "QSYS2.OBJECT_STATISTICS": [
+            {"OBJNAME": "AMQA000001", "OBJLIB": "QMTEST", "OBJTYPE": "*JRNRCV"},
+            {"OBJNAME": "AMQAJRN", "OBJLIB": "QMTEST", "OBJTYPE": "*JRN"},
+            {"OBJNAME": "AMQB000009", "OBJLIB": "QMOTHER", "OBJTYPE": "*JRNRCV"},
+        ],
+    }
+)
 
 _TRAILER = re.compile(r"^ *(\d+) RECORD\(S\) SELECTED\.$")
 
@@ -67,7 +99,7 @@ def parse_db2(stdout: str) -> list[dict[str, str | None]]:
     names = [lines[dashes - 1][start:end].strip() for start, end in spans]
     trailer = next(i for i in range(dashes + 1, len(lines)) if _TRAILER.match(lines[i]))
     rows = []
-    for line in lines[dashes + 1:trailer - 1]:
+    for line in lines[dashes + 1 : trailer - 1]:
         cells = [line[start:end].strip() for start, end in spans]
         rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
     assert int(_TRAILER.match(lines[trailer]).group(1)) == len(rows)  # type: ignore[union-attr]
@@ -79,8 +111,9 @@ def db2(*args: str, catalog: FakeCatalog = CATALOG):
 
 
 def test_two_row_select_layout_pads_each_column_to_name_or_type_width():
-    result = db2("SELECT JOURNAL_RECEIVER_NAME, SIZE, STATUS FROM QSYS2.JOURNAL_RECEIVER_INFO "
-                 "ORDER BY JOURNAL_RECEIVER_NAME")
+    result = db2(
+        "SELECT JOURNAL_RECEIVER_NAME, SIZE, STATUS FROM QSYS2.JOURNAL_RECEIVER_INFO ORDER BY JOURNAL_RECEIVER_NAME"
+    )
 
     assert result.exit_status == 0
     assert result.stderr == ""
@@ -109,7 +142,9 @@ def test_timestamps_print_in_db2_format():
     result = db2("SELECT ATTACH_TIMESTAMP FROM QSYS2.JOURNAL_RECEIVER_INFO ORDER BY ATTACH_TIMESTAMP")
 
     assert [row["ATTACH_TIMESTAMP"] for row in parse_db2(result.stdout)] == [
-        "2026-11-20-08.00.00.000000", "2026-11-21-09.30.15.123456"]
+        "2026-11-20-08.00.00.000000",
+        "2026-11-21-09.30.15.123456",
+    ]
     assert result.stdout.split("\n")[2] == "-" * 26
 
 
@@ -123,8 +158,11 @@ def test_timestamp_compares_with_db2_or_iso_literal(literal):
 def test_labeled_duration_on_current_timestamp():
     catalog = FakeCatalog(CATALOG.views, now=datetime(2026, 11, 22, 9, 0))
 
-    result = db2("SELECT JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
-                 "WHERE ATTACH_TIMESTAMP < CURRENT TIMESTAMP - 1 DAY", catalog=catalog)
+    result = db2(
+        "SELECT JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
+        "WHERE ATTACH_TIMESTAMP < CURRENT TIMESTAMP - 1 DAY",
+        catalog=catalog,
+    )
 
     assert parse_db2(result.stdout) == [{"JOURNAL_RECEIVER_NAME": "AMQA000001"}]
 
@@ -152,18 +190,25 @@ def test_order_by_sorts_nulls_high_as_db2_does():
 
 
 def test_fetch_first_n_rows_only_limits_the_result():
-    result = db2("SELECT JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
-                 "ORDER BY JOURNAL_RECEIVER_NAME DESC FETCH FIRST 1 ROWS ONLY")
+    result = db2(
+        "SELECT JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
+        "ORDER BY JOURNAL_RECEIVER_NAME DESC FETCH FIRST 1 ROWS ONLY"
+    )
 
     assert parse_db2(result.stdout) == [{"JOURNAL_RECEIVER_NAME": "AMQA000002"}]
 
 
 def test_union_all_of_two_views_answers_a_batched_query():
-    result = db2("SELECT 'RCV' AS KIND, JOURNAL_RECEIVER_NAME AS NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
-                 "UNION ALL SELECT 'JRN', ATTACHED_JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_INFO")
+    result = db2(
+        "SELECT 'RCV' AS KIND, JOURNAL_RECEIVER_NAME AS NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
+        "UNION ALL SELECT 'JRN', ATTACHED_JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_INFO"
+    )
 
-    assert parse_db2(result.stdout) == [{"KIND": "RCV", "NAME": "AMQA000001"}, {"KIND": "RCV", "NAME": "AMQA000002"},
-                                        {"KIND": "JRN", "NAME": "AMQA000002"}]
+    assert parse_db2(result.stdout) == [
+        {"KIND": "RCV", "NAME": "AMQA000001"},
+        {"KIND": "RCV", "NAME": "AMQA000002"},
+        {"KIND": "JRN", "NAME": "AMQA000002"},
+    ]
 
 
 def test_empty_result_prints_header_and_zero_records():
@@ -196,8 +241,10 @@ def test_current_timezone_follows_qutcoffset():
 
 
 def test_user_space_function_returns_the_named_space():
-    result = db2("SELECT USER_SPACE_LIBRARY, SUBSTR(DATA, 1, 10) AS RCV, DATA_BINARY FROM TABLE(QSYS2.USER_SPACE("
-                 "USER_SPACE => 'AMQJRNINF', USER_SPACE_LIBRARY => 'QMTEST')) AS S")
+    result = db2(
+        "SELECT USER_SPACE_LIBRARY, SUBSTR(DATA, 1, 10) AS RCV, DATA_BINARY FROM TABLE(QSYS2.USER_SPACE("
+        "USER_SPACE => 'AMQJRNINF', USER_SPACE_LIBRARY => 'QMTEST')) AS S"
+    )
 
     assert parse_db2(result.stdout) == [{"USER_SPACE_LIBRARY": "QMTEST", "RCV": "AMQA000001", "DATA_BINARY": "C1D4D8"}]
 
@@ -209,12 +256,15 @@ def test_user_space_library_defaults_to_libl_first_match():
 
 
 def test_user_space_not_found_is_an_sql0443_error():
-    result = db2("SELECT DATA FROM TABLE(QSYS2.USER_SPACE(USER_SPACE => 'AMQJRNINF', "
-                 "USER_SPACE_LIBRARY => 'QMNONE')) X")
+    result = db2(
+        "SELECT DATA FROM TABLE(QSYS2.USER_SPACE(USER_SPACE => 'AMQJRNINF', USER_SPACE_LIBRARY => 'QMNONE')) X"
+    )
 
     assert result.exit_status == 4
-    assert result.stdout == ("\n **** CLI ERROR *****\n         SQLSTATE: 38501\nNATIVE ERROR CODE: -443\n"
-                             "Object AMQJRNINF in library QMNONE not found. \n")
+    assert result.stdout == (
+        "\n **** CLI ERROR *****\n         SQLSTATE: 38501\nNATIVE ERROR CODE: -443\n"
+        "Object AMQJRNINF in library QMNONE not found. \n"
+    )
 
 
 def test_object_statistics_filters_by_library_and_type():
@@ -228,8 +278,10 @@ def test_unknown_table_is_sql0204_naming_the_schema():
 
     assert result.exit_status == 4
     assert result.stderr == ""
-    assert result.stdout == ("\n **** CLI ERROR *****\n         SQLSTATE: 42704\nNATIVE ERROR CODE: -204\n"
-                             "JOURNAL_RECEIVERS in QSYS2 type *FILE not found. \n")
+    assert result.stdout == (
+        "\n **** CLI ERROR *****\n         SQLSTATE: 42704\nNATIVE ERROR CODE: -204\n"
+        "JOURNAL_RECEIVERS in QSYS2 type *FILE not found. \n"
+    )
 
 
 def test_unqualified_view_name_is_not_found_under_sql_naming():
@@ -243,8 +295,10 @@ def test_unknown_column_is_sql0206():
     result = db2("SELECT RECEIVER_ATTACH_TIMESTAMP FROM QSYS2.JOURNAL_RECEIVER_INFO")
 
     assert result.exit_status == 4
-    assert result.stdout == ("\n **** CLI ERROR *****\n         SQLSTATE: 42703\nNATIVE ERROR CODE: -206\n"
-                             "Column or global variable RECEIVER_ATTACH_TIMESTAMP not found. \n")
+    assert result.stdout == (
+        "\n **** CLI ERROR *****\n         SQLSTATE: 42703\nNATIVE ERROR CODE: -206\n"
+        "Column or global variable RECEIVER_ATTACH_TIMESTAMP not found. \n"
+    )
 
 
 def test_syntax_error_is_sql0104():
@@ -273,8 +327,10 @@ def test_delete_from_a_catalog_view_is_refused_as_read_only():
     result = db2("DELETE FROM QSYS2.JOURNAL_RECEIVER_INFO WHERE STATUS = 'SAVED'")
 
     assert result.exit_status == 4
-    assert result.stdout == ("\n **** CLI ERROR *****\n         SQLSTATE: 42807\nNATIVE ERROR CODE: -150\n"
-                             "View or logical file JOURNAL_RECEIVER_INFO in QSYS2 read-only. \n")
+    assert result.stdout == (
+        "\n **** CLI ERROR *****\n         SQLSTATE: 42807\nNATIVE ERROR CODE: -150\n"
+        "View or logical file JOURNAL_RECEIVER_INFO in QSYS2 read-only. \n"
+    )
 
 
 def test_call_is_refused_as_routine_not_found():
@@ -300,8 +356,10 @@ def test_a_data_change_hidden_behind_with_is_refused():
 
 
 def test_parser_round_trips_values_containing_spaces():
-    result = db2("SELECT DESCRIPTIVE_TEXT, JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
-                 "WHERE DESCRIPTIVE_TEXT IS NOT NULL")
+    result = db2(
+        "SELECT DESCRIPTIVE_TEXT, JOURNAL_RECEIVER_NAME FROM QSYS2.JOURNAL_RECEIVER_INFO "
+        "WHERE DESCRIPTIVE_TEXT IS NOT NULL"
+    )
 
     assert parse_db2(result.stdout) == [{"DESCRIPTIVE_TEXT": "MQ receiver one", "JOURNAL_RECEIVER_NAME": "AMQA000001"}]
 

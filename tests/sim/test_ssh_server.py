@@ -153,9 +153,8 @@ def test_instant_commands_in_a_burst_all_get_their_answer(serve, host_key, clien
     # An instant handler answers while the server is still replying to the exec request itself: the output and
     # close must still follow that reply, or the client fails with "Channel closed".
     fleet = serve(lambda host, user, command: ExecResult(0, stdout=command))
-    with connect(fleet.ports["AS400A"], host_key, client_key) as client:
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            outputs = list(pool.map(lambda i: run(client, f"echo {i}"), range(100)))
+    with connect(fleet.ports["AS400A"], host_key, client_key) as client, ThreadPoolExecutor(max_workers=8) as pool:
+        outputs = list(pool.map(lambda i: run(client, f"echo {i}"), range(100)))
     assert outputs == [(0, f"echo {i}", "") for i in range(100)]
 
 

@@ -7,7 +7,7 @@ QM + its name (TEST -> QMTEST), as CRTMQM does.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -158,7 +158,7 @@ def test_malicious_queue_manager_name_is_rejected():
 
 
 def test_malicious_queue_manager_name_in_a_fleet_file_is_rejected_on_load(tmp_path):
-    text = "hosts:\n  - name: ibmi1\n    queue_managers:\n      - name: \"TEST'); DLTLIB QGPL\"\n"
+    text = 'hosts:\n  - name: ibmi1\n    queue_managers:\n      - name: "TEST\'); DLTLIB QGPL"\n'
     with pytest.raises(ValidationError, match="not a valid queue manager name"):
         load_fleet(write_fleet(tmp_path, text))
 
@@ -242,4 +242,4 @@ def test_host_tz_defaults_to_utc():
 def test_host_tz_turns_amqjrninf_local_time_into_an_aware_time(fleet):
     # AMQJRNINF holds the partition's local time; ibmi1 runs at +02:00.
     local = datetime(2024, 5, 27, 14, 5, 35).replace(tzinfo=fleet.host("ibmi1").tz)
-    assert local.astimezone(timezone.utc) == datetime(2024, 5, 27, 12, 5, 35, tzinfo=timezone.utc)
+    assert local.astimezone(UTC) == datetime(2024, 5, 27, 12, 5, 35, tzinfo=UTC)

@@ -11,7 +11,11 @@ from pydantic import ValidationError
 from mqjournal.policy import Policy, load_policy
 
 NUMBER_FIELDS = [
-    "max_snapshot_age_hours", "retention_days", "keep_min_receivers", "stuck_after_runs", "keep_library_saves",
+    "max_snapshot_age_hours",
+    "retention_days",
+    "keep_min_receivers",
+    "stuck_after_runs",
+    "keep_library_saves",
     "backup_retention_days",
 ]
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from mqjournal.report import plan_body
 
-POINTS = (
-    "AMQJRNINF ********** 2099-12-31T23:59:59.999, AMQ7460 AMQA000010 2026-11-01T21:14:09.000, AMQ7462 -"
-)
+POINTS = "AMQJRNINF ********** 2099-12-31T23:59:59.999, AMQ7460 AMQA000010 2026-11-01T21:14:09.000, AMQ7462 -"
 QM = {
     "host": "prod1", "qmgr": "PAYROLL", "qmgr_library": "QMPAYROLL", "oldest_needed": "AMQA000010",
     "receivers_to_save": 0, "bytes_to_save": 0, "receivers_to_delete": 0, "bytes_freed": 0,

@@ -12,7 +12,9 @@ from mqjournal.fleet import FleetConfig, conn_id_for
 __all__ = ["conn_id_for", "fleet_connections", "write_connections"]
 
 
-def fleet_connections(config: FleetConfig, host_keys: dict[str, paramiko.PKey], ports: dict[str, int] | None = None) -> dict:
+def fleet_connections(
+    config: FleetConfig, host_keys: dict[str, paramiko.PKey], ports: dict[str, int] | None = None
+) -> dict:
     """{conn_id: connection} with the client key inlined and each host's key pinned (no known_hosts needed)."""
     private_key = config.client_key.read_text(encoding="utf-8")
     connections = {}

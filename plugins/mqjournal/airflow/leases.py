@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete, update
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
@@ -50,7 +50,7 @@ class HostBusy(MqJournalError):
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class _Renewal(threading.Thread):
@@ -107,7 +107,11 @@ def host_session_slot(
             session.execute(delete(_Lease).where(_Lease.host == host, _Lease.expires_at < now))
         for slot in range(slots):
             try:
-                with _database(url, f"take an SSH session lease for {host}"), Session(engine) as session, session.begin():
+                with (
+                    _database(url, f"take an SSH session lease for {host}"),
+                    Session(engine) as session,
+                    session.begin(),
+                ):
                     session.add(_Lease(host=host, slot=slot, holder=holder, expires_at=now + ttl))
             except IntegrityError:
                 continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import asdict
-from datetime import timezone, timedelta
+from datetime import UTC, timedelta, timezone
 from pathlib import Path
 
 from mqjournal.airflow.sessions import host_session
@@ -26,7 +26,10 @@ from mqjournal.snapshot import write_snapshots
 
 def _target(t: dict) -> collector.Target:
     return collector.Target(
-        qmgr=t["qmgr"], library=t["library"], journal=t["journal"], instance=t["instance"],
+        qmgr=t["qmgr"],
+        library=t["library"],
+        journal=t["journal"],
+        instance=t["instance"],
         journal_queue=tuple(t["journal_queue"]),
     )
 
@@ -61,8 +64,12 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
                 continue
             targets.append(
                 {
-                    "host": host.name, "qmgr": t.qmgr, "library": t.library, "journal": t.journal,
-                    "instance": t.instance, "journal_queue": list(t.journal_queue),
+                    "host": host.name,
+                    "qmgr": t.qmgr,
+                    "library": t.library,
+                    "journal": t.journal,
+                    "instance": t.instance,
+                    "journal_queue": list(t.journal_queue),
                     "utc_offset_minutes": int(found.tz.utcoffset(None).total_seconds() // 60),
                 }
             )
@@ -81,7 +88,11 @@ def collect_one(settings: Settings, target: dict, run_id: str, change_receiver: 
     """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file."""
     with host_session(settings, target["host"]) as session:
         snapshot = collector.collect(
-            session, _target(target), host=target["host"], run_id=run_id, tz=_tz(target),
+            session,
+            _target(target),
+            host=target["host"],
+            run_id=run_id,
+            tz=_tz(target),
             change_receiver=change_receiver,
         )
     path = settings.snapshot_dir(run_id) / f"{target['host']}__{target['library']}.jsonl"
@@ -95,7 +106,8 @@ def summarize(plan_dir: Path, targets: list[dict]) -> dict:
 
     wanted = {(t["host"], t["qmgr"], t["library"]) for t in targets}
     qms = [
-        q for q in pq.read_table(plan_dir / "queue_managers").to_pylist()
+        q
+        for q in pq.read_table(plan_dir / "queue_managers").to_pylist()
         if (q["host"], q["qmgr"], q["qmgr_library"]) in wanted
     ]
     receivers = pq.read_table(
@@ -180,7 +192,9 @@ def outcome(
     return f"approved by {who}: {deleted} receivers deleted"
 
 
-def write_report(settings: Settings, run_id: str, summary: dict | None, saves: list[dict], deletes: list[dict], outcome: str) -> str:
+def write_report(
+    settings: Settings, run_id: str, summary: dict | None, saves: list[dict], deletes: list[dict], outcome: str
+) -> str:
     """The run summary: what was saved where, deleted, kept and why, alerts. Returns the Markdown text."""
     lines = [f"# mq_journal_maintenance {run_id}", "", f"Outcome: {outcome}", ""]
     if summary:
@@ -212,8 +226,11 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
     env = planjob.submit_environment(master)
     return {
         "args": planjob.application_args(
-            settings.snapshot_dir(run_id), settings.plan_dir(run_id), history=settings.snapshots, policy=policy,
-            as_of=datetime.now(timezone.utc),
+            settings.snapshot_dir(run_id),
+            settings.plan_dir(run_id),
+            history=settings.snapshots,
+            policy=policy,
+            as_of=datetime.now(UTC),
         ),
         # Only Spark's own variables: the process environment holds connection secrets that must not reach XCom.
         "env": {k: env[k] for k in SPARK_ENV if k in env},
@@ -251,8 +268,10 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> dict:
     print(text)
     not_ready = [r.host for r in reports if not r.ready]
     if not_ready:
-        raise RuntimeError(f"hosts not ready for mqjournal: {', '.join(not_ready)}; fix what the table above says "
-                           "(or leave them out of the run's hosts) and run again")
+        raise RuntimeError(
+            f"hosts not ready for mqjournal: {', '.join(not_ready)}; fix what the table above says "
+            "(or leave them out of the run's hosts) and run again"
+        )
     return {"checked": [r.host for r in reports], "ready": True}
 
 

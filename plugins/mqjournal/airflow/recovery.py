@@ -67,8 +67,16 @@ def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
     with host_session(settings, params["host"]) as session:
         target, tz = locate(session, params["host"], qm)
         request = request_from(params, tz)
-        inputs = gather(session, target, host=params["host"], tz=tz, catalog=Catalog(settings.catalog_url),
-                        request=request, clusters=clusters_of(qm), run_id=run_id)
+        inputs = gather(
+            session,
+            target,
+            host=params["host"],
+            tz=tz,
+            catalog=Catalog(settings.catalog_url),
+            request=request,
+            clusters=clusters_of(qm),
+            run_id=run_id,
+        )
         plan = plan_recovery(inputs)
     path = _plan_file(settings, run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,8 +86,13 @@ def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
         "plan": plan.model_dump(mode="json"),
         "body": plan.markdown(),
         "executable": plan.executable,
-        "target": {"qmgr": target.qmgr, "library": target.library, "journal": target.journal,
-                   "instance": target.instance, "journal_queue": list(target.journal_queue)},
+        "target": {
+            "qmgr": target.qmgr,
+            "library": target.library,
+            "journal": target.journal,
+            "instance": target.instance,
+            "journal_queue": list(target.journal_queue),
+        },
         "utc_offset_minutes": int(tz.utcoffset(None).total_seconds() // 60),
     }
 
@@ -107,13 +120,25 @@ def refuse(made: dict) -> None:
 def execute(settings: Settings, made: dict, run_id: str) -> dict:
     approved = Plan.model_validate(made["plan"])
     t = made["target"]
-    target = Target(qmgr=t["qmgr"], library=t["library"], journal=t["journal"], instance=t["instance"],
-                    journal_queue=tuple(t["journal_queue"]))
+    target = Target(
+        qmgr=t["qmgr"],
+        library=t["library"],
+        journal=t["journal"],
+        instance=t["instance"],
+        journal_queue=tuple(t["journal_queue"]),
+    )
     tz = timezone(timedelta(minutes=made["utc_offset_minutes"]))
     qm = _queue_manager(settings, approved.request.host, approved.request.qmgr)
     with host_session(settings, approved.request.host) as session:
-        result = RecoveryExecutor(session, target, approved.request.host, tz, Catalog(settings.catalog_url), run_id,
-                                  clusters=tuple(clusters_of(qm))).execute(approved)
+        result = RecoveryExecutor(
+            session,
+            target,
+            approved.request.host,
+            tz,
+            Catalog(settings.catalog_url),
+            run_id,
+            clusters=tuple(clusters_of(qm)),
+        ).execute(approved)
     print(result.markdown())
     return result.model_dump(mode="json")
 

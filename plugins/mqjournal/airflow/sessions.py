@@ -19,6 +19,7 @@ def host_session(settings: Settings, host: str) -> Iterator[IbmiSession]:
     # The SQL runner is the fleet file's per-host setting (qsh unless the host says db2): how SQL reaches db2.
     runner = load_fleet(settings.fleet_file).host(host).sql_runner
     with host_session_slot(settings.catalog_url, host, slots=settings.sessions_per_host):
-        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log,
-                      sql_runner=runner).session(host) as session:
+        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log, sql_runner=runner).session(
+            host
+        ) as session:
             yield session

@@ -17,7 +17,7 @@ import os
 import socket
 import threading
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = ["OUTCOMES", "AuditLog", "read_audit", "read_events", "unexplained_intents"]
@@ -43,8 +43,16 @@ class AuditLog:
         """
         record_id = uuid.uuid4().hex
         self._write(
-            {"event": "intent", "id": record_id, "at": _now(), "host": host, "user": user, "command": command,
-             "attempt": attempt, "worker": this_worker()},
+            {
+                "event": "intent",
+                "id": record_id,
+                "at": _now(),
+                "host": host,
+                "user": user,
+                "command": command,
+                "attempt": attempt,
+                "worker": this_worker(),
+            },
             durable=True,
         )
         return record_id
@@ -87,8 +95,14 @@ class AuditLog:
     def reconciled(self, intent: dict, finding: str) -> None:
         """What the host shows about an intent that never got its outcome (the command may or may not have run)."""
         self._write(
-            {"event": "reconciled", "id": intent["id"], "at": _now(), "host": intent["host"],
-             "command": intent["command"], "finding": finding},
+            {
+                "event": "reconciled",
+                "id": intent["id"],
+                "at": _now(),
+                "host": intent["host"],
+                "command": intent["command"],
+                "finding": finding,
+            },
             durable=True,
         )
 
@@ -125,11 +139,11 @@ def interrupted(intent: dict, *, stale_after: float = 900.0) -> bool:
             pass  # alive, another user's
         return False  # alive: its command may still be running
     started = datetime.fromisoformat(intent["at"])
-    return (datetime.now(timezone.utc) - started).total_seconds() > stale_after
+    return (datetime.now(UTC) - started).total_seconds() > stale_after
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def read_events(path: Path) -> list[dict]:

@@ -76,7 +76,8 @@ def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[
         contents[path] = SaveFileContent(
             exists=exists,
             receivers=frozenset((r["LIBRARY_NAME"], r["OBJECT_NAME"]) for r in result if r["OBJECT_TYPE"] == "*JRNRCV")
-            if readable and exists is not False else None,
+            if readable and exists is not False
+            else None,
         )
     return contents
 

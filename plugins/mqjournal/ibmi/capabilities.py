@@ -44,23 +44,40 @@ class Service:
 
 
 _ALL_RELEASES = "IBM i 7.3 and later"
-SERVICES: dict[str, Service] = {s.name: s for s in (
-    Service("QSYS2.JOURNAL_INFO", "view", _ALL_RELEASES, "the queue managers' journals cannot be found"),
-    Service("QSYS2.JOURNAL_RECEIVER_INFO", "view", "IBM i 7.5, or 7.4 with Db2 PTF group SF99704 Level 18",
-            "the receiver chain cannot be read"),
-    Service("QSYS2.MESSAGE_QUEUE_INFO", "view", _ALL_RELEASES,
-            "the AMQ7460/AMQ7462 recovery points and CPI70E3 cannot be read"),
-    Service("QSYS2.USER_SPACE", "table function", _ALL_RELEASES, "AMQJRNINF cannot be read"),
-    Service("QSYS2.SYSTEM_VALUE_INFO", "view", _ALL_RELEASES, "the partition's UTC offset cannot be read"),
-    Service("QSYS2.OBJECT_STATISTICS", "table function", _ALL_RELEASES, "save files cannot be listed"),
-    Service("QSYS2.SAVE_FILE_OBJECTS", "table function",
+SERVICES: dict[str, Service] = {
+    s.name: s
+    for s in (
+        Service("QSYS2.JOURNAL_INFO", "view", _ALL_RELEASES, "the queue managers' journals cannot be found"),
+        Service(
+            "QSYS2.JOURNAL_RECEIVER_INFO",
+            "view",
+            "IBM i 7.5, or 7.4 with Db2 PTF group SF99704 Level 18",
+            "the receiver chain cannot be read",
+        ),
+        Service(
+            "QSYS2.MESSAGE_QUEUE_INFO",
+            "view",
+            _ALL_RELEASES,
+            "the AMQ7460/AMQ7462 recovery points and CPI70E3 cannot be read",
+        ),
+        Service("QSYS2.USER_SPACE", "table function", _ALL_RELEASES, "AMQJRNINF cannot be read"),
+        Service("QSYS2.SYSTEM_VALUE_INFO", "view", _ALL_RELEASES, "the partition's UTC offset cannot be read"),
+        Service("QSYS2.OBJECT_STATISTICS", "table function", _ALL_RELEASES, "save files cannot be listed"),
+        Service(
+            "QSYS2.SAVE_FILE_OBJECTS",
+            "table function",
             "IBM i 7.5 Db2 PTF group SF99950 Level 4, or 7.4 SF99704 Level 25 (not available on 7.3)",
-            "nothing can prove that a save file holds a receiver, so no receiver may be deleted"),
-    Service("QSYS2.ASSOCIATE_JOURNAL_RECEIVER", "table function",
+            "nothing can prove that a save file holds a receiver, so no receiver may be deleted",
+        ),
+        Service(
+            "QSYS2.ASSOCIATE_JOURNAL_RECEIVER",
+            "table function",
             "IBM i 7.5 Db2 PTF group SF99950 Level 5, or 7.4 SF99704 Level 26 (not available on 7.3)",
-            "restored receivers cannot be associated with their journal (use WRKJRN option 9 by hand)"),
-    Service("QSYS2.ASP_INFO", "view", _ALL_RELEASES, "the ASP's capacity and free space cannot be read"),
-)}
+            "restored receivers cannot be associated with their journal (use WRKJRN option 9 by hand)",
+        ),
+        Service("QSYS2.ASP_INFO", "view", _ALL_RELEASES, "the ASP's capacity and free space cannot be read"),
+    )
+}
 
 # Columns that came after their view: (view, column) -> what brings it.
 LATE_COLUMNS: dict[tuple[str, str], str] = {
@@ -69,8 +86,13 @@ LATE_COLUMNS: dict[tuple[str, str], str] = {
 
 # What each step reads.
 NEEDS: dict[str, tuple[str, ...]] = {
-    "collect": ("QSYS2.JOURNAL_INFO", "QSYS2.JOURNAL_RECEIVER_INFO", "QSYS2.MESSAGE_QUEUE_INFO", "QSYS2.USER_SPACE",
-                "QSYS2.SYSTEM_VALUE_INFO"),
+    "collect": (
+        "QSYS2.JOURNAL_INFO",
+        "QSYS2.JOURNAL_RECEIVER_INFO",
+        "QSYS2.MESSAGE_QUEUE_INFO",
+        "QSYS2.USER_SPACE",
+        "QSYS2.SYSTEM_VALUE_INFO",
+    ),
     "save": ("QSYS2.SAVE_FILE_OBJECTS", "QSYS2.OBJECT_STATISTICS"),
     "delete": ("QSYS2.SAVE_FILE_OBJECTS", "QSYS2.OBJECT_STATISTICS", "QSYS2.JOURNAL_RECEIVER_INFO"),
     "restore": ("QSYS2.ASSOCIATE_JOURNAL_RECEIVER", "QSYS2.SAVE_FILE_OBJECTS", "QSYS2.OBJECT_STATISTICS"),
@@ -119,9 +141,11 @@ class Capabilities:
         return out
 
     def missing_columns(self) -> list[Missing]:
-        return [Missing(view, column, brought_by, "it is read where present, and left out where not")
-                for (view, column), brought_by in LATE_COLUMNS.items()
-                if view in self.columns and column not in self.columns[view]]
+        return [
+            Missing(view, column, brought_by, "it is read where present, and left out where not")
+            for (view, column), brought_by in LATE_COLUMNS.items()
+            if view in self.columns and column not in self.columns[view]
+        ]
 
     def require(self, step: str) -> None:
         """Raise ServiceMissing when `step` ("collect", "save", "delete", "restore", "asp") cannot run here."""
@@ -156,12 +180,18 @@ def parse(host: str, stdout: str) -> Capabilities:
     try:
         results = parse_results(stdout)
     except Db2OutputError as exc:
-        raise CapabilitiesUnreadable(host, f"the SQL catalog's answer could not be read ({exc})",
-                                     "check that the SQL runner (qsh/db2) works for the user profile") from None
+        raise CapabilitiesUnreadable(
+            host,
+            f"the SQL catalog's answer could not be read ({exc})",
+            "check that the SQL runner (qsh/db2) works for the user profile",
+        ) from None
     if len(results) != 3 or isinstance(results[1], Db2Failure) or isinstance(results[2], Db2Failure):
         detail = next((f"{r.msg_id}: {r.text}" for r in results if isinstance(r, Db2Failure)), stdout.strip()[-200:])
-        raise CapabilitiesUnreadable(host, f"QSYS2.SYSCOLUMNS / SYSROUTINES could not be read ({detail})",
-                                     "check that the SQL runner works and the profile may read the Db2 catalog")
+        raise CapabilitiesUnreadable(
+            host,
+            f"QSYS2.SYSCOLUMNS / SYSROUTINES could not be read ({detail})",
+            "check that the SQL runner works and the profile may read the Db2 catalog",
+        )
     release_rows, column_rows, routine_rows = results
     release = None
     if not isinstance(release_rows, Db2Failure) and release_rows:
@@ -171,9 +201,12 @@ def parse(host: str, stdout: str) -> Capabilities:
     columns: dict[str, set[str]] = {}
     for row in column_rows:
         columns.setdefault(f"QSYS2.{row['TABLE_NAME']}", set()).add(row["COLUMN_NAME"])
-    return Capabilities(host=host, release=release,
-                        columns={k: frozenset(v) for k, v in columns.items()},
-                        functions=frozenset(f"QSYS2.{r['ROUTINE_NAME']}" for r in routine_rows))
+    return Capabilities(
+        host=host,
+        release=release,
+        columns={k: frozenset(v) for k, v in columns.items()},
+        functions=frozenset(f"QSYS2.{r['ROUTINE_NAME']}" for r in routine_rows),
+    )
 
 
 _CACHE: weakref.WeakKeyDictionary[IbmiSession, Capabilities] = weakref.WeakKeyDictionary()

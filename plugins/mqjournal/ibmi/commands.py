@@ -222,7 +222,8 @@ def messages_since(
     mq_ids = ", ".join(_lit(i) for i in RECOVERY_MESSAGES)
     queues = {("QSYS", "QSYSOPR"), (object_name(journal_queue[0]), object_name(journal_queue[1]))}
     system_queues = " OR ".join(
-        f"(MESSAGE_QUEUE_LIBRARY = {_lit(q_lib)} AND MESSAGE_QUEUE_NAME = {_lit(q_name)})" for q_lib, q_name in sorted(queues)
+        f"(MESSAGE_QUEUE_LIBRARY = {_lit(q_lib)} AND MESSAGE_QUEUE_NAME = {_lit(q_name)})"
+        for q_lib, q_name in sorted(queues)
     )
     start = _lit(db2_timestamp(since)) if since else f"CURRENT TIMESTAMP - {int(lookback_days)} DAYS"
     return (
@@ -276,8 +277,26 @@ def delete_receiver(library: str, receiver: str, *, ignore_inquiry: bool) -> Com
 
 # RCRMQMOBJ's OBJTYPE values (IBM MQ for IBM i command reference).
 MQ_OBJECT_TYPES = frozenset(
-    {"*ALL", "*Q", "*ALSQ", "*LCLQ", "*MDLQ", "*RMTQ", "*AUTHINFO", "*CTLG", "*MQM", "*NMLIST", "*PRC", "*CHL",
-     "*CLTCN", "*LSR", "*SVC", "*SYNCFILE", "*CLCHLTAB", "*TOPIC"}
+    {
+        "*ALL",
+        "*Q",
+        "*ALSQ",
+        "*LCLQ",
+        "*MDLQ",
+        "*RMTQ",
+        "*AUTHINFO",
+        "*CTLG",
+        "*MQM",
+        "*NMLIST",
+        "*PRC",
+        "*CHL",
+        "*CLTCN",
+        "*LSR",
+        "*SVC",
+        "*SYNCFILE",
+        "*CLCHLTAB",
+        "*TOPIC",
+    }
 )
 MQ_RECEIVER_TEXT = "MQM LOCAL JOURNAL RECEIVER"
 MAX_THRESHOLD_KB = 1_919_999  # the largest threshold of an attached receiver without *MAXOPTn (CRTJRN)
@@ -450,8 +469,10 @@ def asp_usage(asp_number: int = 1) -> str:
     """One ASP's capacity and free space (megabytes); ASP 1 is the system ASP."""
     if not 1 <= int(asp_number) <= 255:
         raise ValueError(f"ASP numbers are 1-255, not {asp_number}")
-    return ("SELECT ASP_NUMBER, TOTAL_CAPACITY, TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO"
-            f" WHERE ASP_NUMBER = {int(asp_number)}")
+    return (
+        "SELECT ASP_NUMBER, TOTAL_CAPACITY, TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO"
+        f" WHERE ASP_NUMBER = {int(asp_number)}"
+    )
 
 
 def user_profile(user: str) -> str:
@@ -463,8 +484,9 @@ def user_profile(user: str) -> str:
 
 
 CHKOBJ_TYPES = frozenset({"*LIB", "*CMD", "*JRNRCV", "*JRN", "*FILE", "*USRSPC", "*MSGQ"})
-CHKOBJ_AUTHORITIES = frozenset({"*USE", "*CHANGE", "*ALL", "*OBJEXIST", "*OBJMGT", "*OBJOPR", "*READ", "*ADD",
-                                "*UPD", "*DLT", "*EXECUTE"})
+CHKOBJ_AUTHORITIES = frozenset(
+    {"*USE", "*CHANGE", "*ALL", "*OBJEXIST", "*OBJMGT", "*OBJOPR", "*READ", "*ADD", "*UPD", "*DLT", "*EXECUTE"}
+)
 
 
 def check_object(library: str, name: str, objtype: str, authorities: tuple[str, ...] = ()) -> Command:

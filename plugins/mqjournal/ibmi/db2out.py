@@ -84,9 +84,7 @@ def _table(lines: list[str], dashes: int) -> tuple[list[Row], int]:
     names = [header[start:end].strip() for start, end in spans]
     # The rows end at the empty line before the trailer. Every row line is padded to its columns' widths, so only
     # that separator is truly empty; a row of empty strings is blanks, and still a row.
-    end = next(
-        (i for i in range(dashes + 2, len(lines)) if _TRAILER.match(lines[i]) and lines[i - 1] == ""), None
-    )
+    end = next((i for i in range(dashes + 2, len(lines)) if _TRAILER.match(lines[i]) and lines[i - 1] == ""), None)
     if end is None:
         raise Db2OutputError("the result table has no RECORD(S) SELECTED trailer: the output was cut off")
     rows: list[Row] = []

@@ -74,7 +74,11 @@ def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]
     else:
         ini = session.run(commands.read_mqs_ini())
         if ini.exit_status != 0:
-            raise DiscoveryFailed(host, f"cannot read {commands.MQS_INI}: {ini.stderr.strip()}", "name the queue managers in the fleet file")
+            raise DiscoveryFailed(
+                host,
+                f"cannot read {commands.MQS_INI}: {ini.stderr.strip()}",
+                "name the queue managers in the fleet file",
+            )
         wanted = []
         for name, library in sorted(parse_mqs_ini(ini.stdout).items()):
             for row in by_library.get(library, []):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 from mqjournal import rules
 from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
@@ -73,8 +73,14 @@ class Executor:
 
     def _operation(self, kind: str, names: list[str], **fields) -> Operation:
         return Operation(
-            host=self.host, qmgr=self.target.qmgr, qmgr_library=self.target.library, kind=kind,
-            library=self.target.library, receivers=" ".join(names), run_id=self.run_id, **fields,
+            host=self.host,
+            qmgr=self.target.qmgr,
+            qmgr_library=self.target.library,
+            kind=kind,
+            library=self.target.library,
+            receivers=" ".join(names),
+            run_id=self.run_id,
+            **fields,
         )
 
     # --- save ----------------------------------------------------------------------------------------------
@@ -193,7 +199,9 @@ class Executor:
             self._operation("delete", [receiver.name], attached_at=receiver.attached_at, delete_option=option)
         )
         try:
-            out = self.session.run(commands.delete_receiver(receiver.library, receiver.name, ignore_inquiry=ignore_inquiry))
+            out = self.session.run(
+                commands.delete_receiver(receiver.library, receiver.name, ignore_inquiry=ignore_inquiry)
+            )
             ok, message = out.exit_status == 0, _messages(out)
         except OutcomeUnknown as lost:
             # The answer was lost: the host says whether it happened.
@@ -208,8 +216,13 @@ class Executor:
             return message or "DLTJRNRCV failed"
         self.catalog.record_deletion(
             DeletionRecord(
-                host=self.host, qmgr=self.target.qmgr, receiver=receiver.name, library=receiver.library,
-                attached_at=receiver.attached_at, deleted_at=datetime.now(timezone.utc), delete_option=option,
+                host=self.host,
+                qmgr=self.target.qmgr,
+                receiver=receiver.name,
+                library=receiver.library,
+                attached_at=receiver.attached_at,
+                deleted_at=datetime.now(UTC),
+                delete_option=option,
                 run_id=self.run_id,
             )
         )
@@ -223,11 +236,23 @@ def _messages(out: CommandOutput) -> str:
 
 def _save_record(executor: Executor, now: Receiver, save_library: str, save_file: str) -> SaveRecord:
     return SaveRecord(
-        host=executor.host, qmgr=executor.target.qmgr, qmgr_library=executor.target.library, receiver=now.name,
-        library=now.library, attached_at=now.attached_at, detached_at=now.detached_at,
-        first_sequence=now.first_sequence, last_sequence=now.last_sequence, previous=now.previous, next=now.next,
-        size_bytes=now.size_bytes, save_file_library=save_library, save_file=save_file, saved_at=now.saved_at,
-        verified_at=datetime.now(timezone.utc), run_id=executor.run_id,
+        host=executor.host,
+        qmgr=executor.target.qmgr,
+        qmgr_library=executor.target.library,
+        receiver=now.name,
+        library=now.library,
+        attached_at=now.attached_at,
+        detached_at=now.detached_at,
+        first_sequence=now.first_sequence,
+        last_sequence=now.last_sequence,
+        previous=now.previous,
+        next=now.next,
+        size_bytes=now.size_bytes,
+        save_file_library=save_library,
+        save_file=save_file,
+        saved_at=now.saved_at,
+        verified_at=datetime.now(UTC),
+        run_id=executor.run_id,
     )
 
 

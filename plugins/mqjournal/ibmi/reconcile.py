@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
 from mqjournal.ibmi import commands
@@ -45,9 +45,11 @@ def reconcile(
     receivers = {(r.library, r.name): r for r in live.receivers}
     operations = [op for op in catalog.open_operations(host, live.qmgr_library) if _gone(op, worker_is_gone)]
     save_files = [f"{op.save_file_library}/{op.save_file}" for op in operations if op.kind in ("save", "discard")]
-    intents = [
-        i for i in unexplained_intents(session.audit.path, host) if _ours(i["command"], live) and worker_is_gone(i)
-    ] if session.audit.path is not None else []
+    intents = (
+        [i for i in unexplained_intents(session.audit.path, host) if _ours(i["command"], live) and worker_is_gone(i)]
+        if session.audit.path is not None
+        else []
+    )
     for intent in intents:
         if m := _SAVOBJ.search(intent["command"]):
             save_files.append(f"{m.group(3)}/{m.group(4)}")
@@ -59,8 +61,10 @@ def reconcile(
         content = contents.get(f"{op.save_file_library}/{op.save_file}")
         if op.kind != "delete" and not content.known:
             # Neither gone nor readable: no conclusion yet; the intent stays open for the next step.
-            done.findings.append(f"{op.save_file_library}/{op.save_file} could not be read: the interrupted "
-                                 f"{op.kind} of {op.receivers or 'it'} stays open until it can be")
+            done.findings.append(
+                f"{op.save_file_library}/{op.save_file} could not be read: the interrupted "
+                f"{op.kind} of {op.receivers or 'it'} stays open until it can be"
+            )
             continue
         if op.kind == "delete":
             finding = _delete(catalog, op, receivers.get((op.library, op.names[0])), host)
@@ -94,8 +98,14 @@ def _delete(catalog: Catalog, op: Operation, now: Receiver | None, host: str) ->
         return f"{name} in {op.library} is still on the host: the interrupted DLTJRNRCV did not delete it"
     catalog.record_deletion(
         DeletionRecord(
-            host=host, qmgr=op.qmgr, receiver=name, library=op.library, attached_at=op.attached_at,
-            deleted_at=datetime.now(timezone.utc), delete_option=op.delete_option or "*NONE", run_id=op.run_id,
+            host=host,
+            qmgr=op.qmgr,
+            receiver=name,
+            library=op.library,
+            attached_at=op.attached_at,
+            deleted_at=datetime.now(UTC),
+            delete_option=op.delete_option or "*NONE",
+            run_id=op.run_id,
         )
     )
     return f"{name} in {op.library} is gone from the host: the interrupted DLTJRNRCV deleted it; recorded"
@@ -126,11 +136,23 @@ def _save(catalog: Catalog, op: Operation, receivers: dict, content: SaveFileCon
 
 def _save_record(op: Operation, now: Receiver, host: str) -> SaveRecord:
     return SaveRecord(
-        host=host, qmgr=op.qmgr, qmgr_library=op.qmgr_library, receiver=now.name, library=now.library,
-        attached_at=now.attached_at, detached_at=now.detached_at, first_sequence=now.first_sequence,
-        last_sequence=now.last_sequence, previous=now.previous, next=now.next, size_bytes=now.size_bytes,
-        save_file_library=op.save_file_library, save_file=op.save_file, saved_at=now.saved_at,
-        verified_at=datetime.now(timezone.utc), run_id=op.run_id,
+        host=host,
+        qmgr=op.qmgr,
+        qmgr_library=op.qmgr_library,
+        receiver=now.name,
+        library=now.library,
+        attached_at=now.attached_at,
+        detached_at=now.detached_at,
+        first_sequence=now.first_sequence,
+        last_sequence=now.last_sequence,
+        previous=now.previous,
+        next=now.next,
+        size_bytes=now.size_bytes,
+        save_file_library=op.save_file_library,
+        save_file=op.save_file,
+        saved_at=now.saved_at,
+        verified_at=datetime.now(UTC),
+        run_id=op.run_id,
     )
 
 
@@ -151,7 +173,7 @@ def _explain(command: str, receivers: dict, contents: dict) -> str:
         state = {True: "exists", False: "was not created", None: "could not be looked up"}[exists]
         return f"save file {m.group(1)}/{m.group(2)} {state}"
     statements = commands.sql_statements(command)
-    if statements and not any("ASSOCIATE_JOURNAL_RECEIVER" in s for s in statements) or command.startswith("cat "):
+    if (statements and not any("ASSOCIATE_JOURNAL_RECEIVER" in s for s in statements)) or command.startswith("cat "):
         return "a read: it changes nothing on the host"
     if "RCDMQMIMG" in command:
         return "a checkpoint: it changes no receiver, and this step takes another"

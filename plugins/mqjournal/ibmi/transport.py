@@ -417,7 +417,9 @@ class IbmiSession:
             except AnswerTooLarge as exc:
                 # It ran and was answering: never sent again, and for a non-idempotent command nobody knows its result.
                 if not command.idempotent:
-                    log.error("%s: %s ran but its answer was cut off at the cap; not sending it again", self.host, command)
+                    log.error(
+                        "%s: %s ran but its answer was cut off at the cap; not sending it again", self.host, command
+                    )
                     raise OutcomeUnknown(self.host, command, cause=exc.problem) from exc
                 raise
             except (HostUnreachable, ConnectionLost, CommandTimedOut) as exc:

@@ -25,8 +25,13 @@ class Setup:
     audit: Path
 
     def session(self) -> IbmiSession:
-        return IbmiSession(self.host.name, self.config.user_for(self.host), fleet_connector(self.config, self.host),
-                           audit=AuditLog(self.audit), sql_runner=self.host.sql_runner)
+        return IbmiSession(
+            self.host.name,
+            self.config.user_for(self.host),
+            fleet_connector(self.config, self.host),
+            audit=AuditLog(self.audit),
+            sql_runner=self.host.sql_runner,
+        )
 
 
 def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Path) -> Setup:
@@ -38,8 +43,9 @@ def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Pat
     try:
         host_config = config.host(host)
     except KeyError:
-        raise ValueError(f"host {host!r} is not in the fleet file {fleet} "
-                         f"({', '.join(h.name for h in config.hosts) or 'no hosts'})") from None
+        raise ValueError(
+            f"host {host!r} is not in the fleet file {fleet} ({', '.join(h.name for h in config.hosts) or 'no hosts'})"
+        ) from None
     qm = next((q for q in host_config.queue_managers if q.name == qmgr), None)
     if qm is None:
         # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names.
@@ -47,6 +53,7 @@ def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Pat
         qm.qmgr_library  # raises InvalidName (a ValueError) when it cannot be derived
     url = catalog_url or os.environ.get(CATALOG_ENV)
     if not url:
-        raise ValueError(f"give the catalog with --catalog URL (or {CATALOG_ENV}): a recovery restores from the "
-                         "saves it records")
+        raise ValueError(
+            f"give the catalog with --catalog URL (or {CATALOG_ENV}): a recovery restores from the saves it records"
+        )
     return Setup(config, host_config, qm, Catalog(url), audit)

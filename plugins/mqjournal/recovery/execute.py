@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict
 
 from mqjournal import rules
 from mqjournal.catalog import Catalog, Operation
-from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.policy import Policy
 from mqjournal.recovery import gather as gathering
@@ -45,8 +45,16 @@ _RERUN = "fix the cause, then run the recovery again: it re-checks the host firs
 class StepFailed(MqJournalError):
     """A step failed or could not be confirmed; the steps before it were done (`done`), none after it was run."""
 
-    def __init__(self, obj: str, problem: str, action: str, *, msg_id: str | None = None,
-                 step: Step | None = None, done: list[StepDone] | None = None) -> None:
+    def __init__(
+        self,
+        obj: str,
+        problem: str,
+        action: str,
+        *,
+        msg_id: str | None = None,
+        step: Step | None = None,
+        done: list[StepDone] | None = None,
+    ) -> None:
         self.step = step
         self.done = list(done or [])
         super().__init__(obj, problem, action, msg_id=msg_id)
@@ -72,7 +80,10 @@ class RecoveryResult(BaseModel):
     reconciled: list[str] = []  # what an interrupted earlier step turned out to have done, from the host
 
     def markdown(self) -> str:
-        lines = [f"## Recovery of {self.plan.request.qmgr} on {self.plan.request.host}: {len(self.done)} step(s) run", ""]
+        lines = [
+            f"## Recovery of {self.plan.request.qmgr} on {self.plan.request.host}: {len(self.done)} step(s) run",
+            "",
+        ]
         lines += [f"- {d.outcome}: `{d.command}`" for d in self.done]
         lines += [f"- already done before this run: `{text}`" for text in self.skipped]
         lines += [f"- reconciled: {text}" for text in self.reconciled]
@@ -99,7 +110,7 @@ def describe(s: Step) -> str:
         return f"journal {a['library']}/{a['journal']}"
     if s.action is Action.RECREATE_OBJECT:
         return f"{a['obj']} ({a['objtype']}) of {a['qmgr']}"
-    if "cluster" in a and a["cluster"]:
+    if a.get("cluster"):
         return f"queue manager {a['qmgr']} in cluster {a['cluster']}"
     return f"queue manager {a.get('qmgr', '?')}"
 
@@ -123,8 +134,16 @@ class RecoveryExecutor:
         Raises PlanHasGaps / PlanWentStale / RecoveryRefused; sends nothing that changes the host.
         """
         self.refuse_unrunnable(approved)
-        inputs = gathering.gather(self.session, self.target, host=self.host, tz=self.tz, catalog=self.catalog,
-                                  request=approved.request, clusters=self.clusters, run_id=self.run_id)
+        inputs = gathering.gather(
+            self.session,
+            self.target,
+            host=self.host,
+            tz=self.tz,
+            catalog=self.catalog,
+            request=approved.request,
+            clusters=self.clusters,
+            run_id=self.run_id,
+        )
         fresh = self._fresh_plan(approved, inputs)
         if fresh.gaps:
             raise PlanHasGaps(
@@ -148,7 +167,11 @@ class RecoveryExecutor:
         """A plan for another queue manager, or with gaps, is refused before anything is sent."""
         r = approved.request
         if (r.host, r.qmgr, approved.qmgr_library, approved.journal) != (
-                self.host, self.target.qmgr, self.target.library, self.target.journal):
+            self.host,
+            self.target.qmgr,
+            self.target.library,
+            self.target.journal,
+        ):
             raise RecoveryRefused(
                 f"plan of {r.qmgr} ({approved.qmgr_library}/{approved.journal}) on {r.host}",
                 f"this executor works on {self.target.qmgr} ({self.target.library}/{self.target.journal}) on {self.host}",
@@ -166,8 +189,9 @@ class RecoveryExecutor:
         if kind is Kind.LIBRARY:
             found = gathering.probe(self.session, self.target)
             if found.library_exists or inputs.snapshot is not None:
-                return resume_library(approved, self.live(), journal_exists=found.journal_exists,
-                                      save_files=inputs.save_files_on_host)
+                return resume_library(
+                    approved, self.live(), journal_exists=found.journal_exists, save_files=inputs.save_files_on_host
+                )
         fresh = plan_recovery(inputs, policy=self.policy)
         if kind is Kind.NAMING and inputs.snapshot is not None:
             approved_keys = {step_key(s) for s in approved.steps}
@@ -185,8 +209,7 @@ class RecoveryExecutor:
         # An interrupted earlier attempt (a killed worker, a lost answer) is explained from the host first, so the
         # catalog the re-plan reads is right (a DLTF that ran is a discarded save file).
         reconciled = (
-            reconcile(self.session, self.catalog, self.live(), host=self.host).findings
-            if found.journal_exists else []
+            reconcile(self.session, self.catalog, self.live(), host=self.host).findings if found.journal_exists else []
         )
         fresh, skipped = self.recheck(approved)
         for text in skipped:
@@ -197,16 +220,23 @@ class RecoveryExecutor:
             done.append(self._run(s, number, len(fresh.steps), done, started, approved))
         return RecoveryResult(plan=fresh, done=done, skipped=skipped, reconciled=reconciled)
 
-    def _run(self, s: Step, number: int, total: int, done: list[StepDone], started: datetime,
-             approved: Plan) -> StepDone:
+    def _run(
+        self, s: Step, number: int, total: int, done: list[StepDone], started: datetime, approved: Plan
+    ) -> StepDone:
         intent = self._intent(s)
 
         def failed(problem: str, action: str = _RERUN, msg_id: str | None = None) -> StepFailed:
             if intent is not None:
                 self.catalog.finish(intent, "failed", problem)
             before = "; ".join(f"`{d.command}`" for d in done) or "nothing"
-            return StepFailed(describe(s), f"step {number} of {total}, `{s.text}`: {problem}. Done before it: {before}",
-                              action, msg_id=msg_id, step=s, done=done)
+            return StepFailed(
+                describe(s),
+                f"step {number} of {total}, `{s.text}`: {problem}. Done before it: {before}",
+                action,
+                msg_id=msg_id,
+                step=s,
+                done=done,
+            )
 
         try:
             out = self.session.run(s.command(runner=self.session.sql_runner))
@@ -215,10 +245,13 @@ class RecoveryExecutor:
             shown, problem = self._host_shows_done(s, started, approved)
             if shown:
                 self._after(s, intent)
-                return StepDone(action=s.action, command=s.text, outcome="done (confirmed on the host after the "
-                                "connection dropped)")
-            raise failed(f"the connection dropped while it ran, and {problem}",
-                         "look at the host (job log, QMQMMSG), then run the recovery again: it re-checks the host")
+                return StepDone(
+                    action=s.action, command=s.text, outcome="done (confirmed on the host after the connection dropped)"
+                )
+            raise failed(
+                f"the connection dropped while it ran, and {problem}",
+                "look at the host (job log, QMQMMSG), then run the recovery again: it re-checks the host",
+            )
         except TransportError as exc:
             raise failed(f"it could not be sent: {exc.problem}", exc.action, exc.msg_id) from None
 
@@ -247,9 +280,17 @@ class RecoveryExecutor:
         if s.action is not Action.DELETE_SAVE_FILE:
             return None
         return self.catalog.begin(
-            Operation(host=self.host, qmgr=self.target.qmgr, qmgr_library=self.target.library, kind="discard",
-                      library=self.target.library, receivers="", save_file_library=str(s.args["library"]),
-                      save_file=str(s.args["name"]), run_id=self.run_id)
+            Operation(
+                host=self.host,
+                qmgr=self.target.qmgr,
+                qmgr_library=self.target.library,
+                kind="discard",
+                library=self.target.library,
+                receivers="",
+                save_file_library=str(s.args["library"]),
+                save_file=str(s.args["name"]),
+                run_id=self.run_id,
+            )
         )
 
     def _after(self, s: Step, intent: Operation | None = None) -> None:
@@ -289,7 +330,9 @@ class RecoveryExecutor:
             if restored(s, on_host):
                 return True, ""
             r = on_host.get(str(a["receiver"]))
-            seen = "it is not on the host" if r is None else f"the host has it attached {r.attached_at}, status {r.status}"
+            seen = (
+                "it is not on the host" if r is None else f"the host has it attached {r.attached_at}, status {r.status}"
+            )
             return False, f"{library}/{a['receiver']} attached {s.attached_at} is not back: {seen}"
         if s.action is Action.ASSOCIATE_RECEIVERS:
             return self._associated(approved)
@@ -328,8 +371,11 @@ class RecoveryExecutor:
         live = self.live()
         on_host = {r.name: r for r in live.receivers if r.library == self.target.library}
         wanted = [x for x in approved.steps if x.action is Action.RESTORE_RECEIVER]
-        loose = [x.args["receiver"] for x in wanted if not restored(x, on_host)
-                 or on_host[x.args["receiver"]].journal != self.target.journal]
+        loose = [
+            x.args["receiver"]
+            for x in wanted
+            if not restored(x, on_host) or on_host[x.args["receiver"]].journal != self.target.journal
+        ]
         if loose:
             return False, f"receivers {', '.join(map(str, loose))} are not in journal {self.target.journal}"
         oldest = min((x.attached_at for x in wanted if x.attached_at), default=None)
@@ -341,9 +387,13 @@ class RecoveryExecutor:
 
     def _started_since(self, started: datetime) -> tuple[bool | None, str]:
         """STRMQM writes AMQ7460 when its recovery pass succeeds and AMQ7432 when it cannot read an entry."""
-        recent = [m for m in self.live(since=started).messages
-                  if m.at >= started and m.queue == f"{self.target.library}/QMQMMSG"
-                  and m.id in ("AMQ7460", ENTRY_NOT_AVAILABLE)]
+        recent = [
+            m
+            for m in self.live(since=started).messages
+            if m.at >= started
+            and m.queue == f"{self.target.library}/QMQMMSG"
+            and m.id in ("AMQ7460", ENTRY_NOT_AVAILABLE)
+        ]
         latest = max(recent, key=lambda m: m.at, default=None)
         if latest is None:
             return None, "QMQMMSG shows neither AMQ7460 (started) nor AMQ7432 since the recovery began"
@@ -354,8 +404,9 @@ class RecoveryExecutor:
 
 def _action_for(s: Step) -> str:
     if s.action is Action.RESTORE_RECEIVER:
-        return ("check that the save file holds the receiver and the user profile may restore into the library; "
-                + _RERUN)
+        return (
+            "check that the save file holds the receiver and the user profile may restore into the library; " + _RERUN
+        )
     if s.action is Action.ASSOCIATE_RECEIVERS:
         return "associate the receivers by hand (WRKJRN, option 9), then run the recovery again"
     if s.action is Action.RECREATE_OBJECT:

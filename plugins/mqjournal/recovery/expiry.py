@@ -103,7 +103,9 @@ def live_needs(snapshot: Snapshot | None, policy: Policy, now: datetime) -> Live
     return LiveNeeds(at, source, ())
 
 
-def split_library_saves(saves: Iterable[LibrarySaveRecord], keep: int) -> tuple[list[LibrarySaveRecord], list[LibrarySaveRecord]]:
+def split_library_saves(
+    saves: Iterable[LibrarySaveRecord], keep: int
+) -> tuple[list[LibrarySaveRecord], list[LibrarySaveRecord]]:
     """(the `keep` newest library saves, the older ones): the policy's fallback for a lost library is the kept ones."""
     ordered = sorted(saves, key=lambda s: (s.saved_at, s.save_file_path), reverse=True)
     return ordered[:keep], ordered[keep:]
@@ -147,12 +149,20 @@ def save_files(cataloged: Iterable[CatalogedReceiver], library_saves: Iterable[L
     return sorted(files.values(), key=lambda f: (f.newest_save, f.path))
 
 
-def reasons_to_keep(file: SaveFile, *, cutoff: datetime, kept: list[LibrarySaveRecord], only_save: set[tuple[str, datetime]],
-                    now: datetime, policy: Policy) -> list[str]:
+def reasons_to_keep(
+    file: SaveFile,
+    *,
+    cutoff: datetime,
+    kept: list[LibrarySaveRecord],
+    only_save: set[tuple[str, datetime]],
+    now: datetime,
+    policy: Policy,
+) -> list[str]:
     """Why a save file must stay; an empty list means every save in it may be discarded."""
     reasons = []
-    needed = sorted({(r.name, r.attached_at) for r, _ in file.receiver_saves if receiver_needed(r, cutoff)},
-                    key=lambda k: k[1])
+    needed = sorted(
+        {(r.name, r.attached_at) for r, _ in file.receiver_saves if receiver_needed(r, cutoff)}, key=lambda k: k[1]
+    )
     if needed:
         only = [n for n, a in needed if (n, a) in only_save]
         text = f"it holds saves of {len(needed)} needed receiver(s) ({_names([n for n, _ in needed])})"
@@ -161,11 +171,15 @@ def reasons_to_keep(file: SaveFile, *, cutoff: datetime, kept: list[LibrarySaveR
         reasons.append(text)
     for save in file.library_saves:
         if save in kept:
-            reasons.append(f"it holds the library save of {save.saved_at.isoformat()}, one of the {policy.keep_library_saves}"
-                           " newest the policy keeps")
+            reasons.append(
+                f"it holds the library save of {save.saved_at.isoformat()}, one of the {policy.keep_library_saves}"
+                " newest the policy keeps"
+            )
     if not old_enough(file.newest_save, now, policy):
-        reasons.append(f"its newest save ({file.newest_save.isoformat()}) is younger than the "
-                       f"{policy.backup_retention_days:g}-day backup retention")
+        reasons.append(
+            f"its newest save ({file.newest_save.isoformat()}) is younger than the "
+            f"{policy.backup_retention_days:g}-day backup retention"
+        )
     return reasons
 
 
@@ -179,8 +193,10 @@ def _why(file: SaveFile) -> str:
     parts = []
     if file.receiver_saves:
         ordered = sorted(file.receiver_saves, key=lambda rs: rs[0].attached_at)
-        parts.append(f"{len(ordered)} receiver save(s), {_names([r.name for r, _ in ordered])}: all detached before "
-                     "anything needed")
+        parts.append(
+            f"{len(ordered)} receiver save(s), {_names([r.name for r, _ in ordered])}: all detached before "
+            "anything needed"
+        )
     for save in file.library_saves:
         parts.append(f"library save of {save.saved_at.isoformat()}: older than the ones the policy keeps")
     return "; ".join(parts)
@@ -193,8 +209,14 @@ def _delete_step(file: SaveFile) -> Step:
 # --- the plan ---------------------------------------------------------------------------------------------------
 
 
-def plan_expiry(request: Request, snapshot: Snapshot | None, cataloged: list[CatalogedReceiver],
-                library_saves: list[LibrarySaveRecord], policy: Policy, now: datetime) -> Plan:
+def plan_expiry(
+    request: Request,
+    snapshot: Snapshot | None,
+    cataloged: list[CatalogedReceiver],
+    library_saves: list[LibrarySaveRecord],
+    policy: Policy,
+    now: datetime,
+) -> Plan:
     """DLTF of every save file no restore of this queue manager can need, oldest first.
 
     Raises RecoveryRefused when the request is not an expiry request of the snapshot's queue manager (or its
@@ -208,19 +230,24 @@ def plan_expiry(request: Request, snapshot: Snapshot | None, cataloged: list[Cat
     live = live_needs(snapshot, policy, now)
     gaps = []
     if live.needed_at is None:
-        gaps.append(Gap(
-            obj=f"{qmgr_library} on {request.host}",
-            problem="the live queue manager's needs are unknown: " + ", ".join(live.blocks)
-                    + " (the oldest needed entry cannot be trusted)",
-            action="collect a fresh snapshot with a readable AMQJRNINF (RCDMQMIMG rewrites it) and plan the expiry again",
-        ))
+        gaps.append(
+            Gap(
+                obj=f"{qmgr_library} on {request.host}",
+                problem="the live queue manager's needs are unknown: "
+                + ", ".join(live.blocks)
+                + " (the oldest needed entry cannot be trusted)",
+                action="collect a fresh snapshot with a readable AMQJRNINF (RCDMQMIMG rewrites it) and plan the expiry again",
+            )
+        )
     if not library_saves:
-        gaps.append(Gap(
-            obj=f"library saves of {qmgr_library}",
-            problem="the catalog has none: without a library save to fall back on, no receiver save can be shown to "
-                    "be unneeded by a library restore",
-            action="take and record a library save (queue manager ended, SAVLIB), then plan the expiry again",
-        ))
+        gaps.append(
+            Gap(
+                obj=f"library saves of {qmgr_library}",
+                problem="the catalog has none: without a library save to fall back on, no receiver save can be shown to "
+                "be unneeded by a library restore",
+                action="take and record a library save (queue manager ended, SAVLIB), then plan the expiry again",
+            )
+        )
     if gaps:
         return Plan(**base, gaps=gaps, notes=["Nothing is discarded."])
 
@@ -253,10 +280,14 @@ def plan_expiry(request: Request, snapshot: Snapshot | None, cataloged: list[Cat
         f"{sum(f.receiver_bytes for f in discard)} bytes and {sum(len(f.library_saves) for f in discard)} library "
         "save(s) (their size is not recorded).",
     ]
-    notes += [f"{f.path} is kept although some of its saves are no longer needed: {'; '.join(r)}." for f, r in kept_mixed]
+    notes += [
+        f"{f.path} is kept although some of its saves are no longer needed: {'; '.join(r)}." for f, r in kept_mixed
+    ]
     if beyond and not any(f.library_saves for f in discard):
-        notes.append(f"{len(beyond)} library save(s) beyond the {policy.keep_library_saves} newest are kept for "
-                     "now: their save files are still needed or too young.")
+        notes.append(
+            f"{len(beyond)} library save(s) beyond the {policy.keep_library_saves} newest are kept for "
+            "now: their save files are still needed or too young."
+        )
     if steps:
         notes.append("Record each deleted save file as discarded in the catalog, so restores no longer offer it.")
     else:
@@ -266,7 +297,8 @@ def plan_expiry(request: Request, snapshot: Snapshot | None, cataloged: list[Cat
 
 def _has_discardable(file: SaveFile, cutoff: datetime, kept: list[LibrarySaveRecord]) -> bool:
     return any(not receiver_needed(r, cutoff) for r, _ in file.receiver_saves) or any(
-        s not in kept for s in file.library_saves)
+        s not in kept for s in file.library_saves
+    )
 
 
 def _only_ours(receiver: CatalogedReceiver, host: str, qmgr_library: str) -> CatalogedReceiver:
@@ -274,15 +306,22 @@ def _only_ours(receiver: CatalogedReceiver, host: str, qmgr_library: str) -> Cat
     return receiver if len(saves) == len(receiver.saves) else receiver.model_copy(update={"saves": saves})
 
 
-def _identify(request: Request, snapshot: Snapshot | None, cataloged: list[CatalogedReceiver],
-              library_saves: list[LibrarySaveRecord]) -> tuple[str, str]:
+def _identify(
+    request: Request,
+    snapshot: Snapshot | None,
+    cataloged: list[CatalogedReceiver],
+    library_saves: list[LibrarySaveRecord],
+) -> tuple[str, str]:
     """The queue manager library and journal the plan is about: from the snapshot, else from the catalog."""
     if request.kind is not Kind.EXPIRY:
         raise RecoveryRefused(request.kind.value, "is not a backup expiry", "use the restore or naming planners")
     if snapshot is not None:
         if (request.host, request.qmgr) != (snapshot.host, snapshot.qmgr):
-            raise RecoveryRefused(f"{request.qmgr} on {request.host}", f"the snapshot is of {snapshot.qmgr} on "
-                                  f"{snapshot.host}", "plan from a snapshot of the queue manager the request names")
+            raise RecoveryRefused(
+                f"{request.qmgr} on {request.host}",
+                f"the snapshot is of {snapshot.qmgr} on {snapshot.host}",
+                "plan from a snapshot of the queue manager the request names",
+            )
         return snapshot.qmgr_library, snapshot.journal.name
     mine = [s for s in library_saves if s.host == request.host and s.qmgr == request.qmgr]
     if mine:
@@ -294,5 +333,8 @@ def _identify(request: Request, snapshot: Snapshot | None, cataloged: list[Catal
     try:
         return qmgr_library_for(request.qmgr), "AMQAJRN"
     except InvalidName as exc:
-        raise RecoveryRefused(f"{request.qmgr} on {request.host}", "neither a snapshot nor the catalog names its "
-                              "library", "collect the queue manager, then plan the expiry again") from exc
+        raise RecoveryRefused(
+            f"{request.qmgr} on {request.host}",
+            "neither a snapshot nor the catalog names its library",
+            "collect the queue manager, then plan the expiry again",
+        ) from exc

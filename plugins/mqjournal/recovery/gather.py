@@ -42,24 +42,40 @@ class HostProbe:
 
 def probe(session: IbmiSession, target: Target) -> HostProbe:
     """One round trip: the clock, the journal's row in JOURNAL_INFO, the library's AMQJRNINF."""
-    out = session.run(commands.sql(commands.host_clock(), commands.mq_journals([target.library]),
-                                   commands.amqjrninf_binary(target.library), runner=session.sql_runner))
+    out = session.run(
+        commands.sql(
+            commands.host_clock(),
+            commands.mq_journals([target.library]),
+            commands.amqjrninf_binary(target.library),
+            runner=session.sql_runner,
+        )
+    )
     check_sql_runner(session, out)
     results = parse_results(out.stdout)
     where = f"{target.qmgr} ({target.library}) on {session.host}"
     if len(results) != 3:
-        raise GatherFailed(where, f"expected 3 SQL results, got {len(results)}: {out.stderr.strip() or out.stdout[-200:]}",
-                           "check that the db2 utility and the QSYS2 services are available to the user profile")
+        raise GatherFailed(
+            where,
+            f"expected 3 SQL results, got {len(results)}: {out.stderr.strip() or out.stdout[-200:]}",
+            "check that the db2 utility and the QSYS2 services are available to the user profile",
+        )
     clock, journals, jrninf = results
     for result, what in ((clock, "the partition clock"), (journals, "QSYS2.JOURNAL_INFO")):
         if isinstance(result, Db2Failure):
-            raise GatherFailed(where, f"reading {what} failed with {result.msg_id} (SQLSTATE {result.sqlstate}): "
-                               f"{result.text}", "check the SQL services and the user profile's authority",
-                               msg_id=result.msg_id)
+            raise GatherFailed(
+                where,
+                f"reading {what} failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
+                "check the SQL services and the user profile's authority",
+                msg_id=result.msg_id,
+            )
     if isinstance(jrninf, Db2Failure) and jrninf.sqlstate != _OBJECT_MISSING_STATE:
-        raise GatherFailed(where, f"reading {target.library}/AMQJRNINF failed with {jrninf.msg_id} (SQLSTATE "
-                           f"{jrninf.sqlstate}): {jrninf.text}", "check the user profile's authority to the library",
-                           msg_id=jrninf.msg_id)
+        raise GatherFailed(
+            where,
+            f"reading {target.library}/AMQJRNINF failed with {jrninf.msg_id} (SQLSTATE "
+            f"{jrninf.sqlstate}): {jrninf.text}",
+            "check the user profile's authority to the library",
+            msg_id=jrninf.msg_id,
+        )
     tz = utc_offset(clock[0]["UTC_OFFSET"])
     return HostProbe(
         now=db2_time(clock[0]["NOW"], tz),
@@ -78,17 +94,22 @@ def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[st
     check_sql_runner(session, out)
     results = parse_results(out.stdout)
     if len(results) != len(libraries):
-        raise GatherFailed(f"save files in {', '.join(libraries)} on {session.host}",
-                           f"expected {len(libraries)} SQL results, got {len(results)}",
-                           "check that QSYS2.OBJECT_STATISTICS is available to the user profile")
+        raise GatherFailed(
+            f"save files in {', '.join(libraries)} on {session.host}",
+            f"expected {len(libraries)} SQL results, got {len(results)}",
+            "check that QSYS2.OBJECT_STATISTICS is available to the user profile",
+        )
     found: set[str] = set()
     for library, result in zip(libraries, results):
         if isinstance(result, Db2Failure):
             if result.sqlstate == _OBJECT_MISSING_STATE:
                 continue  # the save library itself is gone: so are its save files
-            raise GatherFailed(f"save files in {library} on {session.host}",
-                               f"OBJECT_STATISTICS failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
-                               "check the user profile's authority to the save library", msg_id=result.msg_id)
+            raise GatherFailed(
+                f"save files in {library} on {session.host}",
+                f"OBJECT_STATISTICS failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
+                "check the user profile's authority to the save library",
+                msg_id=result.msg_id,
+            )
         found |= {f"{library}/{row['OBJNAME']}" for row in result}
     return found
 
@@ -107,8 +128,11 @@ def gather(
 ) -> Inputs:
     """The planner's inputs, read now. `now` defaults to the host's clock (the plan's times are the host's)."""
     if (request.host, request.qmgr) != (host, target.qmgr):
-        raise GatherFailed(f"{request.qmgr} on {request.host}", f"the request does not match the target "
-                           f"{target.qmgr} on {host}", "plan for the queue manager the request names")
+        raise GatherFailed(
+            f"{request.qmgr} on {request.host}",
+            f"the request does not match the target {target.qmgr} on {host}",
+            "plan for the queue manager the request names",
+        )
     found = probe(session, target)
     snapshot = read_state(session, target, host=host, run_id=run_id, tz=tz) if found.journal_exists else None
     cataloged = catalog.receivers(host, target.library)

@@ -127,19 +127,27 @@ def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]
             f"{describe(holder, snapshot)}: the system cannot create it, sends CPI70E3 and stops switching (rule 2)."
         )
     for m in stop_messages(snapshot, attached):
-        unconfirmed = (" (its replacement data is not shown, so it may be about another journal: check it with "
-                       "DSPMSG)" if m.tokens is None else "")
-        reasons.append(f"{m.queue} has {SWITCH_STOPPED} of {m.at.isoformat()}{unconfirmed}: automatic receiver "
-                       f"switching stopped while {attached.name} was attached, and only a receiver attached by hand "
-                       "resumes it.")
+        unconfirmed = (
+            " (its replacement data is not shown, so it may be about another journal: check it with DSPMSG)"
+            if m.tokens is None
+            else ""
+        )
+        reasons.append(
+            f"{m.queue} has {SWITCH_STOPPED} of {m.at.isoformat()}{unconfirmed}: automatic receiver "
+            f"switching stopped while {attached.name} was attached, and only a receiver attached by hand "
+            "resumes it."
+        )
     return reasons
 
 
 def describe(receiver: Receiver, snapshot: Snapshot) -> str:
     """A receiver as an admin looks it up: where it is, whether it is in the journal, when it was attached."""
     in_chain = receiver.journal == snapshot.journal.name and receiver.journal_library == snapshot.journal.library
-    where = "in the journal's receiver chain" if in_chain and receiver.attached_at else (
-        "not in the journal (made by hand, or restored and not associated)")
+    where = (
+        "in the journal's receiver chain"
+        if in_chain and receiver.attached_at
+        else ("not in the journal (made by hand, or restored and not associated)")
+    )
     attached = f", attached {receiver.attached_at.isoformat()}" if receiver.attached_at else ", never attached"
     return f"{receiver.library}/{receiver.name} (status {receiver.status}{attached}, {where})"
 
@@ -154,11 +162,15 @@ def threshold_for(request: Request, attached: Receiver) -> tuple[int, str]:
     if request.threshold_kb is not None:
         return request.threshold_kb, f"the threshold asked for, {request.threshold_kb} KB"
     if not attached.threshold_kb:
-        return DEFAULT_THRESHOLD_KB, f"the attached receiver's threshold is unknown: MQ's default, {DEFAULT_THRESHOLD_KB} KB"
+        return (
+            DEFAULT_THRESHOLD_KB,
+            f"the attached receiver's threshold is unknown: MQ's default, {DEFAULT_THRESHOLD_KB} KB",
+        )
     if attached.threshold_kb > commands.MAX_THRESHOLD_KB:
         return commands.MAX_THRESHOLD_KB, (
             f"the attached receiver's threshold {attached.threshold_kb} KB is above what CRTJRNRCV takes here: "
-            f"capped to {commands.MAX_THRESHOLD_KB} KB (give threshold_kb to choose another)")
+            f"capped to {commands.MAX_THRESHOLD_KB} KB (give threshold_kb to choose another)"
+        )
     return attached.threshold_kb, f"the attached receiver's threshold, {attached.threshold_kb} KB (unchanged)"
 
 
@@ -173,8 +185,10 @@ def generation_notes(attached: str, journal: str) -> list[str]:
             "generations neither block it nor are used."
         )
     if name.instance != journal_instance(journal):
-        notes.append(f"The attached receiver's instance letter {name.instance} differs from the journal {journal}'s: "
-                     "rule 1 keeps the receiver's letter.")
+        notes.append(
+            f"The attached receiver's instance letter {name.instance} differs from the journal {journal}'s: "
+            "rule 1 keeps the receiver's letter."
+        )
     return notes
 
 
@@ -193,10 +207,21 @@ def repair_steps(library: str, journal: str, new: str, threshold_kb: int, why_cr
     """The seed's three commands: CRTJRNRCV, CHGOBJOWN NEWOWN(QMQM) (MQ must own its receivers), CHGJRN."""
     return [
         step(Action.CREATE_RECEIVER, why_create, about=new, library=library, receiver=new, threshold_kb=threshold_kb),
-        step(Action.GIVE_RECEIVER_TO_QMQM, "MQ owns the receivers of its journal", about=new, library=library,
-             receiver=new),
-        step(Action.ATTACH_RECEIVER, "attach it: this detaches the full receiver and resumes system-managed switching",
-             about=new, library=library, journal=journal, receiver=new),
+        step(
+            Action.GIVE_RECEIVER_TO_QMQM,
+            "MQ owns the receivers of its journal",
+            about=new,
+            library=library,
+            receiver=new,
+        ),
+        step(
+            Action.ATTACH_RECEIVER,
+            "attach it: this detaches the full receiver and resumes system-managed switching",
+            about=new,
+            library=library,
+            journal=journal,
+            receiver=new,
+        ),
     ]
 
 
@@ -214,8 +239,9 @@ def stale_gap(snapshot: Snapshot, now: datetime, max_age: timedelta) -> Gap | No
 # --- the plan ---------------------------------------------------------------------------------------------------
 
 
-def plan_naming(request: Request, snapshot: Snapshot, now: datetime, *,
-                max_snapshot_age: timedelta = Policy().max_snapshot_age) -> Plan:
+def plan_naming(
+    request: Request, snapshot: Snapshot, now: datetime, *, max_snapshot_age: timedelta = Policy().max_snapshot_age
+) -> Plan:
     """The repair for stopped receiver switching (rule 2, CPI70E3), or for a new threshold, from a live snapshot.
 
     Raises RecoveryRefused when the request is not a naming request for this snapshot's queue manager, or when the
@@ -231,12 +257,17 @@ def plan_naming(request: Request, snapshot: Snapshot, now: datetime, *,
     notes = generation_notes(attached.name, journal)
 
     if not stopped and request.threshold_kb is None:
-        notes.insert(0, f"Receiver switching works: the next name by rule 1, {rule1_successor(attached.name)}, is "
-                        f"free and no CPI70E3 was sent since {attached.name} was attached. Nothing to repair.")
+        notes.insert(
+            0,
+            f"Receiver switching works: the next name by rule 1, {rule1_successor(attached.name)}, is "
+            f"free and no CPI70E3 was sent since {attached.name} was attached. Nothing to repair.",
+        )
         if attached.threshold_kb and attached.size_bytes > attached.threshold_kb * 1024:
-            notes.append(f"{attached.name} is over its threshold ({attached.size_bytes} bytes, THRESHOLD "
-                         f"{attached.threshold_kb} KB) yet no CPI70E3 was collected: check QSYSOPR and the journal's "
-                         "message queue.")
+            notes.append(
+                f"{attached.name} is over its threshold ({attached.size_bytes} bytes, THRESHOLD "
+                f"{attached.threshold_kb} KB) yet no CPI70E3 was collected: check QSYSOPR and the journal's "
+                "message queue."
+            )
         return Plan(**base, gaps=gaps, notes=notes)
 
     try:
@@ -245,13 +276,22 @@ def plan_naming(request: Request, snapshot: Snapshot, now: datetime, *,
         return _rule3(base, request, snapshot, attached, stopped, gaps, notes)
 
     threshold, threshold_why = threshold_for(request, attached)
-    why_create = (f"{new} is the first free name after {attached.name} by rule 1" if stopped
-                  else f"a receiver with THRESHOLD({threshold}) under the next name {new}")
+    why_create = (
+        f"{new} is the first free name after {attached.name} by rule 1"
+        if stopped
+        else f"a receiver with THRESHOLD({threshold}) under the next name {new}"
+    )
     shown, taken_next = following_names(new, existing)
     notes = [
         *stopped,
-        *([] if stopped else ["Switching works; this plan changes the threshold: the system gives every later "
-                              "receiver the attributes of the attached one, so the new receiver's THRESHOLD carries on."]),
+        *(
+            []
+            if stopped
+            else [
+                "Switching works; this plan changes the threshold: the system gives every later "
+                "receiver the attributes of the attached one, so the new receiver's THRESHOLD carries on."
+            ]
+        ),
         f"New receiver {library}/{new}, THRESHOLD({threshold}): {threshold_why}.",
         f"After CHGJRN the system switches again at the threshold and names the next receivers by rule 1 from {new}: "
         f"{', '.join(shown)}, ...",
@@ -260,38 +300,61 @@ def plan_naming(request: Request, snapshot: Snapshot, now: datetime, *,
     ]
     if taken_next:
         holder = next(r for r in snapshot.receivers if r.name == taken_next and r.library == library)
-        notes.append(f"Warning: {taken_next}, the name after {new}, is taken too by {describe(holder, snapshot)}: "
-                     f"switching will stop again when {new} fills unless it is deleted first.")
+        notes.append(
+            f"Warning: {taken_next}, the name after {new}, is taken too by {describe(holder, snapshot)}: "
+            f"switching will stop again when {new} fills unless it is deleted first."
+        )
     steps = repair_steps(library, journal, str(new), threshold, why_create)
     return Plan(**base, steps=steps, gaps=gaps, notes=notes)
 
 
-def _rule3(base: dict, request: Request, snapshot: Snapshot, attached: Receiver, stopped: list[str], gaps: list[Gap],
-           notes: list[str]) -> Plan:
+def _rule3(
+    base: dict,
+    request: Request,
+    snapshot: Snapshot,
+    attached: Receiver,
+    stopped: list[str],
+    gaps: list[Gap],
+    notes: list[str],
+) -> Plan:
     """Rule 3: no name is free. Delete what is not needed, RCDMQMIMG, delete again, then plan the repair again."""
     name = ReceiverName.parse(attached.name)
     sequence = f"AMQ{name.instance}{name.restore}00000-AMQ{name.instance}{name.restore}99999"
-    gaps = gaps + [Gap(
-        obj=f"receiver names {sequence} in {snapshot.journal.library}",
-        problem="every name of the sequence is on the system (rule 3): no receiver can be created, so switching "
-                "cannot resume",
-        action=f"run the maintenance DAG for {request.qmgr} and approve the deletion of the receivers MQ no longer "
-               "needs; then RCDMQMIMG (the step of this plan); then run the maintenance DAG again; then plan the "
-               "naming repair again",
-    )]
+    gaps = gaps + [
+        Gap(
+            obj=f"receiver names {sequence} in {snapshot.journal.library}",
+            problem="every name of the sequence is on the system (rule 3): no receiver can be created, so switching "
+            "cannot resume",
+            action=f"run the maintenance DAG for {request.qmgr} and approve the deletion of the receivers MQ no longer "
+            "needs; then RCDMQMIMG (the step of this plan); then run the maintenance DAG again; then plan the "
+            "naming repair again",
+        )
+    ]
     chain = chain_of(snapshot)
     needed = oldest_needed(snapshot, chain)
     in_chain = {(r.name, r.library) for r in chain}
-    strays = [r for r in snapshot.receivers if r.library == snapshot.journal.library and (r.name, r.library) not in in_chain]
+    strays = [
+        r for r in snapshot.receivers if r.library == snapshot.journal.library and (r.name, r.library) not in in_chain
+    ]
     if needed.blocks:
-        deletable = (f"AMQJRNINF is unusable ({', '.join(needed.blocks)}): the maintenance DAG deletes nothing until "
-                     "RCDMQMIMG rewrites it, so run RCDMQMIMG first.")
+        deletable = (
+            f"AMQJRNINF is unusable ({', '.join(needed.blocks)}): the maintenance DAG deletes nothing until "
+            "RCDMQMIMG rewrites it, so run RCDMQMIMG first."
+        )
     else:
-        deletable = (f"{needed.position} of the {len(chain)} receivers of the journal are older than the oldest one MQ "
-                     f"needs ({chain[needed.position].name if chain else 'none'}): the maintenance DAG saves and "
-                     "deletes them.")
-    steps = [step(Action.RECORD_MEDIA_IMAGES, "rule 3: record media images so AMQ7460/AMQ7462 move forward and more "
-                  "receivers become unnecessary; run it after the first deletion", qmgr=request.qmgr)]
+        deletable = (
+            f"{needed.position} of the {len(chain)} receivers of the journal are older than the oldest one MQ "
+            f"needs ({chain[needed.position].name if chain else 'none'}): the maintenance DAG saves and "
+            "deletes them."
+        )
+    steps = [
+        step(
+            Action.RECORD_MEDIA_IMAGES,
+            "rule 3: record media images so AMQ7460/AMQ7462 move forward and more "
+            "receivers become unnecessary; run it after the first deletion",
+            qmgr=request.qmgr,
+        )
+    ]
     notes = [
         *stopped,
         f"No receiver name is free: all 100000 names {sequence} exist in {snapshot.journal.library} (rule 3).",
@@ -300,9 +363,15 @@ def _rule3(base: dict, request: Request, snapshot: Snapshot, attached: Receiver,
         "3. Run the maintenance DAG again, so the old names are free to be reused.",
         "4. Plan the naming repair again: it then attaches the first free name by rule 1.",
         deletable,
-        *([f"{len(strays)} receiver(s) in the library are not in the journal's chain (made by hand, or restored and "
-           "not associated) and hold names too; the maintenance DAG keeps them: delete them by hand once saved if "
-           "they are not needed."] if strays else []),
+        *(
+            [
+                f"{len(strays)} receiver(s) in the library are not in the journal's chain (made by hand, or restored and "
+                "not associated) and hold names too; the maintenance DAG keeps them: delete them by hand once saved if "
+                "they are not needed."
+            ]
+            if strays
+            else []
+        ),
         *notes,
     ]
     return Plan(**base, steps=steps, gaps=gaps, notes=notes)

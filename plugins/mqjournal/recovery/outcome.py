@@ -59,8 +59,12 @@ def judge_cl(out: CommandOutput, *, completion: Collection[str] = ()) -> Verdict
     if out.exit_status == 0 and not ended and not mq_failures:
         if completion and not any(m.id in completion for m in messages):
             wanted = " or ".join(sorted(completion))
-            return Verdict(False, messages, f"the command ended without its completion message {wanted} "
-                                            f"({'; '.join(f'{m.id}: {m.text}' for m in messages) or 'no message'})")
+            return Verdict(
+                False,
+                messages,
+                f"the command ended without its completion message {wanted} "
+                f"({'; '.join(f'{m.id}: {m.text}' for m in messages) or 'no message'})",
+            )
         return Verdict(True, messages)
     # The escape message ends the command, so it is the last one on stderr; an MQ failure on stdout comes next.
     culprit = ended[-1] if ended else (mq_failures[-1] if mq_failures else None)

@@ -27,5 +27,6 @@ def plan_recovery(inputs: Inputs, *, policy: Policy | None = None) -> Plan:
         return naming.plan_naming(request, inputs.snapshot, inputs.now, max_snapshot_age=policy.max_snapshot_age)
     if request.kind is Kind.EXPIRY:
         return expiry.plan_expiry(request, inputs.snapshot, inputs.cataloged, inputs.library_saves, policy, inputs.now)
-    raise RecoveryRefused(request.kind.value, "is not a recovery kind mqjournal plans", "use one of " +
-                          ", ".join(k.value for k in Kind))
+    raise RecoveryRefused(
+        request.kind.value, "is not a recovery kind mqjournal plans", "use one of " + ", ".join(k.value for k in Kind)
+    )

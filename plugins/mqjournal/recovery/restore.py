@@ -35,11 +35,30 @@ DEFAULT_THRESHOLD_KB = 100_000  # MQ's documented default receiver threshold
 # AMQ7432 and AMQ7460/7462 print the time to the second; AMQJRNINF to the millisecond.
 SECOND = timedelta(seconds=1)
 # AMQ7472 names the type as MQ prints it; RCRMQMOBJ wants its own OBJTYPE values.
-_OBJTYPES = {"LCLQ": "*LCLQ", "QLOCAL": "*LCLQ", "ALSQ": "*ALSQ", "QALIAS": "*ALSQ", "RMTQ": "*RMTQ",
-             "QREMOTE": "*RMTQ", "MDLQ": "*MDLQ", "QMODEL": "*MDLQ", "CHL": "*CHL", "CHANNEL": "*CHL", "PRC": "*PRC",
-             "PROCESS": "*PRC", "NMLIST": "*NMLIST", "NAMELIST": "*NMLIST", "TOPIC": "*TOPIC", "MQM": "*MQM",
-             "QMGR": "*MQM", "AUTHINFO": "*AUTHINFO", "LSR": "*LSR", "LISTENER": "*LSR", "SVC": "*SVC",
-             "SERVICE": "*SVC"}
+_OBJTYPES = {
+    "LCLQ": "*LCLQ",
+    "QLOCAL": "*LCLQ",
+    "ALSQ": "*ALSQ",
+    "QALIAS": "*ALSQ",
+    "RMTQ": "*RMTQ",
+    "QREMOTE": "*RMTQ",
+    "MDLQ": "*MDLQ",
+    "QMODEL": "*MDLQ",
+    "CHL": "*CHL",
+    "CHANNEL": "*CHL",
+    "PRC": "*PRC",
+    "PROCESS": "*PRC",
+    "NMLIST": "*NMLIST",
+    "NAMELIST": "*NMLIST",
+    "TOPIC": "*TOPIC",
+    "MQM": "*MQM",
+    "QMGR": "*MQM",
+    "AUTHINFO": "*AUTHINFO",
+    "LSR": "*LSR",
+    "LISTENER": "*LSR",
+    "SVC": "*SVC",
+    "SERVICE": "*SVC",
+}
 
 
 class RecoveryRefused(MqJournalError):
@@ -94,10 +113,14 @@ def history(snapshot: Snapshot | None, cataloged: Iterable[CatalogedReceiver], q
             continue  # receivers never attached (made by hand) hold no entries
         earlier = known.get((r.name, r.attached_at))
         known[(r.name, r.attached_at)] = Known(
-            r.name, r.library, r.attached_at, r.detached_at or (earlier.detached_at if earlier else None),
+            r.name,
+            r.library,
+            r.attached_at,
+            r.detached_at or (earlier.detached_at if earlier else None),
             r.first_sequence if r.first_sequence is not None else (earlier.first_sequence if earlier else None),
             r.last_sequence if r.last_sequence is not None else (earlier.last_sequence if earlier else None),
-            on_host=r, saves=earlier.saves if earlier else (),
+            on_host=r,
+            saves=earlier.saves if earlier else (),
         )
     return sorted(known.values(), key=lambda k: (k.attached_at, k.first_sequence or 0))
 
@@ -116,8 +139,10 @@ def _unknown_holder(chain: list[Known], at: datetime) -> str:
     if not before:
         return f"it is older than every receiver the host or the catalog knows (oldest: {chain[0].label if chain else 'none'})"
     after = chain[len(before)] if len(before) < len(chain) else None
-    return (f"the receiver that held it, between {before[-1].label} and {after.label if after else 'the attached one'}, "
-            "is neither on the host nor in the catalog")
+    return (
+        f"the receiver that held it, between {before[-1].label} and {after.label if after else 'the attached one'}, "
+        "is neither on the host nor in the catalog"
+    )
 
 
 def _continuity_gaps(required: list[Known]) -> list[Gap]:
@@ -170,8 +195,11 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
                 )
             )
             continue
-        usable = [s for s in k.saves if inputs.save_files_on_host is None
-                  or f"{s.save_file_library}/{s.save_file}" in inputs.save_files_on_host]
+        usable = [
+            s
+            for s in k.saves
+            if inputs.save_files_on_host is None or f"{s.save_file_library}/{s.save_file}" in inputs.save_files_on_host
+        ]
         if not usable:
             if k.saves:
                 files = ", ".join(sorted({f"{s.save_file_library}/{s.save_file}" for s in k.saves}))
@@ -179,8 +207,10 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
                 action = "bring the save file back from backup media (or restore from tape by hand), then plan again"
             else:
                 problem = "it is not on the host and the catalog has no verified save of it"
-                action = "restore it by hand from a backup taken outside mqjournal, or accept the loss: a recovery "\
-                         "pass that needs it fails with AMQ7432"
+                action = (
+                    "restore it by hand from a backup taken outside mqjournal, or accept the loss: a recovery "
+                    "pass that needs it fails with AMQ7432"
+                )
             out.gaps.append(Gap(obj=k.label, problem=problem, action=action))
             continue
         save = usable[0]
@@ -239,15 +269,24 @@ def _needs_snapshot(inputs: Inputs) -> Snapshot:
     return inputs.snapshot
 
 
-def _from_point(inputs: Inputs, snapshot: Snapshot, at: datetime, what: str, precision: timedelta) -> tuple[list[Known], list[Gap], list[Step], bool]:
+def _from_point(
+    inputs: Inputs, snapshot: Snapshot, at: datetime, what: str, precision: timedelta
+) -> tuple[list[Known], list[Gap], list[Step], bool]:
     chain = history(snapshot, inputs.cataloged, inputs.qmgr_library)
     start = holder_index(chain, at, precision)
     if start is None:
-        return [], [Gap(
-            obj=f"the receiver holding {what} {at.isoformat()}",
-            problem=_unknown_holder(chain, at),
-            action="restore it by hand from a backup taken outside mqjournal, then plan again",
-        )], [], False
+        return (
+            [],
+            [
+                Gap(
+                    obj=f"the receiver holding {what} {at.isoformat()}",
+                    problem=_unknown_holder(chain, at),
+                    action="restore it by hand from a backup taken outside mqjournal, then plan again",
+                )
+            ],
+            [],
+            False,
+        )
     required = chain[start:]
     restores = _restores(required, inputs, _names_on_host(snapshot, inputs.qmgr_library))
     return required, _continuity_gaps(required) + restores.gaps, restores.steps, restores.associate
@@ -267,13 +306,23 @@ def plan_startup(inputs: Inputs) -> Plan:
     steps = list(restores)
     if associate:
         steps.append(_associate_step(inputs, instance))
-    steps.append(step(Action.START_QMGR, "the startup recovery pass replays from the restored receivers",
-                      qmgr=inputs.request.qmgr))
+    steps.append(
+        step(
+            Action.START_QMGR, "the startup recovery pass replays from the restored receivers", qmgr=inputs.request.qmgr
+        )
+    )
     notes = [f"AMQ7432 needs the entry of {needed_at.isoformat()}: {len(restores)} receiver(s) to restore."]
     if required:
         notes.append(f"The recovery pass reads {required[0].name} through {required[-1].name}.")
-    return Plan(request=inputs.request, created_at=inputs.now, qmgr_library=inputs.qmgr_library,
-                journal=inputs.journal, steps=steps, gaps=gaps, notes=notes)
+    return Plan(
+        request=inputs.request,
+        created_at=inputs.now,
+        qmgr_library=inputs.qmgr_library,
+        journal=inputs.journal,
+        steps=steps,
+        gaps=gaps,
+        notes=notes,
+    )
 
 
 def plan_media(inputs: Inputs) -> Plan:
@@ -300,34 +349,69 @@ def plan_media(inputs: Inputs) -> Plan:
     steps = list(restores)
     if associate:
         steps.append(_associate_step(inputs, instance))
-    steps.append(step(Action.RECREATE_OBJECT, "replay the object's media image and every later entry",
-                      qmgr=inputs.request.qmgr, obj=obj, objtype=objtype))
-    notes = [f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {point.isoformat()}: "
-             f"{len(restores)} receiver(s) to restore."]
-    return Plan(request=inputs.request.model_copy(update={"object": obj, "object_type": objtype}),
-                created_at=inputs.now, qmgr_library=inputs.qmgr_library, journal=inputs.journal, steps=steps,
-                gaps=gaps, notes=notes)
+    steps.append(
+        step(
+            Action.RECREATE_OBJECT,
+            "replay the object's media image and every later entry",
+            qmgr=inputs.request.qmgr,
+            obj=obj,
+            objtype=objtype,
+        )
+    )
+    notes = [
+        f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {point.isoformat()}: "
+        f"{len(restores)} receiver(s) to restore."
+    ]
+    return Plan(
+        request=inputs.request.model_copy(update={"object": obj, "object_type": objtype}),
+        created_at=inputs.now,
+        qmgr_library=inputs.qmgr_library,
+        journal=inputs.journal,
+        steps=steps,
+        gaps=gaps,
+        notes=notes,
+    )
 
 
 def plan_library(inputs: Inputs) -> Plan:
     request, lib = inputs.request, inputs.qmgr_library
     base = dict(request=request, created_at=inputs.now, qmgr_library=lib, journal=inputs.journal)
     if inputs.snapshot is not None:
-        return Plan(**base, gaps=[Gap(
-            obj=f"{lib} on {request.host}",
-            problem="the library and its journal are on the host: a library restore would restore over a live "
+        return Plan(
+            **base,
+            gaps=[
+                Gap(
+                    obj=f"{lib} on {request.host}",
+                    problem="the library and its journal are on the host: a library restore would restore over a live "
                     "queue manager",
-            action="use a startup or media recovery; if the library is damaged beyond that, delete it first",
-        )])
-    usable = [s for s in inputs.library_saves if inputs.save_files_on_host is None
-              or s.save_file_path in inputs.save_files_on_host]
+                    action="use a startup or media recovery; if the library is damaged beyond that, delete it first",
+                )
+            ],
+        )
+    usable = [
+        s
+        for s in inputs.library_saves
+        if inputs.save_files_on_host is None or s.save_file_path in inputs.save_files_on_host
+    ]
     if not usable:
-        problem = ("the catalog has no library save of it" if not inputs.library_saves else
-                   "the save files of its library saves no longer exist on the host ("
-                   + ", ".join(s.save_file_path for s in inputs.library_saves) + ")")
-        return Plan(**base, gaps=[Gap(obj=f"library {lib} of {request.qmgr}", problem=problem,
-                                      action="restore the library by hand from other backup media, or record a "
-                                             "library save in the catalog")])
+        problem = (
+            "the catalog has no library save of it"
+            if not inputs.library_saves
+            else "the save files of its library saves no longer exist on the host ("
+            + ", ".join(s.save_file_path for s in inputs.library_saves)
+            + ")"
+        )
+        return Plan(
+            **base,
+            gaps=[
+                Gap(
+                    obj=f"library {lib} of {request.qmgr}",
+                    problem=problem,
+                    action="restore the library by hand from other backup media, or record a "
+                    "library save in the catalog",
+                )
+            ],
+        )
     saved = usable[0]
     instance = journal_instance(inputs.journal)
     chain, copy = with_receiver_attached_at_save(history(None, inputs.cataloged, lib), saved, request.qmgr)
@@ -335,29 +419,35 @@ def plan_library(inputs: Inputs) -> Plan:
     gaps: list[Gap] = []
     if start is None:
         required: list[Known] = []
-        gaps.append(Gap(
-            obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
+        gaps.append(
+            Gap(
+                obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
                 f"{saved.save_file_path}",
-            problem=f"no save of the receiver holding {saved.oldest_needed_at.isoformat()} is in the catalog",
-            action="run the maintenance DAG so the receivers since the library save are saved (or restore them "
-                   "by hand from other backup media), then plan again",
-        ))
+                problem=f"no save of the receiver holding {saved.oldest_needed_at.isoformat()} is in the catalog",
+                action="run the maintenance DAG so the receivers since the library save are saved (or restore them "
+                "by hand from other backup media), then plan again",
+            )
+        )
     else:
         required = [k for k in chain[start:]]
         if saved.oldest_needed_receiver and required and required[0].name != saved.oldest_needed_receiver:
-            gaps.append(Gap(
-                obj=f"receiver {saved.oldest_needed_receiver} named by AMQJRNINF at the library save",
-                problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is {required[0].name}",
-                action="check the catalog against the host's history before restoring",
-            ))
+            gaps.append(
+                Gap(
+                    obj=f"receiver {saved.oldest_needed_receiver} named by AMQJRNINF at the library save",
+                    problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is {required[0].name}",
+                    action="check the catalog against the host's history before restoring",
+                )
+            )
     if copy in required and required[-1] is not copy:
-        gaps.append(Gap(
-            obj=f"receiver {copy.name} (attached {copy.attached_at.isoformat()})",
-            problem="only the library save's copy of it is catalogued, taken while it was attached: the entries "
-                    "written to it after the library save, before the later receivers, are in no save",
-            action="restore it by hand from a later backup if one exists; otherwise the queue manager can only come "
-                   "back as it was at the library save (restore the library save alone, by hand)",
-        ))
+        gaps.append(
+            Gap(
+                obj=f"receiver {copy.name} (attached {copy.attached_at.isoformat()})",
+                problem="only the library save's copy of it is catalogued, taken while it was attached: the entries "
+                "written to it after the library save, before the later receivers, are in no save",
+                action="restore it by hand from a later backup if one exists; otherwise the queue manager can only come "
+                "back as it was at the library save (restore the library save alone, by hand)",
+            )
+        )
     restores = _restores(required, inputs, {})
     gaps += _continuity_gaps(required) + restores.gaps
     everything = {k.name for k in chain} | {saved.attached_receiver}
@@ -369,15 +459,33 @@ def plan_library(inputs: Inputs) -> Plan:
     fresh = str(first_new)
     threshold = saved.threshold_kb or DEFAULT_THRESHOLD_KB
     steps = [
-        step(Action.RESTORE_LIBRARY, f"the latest library save ({saved.saved_at.isoformat()}), without its journal "
-             "and receivers", qmgr_library=lib, journal=inputs.journal, instance=instance,
-             save_library=saved.save_file_library, save_file=saved.save_file),
-        step(Action.CREATE_RECEIVER, "a receiver of a new restore generation first: restoring the journal would "
-             "attach one named like a receiver still to be restored", about=fresh, library=lib, receiver=fresh,
-             threshold_kb=threshold),
+        step(
+            Action.RESTORE_LIBRARY,
+            f"the latest library save ({saved.saved_at.isoformat()}), without its journal and receivers",
+            qmgr_library=lib,
+            journal=inputs.journal,
+            instance=instance,
+            save_library=saved.save_file_library,
+            save_file=saved.save_file,
+        ),
+        step(
+            Action.CREATE_RECEIVER,
+            "a receiver of a new restore generation first: restoring the journal would "
+            "attach one named like a receiver still to be restored",
+            about=fresh,
+            library=lib,
+            receiver=fresh,
+            threshold_kb=threshold,
+        ),
         step(Action.GIVE_RECEIVER_TO_QMQM, "MQ owns its receivers", about=fresh, library=lib, receiver=fresh),
-        step(Action.CREATE_JOURNAL, "the journal on the new receiver, as MQ creates it", about=fresh, library=lib,
-             journal=inputs.journal, receiver=fresh),
+        step(
+            Action.CREATE_JOURNAL,
+            "the journal on the new receiver, as MQ creates it",
+            about=fresh,
+            library=lib,
+            journal=inputs.journal,
+            receiver=fresh,
+        ),
         *restores.steps,
     ]
     if restores.steps:
@@ -394,24 +502,48 @@ def plan_library(inputs: Inputs) -> Plan:
         "Afterwards: run the maintenance DAG (checkpoint, save) and take a new library save.",
     ]
     cluster_steps, cluster_notes = cluster_follow_up(request.qmgr, inputs.clusters, restore_point, inputs.now)
-    return Plan(**base, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point)
+    return Plan(
+        **base, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point
+    )
 
 
-def with_receiver_attached_at_save(chain: list[Known], saved: LibrarySaveRecord, qmgr: str) -> tuple[list[Known], Known | None]:
+def with_receiver_attached_at_save(
+    chain: list[Known], saved: LibrarySaveRecord, qmgr: str
+) -> tuple[list[Known], Known | None]:
     """The chain, with the receiver attached during the library save taken from the library save itself when the
     catalog has no full save of it (the queue manager is ended for the save, so the copy holds every entry up to
     the save, the library save's last checkpoint included). Returns the chain and that copy, if it was added."""
     if any((k.name, k.attached_at) == (saved.attached_receiver, saved.attached_at) for k in chain):
         return chain, None
     copy = Known(
-        saved.attached_receiver, saved.qmgr_library, saved.attached_at, saved.saved_at, None, None,
-        saves=(SaveRecord(
-            host=saved.host, qmgr=qmgr, qmgr_library=saved.qmgr_library, receiver=saved.attached_receiver,
-            library=saved.qmgr_library, attached_at=saved.attached_at, detached_at=None, first_sequence=None,
-            last_sequence=None, previous=None, next=None, size_bytes=0, device=saved.device,
-            save_file_library=saved.save_file_library, save_file=saved.save_file, saved_at=saved.saved_at,
-            verified_at=saved.verified_at, run_id=saved.run_id,
-        ),),
+        saved.attached_receiver,
+        saved.qmgr_library,
+        saved.attached_at,
+        saved.saved_at,
+        None,
+        None,
+        saves=(
+            SaveRecord(
+                host=saved.host,
+                qmgr=qmgr,
+                qmgr_library=saved.qmgr_library,
+                receiver=saved.attached_receiver,
+                library=saved.qmgr_library,
+                attached_at=saved.attached_at,
+                detached_at=None,
+                first_sequence=None,
+                last_sequence=None,
+                previous=None,
+                next=None,
+                size_bytes=0,
+                device=saved.device,
+                save_file_library=saved.save_file_library,
+                save_file=saved.save_file,
+                saved_at=saved.saved_at,
+                verified_at=saved.verified_at,
+                run_id=saved.run_id,
+            ),
+        ),
     )
     return sorted([*chain, copy], key=lambda k: (k.attached_at, k.first_sequence or 0)), copy
 
@@ -419,7 +551,9 @@ def with_receiver_attached_at_save(chain: list[Known], saved: LibrarySaveRecord,
 # --- clusters -------------------------------------------------------------------------------------------------
 
 
-def cluster_follow_up(qmgr: str, clusters: list[ClusterConfig], restore_point: datetime, now: datetime) -> tuple[list[Step], list[str]]:
+def cluster_follow_up(
+    qmgr: str, clusters: list[ClusterConfig], restore_point: datetime, now: datetime
+) -> tuple[list[Step], list[str]]:
     """After a restore to an earlier point: REFRESH CLUSTER on this queue manager only, for each of its clusters.
 
     Within the 90-day repository expiry, REPOS(*NO) is enough. Beyond it the queue manager has left the cluster
@@ -431,22 +565,48 @@ def cluster_follow_up(qmgr: str, clusters: list[ClusterConfig], restore_point: d
     away = now - restore_point
     for cluster in clusters:
         if away <= CLUSTER_EXPIRY:
-            steps.append(step(Action.REFRESH_CLUSTER, f"the restore point is {away.days} day(s) old: rebuild this "
-                              f"queue manager's view of cluster {cluster.name}", qmgr=qmgr, cluster=cluster.name,
-                              repos=False))
+            steps.append(
+                step(
+                    Action.REFRESH_CLUSTER,
+                    f"the restore point is {away.days} day(s) old: rebuild this "
+                    f"queue manager's view of cluster {cluster.name}",
+                    qmgr=qmgr,
+                    cluster=cluster.name,
+                    repos=False,
+                )
+            )
             continue
         notes.append(
             f"The restore point is {away.days} days old, beyond the 90-day repository expiry: {qmgr} will have left "
             f"cluster {cluster.name}; it rejoins when its cluster channels reconnect (check they start)."
         )
         if cluster.full_repository:
-            steps.append(step(Action.SET_FULL_REPOSITORY, "demote first: REFRESH CLUSTER REPOS(YES) is refused on "
-                              "a full repository (AMQ9406)", qmgr=qmgr, cluster=None))
-        steps.append(step(Action.REFRESH_CLUSTER, f"rejoin cluster {cluster.name} with fresh repository information",
-                          qmgr=qmgr, cluster=cluster.name, repos=True))
+            steps.append(
+                step(
+                    Action.SET_FULL_REPOSITORY,
+                    "demote first: REFRESH CLUSTER REPOS(YES) is refused on a full repository (AMQ9406)",
+                    qmgr=qmgr,
+                    cluster=None,
+                )
+            )
+        steps.append(
+            step(
+                Action.REFRESH_CLUSTER,
+                f"rejoin cluster {cluster.name} with fresh repository information",
+                qmgr=qmgr,
+                cluster=cluster.name,
+                repos=True,
+            )
+        )
         if cluster.full_repository:
-            steps.append(step(Action.SET_FULL_REPOSITORY, f"promote back to full repository of {cluster.name}",
-                              qmgr=qmgr, cluster=cluster.name))
+            steps.append(
+                step(
+                    Action.SET_FULL_REPOSITORY,
+                    f"promote back to full repository of {cluster.name}",
+                    qmgr=qmgr,
+                    cluster=cluster.name,
+                )
+            )
     if clusters:
         notes.append("REFRESH CLUSTER runs on the restored queue manager only; it is disruptive while it runs.")
     return steps, notes

@@ -29,8 +29,11 @@ def _new_receiver(approved: Plan) -> str:
     for s in approved.steps:
         if s.action is Action.CREATE_RECEIVER:
             return str(s.args["receiver"])
-    raise RecoveryRefused(f"plan of {approved.request.qmgr}", "it creates no receiver",
-                          "plan again: a library or naming plan always creates one")
+    raise RecoveryRefused(
+        f"plan of {approved.request.qmgr}",
+        "it creates no receiver",
+        "plan again: a library or naming plan always creates one",
+    )
 
 
 def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save_files: set[str] | None) -> Plan:
@@ -64,8 +67,13 @@ def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save
                 continue
             path = f"{s.args['save_library']}/{s.args['save_file']}"
             if save_files is not None and path not in save_files:
-                gaps.append(Gap(obj=f"{library}/{s.args['receiver']}", problem=f"its save file {path} no longer exists",
-                                action="bring the save file back from backup media, then run the recovery again"))
+                gaps.append(
+                    Gap(
+                        obj=f"{library}/{s.args['receiver']}",
+                        problem=f"its save file {path} no longer exists",
+                        action="bring the save file back from backup media, then run the recovery again",
+                    )
+                )
         remaining.append(s)
     return approved.model_copy(update={"steps": remaining, "gaps": gaps})
 

@@ -59,8 +59,11 @@ def withheld(partition: Partition, library: str, name: str, objtype: str, wanted
     lacking: set[str] = set()
     for rule in profile.withheld:
         # For a library (*LIB) the rule's `library` is the library itself.
-        target = rule.library == name if objtype == "*LIB" else (
-            rule.library == library and jrn.generic_match(rule.name, name))
+        target = (
+            rule.library == name
+            if objtype == "*LIB"
+            else (rule.library == library and jrn.generic_match(rule.name, name))
+        )
         if rule.objtype == objtype and target:
             lacking |= expand(rule.authorities) & wanted
     return frozenset(lacking)

@@ -490,7 +490,8 @@ def wrkjrna(partition: Partition, command: ClCommand, log: JobLog, job: str) -> 
     out = [_heading(partition, "Work with Journal Attributes", f"{journal.library}/{journal.name}")]
     if {"*ALL", "*CURATR"} & set(details):
         out += [
-            _field("Journal", journal.name), _field("Library", journal.library, 4),
+            _field("Journal", journal.name),
+            _field("Library", journal.library, 4),
             _field("Attached receiver", journal.attached or "*NONE"),
             _field("Library", journal.attached_library or "", 4),
             _field("Journal message queue", journal.message_queue),
@@ -506,8 +507,10 @@ def wrkjrna(partition: Partition, command: ClCommand, log: JobLog, job: str) -> 
         out.append(_field("Total size of receivers (in kilobytes)", total_kb))
         out.append("  Receiver    Library     Number  Attach Date/Time   Status      Save Date/Time\n")
         for number, r in enumerate(directory, start=1):
-            out.append(f"  {r.name:<10}  {r.library:<10}  {number:05d}   {_stamp(r.attached_at):<17}  "
-                       f"{r.status.value:<10}  {_stamp(r.saved_at)}\n")
+            out.append(
+                f"  {r.name:<10}  {r.library:<10}  {number:05d}   {_stamp(r.attached_at):<17}  "
+                f"{r.status.value:<10}  {_stamp(r.saved_at)}\n"
+            )
     return "".join(out)
 
 
@@ -518,22 +521,29 @@ def dspjrnrcva(partition: Partition, command: ClCommand, log: JobLog, job: str) 
         raise escape("CPF2105", name, library, "JRNRCV")
     _output(command)
     r = receiver
-    return "".join([
-        _heading(partition, "Display Journal Receiver Attributes", f"{r.library}/{r.name}"),
-        _field("Receiver", r.name), _field("Library", r.library, 4),
-        _field("Journal", r.journal or "*NONE"), _field("Library", r.journal_library or "", 4),
-        _field("Threshold (K)", r.threshold_kb), _field("Size (K)", r.size_bytes // 1024),
-        _field("Status", r.status.value),
-        _field("Attached date/time", _stamp(r.attached_at)),
-        _field("Detached date/time", _stamp(r.detached_at)),
-        _field("Saved date/time", _stamp(r.saved_at)),
-        _field("Number of entries", r.entries),
-        _field("First sequence number", r.first_sequence if r.first_sequence is not None else ""),
-        _field("Last sequence number", r.last_sequence if r.last_sequence is not None else ""),
-        _field("Previous receiver", r.previous or ""), _field("Library", r.previous_library or "", 4),
-        _field("Next receiver", r.next or ""), _field("Library", r.next_library or "", 4),
-        _field("Text", r.text),
-    ])
+    return "".join(
+        [
+            _heading(partition, "Display Journal Receiver Attributes", f"{r.library}/{r.name}"),
+            _field("Receiver", r.name),
+            _field("Library", r.library, 4),
+            _field("Journal", r.journal or "*NONE"),
+            _field("Library", r.journal_library or "", 4),
+            _field("Threshold (K)", r.threshold_kb),
+            _field("Size (K)", r.size_bytes // 1024),
+            _field("Status", r.status.value),
+            _field("Attached date/time", _stamp(r.attached_at)),
+            _field("Detached date/time", _stamp(r.detached_at)),
+            _field("Saved date/time", _stamp(r.saved_at)),
+            _field("Number of entries", r.entries),
+            _field("First sequence number", r.first_sequence if r.first_sequence is not None else ""),
+            _field("Last sequence number", r.last_sequence if r.last_sequence is not None else ""),
+            _field("Previous receiver", r.previous or ""),
+            _field("Library", r.previous_library or "", 4),
+            _field("Next receiver", r.next or ""),
+            _field("Library", r.next_library or "", 4),
+            _field("Text", r.text),
+        ]
+    )
 
 
 def dspjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> str:
@@ -550,8 +560,10 @@ def dspjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> s
     out = [_heading(partition, "Display Journal Entries", f"{journal.library}/{journal.name}")]
     out.append("  Receiver    First sequence  Last sequence   Entries     First entry        Last entry\n")
     for r in directory:
-        out.append(f"  {r.name:<10}  {r.first_sequence:>14}  {r.last_sequence:>14}  {r.entries:>10}  "
-                   f"{_stamp(r.first_entry_at):<17}  {_stamp(r.last_entry_at)}\n")
+        out.append(
+            f"  {r.name:<10}  {r.first_sequence:>14}  {r.last_sequence:>14}  {r.entries:>10}  "
+            f"{_stamp(r.first_entry_at):<17}  {_stamp(r.last_entry_at)}\n"
+        )
     return "".join(out)
 
 
@@ -589,23 +601,50 @@ def chgmqm(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
 
 
 COMMANDS: dict[str, Spec] = {
-    "RCDMQMIMG": Spec(rcdmqmimg, frozenset({"OBJ", "OBJTYPE", "MQMNAME", "DSPJRNDTA", "MQMDIRP"}), frozenset({"OBJ", "OBJTYPE"})),
+    "RCDMQMIMG": Spec(
+        rcdmqmimg, frozenset({"OBJ", "OBJTYPE", "MQMNAME", "DSPJRNDTA", "MQMDIRP"}), frozenset({"OBJ", "OBJTYPE"})
+    ),
     "RCRMQMOBJ": Spec(rcrmqmobj, frozenset({"OBJ", "OBJTYPE", "MQMNAME", "MQMDIRP"}), frozenset({"OBJ", "OBJTYPE"})),
     "STRMQM": Spec(strmqm, frozenset({"MQMNAME", "RDEFSYS", "NOCHK"})),
     "ENDMQM": Spec(endmqm, frozenset({"MQMNAME", "OPTION", "ENDCCTJOB", "RCDMQMIMG", "TIMEOUT"})),
-    "CHGJRN": Spec(chgjrn, frozenset({"JRN", "JRNRCV", "SEQOPT", "JRNSTATE", "MNGRCV", "DLTRCV", "TEXT"}), frozenset({"JRN"}),
-                   ("JRN", "JRNRCV")),
-    "CRTJRNRCV": Spec(crtjrnrcv, frozenset({"JRNRCV", "ASP", "THRESHOLD", "TEXT", "AUT"}), frozenset({"JRNRCV"}),
-                      ("JRNRCV",)),
-    "CHGOBJOWN": Spec(chgobjown, frozenset({"OBJ", "OBJTYPE", "NEWOWN", "CUROWNAUT", "ASPDEV"}),
-                      frozenset({"OBJ", "OBJTYPE", "NEWOWN"}), ("OBJ", "OBJTYPE", "NEWOWN")),
+    "CHGJRN": Spec(
+        chgjrn,
+        frozenset({"JRN", "JRNRCV", "SEQOPT", "JRNSTATE", "MNGRCV", "DLTRCV", "TEXT"}),
+        frozenset({"JRN"}),
+        ("JRN", "JRNRCV"),
+    ),
+    "CRTJRNRCV": Spec(
+        crtjrnrcv, frozenset({"JRNRCV", "ASP", "THRESHOLD", "TEXT", "AUT"}), frozenset({"JRNRCV"}), ("JRNRCV",)
+    ),
+    "CHGOBJOWN": Spec(
+        chgobjown,
+        frozenset({"OBJ", "OBJTYPE", "NEWOWN", "CUROWNAUT", "ASPDEV"}),
+        frozenset({"OBJ", "OBJTYPE", "NEWOWN"}),
+        ("OBJ", "OBJTYPE", "NEWOWN"),
+    ),
     "DLTJRNRCV": Spec(dltjrnrcv, frozenset({"JRNRCV", "DLTOPT"}), frozenset({"JRNRCV"}), ("JRNRCV", "DLTOPT")),
     "CRTSAVF": Spec(crtsavf, frozenset({"FILE", "TEXT", "AUT", "ASP", "MAXRCDS"}), frozenset({"FILE"}), ("FILE",)),
     "CLRSAVF": Spec(clrsavf, frozenset({"FILE"}), frozenset({"FILE"}), ("FILE",)),
     "DLTF": Spec(dltf, frozenset({"FILE", "SYSTEM", "RMVCST"}), frozenset({"FILE"}), ("FILE",)),
     "SAVOBJ": Spec(
         savobj,
-        frozenset({"OBJ", "LIB", "DEV", "OBJTYPE", "SAVF", "CLEAR", "STG", "UPDHST", "TGTRLS", "DTACPR", "SAVACT", "ACCPTH", "PRECHK"}),
+        frozenset(
+            {
+                "OBJ",
+                "LIB",
+                "DEV",
+                "OBJTYPE",
+                "SAVF",
+                "CLEAR",
+                "STG",
+                "UPDHST",
+                "TGTRLS",
+                "DTACPR",
+                "SAVACT",
+                "ACCPTH",
+                "PRECHK",
+            }
+        ),
         frozenset({"OBJ", "LIB", "DEV"}),
         ("OBJ", "LIB", "DEV", "OBJTYPE"),
     ),
@@ -617,8 +656,25 @@ COMMANDS: dict[str, Spec] = {
     ),
     "SAVLIB": Spec(
         savlib,
-        frozenset({"LIB", "DEV", "SAVF", "CLEAR", "UPDHST", "TGTRLS", "DTACPR", "SAVACT", "SAVACTWAIT", "SAVACTMSGQ",
-                   "ACCPTH", "PRECHK", "OMITOBJ", "SPLFDTA", "QDTA"}),
+        frozenset(
+            {
+                "LIB",
+                "DEV",
+                "SAVF",
+                "CLEAR",
+                "UPDHST",
+                "TGTRLS",
+                "DTACPR",
+                "SAVACT",
+                "SAVACTWAIT",
+                "SAVACTMSGQ",
+                "ACCPTH",
+                "PRECHK",
+                "OMITOBJ",
+                "SPLFDTA",
+                "QDTA",
+            }
+        ),
         frozenset({"LIB", "DEV"}),
         ("LIB", "DEV"),
     ),
@@ -631,8 +687,25 @@ COMMANDS: dict[str, Spec] = {
     "DLTLIB": Spec(dltlib, frozenset({"LIB", "ASPDEV"}), frozenset({"LIB"}), ("LIB",)),
     "CRTJRN": Spec(
         crtjrn,
-        frozenset({"JRN", "JRNRCV", "ASP", "MSGQ", "MNGRCV", "DLTRCV", "MNGRCVDLY", "DLTRCVDLY", "RCVSIZOPT",
-                   "JRNOBJLMT", "FIXLENDTA", "MINENTDTA", "JRNCACHE", "TEXT", "AUT"}),
+        frozenset(
+            {
+                "JRN",
+                "JRNRCV",
+                "ASP",
+                "MSGQ",
+                "MNGRCV",
+                "DLTRCV",
+                "MNGRCVDLY",
+                "DLTRCVDLY",
+                "RCVSIZOPT",
+                "JRNOBJLMT",
+                "FIXLENDTA",
+                "MINENTDTA",
+                "JRNCACHE",
+                "TEXT",
+                "AUT",
+            }
+        ),
         frozenset({"JRN", "JRNRCV"}),
         ("JRN", "JRNRCV"),
     ),

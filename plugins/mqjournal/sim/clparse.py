@@ -83,7 +83,7 @@ def parse(text: str) -> ClCommand:
         if text[pos] == "(":
             # A positional list, e.g. SAVOBJ (AMQA000001 AMQA000002) QMX *SAVF.
             if params:
-                raise ClSyntaxError("CPD0013", text[pos:pos + 10])
+                raise ClSyntaxError("CPD0013", text[pos : pos + 10])
             values, pos = _values(text, pos + 1)
             positional.append(tuple(values))
             continue
@@ -131,7 +131,7 @@ def _positional_value(text: str, pos: int) -> tuple[str, int]:
             pos = end
             continue
         if char in "()":
-            raise ClSyntaxError("CPD0013", text[pos:pos + 10])
+            raise ClSyntaxError("CPD0013", text[pos : pos + 10])
         out.append(char.upper())
         pos += 1
     return "".join(out), pos

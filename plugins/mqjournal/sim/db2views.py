@@ -52,19 +52,19 @@ class Db2Type:
         return "BLOB" if self.binary else "TEXT"
 
 
-def VARCHAR(n: int) -> Db2Type:  # noqa: N802 - reads like the DDL it mirrors
+def VARCHAR(n: int) -> Db2Type:
     return Db2Type("VARCHAR", n)
 
 
-def VARGRAPHIC(n: int) -> Db2Type:  # noqa: N802
+def VARGRAPHIC(n: int) -> Db2Type:
     return Db2Type("VARGRAPHIC", n)
 
 
-def DECIMAL(p: int, s: int = 0) -> Db2Type:  # noqa: N802
+def DECIMAL(p: int, s: int = 0) -> Db2Type:
     return Db2Type("DECIMAL", p, s)
 
 
-def BINARY(n: int) -> Db2Type:  # noqa: N802
+def BINARY(n: int) -> Db2Type:
     return Db2Type("BINARY", n)
 
 
@@ -244,52 +244,54 @@ TABLE_FUNCTIONS: dict[str, dict[str, Db2Type]] = {
 # Catalog and system views the doctor and the capability reader use (#13; sim/releases.py says which release has
 # what). Names from IBM's pages: SYSCOLUMNS and SYSROUTINES (Db2 for i catalog, ssw_ibm_i_72 rbafzcatsysrout),
 # ASP_INFO (ssw_ibm_i_74/76 rzajqviewaspinfo; capacities in MB), USER_INFO (assumed column subset and widths).
-VIEWS.update({
-    "QSYS2.SYSCOLUMNS": {
-        "COLUMN_NAME": VARCHAR(128),  # doc
-        "TABLE_NAME": VARCHAR(128),  # doc
-        "TABLE_OWNER": VARCHAR(128),  # doc
-        "ORDINAL_POSITION": INTEGER,  # doc
-        "DATA_TYPE": VARCHAR(8),  # doc
-        "LENGTH": INTEGER,  # doc
-        "NUMERIC_SCALE": INTEGER,  # doc, nullable
-        "IS_NULLABLE": CHAR1,  # doc
-        "TABLE_SCHEMA": VARCHAR(128),  # doc
-    },
-    "QSYS2.SYSROUTINES": {
-        "SPECIFIC_SCHEMA": VARCHAR(128),  # doc
-        "SPECIFIC_NAME": VARCHAR(128),  # doc
-        "ROUTINE_SCHEMA": VARCHAR(128),  # doc
-        "ROUTINE_NAME": VARCHAR(128),  # doc
-        "ROUTINE_TYPE": VARCHAR(9),  # doc: FUNCTION or PROCEDURE
-        "FUNCTION_TYPE": CHAR1,  # assumed: S scalar, T table
-    },
-    "QSYS2.ASP_INFO": {
-        "DEVICE_DESCRIPTION_NAME": NAME,  # doc, nullable
-        "ASP_NUMBER": INTEGER,  # doc
-        "ASP_STATE": VARCHAR(10),  # doc
-        "ASP_TYPE": VARCHAR(9),  # doc
-        "RDB_NAME": VARCHAR(18),  # doc
-        "NUMBER_OF_DISK_UNITS": INTEGER,  # doc
-        "TOTAL_CAPACITY": BIGINT,  # assumed type; megabytes (forstie gist)
-        "TOTAL_CAPACITY_AVAILABLE": BIGINT,  # assumed type; megabytes
-    },
-    "QSYS2.USER_INFO": {
-        "AUTHORIZATION_NAME": NAME,  # assumed
-        "STATUS": NAME,  # assumed: *ENABLED / *DISABLED
-        "SPECIAL_AUTHORITIES": VARCHAR(88),  # assumed: blank-separated, e.g. "*JOBCTL *SAVSYS"
-        "GROUP_PROFILE_NAME": NAME,  # assumed: *NONE when none
-        "SUPPLEMENTAL_GROUP_COUNT": SMALLINT,  # assumed
-        "SUPPLEMENTAL_GROUP_LIST": VARCHAR(150),  # assumed: blank-separated names
-    },
-    # The operating system's version and release ('7', '5'), as in Db2's SYSIBMADM.ENV_SYS_INFO (assumed on IBM i).
-    "SYSIBMADM.ENV_SYS_INFO": {
-        "OS_NAME": VARCHAR(256),  # assumed
-        "OS_VERSION": VARCHAR(256),  # assumed
-        "OS_RELEASE": VARCHAR(256),  # assumed
-        "HOST_NAME": VARCHAR(256),  # assumed
-    },
-})
+VIEWS.update(
+    {
+        "QSYS2.SYSCOLUMNS": {
+            "COLUMN_NAME": VARCHAR(128),  # doc
+            "TABLE_NAME": VARCHAR(128),  # doc
+            "TABLE_OWNER": VARCHAR(128),  # doc
+            "ORDINAL_POSITION": INTEGER,  # doc
+            "DATA_TYPE": VARCHAR(8),  # doc
+            "LENGTH": INTEGER,  # doc
+            "NUMERIC_SCALE": INTEGER,  # doc, nullable
+            "IS_NULLABLE": CHAR1,  # doc
+            "TABLE_SCHEMA": VARCHAR(128),  # doc
+        },
+        "QSYS2.SYSROUTINES": {
+            "SPECIFIC_SCHEMA": VARCHAR(128),  # doc
+            "SPECIFIC_NAME": VARCHAR(128),  # doc
+            "ROUTINE_SCHEMA": VARCHAR(128),  # doc
+            "ROUTINE_NAME": VARCHAR(128),  # doc
+            "ROUTINE_TYPE": VARCHAR(9),  # doc: FUNCTION or PROCEDURE
+            "FUNCTION_TYPE": CHAR1,  # assumed: S scalar, T table
+        },
+        "QSYS2.ASP_INFO": {
+            "DEVICE_DESCRIPTION_NAME": NAME,  # doc, nullable
+            "ASP_NUMBER": INTEGER,  # doc
+            "ASP_STATE": VARCHAR(10),  # doc
+            "ASP_TYPE": VARCHAR(9),  # doc
+            "RDB_NAME": VARCHAR(18),  # doc
+            "NUMBER_OF_DISK_UNITS": INTEGER,  # doc
+            "TOTAL_CAPACITY": BIGINT,  # assumed type; megabytes (forstie gist)
+            "TOTAL_CAPACITY_AVAILABLE": BIGINT,  # assumed type; megabytes
+        },
+        "QSYS2.USER_INFO": {
+            "AUTHORIZATION_NAME": NAME,  # assumed
+            "STATUS": NAME,  # assumed: *ENABLED / *DISABLED
+            "SPECIAL_AUTHORITIES": VARCHAR(88),  # assumed: blank-separated, e.g. "*JOBCTL *SAVSYS"
+            "GROUP_PROFILE_NAME": NAME,  # assumed: *NONE when none
+            "SUPPLEMENTAL_GROUP_COUNT": SMALLINT,  # assumed
+            "SUPPLEMENTAL_GROUP_LIST": VARCHAR(150),  # assumed: blank-separated names
+        },
+        # The operating system's version and release ('7', '5'), as in Db2's SYSIBMADM.ENV_SYS_INFO (assumed on IBM i).
+        "SYSIBMADM.ENV_SYS_INFO": {
+            "OS_NAME": VARCHAR(256),  # assumed
+            "OS_VERSION": VARCHAR(256),  # assumed
+            "OS_RELEASE": VARCHAR(256),  # assumed
+            "HOST_NAME": VARCHAR(256),  # assumed
+        },
+    }
+)
 
 VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
     name: tuple(columns) for name, columns in {**VIEWS, **TABLE_FUNCTIONS}.items()

@@ -209,12 +209,19 @@ class SimulatedHost:
 
         echo = lambda args: ExecResult(0, " ".join(args) + "\n")  # noqa: E731
         # Qshell's own utilities: db2 lives only here; system is Qshell's too (same "MSGID: text" lines).
-        qshell = {"db2": db2, "system": system, "echo": echo, "true": lambda args: ExecResult(0),
-                  "false": lambda args: ExecResult(1)}
+        qshell = {
+            "db2": db2,
+            "system": system,
+            "echo": echo,
+            "true": lambda args: ExecResult(0),
+            "false": lambda args: ExecResult(1),
+        }
         utilities = {
             "system": system,
             "qsh": qsh(qshell),
-            "uname": lambda args: ExecResult(0, "OS400\n" if "-a" not in args else f"OS400 {self.partition.name} 4 7 00F000000000\n"),
+            "uname": lambda args: ExecResult(
+                0, "OS400\n" if "-a" not in args else f"OS400 {self.partition.name} 4 7 00F000000000\n"
+            ),
             "hostname": lambda args: ExecResult(0, f"{self.partition.name}\n"),
             "echo": echo,
             "cat": self._cat,

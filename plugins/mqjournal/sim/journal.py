@@ -30,7 +30,9 @@ from mqjournal.sim.model import Journal, JournalReceiver, Partition, Segment, St
 SYSTEM_ENTRY_BYTES = 160  # the J/PR entry IBM i writes at the start of each receiver
 
 
-def create_receiver(partition: Partition, library: str, name: str, *, threshold_kb: int, text: str = "") -> JournalReceiver:
+def create_receiver(
+    partition: Partition, library: str, name: str, *, threshold_kb: int, text: str = ""
+) -> JournalReceiver:
     if library not in partition.libraries:
         raise escape("CPF9810", library)
     if qualified(library, name) in partition.receivers:
@@ -90,7 +92,9 @@ def attached_receiver(partition: Partition, journal: Journal) -> JournalReceiver
     return partition.receivers.get(qualified(journal.attached_library, journal.attached))
 
 
-def _append(partition: Partition, journal: Journal, receiver: JournalReceiver, count: int, entry_bytes: int, at: datetime) -> None:
+def _append(
+    partition: Partition, journal: Journal, receiver: JournalReceiver, count: int, entry_bytes: int, at: datetime
+) -> None:
     first = journal.last_sequence + 1
     journal.last_sequence += count
     if receiver.first_sequence is None:
@@ -114,10 +118,18 @@ def write_entries(
         if receiver is None:
             raise escape("CPF9898", f"Journal {journal.name} in {journal.library} has no receiver attached")
         room = receiver.threshold_kb * 1024 - receiver.size_bytes
-        chunk = remaining if journal.switching_stopped or room <= 0 else min(remaining, max(1, math.ceil(room / entry_bytes)))
+        chunk = (
+            remaining
+            if journal.switching_stopped or room <= 0
+            else min(remaining, max(1, math.ceil(room / entry_bytes)))
+        )
         _append(partition, journal, receiver, chunk, entry_bytes, at)
         remaining -= chunk
-        if receiver.size_bytes >= receiver.threshold_kb * 1024 and journal.system_managed and not journal.switching_stopped:
+        if (
+            receiver.size_bytes >= receiver.threshold_kb * 1024
+            and journal.system_managed
+            and not journal.switching_stopped
+        ):
             new = system_change(partition, journal, receiver)
             if new is not None:
                 switches.append((receiver, new))
@@ -134,7 +146,14 @@ def system_change(partition: Partition, journal: Journal, receiver: JournalRecei
         journal.switching_stopped = True
         post(partition, "QSYS", "QSYSOPR", "CPI70E3", journal.name, journal.library)
         if (journal.message_queue_library, journal.message_queue) != ("QSYS", "QSYSOPR"):
-            post(partition, journal.message_queue_library, journal.message_queue, "CPI70E3", journal.name, journal.library)
+            post(
+                partition,
+                journal.message_queue_library,
+                journal.message_queue,
+                "CPI70E3",
+                journal.name,
+                journal.library,
+            )
         return None
     try:
         new = create_receiver(partition, receiver.library, name, threshold_kb=receiver.threshold_kb, text=receiver.text)

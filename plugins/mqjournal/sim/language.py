@@ -59,12 +59,17 @@ GERMAN: dict[str, tuple[str, str]] = {
     "CPF2125": ("Keine Objekte gelöscht.", _ASSUMED),
     "CPF7021": ("Empfänger &1 in &2 nicht gelöscht.", _ASSUMED),
     "CPF7022": ("Empfänger &1 in &2 ist an Journal &3 in &4 angehängt; Empfänger nicht gelöscht.", _ASSUMED),
-    "CPF7024": ("Empfänger &1 in &2 nicht gelöscht; Empfänger müssen in der Reihenfolge des Abhängens gelöscht "
-                "werden.", _ASSUMED),
+    "CPF7024": (
+        "Empfänger &1 in &2 nicht gelöscht; Empfänger müssen in der Reihenfolge des Abhängens gelöscht werden.",
+        _ASSUMED,
+    ),
     "CPF7020": ("Journalempfänger &1 abgehängt.", _ASSUMED),
-    "CPI70E3": ("Eine systemverwaltete Journaländerung zum Anhängen eines neuen Journalempfängers konnte nicht "
-                "ausgeführt werden. Benutzeraktion ist erforderlich, um jetzt einen neuen Journalempfänger "
-                "anzuhängen.", _ASSUMED),
+    "CPI70E3": (
+        "Eine systemverwaltete Journaländerung zum Anhängen eines neuen Journalempfängers konnte nicht "
+        "ausgeführt werden. Benutzeraktion ist erforderlich, um jetzt einen neuen Journalempfänger "
+        "anzuhängen.",
+        _ASSUMED,
+    ),
     "CPF7010": ("Objekt &1 in &2 Art *&3 bereits vorhanden.", _ASSUMED),
     "CPF7013": ("Empfänger &1 in &2 kann nicht an Journal &3 angehängt werden.", _ASSUMED),
     "CPC7001": ("Empfänger &1 in Bibliothek &2 erstellt.", _ASSUMED),
@@ -88,12 +93,19 @@ GERMAN: dict[str, tuple[str, str]] = {
     "CPF707F": ("Empfänger &1 kann nicht in Bibliothek &2 zurückgespeichert werden.", _ASSUMED),
     "CPF2113": ("Bibliothek &1 kann nicht zugeordnet werden.", _ASSUMED),
     "CPF2114": ("Objekt &1 in &2 Art *&3 kann nicht zugeordnet werden.", _ASSUMED),
-    "AMQ7460": ("Startpunkt für die Wiederherstellung beim Start. Datum und Uhrzeit &3, Journalempfänger &4 in "
-                "Bibliothek &5.", _ASSUMED),
-    "AMQ7462": ("Ältester Eintrag für die Datenträgerwiederherstellung. Datum und Uhrzeit &3, Journalempfänger &4 "
-                "in Bibliothek &5.", _ASSUMED),
-    "AMQ7432": ("IBM MQ-Journaleintrag nicht verfügbar. Journalempfänger ab Datum und Uhrzeit &3 "
-                "zurückspeichern.", _ASSUMED),
+    "AMQ7460": (
+        "Startpunkt für die Wiederherstellung beim Start. Datum und Uhrzeit &3, Journalempfänger &4 in Bibliothek &5.",
+        _ASSUMED,
+    ),
+    "AMQ7462": (
+        "Ältester Eintrag für die Datenträgerwiederherstellung. Datum und Uhrzeit &3, Journalempfänger &4 "
+        "in Bibliothek &5.",
+        _ASSUMED,
+    ),
+    "AMQ7432": (
+        "IBM MQ-Journaleintrag nicht verfügbar. Journalempfänger ab Datum und Uhrzeit &3 zurückspeichern.",
+        _ASSUMED,
+    ),
     "AMQ7472": ("Objekt &3, Typ &4 beschädigt.", _ASSUMED),
     "AMQ7086": ("Datenträgerimage für Objekt &3, Typ &4 aufgezeichnet.", _ASSUMED),
     "AMQ7081": ("Objekt &3, Typ &4 wiederhergestellt.", _ASSUMED),
@@ -168,8 +180,9 @@ class JobFormat:
 
     ENGLISH: JobFormat
 
-    def __init__(self, language: str, date_format: str, date_separator: str, time_separator: str,
-                 tz: tzinfo | None = None) -> None:
+    def __init__(
+        self, language: str, date_format: str, date_separator: str, time_separator: str, tz: tzinfo | None = None
+    ) -> None:
         self.language = language
         self.date_format = date_format
         self.date_separator = date_separator

@@ -79,8 +79,13 @@ ATTACHED_SAVE_DIAGNOSTIC = "CPF3758"
 
 
 def attached_receiver_saved(receiver: JournalReceiver, log: JobLog) -> None:
-    log.send(ATTACHED_SAVE_DIAGNOSTIC, receiver.name, receiver.library, receiver.journal or "",
-             receiver.journal_library or "")
+    log.send(
+        ATTACHED_SAVE_DIAGNOSTIC,
+        receiver.name,
+        receiver.library,
+        receiver.journal or "",
+        receiver.journal_library or "",
+    )
 
 
 # --- SAVLIB -----------------------------------------------------------------------------------------------------
@@ -119,9 +124,7 @@ def save_library(
     if qm is not None:
         image.queue_manager = qm.model_copy(deep=True)
     receivers = [
-        SavedObject(
-            receiver=r.model_copy(deep=True), saved_at=at, saved_while_attached=r.status is Status.ATTACHED
-        )
+        SavedObject(receiver=r.model_copy(deep=True), saved_at=at, saved_while_attached=r.status is Status.ATTACHED)
         for r in chosen
     ]
     # Nothing is refused past this point: update the receivers' save history and fill the save file.
@@ -263,7 +266,12 @@ def _restore_queue_manager(partition: Partition, image: LibraryImage) -> None:
 
 
 def restore_objects(
-    partition: Partition, save_file: SaveFile, saved_library: str, target: str, patterns: list[str], objtype: str,
+    partition: Partition,
+    save_file: SaveFile,
+    saved_library: str,
+    target: str,
+    patterns: list[str],
+    objtype: str,
     log: JobLog,
 ) -> int:
     """RSTOBJ: receivers (and, from a library save, the journal) matching `patterns`, journal first."""
@@ -317,8 +325,13 @@ def delete_library(partition: Partition, library: str, log: JobLog) -> None:
     for qm in partition.queue_managers:
         if qm.library == library and qm.running:
             mq.crash(partition, qm)
-    for table in (partition.journals, partition.receivers, partition.user_spaces, partition.message_queues,
-                  partition.save_files):
+    for table in (
+        partition.journals,
+        partition.receivers,
+        partition.user_spaces,
+        partition.message_queues,
+        partition.save_files,
+    ):
         for key in [k for k, v in table.items() if v.library == library]:
             del table[key]
     partition.libraries.remove(library)

@@ -202,7 +202,9 @@ def announce_recovery_points(partition: Partition, qm: QueueManager, log: JobLog
     data = format_amqjrninf(
         holder.name if holder else None, holder.library if holder else qm.library, needed.at.replace(tzinfo=None)
     )
-    partition.user_spaces[qualified(qm.library, "AMQJRNINF")] = UserSpace(name="AMQJRNINF", library=qm.library, data=data)
+    partition.user_spaces[qualified(qm.library, "AMQJRNINF")] = UserSpace(
+        name="AMQJRNINF", library=qm.library, data=data
+    )
 
 
 def _point_tokens(qm: QueueManager, point: RecoveryPoint, holder: JournalReceiver | None) -> tuple[object, ...]:

@@ -62,15 +62,17 @@ _EVERY = {"7.3": 0, "7.4": 0, "7.5": 0, "7.6": 0}
 # Views and table functions (as `VIEWS` / `TABLE_FUNCTIONS` of db2views.py name them).
 SERVICES: dict[str, Since] = {
     "QSYS2.JOURNAL_INFO": Since(_EVERY, True, "ssw_ibm_i_73 rzajqviewjournalinfo"),
-    "QSYS2.JOURNAL_RECEIVER_INFO": Since({"7.4": 18, "7.5": 0, "7.6": 0}, False,
-                                         "7.5 page marked new; support page ibm16573045 (May 2022)"),
+    "QSYS2.JOURNAL_RECEIVER_INFO": Since(
+        {"7.4": 18, "7.5": 0, "7.6": 0}, False, "7.5 page marked new; support page ibm16573045 (May 2022)"
+    ),
     "QSYS2.MESSAGE_QUEUE_INFO": Since(_EVERY, True, "ssw_ibm_i_72 rzajqviewmessagequeueinfo"),
     "QSYS2.USER_SPACE": Since(_EVERY, True, "IBM support page QSYS2.USER_SPACE: 7.3 and later"),
     "QSYS2.SYSTEM_VALUE_INFO": Since(_EVERY, False, "predates 7.3"),
     "QSYS2.OBJECT_STATISTICS": Since(_EVERY, False, "predates 7.3"),
     "QSYS2.SAVE_FILE_OBJECTS": Since({"7.4": 25, "7.5": 4, "7.6": 0}, True, "IBM support page ibm16982053"),
-    "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": Since({"7.4": 26, "7.5": 5, "7.6": 0}, False,
-                                              "7.5 page marked new; support page ibm16573047 names no level"),
+    "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": Since(
+        {"7.4": 26, "7.5": 5, "7.6": 0}, False, "7.5 page marked new; support page ibm16573047 names no level"
+    ),
     "QSYS2.ASP_INFO": Since(_EVERY, True, "IBM support page ibm11136014 (7.3 SF99703 Level 15 enhanced it)"),
     "QSYS2.USER_INFO": Since(_EVERY, False, "predates 7.3"),
     "QSYS2.SYSCOLUMNS": Since(_EVERY, True, "Db2 for i catalog"),
@@ -80,13 +82,19 @@ SERVICES: dict[str, Since] = {
 
 # Columns that came later than their view: (view, column) -> when.
 COLUMNS: dict[tuple[str, str], Since] = {
-    ("QSYS2.MESSAGE_QUEUE_INFO", "MESSAGE_TOKENS"): Since({"7.4": 23, "7.5": 3, "7.6": 0}, False,
-                                                          "no IBM page retrieved names the level"),
+    ("QSYS2.MESSAGE_QUEUE_INFO", "MESSAGE_TOKENS"): Since(
+        {"7.4": 23, "7.5": 3, "7.6": 0}, False, "no IBM page retrieved names the level"
+    ),
 }
 
-TABLE_FUNCTION_NAMES = frozenset({
-    "QSYS2.USER_SPACE", "QSYS2.OBJECT_STATISTICS", "QSYS2.SAVE_FILE_OBJECTS", "QSYS2.ASSOCIATE_JOURNAL_RECEIVER",
-})
+TABLE_FUNCTION_NAMES = frozenset(
+    {
+        "QSYS2.USER_SPACE",
+        "QSYS2.OBJECT_STATISTICS",
+        "QSYS2.SAVE_FILE_OBJECTS",
+        "QSYS2.ASSOCIATE_JOURNAL_RECEIVER",
+    }
+)
 
 
 def service_available(release: str, service: str, level: int | None = None) -> bool:
@@ -96,10 +104,10 @@ def service_available(release: str, service: str, level: int | None = None) -> b
     return since is None or since.available(release, level)
 
 
-def columns_on(release: str, service: str, columns: tuple[str, ...], level: int | None = None) -> tuple[str, ...] | None:
+def columns_on(
+    release: str, service: str, columns: tuple[str, ...], level: int | None = None
+) -> tuple[str, ...] | None:
     """The columns of `service` that `release` at Db2 group `level` has, in order; None when the service is absent."""
     if not service_available(release, service, level):
         return None
-    return tuple(
-        c for c in columns if (since := COLUMNS.get((service, c))) is None or since.available(release, level)
-    )
+    return tuple(c for c in columns if (since := COLUMNS.get((service, c))) is None or since.available(release, level))

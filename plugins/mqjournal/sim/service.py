@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import paramiko
@@ -115,7 +115,7 @@ class SimulatorService:
     def _follow_wall_clock(self) -> None:
         # Served for a demo, simulated time is real time: receivers keep filling while Airflow runs.
         while not self._stop.wait(5.0):
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             for host in self.hosts.values():
                 host.advance_to(now + host.clock_offset)  # a partition whose clock is off stays off
 
@@ -134,4 +134,3 @@ class SimulatorService:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-

@@ -207,12 +207,12 @@ def run_db2(args: list[str], catalog: SqlCatalog) -> ExecResult:
     except _UsageError as exc:
         return ExecResult(EXIT_USAGE, stderr=f"db2: 001-0003 Option {exc} not valid.\n")
     if opts.file is not None:
-        return ExecResult(EXIT_USAGE, stderr=f"db2: 001-0023 Error found opening file {opts.file}. "
-                                             "No such path or directory.\n")
+        return ExecResult(
+            EXIT_USAGE, stderr=f"db2: 001-0023 Error found opening file {opts.file}. No such path or directory.\n"
+        )
     if opts.statement is None:
         return ExecResult(EXIT_OK, stdout="DB2>")  # interactive mode meeting an empty stdin
-    statements = (_split_statements(opts.statement, opts.terminator) if opts.terminator
-                  else [opts.statement])
+    statements = _split_statements(opts.statement, opts.terminator) if opts.terminator else [opts.statement]
     out: list[str] = []
     failed = False
     for statement in statements:
@@ -265,8 +265,11 @@ def _decimal_field(cell: str, db2type: Db2Type) -> str:
 def _render(result: _ResultSet, suppress: bool) -> str:
     cells = [[_cell(v, t) for v, t in zip(row, result.types)] for row in result.rows]
     if suppress:
-        lines = [" ".join(result.names), " ".join("-" * len(n) for n in result.names),
-                 *(" ".join(c.strip() for c in row) for row in cells)]
+        lines = [
+            " ".join(result.names),
+            " ".join("-" * len(n) for n in result.names),
+            *(" ".join(c.strip() for c in row) for row in cells),
+        ]
     else:
         for i, db2type in enumerate(result.types):
             if db2type is not None and db2type.name == "DECIMAL":
@@ -280,11 +283,13 @@ def _render(result: _ResultSet, suppress: bool) -> str:
             # over INTEGER 14): the captures show no column as narrow as its name.
             widths.append(max(len(name) + 1, declared or 1, *(len(row[i]) for row in cells)))
             # DECIMAL is not right-aligned in the column: its field is laid out above, then left-aligned.
-            right.append(db2type.numeric and db2type.name != "DECIMAL" if db2type else
-                         bool(values) and all(isinstance(v, int | float) for v in values))
+            right.append(
+                db2type.numeric and db2type.name != "DECIMAL"
+                if db2type
+                else bool(values) and all(isinstance(v, int | float) for v in values)
+            )
         lines = [" ".join(n.ljust(w) for n, w in zip(result.names, widths)), " ".join("-" * w for w in widths)]
-        lines += [" ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right))
-                  for row in cells]
+        lines += [" ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)) for row in cells]
     return "\n".join(["", *lines, "", _records_selected(len(cells)), ""]) + "\n"
 
 
@@ -298,19 +303,25 @@ _NAME = rf"(?P<first>{_IDENT})(?:\s*\.\s*(?P<second>{_IDENT}))?"
 _DURATION_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MICROSECOND")
 _DURATION = re.compile(
     rf"(?P<operand>_DB2_ADD\([^()]*\)|\x01\d+\x02|(?:{_IDENT})(?:\s*\.\s*(?:{_IDENT}))*)"
-    rf"\s*(?P<sign>[+-])\s*(?P<amount>\d+)\s+(?P<unit>{'|'.join(_DURATION_UNITS)})S?\b", re.I)
+    rf"\s*(?P<sign>[+-])\s*(?P<amount>\d+)\s+(?P<unit>{'|'.join(_DURATION_UNITS)})S?\b",
+    re.I,
+)
 _TRAILING_CLAUSE = re.compile(
     r"\s+(?:WITH\s+(?:UR|CS|RS|RR|NC)|FOR\s+(?:READ|FETCH)\s+ONLY|OPTIMIZE\s+FOR\s+\d+\s+ROWS?"
-    r"|SKIP\s+LOCKED\s+DATA)\s*$", re.I)
+    r"|SKIP\s+LOCKED\s+DATA)\s*$",
+    re.I,
+)
 _FETCH_FIRST = re.compile(
-    r"(?:\bOFFSET\s+(?P<offset>\d+)\s+ROWS?\s+)?\bFETCH\s+(?:FIRST|NEXT)\s+(?:(?P<count>\d+)\s+)?ROWS?\s+ONLY\b", re.I)
+    r"(?:\bOFFSET\s+(?P<offset>\d+)\s+ROWS?\s+)?\bFETCH\s+(?:FIRST|NEXT)\s+(?:(?P<count>\d+)\s+)?ROWS?\s+ONLY\b", re.I
+)
 _OFFSET_ROWS = re.compile(r"\bOFFSET\s+(?P<offset>\d+)\s+ROWS?\b", re.I)
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.I)
 _ORDER_BY_END = re.compile(r"\b(?:LIMIT|FETCH|OFFSET|FOR|WITH|OPTIMIZE|UNION|EXCEPT|INTERSECT)\b", re.I)
 _TABLE_FUNCTION = re.compile(
     r"\bTABLE\s*\(\s*(?:(?P<schema>QSYS2)\s*\.\s*)?(?P<name>USER_SPACE|OBJECT_STATISTICS|SAVE_FILE_OBJECTS|ASSOCIATE_JOURNAL_RECEIVER)"
     r"\s*\((?P<args>[^()]*)\)\s*\)",
-    re.I)
+    re.I,
+)
 
 
 def _parse_moment(text: str) -> datetime | date | None:
@@ -388,8 +399,10 @@ def _scan(statement: str) -> _Scanned:
             while True:
                 if j >= n:
                     if char == "'":
-                        raise SqlError(-10, "42603", f"String constant beginning {statement[i:i + 30]} not delimited.")
-                    raise _bad_token(statement[i:i + 30])
+                        raise SqlError(
+                            -10, "42603", f"String constant beginning {statement[i : i + 30]} not delimited."
+                        )
+                    raise _bad_token(statement[i : i + 30])
                 if statement[j] == char:
                     if j + 1 < n and statement[j + 1] == char:
                         value.append(char)
@@ -445,17 +458,22 @@ def _generic_match(pattern: str, value: object) -> bool:
 
 def _pick_objects(args: dict[str, str], rows: list[Mapping[str, object]]) -> list[Mapping[str, object]]:
     types = set(re.split(r"[\s,]+", args["OBJTYPELIST"].strip()))
-    return [row for row in rows
-            if _generic_match(args["OBJECT_SCHEMA"], row.get("OBJLIB"))
-            and ("*ALL" in types or row.get("OBJTYPE") in types)
-            and _generic_match(args.get("OBJECT_NAME", "*ALL"), row.get("OBJNAME"))]
+    return [
+        row
+        for row in rows
+        if _generic_match(args["OBJECT_SCHEMA"], row.get("OBJLIB"))
+        and ("*ALL" in types or row.get("OBJTYPE") in types)
+        and _generic_match(args.get("OBJECT_NAME", "*ALL"), row.get("OBJNAME"))
+    ]
 
 
 _FUNCTIONS = {
     "QSYS2.USER_SPACE": _TableFunction(("USER_SPACE", "USER_SPACE_LIBRARY"), 1, _pick_user_space),
     "QSYS2.OBJECT_STATISTICS": _TableFunction(("OBJECT_SCHEMA", "OBJTYPELIST", "OBJECT_NAME"), 2, _pick_objects),
     "QSYS2.SAVE_FILE_OBJECTS": _TableFunction(
-        ("SAVE_FILE", "SAVE_FILE_LIBRARY", "OBJECT_NAME_FILTER", "OBJECT_TYPE_FILTER", "DETAILED_INFO"), 1, None,
+        ("SAVE_FILE", "SAVE_FILE_LIBRARY", "OBJECT_NAME_FILTER", "OBJECT_TYPE_FILTER", "DETAILED_INFO"),
+        1,
+        None,
         invoke=True,  # it must tell a missing save file from an empty one, which only the partition knows
     ),
     "QSYS2.ASSOCIATE_JOURNAL_RECEIVER": _TableFunction(
@@ -499,8 +517,9 @@ def _service_columns(catalog: SqlCatalog, service: str, columns: Mapping[str, Db
     return present(service, tuple(columns)) if callable(present) else tuple(columns)
 
 
-def _call_table_function(m: re.Match[str], scanned: _Scanned, catalog: SqlCatalog,
-                         calls: list[tuple[str, list[Mapping[str, object]]]]) -> str:
+def _call_table_function(
+    m: re.Match[str], scanned: _Scanned, catalog: SqlCatalog, calls: list[tuple[str, list[Mapping[str, object]]]]
+) -> str:
     name = f"QSYS2.{m.group('name').upper()}"
     function = _FUNCTIONS[name]
     if _service_columns(catalog, name, TABLE_FUNCTIONS[name]) is None:
@@ -510,13 +529,16 @@ def _call_table_function(m: re.Match[str], scanned: _Scanned, catalog: SqlCatalo
     args: dict[str, str] = {}
     for position, raw in enumerate(a for a in m.group("args").split(",") if a.strip()):
         keyword, _, value = raw.rpartition("=>")
-        param = keyword.strip().upper() if keyword else (function.params[position]
-                                                          if position < len(function.params) else "")
+        param = (
+            keyword.strip().upper()
+            if keyword
+            else (function.params[position] if position < len(function.params) else "")
+        )
         literal = scanned.literal(value)
         if param not in function.params or literal is None:
-            raise _routine_not_found(m.group("name").upper(), m.group("schema") and "QSYS2" or "*LIBL")
+            raise _routine_not_found(m.group("name").upper(), (m.group("schema") and "QSYS2") or "*LIBL")
         args[param] = literal
-    if any(p not in args for p in function.params[:function.required]):
+    if any(p not in args for p in function.params[: function.required]):
         raise _routine_not_found(m.group("name").upper(), "QSYS2")
     if function.invoke:
         invoke = getattr(catalog, "invoke", None)
@@ -562,7 +584,7 @@ def _nulls_like_db2(code: str) -> str:
             else:
                 last = "FIRST" if re.search(r"\bDESC\s*$", item, re.I) else "LAST"
                 keys.append(f"{item.rstrip()} NULLS {last} ")
-        code = code[:m.end()] + ",".join(keys) + code[end:]
+        code = code[: m.end()] + ",".join(keys) + code[end:]
     return code
 
 
@@ -577,25 +599,35 @@ def _translate(statement: str, catalog: SqlCatalog) -> _Translation:
         raise _refusal(verb, code)
 
     while (m := _TRAILING_CLAUSE.search(code)) is not None:
-        code = code[:m.start()]
+        code = code[: m.start()]
     now = _now(catalog)
-    code = re.sub(r"\bCURRENT[ _]TIMESTAMP\b(?:\s*\(\s*\d*\s*\))?", lambda _: scanned.lift(format_timestamp(now)),
-                  code, flags=re.I)
+    code = re.sub(
+        r"\bCURRENT[ _]TIMESTAMP\b(?:\s*\(\s*\d*\s*\))?",
+        lambda _: scanned.lift(format_timestamp(now)),
+        code,
+        flags=re.I,
+    )
     code = re.sub(r"\bCURRENT[ _]DATE\b", lambda _: scanned.lift(now.date().isoformat()), code, flags=re.I)
     code = re.sub(r"\bCURRENT[ _]TIME\b", lambda _: scanned.lift(f"{now:%H.%M.%S}"), code, flags=re.I)
     if re.search(r"\bCURRENT[ _]TIMEZONE\b", code, re.I):
         code = re.sub(r"\bCURRENT[ _]TIMEZONE\b", str(_utc_offset(catalog)), code, flags=re.I)
     for _ in range(50):  # CURRENT TIMESTAMP - 1 DAY - 2 HOURS folds left to right
         code, count = _DURATION.subn(
-            lambda d: f"_DB2_ADD({d.group('operand')}, {'-' if d.group('sign') == '-' else ''}{d.group('amount')}, "
-                      f"{_DURATION_UNITS.index(d.group('unit').upper())})", code, count=1)
+            lambda d: (
+                f"_DB2_ADD({d.group('operand')}, {'-' if d.group('sign') == '-' else ''}{d.group('amount')}, "
+                f"{_DURATION_UNITS.index(d.group('unit').upper())})"
+            ),
+            code,
+            count=1,
+        )
         if not count:
             break
     calls: list[tuple[str, list[Mapping[str, object]]]] = []
     code = _TABLE_FUNCTION.sub(lambda f: _call_table_function(f, scanned, catalog, calls), code)
     code = re.sub(r"\bCONCAT\b(?!\s*\()", "||", code, flags=re.I)
-    code = _FETCH_FIRST.sub(lambda f: f"LIMIT {f.group('count') or 1}"
-                                      + (f" OFFSET {f.group('offset')}" if f.group("offset") else ""), code)
+    code = _FETCH_FIRST.sub(
+        lambda f: f"LIMIT {f.group('count') or 1}" + (f" OFFSET {f.group('offset')}" if f.group("offset") else ""), code
+    )
     code = _OFFSET_ROWS.sub(lambda f: f"LIMIT -1 OFFSET {f.group('offset')}", code)
     code = _nulls_like_db2(code)
     if verb == "VALUES" and not re.match(r"\s*VALUES\s*\(", code, re.I):
@@ -607,18 +639,47 @@ def _translate(statement: str, catalog: SqlCatalog) -> _Translation:
 
 
 _DDL = {"CREATE", "ALTER", "DROP", "RENAME", "COMMENT", "LABEL", "GRANT", "REVOKE"}
-_OTHER_STATEMENTS = {"SET", "COMMIT", "ROLLBACK", "LOCK", "DECLARE", "REFRESH", "SAVEPOINT", "RELEASE", "CONNECT",
-                     "DISCONNECT", "BEGIN", "DESCRIBE", "PREPARE", "EXECUTE", "OPEN", "CLOSE", "FETCH", "FREE",
-                     "HOLD", "GET", "SIGNAL", "RESIGNAL", "TRANSFER", "INCLUDE"}
-_DML_TARGET = re.compile(rf"^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|DELETE|MERGE\s+INTO|TRUNCATE(?:\s+TABLE)?)"
-                         rf"\s+{_NAME}", re.I)
+_OTHER_STATEMENTS = {
+    "SET",
+    "COMMIT",
+    "ROLLBACK",
+    "LOCK",
+    "DECLARE",
+    "REFRESH",
+    "SAVEPOINT",
+    "RELEASE",
+    "CONNECT",
+    "DISCONNECT",
+    "BEGIN",
+    "DESCRIBE",
+    "PREPARE",
+    "EXECUTE",
+    "OPEN",
+    "CLOSE",
+    "FETCH",
+    "FREE",
+    "HOLD",
+    "GET",
+    "SIGNAL",
+    "RESIGNAL",
+    "TRANSFER",
+    "INCLUDE",
+}
+_DML_TARGET = re.compile(
+    rf"^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|DELETE|MERGE\s+INTO|TRUNCATE(?:\s+TABLE)?)"
+    rf"\s+{_NAME}",
+    re.I,
+)
 
 
 def _refusal(verb: str, code: str) -> SqlError:
     """The error IBM i gives a user who may only read these catalog views, for any statement but a query."""
     if verb in ("INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE") and (m := _DML_TARGET.match(code)):
-        schema, name = (_bare(m.group("first")), _bare(m.group("second"))) if m.group("second") else \
-            (None, _bare(m.group("first")))
+        schema, name = (
+            (_bare(m.group("first")), _bare(m.group("second")))
+            if m.group("second")
+            else (None, _bare(m.group("first")))
+        )
         if schema and f"{schema}.{name}" in VIEWS:
             return SqlError(-150, "42807", f"View or logical file {name} in {schema} read-only.")
         return _not_found(name or "", schema or UNQUALIFIED_SCHEMA)
@@ -669,17 +730,24 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("LOCATE", 3, locate, deterministic=True)
 
 
-def _create_table(conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type],
-                  rows: Iterable[Mapping[str, object]]) -> None:
+def _create_table(
+    conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type], rows: Iterable[Mapping[str, object]]
+) -> None:
     names = list(columns)
     conn.execute(f"CREATE TABLE {qualified} ({', '.join(f'{c} {t.affinity}' for c, t in columns.items())})")
-    conn.executemany(f"INSERT INTO {qualified} VALUES ({', '.join('?' * len(names))})",
-                     ([_db2_text(row.get(c)) for c in names] for row in rows))
+    conn.executemany(
+        f"INSERT INTO {qualified} VALUES ({', '.join('?' * len(names))})",
+        ([_db2_text(row.get(c)) for c in names] for row in rows),
+    )
 
 
 _BUILTIN_ROWS: dict[str, list[Mapping[str, object]]] = {"SYSIBM.SYSDUMMY1": [{"IBMREQD": "Y"}]}
-_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
-                 getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_READ_ACTIONS = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+}
 
 
 def _open(translation: _Translation, catalog: SqlCatalog) -> sqlite3.Connection:

@@ -6,8 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
 from mqjournal.sim import journal as jrn
-from mqjournal.sim import releases
-from mqjournal.sim import language
+from mqjournal.sim import language, releases
 from mqjournal.sim.messages import CATALOG
 from mqjournal.sim.model import Partition, qualified
 from mqjournal.sim.protocol import RoutineError
@@ -132,8 +131,9 @@ class PartitionCatalog:
                     "MESSAGE_TYPE": m.type.value,
                     "MESSAGE_SUBTYPE": None,
                     # Made from the replacement data in the job's language and date format, as IBM i does.
-                    "MESSAGE_TEXT": m.text if data is None or m.id not in CATALOG else language.text(
-                        m.id, data, CATALOG[m.id].text, job),
+                    "MESSAGE_TEXT": m.text
+                    if data is None or m.id not in CATALOG
+                    else language.text(m.id, data, CATALOG[m.id].text, job),
                     "MESSAGE_TOKENS": data or None,
                     "SEVERITY": m.severity,
                     "MESSAGE_TIMESTAMP": _local(m.at),
@@ -142,7 +142,9 @@ class PartitionCatalog:
                     "FROM_USER": m.from_user,
                     "FROM_JOB": m.from_job or None,
                     "FROM_PROGRAM": m.from_program or None,
-                    "MESSAGE_FILE_LIBRARY": "QSYS" if m.id and m.id[:3] in ("CPF", "CPI", "CPA", "CPC", "CPD") else "QMQM",
+                    "MESSAGE_FILE_LIBRARY": "QSYS"
+                    if m.id and m.id[:3] in ("CPF", "CPI", "CPA", "CPC", "CPD")
+                    else "QMQM",
                     "MESSAGE_FILE_NAME": "QCPFMSG" if m.id and m.id.startswith("CP") else "AMQMSG",
                     "MESSAGE_SECOND_LEVEL_TEXT": None,
                 }
@@ -165,53 +167,117 @@ class PartitionCatalog:
             "CURRENT_NUMERIC_VALUE": None,
             "CURRENT_CHARACTER_VALUE": f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}",
         }
-        yield {"SYSTEM_VALUE_NAME": "QDATETIME", "CURRENT_NUMERIC_VALUE": None,
-               "CURRENT_CHARACTER_VALUE": self.partition.local_now().strftime("%Y%m%d%H%M%S%f")}
+        yield {
+            "SYSTEM_VALUE_NAME": "QDATETIME",
+            "CURRENT_NUMERIC_VALUE": None,
+            "CURRENT_CHARACTER_VALUE": self.partition.local_now().strftime("%Y%m%d%H%M%S%f"),
+        }
 
     def _objects(self) -> Iterator[dict]:
         """QSYS2.OBJECT_STATISTICS rows: the objects the simulator models, OBJATTRIBUTE as DSPOBJD shows it."""
         p = self.partition
         for library in p.libraries:
             if library != "QSYS":
-                yield {"OBJNAME": library, "OBJLIB": "QSYS", "OBJTYPE": "*LIB", "OBJATTRIBUTE": "PROD",
-                       "OBJOWNER": "QSYS" if library.startswith("Q") and not library.startswith("QM") else "QMQM"}
+                yield {
+                    "OBJNAME": library,
+                    "OBJLIB": "QSYS",
+                    "OBJTYPE": "*LIB",
+                    "OBJATTRIBUTE": "PROD",
+                    "OBJOWNER": "QSYS" if library.startswith("Q") and not library.startswith("QM") else "QMQM",
+                }
         for r in p.receivers.values():
-            yield {"OBJNAME": r.name, "OBJLIB": r.library, "OBJTYPE": "*JRNRCV", "OBJATTRIBUTE": None,
-                   "OBJCREATED": _local(r.created_at), "OBJSIZE": r.size_bytes, "OBJOWNER": r.owner,
-                   "OBJTEXT": r.text or None, "SAVE_TIMESTAMP": _local(r.saved_at)}
+            yield {
+                "OBJNAME": r.name,
+                "OBJLIB": r.library,
+                "OBJTYPE": "*JRNRCV",
+                "OBJATTRIBUTE": None,
+                "OBJCREATED": _local(r.created_at),
+                "OBJSIZE": r.size_bytes,
+                "OBJOWNER": r.owner,
+                "OBJTEXT": r.text or None,
+                "SAVE_TIMESTAMP": _local(r.saved_at),
+            }
         for j in p.journals.values():
-            yield {"OBJNAME": j.name, "OBJLIB": j.library, "OBJTYPE": "*JRN", "OBJATTRIBUTE": None,
-                   "OBJOWNER": "QMQM", "OBJSIZE": 8_192, "OBJTEXT": j.text or None}
+            yield {
+                "OBJNAME": j.name,
+                "OBJLIB": j.library,
+                "OBJTYPE": "*JRN",
+                "OBJATTRIBUTE": None,
+                "OBJOWNER": "QMQM",
+                "OBJSIZE": 8_192,
+                "OBJTEXT": j.text or None,
+            }
         for s in p.save_files.values():
-            yield {"OBJNAME": s.name, "OBJLIB": s.library, "OBJTYPE": "*FILE", "OBJATTRIBUTE": "SAVF",
-                   "OBJCREATED": _local(s.created_at), "OBJSIZE": s.size_bytes, "OBJOWNER": "MQADMIN",
-                   "OBJTEXT": s.text or None}
+            yield {
+                "OBJNAME": s.name,
+                "OBJLIB": s.library,
+                "OBJTYPE": "*FILE",
+                "OBJATTRIBUTE": "SAVF",
+                "OBJCREATED": _local(s.created_at),
+                "OBJSIZE": s.size_bytes,
+                "OBJOWNER": "MQADMIN",
+                "OBJTEXT": s.text or None,
+            }
         for u in p.user_spaces.values():
-            yield {"OBJNAME": u.name, "OBJLIB": u.library, "OBJTYPE": "*USRSPC", "OBJATTRIBUTE": None,
-                   "OBJOWNER": "QMQM", "OBJSIZE": 4_096}
+            yield {
+                "OBJNAME": u.name,
+                "OBJLIB": u.library,
+                "OBJTYPE": "*USRSPC",
+                "OBJATTRIBUTE": None,
+                "OBJOWNER": "QMQM",
+                "OBJSIZE": 4_096,
+            }
         for q in p.message_queues.values():
-            yield {"OBJNAME": q.name, "OBJLIB": q.library, "OBJTYPE": "*MSGQ", "OBJATTRIBUTE": None,
-                   "OBJOWNER": "QSYS" if q.library == "QSYS" else "QMQM", "OBJSIZE": 16_384}
+            yield {
+                "OBJNAME": q.name,
+                "OBJLIB": q.library,
+                "OBJTYPE": "*MSGQ",
+                "OBJATTRIBUTE": None,
+                "OBJOWNER": "QSYS" if q.library == "QSYS" else "QMQM",
+                "OBJSIZE": 16_384,
+            }
 
     def _save_file_objects(self) -> Iterator[dict]:
         """QSYS2.SAVE_FILE_OBJECTS rows: what each save file holds (SAVOBJ or SAVLIB content), as DSPSAVF lists it."""
         for s in self.partition.save_files.values():
             for saved in s.objects:
                 r = saved.receiver
-                yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": r.library,
-                       "OBJECT_NAME": r.name, "OBJECT_TYPE": "*JRNRCV", "OBJECT_ATTRIBUTE": None,
-                       "TEXT_DESCRIPTION": r.text or None}
+                yield {
+                    "SAVE_FILE_LIBRARY": s.library,
+                    "SAVE_FILE": s.name,
+                    "LIBRARY_NAME": r.library,
+                    "OBJECT_NAME": r.name,
+                    "OBJECT_TYPE": "*JRNRCV",
+                    "OBJECT_ATTRIBUTE": None,
+                    "TEXT_DESCRIPTION": r.text or None,
+                }
             image = s.library_image
             if image is not None:
                 for j in image.journals:
-                    yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": j.library,
-                           "OBJECT_NAME": j.name, "OBJECT_TYPE": "*JRN", "TEXT_DESCRIPTION": j.text or None}
+                    yield {
+                        "SAVE_FILE_LIBRARY": s.library,
+                        "SAVE_FILE": s.name,
+                        "LIBRARY_NAME": j.library,
+                        "OBJECT_NAME": j.name,
+                        "OBJECT_TYPE": "*JRN",
+                        "TEXT_DESCRIPTION": j.text or None,
+                    }
                 for u in image.user_spaces:
-                    yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": u.library,
-                           "OBJECT_NAME": u.name, "OBJECT_TYPE": "*USRSPC"}
+                    yield {
+                        "SAVE_FILE_LIBRARY": s.library,
+                        "SAVE_FILE": s.name,
+                        "LIBRARY_NAME": u.library,
+                        "OBJECT_NAME": u.name,
+                        "OBJECT_TYPE": "*USRSPC",
+                    }
                 for q in image.message_queues:
-                    yield {"SAVE_FILE_LIBRARY": s.library, "SAVE_FILE": s.name, "LIBRARY_NAME": q.library,
-                           "OBJECT_NAME": q.name, "OBJECT_TYPE": "*MSGQ"}
+                    yield {
+                        "SAVE_FILE_LIBRARY": s.library,
+                        "SAVE_FILE": s.name,
+                        "LIBRARY_NAME": q.library,
+                        "OBJECT_NAME": q.name,
+                        "OBJECT_TYPE": "*MSGQ",
+                    }
 
     # --- table functions that act ----------------------------------------------------------------------------
 
@@ -231,7 +297,8 @@ class PartitionCatalog:
             raise RoutineError(-443, "38501", f"File {name} in library {library} not found.")
         name_filter, type_filter = args.get("OBJECT_NAME_FILTER", "*ALL"), args.get("OBJECT_TYPE_FILTER", "*ALL")
         return [
-            row for row in self._save_file_objects()
+            row
+            for row in self._save_file_objects()
             if (row["SAVE_FILE_LIBRARY"], row["SAVE_FILE"]) == (library, name)
             and jrn.generic_match(name_filter, row["OBJECT_NAME"])
             and type_filter in ("*ALL", row["OBJECT_TYPE"])
@@ -264,8 +331,7 @@ class PartitionCatalog:
                 raise RoutineError(-443, "38501", f"Library {receiver_library} not found.")
             receiver_libraries = [receiver_library]
         return [
-            {"JOURNAL_RECEIVER_LIBRARY": r.library, "JOURNAL_RECEIVER_NAME": r.name,
-             "ASSOCIATION_STATUS": "ASSOCIATED"}
+            {"JOURNAL_RECEIVER_LIBRARY": r.library, "JOURNAL_RECEIVER_NAME": r.name, "ASSOCIATION_STATUS": "ASSOCIATED"}
             for r in jrn.associate_receivers(p, journal, receiver_libraries, receiver_name)
         ]
 
@@ -283,22 +349,38 @@ class PartitionCatalog:
             schema, name = view.split(".")
             for position, column in enumerate(present or (), start=1):
                 db2type = columns[column]
-                yield {"COLUMN_NAME": column, "TABLE_NAME": name, "TABLE_OWNER": "QSYS", "ORDINAL_POSITION": position,
-                       "DATA_TYPE": db2type.name[:8], "LENGTH": db2type.length or None,
-                       "NUMERIC_SCALE": db2type.scale if db2type.numeric else None, "IS_NULLABLE": "Y",
-                       "TABLE_SCHEMA": schema}
+                yield {
+                    "COLUMN_NAME": column,
+                    "TABLE_NAME": name,
+                    "TABLE_OWNER": "QSYS",
+                    "ORDINAL_POSITION": position,
+                    "DATA_TYPE": db2type.name[:8],
+                    "LENGTH": db2type.length or None,
+                    "NUMERIC_SCALE": db2type.scale if db2type.numeric else None,
+                    "IS_NULLABLE": "Y",
+                    "TABLE_SCHEMA": schema,
+                }
 
     def _sysroutines(self) -> Iterator[dict]:
         for function in sorted(releases.TABLE_FUNCTION_NAMES):
             if releases.service_available(self.partition.release, function, self.partition.db2_group_level):
                 schema, name = function.split(".")
-                yield {"SPECIFIC_SCHEMA": schema, "SPECIFIC_NAME": name, "ROUTINE_SCHEMA": schema, "ROUTINE_NAME": name,
-                       "ROUTINE_TYPE": "FUNCTION", "FUNCTION_TYPE": "T"}
+                yield {
+                    "SPECIFIC_SCHEMA": schema,
+                    "SPECIFIC_NAME": name,
+                    "ROUTINE_SCHEMA": schema,
+                    "ROUTINE_NAME": name,
+                    "ROUTINE_TYPE": "FUNCTION",
+                    "FUNCTION_TYPE": "T",
+                }
 
     def asp_used_bytes(self) -> int:
         p = self.partition
-        return (p.asp_other_used_bytes + sum(r.size_bytes for r in p.receivers.values())
-                + sum(s.size_bytes for s in p.save_files.values()))
+        return (
+            p.asp_other_used_bytes
+            + sum(r.size_bytes for r in p.receivers.values())
+            + sum(s.size_bytes for s in p.save_files.values())
+        )
 
     def _asp_info(self) -> Iterator[dict]:
         """The system ASP; its capacities in megabytes, as ASP_INFO gives them. A full ASP (faults.asp_full) has
@@ -306,20 +388,30 @@ class PartitionCatalog:
         p = self.partition
         mb = 2**20
         available = 0 if p.faults.asp_full else max(0, p.asp_capacity_bytes - self.asp_used_bytes())
-        yield {"DEVICE_DESCRIPTION_NAME": None, "ASP_NUMBER": 1, "ASP_STATE": "NONE", "ASP_TYPE": "SYSTEM",
-               "RDB_NAME": p.name.upper().replace("-", "")[:18], "NUMBER_OF_DISK_UNITS": 4,
-               "TOTAL_CAPACITY": p.asp_capacity_bytes // mb, "TOTAL_CAPACITY_AVAILABLE": available // mb}
+        yield {
+            "DEVICE_DESCRIPTION_NAME": None,
+            "ASP_NUMBER": 1,
+            "ASP_STATE": "NONE",
+            "ASP_TYPE": "SYSTEM",
+            "RDB_NAME": p.name.upper().replace("-", "")[:18],
+            "NUMBER_OF_DISK_UNITS": 4,
+            "TOTAL_CAPACITY": p.asp_capacity_bytes // mb,
+            "TOTAL_CAPACITY_AVAILABLE": available // mb,
+        }
 
     def _user_info(self) -> Iterator[dict]:
         """USER_INFO as the signed-on user sees it: its own profile, under every name that signs on (the simulator
         keeps one profile template; the query names the user)."""
         profile = self.partition.user_profile
         for name in self.partition.signed_on_users or ["MQADMIN"]:
-            yield {"AUTHORIZATION_NAME": name, "STATUS": profile.status,
-                   "SPECIAL_AUTHORITIES": " ".join(profile.special_authorities) or None,
-                   "GROUP_PROFILE_NAME": profile.group_profile or "*NONE",
-                   "SUPPLEMENTAL_GROUP_COUNT": len(profile.supplemental_groups),
-                   "SUPPLEMENTAL_GROUP_LIST": " ".join(profile.supplemental_groups) or None}
+            yield {
+                "AUTHORIZATION_NAME": name,
+                "STATUS": profile.status,
+                "SPECIAL_AUTHORITIES": " ".join(profile.special_authorities) or None,
+                "GROUP_PROFILE_NAME": profile.group_profile or "*NONE",
+                "SUPPLEMENTAL_GROUP_COUNT": len(profile.supplemental_groups),
+                "SUPPLEMENTAL_GROUP_LIST": " ".join(profile.supplemental_groups) or None,
+            }
 
     def _env_sys_info(self) -> Iterator[dict]:
         version, release = self.partition.release.split(".")
