@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from mqjournal import __version__
+from mqjournal.recovery.kinds import RecoveryKind
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -125,7 +126,7 @@ def _recover(args: argparse.Namespace) -> int:
     from mqjournal.recovery import connect
     from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale, RecoveryExecutor
     from mqjournal.recovery.gather import clusters_of, gather, locate
-    from mqjournal.recovery.plan import Kind, Request
+    from mqjournal.recovery.plan import Request
     from mqjournal.recovery.planner import plan_recovery
     from mqjournal.recovery.restore import RecoveryRefused
 
@@ -142,7 +143,7 @@ def _recover(args: argparse.Namespace) -> int:
             request = Request(
                 host=setup.host.name,
                 qmgr=setup.qmgr.name,
-                kind=Kind(args.kind),
+                kind=RecoveryKind(args.kind),
                 needed_at=needed_at,
                 object=args.object,
                 object_type=args.object_type,
@@ -425,7 +426,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recover.add_argument("--yes", action="store_true", help="confirm --execute")
     _queue_manager_options(recover)
-    recover.add_argument("--kind", required=True, choices=["startup", "media", "library", "naming", "expiry"])
+    recover.add_argument(
+        "--kind", required=True, choices=[kind.value for kind in RecoveryKind], help=RecoveryKind.described()
+    )
     recover.add_argument(
         "--timestamp",
         help="startup: the entry time AMQ7432 reports, ISO 8601 (host time unless an "

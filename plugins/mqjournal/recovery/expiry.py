@@ -33,7 +33,8 @@ from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import InvalidName
 from mqjournal.names import ReceiverName, is_receiver_name, qmgr_library_for
 from mqjournal.policy import Policy
-from mqjournal.recovery.plan import Action, Gap, Kind, Plan, Request, Step, step
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.rules import chain_is_broken, chain_of, oldest_needed
 from mqjournal.snapshot import Snapshot
@@ -313,7 +314,7 @@ def _identify(
     library_saves: list[LibrarySaveRecord],
 ) -> tuple[str, str]:
     """The queue manager library and journal the plan is about: from the snapshot, else from the catalog."""
-    if request.kind is not Kind.EXPIRY:
+    if request.kind is not RecoveryKind.EXPIRY:
         raise RecoveryRefused(request.kind.value, "is not a backup expiry", "use the restore or naming planners")
     if snapshot is not None:
         if (request.host, request.qmgr) != (snapshot.host, snapshot.qmgr):

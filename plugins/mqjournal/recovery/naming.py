@@ -29,7 +29,8 @@ from mqjournal.errors import NoReceiverNameFree
 from mqjournal.ibmi import commands
 from mqjournal.names import ReceiverName, is_receiver_name, journal_instance, next_free_receiver_name
 from mqjournal.policy import Policy
-from mqjournal.recovery.plan import Action, Gap, Kind, Plan, Request, Step, step
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
 from mqjournal.recovery.restore import DEFAULT_THRESHOLD_KB, RecoveryRefused
 from mqjournal.rules import chain_of, oldest_needed
 from mqjournal.snapshot import QueueMessage, Receiver, ReceiverStatus, Snapshot
@@ -378,7 +379,7 @@ def _rule3(
 
 
 def _check(request: Request, snapshot: Snapshot) -> None:
-    if request.kind is not Kind.NAMING:
+    if request.kind is not RecoveryKind.NAMING:
         raise RecoveryRefused(request.kind.value, "is not a naming repair", "use the restore or expiry planners")
     if (request.host, request.qmgr) != (snapshot.host, snapshot.qmgr):
         raise RecoveryRefused(

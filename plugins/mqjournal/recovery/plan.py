@@ -16,24 +16,21 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.transport import Command
 from mqjournal.names import ObjectName, QueueManagerName, mq_name
+from mqjournal.recovery.kinds import RecoveryKind
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Kind(StrEnum):
-    STARTUP = "startup"  # AMQ7432 at STRMQM: restore from the time of the entry needed, then STRMQM
-    MEDIA = "media"  # a damaged object: restore from the AMQ7462 media recovery point, then RCRMQMOBJ
-    LIBRARY = "library"  # the queue manager library is lost: latest library save, later receivers, STRMQM
-    NAMING = "naming"  # receiver switching stopped (CPI70E3) or a new threshold: attach a receiver by hand
-    EXPIRY = "expiry"  # discard save files no restore can need any more
+# The name the recovery modules, the Airflow steps and the tests used before the kinds were listed in kinds.py.
+Kind = RecoveryKind
 
 
 class Request(_Model):
     host: str = Field(min_length=1)
     qmgr: QueueManagerName
-    kind: Kind
+    kind: RecoveryKind
     needed_at: AwareDatetime | None = Field(None, description="startup: the time AMQ7432 reports (default: its latest)")
     object: str | None = Field(None, description="media: the damaged object (default: the latest AMQ7472)")
     object_type: str = Field("*ALL", description="media: RCRMQMOBJ OBJTYPE")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mqjournal.policy import Policy
 from mqjournal.recovery import expiry, naming, restore
-from mqjournal.recovery.plan import Kind, Plan
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Plan
 from mqjournal.recovery.restore import Inputs, RecoveryRefused
 
 
@@ -15,9 +16,9 @@ def plan_recovery(inputs: Inputs, *, policy: Policy | None = None) -> Plan:
     """
     policy = policy or Policy()
     request = inputs.request
-    if request.kind in (Kind.STARTUP, Kind.MEDIA, Kind.LIBRARY):
+    if request.kind in (RecoveryKind.STARTUP, RecoveryKind.MEDIA, RecoveryKind.LIBRARY):
         return restore.plan_restore(inputs)
-    if request.kind is Kind.NAMING:
+    if request.kind is RecoveryKind.NAMING:
         if inputs.snapshot is None:
             raise RecoveryRefused(
                 f"{inputs.qmgr_library}/{inputs.journal} on {request.host}",
@@ -25,8 +26,10 @@ def plan_recovery(inputs: Inputs, *, policy: Policy | None = None) -> Plan:
                 "plan a library recovery instead",
             )
         return naming.plan_naming(request, inputs.snapshot, inputs.now, max_snapshot_age=policy.max_snapshot_age)
-    if request.kind is Kind.EXPIRY:
+    if request.kind is RecoveryKind.EXPIRY:
         return expiry.plan_expiry(request, inputs.snapshot, inputs.cataloged, inputs.library_saves, policy, inputs.now)
     raise RecoveryRefused(
-        request.kind.value, "is not a recovery kind mqjournal plans", "use one of " + ", ".join(k.value for k in Kind)
+        request.kind.value,
+        "is not a recovery kind mqjournal plans",
+        "use one of " + ", ".join(k.value for k in RecoveryKind),
     )

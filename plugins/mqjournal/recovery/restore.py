@@ -23,7 +23,8 @@ from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
-from mqjournal.recovery.plan import Action, Gap, Kind, Plan, Request, Step, step
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
 
 if TYPE_CHECKING:
@@ -250,11 +251,11 @@ def _names_on_host(snapshot: Snapshot | None, qmgr_library: str) -> dict[str, Re
 
 def plan_restore(inputs: Inputs) -> Plan:
     kind = inputs.request.kind
-    if kind is Kind.STARTUP:
+    if kind is RecoveryKind.STARTUP:
         return plan_startup(inputs)
-    if kind is Kind.MEDIA:
+    if kind is RecoveryKind.MEDIA:
         return plan_media(inputs)
-    if kind is Kind.LIBRARY:
+    if kind is RecoveryKind.LIBRARY:
         return plan_library(inputs)
     raise RecoveryRefused(kind.value, "is not a restore", "use the naming or expiry planners")
 
