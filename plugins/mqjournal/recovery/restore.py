@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from mqjournal import mqmessages
@@ -138,7 +139,8 @@ def _unknown_holder(chain: list[Known], at: datetime) -> str:
     """Why no known receiver can hold an entry of `at`: older than all of them, or between two of them."""
     before = [k for k in chain if k.detached_at is not None and k.detached_at < at]
     if not before:
-        return f"it is older than every receiver the host or the catalog knows (oldest: {chain[0].label if chain else 'none'})"
+        oldest = chain[0].label if chain else "none"
+        return f"it is older than every receiver the host or the catalog knows (oldest: {oldest})"
     after = chain[len(before)] if len(before) < len(chain) else None
     return (
         f"the receiver that held it, between {before[-1].label} and {after.label if after else 'the attached one'}, "
@@ -148,14 +150,14 @@ def _unknown_holder(chain: list[Known], at: datetime) -> str:
 
 def _continuity_gaps(required: list[Known]) -> list[Gap]:
     gaps = []
-    for a, b in zip(required, required[1:]):
+    for a, b in pairwise(required):
         if a.last_sequence is not None and b.first_sequence is not None and b.first_sequence != a.last_sequence + 1:
             gaps.append(
                 Gap(
                     obj=f"entries {a.last_sequence + 1}-{b.first_sequence - 1} between {a.name} and {b.name}",
                     problem="they were in a receiver that is neither on the host nor in the catalog",
-                    action="find the save of the missing receiver (outside mqjournal's catalog) and record or restore it"
-                    " by hand; without it the queue manager cannot be recovered past this point",
+                    action="find the save of the missing receiver (outside mqjournal's catalog) and record or restore "
+                    "it by hand; without it the queue manager cannot be recovered past this point",
                 )
             )
     return gaps
@@ -218,7 +220,8 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
         out.steps.append(
             step(
                 Action.RESTORE_RECEIVER,
-                f"needed by the recovery pass; saved {save.saved_at.isoformat()} in {save.save_file_library}/{save.save_file}",
+                f"needed by the recovery pass; saved {save.saved_at.isoformat()} in "
+                f"{save.save_file_library}/{save.save_file}",
                 about=k.name,
                 attached_at=k.attached_at,
                 qmgr_library=k.library,
@@ -346,7 +349,7 @@ def plan_media(inputs: Inputs) -> Plan:
         )
     point = snapshot.media_recovery.at
     instance = journal_instance(inputs.journal)
-    required, gaps, restores, associate = _from_point(inputs, snapshot, point, "the media recovery entry of", SECOND)
+    _, gaps, restores, associate = _from_point(inputs, snapshot, point, "the media recovery entry of", SECOND)
     steps = list(restores)
     if associate:
         steps.append(_associate_step(inputs, instance))
@@ -375,47 +378,87 @@ def plan_media(inputs: Inputs) -> Plan:
 
 
 def plan_library(inputs: Inputs) -> Plan:
-    request, lib = inputs.request, inputs.qmgr_library
-    base = dict(request=request, created_at=inputs.now, qmgr_library=lib, journal=inputs.journal)
+    """The library is lost: its latest usable library save, a receiver of a new restore generation and a journal
+    on it, the receivers the library save needs, STRMQM, and the cluster refresh a point-in-time restore calls for.
+    """
     if inputs.snapshot is not None:
-        return Plan(
-            **base,
-            gaps=[
-                Gap(
-                    obj=f"{lib} on {request.host}",
-                    problem="the library and its journal are on the host: a library restore would restore over a live "
-                    "queue manager",
-                    action="use a startup or media recovery; if the library is damaged beyond that, delete it first",
-                )
-            ],
-        )
+        return _library_plan(inputs, gaps=[_library_still_on_host(inputs)])
+    saved = _latest_usable_library_save(inputs)
+    if isinstance(saved, Gap):
+        return _library_plan(inputs, gaps=[saved])
+    chain, copy = with_receiver_attached_at_save(
+        history(None, inputs.cataloged, inputs.qmgr_library), saved, inputs.request.qmgr
+    )
+    required, gaps = _receivers_after_library_save(chain, saved, copy)
+    restores = _restores(required, inputs, {})
+    gaps += _continuity_gaps(required) + restores.gaps
+    first_new = _first_receiver_of_new_generation(chain, saved, journal_instance(inputs.journal))
+    steps = _library_restore_steps(inputs, saved, str(first_new), restores)
+    restore_point = _library_restore_point(required, saved)
+    notes = _library_notes(saved, restores, restore_point, first_new)
+    cluster_steps, cluster_notes = cluster_follow_up(inputs.request.qmgr, inputs.clusters, restore_point, inputs.now)
+    return _library_plan(
+        inputs, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point
+    )
+
+
+def _library_plan(
+    inputs: Inputs,
+    *,
+    steps: list[Step] | None = None,
+    gaps: list[Gap] | None = None,
+    notes: list[str] | None = None,
+    restore_point: datetime | None = None,
+) -> Plan:
+    return Plan(
+        request=inputs.request,
+        created_at=inputs.now,
+        qmgr_library=inputs.qmgr_library,
+        journal=inputs.journal,
+        steps=steps or [],
+        gaps=gaps or [],
+        notes=notes or [],
+        restore_point=restore_point,
+    )
+
+
+def _library_still_on_host(inputs: Inputs) -> Gap:
+    return Gap(
+        obj=f"{inputs.qmgr_library} on {inputs.request.host}",
+        problem="the library and its journal are on the host: a library restore would restore over a live "
+        "queue manager",
+        action="use a startup or media recovery; if the library is damaged beyond that, delete it first",
+    )
+
+
+def _latest_usable_library_save(inputs: Inputs) -> LibrarySaveRecord | Gap:
+    """The newest library save whose save file is still on the host, or the gap saying why there is none."""
     usable = [
         s
         for s in inputs.library_saves
         if inputs.save_files_on_host is None or s.save_file_path in inputs.save_files_on_host
     ]
-    if not usable:
-        problem = (
-            "the catalog has no library save of it"
-            if not inputs.library_saves
-            else "the save files of its library saves no longer exist on the host ("
-            + ", ".join(s.save_file_path for s in inputs.library_saves)
-            + ")"
-        )
-        return Plan(
-            **base,
-            gaps=[
-                Gap(
-                    obj=f"library {lib} of {request.qmgr}",
-                    problem=problem,
-                    action="restore the library by hand from other backup media, or record a "
-                    "library save in the catalog",
-                )
-            ],
-        )
-    saved = usable[0]
-    instance = journal_instance(inputs.journal)
-    chain, copy = with_receiver_attached_at_save(history(None, inputs.cataloged, lib), saved, request.qmgr)
+    if usable:
+        return usable[0]
+    problem = (
+        "the catalog has no library save of it"
+        if not inputs.library_saves
+        else "the save files of its library saves no longer exist on the host ("
+        + ", ".join(s.save_file_path for s in inputs.library_saves)
+        + ")"
+    )
+    return Gap(
+        obj=f"library {inputs.qmgr_library} of {inputs.request.qmgr}",
+        problem=problem,
+        action="restore the library by hand from other backup media, or record a library save in the catalog",
+    )
+
+
+def _receivers_after_library_save(
+    chain: list[Known], saved: LibrarySaveRecord, copy: Known | None
+) -> tuple[list[Known], list[Gap]]:
+    """The receivers the restored library needs, from the one holding the oldest entry AMQJRNINF named at the
+    library save on, and what stands in the way of trusting them."""
     start = holder_index(chain, saved.oldest_needed_at, timedelta(milliseconds=1))
     gaps: list[Gap] = []
     if start is None:
@@ -430,12 +473,13 @@ def plan_library(inputs: Inputs) -> Plan:
             )
         )
     else:
-        required = [k for k in chain[start:]]
+        required = list(chain[start:])
         if saved.oldest_needed_receiver and required and required[0].name != saved.oldest_needed_receiver:
             gaps.append(
                 Gap(
                     obj=f"receiver {saved.oldest_needed_receiver} named by AMQJRNINF at the library save",
-                    problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is {required[0].name}",
+                    problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is "
+                    f"{required[0].name}",
                     action="check the catalog against the host's history before restoring",
                 )
             )
@@ -445,20 +489,27 @@ def plan_library(inputs: Inputs) -> Plan:
                 obj=f"receiver {copy.name} (attached {copy.attached_at.isoformat()})",
                 problem="only the library save's copy of it is catalogued, taken while it was attached: the entries "
                 "written to it after the library save, before the later receivers, are in no save",
-                action="restore it by hand from a later backup if one exists; otherwise the queue manager can only come "
-                "back as it was at the library save (restore the library save alone, by hand)",
+                action="restore it by hand from a later backup if one exists; otherwise the queue manager can only "
+                "come back as it was at the library save (restore the library save alone, by hand)",
             )
         )
-    restores = _restores(required, inputs, {})
-    gaps += _continuity_gaps(required) + restores.gaps
+    return required, gaps
+
+
+def _first_receiver_of_new_generation(chain: list[Known], saved: LibrarySaveRecord, instance: str) -> ReceiverName:
+    """The first free name of the restore generation after the latest receiver's: restoring the journal would
+    attach one named like a receiver still to be restored."""
     everything = {k.name for k in chain} | {saved.attached_receiver}
     latest = max(chain, key=lambda k: k.attached_at).name if chain else saved.attached_receiver
     generation = ReceiverName.parse(latest)
-    first_new = next_free_receiver_name(
+    return next_free_receiver_name(
         str(ReceiverName(instance, (generation.restore + 1) % 10, generation.number)), everything
     )
-    fresh = str(first_new)
-    threshold = saved.threshold_kb or DEFAULT_THRESHOLD_KB
+
+
+def _library_restore_steps(inputs: Inputs, saved: LibrarySaveRecord, fresh: str, restores: _Restores) -> list[Step]:
+    lib = inputs.qmgr_library
+    instance = journal_instance(inputs.journal)
     steps = [
         step(
             Action.RESTORE_LIBRARY,
@@ -476,7 +527,7 @@ def plan_library(inputs: Inputs) -> Plan:
             about=fresh,
             library=lib,
             receiver=fresh,
-            threshold_kb=threshold,
+            threshold_kb=saved.threshold_kb or DEFAULT_THRESHOLD_KB,
         ),
         step(Action.GIVE_RECEIVER_TO_QMQM, "MQ owns its receivers", about=fresh, library=lib, receiver=fresh),
         step(
@@ -491,21 +542,31 @@ def plan_library(inputs: Inputs) -> Plan:
     ]
     if restores.steps:
         steps.append(_associate_step(inputs, instance))
-    steps.append(step(Action.START_QMGR, "the startup recovery pass replays the restored receivers", qmgr=request.qmgr))
+    steps.append(
+        step(Action.START_QMGR, "the startup recovery pass replays the restored receivers", qmgr=inputs.request.qmgr)
+    )
+    return steps
+
+
+def _library_restore_point(required: list[Known], saved: LibrarySaveRecord) -> datetime:
+    """The latest moment the restored queue manager reflects: the last detach among the restored receivers, and
+    never before the library save itself."""
     restore_point = max((k.detached_at for k in required if k.detached_at), default=saved.saved_at)
-    restore_point = max(restore_point, saved.saved_at)
-    notes = [
-        f"Library save {saved.save_file_path} of {saved.saved_at.isoformat()}; it needs {saved.oldest_needed_receiver or '(asterisks)'}"
-        f" and later receivers: {len(restores.steps)} to restore.",
-        f"Journal entries after {restore_point.isoformat()} were in no save: the queue manager comes back as it was then.",
-        f"New receivers are named from {fresh} on (restore generation {first_new.restore}).",
+    return max(restore_point, saved.saved_at)
+
+
+def _library_notes(
+    saved: LibrarySaveRecord, restores: _Restores, restore_point: datetime, first_new: ReceiverName
+) -> list[str]:
+    return [
+        f"Library save {saved.save_file_path} of {saved.saved_at.isoformat()}; it needs "
+        f"{saved.oldest_needed_receiver or '(asterisks)'} and later receivers: {len(restores.steps)} to restore.",
+        f"Journal entries after {restore_point.isoformat()} were in no save: the queue manager comes back as it "
+        "was then.",
+        f"New receivers are named from {first_new} on (restore generation {first_new.restore}).",
         "If the queue manager's IFS directory was lost too, restore it from the same backup before STRMQM.",
         "Afterwards: run the maintenance DAG (checkpoint, save) and take a new library save.",
     ]
-    cluster_steps, cluster_notes = cluster_follow_up(request.qmgr, inputs.clusters, restore_point, inputs.now)
-    return Plan(
-        **base, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point
-    )
 
 
 def with_receiver_attached_at_save(
