@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Iterator
-from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -18,6 +17,9 @@ from typing import Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from mqjournal.names import ObjectName, QueueManagerName
+
+# The receiver statuses are planning words too: defined once, in the vocabulary (re-exported from here).
+from mqjournal.vocabulary import ReceiverStatus
 
 SCHEMA_ID = "mqjournal.snapshot/v1"
 SCHEMA_FILE = "snapshot-v1.schema.json"
@@ -28,17 +30,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, serialize_by_alias=True, json_schema_serialization_defaults_required=True
     )
-
-
-class ReceiverStatus(StrEnum):
-    """STATUS of QSYS2.JOURNAL_RECEIVER_INFO."""
-
-    ATTACHED = "ATTACHED"
-    ONLINE = "ONLINE"  # detached, not saved
-    SAVED = "SAVED"  # detached and saved
-    FREED = "FREED"  # saved, storage freed: its entries are not readable until it is restored
-    PARTIAL = "PARTIAL"  # restored from a save taken while attached, or a damaged dual
-    EMPTY = "EMPTY"  # never attached
 
 
 class JournalRef(_Model):
