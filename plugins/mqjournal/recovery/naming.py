@@ -67,7 +67,8 @@ def attached_receiver(snapshot: Snapshot) -> Receiver:
     if not is_receiver_name(receiver.name):
         raise RecoveryRefused(
             f"{receiver.library}/{receiver.name}",
-            "the attached receiver's name is not an MQ receiver name (AMQxrnnnnn), so rule 1 does not name its successor",
+            "the attached receiver's name is not an MQ receiver name (AMQxrnnnnn), so rule 1 does not name its "
+            "successor",
             "attach a receiver named AMQ" + journal_instance(snapshot.journal.name) + "0nnnnn by hand",
         )
     if receiver.library != snapshot.journal.library:
@@ -240,8 +241,12 @@ def stale_gap(snapshot: Snapshot, now: datetime, max_age: timedelta) -> Gap | No
 # --- the plan ---------------------------------------------------------------------------------------------------
 
 
+# The documented default, read once when the module loads, as the default argument was before.
+_MAX_SNAPSHOT_AGE = Policy().max_snapshot_age
+
+
 def plan_naming(
-    request: Request, snapshot: Snapshot, now: datetime, *, max_snapshot_age: timedelta = Policy().max_snapshot_age
+    request: Request, snapshot: Snapshot, now: datetime, *, max_snapshot_age: timedelta = _MAX_SNAPSHOT_AGE
 ) -> Plan:
     """The repair for stopped receiver switching (rule 2, CPI70E3), or for a new threshold, from a live snapshot.
 
@@ -253,28 +258,17 @@ def plan_naming(
     attached = attached_receiver(snapshot)
     existing = names_in_library(snapshot, library)
     stopped = switching_stopped(snapshot, attached, existing)
-    base = dict(request=request, created_at=now, qmgr_library=snapshot.qmgr_library, journal=journal)
     gaps = [g for g in [stale_gap(snapshot, now, max_snapshot_age)] if g]
     notes = generation_notes(attached.name, journal)
 
     if not stopped and request.threshold_kb is None:
-        notes.insert(
-            0,
-            f"Receiver switching works: the next name by rule 1, {rule1_successor(attached.name)}, is "
-            f"free and no CPI70E3 was sent since {attached.name} was attached. Nothing to repair.",
-        )
-        if attached.threshold_kb and attached.size_bytes > attached.threshold_kb * 1024:
-            notes.append(
-                f"{attached.name} is over its threshold ({attached.size_bytes} bytes, THRESHOLD "
-                f"{attached.threshold_kb} KB) yet no CPI70E3 was collected: check QSYSOPR and the journal's "
-                "message queue."
-            )
-        return Plan(**base, gaps=gaps, notes=notes)
+        notes = _switching_works_notes(attached) + notes + _over_threshold_notes(attached)
+        return _plan(request, snapshot, now, gaps=gaps, notes=notes)
 
     try:
         new = next_free_receiver_name(attached.name, existing)
     except NoReceiverNameFree:
-        return _rule3(base, request, snapshot, attached, stopped, gaps, notes)
+        return _rule3(request, snapshot, now, attached, stopped, gaps, notes)
 
     threshold, threshold_why = threshold_for(request, attached)
     why_create = (
@@ -282,6 +276,62 @@ def plan_naming(
         if stopped
         else f"a receiver with THRESHOLD({threshold}) under the next name {new}"
     )
+    notes = _repair_notes(snapshot, attached, new, existing, stopped, (threshold, threshold_why), notes)
+    steps = repair_steps(library, journal, str(new), threshold, why_create)
+    return _plan(request, snapshot, now, steps=steps, gaps=gaps, notes=notes)
+
+
+def _plan(
+    request: Request,
+    snapshot: Snapshot,
+    now: datetime,
+    *,
+    steps: list[Step] | None = None,
+    gaps: list[Gap],
+    notes: list[str],
+) -> Plan:
+    return Plan(
+        request=request,
+        created_at=now,
+        qmgr_library=snapshot.qmgr_library,
+        journal=snapshot.journal.name,
+        steps=steps or [],
+        gaps=gaps,
+        notes=notes,
+    )
+
+
+def _switching_works_notes(attached: Receiver) -> list[str]:
+    return [
+        f"Receiver switching works: the next name by rule 1, {rule1_successor(attached.name)}, is "
+        f"free and no CPI70E3 was sent since {attached.name} was attached. Nothing to repair."
+    ]
+
+
+def _over_threshold_notes(attached: Receiver) -> list[str]:
+    """A receiver past its threshold without a CPI70E3 collected: the message went somewhere nobody looked."""
+    if attached.threshold_kb and attached.size_bytes > attached.threshold_kb * 1024:
+        return [
+            f"{attached.name} is over its threshold ({attached.size_bytes} bytes, THRESHOLD "
+            f"{attached.threshold_kb} KB) yet no CPI70E3 was collected: check QSYSOPR and the journal's "
+            "message queue."
+        ]
+    return []
+
+
+def _repair_notes(
+    snapshot: Snapshot,
+    attached: Receiver,
+    new: ReceiverName,
+    existing: set[str],
+    stopped: list[str],
+    threshold: tuple[int, str],
+    generation: list[str],
+) -> list[str]:
+    """What the repair does and what follows it: the new receiver, the names the system gives after it, and a
+    warning when the name after the new one is taken too (switching would stop again)."""
+    library = snapshot.journal.library
+    kb, why = threshold
     shown, taken_next = following_names(new, existing)
     notes = [
         *stopped,
@@ -293,11 +343,12 @@ def plan_naming(
                 "receiver the attributes of the attached one, so the new receiver's THRESHOLD carries on."
             ]
         ),
-        f"New receiver {library}/{new}, THRESHOLD({threshold}): {threshold_why}.",
-        f"After CHGJRN the system switches again at the threshold and names the next receivers by rule 1 from {new}: "
-        f"{', '.join(shown)}, ...",
-        *notes,
-        f"{attached.name} is detached by CHGJRN: the maintenance DAG saves it, and deletes it once MQ no longer needs it.",
+        f"New receiver {library}/{new}, THRESHOLD({kb}): {why}.",
+        f"After CHGJRN the system switches again at the threshold and names the next receivers by rule 1 from "
+        f"{new}: {', '.join(shown)}, ...",
+        *generation,
+        f"{attached.name} is detached by CHGJRN: the maintenance DAG saves it, and deletes it once MQ no longer "
+        "needs it.",
     ]
     if taken_next:
         holder = next(r for r in snapshot.receivers if r.name == taken_next and r.library == library)
@@ -305,14 +356,13 @@ def plan_naming(
             f"Warning: {taken_next}, the name after {new}, is taken too by {describe(holder, snapshot)}: "
             f"switching will stop again when {new} fills unless it is deleted first."
         )
-    steps = repair_steps(library, journal, str(new), threshold, why_create)
-    return Plan(**base, steps=steps, gaps=gaps, notes=notes)
+    return notes
 
 
 def _rule3(
-    base: dict,
     request: Request,
     snapshot: Snapshot,
+    now: datetime,
     attached: Receiver,
     stopped: list[str],
     gaps: list[Gap],
@@ -321,16 +371,41 @@ def _rule3(
     """Rule 3: no name is free. Delete what is not needed, RCDMQMIMG, delete again, then plan the repair again."""
     name = ReceiverName.parse(attached.name)
     sequence = f"AMQ{name.instance}{name.restore}00000-AMQ{name.instance}{name.restore}99999"
-    gaps = gaps + [
+    gaps = [
+        *gaps,
         Gap(
             obj=f"receiver names {sequence} in {snapshot.journal.library}",
             problem="every name of the sequence is on the system (rule 3): no receiver can be created, so switching "
             "cannot resume",
-            action=f"run the maintenance DAG for {request.qmgr} and approve the deletion of the receivers MQ no longer "
-            "needs; then RCDMQMIMG (the step of this plan); then run the maintenance DAG again; then plan the "
-            "naming repair again",
+            action=f"run the maintenance DAG for {request.qmgr} and approve the deletion of the receivers MQ no "
+            "longer needs; then RCDMQMIMG (the step of this plan); then run the maintenance DAG again; then plan "
+            "the naming repair again",
+        ),
+    ]
+    steps = [
+        step(
+            Action.RECORD_MEDIA_IMAGES,
+            "rule 3: record media images so AMQ7460/AMQ7462 move forward and more "
+            "receivers become unnecessary; run it after the first deletion",
+            qmgr=request.qmgr,
         )
     ]
+    notes = [
+        *stopped,
+        f"No receiver name is free: all 100000 names {sequence} exist in {snapshot.journal.library} (rule 3).",
+        "1. Run the maintenance DAG: save and delete the receivers no longer needed.",
+        "2. RCDMQMIMG (the step of this plan) so MQ needs fewer receivers.",
+        "3. Run the maintenance DAG again, so the old names are free to be reused.",
+        "4. Plan the naming repair again: it then attaches the first free name by rule 1.",
+        *_what_maintenance_frees(snapshot),
+        *notes,
+    ]
+    return _plan(request, snapshot, now, steps=steps, gaps=gaps, notes=notes)
+
+
+def _what_maintenance_frees(snapshot: Snapshot) -> list[str]:
+    """Which names the maintenance DAG can free under rule 3: the chain's receivers older than the oldest MQ needs
+    (none while AMQJRNINF is unusable), never the strays outside the chain."""
     chain = chain_of(snapshot)
     needed = oldest_needed(snapshot, chain)
     in_chain = {(r.name, r.library) for r in chain}
@@ -348,34 +423,14 @@ def _rule3(
             f"needs ({chain[needed.position].name if chain else 'none'}): the maintenance DAG saves and "
             "deletes them."
         )
-    steps = [
-        step(
-            Action.RECORD_MEDIA_IMAGES,
-            "rule 3: record media images so AMQ7460/AMQ7462 move forward and more "
-            "receivers become unnecessary; run it after the first deletion",
-            qmgr=request.qmgr,
-        )
-    ]
-    notes = [
-        *stopped,
-        f"No receiver name is free: all 100000 names {sequence} exist in {snapshot.journal.library} (rule 3).",
-        "1. Run the maintenance DAG: save and delete the receivers no longer needed.",
-        "2. RCDMQMIMG (the step of this plan) so MQ needs fewer receivers.",
-        "3. Run the maintenance DAG again, so the old names are free to be reused.",
-        "4. Plan the naming repair again: it then attaches the first free name by rule 1.",
+    if not strays:
+        return [deletable]
+    return [
         deletable,
-        *(
-            [
-                f"{len(strays)} receiver(s) in the library are not in the journal's chain (made by hand, or restored and "
-                "not associated) and hold names too; the maintenance DAG keeps them: delete them by hand once saved if "
-                "they are not needed."
-            ]
-            if strays
-            else []
-        ),
-        *notes,
+        f"{len(strays)} receiver(s) in the library are not in the journal's chain (made by hand, or restored and "
+        "not associated) and hold names too; the maintenance DAG keeps them: delete them by hand once saved if "
+        "they are not needed.",
     ]
-    return Plan(**base, steps=steps, gaps=gaps, notes=notes)
 
 
 def _check(request: Request, snapshot: Snapshot) -> None:
