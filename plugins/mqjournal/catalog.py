@@ -339,7 +339,7 @@ class Catalog:
     def _insert_once(self, table: type[_Base], row: dict, *key: str) -> None:
         """Add `row` unless a row with the same `key` columns exists: recording a fact twice keeps one row."""
         with self._session(f"record a row in {table.__tablename__}", write=True) as session:
-            exists = session.scalar(select(table.id).where(*(getattr(table, k) == row[k] for k in key)))
+            exists = session.scalars(select(table).where(*(getattr(table, k) == row[k] for k in key)).limit(1)).first()
             if exists is None:
                 session.add(table(**row))
 
@@ -361,6 +361,10 @@ class Catalog:
     def finish(self, operation: Operation, state: OperationState, detail: str) -> None:
         with self._session(f"record the outcome of {operation.kind} {operation.receivers}", write=True) as session:
             record = session.get(_Operation, operation.id)
+            if record is None:
+                raise LookupError(
+                    f"operation {operation.id} ({operation.kind} {operation.receivers}) is not in the catalog"
+                )
             record.state, record.detail, record.finished_at = state, detail, datetime.now(UTC)
 
     def open_operations(self, host: str, qmgr_library: str) -> list[Operation]:
@@ -472,26 +476,27 @@ class Catalog:
 
     def record_discarded(self, host: str, save_file_library: str, save_file: str, run_id: str) -> None:
         """The save file was deleted (backup expiry): its saves are no longer offered for a restore. Idempotent."""
-        row = dict(
-            host=host,
-            save_file_library=save_file_library,
-            save_file=save_file,
-            discarded_at=datetime.now(UTC),
-            run_id=run_id,
-        )
+        row = {
+            "host": host,
+            "save_file_library": save_file_library,
+            "save_file": save_file,
+            "discarded_at": datetime.now(UTC),
+            "run_id": run_id,
+        }
         self._insert_once(_Discarded, row, "host", "save_file_library", "save_file")
 
     def known_save_files(self, host: str) -> set[str]:
         """Every save file the catalog has ever named on `host` ("LIB/NAME"): a new save never takes one of these
         names, so a record about an earlier file (a save, a discard) can never be read as about the new one."""
         with self._session("read the known save files") as session:
-            rows = session.execute(select(_Save.save_file_library, _Save.save_file).where(_Save.host == host)).all()
-            rows += session.execute(
+            saved = session.execute(select(_Save.save_file_library, _Save.save_file).where(_Save.host == host)).all()
+            operated = session.execute(
                 select(_Operation.save_file_library, _Operation.save_file).where(
                     _Operation.host == host, _Operation.save_file.is_not(None)
                 )
             ).all()
-        return {f"{lib}/{name}" for lib, name in rows} | self.discarded_save_files(host)
+        names = {f"{lib}/{name}" for lib, name in saved} | {f"{lib}/{name}" for lib, name in operated}
+        return names | self.discarded_save_files(host)
 
     def discarded_save_files(self, host: str) -> set[str]:
         with self._session("read the discarded save files") as session:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -126,15 +125,18 @@ def collect_fleet(
         raise ValueError(f"hosts not in the fleet file: {', '.join(sorted(unknown))}")
     audit = AuditLog(out / "audit.jsonl")
     since = previous_collections(out)
-    work: Callable[[HostConfig], HostResult] = lambda h: collect_host(
-        config,
-        h,
-        run_id=run_id,
-        audit=audit,
-        connect=(connectors or {}).get(h.name),
-        since=since,
-        change_receiver=change_receiver,
-    )
+
+    def work(h: HostConfig) -> HostResult:
+        return collect_host(
+            config,
+            h,
+            run_id=run_id,
+            audit=audit,
+            connect=(connectors or {}).get(h.name),
+            since=since,
+            change_receiver=change_receiver,
+        )
+
     with ThreadPoolExecutor(max_workers=max(1, min(max_parallel_hosts, len(selected) or 1))) as pool:
         results = list(pool.map(work, selected))
 

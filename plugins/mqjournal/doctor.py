@@ -27,7 +27,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.readings import db2_time, utc_offset
 from mqjournal.ibmi.transport import (
@@ -203,7 +203,7 @@ def _checks(
     report.add(f"SQL runner ({host.sql_runner})", "pass", "SELECT through the db2 utility answered")
     row = results[0][0]
     tz = utc_offset(row.get("UTC_OFFSET"))
-    partition_now = db2_time(row["NOW"], tz)
+    partition_now = db2_time(value(row, "NOW"), tz)
     controller_now = now or datetime.now(UTC)
     skew = (partition_now - controller_now).total_seconds()
     if abs(skew) > policy.clock_skew_seconds:
@@ -471,7 +471,7 @@ def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, ca
         usage = asp.read_journal_asp(h.session, library, journal)
     except Db2OutputError:
         usage = None
-    if usage is None or usage.used_fraction is None:
+    if usage is None or usage.used_fraction is None or usage.capacity_bytes is None or usage.available_bytes is None:
         report.add(
             title,
             "warn",

@@ -142,6 +142,10 @@ class WithheldAuthorityConfig(_Config):
 SpecialAuthority = Literal["*ALLOBJ", "*AUDIT", "*IOSYSCFG", "*JOBCTL", "*SAVSYS", "*SECADM", "*SERVICE", "*SPLCTL"]
 
 
+def _default_special_authorities() -> list[SpecialAuthority]:
+    return ["*JOBCTL", "*SAVSYS", "*IOSYSCFG"]
+
+
 class PartitionSystemConfig(_Config):
     """Simulator only: how a simulated partition is set up. A real partition answers these itself (the collector and
     `mqjournal doctor` read the release, the services and the job's formats from it), so the client never reads them."""
@@ -167,7 +171,7 @@ class PartitionSystemConfig(_Config):
     )
     # The user profile SSH signs on with, and what else an admin set up (for `mqjournal doctor`'s tests).
     special_authorities: list[SpecialAuthority] = Field(
-        default_factory=lambda: ["*JOBCTL", "*SAVSYS", "*IOSYSCFG"],
+        default_factory=_default_special_authorities,
         description="the user profile's SPCAUT (*SAVSYS lets it save and restore any object)",
     )
     group_profile: ObjectName | None = Field("QMQMADM", description="its GRPPRF (QMQMADM: an MQ administrator)")
@@ -195,7 +199,10 @@ class HostConfig(_Config):
 
     @property
     def tz(self) -> timezone:
-        sign, hours, minutes = _OFFSET.fullmatch(self.utc_offset).groups()
+        match = _OFFSET.fullmatch(self.utc_offset)
+        # The field's own pattern admits only offsets this expression reads.
+        assert match is not None, self.utc_offset
+        sign, hours, minutes = match.groups()
         delta = timedelta(hours=int(hours), minutes=int(minutes))
         return timezone(-delta if sign == "-" else delta)
 

@@ -104,6 +104,8 @@ def encode(fields: tuple[Field, ...], values: tuple[Value, ...]) -> bytes:
             text = "" if v is None else str(v)
             out += text[: f.length].ljust(f.length).encode(CCSID_CODEC)
         elif f.type == "*BIN":
+            if isinstance(v, datetime):
+                raise TypeError(f"the *BIN field {f.meaning!r} takes a number, not a time")
             out += struct.pack(">i", int(v or 0))
         elif isinstance(v, datetime):
             out += dts_encode(v)

@@ -94,7 +94,7 @@ class QueueMessage(_Model):
 class Snapshot(_Model):
     """The state of one queue manager's journal at one collection."""
 
-    schema_: Literal["mqjournal.snapshot/v1"] = Field(SCHEMA_ID, alias="schema")
+    schema_: Literal["mqjournal.snapshot/v1"] = Field("mqjournal.snapshot/v1", alias="schema")
     run_id: str = Field(min_length=1)
     collected_at: AwareDatetime
     host: str = Field(min_length=1, description="the host's name in the fleet")
@@ -158,7 +158,7 @@ def contract_keys(*, with_added: bool = True) -> ContractKeys:
         node = resolve(node)
         required = node.get("required", [])
         assert set(required) == set(node["properties"]), "the published schema must require every key"
-        found = []
+        found: list[tuple[str, str, ContractKeys | None]] = []
         for key in required:
             if not with_added and key in ADDED_KEYS:
                 continue
@@ -185,8 +185,8 @@ def missing_keys(record: object) -> list[str]:
     """
     missing: list[str] = []
 
-    def walk(value: object, keys: ContractKeys, path: str) -> None:
-        if not isinstance(value, dict):
+    def walk(value: object, keys: ContractKeys | None, path: str) -> None:
+        if not isinstance(value, dict) or keys is None:
             return
         for key, shape, nested in keys:
             where = f"{path}.{key}" if path else key
@@ -256,6 +256,6 @@ def read_snapshots(path: Path) -> Iterator[Snapshot]:
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 snapshot, problem = _parse_line(line)
-                if problem is not None:
+                if snapshot is None:
                     raise ValueError(f"{path}:{number}: not a {SCHEMA_ID} record: {problem}")
                 yield snapshot

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.db2out import Db2Failure, Row, parse_single
+from mqjournal.ibmi.db2out import Db2Failure, Row, parse_single, value
 from mqjournal.ibmi.transport import IbmiSession
 
 MEGABYTE = 1024 * 1024
@@ -45,7 +45,9 @@ def from_result(result: list[Row] | Db2Failure) -> AspUsage | None:
     if isinstance(result, Db2Failure) or not result:
         return None
     row = result[0]
-    return AspUsage(int(row["ASP_NUMBER"]), _bytes(row["TOTAL_CAPACITY"]), _bytes(row["TOTAL_CAPACITY_AVAILABLE"]))
+    return AspUsage(
+        int(value(row, "ASP_NUMBER")), _bytes(row["TOTAL_CAPACITY"]), _bytes(row["TOTAL_CAPACITY_AVAILABLE"])
+    )
 
 
 def read_journal_asp(session: IbmiSession, library: str, journal: str) -> AspUsage | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.transport import IbmiSession
 
 
@@ -185,22 +185,25 @@ def parse(host: str, stdout: str) -> Capabilities:
             f"the SQL catalog's answer could not be read ({exc})",
             "check that the SQL runner (qsh/db2) works for the user profile",
         ) from None
-    if len(results) != 3 or isinstance(results[1], Db2Failure) or isinstance(results[2], Db2Failure):
+    if len(results) == 3:
+        release_rows, column_rows, routine_rows = results
+    # ENV_SYS_INFO may be missing on an old release (the release is then unknown); the catalog views may not.
+    if len(results) != 3 or isinstance(column_rows, Db2Failure) or isinstance(routine_rows, Db2Failure):
         detail = next((f"{r.msg_id}: {r.text}" for r in results if isinstance(r, Db2Failure)), stdout.strip()[-200:])
         raise CapabilitiesUnreadable(
             host,
             f"QSYS2.SYSCOLUMNS / SYSROUTINES could not be read ({detail})",
             "check that the SQL runner works and the profile may read the Db2 catalog",
         )
-    release_rows, column_rows, routine_rows = results
     release = None
     if not isinstance(release_rows, Db2Failure) and release_rows:
         row = release_rows[0]
-        if row.get("OS_VERSION") and row.get("OS_RELEASE"):
-            release = f"{row['OS_VERSION'].strip()}.{row['OS_RELEASE'].strip().lstrip('0') or '0'}"
+        version, os_release = row.get("OS_VERSION"), row.get("OS_RELEASE")
+        if version and os_release:
+            release = f"{version.strip()}.{os_release.strip().lstrip('0') or '0'}"
     columns: dict[str, set[str]] = {}
     for row in column_rows:
-        columns.setdefault(f"QSYS2.{row['TABLE_NAME']}", set()).add(row["COLUMN_NAME"])
+        columns.setdefault(f"QSYS2.{row['TABLE_NAME']}", set()).add(value(row, "COLUMN_NAME"))
     return Capabilities(
         host=host,
         release=release,

@@ -134,7 +134,7 @@ def mq_journals(libraries: list[str] | None = None) -> str:
     """The MQ queue manager journals (AMQxJRN) on the partition, optionally within some libraries."""
     where = "JOURNAL_NAME LIKE 'AMQ_JRN'"
     if libraries:
-        where += " AND JOURNAL_LIBRARY IN (" + ", ".join(_lit(object_name(l)) for l in libraries) + ")"
+        where += " AND JOURNAL_LIBRARY IN (" + ", ".join(_lit(object_name(lib)) for lib in libraries) + ")"
     return (
         "SELECT JOURNAL_LIBRARY, JOURNAL_NAME, ATTACHED_JOURNAL_RECEIVER_NAME, MESSAGE_QUEUE, MESSAGE_QUEUE_LIBRARY"
         f" FROM QSYS2.JOURNAL_INFO WHERE {where} ORDER BY JOURNAL_LIBRARY, JOURNAL_NAME"

@@ -27,7 +27,10 @@ from mqjournal.errors import MqJournalError
 
 _TRAILER = re.compile(r"^ *(\d+) RECORD\(S\) SELECTED\.\s*$")
 _ERROR = re.compile(
-    r"\*\*\*\* CLI ERROR \*\*\*\*\*\s*\n\s*SQLSTATE: (?P<state>\w+)\s*\n\s*NATIVE ERROR CODE: (?P<code>-?\d+)\s*\n(?P<text>[^\n]*)"
+    r"\*\*\*\* CLI ERROR \*\*\*\*\*\s*\n"
+    r"\s*SQLSTATE: (?P<state>\w+)\s*\n"
+    r"\s*NATIVE ERROR CODE: (?P<code>-?\d+)\s*\n"
+    r"(?P<text>[^\n]*)"
 )
 
 
@@ -71,6 +74,20 @@ def parse_results(stdout: str) -> list[list[Row] | Db2Failure]:
     return results
 
 
+def tables(results: list[list[Row] | Db2Failure]) -> list[list[Row]] | None:
+    """The rows of every statement, or None when any of them failed."""
+    rows = [r for r in results if not isinstance(r, Db2Failure)]
+    return rows if len(rows) == len(results) else None
+
+
+def value(row: Row, column: str) -> str:
+    """A column the partition always fills (a name, a number): a null there means the output was misread."""
+    found = row.get(column)
+    if found is None:
+        raise Db2OutputError(f"{column} is null (-) where IBM i always gives a value")
+    return found
+
+
 def parse_single(stdout: str) -> list[Row] | Db2Failure:
     results = parse_results(stdout)
     if len(results) != 1:
@@ -90,8 +107,10 @@ def _table(lines: list[str], dashes: int) -> tuple[list[Row], int]:
     rows: list[Row] = []
     for line in lines[dashes + 1 : end - 1]:
         cells = _cells(line, spans)
-        rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
-    counted = int(_TRAILER.match(lines[end]).group(1))  # type: ignore[union-attr]
+        rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells, strict=True)})
+    trailer = _TRAILER.match(lines[end])
+    assert trailer is not None  # `end` was found by this expression
+    counted = int(trailer.group(1))
     if counted != len(rows):
         raise Db2OutputError(f"the trailer counts {counted} rows, the output has {len(rows)}")
     return rows, end + 1
@@ -112,21 +131,28 @@ def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
     for char in line:
         starts.append(column)
         column += _width(char)
-    return ["".join(c for c, at in zip(line, starts) if start <= at < stop).strip() for start, stop in spans]
+    return [
+        "".join(c for c, at in zip(line, starts, strict=True) if start <= at < stop).strip() for start, stop in spans
+    ]
 
 
 # --- the runner itself missing ----------------------------------------------------------------------------------
 
 
 class _Answer(Protocol):
-    exit_status: int
-    stdout: str
-    stderr: str
+    @property
+    def exit_status(self) -> int: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
 
 
 class _Session(Protocol):
-    host: str
-    sql_runner: str
+    @property
+    def host(self) -> str: ...
+    @property
+    def sql_runner(self) -> str: ...
 
 
 class SqlRunnerMissing(MqJournalError):

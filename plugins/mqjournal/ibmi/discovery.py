@@ -6,6 +6,7 @@ journals in those libraries. A fleet file may name the queue managers instead; t
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from datetime import timezone
 
@@ -13,7 +14,7 @@ from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target
-from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
+from mqjournal.ibmi.db2out import Row, check_sql_runner, parse_results, tables, value
 from mqjournal.ibmi.readings import utc_offset
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import journal_instance, object_name, qmgr_name
@@ -37,10 +38,9 @@ def parse_mqs_ini(text: str) -> dict[str, str]:
 
     def close() -> None:
         if stanza and "Name" in stanza and "Library" in stanza:
-            try:
+            # Never let a name we cannot validate reach a command.
+            with contextlib.suppress(InvalidName):
                 found[qmgr_name(stanza["Name"])] = object_name(stanza["Library"], what="library")
-            except InvalidName:
-                pass  # never let a name we cannot validate reach a command
 
     for line in text.splitlines():
         if line and not line[0].isspace():
@@ -56,8 +56,8 @@ def parse_mqs_ini(text: str) -> dict[str, str]:
 def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]) -> HostSurvey:
     out = session.run(commands.sql(commands.host_clock(), commands.mq_journals(), runner=session.sql_runner))
     check_sql_runner(session, out)
-    results = parse_results(out.stdout)
-    if len(results) != 2 or any(isinstance(r, Db2Failure) for r in results):
+    results = tables(parse_results(out.stdout))
+    if results is None or len(results) != 2:
         raise DiscoveryFailed(
             host,
             f"could not read the clock and the MQ journals: {out.stdout.strip()[-300:] or out.stderr.strip()}",
@@ -65,9 +65,9 @@ def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]
         )
     clock, journals = results
     tz = utc_offset(clock[0]["UTC_OFFSET"])
-    by_library: dict[str, list[dict]] = {}
+    by_library: dict[str, list[Row]] = {}
     for row in journals:
-        by_library.setdefault(row["JOURNAL_LIBRARY"], []).append(row)
+        by_library.setdefault(value(row, "JOURNAL_LIBRARY"), []).append(row)
 
     if configured:
         wanted = [(q.name, q.qmgr_library, q.instance) for q in configured]
@@ -82,15 +82,16 @@ def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]
         wanted = []
         for name, library in sorted(parse_mqs_ini(ini.stdout).items()):
             for row in by_library.get(library, []):
-                wanted.append((name, library, journal_instance(row["JOURNAL_NAME"])))
+                wanted.append((name, library, journal_instance(value(row, "JOURNAL_NAME"))))
 
-    targets, missing = [], []
+    targets: list[Target] = []
+    missing: list[tuple[str, str]] = []
     for name, library, instance in wanted:
         journal = f"AMQ{instance}JRN"
-        row = next((r for r in by_library.get(library, []) if r["JOURNAL_NAME"] == journal), None)
-        if row is None:
+        found = next((r for r in by_library.get(library, []) if r["JOURNAL_NAME"] == journal), None)
+        if found is None:
             missing.append((name, f"journal {library}/{journal} not found on {host}"))
             continue
-        queue = (row["MESSAGE_QUEUE_LIBRARY"] or "QSYS", row["MESSAGE_QUEUE"] or "QSYSOPR")
+        queue = (found["MESSAGE_QUEUE_LIBRARY"] or "QSYS", found["MESSAGE_QUEUE"] or "QSYSOPR")
         targets.append(Target(qmgr=name, library=library, journal=journal, instance=instance, journal_queue=queue))
     return HostSurvey(tz=tz, targets=targets, missing=missing)

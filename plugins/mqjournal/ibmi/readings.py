@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from typing import overload
 
 from mqjournal.snapshot import CommandMessage
 
@@ -32,6 +33,14 @@ def utc_offset(text: str | None) -> timezone:
     sign, hours, minutes = match.groups()
     delta = timedelta(hours=int(hours), minutes=int(minutes))
     return timezone(-delta if sign == "-" else delta)
+
+
+@overload
+def db2_time(text: str, tz: timezone) -> datetime: ...
+@overload
+def db2_time(text: None, tz: timezone) -> None: ...
+@overload
+def db2_time(text: str | None, tz: timezone) -> datetime | None: ...
 
 
 def db2_time(text: str | None, tz: timezone) -> datetime | None:

@@ -14,6 +14,7 @@ stay as text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 
 class ClSyntaxError(ValueError):
@@ -35,6 +36,11 @@ class ClCommand:
 
     def values(self, keyword: str) -> list[str] | None:
         return self.params.get(keyword)
+
+    @overload
+    def single(self, keyword: str, default: str) -> str: ...
+    @overload
+    def single(self, keyword: str, default: None = None) -> str | None: ...
 
     def single(self, keyword: str, default: str | None = None) -> str | None:
         values = self.params.get(keyword)

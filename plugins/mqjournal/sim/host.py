@@ -163,7 +163,7 @@ class SimulatedHost:
 
     def warm_up(self, config: HostConfig, start: datetime, hours: float) -> None:
         """Run `hours` of workload from `start`, staging the fleet file's trouble at its hour."""
-        events = []
+        events: list[tuple[float, str, str | None]] = []
         for qm in config.queue_managers:
             if qm.long_running_unit_of_work_at_hour is not None:
                 events.append((qm.long_running_unit_of_work_at_hour, qm.name, None))
@@ -174,11 +174,13 @@ class SimulatedHost:
                 continue
             self.advance_to(start + timedelta(hours=hour))
             with self.state() as partition:
-                qm = partition.queue_manager(name)
+                live = partition.queue_manager(name)
+                # The events come from the fleet file's own queue managers, which the partition was built from.
+                assert live is not None, name
                 if damaged is None:
-                    mq.open_unit_of_work(partition, qm)
+                    mq.open_unit_of_work(partition, live)
                 else:
-                    mq.damage(partition, qm, damaged)
+                    mq.damage(partition, live, damaged)
         self.advance_to(start + timedelta(hours=hours))
 
     # --- the shell ----------------------------------------------------------------------------------------

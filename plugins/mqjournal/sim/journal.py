@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from itertools import pairwise
 
 from mqjournal.errors import NextReceiverNameTaken, NoReceiverNameFree
 from mqjournal.names import next_free_receiver_name, next_receiver_name
@@ -63,17 +64,8 @@ def attach(
         old.status = Status.SAVED if old.fully_saved else Status.ONLINE
         old.next, old.next_library = receiver.name, receiver.library
         receiver.previous, receiver.previous_library = old.name, old.library
-        if old.first_sequence is not None:
-            journal.history.append(
-                Segment(
-                    receiver=old.name,
-                    library=old.library,
-                    first_sequence=old.first_sequence,
-                    last_sequence=old.last_sequence,
-                    first_entry_at=old.first_entry_at,
-                    last_entry_at=old.last_entry_at,
-                )
-            )
+        if (segment := _segment(old)) is not None:
+            journal.history.append(segment)
     journal.attach_counter += 1
     receiver.attach_order = journal.attach_counter
     receiver.status = Status.ATTACHED
@@ -86,8 +78,27 @@ def attach(
     return old
 
 
+def _segment(receiver: JournalReceiver) -> Segment | None:
+    """The receiver's span of the journal, once it holds an entry (the first entry sets all four bounds at once)."""
+    if (
+        receiver.first_sequence is None
+        or receiver.last_sequence is None
+        or receiver.first_entry_at is None
+        or receiver.last_entry_at is None
+    ):
+        return None
+    return Segment(
+        receiver=receiver.name,
+        library=receiver.library,
+        first_sequence=receiver.first_sequence,
+        last_sequence=receiver.last_sequence,
+        first_entry_at=receiver.first_entry_at,
+        last_entry_at=receiver.last_entry_at,
+    )
+
+
 def attached_receiver(partition: Partition, journal: Journal) -> JournalReceiver | None:
-    if journal.attached is None:
+    if journal.attached is None or journal.attached_library is None:
         return None
     return partition.receivers.get(qualified(journal.attached_library, journal.attached))
 
@@ -183,9 +194,10 @@ def change_journal(partition: Partition, journal: Journal, receiver_spec: str, l
     else:
         library, _, name = receiver_spec.rpartition("/")
         library = library or journal.library
-        new = partition.receivers.get(qualified(library, name))
-        if new is None:
+        named = partition.receivers.get(qualified(library, name))
+        if named is None:
             raise escape("CPF2105", name, library, "JRNRCV")
+        new = named
     attach(partition, journal, new)
     journal.switching_stopped = False
     if current is not None:
@@ -306,7 +318,7 @@ def rebuild_directory(partition: Partition, journal: Journal) -> None:
     for order, receiver in enumerate(members, start=1):
         receiver.attach_order = order
     journal.attach_counter = max(journal.attach_counter, len(members))
-    for older, newer in zip(members, members[1:]):
+    for older, newer in pairwise(members):
         contiguous = older.last_sequence is not None and (
             newer.first_sequence is None or newer.first_sequence == older.last_sequence + 1
         )
@@ -321,17 +333,9 @@ def rebuild_directory(partition: Partition, journal: Journal) -> None:
     for receiver in members:
         if receiver.status is Status.ATTACHED or receiver.first_sequence is None:
             continue
-        if (receiver.name, receiver.library, receiver.first_sequence) not in known:
-            journal.history.append(
-                Segment(
-                    receiver=receiver.name,
-                    library=receiver.library,
-                    first_sequence=receiver.first_sequence,
-                    last_sequence=receiver.last_sequence,
-                    first_entry_at=receiver.first_entry_at,
-                    last_entry_at=receiver.last_entry_at,
-                )
-            )
+        segment = _segment(receiver)
+        if (receiver.name, receiver.library, receiver.first_sequence) not in known and segment is not None:
+            journal.history.append(segment)
     journal.history.sort(key=lambda s: s.first_sequence)
 
 

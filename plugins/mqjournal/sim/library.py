@@ -37,6 +37,7 @@ from mqjournal.sim.model import (
     LibraryImage,
     MessageQueue,
     Partition,
+    QueueManager,
     SavedObject,
     SaveFile,
     Status,
@@ -244,16 +245,16 @@ def restore_library(partition: Partition, save_file: SaveFile, library: str, omi
         else:
             refused += 1
     if image.queue_manager is not None:
-        _restore_queue_manager(partition, image)
+        _restore_queue_manager(partition, image.queue_manager)
     if refused:
         raise CommandError(log.send("CPF3773", str(restored), str(refused), library), log.messages)
     log.send("CPC3703", str(restored), library, library)
     return restored
 
 
-def _restore_queue_manager(partition: Partition, image: LibraryImage) -> None:
+def _restore_queue_manager(partition: Partition, image: QueueManager) -> None:
     """The queue manager's data as saved (the IFS part of IBM's backup): it stays ended until STRMQM."""
-    saved = image.queue_manager.model_copy(deep=True)
+    saved = image.model_copy(deep=True)
     saved.running = False
     for index, qm in enumerate(partition.queue_managers):
         if qm.name == saved.name:

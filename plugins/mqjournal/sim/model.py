@@ -14,6 +14,7 @@ recovery passes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Literal
@@ -408,11 +409,11 @@ class Partition(_State):
 
     def object_exists(self, library: str, name: str, objtype: str) -> bool:
         key = qualified(library, name)
-        table = {
+        tables: dict[str, Mapping[str, object]] = {
             "*JRNRCV": self.receivers,
             "*JRN": self.journals,
             "*FILE": self.save_files,
             "*USRSPC": self.user_spaces,
             "*MSGQ": self.message_queues,
-        }[objtype]
-        return key in table
+        }
+        return key in tables[objtype]

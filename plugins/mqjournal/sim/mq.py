@@ -168,22 +168,30 @@ def checkpoint(partition: Partition, qm: QueueManager, *, announce: bool) -> Non
 def media_point(qm: QueueManager) -> RecoveryPoint:
     # While CRTMQM records the first images, a small threshold can switch receivers and so checkpoint before every
     # object has one: only imaged objects count, and with none yet the media point is the startup point.
-    imaged = [o for o in qm.objects if o.image_at is not None]
+    imaged = [(o.image_sequence, o.image_at) for o in qm.objects if o.image_at is not None]
     if not imaged:
-        return qm.startup_point
-    oldest = min(imaged, key=lambda o: o.image_sequence)
-    return RecoveryPoint(sequence=oldest.image_sequence, at=oldest.image_at)
+        return startup_point(qm)
+    sequence, at = min(imaged, key=lambda image: image[0])
+    return RecoveryPoint(sequence=sequence, at=at)
+
+
+def startup_point(qm: QueueManager) -> RecoveryPoint:
+    # CRTMQM takes the first checkpoint, so every queue manager the model holds has one.
+    if qm.startup_point is None:
+        raise RuntimeError(f"simulator: queue manager {qm.name} has no checkpoint yet")
+    return qm.startup_point
 
 
 def oldest_needed(qm: QueueManager) -> RecoveryPoint:
-    media = media_point(qm)
-    return media if media.sequence < qm.startup_point.sequence else qm.startup_point
+    media, startup = media_point(qm), startup_point(qm)
+    return media if media.sequence < startup.sequence else startup
 
 
 def receiver_holding(partition: Partition, journal: Journal, sequence: int) -> JournalReceiver | None:
     """The receiver, still on the system, that holds entry `sequence`."""
     for receiver in partition.journal_receivers(journal):
-        if receiver.first_sequence is not None and receiver.first_sequence <= sequence <= receiver.last_sequence:
+        first, last = receiver.first_sequence, receiver.last_sequence
+        if first is not None and last is not None and first <= sequence <= last:
             return receiver
     return None
 
@@ -191,7 +199,7 @@ def receiver_holding(partition: Partition, journal: Journal, sequence: int) -> J
 def announce_recovery_points(partition: Partition, qm: QueueManager, log: JobLog | None = None) -> None:
     """AMQ7460 and AMQ7462 to QMQMMSG (and to the caller for DSPJRNDTA(*YES)), then AMQJRNINF."""
     journal = journal_of(partition, qm)
-    for msg_id, point in (("AMQ7460", qm.startup_point), ("AMQ7462", media_point(qm))):
+    for msg_id, point in (("AMQ7460", startup_point(qm)), ("AMQ7462", media_point(qm))):
         holder = receiver_holding(partition, journal, point.sequence)
         tokens = _point_tokens(qm, point, holder)
         post(partition, qm.library, "QMQMMSG", msg_id, *tokens, from_program="AMQALMPX", from_user="QMQM")
@@ -259,7 +267,7 @@ def first_missing(partition: Partition, qm: QueueManager, from_sequence: int) ->
     covered = sorted(
         (r.first_sequence, r.last_sequence)
         for r in partition.journal_receivers(journal)
-        if r.readable and r.first_sequence is not None
+        if r.readable and r.first_sequence is not None and r.last_sequence is not None
     )
     if from_sequence > journal.last_sequence:
         # The journal has not reached the entry (a journal made anew, its old receivers not associated): missing.
@@ -297,7 +305,7 @@ def start(partition: Partition, qm: QueueManager, log: JobLog) -> None:
     if qm.running:
         raise escape("AMQ8042")
     journal_of(partition, qm)  # the library and the journal must be there
-    _recovery_pass(partition, qm, qm.startup_point)
+    _recovery_pass(partition, qm, startup_point(qm))
     # Units of work in flight at the failure are backed out by the recovery pass.
     qm.open_units_of_work.clear()
     qm.running = True
@@ -333,6 +341,8 @@ def recreate_object(partition: Partition, qm: QueueManager, pattern: str, objtyp
     for obj in selected:
         if not obj.damaged:
             continue
+        if obj.image_at is None:
+            raise RuntimeError(f"simulator: damaged object {obj.name} of {qm.name} has no media image")
         _recovery_pass(partition, qm, RecoveryPoint(sequence=obj.image_sequence, at=obj.image_at))
         obj.damaged = False
         recreated += 1
@@ -355,6 +365,8 @@ def impossible_old_unit_of_work(partition: Partition, qm: QueueManager, receiver
     had missed it. MQ cannot be in this state (a checkpoint records every active unit of work, see `checkpoint`) and
     the model never makes it; tests use it to move the recovery point back and prove that the executor trusts the
     live partition, not its plan, when a receiver is needed again."""
+    if receiver.first_sequence is None or receiver.first_entry_at is None:
+        raise ValueError(f"receiver {receiver.name} holds no entry to start a unit of work in")
     uow = open_unit_of_work(partition, qm)
     uow.started_sequence, uow.started_at = receiver.first_sequence, receiver.first_entry_at
     return uow

@@ -1,9 +1,10 @@
 """Which QSYS2 SQL services and columns exist on each IBM i release, as the simulator answers them.
 
 A simulated partition runs one release (`Partition.release`, from the fleet file's `system.release`) with the
-latest Db2 PTF group of that release, or the level `system.db2_group_level` names. What the release lacks is absent from QSYS2.SYSCOLUMNS / QSYS2.SYSROUTINES
-and fails when queried as Db2 for i fails: a view with SQL0204 "X in QSYS2 type *FILE not found.", a table
-function with SQL0204 "X in QSYS2 type *N not found." (sql.py), a column with SQL0206.
+latest Db2 PTF group of that release, or the level `system.db2_group_level` names. What the release lacks is
+absent from QSYS2.SYSCOLUMNS / QSYS2.SYSROUTINES and fails when queried as Db2 for i fails: a view with SQL0204
+"X in QSYS2 type *FILE not found.", a table function with SQL0204 "X in QSYS2 type *N not found." (sql.py), a
+column with SQL0206.
 
 Sources (stored copies of IBM pages, searched for this module); "verified" when the page says it, else "assumed":
 - SAVE_FILE_OBJECTS: IBM support page "QSYS2.SAVE_FILE_OBJECTS()" (ibm16982053): "Enhanced with IBM i 7.5 SF99950

@@ -132,7 +132,8 @@ def split(line: str) -> list[tuple[str, list[str]]] | None:
     except _Unsupported:
         return None
     commands: list[tuple[str, list[str]]] = []
-    operator, argv = ";", []
+    operator = ";"
+    argv: list[str] = []
     for token, is_operator in tokens:
         if is_operator:
             if argv:
@@ -167,10 +168,7 @@ def run_line(
             continue
         program = argv[0].rsplit("/", 1)[-1]
         utility = utilities.get(program)
-        if utility is None:
-            result = not_found(argv[0])
-        else:
-            result = utility(argv[1:])
+        result = not_found(argv[0]) if utility is None else utility(argv[1:])
         out.append(result.stdout)
         err.append(result.stderr)
         status = result.exit_status

@@ -185,7 +185,9 @@ def _parse_args(args: Sequence[str]) -> _Options:
 
 
 def _split_statements(text: str, terminator: str) -> list[str]:
-    parts, current, quote = [], [], ""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
     for char in text:
         if quote:
             quote = "" if char == quote else quote
@@ -263,7 +265,7 @@ def _decimal_field(cell: str, db2type: Db2Type) -> str:
 
 
 def _render(result: _ResultSet, suppress: bool) -> str:
-    cells = [[_cell(v, t) for v, t in zip(row, result.types)] for row in result.rows]
+    cells = [[_cell(v, t) for v, t in zip(row, result.types, strict=True)] for row in result.rows]
     if suppress:
         lines = [
             " ".join(result.names),
@@ -276,7 +278,7 @@ def _render(result: _ResultSet, suppress: bool) -> str:
                 for row in cells:
                     row[i] = _decimal_field(row[i], db2type)
         widths, right = [], []
-        for i, (name, db2type) in enumerate(zip(result.names, result.types)):
+        for i, (name, db2type) in enumerate(zip(result.names, result.types, strict=True)):
             values = [row[i] for row in result.rows if row[i] is not None]
             declared = db2type.display_width if db2type else None
             # A name as long as the data or longer gets one more position (STATE over CHAR(2) is 6 wide, SOURCE_LENGTH
@@ -288,8 +290,14 @@ def _render(result: _ResultSet, suppress: bool) -> str:
                 if db2type
                 else bool(values) and all(isinstance(v, int | float) for v in values)
             )
-        lines = [" ".join(n.ljust(w) for n, w in zip(result.names, widths)), " ".join("-" * w for w in widths)]
-        lines += [" ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)) for row in cells]
+        lines = [
+            " ".join(n.ljust(w) for n, w in zip(result.names, widths, strict=True)),
+            " ".join("-" * w for w in widths),
+        ]
+        lines += [
+            " ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right, strict=True))
+            for row in cells
+        ]
     return "\n".join(["", *lines, "", _records_selected(len(cells)), ""]) + "\n"
 
 
@@ -328,7 +336,8 @@ def _parse_moment(text: str) -> datetime | date | None:
     """A Db2 or ISO timestamp string as a datetime, a date string as a date, anything else as None."""
     if m := _TS_LITERAL.fullmatch(text.strip()):
         fraction = (m.group(7) or "0")[:6].ljust(6, "0")
-        return datetime(*map(int, m.groups()[:6]), int(fraction))
+        year, month, day, hour, minute, second = map(int, m.groups()[:6])
+        return datetime(year, month, day, hour, minute, second, int(fraction))
     if m := _DATE_LITERAL.fullmatch(text.strip()):
         return date(*map(int, m.groups()))
     return None
@@ -550,6 +559,8 @@ def _call_table_function(
             raise SqlError(exc.sqlcode, exc.sqlstate, exc.text) from exc
         calls.append((name, rows))
     else:
+        # A function the partition does not run is a filter over the view's rows: it always has a `pick`.
+        assert function.pick is not None, name
         calls.append((name, function.pick(args, _rows(catalog, name))))
     columns = ", ".join(VIEW_COLUMNS[name])
     return f"(SELECT {columns} FROM main._UDTF_{len(calls) - 1})"
@@ -713,7 +724,7 @@ def _register_functions(conn: sqlite3.Connection) -> None:
             return None
         return str(haystack).find(str(needle), max(start, 1) - 1) + 1
 
-    functions: dict[str, tuple[int, Callable[..., object]]] = {
+    functions: dict[str, tuple[int, Callable[..., str | int | None]]] = {
         "_DB2_ADD": (3, _add_duration),
         "TIMESTAMP": (1, timestamp),
         "DATE": (1, date_of),
@@ -816,7 +827,10 @@ def _execute(statement: str, catalog: SqlCatalog) -> _ResultSet:
     finally:
         conn.close()
     names = [_column_name(raw, i, translation.numbered_names) for i, raw in enumerate(raw_names)]
-    types = [KNOWN_COLUMN_TYPES.get(name) if raw.upper() == name else None for raw, name in zip(raw_names, names)]
+    types = [
+        KNOWN_COLUMN_TYPES.get(name) if raw.upper() == name else None
+        for raw, name in zip(raw_names, names, strict=True)
+    ]
     types = [t or _inferred_type([row[i] for row in rows]) for i, t in enumerate(types)]
     return _ResultSet(names, types, rows)
 

@@ -44,7 +44,9 @@ def _checked(command: ClCommand, spec: Spec) -> ClCommand:
         extra = command.positional[len(spec.positional)]
         raise ClSyntaxError("CPD0003", " ".join(extra), str(len(spec.positional)))
     params = dict(command.params)
-    for keyword, values in zip(spec.positional, command.positional):
+    for keyword, values in zip(
+        spec.positional, command.positional, strict=False
+    ):  # fewer values than keywords: the rest default
         if keyword in params:
             raise ClSyntaxError("CPD0012", keyword)
         params[keyword] = list(values)

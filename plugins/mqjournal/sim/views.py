@@ -160,7 +160,7 @@ class PartitionCatalog:
 
     def _system_values(self) -> Iterator[dict]:
         offset = self.partition.now.utcoffset()
-        minutes = int(offset.total_seconds() // 60)
+        minutes = int(offset.total_seconds() // 60) if offset is not None else 0
         sign = "+" if minutes >= 0 else "-"
         yield {
             "SYSTEM_VALUE_NAME": "QUTCOFFSET",
