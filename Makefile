@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install test test-fast safety-long demo clean
+.PHONY: install check test test-fast safety-long demo clean
 
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,13 @@ $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	touch $@
 
 install: $(INSTALLED)
+
+# Lint, format and types (pyproject's [tool.ruff] and [tool.mypy]); .ci/run makes these before the tests and the
+# pre-commit hooks (.pre-commit-config.yaml) make them on each commit.
+check: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test: $(INSTALLED)
 	$(PY) -m pytest
