@@ -38,13 +38,15 @@ from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.rules import chain_is_broken, chain_of, oldest_needed
 from mqjournal.snapshot import Snapshot
+from mqjournal.vocabulary import BlockReason
 
 _LISTED = 6  # receiver names a step's `why` lists before it abbreviates
 
 
 @dataclass(frozen=True)
 class LiveNeeds:
-    """What the live queue manager needs: entries from `needed_at` on, unless `blocks` says the state is unusable."""
+    """What the live queue manager needs: entries from `needed_at` on, unless `blocks` says the state is unusable
+    (the planner's BlockReasons, and NO_SNAPSHOT when the queue manager could not be read at all)."""
 
     needed_at: datetime | None
     source: str
@@ -88,13 +90,13 @@ def live_needs(snapshot: Snapshot | None, policy: Policy, now: datetime) -> Live
         return LiveNeeds(None, "", ("NO_SNAPSHOT",))
     chain = chain_of(snapshot)
     needed = oldest_needed(snapshot, chain)
-    blocks = list(needed.blocks)
+    blocks: list[str] = list(needed.blocks)
     if now - snapshot.collected_at > policy.max_snapshot_age:
-        blocks.append("SNAPSHOT_STALE")
+        blocks.append(BlockReason.SNAPSHOT_STALE)
     if chain_is_broken(chain):
-        blocks.append("CHAIN_BROKEN")
+        blocks.append(BlockReason.CHAIN_BROKEN)
     if blocks or needed.needed_at is None:
-        return LiveNeeds(None, "", tuple(blocks) or ("AMQJRNINF_MISSING",))
+        return LiveNeeds(None, "", tuple(blocks) or (BlockReason.AMQJRNINF_MISSING,))
     points = [(needed.needed_at, "AMQJRNINF")]
     if snapshot.startup_recovery is not None:
         points.append((snapshot.startup_recovery.at, "AMQ7460 (startup recovery point)"))
@@ -143,10 +145,12 @@ def save_files(cataloged: Iterable[CatalogedReceiver], library_saves: Iterable[L
         return files.setdefault(f"{library}/{name}", SaveFile(library, name))
 
     for receiver in cataloged:
-        for save in receiver.saves:
-            file_of(save.save_file_library, save.save_file).receiver_saves.append((receiver, save))
-    for save in library_saves:
-        file_of(save.save_file_library, save.save_file).library_saves.append(save)
+        for receiver_save in receiver.saves:
+            file_of(receiver_save.save_file_library, receiver_save.save_file).receiver_saves.append(
+                (receiver, receiver_save)
+            )
+    for library_save in library_saves:
+        file_of(library_save.save_file_library, library_save.save_file).library_saves.append(library_save)
     return sorted(files.values(), key=lambda f: (f.newest_save, f.path))
 
 
@@ -226,9 +230,46 @@ def plan_expiry(
     qmgr_library, journal = _identify(request, snapshot, cataloged, library_saves)
     cataloged = [r for r in (_only_ours(r, request.host, qmgr_library) for r in cataloged) if r.saves]
     library_saves = [s for s in library_saves if s.host == request.host and s.qmgr_library == qmgr_library]
-    base = dict(request=request, created_at=now, qmgr_library=qmgr_library, journal=journal)
+
+    def plan(*, steps: list[Step] | None = None, gaps: list[Gap] | None = None, notes: list[str]) -> Plan:
+        return Plan(
+            request=request,
+            created_at=now,
+            qmgr_library=qmgr_library,
+            journal=journal,
+            steps=steps or [],
+            gaps=gaps or [],
+            notes=notes,
+        )
 
     live = live_needs(snapshot, policy, now)
+    gaps = _nothing_may_go(request, qmgr_library, live, library_saves)
+    if gaps or live.needed_at is None:  # needed_at is None only with a gap; the test is for the type checker
+        return plan(gaps=gaps, notes=["Nothing is discarded."])
+
+    kept, beyond = split_library_saves(library_saves, policy.keep_library_saves)
+    library_at = library_needs(kept)
+    # keep_library_saves is at least 1 and there is a library save, so one is kept and it needs a moment.
+    assert library_at is not None
+    cutoff = min(live.needed_at, library_at)
+    files = save_files(cataloged, library_saves)
+    discard, kept_mixed = _sort_files(files, cutoff, kept, only_saves(cataloged), now, policy)
+    steps = [_delete_step(f) for f in discard]
+    notes = [
+        f"The live queue manager needs entries from {live.needed_at.isoformat()} ({live.source}) on.",
+        f"Kept library saves ({len(kept)} of {len(library_saves)}, newest first): "
+        + ", ".join(f"{s.save_file_path} of {s.saved_at.isoformat()}" for s in kept)
+        + f"; the oldest entry they need is of {library_at.isoformat()}.",
+        f"Receivers detached before {cutoff.isoformat()} are needed by nothing.",
+        *_discard_notes(files, discard, kept_mixed, beyond, policy),
+    ]
+    return plan(steps=steps, notes=notes)
+
+
+def _nothing_may_go(
+    request: Request, qmgr_library: str, live: LiveNeeds, library_saves: list[LibrarySaveRecord]
+) -> list[Gap]:
+    """Why no save file may be discarded at all: the live needs are unknown, or no library save is recorded."""
     gaps = []
     if live.needed_at is None:
         gaps.append(
@@ -237,46 +278,59 @@ def plan_expiry(
                 problem="the live queue manager's needs are unknown: "
                 + ", ".join(live.blocks)
                 + " (the oldest needed entry cannot be trusted)",
-                action="collect a fresh snapshot with a readable AMQJRNINF (RCDMQMIMG rewrites it) and plan the expiry again",
+                action="collect a fresh snapshot with a readable AMQJRNINF (RCDMQMIMG rewrites it) and plan the "
+                "expiry again",
             )
         )
     if not library_saves:
         gaps.append(
             Gap(
                 obj=f"library saves of {qmgr_library}",
-                problem="the catalog has none: without a library save to fall back on, no receiver save can be shown to "
-                "be unneeded by a library restore",
+                problem="the catalog has none: without a library save to fall back on, no receiver save can be "
+                "shown to be unneeded by a library restore",
                 action="take and record a library save (queue manager ended, SAVLIB), then plan the expiry again",
             )
         )
-    if gaps:
-        return Plan(**base, gaps=gaps, notes=["Nothing is discarded."])
+    return gaps
 
-    kept, beyond = split_library_saves(library_saves, policy.keep_library_saves)
-    library_at = library_needs(kept)
-    cutoff = min(live.needed_at, library_at)
+
+def only_saves(cataloged: Iterable[CatalogedReceiver]) -> set[tuple[str, datetime]]:
+    """The receivers (name, attach time) whose saves are all in one save file: discarding it loses them."""
     saves_per_receiver: dict[tuple[str, datetime], int] = {}
     for r in cataloged:
         saves_per_receiver[(r.name, r.attached_at)] = len({(s.save_file_library, s.save_file) for s in r.saves})
-    only_save = {k for k, n in saves_per_receiver.items() if n == 1}
+    return {k for k, n in saves_per_receiver.items() if n == 1}
 
-    discard, kept_mixed = [], []
-    files = save_files(cataloged, library_saves)
+
+def _sort_files(
+    files: list[SaveFile],
+    cutoff: datetime,
+    kept: list[LibrarySaveRecord],
+    only_save: set[tuple[str, datetime]],
+    now: datetime,
+    policy: Policy,
+) -> tuple[list[SaveFile], list[tuple[SaveFile, list[str]]]]:
+    """(the files to discard, the files kept although some of their saves may go, with why they stay)."""
+    discard: list[SaveFile] = []
+    kept_mixed: list[tuple[SaveFile, list[str]]] = []
     for f in files:
         reasons = reasons_to_keep(f, cutoff=cutoff, kept=kept, only_save=only_save, now=now, policy=policy)
         if not reasons:
             discard.append(f)
         elif _has_discardable(f, cutoff, kept):
             kept_mixed.append((f, reasons))
+    return discard, kept_mixed
 
-    steps = [_delete_step(f) for f in discard]
+
+def _discard_notes(
+    files: list[SaveFile],
+    discard: list[SaveFile],
+    kept_mixed: list[tuple[SaveFile, list[str]]],
+    beyond: list[LibrarySaveRecord],
+    policy: Policy,
+) -> list[str]:
     receiver_saves = sum(len(f.receiver_saves) for f in discard)
     notes = [
-        f"The live queue manager needs entries from {live.needed_at.isoformat()} ({live.source}) on.",
-        f"Kept library saves ({len(kept)} of {len(library_saves)}, newest first): "
-        + ", ".join(f"{s.save_file_path} of {s.saved_at.isoformat()}" for s in kept)
-        + f"; the oldest entry they need is of {library_at.isoformat()}.",
-        f"Receivers detached before {cutoff.isoformat()} are needed by nothing.",
         f"Discard {len(discard)} of {len(files)} save file(s): {receiver_saves} receiver save(s) of "
         f"{sum(f.receiver_bytes for f in discard)} bytes and {sum(len(f.library_saves) for f in discard)} library "
         "save(s) (their size is not recorded).",
@@ -289,11 +343,11 @@ def plan_expiry(
             f"{len(beyond)} library save(s) beyond the {policy.keep_library_saves} newest are kept for "
             "now: their save files are still needed or too young."
         )
-    if steps:
+    if discard:
         notes.append("Record each deleted save file as discarded in the catalog, so restores no longer offer it.")
     else:
         notes.append("Nothing to discard.")
-    return Plan(**base, steps=steps, notes=notes)
+    return notes
 
 
 def _has_discardable(file: SaveFile, cutoff: datetime, kept: list[LibrarySaveRecord]) -> bool:
