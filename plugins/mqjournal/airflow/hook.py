@@ -9,6 +9,7 @@ Here a pinned `host_key` is the only key accepted; without one, ~/.ssh/known_hos
 
 from __future__ import annotations
 
+import getpass
 import os
 from functools import cached_property
 from pathlib import Path
@@ -23,13 +24,16 @@ from mqjournal.ibmi.transport import (
     ConnectFactory,
     HostKeyRejected,
     IbmiSession,
+    RetryPolicy,
     ssh_connector,
 )
+from mqjournal.settings import SshSettings
 
 
 class IbmiHook(BaseHook):
     """:param ssh_conn_id: an SSH connection with `host_key` pinned in its extras (or the host in known_hosts).
-    :param command_timeout: seconds a single command may run.
+    :param ssh: timeouts and retries (mqjournal.settings); the connection's `conn_timeout` extra, when set, is its
+        connect timeout instead of `ssh.connect_timeout`.
     :param audit_path: the JSON Lines audit log every command is appended to.
     :param max_answer_bytes: the most one command's answer may bring back (stdout and stderr, 64 MiB by default).
     :param sql_runner: how SQL reaches the partition's db2 utility, the fleet file's `sql_runner` for the host: "qsh"
@@ -44,7 +48,7 @@ class IbmiHook(BaseHook):
         self,
         *,
         ssh_conn_id: str = default_conn_name,
-        command_timeout: float = 60.0,
+        ssh: SshSettings | None = None,
         audit_path: Path | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         sql_runner: Literal["qsh", "db2"] = "qsh",
@@ -52,7 +56,7 @@ class IbmiHook(BaseHook):
         super().__init__()
         self.sql_runner = sql_runner
         self.ssh_conn_id = ssh_conn_id
-        self.command_timeout = command_timeout
+        self.ssh = ssh or SshSettings()
         self.audit_path = audit_path
         self.max_answer_bytes = max_answer_bytes
 
@@ -76,10 +80,13 @@ class IbmiHook(BaseHook):
         ssh = self.ssh_hook
         pinned = ssh.host_key
         extra = self.get_connection(self.ssh_conn_id).extra_dejson
+        if ssh.port is None:
+            raise ValueError(f"connection {self.ssh_conn_id} has no port: give the partition's SSH port")
         return ssh_connector(
             address=ssh.remote_host,
             port=int(ssh.port),
-            user=ssh.username,
+            # Without a login paramiko logs in as the local user: said here, as the transport takes a name.
+            user=ssh.username or getpass.getuser(),
             key=ssh.pkey,
             key_file=Path(os.path.expanduser(ssh.key_file)) if ssh.key_file else None,
             passphrase=extra.get("private_key_passphrase") if ssh.key_file else None,
@@ -87,7 +94,7 @@ class IbmiHook(BaseHook):
             host_key=f"{pinned.get_name()} {pinned.get_base64()}" if pinned is not None else None,
             # Read only without a pin, as OpenSSH would: a pinned key is the only one accepted.
             known_hosts=None if pinned is not None else Path(os.path.expanduser("~/.ssh/known_hosts")),
-            timeout=float(ssh.conn_timeout or 10),
+            timeout=float(ssh.conn_timeout or self.ssh.connect_timeout),
             look_for_keys=ssh.look_for_keys,
             proxy_command=ssh.host_proxy_cmd,
             disabled_algorithms=ssh.disabled_algorithms,
@@ -102,7 +109,8 @@ class IbmiHook(BaseHook):
             (ssh.username or "").upper(),
             self.connector(),
             audit=AuditLog(self.audit_path),
-            command_timeout=self.command_timeout,
+            command_timeout=self.ssh.command_timeout,
+            retry=RetryPolicy.of(self.ssh),
             max_answer_bytes=self.max_answer_bytes,
             sql_runner=self.sql_runner,
         )

@@ -3,9 +3,10 @@
 Airflow pools cap sessions overall, but a pool is fixed for all instances of a mapped task, so it cannot cap one
 host. A row per (host, slot), unique, is a semaphore every worker sharing the catalog database respects.
 
-A lease is short (`ttl`, 2 minutes by default) and renewed by its holder every quarter of it while the work goes
-on. A task that is killed (SIGKILL, a lost worker, an OOM) stops renewing, so its slot is free again within one
-`ttl`, not after the longest a step could take; a live task holds its slot for as long as it works.
+A lease is short (`ttl`, 2 minutes by default: mqjournal.settings.LeaseSettings) and renewed by its holder every
+quarter of it while the work goes on. A task that is killed (SIGKILL, a lost worker, an OOM) stops renewing, so its
+slot is free again within one `ttl`, not after the longest a step could take; a live task holds its slot for as
+long as it works.
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import DateTime, Integer, String, UniqueConstraint, delete, update
+from sqlalchemy import DateTime, Engine, Integer, String, UniqueConstraint, delete, update
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from mqjournal.catalog import catalog_errors, engine_for
 from mqjournal.errors import MqJournalError
+from mqjournal.settings import LeaseSettings, SshSettings
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TTL = timedelta(minutes=2)
+_DEFAULTS = LeaseSettings()
+DEFAULT_TTL = _DEFAULTS.ttl
 
 
 class _Base(DeclarativeBase):
@@ -56,7 +59,7 @@ def _now() -> datetime:
 class _Renewal(threading.Thread):
     """Pushes the lease's expiry forward while its holder works; stops with the holder's process."""
 
-    def __init__(self, engine, holder: str, ttl: timedelta) -> None:
+    def __init__(self, engine: Engine, holder: str, ttl: timedelta) -> None:
         super().__init__(name=f"lease-{holder[:8]}", daemon=True)
         self._engine, self._holder, self._ttl = engine, holder, ttl
         self._done = threading.Event()
@@ -90,7 +93,13 @@ def _database(url: str, doing: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def host_session_slot(
-    url: str, host: str, *, slots: int = 2, wait: float = 600.0, ttl: timedelta = DEFAULT_TTL, poll: float = 1.0
+    url: str,
+    host: str,
+    *,
+    slots: int = SshSettings().sessions_per_host,
+    wait: float = _DEFAULTS.wait_seconds,
+    ttl: timedelta = DEFAULT_TTL,
+    poll: float = _DEFAULTS.poll_seconds,
 ) -> Iterator[int]:
     engine = engine_for(url)
     with _database(url, f"create the SSH session lease table for {host}"):

@@ -18,8 +18,17 @@ def host_session(settings: Settings, host: str) -> Iterator[IbmiSession]:
     """An SSH session to `host` within its per-host cap (the Airflow pool caps the fleet as a whole)."""
     # The SQL runner is the fleet file's per-host setting (qsh unless the host says db2): how SQL reaches db2.
     runner = load_fleet(settings.fleet_file).host(host).sql_runner
-    with host_session_slot(settings.catalog_url, host, slots=settings.sessions_per_host):
-        with IbmiHook(ssh_conn_id=conn_id_for(host), audit_path=settings.audit_log, sql_runner=runner).session(
-            host
-        ) as session:
+    lease = settings.lease
+    with host_session_slot(
+        settings.catalog_url,
+        host,
+        slots=settings.ssh.sessions_per_host,
+        wait=lease.wait_seconds,
+        ttl=lease.ttl,
+        poll=lease.poll_seconds,
+    ):
+        hook = IbmiHook(
+            ssh_conn_id=conn_id_for(host), ssh=settings.ssh, audit_path=settings.audit_log, sql_runner=runner
+        )
+        with hook.session(host) as session:
             yield session

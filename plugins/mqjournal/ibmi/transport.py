@@ -20,12 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import Literal, NoReturn
 
 import paramiko
+from paramiko.pkey import UnknownKeyType
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.settings import SshSettings
 
 __all__ = [
     "DEFAULT_MAX_ANSWER_BYTES",
@@ -50,6 +52,9 @@ log = logging.getLogger(__name__)
 _MSG_ID = re.compile(r"^([A-Z]{3}[0-9A-F]{4}): ", re.MULTILINE)
 _VERIFY_KEY = "verify the host's key fingerprint and add it to known_hosts / the connection's host_key"
 _CHECK_NETWORK = "check the network to the partition and its sshd, then run the command again"
+
+_DEFAULTS = SshSettings()
+"""The documented defaults (mqjournal.settings); a caller with settings of its own passes them explicitly."""
 
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """The most a command's answer (stdout and stderr together) may bring back: far above any CL or SQL answer
@@ -96,14 +101,18 @@ class CommandOutput:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    attempts: int = 3
-    first_delay: float = 0.5
-    factor: float = 2.0
-    max_delay: float = 8.0
+    attempts: int = _DEFAULTS.retry_attempts
+    first_delay: float = _DEFAULTS.retry_first_delay
+    factor: float = _DEFAULTS.retry_factor
+    max_delay: float = _DEFAULTS.retry_max_delay
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.first_delay < 0 or self.factor < 1 or self.max_delay < 0:
             raise ValueError(f"not a usable retry policy: {self}")
+
+    @classmethod
+    def of(cls, ssh: SshSettings) -> RetryPolicy:
+        return cls(ssh.retry_attempts, ssh.retry_first_delay, ssh.retry_factor, ssh.retry_max_delay)
 
     def delay_after(self, attempt: int) -> float:
         """Seconds to wait after failed attempt `attempt` (1-based) before the next one."""
@@ -175,7 +184,7 @@ class _UnknownHostKey(paramiko.SSHException):
 
 class _RejectPolicy(paramiko.RejectPolicy):
     # RejectPolicy's exception drops the offered key; keep it, so the error can show the fingerprint to verify.
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> NoReturn:
         raise _UnknownHostKey(hostname, key)
 
 
@@ -193,7 +202,7 @@ def _parse_host_key(text: str) -> paramiko.PKey:
         raise ValueError("host_key must read 'type base64' as in known_hosts, e.g. 'ecdsa-sha2-nistp256 AAAA...'")
     try:
         return paramiko.PKey.from_type_string(parts[0], base64.b64decode(parts[1], validate=True))
-    except (binascii.Error, ValueError, paramiko.SSHException, paramiko.UnknownKeyType) as exc:
+    except (binascii.Error, ValueError, paramiko.SSHException, UnknownKeyType) as exc:
         raise ValueError(f"host_key is not a public key of type {parts[0]!r} ({type(exc).__name__})") from None
 
 
@@ -208,7 +217,7 @@ def ssh_connector(
     password: str | None = None,
     known_hosts: Path | None = None,
     host_key: str | None = None,
-    timeout: float = 10.0,
+    timeout: float = _DEFAULTS.connect_timeout,
     look_for_keys: bool = False,
     proxy_command: str | None = None,
     disabled_algorithms: dict | None = None,
@@ -246,8 +255,10 @@ def ssh_connector(
             try:
                 client.load_host_keys(str(known_hosts))
             except OSError as exc:
-                raise HostKeyRejected(where, f"cannot read known_hosts {known_hosts} ({exc.strerror})", _VERIFY_KEY)
+                problem = f"cannot read known_hosts {known_hosts} ({exc.strerror})"
+                raise HostKeyRejected(where, problem, _VERIFY_KEY) from None
         pkey = _load_key(key_file, passphrase, where) if key_file is not None else key
+        sock: paramiko.ProxyCommand | socket.socket
         if proxy_command:
             sock = paramiko.ProxyCommand(proxy_command)
         else:
@@ -275,13 +286,16 @@ def ssh_connector(
             except paramiko.BadHostKeyException as exc:
                 source = "pinned" if pinned is not None else f"known_hosts {known_hosts}"
                 raise _HostKeyMismatch(known_name, exc.key, exc.expected_key, source) from None
+            transport = client.get_transport()
+            if transport is None:  # connect() returned without a transport: nothing was verified
+                raise paramiko.SSHException("SSH session not active after connecting")
             if pinned is not None:
                 # Checked again here, not left to paramiko's lookup alone: the pin is the whole point.
-                presented = client.get_transport().get_remote_server_key()
+                presented = transport.get_remote_server_key()
                 if presented != pinned:
                     raise _HostKeyMismatch(known_name, presented, pinned, "pinned")
             if keepalive_interval:
-                client.get_transport().set_keepalive(int(keepalive_interval))
+                transport.set_keepalive(int(keepalive_interval))
         except BaseException:
             client.close()
             sock.close()
@@ -295,8 +309,10 @@ def _load_key(path: Path | None, passphrase: str | None, where: str) -> paramiko
     assert path is not None
     try:
         # cryptography, underneath, takes the passphrase as bytes only.
-        return paramiko.PKey.from_path(path, passphrase.encode() if passphrase is not None else None)
-    except (OSError, ValueError, TypeError, paramiko.SSHException, paramiko.UnknownKeyType) as exc:
+        # The stub says str, after paramiko's own annotation; at run time the password goes to cryptography as is.
+        password = passphrase.encode() if passphrase is not None else None
+        return paramiko.PKey.from_path(path, password)  # type: ignore[arg-type]  # bytes: see above
+    except (OSError, ValueError, TypeError, paramiko.SSHException, UnknownKeyType) as exc:
         # Only the exception's type: the text of a key parser's error is not worth the risk of quoting key data.
         raise AuthenticationRejected(
             where,
@@ -361,7 +377,7 @@ class IbmiSession:
         connect: ConnectFactory,
         *,
         audit: AuditLog,
-        command_timeout: float = 60.0,
+        command_timeout: float = _DEFAULTS.command_timeout,
         retry: RetryPolicy = RetryPolicy(),
         sleep: Callable[[float], object] = time.sleep,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,

@@ -1,5 +1,6 @@
 """Outside Airflow: reach one queue manager of a fleet file as `mqjournal collect` does (its client key, its
-known_hosts, an audit log), with the catalog the recovery reads."""
+known_hosts, an audit log), with the catalog the recovery reads. SSH timeouts and retries come from the environment
+(MQJOURNAL_SSH_*, mqjournal.settings), as in the DAGs."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from mqjournal.catalog import Catalog
 from mqjournal.collection import fleet_connector
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.ibmi.transport import IbmiSession, RetryPolicy
+from mqjournal.settings import CATALOG_URL_ENV, SshSettings
 
-CATALOG_ENV = "MQJOURNAL_CATALOG_URL"
+CATALOG_ENV = CATALOG_URL_ENV
 
 
 @dataclass(frozen=True)
@@ -25,11 +27,14 @@ class Setup:
     audit: Path
 
     def session(self) -> IbmiSession:
+        ssh = SshSettings.from_env()
         return IbmiSession(
             self.host.name,
             self.config.user_for(self.host),
             fleet_connector(self.config, self.host),
             audit=AuditLog(self.audit),
+            command_timeout=ssh.command_timeout,
+            retry=RetryPolicy.of(ssh),
             sql_runner=self.host.sql_runner,
         )
 
@@ -50,7 +55,7 @@ def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Pat
     if qm is None:
         # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names.
         qm = QueueManagerConfig(name=qmgr)
-        qm.qmgr_library  # raises InvalidName (a ValueError) when it cannot be derived
+        _ = qm.qmgr_library  # raises InvalidName (a ValueError) when it cannot be derived
     url = catalog_url or os.environ.get(CATALOG_ENV)
     if not url:
         raise ValueError(

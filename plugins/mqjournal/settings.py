@@ -1,0 +1,197 @@
+"""mqjournal's settings in one place: where the fleet, data, catalog and Spark job are, how SSH behaves (timeouts,
+retries, sessions per host), how long a session lease and an approval gate last.
+
+Every field has its default here and is read from the environment by `Settings.from_env` (`SshSettings.from_env`
+for the command line, which has no fleet-wide settings): `MQJOURNAL_<FIELD>` at the top level,
+`MQJOURNAL_SSH_<FIELD>`, `MQJOURNAL_LEASE_<FIELD>` and `MQJOURNAL_APPROVAL_<FIELD>` in the sections, e.g.
+MQJOURNAL_SSH_COMMAND_TIMEOUT=120. The modules that use a setting take it as an argument whose default is the one
+written here, so a test or a library caller needs no environment at all.
+
+This module imports nothing of mqjournal: the SSH transport, the Airflow hook and the DAG files all read it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPO = Path(__file__).resolve().parents[2]
+
+CATALOG_URL_ENV = "MQJOURNAL_CATALOG_URL"
+"""The catalog database's URL: the Airflow steps and `mqjournal recover` read the same variable."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    env_prefix: ClassVar[str]  # each section's, e.g. MQJOURNAL_SSH_
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        """The defaults, overridden by each `<prefix><FIELD>` variable that is set (pydantic converts its text)."""
+        return cls.model_validate(_read(cls, cls.env_prefix, os.environ if environ is None else environ))
+
+
+def _read(model: type[BaseModel], prefix: str, environ: Mapping[str, str]) -> dict[str, str]:
+    return {name: environ[prefix + name.upper()] for name in model.model_fields if prefix + name.upper() in environ}
+
+
+class SshSettings(_Section):
+    """How mqjournal talks to a partition over SSH."""
+
+    env_prefix: ClassVar[str] = "MQJOURNAL_SSH_"
+
+    connect_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="seconds to open the TCP connection, read the banner and log in; an Airflow connection's "
+        "conn_timeout extra takes precedence for that connection",
+    )
+    command_timeout: float = Field(
+        60.0, gt=0, description="seconds one command may run before it is given up on (it may still be running)"
+    )
+    retry_attempts: int = Field(
+        3, ge=1, description="attempts to bring a command to the host when the connection fails (one: no retry)"
+    )
+    retry_first_delay: float = Field(0.5, ge=0, description="seconds to wait after the first failed attempt")
+    retry_factor: float = Field(2.0, ge=1, description="each further wait is this many times the one before")
+    retry_max_delay: float = Field(8.0, ge=0, description="the longest wait between two attempts, in seconds")
+    sessions_per_host: int = Field(
+        2, ge=1, description="SSH sessions open at once on one partition, across every Airflow worker"
+    )
+
+
+class LeaseSettings(_Section):
+    """The per-host session leases in the catalog database (mqjournal.airflow.leases)."""
+
+    env_prefix: ClassVar[str] = "MQJOURNAL_LEASE_"
+
+    ttl_seconds: float = Field(
+        120.0,
+        gt=0,
+        description="how long a lease lasts unless renewed; its holder renews it every quarter of it, so a killed "
+        "worker's slot is free again within this time",
+    )
+    wait_seconds: float = Field(
+        600.0, ge=0, description="how long a task waits for a free session slot before it fails (HostBusy)"
+    )
+    poll_seconds: float = Field(1.0, gt=0, description="how often a waiting task looks for a free slot")
+
+    @property
+    def ttl(self) -> timedelta:
+        return timedelta(seconds=self.ttl_seconds)
+
+
+class ApprovalSettings(_Section):
+    """How long the DAGs' approval gates wait for an answer; with none, nothing is deleted or run."""
+
+    env_prefix: ClassVar[str] = "MQJOURNAL_APPROVAL_"
+
+    maintenance_hours: float = Field(12.0, gt=0, description="the maintenance DAG's gate before its deletes")
+    recovery_hours: float = Field(4.0, gt=0, description="the recovery DAG's gate before its steps run")
+
+    @property
+    def maintenance_timeout(self) -> timedelta:
+        return timedelta(hours=self.maintenance_hours)
+
+    @property
+    def recovery_timeout(self) -> timedelta:
+        return timedelta(hours=self.recovery_hours)
+
+
+class TaskSettings(_Section):
+    """How the DAGs run the tasks that open SSH sessions."""
+
+    env_prefix: ClassVar[str] = "MQJOURNAL_TASK_"
+
+    ssh_pool: str = Field("mqjournal_ssh", min_length=1, description="the Airflow pool every SSH task takes a slot of")
+    ssh_retries: int = Field(
+        2, ge=0, description="retries of a maintenance SSH task (each step is idempotent; recovery steps never retry)"
+    )
+    ssh_retry_delay_seconds: float = Field(30.0, ge=0, description="seconds before such a retry")
+    ssh_tasks_per_run: int = Field(4, ge=1, description="instances of one mapped SSH task running at once in a run")
+
+
+class Settings(BaseModel):
+    """Where the DAGs find their fleet, data, catalog and Spark job, and the sections above."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fleet_file: Path = Field(
+        description="the fleet file (MQJOURNAL_FLEET; default: docker/fleet.example.yaml of this repository)"
+    )
+    data_dir: Path = Field(
+        description="snapshots, plans, reports, the audit log (MQJOURNAL_DATA_DIR; default: $AIRFLOW_HOME/mqjournal)"
+    )
+    catalog_url: str = Field(
+        description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<data_dir>/catalog.db)"
+    )
+    spark_app: Path = Field(
+        description="the plan job (MQJOURNAL_SPARK_APP; default: spark_apps/plan_receivers.py of this repository)"
+    )
+    spark_conn_id: str = Field(description="the Spark connection (MQJOURNAL_SPARK_CONN_ID; default: spark_default)")
+    schedule: str | None = Field(
+        description="the maintenance DAG's cron schedule (MQJOURNAL_SCHEDULE; default: Sunday 02:00, the weekly "
+        "maintenance window, in the scheduler's time zone; empty: triggered by hand only)"
+    )
+    ssh: SshSettings = Field(default_factory=SshSettings)
+    lease: LeaseSettings = Field(default_factory=LeaseSettings)
+    approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    tasks: TaskSettings = Field(default_factory=TaskSettings)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        home = Path(env.get("AIRFLOW_HOME", Path.home() / "airflow"))
+        data = Path(env.get("MQJOURNAL_DATA_DIR", home / "mqjournal"))
+        values: dict[str, Any] = {
+            "fleet_file": env.get("MQJOURNAL_FLEET", REPO / "docker" / "fleet.example.yaml"),
+            "data_dir": data,
+            "catalog_url": env.get(CATALOG_URL_ENV, f"sqlite:///{data / 'catalog.db'}"),
+            "spark_app": env.get("MQJOURNAL_SPARK_APP", REPO / "spark_apps" / "plan_receivers.py"),
+            "spark_conn_id": env.get("MQJOURNAL_SPARK_CONN_ID", "spark_default"),
+            "schedule": env.get("MQJOURNAL_SCHEDULE", "0 2 * * 0") or None,
+            "ssh": SshSettings.from_env(env),
+            "lease": LeaseSettings.from_env(env),
+            "approval": ApprovalSettings.from_env(env),
+            "tasks": TaskSettings.from_env(env),
+        }
+        return cls.model_validate(values)
+
+    @property
+    def snapshots(self) -> Path:
+        return self.data_dir / "snapshots"
+
+    def snapshot_dir(self, run_id: str) -> Path:
+        return self.snapshots / f"run_id={safe(run_id)}"
+
+    def plan_dir(self, run_id: str) -> Path:
+        return self.data_dir / "plans" / f"run_id={safe(run_id)}"
+
+    def report_file(self, run_id: str) -> Path:
+        return self.data_dir / "reports" / f"{safe(run_id)}.md"
+
+    def recovery_report_file(self, run_id: str) -> Path:
+        return self.data_dir / "reports" / f"recovery_{safe(run_id)}.md"
+
+    def recovery_plan_file(self, run_id: str) -> Path:
+        return self.data_dir / "recovery" / safe(run_id) / "plan.json"
+
+    @property
+    def audit_log(self) -> Path:
+        return self.data_dir / "audit.jsonl"
+
+
+def safe(run_id: str) -> str:
+    """Run ids carry ':' and '+' (manual__2026-11-22T05:00:00+00:00): keep paths portable."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in run_id)
+
+
+def settings() -> Settings:
+    """The settings of this process, from its environment."""
+    return Settings.from_env()
