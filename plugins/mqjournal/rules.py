@@ -13,29 +13,25 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.names import ReceiverName, is_receiver_name
 from mqjournal.policy import Policy
-from mqjournal.snapshot import Receiver, ReceiverStatus, RecoveryPoint, Snapshot
-
-KEEP, SAVE, DELETE, SAVE_THEN_DELETE = "keep", "save", "delete", "save_then_delete"
-DELETES = (DELETE, SAVE_THEN_DELETE)
-SAVES = (SAVE, SAVE_THEN_DELETE)
-
-BLOCK_ORDER = (
-    "SNAPSHOT_STALE",
-    "AMQJRNINF_MISSING",
-    "AMQJRNINF_MALFORMED",
-    "AMQJRNINF_RECEIVER_NOT_IN_CHAIN",
-    "AMQJRNINF_NAME_TIME_DISAGREE",
-    "AMQJRNINF_TIME_IN_FUTURE",
-    "RECOVERY_POINT_NOT_IN_CHAIN",
-    "RECOVERY_POINT_BEFORE_CHAIN",
-    "RECOVERY_POINT_IN_FUTURE",
-    "CHAIN_BROKEN",
+from mqjournal.snapshot import Receiver, RecoveryPoint, Snapshot
+from mqjournal.vocabulary import (
+    BLOCK_ORDER,
+    DELETES,
+    SAVES,
+    Action,
+    Alert,
+    BlockReason,
+    DeleteReason,
+    Reason,
+    ReceiverStatus,
 )
+
 STARS = "*" * 10
 
 Key = tuple[str, str, str]  # (host, qmgr, qmgr_library)
@@ -51,8 +47,8 @@ class ReceiverPlan:
     chain_position: int | None
     status: str
     size_bytes: int
-    action: str
-    reason: str
+    action: Action
+    reason: Reason
 
 
 @dataclass(frozen=True)
@@ -62,8 +58,8 @@ class QueueManagerPlan:
     qmgr_library: str
     oldest_needed: str | None
     blocked: bool
-    block_reason: str | None
-    alerts: tuple[str, ...]
+    block_reason: str | None  # the BlockReasons that apply, comma-separated in BLOCK_ORDER
+    alerts: tuple[Alert, ...]
     recovery_points: str
     receivers_to_save: int
     bytes_to_save: int
@@ -84,10 +80,10 @@ class Plan:
     receivers: list[ReceiverPlan]
 
     def summary(self) -> dict:
-        actions: dict[str, int] = defaultdict(int)
+        actions: dict[Action, int] = defaultdict(int)
         for r in self.receivers:
             actions[r.action] += 1
-        alerts: dict[str, int] = defaultdict(int)
+        alerts: dict[Alert, int] = defaultdict(int)
         for q in self.queue_managers:
             for code in q.alerts:
                 alerts[code] += 1
@@ -124,7 +120,7 @@ def chain_of(snapshot: Snapshot) -> list[Receiver]:
 
 
 def chain_is_broken(chain: list[Receiver]) -> bool:
-    for a, b in zip(chain, chain[1:]):
+    for a, b in pairwise(chain):
         if a.next is not None and (a.next, a.next_library) != (b.name, b.library):
             return True
         if b.previous is not None and (b.previous, b.previous_library) != (a.name, a.library):
@@ -141,7 +137,7 @@ def chain_is_broken(chain: list[Receiver]) -> bool:
 @dataclass(frozen=True)
 class OldestNeeded:
     position: int  # n: every chain member at or after it is needed
-    blocks: tuple[str, ...]
+    blocks: tuple[BlockReason, ...]
     needed_at: datetime | None  # AMQJRNINF's; None when AMQJRNINF is unusable
     not_on_system: bool
     points_disagree: bool = False
@@ -152,9 +148,15 @@ def to_milliseconds(moment: datetime) -> datetime:
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
+def attached_at(member: Receiver) -> datetime:
+    """A chain member's attach time: `chain_of` keeps only receivers that have one."""
+    assert member.attached_at is not None, f"{member.name} is not a chain member"
+    return member.attached_at
+
+
 def _by_time(chain: list[Receiver], moment: datetime) -> int | None:
     """The last chain member attached at or before `moment`, compared at AMQJRNINF's precision (milliseconds)."""
-    attached_before = [i for i, r in enumerate(chain) if to_milliseconds(r.attached_at) <= moment]
+    attached_before = [i for i, r in enumerate(chain) if to_milliseconds(attached_at(r)) <= moment]
     return attached_before[-1] if attached_before else None
 
 
@@ -185,7 +187,7 @@ def recovery_points_text(snapshot: Snapshot) -> str:
 @dataclass(frozen=True)
 class _Jrninf:
     position: int | None  # j
-    blocks: tuple[str, ...]
+    blocks: tuple[BlockReason, ...]
     needed_at: datetime | None
     not_on_system: bool
 
@@ -193,40 +195,40 @@ class _Jrninf:
 def _amqjrninf(snapshot: Snapshot, chain: list[Receiver], latest: datetime) -> _Jrninf:
     """Section 2.1: the AMQJRNINF position j and AMQJRNINF's block reasons."""
     if snapshot.amqjrninf is None:
-        return _Jrninf(None, ("AMQJRNINF_MISSING",), None, False)
+        return _Jrninf(None, (BlockReason.AMQJRNINF_MISSING,), None, False)
     try:
         record = parse_amqjrninf(snapshot.amqjrninf, qmgr=snapshot.qmgr)
     except MalformedAmqjrninf:
-        return _Jrninf(None, ("AMQJRNINF_MALFORMED",), None, False)
+        return _Jrninf(None, (BlockReason.AMQJRNINF_MALFORMED,), None, False)
     needed_at = record.needed_at.replace(tzinfo=snapshot.collected_at.tzinfo)
     # Whatever the name field holds, an entry MQ needs cannot have been written after the collection read it.
-    future = ("AMQJRNINF_TIME_IN_FUTURE",) if needed_at > latest else ()
+    future = (BlockReason.AMQJRNINF_TIME_IN_FUTURE,) if needed_at > latest else ()
     by_time = _by_time(chain, needed_at)
     if record.receiver is None:
         return _Jrninf(by_time if by_time is not None else 0, future, needed_at, True)
     named = next((i for i, r in enumerate(chain) if (r.name, r.library) == (record.receiver, record.library)), None)
     if named is None:
-        return _Jrninf(None, ("AMQJRNINF_RECEIVER_NOT_IN_CHAIN", *future), needed_at, False)
+        return _Jrninf(None, (BlockReason.AMQJRNINF_RECEIVER_NOT_IN_CHAIN, *future), needed_at, False)
     if named != by_time:
         # MQ names the receiver holding the oldest needed entry: it was attached at or before that entry, and it
         # is the newest such receiver. Anything else (a time before the chain too) means the chain or the record
         # is not what we think.
-        return _Jrninf(named, ("AMQJRNINF_NAME_TIME_DISAGREE", *future), needed_at, False)
+        return _Jrninf(named, (BlockReason.AMQJRNINF_NAME_TIME_DISAGREE, *future), needed_at, False)
     return _Jrninf(named, future, needed_at, False)
 
 
-def _point(point: RecoveryPoint, chain: list[Receiver], latest: datetime) -> tuple[int | None, tuple[str, ...]]:
+def _point(point: RecoveryPoint, chain: list[Receiver], latest: datetime) -> tuple[int | None, tuple[BlockReason, ...]]:
     """Section 2.2: one recovery point's position (None: none) and block reasons."""
-    future = ("RECOVERY_POINT_IN_FUTURE",) if point.at > latest else ()
+    future = (BlockReason.RECOVERY_POINT_IN_FUTURE,) if point.at > latest else ()
     if point.receiver is None:
         by_time = _by_time(chain, point.at)
         return (by_time if by_time is not None else 0), future
     named = next((i for i, r in enumerate(chain) if r.name == point.receiver), None)
     if named is None:
-        return None, ("RECOVERY_POINT_NOT_IN_CHAIN", *future)
+        return None, (BlockReason.RECOVERY_POINT_NOT_IN_CHAIN, *future)
     # AMQ7460/AMQ7462 show whole seconds: the first attach is compared at that precision.
-    if point.at < chain[0].attached_at.replace(microsecond=0):
-        return named, ("RECOVERY_POINT_BEFORE_CHAIN", *future)
+    if point.at < attached_at(chain[0]).replace(microsecond=0):
+        return named, (BlockReason.RECOVERY_POINT_BEFORE_CHAIN, *future)
     return named, future
 
 
@@ -237,7 +239,7 @@ def oldest_needed(snapshot: Snapshot, chain: list[Receiver], *, policy: Policy |
     # of the controller writes needed times that are plausible for it.
     latest = snapshot.collected_at + policy.clock_skew
     jrninf = _amqjrninf(snapshot, chain, latest)
-    blocks = list(jrninf.blocks)
+    blocks: list[BlockReason] = list(jrninf.blocks)
     present = [p for p in (snapshot.startup_recovery, snapshot.media_recovery) if p is not None]
     positions = []
     for point in present:
@@ -248,10 +250,8 @@ def oldest_needed(snapshot: Snapshot, chain: list[Receiver], *, policy: Policy |
     j = jrninf.position
     p = min(positions) if positions else None
     disagree = j is not None and p is not None and (j != p if len(present) == 2 else j > p)
-    if blocks:
-        n = 0
-    else:
-        n = min(x for x in (j, p) if x is not None)
+    # Any block makes everything needed; unblocked, AMQJRNINF is usable, so j is set.
+    n = 0 if blocks else min(x for x in (j, p) if x is not None)
     return OldestNeeded(
         position=n,
         blocks=tuple(dict.fromkeys(blocks)),
@@ -270,20 +270,22 @@ def is_saved(receiver: Receiver) -> bool:
     return receiver.saved_at is not None and receiver.status in (ReceiverStatus.SAVED, ReceiverStatus.FREED)
 
 
-def decide(receiver: Receiver, *, needed: bool, blocked: bool, retained: bool) -> tuple[str, str]:
+def decide(receiver: Receiver, *, needed: bool, blocked: bool, retained: bool) -> tuple[Action, Reason]:
     """The action for one chain member, and why (docs/planning-rules.md, section 3)."""
     saved = is_saved(receiver)
     if receiver.status == ReceiverStatus.ATTACHED:
-        return KEEP, "ATTACHED"
+        return Action.KEEP, Reason.ATTACHED
     if needed:
         if receiver.status == ReceiverStatus.FREED:
-            return KEEP, "NEEDED_FREED"
-        return (KEEP, "NEEDED_SAVED") if saved else (SAVE, "NEEDED_NOT_SAVED")
+            return Action.KEEP, Reason.NEEDED_FREED
+        return (Action.KEEP, Reason.NEEDED_SAVED) if saved else (Action.SAVE, Reason.NEEDED_NOT_SAVED)
     if blocked:
-        return (KEEP, "BLOCKED") if saved else (SAVE, "BLOCKED_NOT_SAVED")
+        return (Action.KEEP, Reason.BLOCKED) if saved else (Action.SAVE, Reason.BLOCKED_NOT_SAVED)
     if retained:
-        return (KEEP, "RETAINED") if saved else (SAVE, "RETAINED_NOT_SAVED")
-    return (DELETE, "NOT_NEEDED_SAVED") if saved else (SAVE_THEN_DELETE, "NOT_NEEDED_NOT_SAVED")
+        return (Action.KEEP, Reason.RETAINED) if saved else (Action.SAVE, Reason.RETAINED_NOT_SAVED)
+    if saved:
+        return Action.DELETE, Reason.NOT_NEEDED_SAVED
+    return Action.SAVE_THEN_DELETE, Reason.NOT_NEEDED_NOT_SAVED
 
 
 def retained_positions(chain: list[Receiver], n: int, *, as_of: datetime, policy: Policy) -> set[int]:
@@ -291,8 +293,13 @@ def retained_positions(chain: list[Receiver], n: int, *, as_of: datetime, policy
     kept = set(range(max(0, n - policy.keep_min_receivers), n))
     if policy.retention_days > 0:
         cutoff = as_of - policy.retention
-        kept |= {i for i in range(n) if chain[i].detached_at is None or chain[i].detached_at > cutoff}
+        kept |= {i for i in range(n) if _detached_after(chain[i], cutoff)}
     return kept
+
+
+def _detached_after(receiver: Receiver, cutoff: datetime) -> bool:
+    """Detached after `cutoff`, or not detached yet."""
+    return receiver.detached_at is None or receiver.detached_at > cutoff
 
 
 # --- 4. alerts ----------------------------------------------------------------------------------------------------
@@ -319,29 +326,26 @@ def _attached_names(snapshot: Snapshot) -> list[str]:
     return sorted(r.name for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED)
 
 
+def over_threshold(receiver: Receiver) -> bool:
+    return receiver.threshold_kb is not None and receiver.size_bytes > receiver.threshold_kb * 1024
+
+
 def alerts_for(
     snapshot: Snapshot, history: list[Snapshot], chain: list[Receiver], needed: OldestNeeded, policy: Policy
-) -> tuple[str, ...]:
-    found = set()
-    if snapshot.checkpoint.forced and not snapshot.checkpoint.ok:
-        found.add("CHECKPOINT_FAILED")
-    if needed.not_on_system:
-        found.add("OLDEST_NEEDED_NOT_ON_SYSTEM")
-    if needed.points_disagree:
-        found.add("RECOVERY_POINTS_DISAGREE")
-    if any(r.status == ReceiverStatus.FREED for r in chain[needed.position :]):
-        found.add("NEEDED_RECEIVER_NOT_ONLINE")
+) -> tuple[Alert, ...]:
     # Any ATTACHED receiver counts: with two (a broken chain) the alert errs on the side of telling.
     attached = [r for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED]
-    if any(r.threshold_kb is not None and r.size_bytes > r.threshold_kb * 1024 for r in attached):
-        found.add("RECEIVER_OVER_THRESHOLD")
-    if any(next_name_taken(snapshot, r) for r in attached):
-        found.add("NEXT_RECEIVER_NAME_TAKEN")
-    if recovery_stuck(history, "startup_recovery", policy.stuck_after_runs):
-        found.add("STARTUP_RECOVERY_STUCK")
-    if recovery_stuck(history, "media_recovery", policy.stuck_after_runs):
-        found.add("MEDIA_RECOVERY_STUCK")
-    return tuple(sorted(found))
+    raised = {
+        Alert.CHECKPOINT_FAILED: snapshot.checkpoint.forced and not snapshot.checkpoint.ok,
+        Alert.OLDEST_NEEDED_NOT_ON_SYSTEM: needed.not_on_system,
+        Alert.RECOVERY_POINTS_DISAGREE: needed.points_disagree,
+        Alert.NEEDED_RECEIVER_NOT_ONLINE: any(r.status == ReceiverStatus.FREED for r in chain[needed.position :]),
+        Alert.RECEIVER_OVER_THRESHOLD: any(over_threshold(r) for r in attached),
+        Alert.NEXT_RECEIVER_NAME_TAKEN: any(next_name_taken(snapshot, r) for r in attached),
+        Alert.STARTUP_RECOVERY_STUCK: recovery_stuck(history, "startup_recovery", policy.stuck_after_runs),
+        Alert.MEDIA_RECOVERY_STUCK: recovery_stuck(history, "media_recovery", policy.stuck_after_runs),
+    }
+    return tuple(sorted(alert for alert, found in raised.items() if found))
 
 
 # --- the plan --------------------------------------------------------------------------------------------------
@@ -359,9 +363,9 @@ def plan_queue_manager(
     needed = oldest_needed(current, chain, policy=policy)
     blocks = set(needed.blocks)
     if as_of - current.collected_at > policy.max_snapshot_age:
-        blocks.add("SNAPSHOT_STALE")
+        blocks.add(BlockReason.SNAPSHOT_STALE)
     if chain_is_broken(chain):
-        blocks.add("CHAIN_BROKEN")
+        blocks.add(BlockReason.CHAIN_BROKEN)
     blocked = bool(blocks)
     n = needed.position
     retained = retained_positions(chain, n, as_of=as_of, policy=policy)
@@ -371,7 +375,7 @@ def plan_queue_manager(
     for r in current.receivers:
         i = position.get((r.name, r.library))
         if i is None:
-            action, reason = KEEP, "NOT_IN_CHAIN"
+            action, reason = Action.KEEP, Reason.NOT_IN_CHAIN
         else:
             action, reason = decide(r, needed=i >= n, blocked=blocked, retained=i in retained)
         rows.append(
@@ -390,12 +394,12 @@ def plan_queue_manager(
         )
     to_save = [r for r in rows if r.action in SAVES]
     to_delete = [r for r in rows if r.action in DELETES]
-    usable = needed.needed_at is not None
+    needed_at = needed.needed_at  # None: AMQJRNINF is unusable
     qm = QueueManagerPlan(
         host=current.host,
         qmgr=current.qmgr,
         qmgr_library=current.qmgr_library,
-        oldest_needed=chain[n].name if usable and chain else None,
+        oldest_needed=chain[n].name if needed_at is not None and chain else None,
         blocked=blocked,
         block_reason=",".join(code for code in BLOCK_ORDER if code in blocks) or None,
         alerts=alerts_for(current, history, chain, needed, policy),
@@ -406,7 +410,7 @@ def plan_queue_manager(
         bytes_to_delete=sum(r.size_bytes for r in to_delete),
         bytes_freed=sum(r.size_bytes for r in to_delete),
         chain_length=len(chain),
-        oldest_needed_age_seconds=math.floor((as_of - needed.needed_at).total_seconds()) if usable else None,
+        oldest_needed_age_seconds=None if needed_at is None else math.floor((as_of - needed_at).total_seconds()),
         collected_at=current.collected_at,
         run_id=current.run_id,
     )
@@ -473,8 +477,7 @@ class DeleteDecision:
     receiver: str
     library: str
     delete: bool
-    # DELETE, ALREADY_GONE, NOT_IN_CHAIN, BLOCKED, OLDER_NOT_DELETED, ATTACHED, NOT_DELETABLE_NOW, NO_PROVEN_BACKUP
-    reason: str
+    reason: DeleteReason
     detail: str  # one sentence an admin reads: why (docs/planning-rules.md, section 6)
     # DLTOPT(*IGNINQMSG): only for a delete the catalog proves while the host does not show the receiver saved
     ignore_inquiry: bool = False
@@ -501,7 +504,7 @@ def delete_decisions(
     names = list(dict.fromkeys(approved))
     on_host = {r.name for r in live.receivers if r.library == library}
     decisions = [
-        DeleteDecision(name, library, False, "ALREADY_GONE", "not on the system")
+        DeleteDecision(name, library, False, DeleteReason.ALREADY_GONE, "not on the system")
         for name in names
         if name not in on_host
     ]
@@ -509,51 +512,60 @@ def delete_decisions(
     chain = chain_of(live)
     members = [r for r in chain if r.library == library and r.name in pending]
     strays = [
-        DeleteDecision(name, library, False, "NOT_IN_CHAIN", "not in the journal's receiver chain")
+        DeleteDecision(name, library, False, DeleteReason.NOT_IN_CHAIN, "not in the journal's receiver chain")
         for name in pending
         if name not in {r.name for r in members}
     ]
     qm, rows = plan_queue_manager(live, [live], as_of=live.collected_at, policy=policy)
     if qm.blocked:
         blocked = f"blocked on the live host: {qm.block_reason}"
-        return [*decisions, *[DeleteDecision(r.name, r.library, False, "BLOCKED", blocked) for r in members], *strays]
+        kept = [DeleteDecision(r.name, r.library, False, DeleteReason.BLOCKED, blocked) for r in members]
+        return [*decisions, *kept, *strays]
     planned = {(r.receiver, r.library): (r.action, r.reason) for r in rows}
     for done, receiver in enumerate(chain):  # oldest first, as DLTJRNRCV requires
         if done == len(members):
             break
         if receiver is not members[done]:
             why = f"{receiver.name}, older in the chain, is not approved for deletion"
-            decisions += [DeleteDecision(r.name, r.library, False, "OLDER_NOT_DELETED", why) for r in members[done:]]
+            decisions += [_older_not_deleted(r, why) for r in members[done:]]
             break
-        saves = evidence.get((receiver.library, receiver.name, receiver.attached_at), ())
+        saves = evidence.get((receiver.library, receiver.name, attached_at(receiver)), ())
         decision = _decide_delete(receiver, planned[(receiver.name, receiver.library)], saves)
         decisions.append(decision)
         if not decision.delete:
             why = f"{receiver.name}, older in the chain, was not deleted"
             later = members[done + 1 :]
-            decisions += [DeleteDecision(r.name, r.library, False, "OLDER_NOT_DELETED", why) for r in later]
+            decisions += [_older_not_deleted(r, why) for r in later]
             break
     return [*decisions, *strays]
 
 
-def _decide_delete(receiver: Receiver, planned: tuple[str, str], saves: Sequence[BackupEvidence]) -> DeleteDecision:
+def _older_not_deleted(receiver: Receiver, why: str) -> DeleteDecision:
+    return DeleteDecision(receiver.name, receiver.library, False, DeleteReason.OLDER_NOT_DELETED, why)
+
+
+def _decide_delete(
+    receiver: Receiver, planned: tuple[Action, Reason], saves: Sequence[BackupEvidence]
+) -> DeleteDecision:
     action, reason = planned
 
-    def keep(code: str, detail: str) -> DeleteDecision:
+    def keep(code: DeleteReason, detail: str) -> DeleteDecision:
         return DeleteDecision(receiver.name, receiver.library, False, code, detail)
 
     if action not in DELETES:
-        return keep("ATTACHED" if reason == "ATTACHED" else "NOT_DELETABLE_NOW", f"not deletable now ({reason})")
+        code = DeleteReason.ATTACHED if reason == Reason.ATTACHED else DeleteReason.NOT_DELETABLE_NOW
+        return keep(code, f"not deletable now ({reason})")
     if not saves:
-        return keep("NO_PROVEN_BACKUP", "not verifiably saved: no verified save in the catalog")
+        return keep(DeleteReason.NO_PROVEN_BACKUP, "not verifiably saved: no verified save in the catalog")
     proof = next((s for s in saves if s.proven), None)
     if proof is None:
-        return keep("NO_PROVEN_BACKUP", f"no save proven on the host: {'; '.join(s.why_not() for s in saves)}")
+        why_not = "; ".join(s.why_not() for s in saves)
+        return keep(DeleteReason.NO_PROVEN_BACKUP, f"no save proven on the host: {why_not}")
     return DeleteDecision(
         receiver.name,
         receiver.library,
         True,
-        "DELETE",
+        DeleteReason.DELETE,
         f"not needed, saved in {proof.save_file}",
         ignore_inquiry=not is_saved(receiver),
     )
