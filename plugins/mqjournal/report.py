@@ -4,25 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-ALERT_TEXT = {
-    "STARTUP_RECOVERY_STUCK": "AMQ7460 has not moved while receivers changed: an open unit of work or in-doubt channel",
-    "MEDIA_RECOVERY_STUCK": "AMQ7462 has not moved while receivers changed: a damaged object (RCRMQMOBJ it)",
-    "NEXT_RECEIVER_NAME_TAKEN": "the next receiver name exists: switching will stop (CPI70E3)",
-    "RECEIVER_OVER_THRESHOLD": "the attached receiver is past its threshold (switching stopped?)",
-    "OLDEST_NEEDED_NOT_ON_SYSTEM": "AMQJRNINF shows asterisks: the oldest needed receiver is not on the system",
-    "NEEDED_RECEIVER_NOT_ONLINE": "a receiver MQ needs is freed (restore it)",
-    "CHECKPOINT_FAILED": "the forced checkpoint (RCDMQMIMG) failed",
-}
+from mqjournal.vocabulary import IMPLAUSIBLE_NEEDS, Alert, alert_text
 
 
 def size(n: int | None) -> str:
     value = float(n or 0)
     if value < 1024:
         return f"{value:.0f} B"
-    for unit in ("KB", "MB", "GB", "TB"):
+    for unit in ("KB", "MB", "GB"):
         value /= 1024
-        if value < 1024 or unit == "TB":
+        if value < 1024:
             return f"{value:.1f} {unit}"
+    return f"{value / 1024:.1f} TB"
+
+
+def _needs_look_doubtful(q: Mapping) -> bool:
+    """AMQJRNINF and the recovery points disagree, or one of them cannot be true."""
+    blocks = set((q["block_reason"] or "").split(","))
+    return Alert.RECOVERY_POINTS_DISAGREE in q["alerts"] or not blocks.isdisjoint(IMPLAUSIBLE_NEEDS)
 
 
 def plan_body(
@@ -48,20 +47,10 @@ def plan_body(
         out += ["", "Receivers to delete (oldest first; each is saved and verified first):"]
         out += [f"- {key}: {', '.join(names)}" for key, names in details]
     alerts = sorted({code for q in rows for code in q["alerts"]})
-    texts = {
-        **ALERT_TEXT,
-        "RECOVERY_POINTS_DISAGREE": "AMQJRNINF and AMQ7460/AMQ7462 name different oldest needed receivers: the oldest "
-        "of them is kept",
-    }
     if alerts:
-        out += ["", "Alerts:"] + [f"- {code}: {texts.get(code, code)}" for code in alerts]
+        out += ["", "Alerts:"] + [f"- {code}: {alert_text(code)}" for code in alerts]
     # What MQ says it needs, side by side, wherever the three disagree or one of them cannot be true.
-    doubtful = [
-        q
-        for q in rows
-        if "RECOVERY_POINTS_DISAGREE" in q["alerts"]
-        or any(code in (q["block_reason"] or "") for code in ("RECOVERY_POINT_", "AMQJRNINF_TIME_IN_FUTURE"))
-    ]
+    doubtful = [q for q in rows if _needs_look_doubtful(q)]
     if doubtful:
         out += ["", "What MQ needs (AMQJRNINF, AMQ7460 startup, AMQ7462 media) where they disagree or cannot be true:"]
         out += [f"- {q['host']}/{q['qmgr']}/{q['qmgr_library']}: {q.get('recovery_points') or '-'}" for q in doubtful]
