@@ -22,6 +22,7 @@ from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body
 from mqjournal.snapshot import write_snapshots
+from mqjournal.vocabulary import DELETES, SAVES
 
 
 def _target(t: dict) -> collector.Target:
@@ -111,7 +112,7 @@ def summarize(plan_dir: Path, targets: list[dict]) -> dict:
         if (q["host"], q["qmgr"], q["qmgr_library"]) in wanted
     ]
     receivers = pq.read_table(
-        plan_dir / "receivers", filters=[("action", "in", ["save", "delete", "save_then_delete"])]
+        plan_dir / "receivers", filters=[("action", "in", sorted({*SAVES, *DELETES}))]
     ).to_pylist()
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
@@ -119,9 +120,9 @@ def summarize(plan_dir: Path, targets: list[dict]) -> dict:
         k = f"{r['host']}/{r['qmgr']}/{r['qmgr_library']}"
         if (r["host"], r["qmgr"], r["qmgr_library"]) not in wanted:
             continue
-        if r["action"] in ("save", "save_then_delete"):
+        if r["action"] in SAVES:
             to_save[k].append(r["receiver"])
-        if r["action"] in ("delete", "save_then_delete"):
+        if r["action"] in DELETES:
             to_delete[k].append(r["receiver"])
     for q in qms:
         q["alerts"] = list(q["alerts"] or [])
