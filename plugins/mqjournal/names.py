@@ -15,17 +15,30 @@ from pydantic import BeforeValidator, StringConstraints
 
 from mqjournal.errors import InvalidName, NextReceiverNameTaken, NoReceiverNameFree
 
-# IBM i basic object names: 1-10 characters, the first A-Z $ # @, the rest also 0-9 _ and '.'.
-# Quoted (extended) names are deliberately not supported: no MQ object needs them.
-_OBJECT_NAME = re.compile(r"[A-Z$#@][A-Z0-9$#@_.]{0,9}")
+# The patterns are published as text (unanchored) for the places that cannot call a validator: pydantic field
+# patterns, the DAG form, the Spark job's rlike. Anchor them there (^...$, or \z in Java).
 
-# MQ queue manager names: up to 48 of A-Z a-z 0-9 . / _ %. None of these can end a CL quoted string.
-_QMGR_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+OBJECT_NAME_PATTERN = r"[A-Z$#@][A-Z0-9$#@_.]{0,9}"
+"""IBM i basic object names: 1-10 characters, the first A-Z $ # @, the rest also 0-9 _ and '.'. Quoted (extended)
+names are deliberately not supported: no MQ object needs them."""
 
-_RECEIVER_NAME = re.compile(r"AMQ([A-Z])([0-9])([0-9]{5})")
+QMGR_NAME_PATTERN = r"[A-Za-z0-9._/%]{1,48}"
+"""MQ queue manager names: up to 48 of A-Z a-z 0-9 . / _ %. None of these can end a CL quoted string."""
+
+RECEIVER_NAME_PATTERN = r"AMQ([A-Z])([0-9])([0-9]{5})"
+"""MQ journal receiver names AMQxrnnnnn: instance x, restore count r, number nnnnn."""
+
+# Seed rule 1, the successor of a receiver name, as text: the first RECEIVER_KEPT_LENGTH characters (AMQ, x and r)
+# are kept, and the last RECEIVER_NUMBER_DIGITS (nnnnn) count up by one modulo SEQUENCE_SIZE, zero-padded.
+# ReceiverName.successor applies it to a parsed name; the Spark job builds the same rule from these on a column.
+RECEIVER_KEPT_LENGTH = 5
+RECEIVER_NUMBER_DIGITS = 5
+SEQUENCE_SIZE = 10**RECEIVER_NUMBER_DIGITS  # nnnnn runs 00000-99999 before it wraps
+
+_OBJECT_NAME = re.compile(OBJECT_NAME_PATTERN)
+_QMGR_NAME = re.compile(QMGR_NAME_PATTERN)
+_RECEIVER_NAME = re.compile(RECEIVER_NAME_PATTERN)
 _JOURNAL_NAME = re.compile(r"AMQ([A-Z])JRN")
-
-_SEQUENCE_SIZE = 100_000  # nnnnn runs 00000-99999 before it wraps
 
 
 def object_name(value: object, *, what: str = "object") -> str:
@@ -68,12 +81,10 @@ def _as_object_name(value: object) -> str:
     return object_name(value)
 
 
-ObjectName = Annotated[
-    str, BeforeValidator(_as_object_name), StringConstraints(pattern=r"^[A-Z$#@][A-Z0-9$#@_.]{0,9}$")
-]
+ObjectName = Annotated[str, BeforeValidator(_as_object_name), StringConstraints(pattern=rf"^{OBJECT_NAME_PATTERN}$")]
 """A pydantic field type for any IBM i object name (library, journal, receiver, save file, message queue)."""
 
-QueueManagerName = Annotated[str, BeforeValidator(qmgr_name), StringConstraints(pattern=r"^[A-Za-z0-9._/%]{1,48}$")]
+QueueManagerName = Annotated[str, BeforeValidator(qmgr_name), StringConstraints(pattern=rf"^{QMGR_NAME_PATTERN}$")]
 
 
 def qmgr_library_for(qmgr: str) -> str:
@@ -112,21 +123,23 @@ def save_library_for(save_library: object, qmgr_library: str) -> str:
     if library == object_name(qmgr_library, what="queue manager library"):
         raise InvalidName(
             library,
-            "save files may not go in the queue manager's own library: a lost library (DLTLIB) or a library restore would take the saves "
-            "with it, and the receivers could never be restored",
+            "save files may not go in the queue manager's own library: a lost library (DLTLIB) or a library restore "
+            "would take the saves with it, and the receivers could never be restored",
             _SAVE_LIBRARY_ACTION,
         )
     if library == "QTEMP":
         raise InvalidName(
             library,
-            "save files may not go in the job's temporary library: it and every save file in it go when the job (the SSH session) ends",
+            "save files may not go in the job's temporary library: it and every save file in it go when the job "
+            "(the SSH session) ends",
             _SAVE_LIBRARY_ACTION,
         )
     if library.startswith("Q") and library not in _USER_DATA_Q_LIBRARIES:
         raise InvalidName(
             library,
-            "save files may not go in an IBM-supplied system or product library (or another queue manager's library): backups of user "
-            "data (SAVLIB *ALLUSR) skip it, and IBM may clear or replace it (IPL, upgrade, library recovery)",
+            "save files may not go in an IBM-supplied system or product library (or another queue manager's "
+            "library): backups of user data (SAVLIB *ALLUSR) skip it, and IBM may clear or replace it (IPL, upgrade, "
+            "library recovery)",
             _SAVE_LIBRARY_ACTION,
         )
     return library
@@ -166,11 +179,11 @@ class ReceiverName:
         return cls(instance, 0, 0)
 
     def __str__(self) -> str:
-        return f"AMQ{self.instance}{self.restore}{self.number:05d}"
+        return f"AMQ{self.instance}{self.restore}{self.number:0{RECEIVER_NUMBER_DIGITS}d}"
 
     def successor(self) -> ReceiverName:
         """Seed rule 1: nnnnn + 1, wrapping 99999 to 00000 with r kept (AMQA999999 -> AMQA900000)."""
-        return ReceiverName(self.instance, self.restore, (self.number + 1) % _SEQUENCE_SIZE)
+        return ReceiverName(self.instance, self.restore, (self.number + 1) % SEQUENCE_SIZE)
 
 
 def is_receiver_name(value: str) -> bool:
@@ -195,7 +208,7 @@ def next_receiver_name(attached: str, existing: Collection[str]) -> ReceiverName
 def next_free_receiver_name(attached: str, existing: Collection[str]) -> ReceiverName:
     """The first name after `attached`, by rule 1, that is not in `existing`; NoReceiverNameFree (rule 3) if none."""
     candidate = ReceiverName.parse(attached)
-    for _ in range(_SEQUENCE_SIZE - 1):
+    for _ in range(SEQUENCE_SIZE - 1):
         candidate = candidate.successor()
         if str(candidate) not in existing:
             return candidate
