@@ -21,8 +21,8 @@ from mqjournal.catalog import Catalog, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MalformedAmqjrninf, MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
-from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
-from mqjournal.jrninf import parse_amqjrninf
+from mqjournal.ibmi.transport import Command, IbmiSession, OutcomeUnknown, TransportError
+from mqjournal.jrninf import OldestNeeded, parse_amqjrninf
 from mqjournal.names import save_library_for
 from mqjournal.recovery.gather import save_files_on_host
 from mqjournal.recovery.outcome import ALREADY_RUNNING, SAVED_TO_SAVE_FILE, judge_cl
@@ -58,20 +58,8 @@ def save_library(
     (before anything is sent) for a save library the saves could be lost with (see names.save_library_for)."""
     save_library = save_library_for(save_library, target.library)
     where = f"{target.qmgr} ({target.library}) on {host}"
-
-    def read() -> Snapshot:
-        return read_state(session, target, host=host, run_id=run_id, tz=tz)
-
-    # A fresh checkpoint first: AMQJRNINF then names the oldest receiver a restore of this save needs.
-    verdict = judge_cl(session.run(commands.record_media_images(target.qmgr)))
-    if not verdict.ok:
-        raise LibrarySaveFailed(
-            where,
-            f"RCDMQMIMG failed ({verdict.failure}); the queue manager was not ended",
-            "check that the queue manager runs, then save again",
-            msg_id=verdict.msg_id,
-        )
-    before = read()
+    _checkpoint(session, target, where)
+    before = read_state(session, target, host=host, run_id=run_id, tz=tz)
     _oldest_needed(before, where)  # refuse before ending the queue manager if AMQJRNINF cannot be read
 
     ended = _run_cl(session, commands.end_qmgr(target.qmgr))
@@ -84,34 +72,8 @@ def save_library(
                 f"ENDMQM failed ({ended}); nothing was saved",
                 "end the queue manager's applications and save again",
             )
-        at_save = read()
-        save_file = _new_save_file(session, host, target.library, save_library, run_id)
-        started = at_save.collected_at
-        # SAVLIB of a queue manager library always takes the journal's attached receiver, even with MQ ended, so
-        # IBM i adds a diagnostic to the completion: judged by the exit status and CPC3722, not by message prefixes.
-        saved = _run_cl(
-            session, commands.save_library(target.library, save_library, save_file), completion=(SAVED_TO_SAVE_FILE,)
-        )
-        after = read()
-        problem = _unverified(session, at_save, after, save_library, save_file, started, saved)
-        if problem:
-            raise LibrarySaveFailed(
-                f"library {target.library} in {save_library}/{save_file} on {host}",
-                problem,
-                "check the save library's space and authority, then save again",
-            )
-        result = _record(
-            catalog,
-            at_save,
-            after,
-            host=host,
-            target=target,
-            tz=tz,
-            save_library=save_library,
-            save_file=save_file,
-            started=started,
-            run_id=run_id,
-            where=where,
+        result = _save_ended_library(
+            session, target, host=host, tz=tz, catalog=catalog, save_library=save_library, run_id=run_id, where=where
         )
     except LibrarySaveFailed as exc:
         save_error = exc
@@ -121,25 +83,91 @@ def save_library(
         # Always: a queue manager left ended by a backup is an outage.
         restart = _run_cl(session, commands.start_qmgr(target.qmgr), already_ok=ALREADY_RUNNING)
     if save_error is not None or restart is not True:
-        parts = [save_error.problem if save_error else "the library was saved and recorded"]
-        if restart is not True:
-            parts.append(f"STRMQM afterwards failed: {restart}")
-        action = (save_error.action + "; " if save_error else "") + (
-            "start the queue manager by hand (STRMQM) now" if restart is not True else "the queue manager runs again"
-        )
-        raise LibrarySaveFailed(
-            save_error.obj if save_error else where,
-            "; ".join(parts),
-            action,
-            msg_id=save_error.msg_id if save_error else None,
-        )
-    assert result is not None
+        raise _save_and_restart_failure(save_error, restart, where)
+    assert result is not None  # no save error, so the save returned its result
     result.restart = "STRMQM succeeded"
     return result
 
 
+def _checkpoint(session: IbmiSession, target: Target, where: str) -> None:
+    """A fresh checkpoint first: AMQJRNINF then names the oldest receiver a restore of this save needs."""
+    verdict = judge_cl(session.run(commands.record_media_images(target.qmgr)))
+    if not verdict.ok:
+        raise LibrarySaveFailed(
+            where,
+            f"RCDMQMIMG failed ({verdict.failure}); the queue manager was not ended",
+            "check that the queue manager runs, then save again",
+            msg_id=verdict.msg_id,
+        )
+
+
+def _save_ended_library(
+    session: IbmiSession,
+    target: Target,
+    *,
+    host: str,
+    tz: timezone,
+    catalog: Catalog,
+    save_library: str,
+    run_id: str,
+    where: str,
+) -> LibrarySaveResult:
+    """With the queue manager ended: read, CRTSAVF, SAVLIB, read again, verify, record."""
+
+    def read() -> Snapshot:
+        return read_state(session, target, host=host, run_id=run_id, tz=tz)
+
+    at_save = read()
+    save_file = _new_save_file(session, host, target.library, save_library, run_id)
+    started = at_save.collected_at
+    # SAVLIB of a queue manager library always takes the journal's attached receiver, even with MQ ended, so
+    # IBM i adds a diagnostic to the completion: judged by the exit status and CPC3722, not by message prefixes.
+    saved = _run_cl(
+        session, commands.save_library(target.library, save_library, save_file), completion=(SAVED_TO_SAVE_FILE,)
+    )
+    after = read()
+    problem = _unverified(session, at_save, after, save_library, save_file, started, saved)
+    if problem:
+        raise LibrarySaveFailed(
+            f"library {target.library} in {save_library}/{save_file} on {host}",
+            problem,
+            "check the save library's space and authority, then save again",
+        )
+    return _record(
+        catalog,
+        at_save,
+        after,
+        host=host,
+        target=target,
+        tz=tz,
+        save_library=save_library,
+        save_file=save_file,
+        started=started,
+        run_id=run_id,
+        where=where,
+    )
+
+
+def _save_and_restart_failure(
+    save_error: LibrarySaveFailed | None, restart: bool | str, where: str
+) -> LibrarySaveFailed:
+    """One error for what went wrong with the save and with STRMQM afterwards: the operator needs both."""
+    parts = [save_error.problem if save_error else "the library was saved and recorded"]
+    if restart is not True:
+        parts.append(f"STRMQM afterwards failed: {restart}")
+    action = (save_error.action + "; " if save_error else "") + (
+        "start the queue manager by hand (STRMQM) now" if restart is not True else "the queue manager runs again"
+    )
+    return LibrarySaveFailed(
+        save_error.obj if save_error else where,
+        "; ".join(parts),
+        action,
+        msg_id=save_error.msg_id if save_error else None,
+    )
+
+
 def _run_cl(
-    session: IbmiSession, command, already_ok: str | None = None, completion: tuple[str, ...] = ()
+    session: IbmiSession, command: Command, already_ok: str | None = None, completion: tuple[str, ...] = ()
 ) -> bool | str:
     """True when the command succeeded, else what went wrong."""
     try:
@@ -153,7 +181,7 @@ def _run_cl(
     return verdict.failure or "failed"
 
 
-def _oldest_needed(snapshot: Snapshot, where: str):
+def _oldest_needed(snapshot: Snapshot, where: str) -> OldestNeeded:
     try:
         return parse_amqjrninf(snapshot.amqjrninf, qmgr=snapshot.qmgr)
     except MalformedAmqjrninf as exc:
@@ -201,15 +229,31 @@ def _unverified(
     path = f"{save_library}/{save_file}"
     if path not in save_files_on_host(session, [save_library]):
         return f"SAVLIB reported success but the save file {path} is not on the host"
-    now = {r.name: r for r in after.receivers if r.library == after.qmgr_library}
-    unsaved = [
-        r.name
-        for r in _detached(at_save)
-        if now.get(r.name) is None or now[r.name].saved_at is None or now[r.name].saved_at < started
-    ]
+    unsaved = unsaved_receivers(at_save, after, started)
     if unsaved:
         return f"SAVLIB reported success but {', '.join(unsaved)} do not show a save of this run"
     return None
+
+
+def _saved_times(after: Snapshot) -> dict[str, datetime]:
+    """When each receiver of the queue manager library was last saved, as the host shows it after the save."""
+    return {r.name: r.saved_at for r in after.receivers if r.library == after.qmgr_library and r.saved_at is not None}
+
+
+def unsaved_receivers(at_save: Snapshot, after: Snapshot, started: datetime) -> list[str]:
+    """The receivers SAVLIB had to save in full that do not show a save of this run afterwards."""
+    saved = _saved_times(after)
+    return [r.name for r in _detached(at_save) if r.name not in saved or saved[r.name] < started]
+
+
+def library_save_time(at_save: Snapshot, after: Snapshot, attached: Receiver, started: datetime) -> datetime:
+    """When the library was saved: the attached receiver's save time if it shows this run's save, else the latest
+    save of a detached receiver, else the time the host was read after the save."""
+    saved = _saved_times(after)
+    attached_saved = saved.get(attached.name)
+    if attached_saved is not None and attached_saved >= started:
+        return attached_saved
+    return max((saved[r.name] for r in _detached(at_save) if r.name in saved), default=after.collected_at)
 
 
 def _record(
@@ -232,14 +276,6 @@ def _record(
             where, "the journal has no attached receiver at the save", "check the journal (WRKJRNA)"
         )
     oldest = _oldest_needed(at_save, where)
-    now = {r.name: r for r in after.receivers if r.library == after.qmgr_library}
-    saved_times = [now[r.name].saved_at for r in _detached(at_save) if r.name in now and now[r.name].saved_at]
-    after_attached = now.get(attached.name)
-    saved_at = (
-        after_attached.saved_at
-        if after_attached and after_attached.saved_at and after_attached.saved_at >= started
-        else max(saved_times, default=after.collected_at)
-    )
     verified_at = datetime.now(UTC)
     record = LibrarySaveRecord(
         host=host,
@@ -248,7 +284,7 @@ def _record(
         journal=target.journal,
         save_file_library=save_library,
         save_file=save_file,
-        saved_at=saved_at,
+        saved_at=library_save_time(at_save, after, attached, started),
         verified_at=verified_at,
         attached_receiver=attached.name,
         attached_at=attached.attached_at,
@@ -257,14 +293,33 @@ def _record(
         threshold_kb=attached.threshold_kb,
         run_id=run_id,
     )
-    names = []
+    receiver_saves = receiver_save_records(at_save, after, record)
+    for receiver_save in receiver_saves:
+        catalog.record_save(receiver_save)
+    catalog.record_library_save(record)
+    log.info(
+        "%s: library %s saved in %s/%s with %d detached receiver(s)",
+        host,
+        target.library,
+        save_library,
+        save_file,
+        len(receiver_saves),
+    )
+    return LibrarySaveResult(record=record, receivers=[s.receiver for s in receiver_saves])
+
+
+def receiver_save_records(at_save: Snapshot, after: Snapshot, library_save: LibrarySaveRecord) -> list[SaveRecord]:
+    """A receiver save, in the library save's file, for each receiver SAVLIB saved in full (verified before)."""
+    saved = _saved_times(after)
+    records = []
     for r in _detached(at_save):
-        saved = now[r.name]
-        catalog.record_save(
+        if r.attached_at is None:  # never: _detached keeps only receivers that were attached
+            continue
+        records.append(
             SaveRecord(
-                host=host,
-                qmgr=target.qmgr,
-                qmgr_library=target.library,
+                host=library_save.host,
+                qmgr=library_save.qmgr,
+                qmgr_library=library_save.qmgr_library,
                 receiver=r.name,
                 library=r.library,
                 attached_at=r.attached_at,
@@ -274,24 +329,14 @@ def _record(
                 previous=r.previous,
                 next=r.next,
                 size_bytes=r.size_bytes,
-                save_file_library=save_library,
-                save_file=save_file,
-                saved_at=saved.saved_at,
-                verified_at=verified_at,
-                run_id=run_id,
+                save_file_library=library_save.save_file_library,
+                save_file=library_save.save_file,
+                saved_at=saved[r.name],
+                verified_at=library_save.verified_at,
+                run_id=library_save.run_id,
             )
         )
-        names.append(r.name)
-    catalog.record_library_save(record)
-    log.info(
-        "%s: library %s saved in %s/%s with %d detached receiver(s)",
-        host,
-        target.library,
-        save_library,
-        save_file,
-        len(names),
-    )
-    return LibrarySaveResult(record=record, receivers=names)
+    return records
 
 
 def _new_save_file(session: IbmiSession, host: str, qmgr_library: str, save_library: str, run_id: str) -> str:
