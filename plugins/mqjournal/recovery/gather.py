@@ -15,7 +15,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
-from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
+from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results, value
 from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.readings import db2_time, utc_offset
 from mqjournal.ibmi.transport import IbmiSession
@@ -59,15 +59,9 @@ def probe(session: IbmiSession, target: Target) -> HostProbe:
             f"expected 3 SQL results, got {len(results)}: {out.stderr.strip() or out.stdout[-200:]}",
             "check that the db2 utility and the QSYS2 services are available to the user profile",
         )
-    clock, journals, jrninf = results
-    for result, what in ((clock, "the partition clock"), (journals, "QSYS2.JOURNAL_INFO")):
-        if isinstance(result, Db2Failure):
-            raise GatherFailed(
-                where,
-                f"reading {what} failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
-                "check the SQL services and the user profile's authority",
-                msg_id=result.msg_id,
-            )
+    clock = _rows(results[0], "the partition clock", where)
+    journals = _rows(results[1], "QSYS2.JOURNAL_INFO", where)
+    jrninf = results[2]
     if isinstance(jrninf, Db2Failure) and jrninf.sqlstate != _OBJECT_MISSING_STATE:
         raise GatherFailed(
             where,
@@ -78,11 +72,22 @@ def probe(session: IbmiSession, target: Target) -> HostProbe:
         )
     tz = utc_offset(clock[0]["UTC_OFFSET"])
     return HostProbe(
-        now=db2_time(clock[0]["NOW"], tz),
+        now=db2_time(value(clock[0], "NOW"), tz),
         tz=tz,
         journal_exists=any(r["JOURNAL_NAME"] == target.journal for r in journals),
         library_exists=not isinstance(jrninf, Db2Failure),
     )
+
+
+def _rows(result: list[Row] | Db2Failure, what: str, where: str) -> list[Row]:
+    if isinstance(result, Db2Failure):
+        raise GatherFailed(
+            where,
+            f"reading {what} failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
+            "check the SQL services and the user profile's authority",
+            msg_id=result.msg_id,
+        )
+    return result
 
 
 def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[str]:
@@ -100,7 +105,7 @@ def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[st
             "check that QSYS2.OBJECT_STATISTICS is available to the user profile",
         )
     found: set[str] = set()
-    for library, result in zip(libraries, results):
+    for library, result in zip(libraries, results, strict=True):  # one result per library, checked above
         if isinstance(result, Db2Failure):
             if result.sqlstate == _OBJECT_MISSING_STATE:
                 continue  # the save library itself is gone: so are its save files

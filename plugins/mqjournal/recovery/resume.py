@@ -21,7 +21,7 @@ def _receivers(live: Snapshot, library: str) -> dict[str, Receiver]:
 
 def restored(step: Step, on_host: dict[str, Receiver]) -> bool:
     """The receiver of a RESTORE_RECEIVER step is on the host: the same incarnation, readable."""
-    r = on_host.get(step.args["receiver"])
+    r = on_host.get(str(step.args["receiver"]))
     return r is not None and r.attached_at == step.attached_at and r.status is not ReceiverStatus.FREED
 
 
@@ -52,7 +52,8 @@ def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save
                 f"{library}/{journal} on {approved.request.host}",
                 f"the library and its journal are on the host, and the journal is not on {fresh}, the receiver "
                 "this plan creates: someone else restored the queue manager since the plan was approved",
-                "the plan went stale; plan and approve again (a startup or media recovery if the queue manager is back)",
+                "the plan went stale; plan and approve again (a startup or media recovery if the queue manager is "
+                "back)",
             )
     remaining, gaps = [], []
     for s in approved.steps:
