@@ -16,20 +16,22 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 
 from mqjournal import rules
-from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
+from mqjournal.catalog import DeletionRecord, SaveRecord
+from mqjournal.decisions import SaveVerdict, receivers_by_name, save_decisions, unproven_save
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.backups import evidence_for, save_file_contents
-from mqjournal.ibmi.collector import Target, collect, read_state
+from mqjournal.ibmi.collector import collect
+from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
-from mqjournal.ibmi.reconcile import reconcile
-from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, IbmiSession, OutcomeUnknown
+from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+from mqjournal.rules import DeleteReason
+from mqjournal.snapshot import Receiver
 
 SAVE_FILE_SLOTS = 10
 
@@ -57,31 +59,8 @@ class DeleteResult:
 
 
 @dataclass(frozen=True)
-class Executor:
-    session: IbmiSession
-    target: Target
-    host: str
-    tz: timezone
-    catalog: Catalog
-    run_id: str
-
-    def live(self) -> Snapshot:
-        return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
-
-    def _reconciled(self, live: Snapshot) -> list[str]:
-        return reconcile(self.session, self.catalog, live, host=self.host).findings
-
-    def _operation(self, kind: str, names: list[str], **fields) -> Operation:
-        return Operation(
-            host=self.host,
-            qmgr=self.target.qmgr,
-            qmgr_library=self.target.library,
-            kind=kind,
-            library=self.target.library,
-            receivers=" ".join(names),
-            run_id=self.run_id,
-            **fields,
-        )
+class Executor(HostContext):
+    """The save and delete steps of the maintenance run on one queue manager."""
 
     # --- save ----------------------------------------------------------------------------------------------
 
@@ -89,20 +68,17 @@ class Executor:
         save_library = save_library_for(save_library, self.target.library)
         result = SaveResult()
         live = self.live()
-        result.reconciled = self._reconciled(live)
-        on_host = _by_name(live, self.target.library)
+        result.reconciled = self.reconciled(live)
+        on_host = receivers_by_name(live, self.target.library)
         evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in wanted if n in on_host])
         todo: list[Receiver] = []
-        for name in wanted:
-            receiver = on_host.get(name)
-            if receiver is None:
-                result.not_saved.append((name, "not on the system"))
-            elif receiver.status == ReceiverStatus.ATTACHED:
-                result.not_saved.append((name, "attached: it is saved once it has been detached"))
-            elif any(e.proven for e in evidence.get((receiver.library, name, receiver.attached_at), ())):
-                result.already_saved.append(name)
+        for decision in save_decisions(wanted, live, evidence):
+            if decision.verdict is SaveVerdict.NOT_SAVED:
+                result.not_saved.append((decision.receiver, decision.detail))
+            elif decision.verdict is SaveVerdict.ALREADY_SAVED:
+                result.already_saved.append(decision.receiver)
             else:
-                todo.append(receiver)
+                todo.append(on_host[decision.receiver])
         for start in range(0, len(todo), commands.MAX_SAVOBJ_OBJECTS):
             self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, result)
         return result
@@ -113,7 +89,7 @@ class Executor:
         result.save_files.append(path)
         names = [r.name for r in batch]
         operation = self.catalog.begin(
-            self._operation("save", names, save_file_library=save_library, save_file=save_file)
+            self.operation("save", names, save_file_library=save_library, save_file=save_file)
         )
         out = self.session.run(commands.save_receivers(self.target.library, names, save_library, save_file))
         message = _messages(out) or "no message"
@@ -126,16 +102,16 @@ class Executor:
             why = f"{path} could not be read after SAVOBJ ({message}); the next run checks it again"
             result.not_saved += [(r.name, why) for r in batch]
             return
-        after = _by_name(self.live(), self.target.library)
+        after = receivers_by_name(self.live(), self.target.library)
         saved = []
         for receiver in batch:
             now = after.get(receiver.name)
-            if not content.holds(receiver.library, receiver.name):
-                result.not_saved.append((receiver.name, f"{path} does not hold it after SAVOBJ ({message})"))
-            elif now is None or now.attached_at != receiver.attached_at or not rules.is_saved(now):
-                result.not_saved.append((receiver.name, f"{path} holds it but the host does not show it fully saved"))
+            in_file = content.holds(receiver.library, receiver.name)
+            why = unproven_save(receiver, now, in_save_file=in_file, save_file=path, message=message)
+            if why or now is None:
+                result.not_saved.append((receiver.name, why))
             else:
-                self.catalog.record_save(_save_record(self, now, save_library, save_file))
+                self.catalog.record_save(save_record(now, self, save_file_library=save_library, save_file=save_file))
                 saved.append(receiver.name)
         result.saved += saved
         self.catalog.finish(operation, "done", f"{len(saved)} of {len(batch)} saved in {path}: {message}")
@@ -172,12 +148,12 @@ class Executor:
         # As the seeds' procedure does: a fresh checkpoint right before deleting, so AMQJRNINF and AMQ7460/AMQ7462
         # describe now, not the moment the plan was made (it may have waited hours for approval).
         live = collect(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
-        result.reconciled = self._reconciled(live)
-        on_host = _by_name(live, self.target.library)
+        result.reconciled = self.reconciled(live)
+        on_host = receivers_by_name(live, self.target.library)
         evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host])
         stopped: str | None = None
         for decision in rules.delete_decisions(approved, live, evidence, policy=policy):
-            if decision.reason == "ALREADY_GONE":
+            if decision.reason is DeleteReason.ALREADY_GONE:
                 result.already_gone.append(decision.receiver)
             elif not decision.delete:
                 result.kept.append((decision.receiver, decision.detail))
@@ -195,8 +171,9 @@ class Executor:
     def _delete_one(self, receiver: Receiver, *, ignore_inquiry: bool) -> str | None:
         """DLTJRNRCV of one receiver, written to the catalog as an intent first; the failure, or None."""
         option = "*IGNINQMSG" if ignore_inquiry else "*NONE"
+        attached_at = rules.attached_at(receiver)  # a chain member always has one: the catalog keys on it
         operation = self.catalog.begin(
-            self._operation("delete", [receiver.name], attached_at=receiver.attached_at, delete_option=option)
+            self.operation("delete", [receiver.name], attached_at=attached_at, delete_option=option)
         )
         try:
             out = self.session.run(
@@ -205,7 +182,7 @@ class Executor:
             ok, message = out.exit_status == 0, _messages(out)
         except OutcomeUnknown as lost:
             # The answer was lost: the host says whether it happened.
-            ok = receiver.name not in _by_name(self.live(), receiver.library)
+            ok = receiver.name not in receivers_by_name(self.live(), receiver.library)
             if not ok and isinstance(lost.__cause__, CommandTimedOut):
                 # Still running, perhaps (a CPA7025 inquiry waits for an operator): it may yet delete the receiver.
                 # The intent stays open, and the next step records what the host then shows.
@@ -220,7 +197,7 @@ class Executor:
                 qmgr=self.target.qmgr,
                 receiver=receiver.name,
                 library=receiver.library,
-                attached_at=receiver.attached_at,
+                attached_at=attached_at,
                 deleted_at=datetime.now(UTC),
                 delete_option=option,
                 run_id=self.run_id,
@@ -234,11 +211,14 @@ def _messages(out: CommandOutput) -> str:
     return "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr))
 
 
-def _save_record(executor: Executor, now: Receiver, save_library: str, save_file: str) -> SaveRecord:
+def save_record(now: Receiver, context: HostContext, *, save_file_library: str, save_file: str) -> SaveRecord:
+    """The catalog's record of `now` (as the host shows it after the save) proven in the save file."""
+    if now.attached_at is None or now.saved_at is None:
+        raise ValueError(f"{now.library}/{now.name} has no attach or save time: it is not fully saved")
     return SaveRecord(
-        host=executor.host,
-        qmgr=executor.target.qmgr,
-        qmgr_library=executor.target.library,
+        host=context.host,
+        qmgr=context.target.qmgr,
+        qmgr_library=context.target.library,
         receiver=now.name,
         library=now.library,
         attached_at=now.attached_at,
@@ -248,13 +228,9 @@ def _save_record(executor: Executor, now: Receiver, save_library: str, save_file
         previous=now.previous,
         next=now.next,
         size_bytes=now.size_bytes,
-        save_file_library=save_library,
+        save_file_library=save_file_library,
         save_file=save_file,
         saved_at=now.saved_at,
         verified_at=datetime.now(UTC),
-        run_id=executor.run_id,
+        run_id=context.run_id,
     )
-
-
-def _by_name(snapshot: Snapshot, library: str) -> dict[str, Receiver]:
-    return {r.name: r for r in snapshot.receivers if r.library == library}

@@ -12,30 +12,43 @@ naming the step, the object, the message, what to do, and what was done before i
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from mqjournal import rules
-from mqjournal.catalog import Catalog, Operation
+from mqjournal.catalog import Operation
 from mqjournal.errors import MqJournalError
-from mqjournal.ibmi.collector import Target, read_state
-from mqjournal.ibmi.reconcile import reconcile
-from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
+from mqjournal.ibmi.context import HostContext
+from mqjournal.ibmi.transport import OutcomeUnknown, TransportError
 from mqjournal.policy import Policy
 from mqjournal.recovery import gather as gathering
+from mqjournal.recovery.decisions import (
+    associated,
+    not_approved,
+    refuse_unrunnable,
+    started_since,
+    step_key,
+    steps_to_run,
+)
 from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Verdict, judge
 from mqjournal.recovery.plan import Action, Kind, Plan, Step
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
-from mqjournal.recovery.restore import RecoveryRefused, latest_amq7432
+from mqjournal.recovery.restore import latest_amq7432
 from mqjournal.recovery.resume import restored, resume_library, resume_naming
-from mqjournal.snapshot import ReceiverStatus, Snapshot
+from mqjournal.snapshot import ReceiverStatus
 
-__all__ = ["PlanHasGaps", "PlanWentStale", "RecoveryExecutor", "RecoveryResult", "StepDone", "StepFailed"]
+__all__ = [
+    "PlanHasGaps",
+    "PlanWentStale",
+    "RecoveryExecutor",
+    "RecoveryResult",
+    "StepDone",
+    "StepFailed",
+    "step_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +103,6 @@ class RecoveryResult(BaseModel):
         return "\n".join(lines) + "\n"
 
 
-def step_key(s: Step) -> tuple[str, str]:
-    """Steps are the same when they run the same builder with the same arguments."""
-    return s.action.value, json.dumps(s.args, sort_keys=True, default=str)
-
-
 def describe(s: Step) -> str:
     """The object a step is about, as an admin looks it up."""
     a = s.args
@@ -116,14 +124,10 @@ def describe(s: Step) -> str:
 
 
 @dataclass(frozen=True)
-class RecoveryExecutor:
-    session: IbmiSession
-    target: Target
-    host: str
-    tz: timezone
-    catalog: Catalog
-    run_id: str
-    clusters: tuple = ()
+class RecoveryExecutor(HostContext):
+    """Runs an approved recovery plan on the queue manager it was made for."""
+
+    clusters: tuple[str, ...] = ()  # the queue manager's clusters (fleet file): a restore refreshes each
     policy: Policy = field(default_factory=Policy)
 
     # --- before anything runs ------------------------------------------------------------------------------
@@ -144,45 +148,11 @@ class RecoveryExecutor:
             clusters=self.clusters,
             run_id=self.run_id,
         )
-        fresh = self._fresh_plan(approved, inputs)
-        if fresh.gaps:
-            raise PlanHasGaps(
-                f"{approved.request.kind.value} plan of {approved.request.qmgr} on {self.host}",
-                "planned again on the live host, it has gaps: " + " | ".join(str(g) for g in fresh.gaps),
-                "resolve every gap, then plan and approve again; nothing was run",
-            )
-        approved_keys = {step_key(s) for s in approved.steps}
-        extra = [s for s in fresh.steps if step_key(s) not in approved_keys]
-        if extra:
-            raise PlanWentStale(
-                f"{approved.request.kind.value} plan of {approved.request.qmgr} on {self.host}",
-                f"the live host now needs {len(extra)} step(s) the approved plan does not have: "
-                + "; ".join(f"`{s.text}`" for s in extra),
-                "the plan went stale; plan and approve again (nothing was run)",
-            )
-        fresh_keys = {step_key(s) for s in fresh.steps}
-        return fresh, [s.text for s in approved.steps if step_key(s) not in fresh_keys]
+        return steps_to_run(approved, self._fresh_plan(approved, inputs), host=self.host)
 
     def refuse_unrunnable(self, approved: Plan) -> None:
         """A plan for another queue manager, or with gaps, is refused before anything is sent."""
-        r = approved.request
-        if (r.host, r.qmgr, approved.qmgr_library, approved.journal) != (
-            self.host,
-            self.target.qmgr,
-            self.target.library,
-            self.target.journal,
-        ):
-            raise RecoveryRefused(
-                f"plan of {r.qmgr} ({approved.qmgr_library}/{approved.journal}) on {r.host}",
-                f"this executor works on {self.target.qmgr} ({self.target.library}/{self.target.journal}) on {self.host}",
-                "run the plan against the queue manager it was made for",
-            )
-        if approved.gaps:
-            raise PlanHasGaps(
-                f"{r.kind.value} plan of {r.qmgr} on {self.host}",
-                "the plan has gaps: " + " | ".join(str(g) for g in approved.gaps),
-                "resolve every gap, then plan and approve again; nothing was run",
-            )
+        refuse_unrunnable(approved, host=self.host, target=self.target)
 
     def _fresh_plan(self, approved: Plan, inputs) -> Plan:
         kind = approved.request.kind
@@ -193,10 +163,8 @@ class RecoveryExecutor:
                     approved, self.live(), journal_exists=found.journal_exists, save_files=inputs.save_files_on_host
                 )
         fresh = plan_recovery(inputs, policy=self.policy)
-        if kind is Kind.NAMING and inputs.snapshot is not None:
-            approved_keys = {step_key(s) for s in approved.steps}
-            if any(step_key(s) not in approved_keys for s in fresh.steps):
-                return resume_naming(approved, inputs.snapshot) or fresh
+        if kind is Kind.NAMING and inputs.snapshot is not None and not_approved(approved, fresh):
+            return resume_naming(approved, inputs.snapshot) or fresh
         return fresh
 
     # --- running -------------------------------------------------------------------------------------------
@@ -208,9 +176,7 @@ class RecoveryExecutor:
         started = found.now
         # An interrupted earlier attempt (a killed worker, a lost answer) is explained from the host first, so the
         # catalog the re-plan reads is right (a DLTF that ran is a discarded save file).
-        reconciled = (
-            reconcile(self.session, self.catalog, self.live(), host=self.host).findings if found.journal_exists else []
-        )
+        reconciled = self.reconciled(self.live()) if found.journal_exists else []
         fresh, skipped = self.recheck(approved)
         for text in skipped:
             log.info("%s/%s: already done, skipped: %s", self.host, self.target.qmgr, text)
@@ -240,7 +206,7 @@ class RecoveryExecutor:
 
         try:
             out = self.session.run(s.command(runner=self.session.sql_runner))
-        except OutcomeUnknown:
+        except OutcomeUnknown as lost:
             # The answer was lost: the host says whether it happened.
             shown, problem = self._host_shows_done(s, started, approved)
             if shown:
@@ -251,7 +217,7 @@ class RecoveryExecutor:
             raise failed(
                 f"the connection dropped while it ran, and {problem}",
                 "look at the host (job log, QMQMMSG), then run the recovery again: it re-checks the host",
-            )
+            ) from lost
         except TransportError as exc:
             raise failed(f"it could not be sent: {exc.problem}", exc.action, exc.msg_id) from None
 
@@ -280,17 +246,7 @@ class RecoveryExecutor:
         if s.action is not Action.DELETE_SAVE_FILE:
             return None
         return self.catalog.begin(
-            Operation(
-                host=self.host,
-                qmgr=self.target.qmgr,
-                qmgr_library=self.target.library,
-                kind="discard",
-                library=self.target.library,
-                receivers="",
-                save_file_library=str(s.args["library"]),
-                save_file=str(s.args["name"]),
-                run_id=self.run_id,
-            )
+            self.operation("discard", [], save_file_library=str(s.args["library"]), save_file=str(s.args["name"]))
         )
 
     def _after(self, s: Step, intent: Operation | None = None) -> None:
@@ -318,9 +274,6 @@ class RecoveryExecutor:
         )
 
     # --- what the host shows ---------------------------------------------------------------------------------
-
-    def live(self, since: datetime | None = None) -> Snapshot:
-        return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz, since=since)
 
     def _host_shows_done(self, s: Step, started: datetime, approved: Plan) -> tuple[bool | None, str]:
         """(True, "") when the host shows the step's effect, (False, why not), or (None, ...) when it cannot tell."""
@@ -363,43 +316,10 @@ class RecoveryExecutor:
         return None, "mqjournal cannot read from the host whether it ran"
 
     def _associated(self, approved: Plan) -> tuple[bool, str]:
-        """Every receiver the plan restores is in the journal, and the journal links them up to the attached one.
-
-        JOURNAL_NAME alone does not tell: a restored receiver keeps the name of the journal it was attached to
-        whether or not it is in that journal's directory; only association links it into the chain.
-        """
-        live = self.live()
-        on_host = {r.name: r for r in live.receivers if r.library == self.target.library}
-        wanted = [x for x in approved.steps if x.action is Action.RESTORE_RECEIVER]
-        loose = [
-            x.args["receiver"]
-            for x in wanted
-            if not restored(x, on_host) or on_host[x.args["receiver"]].journal != self.target.journal
-        ]
-        if loose:
-            return False, f"receivers {', '.join(map(str, loose))} are not in journal {self.target.journal}"
-        oldest = min((x.attached_at for x in wanted if x.attached_at), default=None)
-        chain = [r for r in rules.chain_of(live) if oldest is None or r.attached_at >= oldest]
-        if chain and rules.chain_is_broken(chain):
-            links = ", ".join(f"{r.name}->{r.next or '-'}" for r in chain)
-            return False, f"the journal's receiver chain is broken from {chain[0].name} on ({links})"
-        return True, ""
+        return associated(approved, self.live(), library=self.target.library, journal=self.target.journal)
 
     def _started_since(self, started: datetime) -> tuple[bool | None, str]:
-        """STRMQM writes AMQ7460 when its recovery pass succeeds and AMQ7432 when it cannot read an entry."""
-        recent = [
-            m
-            for m in self.live(since=started).messages
-            if m.at >= started
-            and m.queue == f"{self.target.library}/QMQMMSG"
-            and m.id in ("AMQ7460", ENTRY_NOT_AVAILABLE)
-        ]
-        latest = max(recent, key=lambda m: m.at, default=None)
-        if latest is None:
-            return None, "QMQMMSG shows neither AMQ7460 (started) nor AMQ7432 since the recovery began"
-        if latest.id == ENTRY_NOT_AVAILABLE:
-            return False, f"QMQMMSG has {latest.id}: {latest.text}"
-        return True, ""
+        return started_since(self.live(since=started).messages, started, library=self.target.library)
 
 
 def _action_for(s: Step) -> str:

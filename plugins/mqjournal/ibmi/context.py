@@ -1,0 +1,50 @@
+"""What every step on one queue manager shares: the session to its partition, the journal, the host's time zone,
+the catalog and the run. The save, delete and recovery executors are each a HostContext with their own steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Literal
+
+from mqjournal.catalog import Catalog, Operation
+from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.reconcile import reconcile
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.snapshot import Snapshot
+
+OperationKind = Literal["save", "delete", "discard"]
+"""Operation.kind's values (mqjournal.catalog)."""
+
+
+@dataclass(frozen=True)
+class HostContext:
+    session: IbmiSession
+    target: Target  # the queue manager's journal: its library is where its receivers live
+    host: str  # the partition's name in the fleet file, as the catalog records it
+    tz: timezone  # the partition's UTC offset: IBM i reports local times without one
+    catalog: Catalog
+    run_id: str  # the DAG run (or CLI run) that every catalog record and save file name is tied to
+
+    def live(self, since: datetime | None = None) -> Snapshot:
+        """The queue manager's state read now (no checkpoint taken); messages from `since` on, when given."""
+        return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz, since=since)
+
+    def reconciled(self, live: Snapshot) -> list[str]:
+        """What interrupted earlier steps on this queue manager turned out to have done, closed against `live`."""
+        return reconcile(self.session, self.catalog, live, host=self.host).findings
+
+    def operation(self, kind: OperationKind, names: list[str], **fields: object) -> Operation:
+        """A catalog intent on this queue manager, to be written before its command is sent."""
+        return Operation.model_validate(
+            {
+                "host": self.host,
+                "qmgr": self.target.qmgr,
+                "qmgr_library": self.target.library,
+                "kind": kind,
+                "library": self.target.library,
+                "receivers": " ".join(names),
+                "run_id": self.run_id,
+                **fields,
+            }
+        )
