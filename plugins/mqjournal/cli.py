@@ -7,12 +7,20 @@ import logging
 import signal
 import sys
 import threading
-from datetime import UTC
+from datetime import UTC, datetime, tzinfo
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mqjournal import __version__
 from mqjournal.recovery.kinds import RecoveryKind
+
+if TYPE_CHECKING:
+    from mqjournal.recovery.execute import RecoveryExecutor
+    from mqjournal.recovery.plan import Plan, Request
+
+    # What add_subparsers returns: argparse names that class only privately.
+    _Commands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -124,9 +132,8 @@ def _recover(args: argparse.Namespace) -> int:
     """Plan a recovery of one queue manager on the live host (read only); with --execute --yes, run it."""
     from mqjournal.errors import MqJournalError
     from mqjournal.recovery import connect
-    from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale, RecoveryExecutor
+    from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.gather import clusters_of, gather, locate
-    from mqjournal.recovery.plan import Request
     from mqjournal.recovery.planner import plan_recovery
     from mqjournal.recovery.restore import RecoveryRefused
 
@@ -139,16 +146,7 @@ def _recover(args: argparse.Namespace) -> int:
     with setup.session() as session:
         try:
             target, tz = locate(session, setup.host.name, setup.qmgr)
-            needed_at = _host_time(args.timestamp, tz) if args.timestamp else None
-            request = Request(
-                host=setup.host.name,
-                qmgr=setup.qmgr.name,
-                kind=RecoveryKind(args.kind),
-                needed_at=needed_at,
-                object=args.object,
-                object_type=args.object_type,
-                threshold_kb=args.threshold_kb,
-            )
+            request = _recovery_request(args, setup.host.name, setup.qmgr.name, tz)
         except ValueError as exc:
             return _bad_input(str(exc))
         try:
@@ -167,19 +165,47 @@ def _recover(args: argparse.Namespace) -> int:
             return 3
         if not args.execute or not plan.steps:
             return 0
-        run_id = args.run_id or _run_id("recover")
         executor = RecoveryExecutor(
-            session, target, setup.host.name, tz, setup.catalog, run_id, clusters=tuple(clusters)
+            session,
+            target,
+            setup.host.name,
+            tz,
+            setup.catalog,
+            args.run_id or _run_id("recover"),
+            clusters=tuple(clusters),
         )
-        try:
-            result = executor.execute(plan)
-        except (PlanHasGaps, PlanWentStale) as exc:
-            print(f"mqjournal recover: {exc}", file=sys.stderr)
-            return 3
-        except MqJournalError as exc:
-            print(f"mqjournal recover: {exc}", file=sys.stderr)
-            return 1
-        print(result.model_dump_json(indent=2) if args.json else result.markdown())
+        return _execute_recovery(executor, plan, as_json=args.json)
+
+
+def _recovery_request(args: argparse.Namespace, host: str, qmgr: str, tz: tzinfo) -> Request:
+    """The request the options make; --timestamp without an offset is the host's time. Raises ValueError."""
+    from mqjournal.recovery.plan import Request
+
+    return Request(
+        host=host,
+        qmgr=qmgr,
+        kind=RecoveryKind(args.kind),
+        needed_at=_host_time(args.timestamp, tz) if args.timestamp else None,
+        object=args.object,
+        object_type=args.object_type,
+        threshold_kb=args.threshold_kb,
+    )
+
+
+def _execute_recovery(executor: RecoveryExecutor, plan: Plan, *, as_json: bool) -> int:
+    """Run an approved (--yes) plan; exit 3 when it has gaps or went stale, 1 when a step failed."""
+    from mqjournal.errors import MqJournalError
+    from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale
+
+    try:
+        result = executor.execute(plan)
+    except (PlanHasGaps, PlanWentStale) as exc:
+        print(f"mqjournal recover: {exc}", file=sys.stderr)
+        return 3
+    except MqJournalError as exc:
+        print(f"mqjournal recover: {exc}", file=sys.stderr)
+        return 1
+    print(result.model_dump_json(indent=2) if as_json else result.markdown())
     return 0
 
 
@@ -303,15 +329,11 @@ def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int]
 
 
 def _run_id(prefix: str) -> str:
-    from datetime import datetime
-
     return datetime.now(UTC).strftime(f"{prefix}_%Y%m%dT%H%M%SZ")
 
 
-def _host_time(text: str, tz):
+def _host_time(text: str, tz: tzinfo) -> datetime:
     """An ISO time as AMQ7432 gives it: without an offset it is the partition's local time."""
-    from datetime import datetime
-
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -319,9 +341,7 @@ def _host_time(text: str, tz):
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
 
-def _aware(text: str):
-    from datetime import datetime
-
+def _aware(text: str) -> datetime:
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -347,7 +367,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mqjournal {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_sim(commands)
+    _add_collect(commands)
+    _add_plan(commands)
+    _add_demo(commands)
+    _add_recover(commands)
+    _add_save_library(commands)
+    _add_doctor(commands)
+    _add_schema(commands)
+    return parser
 
+
+def _add_sim(commands: _Commands) -> None:
     sim = commands.add_parser(
         "sim",
         help="serve a simulated fleet of IBM i partitions over SSH",
@@ -361,6 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.set_defaults(run=_sim)
 
+
+def _add_collect(commands: _Commands) -> None:
     collect = commands.add_parser(
         "collect",
         help="force checkpoints and collect journal state from IBM i over SSH",
@@ -376,6 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     collect.set_defaults(run=_collect)
 
+
+def _add_plan(commands: _Commands) -> None:
     plan = commands.add_parser(
         "plan",
         help="decide per receiver: keep, save or delete, and flag trouble (a Spark job)",
@@ -390,6 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", type=Path, required=True, help="output folder")
     plan.set_defaults(run=_plan)
 
+
+def _add_demo(commands: _Commands) -> None:
     demo = commands.add_parser(
         "demo",
         help="run the main job end to end on a simulated fleet, in a local Airflow",
@@ -412,6 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(run=_demo)
 
+
+def _add_recover(commands: _Commands) -> None:
     recover = commands.add_parser(
         "recover",
         help="plan (and on request run) a recovery of one queue manager: restore, naming repair, backup expiry",
@@ -441,6 +480,8 @@ def build_parser() -> argparse.ArgumentParser:
     recover.add_argument("--run-id", help="the run id recorded in the catalog (default: recover_<UTC time>)")
     recover.set_defaults(run=_recover)
 
+
+def _add_save_library(commands: _Commands) -> None:
     savlib = commands.add_parser(
         "save-library",
         help="save a queue manager library (SAVLIB, queue manager ended) and record it for library recoveries",
@@ -452,6 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     savlib.add_argument("--run-id", help="names the save file (default: savlib_<UTC time>)")
     savlib.set_defaults(run=_save_library)
 
+
+def _add_doctor(commands: _Commands) -> None:
     doctor = commands.add_parser(
         "doctor",
         help="check, read only, that each partition is ready: SSH, SQL, release, authorities, MQ, save library",
@@ -473,10 +516,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.set_defaults(run=_doctor)
 
+
+def _add_schema(commands: _Commands) -> None:
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
     schema.add_argument("--write", action="store_true", help="rewrite the schema file published in the package")
     schema.set_defaults(run=_schema)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
