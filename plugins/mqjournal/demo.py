@@ -491,45 +491,68 @@ def follow_run(
     """Poll the run to its end: print task state changes, show the gate, answer it if told to. Returns the state."""
     started = time.monotonic()
     seen: dict[str, str] = {}
-    gate_shown_at: float | None = None
-    last_progress = started
+    gate = _GateWatch(api, airflow, run_id, port=port, answer=answer, say=say)
     while True:
         if not airflow.alive():
             raise airflow.failure(f"airflow standalone exited ({airflow.proc.returncode}) during the run")
         run = api.call("GET", _run_path(run_id))
         tis = task_states(api, run_id)
         elapsed = time.monotonic() - started
-        for task_id, state in summarize_states(tis).items():
-            if seen.get(task_id, "none") != state:
-                seen[task_id] = state
-                say(f"  {_clock(elapsed)}  {task_id:<24} {state}")
+        _say_state_changes(summarize_states(tis), seen, elapsed, say)
         if run["state"] in FINISHED:
             return run["state"]
-        gate = next((t for t in tis if t["task_id"] == GATE_TASK), None)
-        if gate is not None and gate.get("state") == "awaiting_input" and gate_shown_at is None:
-            detail = gate_detail(api, run_id)
-            if detail is not None:
-                gate_shown_at = last_progress = time.monotonic()
-                show_gate(detail, port, run_id, say)
-                if answer:
-                    wait_until_parked(airflow, run_id, say)
-                    response = answer_gate(api, run_id, answer)
-                    who = response["responded_by"]["name"]
-                    say(f"answered {response['chosen_options']} as {who} (--{answer.lower()})")
-                else:
-                    say("waiting for your answer in the UI (Ctrl-C stops the demo; nothing is deleted without it) ...")
-        if gate_shown_at is not None and not answer and time.monotonic() - last_progress >= PROGRESS_EVERY:
-            last_progress = time.monotonic()
-            say(
-                f"  {_clock(elapsed)}  still waiting for approval ({_clock(time.monotonic() - gate_shown_at)}): "
-                f"{approval_url(port, run_id)}"
-            )
+        gate.look(tis, elapsed)
         if elapsed > timeout:
             raise DemoError(
                 f"the run {run_id} is still {run['state']} after {timeout / 60:g} min (tasks: {seen}); "
                 f"rerun with a larger --timeout, or with --keep-running to look at it in the UI"
             )
         time.sleep(poll)
+
+
+def _say_state_changes(states: dict[str, str], seen: dict[str, str], elapsed: float, say: Say) -> None:
+    """One line per task whose state changed since the last poll; `seen` remembers the states said."""
+    for task_id, state in states.items():
+        if seen.get(task_id, "none") != state:
+            seen[task_id] = state
+            say(f"  {_clock(elapsed)}  {task_id:<24} {state}")
+
+
+class _GateWatch:
+    """The approval gate during a run: shown once when it waits, answered if --approve/--reject said so, and a
+    reminder now and then while a person is to answer it in the UI."""
+
+    def __init__(
+        self, api: Api, airflow: AirflowProcess, run_id: str, *, port: int, answer: str | None, say: Say
+    ) -> None:
+        self.api, self.airflow, self.run_id = api, airflow, run_id
+        self.port, self.answer, self.say = port, answer, say
+        self.shown_at: float | None = None
+        self.last_progress = time.monotonic()
+
+    def look(self, tis: list[dict], elapsed: float) -> None:
+        gate = next((t for t in tis if t["task_id"] == GATE_TASK), None)
+        if gate is not None and gate.get("state") == "awaiting_input" and self.shown_at is None:
+            detail = gate_detail(self.api, self.run_id)
+            if detail is not None:
+                self.shown_at = self.last_progress = time.monotonic()
+                self._show_and_answer(detail)
+        if self.shown_at is not None and not self.answer and time.monotonic() - self.last_progress >= PROGRESS_EVERY:
+            self.last_progress = time.monotonic()
+            self.say(
+                f"  {_clock(elapsed)}  still waiting for approval ({_clock(time.monotonic() - self.shown_at)}): "
+                f"{approval_url(self.port, self.run_id)}"
+            )
+
+    def _show_and_answer(self, detail: dict) -> None:
+        show_gate(detail, self.port, self.run_id, self.say)
+        if self.answer:
+            wait_until_parked(self.airflow, self.run_id, self.say)
+            response = answer_gate(self.api, self.run_id, self.answer)
+            who = response["responded_by"]["name"]
+            self.say(f"answered {response['chosen_options']} as {who} (--{self.answer.lower()})")
+        else:
+            self.say("waiting for your answer in the UI (Ctrl-C stops the demo; nothing is deleted without it) ...")
 
 
 def wait_until_parked(airflow: AirflowProcess, run_id: str, say: Say, timeout: float = 60) -> None:
@@ -656,50 +679,11 @@ def run_demo(
     logging.getLogger("mqjournal.sim.server.transport").setLevel(logging.CRITICAL)
     try:
         with _sigterm_as_interrupt(), contextlib.ExitStack() as cleanup:
-            if not fleet_file.exists():
-                raise DemoError(f"fleet file {fleet_file} not found")
-            config = load_fleet(fleet_file)
-            check_ports(config, fleet_file, port)
-            env = airflow_environment(demo_home, fleet_file, port)
-            password = admin_password(demo_home)
-            say(f"Airflow home: {demo_home.root}  (SQLite metadata DB, Spark local[*])")
-            began = time.monotonic()
-
-            service, ports = start_simulator(config, say)
-            cleanup.callback(_stop_simulator, service, say)
-            connections = write_fleet_connections(service, config, ports, demo_home.connections_file)
-            prepare_airflow(env, connections, say)
-
-            say("airflow standalone ...")
-            airflow = AirflowProcess(env, demo_home.log)
-            cleanup.callback(_stop_airflow, airflow, say)
-            api = Api(f"http://127.0.0.1:{port}", ADMIN, password)
-            wait_for_api(airflow, api, startup_timeout, say)
-            wait_for_dag(airflow, api, startup_timeout, say)
-            say(
-                f"Airflow UI: http://localhost:{port}  (user {ADMIN}, password {password}); "
-                f"up after {time.monotonic() - began:.0f} s"
-            )
-
-            fail_leftover_runs(api, say)
-            run_id = trigger_run(api, conf={})
-            say(f"triggered {DAG_ID}: {run_id}")
-            say(f"  http://localhost:{port}/dags/{DAG_ID}/runs/{quote(run_id, safe=':+')}")
-            state = follow_run(api, airflow, run_id, port=port, answer=answer, timeout=timeout_minutes * 60, say=say)
-            show_outcome(api, demo_home, run_id, state, say)
-
+            up = _start_fleet_and_airflow(cleanup, fleet_file, demo_home, port, startup_timeout, say)
+            state = _trigger_and_follow(up, demo_home, port=port, answer=answer, timeout=timeout_minutes * 60, say=say)
             result = 0 if state == "success" else 1
             if keep_running:
-                say(
-                    f"\nAirflow keeps running on http://localhost:{port} (user {ADMIN}, password {password}), "
-                    f"the simulator on ports {', '.join(map(str, ports.values()))}. Ctrl-C stops both."
-                )
-                try:
-                    while airflow.alive():
-                        time.sleep(1)
-                except KeyboardInterrupt:
-                    return result
-                raise airflow.failure("airflow standalone exited")
+                _keep_running(up, port, say)
             return result
     except KeyboardInterrupt:
         say("\ninterrupted: Airflow and the simulator are stopped")
@@ -707,6 +691,75 @@ def run_demo(
     except DemoError as e:
         say(f"\nmqjournal demo failed: {e}")
         return 2
+
+
+@dataclass(frozen=True)
+class _Running:
+    """What the demo started: Airflow, its API, the admin's password, the simulator's SSH port per host."""
+
+    airflow: AirflowProcess
+    api: Api
+    password: str
+    ports: dict[str, int]
+
+
+def _start_fleet_and_airflow(
+    cleanup: contextlib.ExitStack, fleet_file: Path, demo_home: DemoHome, port: int, startup_timeout: float, say: Say
+) -> _Running:
+    """The simulated fleet, then `airflow standalone` with its connections, up to the DAG being loaded; `cleanup`
+    stops both, in reverse order, however the demo ends."""
+    if not fleet_file.exists():
+        raise DemoError(f"fleet file {fleet_file} not found")
+    config = load_fleet(fleet_file)
+    check_ports(config, fleet_file, port)
+    env = airflow_environment(demo_home, fleet_file, port)
+    password = admin_password(demo_home)
+    say(f"Airflow home: {demo_home.root}  (SQLite metadata DB, Spark local[*])")
+    began = time.monotonic()
+
+    service, ports = start_simulator(config, say)
+    cleanup.callback(_stop_simulator, service, say)
+    connections = write_fleet_connections(service, config, ports, demo_home.connections_file)
+    prepare_airflow(env, connections, say)
+
+    say("airflow standalone ...")
+    airflow = AirflowProcess(env, demo_home.log)
+    cleanup.callback(_stop_airflow, airflow, say)
+    api = Api(f"http://127.0.0.1:{port}", ADMIN, password)
+    wait_for_api(airflow, api, startup_timeout, say)
+    wait_for_dag(airflow, api, startup_timeout, say)
+    say(
+        f"Airflow UI: http://localhost:{port}  (user {ADMIN}, password {password}); "
+        f"up after {time.monotonic() - began:.0f} s"
+    )
+    return _Running(airflow, api, password, ports)
+
+
+def _trigger_and_follow(
+    up: _Running, demo_home: DemoHome, *, port: int, answer: str | None, timeout: float, say: Say
+) -> str:
+    """One run of the maintenance DAG, followed to its end and its outcome shown. Returns the run's state."""
+    fail_leftover_runs(up.api, say)
+    run_id = trigger_run(up.api, conf={})
+    say(f"triggered {DAG_ID}: {run_id}")
+    say(f"  http://localhost:{port}/dags/{DAG_ID}/runs/{quote(run_id, safe=':+')}")
+    state = follow_run(up.api, up.airflow, run_id, port=port, answer=answer, timeout=timeout, say=say)
+    show_outcome(up.api, demo_home, run_id, state, say)
+    return state
+
+
+def _keep_running(up: _Running, port: int, say: Say) -> None:
+    """--keep-running: until Ctrl-C (returns) or until Airflow exits by itself (raises)."""
+    say(
+        f"\nAirflow keeps running on http://localhost:{port} (user {ADMIN}, password {up.password}), "
+        f"the simulator on ports {', '.join(map(str, up.ports.values()))}. Ctrl-C stops both."
+    )
+    try:
+        while up.airflow.alive():
+            time.sleep(1)
+    except KeyboardInterrupt:
+        return
+    raise up.airflow.failure("airflow standalone exited")
 
 
 @contextlib.contextmanager
