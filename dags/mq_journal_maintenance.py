@@ -7,7 +7,7 @@ the whole run, repeats nothing that was done and loses nothing.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from typing import Any
 
 import pendulum
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -17,10 +17,8 @@ from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.settings import settings
+from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary, Pulled
 from mqjournal.policy import Policy
-
-SSH_POOL = "mqjournal_ssh"
-SSH = {"pool": SSH_POOL, "retries": 2, "retry_delay": 30.0, "max_active_tis_per_dagrun": 4}
 
 
 def _policy_max(field: str) -> float:
@@ -28,7 +26,7 @@ def _policy_max(field: str) -> float:
     return next(m.le for m in Policy.model_fields[field].metadata if getattr(m, "le", None) is not None)
 
 
-def _policy(params) -> Policy:
+def _policy(params: dict[str, Any]) -> Policy:
     return Policy(retention_days=params["retention_days"], keep_min_receivers=params["keep_min_receivers"])
 
 
@@ -74,10 +72,11 @@ def _policy(params) -> Policy:
             type="string",
             pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$",
             title="Save file library",
-            description="QGPL or a library of your own; not the queue manager's library, QTEMP or another IBM library (Q...)",
+            description="QGPL or a library of your own; "
+            "not the queue manager's library, QTEMP or another IBM library (Q...)",
         ),
         "approval_hours": Param(
-            12,
+            settings().approval.maintenance_hours,
             type="number",
             minimum=0.01,
             maximum=168,
@@ -87,77 +86,90 @@ def _policy(params) -> Policy:
     },
 )
 def mq_journal_maintenance():
-    @task(pool=SSH_POOL)
-    def preflight(params=None) -> dict:
+    # Each SSH step is idempotent, so a retry after a dropped connection repeats nothing that was done.
+    tasks = settings().tasks
+
+    @task(pool=tasks.ssh_pool)
+    def preflight(params=None) -> dict[str, Any]:
         """`mqjournal doctor` for hosts never collected before: a host that is not ready stops the run here."""
-        return steps.preflight(settings(), params["hosts"], params["save_library"])
+        return steps.preflight(settings(), params["hosts"], params["save_library"]).to_xcom()
 
     @task
-    def select_targets(params=None) -> list[dict]:
-        return steps.select_targets(settings(), params["hosts"], params["queue_managers"])
+    def select_targets(params=None) -> list[dict[str, Any]]:
+        targets = steps.select_targets(settings(), params["hosts"], params["queue_managers"])
+        return [t.to_xcom() for t in targets]
 
-    @task(**SSH)
-    def checkpoint_and_collect(target: dict, params=None, run_id=None) -> str:
-        return steps.collect_one(settings(), target, run_id, params["change_receiver"])
+    @task(**tasks.ssh_task())
+    def checkpoint_and_collect(target: Pulled, params=None, run_id=None) -> str:
+        return steps.collect_one(settings(), MaintenanceTarget.from_xcom(target), run_id, params["change_receiver"])
 
     @task
-    def plan_submission(snapshot_files: list[str], params=None, run_id=None) -> dict:
+    def plan_submission(snapshot_files: Pulled, params=None, run_id=None) -> dict[str, Any]:
         s = settings()
         # The hook resolves the master from the connection exactly as the operator will (no public accessor).
         master = SparkSubmitHook(conn_id=s.spark_conn_id)._connection["master"]
-        return steps.plan_submission(s, run_id, _policy(params), master)
+        return steps.plan_submission(s, run_id, _policy(params), master).to_xcom()
 
     plan = SparkSubmitOperator(
         task_id="plan",
         conn_id=settings().spark_conn_id,
         application=str(settings().spark_app),
-        application_args="{{ ti.xcom_pull(task_ids='plan_submission')['args'] }}",
+        # Templates, rendered to the list and dicts at run time (render_template_as_native_obj).
+        application_args="{{ ti.xcom_pull(task_ids='plan_submission')['args'] }}",  # type: ignore[arg-type]
         py_files="{{ ti.xcom_pull(task_ids='plan_submission')['py_files'] }}",
-        env_vars="{{ ti.xcom_pull(task_ids='plan_submission')['env'] }}",
-        conf="{{ ti.xcom_pull(task_ids='plan_submission')['conf'] }}",
+        env_vars="{{ ti.xcom_pull(task_ids='plan_submission')['env'] }}",  # type: ignore[arg-type]
+        conf="{{ ti.xcom_pull(task_ids='plan_submission')['conf'] }}",  # type: ignore[arg-type]
         name="mq-journal-plan",
     )
 
     @task
-    def summarize(targets: list[dict], run_id=None) -> dict:
-        summary = steps.summarize(settings().plan_dir(run_id), targets)
-        print(summary["body"])
-        return summary
+    def summarize(targets: Pulled, run_id=None) -> dict[str, Any]:
+        run = MaintenanceTarget.list_from_xcom(targets)
+        return steps.summarize(settings().plan_dir(run_id), run).to_xcom()
 
     @task.branch
-    def gate(summary: dict, params=None) -> list[str] | str:
+    def gate(summary: Pulled, params=None) -> list[str] | str:
         if params["dry_run"]:
             return "report"
-        return ["save", "approve"] if summary["anything_to_delete"] else ["save", "report"]
+        return ["save", "approve"] if PlanSummary.from_xcom(summary).anything_to_delete else ["save", "report"]
 
-    @task(**SSH)
-    def save(target: dict, summary: dict, params=None, run_id=None) -> dict:
-        return steps.save_one(settings(), target, summary, run_id, params["save_library"])
+    @task(**tasks.ssh_task())
+    def save(target: Pulled, summary: Pulled, params=None, run_id=None) -> dict[str, Any]:
+        return steps.save_one(
+            settings(),
+            MaintenanceTarget.from_xcom(target),
+            PlanSummary.from_xcom(summary),
+            run_id,
+            params["save_library"],
+        ).to_xcom()
 
     approve = ApprovalOperator(
         task_id="approve",
         subject="Delete MQ journal receivers ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='summarize')['body'] }}",
-        response_timeout=timedelta(hours=12),
+        response_timeout=settings().approval.maintenance_timeout,
     )
 
-    @task(**SSH)
-    def delete(target: dict, summary: dict, params=None, run_id=None) -> dict:
-        return steps.delete_one(settings(), target, summary, run_id, _policy(params))
+    @task(**tasks.ssh_task())
+    def delete(target: Pulled, summary: Pulled, params=None, run_id=None) -> dict[str, Any]:
+        return steps.delete_one(
+            settings(), MaintenanceTarget.from_xcom(target), PlanSummary.from_xcom(summary), run_id, _policy(params)
+        ).to_xcom()
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
-        summary = ti.xcom_pull(task_ids="summarize")
-        saves = steps.mapped_results(ti.xcom_pull(task_ids="save"))
-        deletes = steps.mapped_results(ti.xcom_pull(task_ids="delete"))
-        approval = ti.xcom_pull(task_ids="approve")
         states = ti.get_task_states(dag_id=ti.dag_id, task_ids=["approve"], run_ids=[run_id])
         approve_state = (states.get(run_id) or {}).get("approve")
-        result = steps.outcome(
-            params["dry_run"], summary, approval, deletes, str(approve_state) if approve_state else None
+        steps.report(
+            settings(),
+            run_id,
+            dry_run=params["dry_run"],
+            summary=ti.xcom_pull(task_ids="summarize"),
+            saves=ti.xcom_pull(task_ids="save"),
+            deletes=ti.xcom_pull(task_ids="delete"),
+            approval=ti.xcom_pull(task_ids="approve"),
+            approve_state=str(approve_state) if approve_state else None,
         )
-        text = steps.write_report(settings(), run_id, summary, saves, deletes, outcome=result)
-        print(text)
         return str(settings().report_file(run_id))
 
     @task(trigger_rule=TriggerRule.ONE_FAILED, retries=0)

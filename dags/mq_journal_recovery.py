@@ -3,13 +3,14 @@
 Kinds: startup (STRMQM failed with AMQ7432), media (a damaged object, RCRMQMOBJ), library (the queue manager library
 is lost), naming (receiver switching stopped, CPI70E3, or a new threshold), expiry (discard save files no restore
 can need). The plan is built from the live partition and the backup catalog; a plan with gaps (a needed save that
-does not exist) fails before the gate and changes nothing; a plan with nothing to do goes straight to the report. After approval the plan is re-made on the live host and
-only steps the approver saw are run, so a rerun of a failed run only does what is still missing.
+does not exist) fails before the gate and changes nothing; a plan with nothing to do goes straight to the report.
+After approval the plan is re-made on the live host and only steps the approver saw are run, so a rerun of a failed
+run only does what is still missing.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from typing import Any
 
 import pendulum
 from airflow.providers.standard.operators.hitl import ApprovalOperator
@@ -17,9 +18,9 @@ from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import recovery as steps
 from mqjournal.airflow.settings import settings
-
-SSH = {"pool": "mqjournal_ssh", "retries": 0}
-KINDS = ["startup", "media", "library", "naming", "expiry"]
+from mqjournal.airflow.xcom import Pulled, RecoveryPlanMade
+from mqjournal.recovery.execute import RecoveryResult
+from mqjournal.recovery.kinds import RecoveryKind
 
 
 @dag(
@@ -35,12 +36,19 @@ KINDS = ["startup", "media", "library", "naming", "expiry"]
             "", type="string", minLength=1, title="Host", description="the partition, as named in the fleet file"
         ),
         "qmgr": Param("", type="string", minLength=1, title="Queue manager"),
-        "kind": Param("startup", type="string", enum=KINDS, title="Kind of recovery"),
+        "kind": Param(
+            RecoveryKind.STARTUP.value,
+            type="string",
+            enum=[kind.value for kind in RecoveryKind],
+            title="Kind of recovery",
+            description=RecoveryKind.described(),
+        ),
         "timestamp": Param(
             None,
             type=["null", "string"],
             title="Journal entry time (startup)",
-            description="the date and time AMQ7432 reports, e.g. 2026-11-22T03:14:00 (host's local time); empty: the latest AMQ7432",
+            description="the date and time AMQ7432 reports, e.g. 2026-11-22T03:14:00 (host's local time); "
+            "empty: the latest AMQ7432",
         ),
         "object": Param(
             None, type=["null", "string"], title="Damaged object (media)", description="empty: the latest AMQ7472"
@@ -52,32 +60,41 @@ KINDS = ["startup", "media", "library", "naming", "expiry"]
     },
 )
 def mq_journal_recovery():
-    @task(**SSH)
-    def plan(params=None, run_id=None) -> dict:
-        return steps.make_plan(settings(), params, run_id)
+    # Never retried by Airflow: a rerun of a recovery is an engineer's decision, after reading why it stopped.
+    pool = settings().tasks.ssh_pool
+
+    @task(pool=pool, retries=0)
+    def plan(params=None, run_id=None) -> dict[str, Any]:
+        return steps.make_plan(settings(), params, run_id).to_xcom()
 
     @task.branch
-    def gate(made: dict) -> list[str]:
-        return steps.next_after_plan(made)
+    def gate(made: Pulled) -> list[str]:
+        return steps.next_after_plan(RecoveryPlanMade.from_xcom(made))
 
     @task
-    def blocked(made: dict) -> None:
-        steps.refuse(made)
+    def blocked(made: Pulled) -> None:
+        steps.refuse(RecoveryPlanMade.from_xcom(made))
 
     approve = ApprovalOperator(
         task_id="approve",
         subject="MQ recovery {{ params.kind }} of {{ params.qmgr }} on {{ params.host }} ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='plan')['body'] }}",
-        response_timeout=timedelta(hours=4),
+        response_timeout=settings().approval.recovery_timeout,
     )
 
-    @task(**SSH)
-    def execute(made: dict, run_id=None) -> dict:
-        return steps.execute(settings(), made, run_id)
+    @task(pool=pool, retries=0)
+    def execute(made: Pulled, run_id=None) -> dict[str, Any]:
+        return steps.execute(settings(), RecoveryPlanMade.from_xcom(made), run_id).model_dump(mode="json")
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(run_id=None, ti=None) -> str:
-        return steps.write_report(settings(), run_id, ti.xcom_pull(task_ids="plan"), ti.xcom_pull(task_ids="execute"))
+        made, result = ti.xcom_pull(task_ids="plan"), ti.xcom_pull(task_ids="execute")
+        return steps.write_report(
+            settings(),
+            run_id,
+            RecoveryPlanMade.from_xcom(made) if made is not None else None,
+            RecoveryResult.model_validate(result) if result is not None else None,
+        )
 
     made = plan()
     branch = gate(made)

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,6 +104,15 @@ class ApprovalSettings(_Section):
         return timedelta(hours=self.recovery_hours)
 
 
+class SshTaskOptions(TypedDict):
+    """The keyword arguments of `@task(...)` for a maintenance task that opens an SSH session."""
+
+    pool: str
+    retries: int
+    retry_delay: float
+    max_active_tis_per_dagrun: int
+
+
 class TaskSettings(_Section):
     """How the DAGs run the tasks that open SSH sessions."""
 
@@ -115,6 +124,15 @@ class TaskSettings(_Section):
     )
     ssh_retry_delay_seconds: float = Field(30.0, ge=0, description="seconds before such a retry")
     ssh_tasks_per_run: int = Field(4, ge=1, description="instances of one mapped SSH task running at once in a run")
+
+    def ssh_task(self) -> SshTaskOptions:
+        """`@task(**options)` of a maintenance SSH task (a new dict each time: the decorator fills in its task_id)."""
+        return SshTaskOptions(
+            pool=self.ssh_pool,
+            retries=self.ssh_retries,
+            retry_delay=self.ssh_retry_delay_seconds,
+            max_active_tis_per_dagrun=self.ssh_tasks_per_run,
+        )
 
 
 class Settings(BaseModel):

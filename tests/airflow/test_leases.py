@@ -43,9 +43,12 @@ def test_other_hosts_are_not_held_up(tmp_path):
 
 def test_a_host_whose_slots_stay_taken_is_busy(tmp_path):
     url = f"sqlite:///{tmp_path / 'leases.db'}"
-    with host_session_slot(url, "ibmi1", slots=1), pytest.raises(HostBusy):
-        with host_session_slot(url, "ibmi1", slots=1, wait=0.05, poll=0.01):
-            pass
+    with (
+        host_session_slot(url, "ibmi1", slots=1),
+        pytest.raises(HostBusy),
+        host_session_slot(url, "ibmi1", slots=1, wait=0.05, poll=0.01),
+    ):
+        pass
 
 
 def test_a_live_holder_keeps_its_slot_beyond_the_ttl(tmp_path):

@@ -15,6 +15,7 @@ from mqjournal import rules
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.settings import Settings
+from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary
 from mqjournal.catalog import Catalog
 from mqjournal.policy import Policy
 from mqjournal.sim.model import CommandFault
@@ -54,7 +55,7 @@ def plan(settings: Settings, run_id: str) -> None:
         )
 
 
-def run_until_summary(settings: Settings, run_id: str) -> tuple[dict, dict]:
+def run_until_summary(settings: Settings, run_id: str) -> tuple[MaintenanceTarget, PlanSummary]:
     (target,) = steps.select_targets(settings, [], [])
     steps.collect_one(settings, target, run_id, change_receiver=True)
     plan(settings, run_id)
@@ -78,7 +79,7 @@ def test_a_rerun_save_repeats_no_save_and_creates_no_save_file(sim_fleet, settin
     first = steps.save_one(settings, target, summary, "run1", "QGPL")
     files = set(sim_fleet.host().partition.save_files)
     again = steps.save_one(settings, target, summary, "run1", "QGPL")
-    assert first["saved"] and again["saved"] == [] and sorted(again["already_saved"]) == sorted(first["saved"])
+    assert first.saved and again.saved == [] and sorted(again.already_saved) == sorted(first.saved)
     assert set(sim_fleet.host().partition.save_files) == files
 
 
@@ -88,15 +89,15 @@ def test_a_rerun_delete_skips_what_is_gone_and_deletes_nothing_more(sim_fleet, s
     first = steps.delete_one(settings, target, summary, "run1", Policy())
     remaining = on_host(sim_fleet)
     again = steps.delete_one(settings, target, summary, "run1", Policy())
-    assert first["deleted"] and again["deleted"] == [] and sorted(again["already_gone"]) == sorted(first["deleted"])
+    assert first.deleted and again.deleted == [] and sorted(again.already_gone) == sorted(first.deleted)
     assert on_host(sim_fleet) == remaining
-    assert len(Catalog(settings.catalog_url).deletions_for("ibmi1", "QMTEST")) == len(first["deleted"])
+    assert len(Catalog(settings.catalog_url).deletions_for("ibmi1", "QMTEST")) == len(first.deleted)
 
 
 def test_a_delete_that_failed_midway_finishes_on_rerun(sim_fleet, settings):
     target, summary = run_until_summary(settings, "run1")
     steps.save_one(settings, target, summary, "run1", "QGPL")
-    approved = summary["to_delete"][steps.key(target)]
+    approved = summary.to_delete[target.key]
     with sim_fleet.host().state() as partition:
         partition.faults.commands.append(
             CommandFault(
@@ -106,9 +107,9 @@ def test_a_delete_that_failed_midway_finishes_on_rerun(sim_fleet, settings):
             )
         )
     first = steps.delete_one(settings, target, summary, "run1", Policy())
-    assert first["deleted"] == approved[:1] and first["failed"][0] == approved[1]
+    assert first.deleted == approved[:1] and first.failed[0] == approved[1]
     again = steps.delete_one(settings, target, summary, "run1", Policy())
-    assert again["already_gone"] == approved[:1] and again["deleted"] == approved[1:]
+    assert again.already_gone == approved[:1] and again.deleted == approved[1:]
     assert not set(approved) & on_host(sim_fleet)
 
 
@@ -119,8 +120,8 @@ def test_a_retriggered_run_saves_only_new_receivers_and_keeps_every_earlier_save
     sim_fleet.host().advance(timedelta(hours=1))
     target, summary = run_until_summary(settings, "run2")
     second = steps.save_one(settings, target, summary, "run2", "QGPL")
-    assert not set(first["saved"]) & set(second["saved"])
+    assert not set(first.saved) & set(second.saved)
     catalog = Catalog(settings.catalog_url)
-    for name in first["saved"]:
+    for name in first.saved:
         (save,) = catalog.saves_of("ibmi1", "QMTEST", name)
         assert f"{save.save_file_library}/{save.save_file}" in sim_fleet.host().partition.save_files

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mqjournal.airflow.maintenance import outcome
+from mqjournal.airflow.xcom import DeleteOutcome, PlanSummary
 from mqjournal.report import plan_body
 
 QM = {
@@ -39,10 +40,13 @@ def test_a_blocked_queue_manager_shows_why():
 
 
 def test_the_report_says_who_decided_what():
-    summary = {"anything_to_delete": True}
+    summary = PlanSummary(anything_to_delete=True)
     approved = {"chosen_options": ["Approve"], "responded_by_user": {"id": "u1", "name": "Ana"}}
     rejected = {"chosen_options": ["Reject"], "responded_by_user": {"id": "u2", "name": "Bo"}}
-    assert outcome(False, summary, approved, [{"deleted": ["A", "B"]}]) == "approved by Ana: 2 receivers deleted"
+    assert (
+        outcome(False, summary, approved, [DeleteOutcome(target="prod1/PAYROLL/QMPAYROLL", deleted=["A", "B"])])
+        == "approved by Ana: 2 receivers deleted"
+    )
     assert outcome(False, summary, rejected, []) == "rejected by Bo: nothing was deleted"
     assert outcome(False, summary, None, []).startswith("not approved")
     assert (
@@ -50,7 +54,7 @@ def test_the_report_says_who_decided_what():
         == "rejected at the approval gate: nothing was deleted"
     )
     assert outcome(True, summary, None, []).startswith("dry run")
-    assert outcome(False, {"anything_to_delete": False}, None, []).startswith("nothing to delete")
+    assert outcome(False, PlanSummary(anything_to_delete=False), None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")
 
 

@@ -33,7 +33,7 @@ def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
 
 def test_a_queue_manager_named_in_the_form_is_selected(settings):
     (target,) = steps.select_targets(settings, ["ibmi1"], ["TEST"])
-    assert (target["host"], target["qmgr"], target["library"]) == ("ibmi1", "TEST", "QMTEST")
+    assert (target.host, target.qmgr, target.library) == ("ibmi1", "TEST", "QMTEST")
 
 
 @pytest.mark.parametrize("typo", ["TSET", "test"])

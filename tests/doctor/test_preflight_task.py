@@ -42,7 +42,7 @@ def test_a_ready_host_passes_the_preflight(tmp_path: Path, monkeypatch):
         result = steps.preflight(_settings(doctor, tmp_path, monkeypatch), [], "QGPL")
     finally:
         doctor.stop()
-    assert result == {"checked": ["ibmi1"], "ready": True}
+    assert result.to_xcom() == {"checked": ["ibmi1"], "ready": True}
 
 
 def test_a_host_that_is_not_ready_fails_the_run_naming_it(tmp_path: Path, monkeypatch, capsys):
@@ -67,4 +67,4 @@ def test_a_host_collected_before_is_not_checked_again(tmp_path: Path, monkeypatc
         result = steps.preflight(settings, [], "QGPL")
     finally:
         doctor.stop()
-    assert result == {"checked": [], "ready": True} and len(doctor.service.received) == 0
+    assert result.to_xcom() == {"checked": [], "ready": True} and len(doctor.service.received) == 0

@@ -1,49 +1,50 @@
 """The maintenance DAG's steps as plain functions: the DAG file only wires them; tests call them directly.
 
 Each step is safe to rerun: collection rewrites its own snapshot file, saves skip what is verified, deletes re-check
-the live host and skip what is gone. XCom carries small values only (targets, names, counts, paths).
+the live host and skip what is gone. XCom carries small values only (targets, names, counts, paths), each a
+model of mqjournal.airflow.xcom: a step takes and returns those, its task converts at the seam.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from datetime import UTC, timedelta, timezone
+from datetime import UTC, tzinfo
 from pathlib import Path
+from typing import Any
 
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
+from mqjournal.airflow.xcom import (
+    DeleteOutcome,
+    MaintenanceTarget,
+    PlanSummary,
+    Preflight,
+    SaveOutcome,
+    SparkSubmission,
+)
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import load_fleet
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.executor import Executor
+from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
 
-
-def _target(t: dict) -> collector.Target:
-    return collector.Target(
-        qmgr=t["qmgr"],
-        library=t["library"],
-        journal=t["journal"],
-        instance=t["instance"],
-        journal_queue=tuple(t["journal_queue"]),
-    )
+log = logging.getLogger(__name__)
 
 
-def _tz(t: dict) -> timezone:
-    return timezone(timedelta(minutes=t["utc_offset_minutes"]))
+def key(t: MaintenanceTarget) -> str:
+    return t.key
 
 
-def key(t: dict) -> str:
-    return f"{t['host']}/{t['qmgr']}/{t['library']}"
-
-
-def select_targets(settings: Settings, hosts: list[str], queue_managers: list[str]) -> list[dict]:
+def select_targets(settings: Settings, hosts: list[str], queue_managers: list[str]) -> list[MaintenanceTarget]:
     """The queue managers this run works on: the fleet file's, narrowed by the trigger form, found on each host."""
     fleet = load_fleet(settings.fleet_file)
     unknown = set(hosts) - {h.name for h in fleet.hosts}
@@ -64,15 +65,15 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
             if queue_managers and t.qmgr not in queue_managers:
                 continue
             targets.append(
-                {
-                    "host": host.name,
-                    "qmgr": t.qmgr,
-                    "library": t.library,
-                    "journal": t.journal,
-                    "instance": t.instance,
-                    "journal_queue": list(t.journal_queue),
-                    "utc_offset_minutes": int(found.tz.utcoffset(None).total_seconds() // 60),
-                }
+                MaintenanceTarget(
+                    host=host.name,
+                    qmgr=t.qmgr,
+                    library=t.library,
+                    journal=t.journal,
+                    instance=t.instance,
+                    journal_queue=list(t.journal_queue),
+                    utc_offset_minutes=_offset_minutes(found.tz),
+                )
             )
     # A typo must not quietly make a run that processes nothing (or less than asked).
     missing = sorted(set(queue_managers) - {q for names in found_on.values() for q in names})
@@ -85,27 +86,34 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     return targets
 
 
-def collect_one(settings: Settings, target: dict, run_id: str, change_receiver: bool) -> str:
+def _offset_minutes(tz: tzinfo) -> int:
+    offset = tz.utcoffset(None)
+    if offset is None:  # discovery reads a fixed offset (QUTCOFFSET): a zone without one is a bug there
+        raise ValueError(f"the partition's time zone {tz} has no fixed UTC offset")
+    return int(offset.total_seconds() // 60)
+
+
+def collect_one(settings: Settings, target: MaintenanceTarget, run_id: str, change_receiver: bool) -> str:
     """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file."""
-    with host_session(settings, target["host"]) as session:
+    with host_session(settings, target.host) as session:
         snapshot = collector.collect(
             session,
-            _target(target),
-            host=target["host"],
+            target.journal_target,
+            host=target.host,
             run_id=run_id,
-            tz=_tz(target),
+            tz=target.tz,
             change_receiver=change_receiver,
         )
-    path = settings.snapshot_dir(run_id) / f"{target['host']}__{target['library']}.jsonl"
+    path = settings.snapshot_dir(run_id) / f"{target.host}__{target.library}.jsonl"
     write_snapshots(path, [snapshot])
     return str(path)
 
 
-def summarize(plan_dir: Path, targets: list[dict]) -> dict:
+def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget]) -> PlanSummary:
     """What the approval gate shows and what save/delete act on, for this run's targets only."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
-    wanted = {(t["host"], t["qmgr"], t["library"]) for t in targets}
+    wanted = {(t.host, t.qmgr, t.library) for t in targets}
     qms = [
         q
         for q in pq.read_table(plan_dir / "queue_managers").to_pylist()
@@ -127,59 +135,71 @@ def summarize(plan_dir: Path, targets: list[dict]) -> dict:
     for q in qms:
         q["alerts"] = list(q["alerts"] or [])
         q.pop("collected_at", None)
-    return {
-        "queue_managers": qms,
-        "to_save": dict(to_save),
-        "to_delete": dict(to_delete),
-        "anything_to_delete": any(to_delete.values()),
-        "body": plan_body(qms, to_save, to_delete),
-    }
+    summary = PlanSummary(
+        queue_managers=qms,
+        to_save=dict(to_save),
+        to_delete=dict(to_delete),
+        anything_to_delete=any(to_delete.values()),
+        body=plan_body(qms, to_save, to_delete),
+    )
+    log.info("the plan of this run's targets:\n%s", summary.body)
+    return summary
 
 
-def _executor(settings: Settings, session, target: dict, run_id: str) -> Executor:
-    return Executor(session, _target(target), target["host"], _tz(target), Catalog(settings.catalog_url), run_id)
+def _executor(settings: Settings, session: IbmiSession, target: MaintenanceTarget, run_id: str) -> Executor:
+    return Executor(session, target.journal_target, target.host, target.tz, Catalog(settings.catalog_url), run_id)
 
 
-def save_one(settings: Settings, target: dict, summary: dict, run_id: str, save_library: str) -> dict:
+def save_one(
+    settings: Settings, target: MaintenanceTarget, summary: PlanSummary, run_id: str, save_library: str
+) -> SaveOutcome:
     # Before any SSH: a save in the queue manager's own library, QTEMP or an IBM library could be lost with it.
-    save_library = save_library_for(save_library, target["library"])
+    save_library = save_library_for(save_library, target.library)
     # The receivers to delete too: one saved only by someone else (status SAVED on the host) is planned "delete", and
     # is deleted only once a save of ours proves it; those already proven are skipped by the executor.
-    wanted = list(dict.fromkeys(summary["to_save"].get(key(target), []) + summary["to_delete"].get(key(target), [])))
+    wanted = list(dict.fromkeys(summary.to_save.get(target.key, []) + summary.to_delete.get(target.key, [])))
     if not wanted:
-        return {"target": key(target), "saved": [], "already_saved": [], "not_saved": [], "save_files": []}
-    with host_session(settings, target["host"]) as session:
+        return SaveOutcome(target=target.key)
+    with host_session(settings, target.host) as session:
         result = _executor(settings, session, target, run_id).save(wanted, save_library=save_library)
-    return {"target": key(target), **asdict(result)}
+    return SaveOutcome(target=target.key, **asdict(result))
 
 
-def delete_one(settings: Settings, target: dict, summary: dict, run_id: str, policy: Policy) -> dict:
-    approved = summary["to_delete"].get(key(target), [])
+def delete_one(
+    settings: Settings, target: MaintenanceTarget, summary: PlanSummary, run_id: str, policy: Policy
+) -> DeleteOutcome:
+    approved = summary.to_delete.get(target.key, [])
     if not approved:
-        return {"target": key(target), "deleted": [], "already_gone": [], "kept": [], "failed": None}
-    with host_session(settings, target["host"]) as session:
+        return DeleteOutcome(target=target.key)
+    with host_session(settings, target.host) as session:
         result = _executor(settings, session, target, run_id).delete(approved, policy=policy)
-    return {"target": key(target), **asdict(result)}
+    return DeleteOutcome(target=target.key, **asdict(result))
 
 
-def mapped_results(pulled) -> list[dict]:
+def mapped_results(pulled: object) -> list[dict[str, Any]]:
     """A mapped task's XCom values as a list: Airflow gives one instance's value bare, and None when skipped."""
     if pulled is None:
         return []
     if isinstance(pulled, dict):
         return [pulled]
-    return [value for value in pulled if value]
+    if isinstance(pulled, Iterable):  # a list, or Airflow's lazy sequence of the mapped instances' values
+        return [value for value in pulled if value]
+    raise TypeError(f"not the value of a mapped task: {type(pulled).__name__}")
 
 
 def outcome(
-    dry_run: bool, summary: dict | None, approval: dict | None, deletes: list[dict], approve_state: str | None = None
+    dry_run: bool,
+    summary: PlanSummary | None,
+    approval: dict[str, Any] | None,
+    deletes: Sequence[DeleteOutcome],
+    approve_state: str | None = None,
 ) -> str:
     """One line for the report: what the run decided, and who decided it."""
     if summary is None:
         return "failed before a plan was made: nothing was saved or deleted"
     if dry_run:
         return "dry run: plan only, nothing saved or deleted"
-    if not summary["anything_to_delete"]:
+    if not summary.anything_to_delete:
         return "nothing to delete: no approval was needed"
     if approval is None and approve_state == "success":
         # On Reject the ApprovalOperator skips downstream before its answer reaches XCom.
@@ -189,22 +209,28 @@ def outcome(
     who = (approval.get("responded_by_user") or {}).get("name", "the timeout default")
     if "Approve" not in approval.get("chosen_options", []):
         return f"rejected by {who}: nothing was deleted"
-    deleted = sum(len(d.get("deleted") or []) for d in deletes if d)
+    deleted = sum(len(d.deleted) for d in deletes)
     return f"approved by {who}: {deleted} receivers deleted"
 
 
 def write_report(
-    settings: Settings, run_id: str, summary: dict | None, saves: list[dict], deletes: list[dict], outcome: str
+    settings: Settings,
+    run_id: str,
+    summary: PlanSummary | None,
+    saves: Sequence[SaveOutcome],
+    deletes: Sequence[DeleteOutcome],
+    outcome: str,
 ) -> str:
     """The run summary: what was saved where, deleted, kept and why, alerts. Returns the Markdown text."""
     lines = [f"# mq_journal_maintenance {run_id}", "", f"Outcome: {outcome}", ""]
     if summary:
-        lines += ["## Plan", "", summary["body"], ""]
+        lines += ["## Plan", "", summary.body, ""]
     for title, rows in (("Saved", saves), ("Deleted", deletes)):
-        rows = [r for r in rows or [] if r]
         if rows:
             lines += [f"## {title}", ""]
-            lines += [f"- `{r['target']}`: {json.dumps({k: v for k, v in r.items() if k != 'target'})}" for r in rows]
+            lines += [
+                f"- `{r.target}`: {json.dumps({k: v for k, v in r.to_xcom().items() if k != 'target'})}" for r in rows
+            ]
             lines.append("")
     text = "\n".join(lines)
     path = settings.report_file(run_id)
@@ -216,7 +242,29 @@ def write_report(
 SPARK_ENV = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
 
 
-def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str) -> dict:
+def report(
+    settings: Settings,
+    run_id: str,
+    *,
+    dry_run: bool,
+    summary: object,
+    saves: object,
+    deletes: object,
+    approval: dict[str, Any] | None,
+    approve_state: str | None,
+) -> str:
+    """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
+    line, and the report file written. Returns the Markdown text."""
+    plan = PlanSummary.from_xcom(summary) if summary is not None else None
+    deleted = [DeleteOutcome.from_xcom(d) for d in mapped_results(deletes)]
+    result = outcome(dry_run, plan, approval, deleted, approve_state)
+    saved = [SaveOutcome.from_xcom(s) for s in mapped_results(saves)]
+    text = write_report(settings, run_id, plan, saved, deleted, outcome=result)
+    log.info("%s", text)
+    return text
+
+
+def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str) -> SparkSubmission:
     """SparkSubmitOperator's templated inputs for the plan job: this run's snapshots are current, every earlier
     run is history; `as_of` is fixed now, so a retried plan task plans the same moment."""
     from datetime import datetime
@@ -225,8 +273,8 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
 
     py_files = planjob.build_py_files(_dist(settings))
     env = planjob.submit_environment(master)
-    return {
-        "args": planjob.application_args(
+    return SparkSubmission(
+        args=planjob.application_args(
             settings.snapshot_dir(run_id),
             settings.plan_dir(run_id),
             history=settings.snapshots,
@@ -234,10 +282,10 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
             as_of=datetime.now(UTC),
         ),
         # Only Spark's own variables: the process environment holds connection secrets that must not reach XCom.
-        "env": {k: env[k] for k in SPARK_ENV if k in env},
-        "conf": planjob.default_conf(master),
-        "py_files": str(py_files),
-    }
+        env={k: env[k] for k in SPARK_ENV if k in env},
+        conf=planjob.default_conf(master),
+        py_files=str(py_files),
+    )
 
 
 def _dist(settings: Settings) -> Path:
@@ -246,7 +294,7 @@ def _dist(settings: Settings) -> Path:
     return path
 
 
-def preflight(settings: Settings, hosts: list[str], save_library: str) -> dict:
+def preflight(settings: Settings, hosts: list[str], save_library: str) -> Preflight:
     """`mqjournal doctor` for each selected host not yet collected (no snapshot of it under the data folder): read
     only. A host that is not ready fails the run before anything is collected, saved or deleted, with the doctor's
     table in the log saying what to fix; drop the host from the form's hosts to run the others meanwhile."""
@@ -266,14 +314,14 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> dict:
             report.add("SSH and host key", "fail", exc.problem, exc.action)
             reports.append(report)
     text = render(reports) if reports else "every selected host was collected before: no preflight needed"
-    print(text)
+    print(text)  # noqa: T201 - the doctor's table as `mqjournal doctor` prints it: the task log shows it whole
     not_ready = [r.host for r in reports if not r.ready]
     if not_ready:
         raise RuntimeError(
             f"hosts not ready for mqjournal: {', '.join(not_ready)}; fix what the table above says "
             "(or leave them out of the run's hosts) and run again"
         )
-    return {"checked": [r.host for r in reports], "ready": True}
+    return Preflight(checked=[r.host for r in reports], ready=True)
 
 
 def _collected_hosts(snapshots: Path) -> set[str]:

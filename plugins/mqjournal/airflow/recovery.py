@@ -1,31 +1,38 @@
 """The recovery DAG's steps as plain functions: the DAG file only wires them; tests call them directly.
 
-The plan travels through XCom as JSON (it is small: one queue manager's steps); the approval gate shows its
-Markdown. Execution re-makes the plan on the live host and runs only steps the approver saw.
+The plan travels through XCom as JSON (it is small: one queue manager's steps; RecoveryPlanMade says what it
+holds); the approval gate shows its Markdown. Execution re-makes the plan on the live host and runs only steps the
+approver saw.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+import logging
+from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from mqjournal.airflow.sessions import host_session
-from mqjournal.airflow.settings import Settings, safe
+from mqjournal.airflow.settings import Settings
+from mqjournal.airflow.xcom import JournalTarget, RecoveryPlanMade
 from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
-from mqjournal.fleet import load_fleet
-from mqjournal.ibmi.collector import Target
-from mqjournal.recovery.execute import RecoveryExecutor
+from mqjournal.fleet import QueueManagerConfig, load_fleet
+from mqjournal.recovery.execute import RecoveryExecutor, RecoveryResult
 from mqjournal.recovery.gather import clusters_of, gather, locate
-from mqjournal.recovery.plan import Kind, Plan, Request
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Request
 from mqjournal.recovery.planner import plan_recovery
+
+log = logging.getLogger(__name__)
 
 
 class RecoveryBlocked(MqJournalError):
     """The plan has gaps: nothing was sent to the host but reads."""
 
 
-def request_from(params: dict, tz: timezone) -> Request:
+def request_from(params: Mapping[str, Any], tz: timezone) -> Request:
     """The trigger form as a validated request; a timestamp without an offset is the host's local time."""
     needed_at = None
     if params.get("timestamp"):
@@ -35,7 +42,7 @@ def request_from(params: dict, tz: timezone) -> Request:
     return Request(
         host=params["host"],
         qmgr=params["qmgr"],
-        kind=Kind(params["kind"]),
+        kind=RecoveryKind(params["kind"]),
         needed_at=needed_at,
         object=params.get("object") or None,
         object_type=params.get("object_type") or "*ALL",
@@ -43,7 +50,7 @@ def request_from(params: dict, tz: timezone) -> Request:
     )
 
 
-def _queue_manager(settings: Settings, host: str, qmgr: str):
+def _queue_manager(settings: Settings, host: str, qmgr: str) -> QueueManagerConfig:
     fleet = load_fleet(settings.fleet_file)
     try:
         host_config = fleet.host(host)
@@ -59,10 +66,10 @@ def _queue_manager(settings: Settings, host: str, qmgr: str):
 
 
 def _plan_file(settings: Settings, run_id: str) -> Path:
-    return settings.data_dir / "recovery" / safe(run_id) / "plan.json"
+    return settings.recovery_plan_file(run_id)
 
 
-def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
+def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> RecoveryPlanMade:
     qm = _queue_manager(settings, params["host"], params["qmgr"])
     with host_session(settings, params["host"]) as session:
         target, tz = locate(session, params["host"], qm)
@@ -81,35 +88,32 @@ def make_plan(settings: Settings, params: dict, run_id: str) -> dict:
     path = _plan_file(settings, run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(plan.model_dump_json(indent=2), encoding="utf-8")
-    print(plan.markdown())
-    return {
-        "plan": plan.model_dump(mode="json"),
-        "body": plan.markdown(),
-        "executable": plan.executable,
-        "target": {
-            "qmgr": target.qmgr,
-            "library": target.library,
-            "journal": target.journal,
-            "instance": target.instance,
-            "journal_queue": list(target.journal_queue),
-        },
-        "utc_offset_minutes": int(tz.utcoffset(None).total_seconds() // 60),
-    }
+    log.info("%s", plan.markdown())
+    offset = tz.utcoffset(None)
+    if offset is None:  # locate reads a fixed offset (QUTCOFFSET): a zone without one is a bug there
+        raise ValueError(f"the partition's time zone {tz} has no fixed UTC offset")
+    return RecoveryPlanMade(
+        plan=plan,
+        body=plan.markdown(),
+        executable=plan.executable,
+        target=JournalTarget.of(target),
+        utc_offset_minutes=int(offset.total_seconds() // 60),
+    )
 
 
-def next_after_plan(made: dict) -> list[str]:
+def next_after_plan(made: RecoveryPlanMade) -> list[str]:
     """The branch after planning: gaps fail the run, nothing to do needs no approval, anything else does.
 
     The report is always followed (a branch would skip it otherwise); it waits for whatever else runs.
     """
-    if made["plan"]["gaps"]:
+    if made.plan.gaps:
         return ["blocked", "report"]
-    return ["approve", "report"] if made["executable"] else ["report"]
+    return ["approve", "report"] if made.executable else ["report"]
 
 
-def refuse(made: dict) -> None:
+def refuse(made: RecoveryPlanMade) -> None:
     """Fail the run before the gate: say what is missing and what to do."""
-    plan = Plan.model_validate(made["plan"])
+    plan = made.plan
     raise RecoveryBlocked(
         f"{plan.request.kind.value} recovery of {plan.request.qmgr} on {plan.request.host}",
         "the plan has gaps: " + " | ".join(str(g) for g in plan.gaps),
@@ -117,40 +121,31 @@ def refuse(made: dict) -> None:
     )
 
 
-def execute(settings: Settings, made: dict, run_id: str) -> dict:
-    approved = Plan.model_validate(made["plan"])
-    t = made["target"]
-    target = Target(
-        qmgr=t["qmgr"],
-        library=t["library"],
-        journal=t["journal"],
-        instance=t["instance"],
-        journal_queue=tuple(t["journal_queue"]),
-    )
-    tz = timezone(timedelta(minutes=made["utc_offset_minutes"]))
+def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> RecoveryResult:
+    approved = made.plan
     qm = _queue_manager(settings, approved.request.host, approved.request.qmgr)
     with host_session(settings, approved.request.host) as session:
         result = RecoveryExecutor(
             session,
-            target,
+            made.target.target,
             approved.request.host,
-            tz,
+            made.tz,
             Catalog(settings.catalog_url),
             run_id,
             clusters=tuple(clusters_of(qm)),
         ).execute(approved)
-    print(result.markdown())
-    return result.model_dump(mode="json")
+    log.info("%s", result.markdown())
+    return result
 
 
-def write_report(settings: Settings, run_id: str, made: dict | None, result: dict | None) -> str:
+def write_report(settings: Settings, run_id: str, made: RecoveryPlanMade | None, result: RecoveryResult | None) -> str:
     lines = [f"# mq_journal_recovery {run_id}", ""]
     if made is None:
         lines.append("Outcome: failed before a plan was made: nothing was changed.")
     else:
-        plan = Plan.model_validate(made["plan"])
+        plan = made.plan
         if result is not None:
-            outcome = f"executed: {len(result['done'])} step(s) run, verified"
+            outcome = f"executed: {len(result.done)} step(s) run, verified"
         elif plan.gaps:
             outcome = "blocked by gaps: nothing was changed"
         elif not plan.steps:
@@ -160,11 +155,11 @@ def write_report(settings: Settings, run_id: str, made: dict | None, result: dic
         lines += [f"Outcome: {outcome}", "", "## Plan", "", plan.markdown()]
         if result is not None:
             lines += ["## Execution", ""]
-            lines += [f"- {d['outcome']}: `{d['command']}`" for d in result["done"]]
-            lines += [f"- already done before this run: `{text}`" for text in result["skipped"]]
+            lines += [f"- {d.outcome}: `{d.command}`" for d in result.done]
+            lines += [f"- already done before this run: `{text}`" for text in result.skipped]
     text = "\n".join(lines) + "\n"
-    path = settings.data_dir / "reports" / f"recovery_{safe(run_id)}.md"
+    path = settings.recovery_report_file(run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    print(text)
+    log.info("%s", text)
     return str(path)

@@ -1,0 +1,189 @@
+"""What the DAGs' tasks hand each other through XCom, as models: one place says what each value holds.
+
+A step returns a model; its task pushes `to_xcom()` (plain dicts and lists, what Airflow has always stored for these
+tasks, so the UI, the templates such as `xcom_pull(task_ids='summarize')['body']` and the pulls of an earlier run
+read the same); the next step's task validates what it pulls with `from_xcom()`, so a value of the wrong shape
+fails at that seam, naming the field.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta, timezone
+from typing import Any, Self, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from mqjournal.ibmi import collector
+from mqjournal.recovery.plan import Plan
+
+Pulled: TypeAlias = object
+"""A task argument another task returned: an XComArg while the DAG is wired, its pushed value once the task runs;
+the task validates it with `from_xcom()` before use."""
+
+
+class XComValue(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_xcom(self) -> dict[str, Any]:
+        # Python mode, not JSON: Airflow's XCom serializer stores these values as it stored the dicts before them.
+        return self.model_dump()
+
+    @classmethod
+    def from_xcom(cls, value: object) -> Self:
+        return cls.model_validate(value)
+
+    @classmethod
+    def list_from_xcom(cls, value: object) -> list[Self]:
+        """A task's list of these (select_targets' targets)."""
+        return TypeAdapter(list[cls]).validate_python(value)  # type: ignore[valid-type]  # cls: a model class
+
+
+# --- the maintenance DAG --------------------------------------------------------------------------------------------
+
+
+class MaintenanceTarget(XComValue):
+    """One queue manager a maintenance run works on: select_targets finds it; collect, save and delete map over it."""
+
+    host: str = Field(description="the partition, as named in the fleet file")
+    qmgr: str = Field(description="the queue manager's name")
+    library: str = Field(description="its library (QMxxx), where its journal and receivers live")
+    journal: str = Field(description="its journal, AMQxJRN")
+    instance: str = Field(description="the journal's instance letter, x in AMQxJRN")
+    journal_queue: list[str] = Field(description="the journal's message queue: [library, name]")
+    utc_offset_minutes: int = Field(description="the partition's UTC offset when discovered: IBM i times have none")
+
+    @property
+    def key(self) -> str:
+        """host/qmgr/library: how the plan summary lists this queue manager's receivers."""
+        return f"{self.host}/{self.qmgr}/{self.library}"
+
+    @property
+    def tz(self) -> timezone:
+        return timezone(timedelta(minutes=self.utc_offset_minutes))
+
+    @property
+    def journal_target(self) -> collector.Target:
+        return collector.Target(
+            qmgr=self.qmgr,
+            library=self.library,
+            journal=self.journal,
+            instance=self.instance,
+            journal_queue=(self.journal_queue[0], self.journal_queue[1]),
+        )
+
+
+class PlanSummary(XComValue):
+    """The plan of this run's targets: what the approval gate shows and what save and delete act on."""
+
+    queue_managers: list[dict[str, Any]] = Field(
+        default_factory=list, description="the plan's queue_managers rows of this run's targets (rules.as_rows)"
+    )
+    to_save: dict[str, list[str]] = Field(
+        default_factory=dict, description="receivers to save, oldest first, by MaintenanceTarget.key"
+    )
+    to_delete: dict[str, list[str]] = Field(
+        default_factory=dict, description="receivers to delete once approved, oldest first, by MaintenanceTarget.key"
+    )
+    anything_to_delete: bool = Field(False, description="whether the run needs the approval gate at all")
+    body: str = Field("", description="the approval gate's Markdown")
+
+
+class SaveOutcome(XComValue):
+    """What one target's save did (mqjournal.ibmi.executor.SaveResult), for the report."""
+
+    target: str = Field(description="MaintenanceTarget.key")
+    saved: list[str] = Field(default_factory=list, description="saved now, and proven in the save file")
+    already_saved: list[str] = Field(default_factory=list, description="a catalogued save is proven on the host")
+    not_saved: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why)")
+    save_files: list[str] = Field(default_factory=list, description="the save files written, LIB/NAME")
+    reconciled: list[str] | None = Field(
+        None, description="what an interrupted earlier step turned out to have done (None: the host was not read)"
+    )
+
+    def to_xcom(self) -> dict[str, Any]:
+        # Without `reconciled` when the host was not read (nothing to do): the report lists what the step returned.
+        return self.model_dump(exclude={"reconciled"} if self.reconciled is None else None)
+
+
+class DeleteOutcome(XComValue):
+    """What one target's delete did (mqjournal.ibmi.executor.DeleteResult), for the report."""
+
+    target: str = Field(description="MaintenanceTarget.key")
+    deleted: list[str] = Field(default_factory=list)
+    already_gone: list[str] = Field(default_factory=list)
+    kept: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why), in chain order")
+    failed: tuple[str, str] | None = Field(None, description="(receiver, message) that stopped the deletes")
+    reconciled: list[str] | None = Field(
+        None, description="what an interrupted earlier step turned out to have done (None: the host was not read)"
+    )
+
+    def to_xcom(self) -> dict[str, Any]:
+        # Without `reconciled` when the host was not read (nothing to do): the report lists what the step returned.
+        return self.model_dump(exclude={"reconciled"} if self.reconciled is None else None)
+
+
+class SparkSubmission(XComValue):
+    """SparkSubmitOperator's templated inputs for the plan job (the DAG's templates read them by key)."""
+
+    args: list[str] = Field(description="application_args")
+    env: dict[str, str] = Field(description="env_vars: Spark's own variables only, never the worker's secrets")
+    conf: dict[str, str] = Field(description="conf")
+    py_files: str = Field(description="the zip of the mqjournal package the job imports")
+
+
+class Preflight(XComValue):
+    """The hosts `mqjournal doctor` checked before this run (those never collected before)."""
+
+    checked: list[str]
+    ready: bool
+
+
+# --- the recovery DAG -----------------------------------------------------------------------------------------------
+
+
+class JournalTarget(XComValue):
+    """The queue manager's journal as located on the host (mqjournal.ibmi.collector.Target)."""
+
+    qmgr: str
+    library: str
+    journal: str
+    instance: str
+    journal_queue: list[str]
+
+    @classmethod
+    def of(cls, target: collector.Target) -> JournalTarget:
+        return cls(
+            qmgr=target.qmgr,
+            library=target.library,
+            journal=target.journal,
+            instance=target.instance,
+            journal_queue=list(target.journal_queue),
+        )
+
+    @property
+    def target(self) -> collector.Target:
+        return collector.Target(
+            qmgr=self.qmgr,
+            library=self.library,
+            journal=self.journal,
+            instance=self.instance,
+            journal_queue=(self.journal_queue[0], self.journal_queue[1]),
+        )
+
+
+class RecoveryPlanMade(XComValue):
+    """The plan task's value: the plan, its Markdown for the gate, and where it runs."""
+
+    plan: Plan
+    body: str = Field(description="the plan's Markdown: the approval gate's body")
+    executable: bool = Field(description="no gaps and at least one step: it needs approval")
+    target: JournalTarget
+    utc_offset_minutes: int
+
+    def to_xcom(self) -> dict[str, Any]:
+        # The plan holds datetimes and enums: JSON for it, as the plan task has always pushed.
+        return {**self.model_dump(), "plan": self.plan.model_dump(mode="json")}
+
+    @property
+    def tz(self) -> timezone:
+        return timezone(timedelta(minutes=self.utc_offset_minutes))
