@@ -25,6 +25,7 @@ by the pure-Python reference planner (`mqjournal.rules`) after the timings, and 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import math
@@ -35,10 +36,20 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeVar
 
-import psutil
+import psutil  # type: ignore[import-untyped]  # no psutil stubs are pinned: the bench only reads process metrics
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DecimalType
+
+Result = TypeVar("Result")
 
 ROOT = Path(__file__).resolve().parent.parent
 JOB_PATH = ROOT / "spark_apps" / "plan_receivers.py"
@@ -86,8 +97,10 @@ def log(message: str) -> None:
 # --- the plan job, imported as the module spark-submit runs ----------------------------------------------------
 
 
-def load_job():
+def load_job() -> ModuleType:
     spec = importlib.util.spec_from_file_location("plan_receivers", JOB_PATH)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load the plan job from {JOB_PATH}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -139,10 +152,8 @@ class RssSampler(threading.Thread):
 
     def run(self) -> None:
         while not self._halt.is_set():
-            try:
+            with contextlib.suppress(Exception):  # a process that exits between two calls: sample next time
                 self.sample()
-            except Exception:
-                pass
             self._halt.wait(self.interval)
 
     def stop(self) -> None:
@@ -187,88 +198,154 @@ def _coprime_step(n: int) -> int:
     return 1
 
 
-def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
+# The generator's column vocabulary: hashes of the queue manager (stable across runs), times as v1 writes them.
+# pyspark is imported inside, so `--help` and the cached-fleet path do not pay for it before they need it.
+
+
+def _h(*parts: Column | int) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.xxhash64(*[p if not isinstance(p, int) else F.lit(p) for p in parts])
+
+
+def _pmod(column: Column, n: Column | int) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.pmod(column, n if not isinstance(n, int) else F.lit(n))
+
+
+def _ts(us: Column, suffix: Column | None = None, offset: Column | None = None) -> Column:
+    from pyspark.sql import functions as F
+
+    suffix = F.lit("Z") if suffix is None else suffix
+    local = F.timestamp_micros(us if offset is None else us + offset)
+    return F.concat(F.date_format(local, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), suffix)
+
+
+def _ts_seconds(us: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.concat(F.date_format(F.timestamp_micros(us), "yyyy-MM-dd'T'HH:mm:ss"), F.lit("Z"))
+
+
+def _decimal() -> DecimalType:
+    from pyspark.sql import types as T
+
+    return T.DecimalType(38, 0)
+
+
+def _scenario(name: str) -> Column:
+    """True for the queue managers of scenario `name` (a column fleet_frame adds first)."""
+    from pyspark.sql import functions as F
+
+    return F.col(f"s_{name}")
+
+
+def _attach_us(g: Column) -> Column:
+    """Attach time of receiver g of this qm: strictly increasing in g, the same in every run's snapshot."""
+    from pyspark.sql.functions import col
+
+    jitter = _pmod(_h(col("qm"), g, 5), 30 * MINUTE_US)
+    half = (col("interval_us") / 2).cast("long")
+    return col("t0_us") + col("shift_us") + (g - col("h0")) * col("interval_us") - half - 30 * MINUTE_US + jitter
+
+
+def _rname(g: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.concat(F.lit("AMQA0"), F.lpad(_pmod(F.col("n0") + g, 100_000).cast("string"), 5, "0"))
+
+
+def fleet_frame(spark: SparkSession, *, qms: int, receivers: int, runs: int, partitions: int) -> DataFrame:
     """One row per (run, queue manager): a complete v1 snapshot, built from column expressions only.
 
     Row id = run * qms + qm, so with partitions = runs * m every spark.range partition holds one run only and the
     partitioned write below makes m files per run folder.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
     snapshots = qms * runs
     base, extra = divmod(receivers, snapshots)
     if base < 3:
         raise SystemExit(f"--receivers {receivers}: under 3 per snapshot ({snapshots} snapshots), too few for a chain")
-    step_perm = _coprime_step(snapshots)
-    spread = max(0, min(3, base - 3))  # +-spread per snapshot, in pairs of queue managers, so the total is exact
-
     last_run_us = (AS_OF - EPOCH) // timedelta(microseconds=1) - HOUR_US
     t0_us = last_run_us - (runs - 1) * RUN_INTERVAL_US
-    lit = F.lit
-    DEC = T.DecimalType(38, 0)
+    df = _runs_and_sizes(spark, qms=qms, snapshots=snapshots, base=base, extra=extra, partitions=partitions)
+    df = _queue_manager_traits(df, runs=runs, t0_us=t0_us)
+    df = _identity_and_collection(df, t0_us=t0_us)
+    df = _with_needed_entry(df)
+    return _snapshot_records(df)
 
-    def h(*parts) -> F.Column:
-        return F.xxhash64(*[p if not isinstance(p, int) else lit(p) for p in parts])
 
-    def pmod(column, n) -> F.Column:
-        return F.pmod(column, n if not isinstance(n, int) else lit(n))
+def _runs_and_sizes(
+    spark: SparkSession, *, qms: int, snapshots: int, base: int, extra: int, partitions: int
+) -> DataFrame:
+    """Row id -> (queue manager, run), its scenario flags, how many receivers its snapshot holds, and where its
+    chain stands at this run."""
+    from pyspark.sql import functions as F
 
-    def ts(us, suffix=None, offset=None) -> F.Column:
-        suffix = lit("Z") if suffix is None else suffix
-        local = F.timestamp_micros(us if offset is None else us + offset)
-        return F.concat(F.date_format(local, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), suffix)
-
-    def ts_seconds(us) -> F.Column:
-        return F.concat(F.date_format(F.timestamp_micros(us), "yyyy-MM-dd'T'HH:mm:ss"), lit("Z"))
-
+    lit, col = F.lit, F.col
+    step_perm = _coprime_step(snapshots)
+    spread = max(0, min(3, base - 3))  # +-spread per snapshot, in pairs of queue managers, so the total is exact
     df = spark.range(0, snapshots, 1, numPartitions=partitions)
-    col = F.col
     qm, run = col("id") % qms, (col("id") / qms).cast("long")
     df = df.select(col("id"), qm.alias("qm"), run.alias("run"))
-    bucket = pmod(h(col("qm"), 1), 100)
+    bucket = _pmod(_h(col("qm"), 1), 100)
     scenario_cols = [(bucket >= lo) & (bucket < hi) for lo, hi in SCENARIOS.values()]
-    df = df.select("*", *[c.alias(f"s_{name}") for name, c in zip(SCENARIOS, scenario_cols)])
-    s = {name: col(f"s_{name}") for name in SCENARIOS}
+    df = df.select("*", *[c.alias(f"s_{name}") for name, c in zip(SCENARIOS, scenario_cols, strict=True)])
 
     # Receivers in this snapshot: base, +1 for `extra` snapshots (a bijection spreads them), +-d in qm pairs.
     partner_exists = (col("qm") % 2 == 1) | (col("qm") + 1 < qms)
-    d = F.when(partner_exists, pmod(h((col("qm") / 2).cast("long"), col("run"), 2), spread + 1)).otherwise(0)
+    d = F.when(partner_exists, _pmod(_h((col("qm") / 2).cast("long"), col("run"), 2), spread + 1)).otherwise(0)
     sign = F.when(col("qm") % 2 == 0, 1).otherwise(-1)
-    k = lit(base) + F.when(pmod(col("id") * step_perm, snapshots) < extra, 1).otherwise(0) + sign * d
-    step = lit(1) + pmod(h(col("qm"), 4), 3)  # receivers attached per run: 1-3
-    h0 = lit(40) + pmod(h(col("qm"), 9), 50)  # global index of the attached receiver at run 0
-    df = df.select(
+    k = lit(base) + F.when(_pmod(col("id") * step_perm, snapshots) < extra, 1).otherwise(0) + sign * d
+    step = lit(1) + _pmod(_h(col("qm"), 4), 3)  # receivers attached per run: 1-3
+    h0 = lit(40) + _pmod(_h(col("qm"), 9), 50)  # global index of the attached receiver at run 0
+    return df.select(
         "*",
         k.alias("k"),
         step.alias("step"),
         (lit(RUN_INTERVAL_US) / step).cast("long").alias("interval_us"),  # 6 h, 3 h or 2 h per receiver
         h0.alias("h0"),
         (h0 + col("run") * step).alias("head"),  # global index of the ATTACHED receiver at this run
-        F.when(s["stale"], lit(-48 * HOUR_US)).otherwise(0).alias("shift_us"),
+        F.when(_scenario("stale"), lit(-48 * HOUR_US)).otherwise(0).alias("shift_us"),
     )
-    wrapped = pmod(h(col("qm"), 8), 100) < 5  # 5 %: names wrap 99999 -> 00000 inside the current chain
+
+
+def _queue_manager_traits(df: DataFrame, *, runs: int, t0_us: int) -> DataFrame:
+    """What stays the same for a queue manager across runs: names, time zone, sequences, threshold, library."""
+    from pyspark.sql import functions as F
+
+    lit, col, dec = F.lit, F.col, _decimal()
+    wrapped = _pmod(_h(col("qm"), 8), 100) < 5  # 5 %: names wrap 99999 -> 00000 inside the current chain
     last_head = col("h0") + lit(runs - 1) * col("step")
-    n0 = F.when(wrapped, lit(100_005) - last_head - pmod(h(col("qm"), 21), 6)).otherwise(pmod(h(col("qm"), 10), 90_000))
-    tz_pick = pmod(h((col("qm") / QMS_PER_HOST).cast("long"), 11), 100)  # per host
+    n0 = F.when(wrapped, lit(100_005) - last_head - _pmod(_h(col("qm"), 21), 6)).otherwise(
+        _pmod(_h(col("qm"), 10), 90_000)
+    )
+    tz_pick = _pmod(_h((col("qm") / QMS_PER_HOST).cast("long"), 11), 100)  # per host
     offset_min = F.when(tz_pick < 60, 0).when(tz_pick < 85, 60).otherwise(-300)
-    huge_sequences = pmod(h(col("qm"), 12), 100) < 2  # beyond a long: decimal(38,0) in the job
-    df = df.select(
+    huge_sequences = _pmod(_h(col("qm"), 12), 100) < 2  # beyond a long: decimal(38,0) in the job
+    return df.select(
         "*",
-        (col("k") - F.when(s["next_name_taken"], 1).otherwise(0)).alias("chain_len"),
+        (col("k") - F.when(_scenario("next_name_taken"), 1).otherwise(0)).alias("chain_len"),
         n0.alias("n0"),
         (offset_min.cast("long") * MINUTE_US).alias("offset_us"),
         F.when(offset_min == 0, lit("Z")).when(offset_min == 60, lit("+01:00")).otherwise(lit("-05:00")).alias("tz"),
-        (lit(1000) + pmod(h(col("qm"), 13), 100_000)).alias("entries"),  # journal entries per receiver
-        F.when(huge_sequences, lit("18446744073709551616").cast(DEC)).otherwise(lit(0).cast(DEC)).alias("seq0"),
-        (lit(1000) * (lit(1) + pmod(h(col("qm"), 14), 100))).alias("threshold_kb"),  # 1-100 MB
-        (lit(1) + pmod(h(col("qm"), 15), 3)).alias("online_count"),  # detached, not yet saved
-        F.greatest(lit(0), pmod(h(col("qm"), 16), 4) - 1).alias("freed_count"),  # oldest, storage freed
-        (pmod(h(col("qm"), 17), 100) < 5).alias("saved_while_attached"),
+        (lit(1000) + _pmod(_h(col("qm"), 13), 100_000)).alias("entries"),  # journal entries per receiver
+        F.when(huge_sequences, lit("18446744073709551616").cast(dec)).otherwise(lit(0).cast(dec)).alias("seq0"),
+        (lit(1000) * (lit(1) + _pmod(_h(col("qm"), 14), 100))).alias("threshold_kb"),  # 1-100 MB
+        (lit(1) + _pmod(_h(col("qm"), 15), 3)).alias("online_count"),  # detached, not yet saved
+        F.greatest(lit(0), _pmod(_h(col("qm"), 16), 4) - 1).alias("freed_count"),  # oldest, storage freed
+        (_pmod(_h(col("qm"), 17), 100) < 5).alias("saved_while_attached"),
         lit(t0_us).alias("t0_us"),
         F.concat(lit("QM"), lit("Q"), F.lpad(col("qm").cast("string"), 7, "0")).alias("lib"),
     )
-    df = df.select(
+
+
+def _identity_and_collection(df: DataFrame, *, t0_us: int) -> DataFrame:
+    """The host and queue manager names, when this run collected it, and the run's id."""
+    from pyspark.sql import functions as F
+
+    lit, col = F.lit, F.col
+    return df.select(
         "*",
         F.concat(lit("ibmi-p"), F.lpad((col("qm") / QMS_PER_HOST).cast("long").cast("string"), 5, "0")).alias("host"),
         F.concat(lit("Q"), F.lpad(col("qm").cast("string"), 7, "0")).alias("qmgr"),
@@ -276,7 +353,7 @@ def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
             lit(t0_us)
             + col("run") * RUN_INTERVAL_US
             + col("shift_us")
-            + pmod(h(col("qm"), col("run"), 3), 10 * MINUTE_US)
+            + _pmod(_h(col("qm"), col("run"), 3), 10 * MINUTE_US)
         ).alias("collected_us"),
         F.concat(
             lit("collect_"),
@@ -284,103 +361,108 @@ def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
         ).alias("run_id"),
     )
 
-    def attach_us(g):
-        """Attach time of receiver g of this qm: strictly increasing in g, the same in every run's snapshot."""
-        jitter = pmod(h(col("qm"), g, 5), 30 * MINUTE_US)
-        half = (col("interval_us") / 2).cast("long")
-        return col("t0_us") + col("shift_us") + (g - col("h0")) * col("interval_us") - half - 30 * MINUTE_US + jitter
 
-    def rname(g):
-        return F.concat(lit("AMQA0"), F.lpad(pmod(col("n0") + g, 100_000).cast("string"), 5, "0"))
+def _with_needed_entry(df: DataFrame) -> DataFrame:
+    """AMQJRNINF: the needed receiver is a few back from the attached one; its time lies in that receiver's span.
+    Adds g_needed and needed_us, and the AMQJRNINF record (or its broken forms, per scenario)."""
+    from pyspark.sql import functions as F
 
-    # AMQJRNINF: the needed receiver is a few back from the attached one; its time lies in that receiver's span.
-    back = pmod(h(col("qm"), col("run"), 6), F.least(col("chain_len") - 1, lit(8)) + 1)
-    back = F.when(s["name_time_disagree"], F.least(back, col("chain_len") - 2)).otherwise(back)
+    lit, col = F.lit, F.col
+    back = _pmod(_h(col("qm"), col("run"), 6), F.least(col("chain_len") - 1, lit(8)) + 1)
+    back = F.when(_scenario("name_time_disagree"), F.least(back, col("chain_len") - 2)).otherwise(back)
     df = df.select("*", (col("head") - back).alias("g_needed"))
-    time_receiver = F.when(s["name_time_disagree"], col("g_needed") - 1).otherwise(col("g_needed"))
+    time_receiver = F.when(_scenario("name_time_disagree"), col("g_needed") - 1).otherwise(col("g_needed"))
     span_ms = (col("interval_us") / 2000).cast("long")
-    attached_ms = (F.floor(attach_us(time_receiver) / 1000) * 1000).cast("long")
-    needed_us = attached_ms + pmod(h(col("qm"), col("run"), 7), span_ms) * 1000
+    attached_ms = (F.floor(_attach_us(time_receiver) / 1000) * 1000).cast("long")
+    needed_us = attached_ms + _pmod(_h(col("qm"), col("run"), 7), span_ms) * 1000
     df = df.select("*", needed_us.alias("needed_us"))
     stamp = F.date_format(F.timestamp_micros(col("needed_us") + col("offset_us")), "yyyyMMddHHmmssSSS")
-    named = F.when(s["name_not_in_chain"], rname(col("head") + 7)).otherwise(rname(col("g_needed")))
+    named = F.when(_scenario("name_not_in_chain"), _rname(col("head") + 7)).otherwise(_rname(col("g_needed")))
     record = F.concat(F.rpad(named, 10, " "), F.rpad(col("lib"), 10, " "), stamp)
     amqjrninf = (
-        F.when(s["amqjrninf_missing"], lit(None).cast("string"))
-        .when(s["amqjrninf_stars"], F.concat(lit("*" * 20), stamp))
-        .when(s["amqjrninf_malformed"], F.substring(record, 1, 30))
+        F.when(_scenario("amqjrninf_missing"), lit(None).cast("string"))
+        .when(_scenario("amqjrninf_stars"), F.concat(lit("*" * 20), stamp))
+        .when(_scenario("amqjrninf_malformed"), F.substring(record, 1, 30))
         .otherwise(record)
     )
+    return df.select("*", amqjrninf.alias("amqjrninf"))
 
-    def receiver(i):
-        slot = i < col("chain_len")  # else: the EMPTY receiver holding the attached one's next name
-        g = col("head") - (col("chain_len") - 1) + i
-        age = col("chain_len") - 1 - i
-        attached_at, detached_at = attach_us(g), attach_us(g + 1)
-        status = (
-            F.when(~slot, lit("EMPTY"))
-            .when(age == 0, lit("ATTACHED"))
-            .when(age <= col("online_count"), lit("ONLINE"))
-            .when(i < col("freed_count"), lit("FREED"))
-            .otherwise(lit("SAVED"))
-        )
-        saved = slot & (age > col("online_count"))
-        saved_while_attached = slot & (age == 1) & col("saved_while_attached")
-        saved_at = (
-            F.when(saved, ts(detached_at + 5 * MINUTE_US))
-            .when(saved_while_attached, ts(attached_at + (col("interval_us") / 4).cast("long")))
-            .otherwise(lit(None).cast("string"))
-        )
-        full = col("threshold_kb") * 1024
-        size = (
-            F.when(~slot, lit(8192))
-            .when((age == 0) & s["over_threshold"], full + 123_456)
-            .when(age == 0, (full * (lit(5) + pmod(h(col("qm"), col("run"), 18), 90)) / 100).cast("long"))
-            .otherwise(full + pmod(h(col("qm"), g, 19), 65_536))
-        ).cast("long")
-        first = (col("seq0") + (g * col("entries") + 1).cast(DEC)).cast(DEC)
-        first = F.when(s["sequence_gap"] & (i == (col("chain_len") / 2).cast("int")), first + 7).otherwise(first)
-        last = F.when(age == 0, first + pmod(h(col("qm"), col("run"), 20), col("entries")).cast(DEC)).otherwise(
-            (col("seq0") + ((g + 1) * col("entries")).cast(DEC)).cast(DEC)
-        )
-        none = lit(None).cast("string")
-        return F.struct(
-            F.when(slot, rname(g)).otherwise(rname(col("head") + 1)).alias("name"),
-            col("lib").alias("library"),
-            status.alias("status"),
-            F.when(slot, ts(attached_at)).otherwise(none).alias("attached_at"),
-            F.when(slot & (age > 0), ts(detached_at)).otherwise(none).alias("detached_at"),
-            saved_at.alias("saved_at"),
-            size.alias("size_bytes"),
-            F.when(slot, col("threshold_kb")).otherwise(lit(None).cast("long")).alias("threshold_kb"),
-            F.when(slot, rname(g - 1)).otherwise(none).alias("previous"),
-            F.when(slot, col("lib")).otherwise(none).alias("previous_library"),
-            F.when(slot & (age > 0), rname(g + 1)).otherwise(none).alias("next"),
-            F.when(slot & (age > 0), col("lib")).otherwise(none).alias("next_library"),
-            F.when(slot, first).otherwise(lit(None).cast(DEC)).alias("first_sequence"),
-            F.when(slot, last).otherwise(lit(None).cast(DEC)).alias("last_sequence"),
-            F.when(slot, lit("AMQAJRN")).otherwise(none).alias("journal"),
-            F.when(slot, col("lib")).otherwise(none).alias("journal_library"),
-        )
 
-    collected_at = ts(col("collected_us"), col("tz"), col("offset_us"))
-    needed_name = F.when(s["amqjrninf_stars"], lit(None).cast("string")).otherwise(rname(col("g_needed")))
-    startup = F.when(s["startup_stuck"], rname(col("h0") - 5)).otherwise(needed_name)
-    media = F.when(s["media_stuck"], rname(col("h0") - 4)).otherwise(rname(col("head")))
-    startup_point = F.struct(startup.alias("receiver"), ts_seconds(col("needed_us")).alias("at"))
-    media_point = F.struct(media.alias("receiver"), ts_seconds(col("collected_us") - 20 * MINUTE_US).alias("at"))
-    no_points = s["no_recovery_points"]
+def _receiver(i: Column) -> Column:
+    """Receiver i of the snapshot, oldest first, as a v1 receiver struct; past chain_len, the EMPTY receiver that
+    holds the attached one's next name (scenario next_name_taken)."""
+    from pyspark.sql import functions as F
 
-    def message(id_, text):
-        return F.struct(lit(id_).alias("id"), text.alias("text"))
+    lit, col, dec = F.lit, F.col, _decimal()
+    slot = i < col("chain_len")  # else: the EMPTY receiver holding the attached one's next name
+    g = col("head") - (col("chain_len") - 1) + i
+    age = col("chain_len") - 1 - i
+    attached_at, detached_at = _attach_us(g), _attach_us(g + 1)
+    status = (
+        F.when(~slot, lit("EMPTY"))
+        .when(age == 0, lit("ATTACHED"))
+        .when(age <= col("online_count"), lit("ONLINE"))
+        .when(i < col("freed_count"), lit("FREED"))
+        .otherwise(lit("SAVED"))
+    )
+    saved = slot & (age > col("online_count"))
+    saved_while_attached = slot & (age == 1) & col("saved_while_attached")
+    saved_at = (
+        F.when(saved, _ts(detached_at + 5 * MINUTE_US))
+        .when(saved_while_attached, _ts(attached_at + (col("interval_us") / 4).cast("long")))
+        .otherwise(lit(None).cast("string"))
+    )
+    full = col("threshold_kb") * 1024
+    size = (
+        F.when(~slot, lit(8192))
+        .when((age == 0) & _scenario("over_threshold"), full + 123_456)
+        .when(age == 0, (full * (lit(5) + _pmod(_h(col("qm"), col("run"), 18), 90)) / 100).cast("long"))
+        .otherwise(full + _pmod(_h(col("qm"), g, 19), 65_536))
+    ).cast("long")
+    first = (col("seq0") + (g * col("entries") + 1).cast(dec)).cast(dec)
+    first = F.when(_scenario("sequence_gap") & (i == (col("chain_len") / 2).cast("int")), first + 7).otherwise(first)
+    last = F.when(age == 0, first + _pmod(_h(col("qm"), col("run"), 20), col("entries")).cast(dec)).otherwise(
+        (col("seq0") + ((g + 1) * col("entries")).cast(dec)).cast(dec)
+    )
+    none = lit(None).cast("string")
+    return F.struct(
+        F.when(slot, _rname(g)).otherwise(_rname(col("head") + 1)).alias("name"),
+        col("lib").alias("library"),
+        status.alias("status"),
+        F.when(slot, _ts(attached_at)).otherwise(none).alias("attached_at"),
+        F.when(slot & (age > 0), _ts(detached_at)).otherwise(none).alias("detached_at"),
+        saved_at.alias("saved_at"),
+        size.alias("size_bytes"),
+        F.when(slot, col("threshold_kb")).otherwise(lit(None).cast("long")).alias("threshold_kb"),
+        F.when(slot, _rname(g - 1)).otherwise(none).alias("previous"),
+        F.when(slot, col("lib")).otherwise(none).alias("previous_library"),
+        F.when(slot & (age > 0), _rname(g + 1)).otherwise(none).alias("next"),
+        F.when(slot & (age > 0), col("lib")).otherwise(none).alias("next_library"),
+        F.when(slot, first).otherwise(lit(None).cast(dec)).alias("first_sequence"),
+        F.when(slot, last).otherwise(lit(None).cast(dec)).alias("last_sequence"),
+        F.when(slot, lit("AMQAJRN")).otherwise(none).alias("journal"),
+        F.when(slot, col("lib")).otherwise(none).alias("journal_library"),
+    )
 
+
+def _message(id_: str, text: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.struct(F.lit(id_).alias("id"), text.alias("text"))
+
+
+def _checkpoint(collected_at: Column, needed_name: Column, media: Column) -> Column:
+    """The forced RCDMQMIMG: its messages name the recovery points, or AMQ8101 when it failed (scenario)."""
+    from pyspark.sql import functions as F
+
+    lit, col = F.lit, F.col
     shown_at = F.date_format(F.timestamp_micros(col("needed_us") + col("offset_us")), "yyyy-MM-dd HH:mm:ss")
     in_lib = F.concat(lit(" in library "), col("lib"), lit("."))
     ok_messages = F.array(
-        message(
-            "CPC7011", F.concat(lit("Receiver "), rname(col("head")), in_lib, lit(" attached to journal AMQAJRN."))
+        _message(
+            "CPC7011", F.concat(lit("Receiver "), _rname(col("head")), in_lib, lit(" attached to journal AMQAJRN."))
         ),
-        message(
+        _message(
             "AMQ7460",
             F.concat(
                 lit("Startup recovery point. Date and time "),
@@ -390,19 +472,34 @@ def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
                 in_lib,
             ),
         ),
-        message(
+        _message(
             "AMQ7462",
             F.concat(lit("Oldest media recovery entry. Journal receiver "), media, in_lib),
         ),
     )
-    failed_messages = F.array(message("AMQ8101", lit("IBM MQ error (893) has occurred.")))
-    failed = s["checkpoint_failed"]
-    checkpoint = F.struct(
+    failed_messages = F.array(_message("AMQ8101", lit("IBM MQ error (893) has occurred.")))
+    failed = _scenario("checkpoint_failed")
+    return F.struct(
         lit(True).alias("forced"),
         (~failed).alias("ok"),
         F.when(~failed, collected_at).otherwise(lit(None).cast("string")).alias("at"),
         F.when(failed, failed_messages).otherwise(ok_messages).alias("messages"),
     )
+
+
+def _snapshot_records(df: DataFrame) -> DataFrame:
+    """The v1 record of each row, with run_dir (the folder to write it to) and k (its receiver count) beside it."""
+    from pyspark.sql import functions as F
+
+    lit, col = F.lit, F.col
+    collected_at = _ts(col("collected_us"), col("tz"), col("offset_us"))
+    needed_name = F.when(_scenario("amqjrninf_stars"), lit(None).cast("string")).otherwise(_rname(col("g_needed")))
+    startup = F.when(_scenario("startup_stuck"), _rname(col("h0") - 5)).otherwise(needed_name)
+    media = F.when(_scenario("media_stuck"), _rname(col("h0") - 4)).otherwise(_rname(col("head")))
+    startup_point = F.struct(startup.alias("receiver"), _ts_seconds(col("needed_us")).alias("at"))
+    media_point = F.struct(media.alias("receiver"), _ts_seconds(col("collected_us") - 20 * MINUTE_US).alias("at"))
+    no_points = _scenario("no_recovery_points")
+    failed = _scenario("checkpoint_failed")
     queue_message = F.struct(
         lit("AMQ7472").alias("id"),
         collected_at.alias("at"),
@@ -418,11 +515,11 @@ def fleet_frame(spark, *, qms: int, receivers: int, runs: int, partitions: int):
         col("qmgr"),
         col("lib").alias("qmgr_library"),
         F.struct(lit("AMQAJRN").alias("name"), col("lib").alias("library")).alias("journal"),
-        checkpoint.alias("checkpoint"),
-        amqjrninf.alias("amqjrninf"),
+        _checkpoint(collected_at, needed_name, media).alias("checkpoint"),
+        col("amqjrninf"),
         F.when(~no_points, startup_point).alias("startup_recovery"),
         F.when(~no_points, media_point).alias("media_recovery"),
-        F.transform(F.sequence(lit(0), (col("k") - 1).cast("int")), receiver).alias("receivers"),
+        F.transform(F.sequence(lit(0), (col("k") - 1).cast("int")), _receiver).alias("receivers"),
         F.filter(F.array(queue_message), lambda m: failed).alias("messages"),
         col("run_id").alias("run_dir"),
         col("k"),
@@ -440,7 +537,7 @@ def generate(spark, folder: Path, *, qms: int, receivers: int, runs: int) -> dic
     shutil.rmtree(tmp, ignore_errors=True)
     started = time.perf_counter()
     frame = fleet_frame(spark, qms=qms, receivers=receivers, runs=runs, partitions=runs * files_per_run)
-    expected = frame.agg(F.sum("k")).first()[0]
+    expected = frame.agg(F.sum("k")).collect()[0][0]  # a global aggregate: always one row
     log(f"generating {snapshots:,} snapshots / {expected:,} receiver rows into {folder} ({files_per_run} files a run)")
     # Each task holds one run: concurrent writers spare the sort by run_dir a partitioned write would add.
     spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "2")
@@ -454,33 +551,10 @@ def generate(spark, folder: Path, *, qms: int, receivers: int, runs: int) -> dic
         )
     finally:
         spark.conf.unset("spark.sql.maxConcurrentOutputFileWriters")
-    # The collector's layout: run_id=<id>/*.jsonl (the job reads *.jsonl from a folder).
-    for run_dir in sorted(tmp.glob("run_dir=*")):
-        target = tmp / run_dir.name.replace("run_dir=", "run_id=", 1)
-        run_dir.rename(target)
-        for crc in target.glob(".*.crc"):
-            crc.unlink()
-        for part in target.glob("part-*.json"):
-            part.rename(part.with_suffix(".jsonl"))
-    for crc in tmp.glob(".*.crc"):
-        crc.unlink()
+    _to_collector_layout(tmp)
     written = time.perf_counter() - started
-
     # Not timed as part of the benchmark: what is on disk is what was meant, and valid v1.
-    from pyspark.sql import types as T
-
-    counted = (
-        spark.read.schema(T.StructType([T.StructField("receivers", T.ArrayType(T.StringType()))]))
-        .option("recursiveFileLookup", "true")
-        .option("pathGlobFilter", "*.jsonl")
-        .json(str(tmp))
-        .agg(F.count(F.lit(1)).alias("snapshots"), F.sum(F.size("receivers")).alias("receivers"))
-        .first()
-    )
-    if counted.snapshots != snapshots or counted.receivers != expected:
-        raise SystemExit(
-            f"generated {counted.snapshots} snapshots / {counted.receivers} receivers, not {snapshots} / {expected}"
-        )
+    _check_counts(spark, tmp, snapshots=snapshots, receivers=expected)
     validated = validate_sample(tmp, lines_per_file=50)
     files = sorted(tmp.rglob("*.jsonl"))
     meta = {
@@ -499,6 +573,39 @@ def generate(spark, folder: Path, *, qms: int, receivers: int, runs: int) -> dic
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
     return meta
+
+
+def _to_collector_layout(folder: Path) -> None:
+    """Spark's partitioned output renamed to the collector's layout: run_id=<id>/*.jsonl (the job reads *.jsonl
+    from a folder), without Spark's checksum files."""
+    for run_dir in sorted(folder.glob("run_dir=*")):
+        target = folder / run_dir.name.replace("run_dir=", "run_id=", 1)
+        run_dir.rename(target)
+        for crc in target.glob(".*.crc"):
+            crc.unlink()
+        for part in target.glob("part-*.json"):
+            part.rename(part.with_suffix(".jsonl"))
+    for crc in folder.glob(".*.crc"):
+        crc.unlink()
+
+
+def _check_counts(spark: SparkSession, folder: Path, *, snapshots: int, receivers: int) -> None:
+    """The written files hold as many snapshots and receiver rows as the frame did."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    counted = (
+        spark.read.schema(T.StructType([T.StructField("receivers", T.ArrayType(T.StringType()))]))
+        .option("recursiveFileLookup", "true")
+        .option("pathGlobFilter", "*.jsonl")
+        .json(str(folder))
+        .agg(F.count(F.lit(1)).alias("snapshots"), F.sum(F.size("receivers")).alias("receivers"))
+        .collect()[0]  # a global aggregate: always one row
+    )
+    if counted.snapshots != snapshots or counted.receivers != receivers:
+        raise SystemExit(
+            f"generated {counted.snapshots} snapshots / {counted.receivers} receivers, not {snapshots} / {receivers}"
+        )
 
 
 def validate_sample(folder: Path, *, lines_per_file: int) -> int:
@@ -526,76 +633,14 @@ def stage_report(event_dir: Path, top: int = 12) -> dict:
     )
     if not logs:
         return {}
-    stage_group: dict[int, str] = {}
-    job_group: dict[int, str] = {}
-    jobs: dict[int, dict] = {}
-    stages: list[dict] = []
-    with logs[-1].open(encoding="utf-8") as events:
-        for line in events:
-            event = json.loads(line)
-            kind = event.get("Event")
-            if kind == "SparkListenerJobStart":
-                group = (event.get("Properties") or {}).get("spark.jobGroup.id", "other")
-                job_group[event["Job ID"]] = group
-                jobs[event["Job ID"]] = {"start": event["Submission Time"], "group": group}
-                for stage in event["Stage IDs"]:
-                    stage_group[stage] = group
-            elif kind == "SparkListenerJobEnd" and event["Job ID"] in jobs:
-                jobs[event["Job ID"]]["end"] = event["Completion Time"]
-            elif kind == "SparkListenerStageCompleted":
-                info = event["Stage Info"]
-                metrics = {a.get("Name"): a.get("Value") for a in info.get("Accumulables", [])}
-                scopes = []
-                for rdd in info.get("RDD Info", []):
-                    try:
-                        name = json.loads(rdd.get("Scope") or "{}").get("name")
-                    except ValueError:
-                        name = None
-                    if name and name not in scopes:
-                        scopes.append(name)
-
-                def metric(name: str) -> int:
-                    value = metrics.get(name)
-                    try:
-                        return int(value)
-                    except (TypeError, ValueError):
-                        return 0
-
-                stages.append(
-                    {
-                        "stage": info["Stage ID"],
-                        "group": stage_group.get(info["Stage ID"], "other"),
-                        "name": info.get("Stage Name", ""),
-                        "tasks": info.get("Number of Tasks"),
-                        "seconds": round((info.get("Completion Time", 0) - info.get("Submission Time", 0)) / 1000, 1),
-                        "task_seconds": round(metric("internal.metrics.executorRunTime") / 1000, 1),
-                        "gc_seconds": round(metric("internal.metrics.jvmGCTime") / 1000, 1),
-                        "input_mib": mib(metric("internal.metrics.input.bytesRead")),
-                        "shuffle_read_mib": mib(
-                            metric("internal.metrics.shuffle.read.localBytesRead")
-                            + metric("internal.metrics.shuffle.read.remoteBytesRead")
-                        ),
-                        "shuffle_write_mib": mib(metric("internal.metrics.shuffle.write.bytesWritten")),
-                        "spill_disk_mib": mib(metric("internal.metrics.diskBytesSpilled")),
-                        "operators": scopes[:8],
-                    }
-                )
+    jobs, stages = _read_event_log(logs[-1])
     report: dict[str, dict] = {}
     for group in dict.fromkeys(j["group"] for j in jobs.values()):
         group_stages = [s for s in stages if s["group"] == group]
         group_jobs = [j for j in jobs.values() if j["group"] == group]
-        intervals = sorted((j["start"], j.get("end", j["start"])) for j in group_jobs)
-        busy, until = 0, None
-        for start, end in intervals:  # the union of the jobs' intervals: time with at least one job running
-            if until is None or start > until:
-                busy += end - start
-                until = end
-            elif end > until:
-                busy += end - until
-                until = end
         report[group] = {
             "jobs": len(group_jobs),
-            "job_seconds": round(busy / 1000, 1),
+            "job_seconds": round(_busy_ms(group_jobs) / 1000, 1),
             "stages": len(group_stages),
             "stage_seconds": round(sum(s["seconds"] for s in group_stages), 1),
             "task_seconds": round(sum(s["task_seconds"] for s in group_stages), 1),
@@ -606,6 +651,82 @@ def stage_report(event_dir: Path, top: int = 12) -> dict:
             "slowest": sorted(group_stages, key=lambda s: -s["seconds"])[:top],
         }
     return report
+
+
+def _read_event_log(path: Path) -> tuple[dict[int, dict], list[dict]]:
+    """(jobs by id with their group, start and end; completed stages with their group and metrics)."""
+    stage_group: dict[int, str] = {}
+    jobs: dict[int, dict] = {}
+    stages: list[dict] = []
+    with path.open(encoding="utf-8") as events:
+        for line in events:
+            event = json.loads(line)
+            kind = event.get("Event")
+            if kind == "SparkListenerJobStart":
+                group = (event.get("Properties") or {}).get("spark.jobGroup.id", "other")
+                jobs[event["Job ID"]] = {"start": event["Submission Time"], "group": group}
+                for stage in event["Stage IDs"]:
+                    stage_group[stage] = group
+            elif kind == "SparkListenerJobEnd" and event["Job ID"] in jobs:
+                jobs[event["Job ID"]]["end"] = event["Completion Time"]
+            elif kind == "SparkListenerStageCompleted":
+                info = event["Stage Info"]
+                stages.append(_stage_row(info, stage_group.get(info["Stage ID"], "other")))
+    return jobs, stages
+
+
+def _stage_row(info: dict, group: str) -> dict:
+    """One completed stage: its time, tasks, I/O and the operators (RDD scopes) it ran."""
+    metrics = {a.get("Name"): a.get("Value") for a in info.get("Accumulables", [])}
+    scopes = []
+    for rdd in info.get("RDD Info", []):
+        try:
+            name = json.loads(rdd.get("Scope") or "{}").get("name")
+        except ValueError:
+            name = None
+        if name and name not in scopes:
+            scopes.append(name)
+
+    def metric(name: str) -> int:
+        value = metrics.get(name)
+        if value is None:
+            return 0
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return 0
+
+    return {
+        "stage": info["Stage ID"],
+        "group": group,
+        "name": info.get("Stage Name", ""),
+        "tasks": info.get("Number of Tasks"),
+        "seconds": round((info.get("Completion Time", 0) - info.get("Submission Time", 0)) / 1000, 1),
+        "task_seconds": round(metric("internal.metrics.executorRunTime") / 1000, 1),
+        "gc_seconds": round(metric("internal.metrics.jvmGCTime") / 1000, 1),
+        "input_mib": mib(metric("internal.metrics.input.bytesRead")),
+        "shuffle_read_mib": mib(
+            metric("internal.metrics.shuffle.read.localBytesRead")
+            + metric("internal.metrics.shuffle.read.remoteBytesRead")
+        ),
+        "shuffle_write_mib": mib(metric("internal.metrics.shuffle.write.bytesWritten")),
+        "spill_disk_mib": mib(metric("internal.metrics.diskBytesSpilled")),
+        "operators": scopes[:8],
+    }
+
+
+def _busy_ms(jobs: list[dict]) -> int:
+    """The union of the jobs' intervals: time with at least one job running."""
+    intervals = sorted((j["start"], j.get("end", j["start"])) for j in jobs)
+    busy, until = 0, None
+    for start, end in intervals:
+        if until is None or start > until:
+            busy += end - start
+            until = end
+        elif end > until:
+            busy += end - until
+            until = end
+    return busy
 
 
 # --- the benchmark ----------------------------------------------------------------------------------------------------
@@ -674,7 +795,9 @@ def warm_up(spark, sampler: RssSampler, job, folder: Path, work: Path, policy) -
 CONTENTION: dict[str, dict] = {}
 
 
-def timed(spark, sampler: RssSampler, group: str, description: str, action) -> tuple[float, object]:
+def timed(
+    spark: SparkSession, sampler: RssSampler, group: str, description: str, action: Callable[[], Result]
+) -> tuple[float, Result]:
     """Run `action` as job group `group`; also note how much CPU other processes on the machine took meanwhile."""
     spark.sparkContext.setJobGroup(group, description)
     sampler.phase = group
@@ -762,11 +885,50 @@ def main(argv: list[str] | None = None) -> int:
     if event_dir is not None:
         event_dir.mkdir()
     folder = args.out / fleet_key(args.queue_managers, args.receivers, args.runs)
+    try:
+        measured = measure(args, sampler, folder, work, event_dir)
+        sampler.stop()
+        check = "skipped (more than --check-limit snapshots)"
+        if measured.meta["snapshots"] <= args.check_limit:
+            log("comparing with the pure-Python reference planner (not timed)")
+            check = reference_check(folder, measured.summary)
+        stages = stage_report(event_dir) if event_dir is not None else {}
+        result = bench_result(args, measured, sampler.peaks, check)
+        print_report(result, stages)
+        print(json.dumps(result, sort_keys=False), flush=True)
+        return 0
+    finally:
+        sampler.stop()
+        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep_data:
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(folder.with_name(folder.name + ".tmp"), ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one Spark session measured: the fleet, the three timings, the plan's summary and the session's setup."""
+
+    meta: dict
+    cached: bool
+    scan1: float
+    plan: float
+    scan2: float
+    summary: dict
+    spark_version: str
+    cores: int
+    used_conf: dict[str, str | None]
+
+
+def measure(
+    args: argparse.Namespace, sampler: RssSampler, folder: Path, work: Path, event_dir: Path | None
+) -> Measured:
+    """In one SparkSession: the fleet (generated, or the cached one), the warm-up, then scan #1, plan, scan #2. The
+    session is stopped before returning, so the peak RSS afterwards is not the JVM's."""
     spark = None
     try:
         log(f"starting Spark ({args.master}, driver memory {args.driver_memory})")
-        spark, conf = build_session(args, event_dir)
-        sc = spark.sparkContext
+        spark, _ = build_session(args, event_dir)
         job = load_job()
         sampler.phase = "generate"
         meta_file = folder / "_BENCH_META.json"
@@ -778,95 +940,101 @@ def main(argv: list[str] | None = None) -> int:
             meta = generate(spark, folder, qms=args.queue_managers, receivers=args.receivers, runs=args.runs)
             cached = False
         sampler.phase = "idle"
-        rows = meta["receivers"]
-        location = str(folder)
-        plan_out = work / "plan"
-        plan_out.mkdir()
-        from mqjournal.policy import Policy
-
-        policy = Policy()
-        if args.warmup:
-            warm_up(spark, sampler, job, folder, work, policy)
-        scan1, _ = timed(spark, sampler, "scan1", "bare scan #1", lambda: bare_scan(spark, job, location))
-        plan_seconds, summary = timed(
-            spark, sampler, "plan", "plan job",
-            lambda: job.plan(spark, inputs=[location], out=str(plan_out), policy=policy, as_of=AS_OF),
-        )  # fmt: skip
-        scan2, _ = timed(spark, sampler, "scan2", "bare scan #2", lambda: bare_scan(spark, job, location))
-        sc.setJobGroup("other", "after the timings")
-        scan = (scan1 + scan2) / 2
-        output_bytes = sum(f.stat().st_size for f in plan_out.rglob("*") if f.is_file())
-        spark_version, cores = spark.version, sc.defaultParallelism
-        used_conf = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.driver.memory")}
+        scan1, plan_seconds, scan2, summary = _timed_runs(spark, sampler, job, args, folder, work)
+        measured = Measured(
+            meta=meta,
+            cached=cached,
+            scan1=scan1,
+            plan=plan_seconds,
+            scan2=scan2,
+            summary=summary,
+            spark_version=spark.version,
+            cores=spark.sparkContext.defaultParallelism,
+            used_conf={k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.driver.memory")},
+        )
         spark.stop()
         spark = None
         time.sleep(1)
-        sampler.stop()
-
-        check = "skipped (more than --check-limit snapshots)"
-        if meta["snapshots"] <= args.check_limit:
-            log("comparing with the pure-Python reference planner (not timed)")
-            check = reference_check(folder, summary)
-        stages = stage_report(event_dir) if event_dir is not None else {}
-        peaks = sampler.peaks
-        result = {
-            "bench": "mqjournal.plan",
-            "queue_managers": meta["queue_managers"],
-            "runs": meta["runs"],
-            "snapshots": meta["snapshots"],
-            "receiver_rows": rows,
-            "current_receivers": summary["receivers"],
-            "input_files": meta["files"],
-            "input_mib": mib(meta["bytes"]),
-            "generation_seconds": None if cached else meta["generation_seconds"],
-            "scan1_seconds": round(scan1, 1),
-            "plan_seconds": round(plan_seconds, 1),
-            "scan2_seconds": round(scan2, 1),
-            "scan_seconds": round(scan, 1),
-            "warmup": args.warmup,
-            "ratio": round(plan_seconds / scan, 2),
-            "within_3x": plan_seconds <= 3 * scan,
-            "scan_rows_per_second": round(rows / scan),
-            "plan_rows_per_second": round(rows / plan_seconds),
-            "peak_rss_mib": {
-                "driver_jvm": mib(peaks.get("all", {}).get("java", 0)),
-                "python": mib(peaks.get("all", {}).get("python", 0)),
-                "total": mib(peaks.get("all", {}).get("total", 0)),
-                **{f"driver_jvm_{p}": mib(peaks[p]["java"]) for p in ("scan1", "plan", "scan2") if p in peaks},
-            },
-            "spark": spark_version,
-            "master": args.master,
-            "cores": cores,
-            "cpu_count": os.cpu_count(),
-            "ram_gib": round(psutil.virtual_memory().total / 1024**3, 1),
-            "driver_memory": used_conf["spark.driver.memory"],
-            "shuffle_partitions": int(used_conf["spark.sql.shuffle.partitions"]),
-            "python": platform.python_version(),
-            "blocked_queue_managers": summary["blocked_queue_managers"],
-            "actions": summary["actions"],
-            "alerts": summary["alerts"],
-            "reference_check": check,
-            # CPU seconds that other processes on the machine used during each timed phase: > 0 means contention.
-            "other_cpu_seconds": {g: CONTENTION[g]["other_cpu_seconds"] for g in ("scan1", "plan", "scan2")},
-            # CPU seconds of the driver JVM and this process: less sensitive to other load than wall time.
-            "own_cpu_seconds": {g: CONTENTION[g]["own_cpu_seconds"] for g in ("scan1", "plan", "scan2")},
-            "cpu_ratio": round(
-                CONTENTION["plan"]["own_cpu_seconds"]
-                / max(0.1, (CONTENTION["scan1"]["own_cpu_seconds"] + CONTENTION["scan2"]["own_cpu_seconds"]) / 2),
-                2,
-            ),
-        }
-        print_report(result, stages)
-        print(json.dumps(result, sort_keys=False), flush=True)
-        return 0
+        return measured
     finally:
         if spark is not None:
             spark.stop()
-        sampler.stop()
-        shutil.rmtree(work, ignore_errors=True)
-        if not args.keep_data:
-            shutil.rmtree(folder, ignore_errors=True)
-            shutil.rmtree(folder.with_name(folder.name + ".tmp"), ignore_errors=True)
+
+
+def _timed_runs(
+    spark: SparkSession, sampler: RssSampler, job: ModuleType, args: argparse.Namespace, folder: Path, work: Path
+) -> tuple[float, float, float, dict]:
+    """(scan #1, plan, scan #2 seconds, the plan's summary), after the untimed warm-up unless --no-warmup."""
+    from mqjournal.policy import Policy
+
+    location = str(folder)
+    plan_out = work / "plan"
+    plan_out.mkdir()
+    policy = Policy()
+    if args.warmup:
+        warm_up(spark, sampler, job, folder, work, policy)
+    scan1, _ = timed(spark, sampler, "scan1", "bare scan #1", lambda: bare_scan(spark, job, location))
+    plan_seconds, summary = timed(
+        spark, sampler, "plan", "plan job",
+        lambda: job.plan(spark, inputs=[location], out=str(plan_out), policy=policy, as_of=AS_OF),
+    )  # fmt: skip
+    scan2, _ = timed(spark, sampler, "scan2", "bare scan #2", lambda: bare_scan(spark, job, location))
+    spark.sparkContext.setJobGroup("other", "after the timings")
+    return scan1, plan_seconds, scan2, summary
+
+
+def bench_result(args: argparse.Namespace, m: Measured, peaks: dict[str, dict[str, int]], check: str) -> dict:
+    """The benchmark's one JSON line (print_report shows it to a person)."""
+    rows = m.meta["receivers"]
+    scan = (m.scan1 + m.scan2) / 2
+    summary = m.summary
+    return {
+        "bench": "mqjournal.plan",
+        "queue_managers": m.meta["queue_managers"],
+        "runs": m.meta["runs"],
+        "snapshots": m.meta["snapshots"],
+        "receiver_rows": rows,
+        "current_receivers": summary["receivers"],
+        "input_files": m.meta["files"],
+        "input_mib": mib(m.meta["bytes"]),
+        "generation_seconds": None if m.cached else m.meta["generation_seconds"],
+        "scan1_seconds": round(m.scan1, 1),
+        "plan_seconds": round(m.plan, 1),
+        "scan2_seconds": round(m.scan2, 1),
+        "scan_seconds": round(scan, 1),
+        "warmup": args.warmup,
+        "ratio": round(m.plan / scan, 2),
+        "within_3x": m.plan <= 3 * scan,
+        "scan_rows_per_second": round(rows / scan),
+        "plan_rows_per_second": round(rows / m.plan),
+        "peak_rss_mib": {
+            "driver_jvm": mib(peaks.get("all", {}).get("java", 0)),
+            "python": mib(peaks.get("all", {}).get("python", 0)),
+            "total": mib(peaks.get("all", {}).get("total", 0)),
+            **{f"driver_jvm_{p}": mib(peaks[p]["java"]) for p in ("scan1", "plan", "scan2") if p in peaks},
+        },
+        "spark": m.spark_version,
+        "master": args.master,
+        "cores": m.cores,
+        "cpu_count": os.cpu_count(),
+        "ram_gib": round(psutil.virtual_memory().total / 1024**3, 1),
+        "driver_memory": m.used_conf["spark.driver.memory"],
+        "shuffle_partitions": int(m.used_conf["spark.sql.shuffle.partitions"] or 0),
+        "python": platform.python_version(),
+        "blocked_queue_managers": summary["blocked_queue_managers"],
+        "actions": summary["actions"],
+        "alerts": summary["alerts"],
+        "reference_check": check,
+        # CPU seconds that other processes on the machine used during each timed phase: > 0 means contention.
+        "other_cpu_seconds": {g: CONTENTION[g]["other_cpu_seconds"] for g in ("scan1", "plan", "scan2")},
+        # CPU seconds of the driver JVM and this process: less sensitive to other load than wall time.
+        "own_cpu_seconds": {g: CONTENTION[g]["own_cpu_seconds"] for g in ("scan1", "plan", "scan2")},
+        "cpu_ratio": round(
+            CONTENTION["plan"]["own_cpu_seconds"]
+            / max(0.1, (CONTENTION["scan1"]["own_cpu_seconds"] + CONTENTION["scan2"]["own_cpu_seconds"]) / 2),
+            2,
+        ),
+    }
 
 
 def print_report(r: dict, stages: dict) -> None:
@@ -913,7 +1081,11 @@ def print_report(r: dict, stages: dict) -> None:
         if group != "plan":
             continue
         header = ("stage", "sec", "task-s", "tasks", "in MiB", "shW MiB", "spill")
-        print("   " + " ".join(f"{h:>{w}}" for h, w in zip(header, (5, 7, 7, 5, 8, 8, 7))) + "  call site / operators")
+        print(
+            "   "
+            + " ".join(f"{h:>{w}}" for h, w in zip(header, (5, 7, 7, 5, 8, 8, 7), strict=True))
+            + "  call site / operators"
+        )
         for s in g["slowest"]:
             print(
                 f"   {s['stage']:>5} {s['seconds']:>7} {s['task_seconds']:>7} {s['tasks']:>5} {s['input_mib']:>8} "
