@@ -204,17 +204,7 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
             if inputs.save_files_on_host is None or f"{s.save_file_library}/{s.save_file}" in inputs.save_files_on_host
         ]
         if not usable:
-            if k.saves:
-                files = ", ".join(sorted({f"{s.save_file_library}/{s.save_file}" for s in k.saves}))
-                problem = f"the catalog's save file(s) {files} no longer exist on {inputs.request.host}"
-                action = "bring the save file back from backup media (or restore from tape by hand), then plan again"
-            else:
-                problem = "it is not on the host and the catalog has no verified save of it"
-                action = (
-                    "restore it by hand from a backup taken outside mqjournal, or accept the loss: a recovery "
-                    "pass that needs it fails with AMQ7432"
-                )
-            out.gaps.append(Gap(obj=k.label, problem=problem, action=action))
+            out.gaps.append(_unrestorable(k, inputs.request.host))
             continue
         save = usable[0]
         out.steps.append(
@@ -233,6 +223,21 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
         out.associate = True
     out.steps.reverse()  # newest first, as IBM's MQ documentation restores a series
     return out
+
+
+def _unrestorable(k: Known, host: str) -> Gap:
+    """A needed receiver neither on the host nor in a save file that still exists there."""
+    if k.saves:
+        files = ", ".join(sorted({f"{s.save_file_library}/{s.save_file}" for s in k.saves}))
+        problem = f"the catalog's save file(s) {files} no longer exist on {host}"
+        action = "bring the save file back from backup media (or restore from tape by hand), then plan again"
+    else:
+        problem = "it is not on the host and the catalog has no verified save of it"
+        action = (
+            "restore it by hand from a backup taken outside mqjournal, or accept the loss: a recovery "
+            "pass that needs it fails with AMQ7432"
+        )
+    return Gap(obj=k.label, problem=problem, action=action)
 
 
 def _associate_step(inputs: Inputs, instance: str) -> Step:
@@ -642,36 +647,38 @@ def cluster_follow_up(
             f"The restore point is {away.days} days old, beyond the 90-day repository expiry: {qmgr} will have left "
             f"cluster {cluster.name}; it rejoins when its cluster channels reconnect (check they start)."
         )
-        if cluster.full_repository:
-            steps.append(
-                step(
-                    Action.SET_FULL_REPOSITORY,
-                    "demote first: REFRESH CLUSTER REPOS(YES) is refused on a full repository (AMQ9406)",
-                    qmgr=qmgr,
-                    cluster=None,
-                )
-            )
-        steps.append(
-            step(
-                Action.REFRESH_CLUSTER,
-                f"rejoin cluster {cluster.name} with fresh repository information",
-                qmgr=qmgr,
-                cluster=cluster.name,
-                repos=True,
-            )
-        )
-        if cluster.full_repository:
-            steps.append(
-                step(
-                    Action.SET_FULL_REPOSITORY,
-                    f"promote back to full repository of {cluster.name}",
-                    qmgr=qmgr,
-                    cluster=cluster.name,
-                )
-            )
+        steps += _rejoin_cluster(qmgr, cluster)
     if clusters:
         notes.append("REFRESH CLUSTER runs on the restored queue manager only; it is disruptive while it runs.")
     return steps, notes
+
+
+def _rejoin_cluster(qmgr: str, cluster: ClusterConfig) -> list[Step]:
+    """REFRESH CLUSTER REPOS(YES), with a full repository demoted around it (AMQ9406 refuses it there)."""
+    refresh = step(
+        Action.REFRESH_CLUSTER,
+        f"rejoin cluster {cluster.name} with fresh repository information",
+        qmgr=qmgr,
+        cluster=cluster.name,
+        repos=True,
+    )
+    if not cluster.full_repository:
+        return [refresh]
+    return [
+        step(
+            Action.SET_FULL_REPOSITORY,
+            "demote first: REFRESH CLUSTER REPOS(YES) is refused on a full repository (AMQ9406)",
+            qmgr=qmgr,
+            cluster=None,
+        ),
+        refresh,
+        step(
+            Action.SET_FULL_REPOSITORY,
+            f"promote back to full repository of {cluster.name}",
+            qmgr=qmgr,
+            cluster=cluster.name,
+        ),
+    ]
 
 
 # --- reading MQ's messages --------------------------------------------------------------------------------------
