@@ -65,10 +65,11 @@ def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[
         found = parse_results(out.stdout)
         results += found + [None] * (len(chunk) - len(found))
     listed: dict[str, set[str] | None] = {}
-    for library, result in zip(libraries, results):
+    # The libraries' answers come first; the save files' follow them (one per statement, padded above).
+    for library, result in zip(libraries, results, strict=False):
         listed[library] = None if result is None or isinstance(result, Db2Failure) else {r["OBJNAME"] for r in result}
     contents = {}
-    for path, result in zip(wanted, results[len(libraries) :]):
+    for path, result in zip(wanted, results[len(libraries) :], strict=True):
         library, name = path.split("/")
         names = listed[library]
         exists = None if names is None else name in names
@@ -87,10 +88,11 @@ def evidence_for(
 ) -> dict[EvidenceKey, list[BackupEvidence]]:
     """Every catalogued save of each receiver, checked on the host now (one round trip per 20 save files)."""
     require_content_service(session)  # before any save or delete: without it nothing can be proven
-    receivers = [r for r in receivers if r.attached_at is not None]
+    # A receiver without an attach time has no catalogued save: the catalog keys saves on it.
     saves = {
-        (r.library, r.name, r.attached_at): (r, catalog.saves_of(host, r.library, r.name, r.attached_at))
+        (r.library, r.name, attached): (r, catalog.saves_of(host, r.library, r.name, attached))
         for r in receivers
+        if (attached := r.attached_at) is not None
     }
     files = {f"{s.save_file_library}/{s.save_file}" for _, found in saves.values() for s in found}
     contents = save_file_contents(session, files) if files else {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mqjournal import rules
-from mqjournal.catalog import DeletionRecord, SaveRecord
+from mqjournal.catalog import DeletionRecord
 from mqjournal.decisions import SaveVerdict, receivers_by_name, save_decisions, unproven_save
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
@@ -27,6 +27,7 @@ from mqjournal.ibmi.backups import evidence_for, save_file_contents
 from mqjournal.ibmi.collector import collect
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
+from mqjournal.ibmi.reconcile import save_record
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
@@ -111,7 +112,17 @@ class Executor(HostContext):
             if why or now is None:
                 result.not_saved.append((receiver.name, why))
             else:
-                self.catalog.record_save(save_record(now, self, save_file_library=save_library, save_file=save_file))
+                self.catalog.record_save(
+                    save_record(
+                        now,
+                        host=self.host,
+                        qmgr=self.target.qmgr,
+                        qmgr_library=self.target.library,
+                        save_file_library=save_library,
+                        save_file=save_file,
+                        run_id=self.run_id,
+                    )
+                )
                 saved.append(receiver.name)
         result.saved += saved
         self.catalog.finish(operation, "done", f"{len(saved)} of {len(batch)} saved in {path}: {message}")
@@ -209,28 +220,3 @@ class Executor(HostContext):
 
 def _messages(out: CommandOutput) -> str:
     return "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr))
-
-
-def save_record(now: Receiver, context: HostContext, *, save_file_library: str, save_file: str) -> SaveRecord:
-    """The catalog's record of `now` (as the host shows it after the save) proven in the save file."""
-    if now.attached_at is None or now.saved_at is None:
-        raise ValueError(f"{now.library}/{now.name} has no attach or save time: it is not fully saved")
-    return SaveRecord(
-        host=context.host,
-        qmgr=context.target.qmgr,
-        qmgr_library=context.target.library,
-        receiver=now.name,
-        library=now.library,
-        attached_at=now.attached_at,
-        detached_at=now.detached_at,
-        first_sequence=now.first_sequence,
-        last_sequence=now.last_sequence,
-        previous=now.previous,
-        next=now.next,
-        size_bytes=now.size_bytes,
-        save_file_library=save_file_library,
-        save_file=save_file,
-        saved_at=now.saved_at,
-        verified_at=datetime.now(UTC),
-        run_id=context.run_id,
-    )

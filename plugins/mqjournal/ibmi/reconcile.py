@@ -14,8 +14,10 @@ Nothing is sent to the host here but reads.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
 from mqjournal.ibmi import commands
@@ -24,6 +26,9 @@ from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.rules import is_saved
 from mqjournal.snapshot import Receiver, Snapshot
+
+WorkerIsGone = Callable[[dict[str, Any]], bool]
+"""Whether an intent's worker can no longer be waiting for its command's answer (mqjournal.ibmi.audit.interrupted)."""
 
 _DLTJRNRCV = re.compile(r"DLTJRNRCV JRNRCV\((\w+)/(\w+)\)")
 _SAVOBJ = re.compile(r"SAVOBJ OBJ\(([^)]*)\) LIB\((\w+)\).* SAVF\((\w+)/(\w+)\)")
@@ -38,7 +43,7 @@ class Reconciliation:
 
 
 def reconcile(
-    session: IbmiSession, catalog: Catalog, live: Snapshot, *, host: str, worker_is_gone=interrupted
+    session: IbmiSession, catalog: Catalog, live: Snapshot, *, host: str, worker_is_gone: WorkerIsGone = interrupted
 ) -> Reconciliation:
     """Close the open intents of this queue manager (catalog) and of its commands (audit log) against `live`."""
     done = Reconciliation()
@@ -58,20 +63,21 @@ def reconcile(
     contents = save_file_contents(session, save_files) if save_files else {}
 
     for op in operations:
-        content = contents.get(f"{op.save_file_library}/{op.save_file}")
-        if op.kind != "delete" and not content.known:
-            # Neither gone nor readable: no conclusion yet; the intent stays open for the next step.
-            done.findings.append(
-                f"{op.save_file_library}/{op.save_file} could not be read: the interrupted "
-                f"{op.kind} of {op.receivers or 'it'} stays open until it can be"
-            )
-            continue
         if op.kind == "delete":
             finding = _delete(catalog, op, receivers.get((op.library, op.names[0])), host)
-        elif op.kind == "discard":
-            finding = _discard(catalog, op, content, host)
         else:
-            finding = _save(catalog, op, receivers, content, host)
+            content = contents.get(f"{op.save_file_library}/{op.save_file}")
+            if content is None or not content.known:
+                # Neither gone nor readable: no conclusion yet; the intent stays open for the next step.
+                done.findings.append(
+                    f"{op.save_file_library}/{op.save_file} could not be read: the interrupted "
+                    f"{op.kind} of {op.receivers or 'it'} stays open until it can be"
+                )
+                continue
+            if op.kind == "discard":
+                finding = _discard(catalog, op, content, host)
+            else:
+                finding = _save(catalog, op, receivers, content, host)
         catalog.finish(op, "reconciled", finding)
         done.findings.append(finding)
     for intent in intents:
@@ -81,8 +87,17 @@ def reconcile(
     return done
 
 
-def _gone(op: Operation, worker_is_gone) -> bool:
-    return worker_is_gone({"worker": op.worker, "at": op.started_at.isoformat()})
+def _gone(op: Operation, worker_is_gone: WorkerIsGone) -> bool:
+    # The catalog stamps every operation it stores (Catalog.begin); one without a time is as old as can be.
+    at = op.started_at or datetime.min.replace(tzinfo=UTC)
+    return worker_is_gone({"worker": op.worker, "at": at.isoformat()})
+
+
+def _save_file_of(op: Operation) -> tuple[str, str]:
+    """The save file of a save or discard intent: the executors always write it into the intent."""
+    if op.save_file_library is None or op.save_file is None:
+        raise ValueError(f"the catalog's {op.kind} operation {op.id} names no save file")
+    return op.save_file_library, op.save_file
 
 
 def _ours(command: str, live: Snapshot) -> bool:
@@ -96,6 +111,8 @@ def _delete(catalog: Catalog, op: Operation, now: Receiver | None, host: str) ->
     name = op.names[0]
     if now is not None and now.attached_at == op.attached_at:
         return f"{name} in {op.library} is still on the host: the interrupted DLTJRNRCV did not delete it"
+    if op.attached_at is None:  # the executor writes a delete intent with its receiver's attach time
+        raise ValueError(f"the catalog's delete operation {op.id} of {name} has no attach time")
     catalog.record_deletion(
         DeletionRecord(
             host=host,
@@ -112,33 +129,56 @@ def _delete(catalog: Catalog, op: Operation, now: Receiver | None, host: str) ->
 
 
 def _discard(catalog: Catalog, op: Operation, content: SaveFileContent, host: str) -> str:
-    where = f"{op.save_file_library}/{op.save_file}"
+    library, name = _save_file_of(op)
+    where = f"{library}/{name}"
     if content.exists:
         return f"{where} still exists: the interrupted DLTF did not delete it"
-    catalog.record_discarded(host, op.save_file_library, op.save_file, op.run_id)
+    catalog.record_discarded(host, library, name, op.run_id)
     return f"{where} is gone from the host: the interrupted DLTF deleted it; its saves are no longer offered"
 
 
-def _save(catalog: Catalog, op: Operation, receivers: dict, content: SaveFileContent, host: str) -> str:
-    where = f"{op.save_file_library}/{op.save_file}"
+def _save(
+    catalog: Catalog,
+    op: Operation,
+    receivers: Mapping[tuple[str, str], Receiver],
+    content: SaveFileContent,
+    host: str,
+) -> str:
+    library, save_file = _save_file_of(op)
+    where = f"{library}/{save_file}"
     if not content.exists:
         return f"{where} does not exist: the interrupted save of {op.receivers} saved nothing"
     recorded = []
     for name in op.names:
         now = receivers.get((op.library, name))
         if content.holds(op.library, name) and now is not None and is_saved(now):
-            catalog.record_save(_save_record(op, now, host))
+            catalog.record_save(
+                save_record(
+                    now,
+                    host=host,
+                    qmgr=op.qmgr,
+                    qmgr_library=op.qmgr_library,
+                    save_file_library=library,
+                    save_file=save_file,
+                    run_id=op.run_id,
+                )
+            )
             recorded.append(name)
     missing = [n for n in op.names if n not in recorded]
     tail = f"; not saved: {' '.join(missing)}" if missing else ""
     return f"{where} holds {' '.join(recorded) or 'none'} of the interrupted save; recorded{tail}"
 
 
-def _save_record(op: Operation, now: Receiver, host: str) -> SaveRecord:
+def save_record(
+    now: Receiver, *, host: str, qmgr: str, qmgr_library: str, save_file_library: str, save_file: str, run_id: str
+) -> SaveRecord:
+    """The catalog's record of `now` (as the host shows it after the save) proven in the save file."""
+    if now.attached_at is None or now.saved_at is None:
+        raise ValueError(f"{now.library}/{now.name} has no attach or save time: it is not fully saved")
     return SaveRecord(
         host=host,
-        qmgr=op.qmgr,
-        qmgr_library=op.qmgr_library,
+        qmgr=qmgr,
+        qmgr_library=qmgr_library,
         receiver=now.name,
         library=now.library,
         attached_at=now.attached_at,
@@ -148,15 +188,17 @@ def _save_record(op: Operation, now: Receiver, host: str) -> SaveRecord:
         previous=now.previous,
         next=now.next,
         size_bytes=now.size_bytes,
-        save_file_library=op.save_file_library,
-        save_file=op.save_file,
+        save_file_library=save_file_library,
+        save_file=save_file,
         saved_at=now.saved_at,
         verified_at=datetime.now(UTC),
-        run_id=op.run_id,
+        run_id=run_id,
     )
 
 
-def _explain(command: str, receivers: dict, contents: dict) -> str:
+def _explain(
+    command: str, receivers: Mapping[tuple[str, str], Receiver], contents: Mapping[str, SaveFileContent]
+) -> str:
     if m := _DLTJRNRCV.search(command):
         present = (m.group(1), m.group(2)) in receivers
         return f"{m.group(2)} is {'still on' if present else 'gone from'} the host"
