@@ -8,8 +8,10 @@ moment it runs it, never from stored text.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from enum import StrEnum
+from types import MappingProxyType
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
@@ -65,6 +67,26 @@ class Action(StrEnum):
     DELETE_SAVE_FILE = "delete_save_file"
 
 
+BUILDERS: Mapping[Action, Callable[..., Command]] = MappingProxyType(
+    {
+        Action.RESTORE_LIBRARY: commands.restore_library,
+        Action.CREATE_RECEIVER: commands.create_receiver,
+        Action.GIVE_RECEIVER_TO_QMQM: commands.give_receiver_to_qmqm,
+        Action.CREATE_JOURNAL: commands.create_journal,
+        Action.ATTACH_RECEIVER: commands.attach_receiver,
+        Action.RESTORE_RECEIVER: commands.restore_receiver,
+        Action.ASSOCIATE_RECEIVERS: commands.associate_receivers,
+        Action.START_QMGR: commands.start_qmgr,
+        Action.RECREATE_OBJECT: commands.recreate_object,
+        Action.REFRESH_CLUSTER: commands.refresh_cluster,
+        Action.SET_FULL_REPOSITORY: commands.set_full_repository,
+        Action.RECORD_MEDIA_IMAGES: commands.record_media_images,
+        Action.DELETE_SAVE_FILE: commands.delete_save_file,
+    }
+)
+"""The command builder of each step action: a new action is one entry here (a test holds every action listed)."""
+
+
 class Step(_Model):
     action: Action
     args: dict[str, str | int | bool | None]
@@ -76,7 +98,7 @@ class Step(_Model):
         """The command to send, rebuilt (and its names validated again) from the step's arguments. `runner` is the
         host's SQL runner (IbmiSession.sql_runner): how the one SQL step, ASSOCIATE_RECEIVERS, reaches db2. It is
         the host's setting, not the plan's, so a plan made for one runner runs on a host set up for the other."""
-        build = getattr(commands, self.action.value)
+        build = BUILDERS[self.action]
         if self.action is Action.ASSOCIATE_RECEIVERS:
             return build(**self.args, runner=runner)
         return build(**self.args)
