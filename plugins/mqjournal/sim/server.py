@@ -21,9 +21,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import ClassVar
 
 import paramiko
-from paramiko.common import MSG_CHANNEL_REQUEST
+from paramiko.common import (
+    AUTH_FAILED,
+    AUTH_SUCCESSFUL,
+    MSG_CHANNEL_REQUEST,
+    OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED,
+    OPEN_SUCCEEDED,
+)
+from paramiko.pkey import PublicBlob
 
 from mqjournal.sim.protocol import DropRule, ExecResult, TransportFaults
 
@@ -101,7 +109,7 @@ def _parse_authorized_keys(lines: Iterable[str]) -> frozenset[bytes]:
         if not line or line.startswith("#"):
             continue
         try:
-            blobs.add(paramiko.PublicBlob.from_string(line).key_blob)
+            blobs.add(PublicBlob.from_string(line).key_blob)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not an OpenSSH public key line: {line[:60]!r}") from exc
     return frozenset(blobs)
@@ -247,7 +255,7 @@ class CommandLog:
 
 
 def _handle_channel_request(chan: paramiko.Channel, m: paramiko.Message) -> None:
-    paramiko.Channel._handle_request(chan, m)
+    paramiko.Channel._handle_request(chan, m)  # type: ignore[attr-defined]  # private, untyped in the stubs
     # Only now is the reply to an exec request on the wire. A worker started from inside the callback could send
     # its output, exit status and close before that reply, and paramiko's client then fails with "Channel closed".
     server = chan.get_transport().server_object
@@ -256,8 +264,8 @@ def _handle_channel_request(chan: paramiko.Channel, m: paramiko.Message) -> None
 
 
 class _Transport(paramiko.Transport):
-    _channel_handler_table = {
-        **paramiko.Transport._channel_handler_table,
+    _channel_handler_table: ClassVar[dict[int, Callable[[paramiko.Channel, paramiko.Message], None]]] = {
+        **paramiko.Transport._channel_handler_table,  # type: ignore[attr-defined]  # private, untyped in the stubs
         MSG_CHANNEL_REQUEST: _handle_channel_request,
     }
 
@@ -291,14 +299,14 @@ class _HostInterface(paramiko.ServerInterface):
         user = username.upper()
         if user in self._endpoint.users and key.asbytes() in self._key_blobs:
             self._user = user
-            return paramiko.AUTH_SUCCESSFUL
+            return AUTH_SUCCESSFUL
         log.debug("%s: refused key %s for user %r", self._endpoint.name, key.fingerprint, username)
-        return paramiko.AUTH_FAILED
+        return AUTH_FAILED
 
     def check_channel_request(self, kind: str, chanid: int) -> int:
         if kind == "session":
-            return paramiko.OPEN_SUCCEEDED
-        return paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+            return OPEN_SUCCEEDED
+        return OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
     def check_channel_env_request(self, channel: paramiko.Channel, name: bytes, value: bytes) -> bool:
         return True  # accepted and ignored, as sshd does for the variables it allows
@@ -359,7 +367,7 @@ class FleetSshServer:
         try:
             for endpoint in self._endpoints:
                 listener = socket.create_server(("127.0.0.1", endpoint.port))
-                # A timeout rather than a blocking accept(): closing a socket does not wake an accept() on Linux.
+                # A timeout as well as the shutdown in stop(): closing a socket alone does not wake an accept().
                 listener.settimeout(_ACCEPT_POLL_SECONDS)
                 self._listeners[endpoint.name] = listener
         except OSError:
@@ -412,6 +420,11 @@ class FleetSshServer:
 
     def _close_listeners(self) -> None:
         for listener in self._listeners.values():
+            # On Linux, shutting a listening socket down wakes the accept() waiting on it at once; without it, stop()
+            # waits out the accept poll, a fifth of a second for every simulator a test starts. Where shutdown is
+            # refused (not connected, elsewhere), the poll still ends the loop.
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
             listener.close()
         self._listeners = {}
 
@@ -476,7 +489,7 @@ class FleetSshServer:
             channel.sendall_stderr(result.stderr.encode("utf-8"))
             channel.shutdown_write()
             channel.send_exit_status(result.exit_status)
-            if entry is not None:
+            if entry is not None and self._received is not None:
                 self._received.settle(entry, answered=True)
         except Exception:
             log.debug("%s: could not answer %r; the client has gone", host, command, exc_info=True)
@@ -515,7 +528,7 @@ class FleetSshServer:
             log.debug("%s: dropping the connection before running %r", host, command)
             settle(state="dropped", fault="drop_before")
             return None
-        if rule is not None and rule.action == "answer":
+        if rule is not None and rule.action == "answer" and rule.reply is not None:  # CommandRule requires its reply
             settle(state="answered_by_fault", fault="answer", exit_status=rule.reply.exit_status)
             return rule.reply
         if rule is not None and rule.action == "hold_before":
