@@ -34,7 +34,7 @@ def run_driver(driver: str, workdir: Path, *, timeout: int) -> dict:
         text=True,
         timeout=timeout,
     )
-    line = next((l for l in done.stdout.splitlines() if l.startswith("RESULTS ")), None)
+    line = next((text for text in done.stdout.splitlines() if text.startswith("RESULTS ")), None)
     assert done.returncode == 0 and line, done.stdout[-4000:] + done.stderr[-4000:]
     return json.loads(line[len("RESULTS ") :])
 

@@ -104,7 +104,7 @@ def test_naming_repair_resumes_switching_by_rule_1(e2e):
 
 
 def test_a_plan_with_nothing_to_do_needs_no_approval(e2e):
-    results, audit = e2e
+    results, _audit = e2e
     again = results["naming-again"]
     assert again["state"] == "success", again
     assert again["tasks"]["approve"] == "skipped" and again["tasks"]["execute"] == "skipped"

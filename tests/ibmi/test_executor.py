@@ -2,49 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-import pytest
-
-from mqjournal import rules
-from mqjournal.catalog import Catalog
-from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.collector import collect
-from mqjournal.ibmi.discovery import survey
-from mqjournal.ibmi.executor import Executor
-from mqjournal.ibmi.transport import IbmiSession, ssh_connector
 from mqjournal.policy import Policy
 from mqjournal.sim import mq
-from tests.conftest import SimFleet
-
-
-@pytest.fixture
-def executor(sim_fleet: SimFleet, tmp_path):
-    sim_fleet.host().advance(timedelta(hours=3))
-    connect = ssh_connector(
-        address="127.0.0.1",
-        port=sim_fleet.ports["ibmi1"],
-        user=sim_fleet.config.user,
-        key=sim_fleet.service.client_key,
-        known_hosts=sim_fleet.config.known_hosts,
-    )
-    session = IbmiSession("ibmi1", sim_fleet.config.user, connect, audit=AuditLog(tmp_path / "audit.jsonl"))
-    found = survey(session, "ibmi1", [])
-    (target,) = found.targets
-    yield Executor(session, target, "ibmi1", found.tz, Catalog(f"sqlite:///{tmp_path / 'catalog.db'}"), "run1")
-    session.close()
-
-
-def planned(executor: Executor, with_uow: bool = False):
-    snap = collect(executor.session, executor.target, host="ibmi1", run_id="run1", tz=executor.tz)
-    qm, rows = rules.plan_queue_manager(snap, [snap], as_of=snap.collected_at, policy=Policy())
-    to_save = [r.receiver for r in rows if r.action in rules.SAVES]
-    to_delete = [r.receiver for r in sorted(rows, key=lambda r: r.chain_position or 0) if r.action in rules.DELETES]
-    return to_save, to_delete
-
-
-def receivers_on_host(sim_fleet: SimFleet) -> dict:
-    return {r.name: r for r in sim_fleet.host().partition.receivers_in("QMTEST")}
+from tests.ibmi.executing import planned, receivers_on_host
 
 
 def test_save_verifies_on_the_host_and_records_the_save_file_in_the_catalog(sim_fleet, executor):
@@ -157,7 +117,7 @@ def test_deleted_receivers_restore_from_their_catalogued_save_file_and_strmqm_su
     shell = sim_fleet.connect()
     for name in to_delete:
         (record,) = executor.catalog.saves_of("ibmi1", "QMTEST", name)
-        status, out, err = shell.cl(
+        status, _out, err = shell.cl(
             f"RSTOBJ OBJ({name}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({record.save_file_library}/{record.save_file})"
         )
         assert status == 0, err

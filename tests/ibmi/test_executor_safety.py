@@ -19,7 +19,7 @@ from mqjournal.ibmi.audit import read_audit, read_events
 from mqjournal.policy import Policy
 from mqjournal.sim import mq
 from mqjournal.sim.model import CommandFault, UserSpace, qualified
-from tests.ibmi.test_executor import executor, planned, receivers_on_host  # noqa: F401 - the fixture
+from tests.ibmi.executing import planned, receivers_on_host
 
 
 def _dead_worker() -> str:
@@ -212,7 +212,7 @@ def test_the_intent_of_a_live_worker_is_left_alone(sim_fleet, executor):
         )
     )  # this very process: its command may still be on its way
     executor.save(to_save, save_library="QGPL")
-    assert [op.state for op in executor.catalog.operations("ibmi1")][0] == "intent"
+    assert next(op.state for op in executor.catalog.operations("ibmi1")) == "intent"
 
 
 def _rewrite_worker(path, worker: str) -> None:

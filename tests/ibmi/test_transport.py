@@ -60,13 +60,13 @@ class Counting:
 
 
 def connector(sim_fleet, **overrides) -> ConnectFactory:
-    settings = dict(
-        address="127.0.0.1",
-        port=sim_fleet.ports["ibmi1"],
-        user=sim_fleet.config.user,
-        key=sim_fleet.service.client_key,
-        known_hosts=sim_fleet.config.known_hosts,
-    )
+    settings = {
+        "address": "127.0.0.1",
+        "port": sim_fleet.ports["ibmi1"],
+        "user": sim_fleet.config.user,
+        "key": sim_fleet.service.client_key,
+        "known_hosts": sim_fleet.config.known_hosts,
+    }
     settings.update(overrides)
     return ssh_connector(**settings)
 
@@ -342,7 +342,7 @@ def test_command_timeout_depends_on_idempotence(make_session, sim_fleet, audit_p
     faults = sim_fleet.service.faults["ibmi1"]
     faults.delay_seconds = 1.0
     session, _ = make_session(command_timeout=0.25, retry=RetryPolicy(attempts=2, first_delay=0.01))
-    with pytest.raises(CommandTimedOut, match="0.25 s"):
+    with pytest.raises(CommandTimedOut, match=r"0\.25 s"):
         session.run(UNAME)
     assert outcomes(audit_path) == [(1, "timeout"), (2, "timeout")]
     assert session.round_trips == 2

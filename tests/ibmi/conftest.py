@@ -1,0 +1,31 @@
+"""The executor on a simulated partition, shared by the save/delete tests."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from mqjournal.catalog import Catalog
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.discovery import survey
+from mqjournal.ibmi.executor import Executor
+from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+from tests.conftest import SimFleet
+
+
+@pytest.fixture
+def executor(sim_fleet: SimFleet, tmp_path):
+    sim_fleet.host().advance(timedelta(hours=3))
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=sim_fleet.ports["ibmi1"],
+        user=sim_fleet.config.user,
+        key=sim_fleet.service.client_key,
+        known_hosts=sim_fleet.config.known_hosts,
+    )
+    session = IbmiSession("ibmi1", sim_fleet.config.user, connect, audit=AuditLog(tmp_path / "audit.jsonl"))
+    found = survey(session, "ibmi1", [])
+    (target,) = found.targets
+    yield Executor(session, target, "ibmi1", found.tz, Catalog(f"sqlite:///{tmp_path / 'catalog.db'}"), "run1")
+    session.close()
