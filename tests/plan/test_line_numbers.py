@@ -33,6 +33,8 @@ def job_and_spark():
 
 
 def test_line_numbers_count_every_line_across_splits_and_files(tmp_path, job_and_spark):
+    from mqjournal.sparkplan import checks
+
     job, spark = job_and_spark
     folder = tmp_path / "in"
     folder.mkdir()
@@ -48,7 +50,7 @@ def test_line_numbers_count_every_line_across_splits_and_files(tmp_path, job_and
     for path in sorted(lines.select("source_file").distinct().collect()):
         name = path.source_file.rsplit("/", 1)[-1]
         wanted += [(path.source_file, texts[name][i - 1]) for i in (1, 2, 31, 47, 60)]
-    numbers = job.line_numbers(lines, wanted)
+    numbers = checks.line_numbers(lines, wanted)
     for (file, text), number in numbers.items():
         name = file.rsplit("/", 1)[-1]
         assert texts[name][number - 1] == text
@@ -56,8 +58,7 @@ def test_line_numbers_count_every_line_across_splits_and_files(tmp_path, job_and
 
 
 def test_where_names_a_local_file_as_a_path():
-    spec = importlib.util.spec_from_file_location("plan_receivers_where", JOB)
-    job = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(job)
-    assert job._where("file:/tmp/run%20one/snapshots.jsonl", 3) == "/tmp/run one/snapshots.jsonl:3"
-    assert job._where("hdfs://nn/x.jsonl", None) == "hdfs://nn/x.jsonl"
+    from mqjournal.sparkplan import checks
+
+    assert checks.file_and_line("file:/tmp/run%20one/snapshots.jsonl", 3) == "/tmp/run one/snapshots.jsonl:3"
+    assert checks.file_and_line("hdfs://nn/x.jsonl", None) == "hdfs://nn/x.jsonl"

@@ -1,0 +1,437 @@
+"""The plan job's input checks: every record a usable v1 snapshot, one version of each, and the newest of each key.
+
+A bad record stops the job (PlanInputError) rather than plan a queue manager from half its state. The checks run on
+the executors; the driver collects counts, and at most a handful of example rows when the input is bad.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, urlparse
+
+from pyspark.sql import Column, DataFrame, Row, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from mqjournal.snapshot import (
+    ADDED_KEYS,
+    LIST_OF_OBJECTS,
+    OBJECT,
+    OPTIONAL_OBJECT,
+    SCHEMA_ID,
+    ContractKeys,
+    contract_keys,
+    line_problem,
+)
+from mqjournal.sparkplan.schema import (
+    IDENTITY,
+    KEY,
+    POINTS,
+    PY_WHITESPACE,
+    SNAPSHOT_SCHEMA,
+    collected_us,
+)
+from mqjournal.vocabulary import ReceiverStatus
+
+
+class PlanInputError(Exception):
+    """The input cannot be planned from: the job stops rather than plan a queue manager from half its state."""
+
+
+# What pydantic writes for an AwareDatetime: always an offset, at most microseconds. The ranges are those of a
+# valid date and time (year 1 on, as Python's datetime; offsets up to 18:00, as java.time), all but the length of
+# the month, which `_bad_instant` checks for days 29 to 31 only: a regex is far cheaper than parsing every time.
+_ISO_INSTANT = (
+    r"^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(\.[0-9]{1,6})?(Z|[+-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))\z"
+)
+
+
+def _bad_instant(column: Column) -> Column:
+    past_28th = F.substring(column, 9, 2) > F.lit("28")
+    no_such_day = past_28th & F.substring(column, 1, 10).try_cast("date").isNull()
+    return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | no_such_day)
+
+
+_RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known status, or has a bad time"
+
+
+# --- every key of the contract (docs, Input) ---------------------------------------------------------------------
+
+# A key of a JSON object as written. In valid JSON (the first read checked it) an unescaped quote followed by a colon
+# closes a key, and the quote before it, with no quote or backslash in between, opens it: so this matches exactly
+# the keys of a record whose keys have no quote or backslash, never text inside a string value. (A key with one is
+# not the contract's: it shows as another key, and the record is refused.)
+_JSON_KEY = r'"([^"\\]*+)"[ \t\r\n]*+:'
+_KEY_PROBLEM = "a key of the contract is missing, or a key is not one of the contract's"
+_NOT_JSON = f"the line is not a valid JSON {SCHEMA_ID} record"
+_CORRUPT = "_corrupt_line"
+
+
+def _count(array: Column) -> Column:
+    return F.when(array.isNull(), F.lit(0)).otherwise(F.size(array))
+
+
+def _flat_keys(keys: ContractKeys) -> str:
+    assert all(shape not in (OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS) for _, shape, _ in keys)
+    return "".join(f"{key}," for key, _, _ in keys)
+
+
+def _keys_in_order(keys: ContractKeys, value: Column | None) -> Column:
+    """The keys of a complete record in the order the model writes them, each followed by a comma."""
+    parts = []
+    for key, shape, nested in keys:
+        column = F.col(key) if value is None else value[key]
+        parts.append(F.lit(f"{key},"))
+        if nested is None:  # a value, not an object
+            continue
+        if shape == OBJECT:
+            parts.append(_keys_in_order(nested, column))
+        elif shape == OPTIONAL_OBJECT:
+            parts.append(F.when(column.isNull(), F.lit("")).otherwise(_keys_in_order(nested, column)))
+        elif shape == LIST_OF_OBJECTS:
+            parts.append(F.repeat(F.lit(_flat_keys(nested)), _count(column)))
+    return F.concat(*parts)
+
+
+def _key_counts(keys: ContractKeys, value: Column | None, times: Column, counts: dict[str, list[Column]]) -> None:
+    """How often each key occurs in a complete record (a key name can occur in several objects)."""
+    for key, shape, nested in keys:
+        column = F.col(key) if value is None else value[key]
+        counts.setdefault(key, []).append(times)
+        if nested is None:  # a value, not an object
+            continue
+        if shape == OBJECT:
+            _key_counts(nested, column, times, counts)
+        elif shape == OPTIONAL_OBJECT:
+            _key_counts(nested, column, times * F.when(column.isNull(), 0).otherwise(1), counts)
+        elif shape == LIST_OF_OBJECTS:
+            _key_counts(nested, None, times * _count(column), counts)
+
+
+def key_problem() -> Column:
+    """Whether the line's keys differ from those of a complete record of its shape (never null).
+
+    The keys are compared as a sorted list, so that any key order is accepted; the order the model writes is tried
+    first, because it needs no sort. Equal lists mean no key is missing and none is unknown. A key given twice in one
+    object and missing from another object of the same kind is not detected. The keys added to v1 later
+    (`ADDED_KEYS`) are left out on both sides: a record written before them is complete without them.
+    """
+    keys = contract_keys(with_added=False)
+    written = F.filter(
+        F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1), lambda key: ~key.isin(*sorted(ADDED_KEYS))
+    )
+    counts: dict[str, list[Column]] = {}
+    _key_counts(keys, None, F.lit(1), counts)
+    expected_sorted = F.concat(
+        *[F.repeat(F.lit(f"{key},"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
+    )
+    as_written = F.concat(F.array_join(written, ","), F.lit(","))
+    sorted_written = F.concat(F.array_join(F.array_sort(written), ","), F.lit(","))
+    return F.coalesce(
+        F.when(as_written == _keys_in_order(keys, None), F.lit(False)).otherwise(sorted_written != expected_sorted),
+        F.lit(True),
+    )
+
+
+def record_problem() -> Column:
+    """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null here: the
+    keys of the records planned from are checked by the second read (`incomplete_lines`)."""
+    checks = [
+        (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
+        (F.coalesce(F.length("run_id"), F.lit(0)) == 0, "run_id is missing"),
+        (F.coalesce(F.length("host"), F.lit(0)) == 0, "host is missing"),
+        (F.col("qmgr").isNull() | F.col("qmgr_library").isNull(), "qmgr or qmgr_library is missing"),
+        (F.col("journal.name").isNull() | F.col("journal.library").isNull(), "journal is missing"),
+        (F.col("checkpoint.forced").isNull() | F.col("checkpoint.ok").isNull(), "checkpoint is missing"),
+        (
+            F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")),
+            "collected_at is not an ISO 8601 time with offset",
+        ),
+        (F.col("receivers").isNull(), "receivers is missing"),
+        *[
+            (
+                F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | _bad_instant(F.col(f"{point}.at"))),
+                f"{point}.at is not an ISO 8601 time with offset",
+            )
+            for point in POINTS
+        ],
+    ]
+    return F.coalesce(*[F.when(failed, F.lit(problem)) for failed, problem in checks])
+
+
+def receiver_problem(r: Column) -> Column:
+    """Whether one receiver of a record is unusable (never null)."""
+    statuses = list(ReceiverStatus)
+    return (
+        r.isNull()
+        | r["name"].isNull()
+        | r["library"].isNull()
+        | r["size_bytes"].isNull()
+        | ~F.coalesce(r["status"].isin(statuses), F.lit(False))
+        | _bad_instant(r["attached_at"])
+        | _bad_instant(r["detached_at"])
+        | _bad_instant(r["saved_at"])
+    )
+
+
+# The second read of the input (newest_snapshots) is filtered on the run ids it needs, when there are at most this
+# many: the JSON reader then stops reading every other line at its run_id, before its receivers.
+MAX_PUSHED_RUN_IDS = 1000
+# ... and on the files that hold them, when there are at most this many.
+MAX_PUSHED_FILES = 10_000
+# The identities a read of the input is joined with are broadcast up to this many.
+MAX_BROADCAST_IDENTITIES = 1_000_000
+
+
+def _only_row(aggregate: DataFrame) -> Row:
+    """The one row of an aggregate without grouping (Spark types first() as optional: an empty frame has none)."""
+    row = aggregate.first()
+    assert row is not None, "an aggregate without grouping has exactly one row"
+    return row
+
+
+def parsed_lines(lines: DataFrame) -> DataFrame:
+    """The records of the lines that are not blank, parsed with the job's schema, with the line (`value`), its file
+    and split. A line that does not parse (it parsed when first read: the file changed since) has `_corrupt_line`."""
+    schema = T.StructType([*SNAPSHOT_SCHEMA.fields, T.StructField(_CORRUPT, T.StringType())])
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    # Blank as Python's str.strip() sees it, as read_snapshots skips them.
+    records = lines.where(~F.col("value").rlike(rf"^[{PY_WHITESPACE}]*\z"))
+    return records.select(
+        F.from_json("value", schema, options).alias("record"), "value", "source_file", "block_start"
+    ).select("record.*", "value", "source_file", "block_start")
+
+
+def checked_records(raw: DataFrame) -> DataFrame:
+    """Per record, one row with its identity, file and `problem` (or null), plus one row per bad receiver.
+
+    `first_row` marks the one row of each record; the other rows only carry a problem. The receivers are exploded
+    rather than tested with `exists`, whose lambda Spark interprets row by row (about 3x slower than the generated
+    code of a filter on the exploded rows, with the same expressions). Everything about the record as a whole is
+    computed after the filter: computed before the explode, the generated code would evaluate it once per receiver.
+    """
+    exploded = raw.select("*", F.posexplode_outer("receivers").alias("position", "r"))
+    first_row = F.coalesce(F.col("position") == 0, F.lit(True))
+    bad_receiver = F.coalesce(F.size("receivers") > 0, F.lit(False)) & receiver_problem(F.col("r"))
+    kept = exploded.select("*", first_row.alias("first_row"), bad_receiver.alias("bad_receiver")).where(
+        F.col("first_row") | F.col("bad_receiver")
+    )
+    return kept.select(
+        *KEY,
+        "run_id",
+        collected_us().alias("collected_us"),
+        "source_file",
+        "first_row",
+        F.coalesce(record_problem(), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))).alias("problem"),
+    )
+
+
+def _content_hash() -> Column:
+    """Two native hashes of the whole record's JSON: a 96-bit key, compared only among records of one identity."""
+    text = F.to_json(F.struct(*[F.col(field.name) for field in SNAPSHOT_SCHEMA.fields]))
+    return F.struct(F.xxhash64(text).alias("xxhash64"), F.hash(text).alias("murmur3"))
+
+
+def records_of(raw: DataFrame, identities: DataFrame, located: DataFrame) -> tuple[DataFrame, int]:
+    """The records of `raw` with one of these identities, and how many identities that is.
+
+    An inner join, so the identities' other columns come along. `located` tells the files each identity was read
+    from: only those files are read again, and when the identities have few run ids, only lines of those run ids,
+    a filter the JSON reader applies as soon as it has read a line's run_id (it skips the rest of other lines).
+    """
+    per_run = identities.groupBy("run_id").count().limit(MAX_PUSHED_RUN_IDS + 1).collect()
+    files = (
+        located.join(identities, IDENTITY, "left_semi")
+        .select("source_file")
+        .distinct()
+        .limit(MAX_PUSHED_FILES + 1)
+        .collect()
+    )
+    records = raw
+    if len(files) <= MAX_PUSHED_FILES:
+        records = records.where(F.col("source_file").isin([row.source_file for row in files]))
+    if len(per_run) <= MAX_PUSHED_RUN_IDS:
+        records = records.where(F.col("run_id").isin([row.run_id for row in per_run]))
+        count = sum(row["count"] for row in per_run)
+    else:
+        count = identities.count()
+    if count <= MAX_BROADCAST_IDENTITIES:
+        identities = F.broadcast(identities)
+    return records.withColumn("collected_us", collected_us()).join(identities, IDENTITY), count
+
+
+def line_numbers(lines: DataFrame, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """The line number (from 1) of each (file, line text), for the few examples of a failure only.
+
+    Lines are numbered per split of a file (the rows of one split come in file order), then offset by the number of
+    lines of the file's earlier splits. A line that occurs twice gets its first number.
+    """
+    files = sorted({file for file, _ in wanted})
+    rows = lines.where(F.col("source_file").isin(files)).select(
+        "source_file", "block_start", "value", F.monotonically_increasing_id().alias("order")
+    )
+    in_split = rows.withColumn(
+        "in_split", F.row_number().over(Window.partitionBy("source_file", "block_start").orderBy("order"))
+    )
+    earlier = Window.partitionBy("source_file").orderBy("block_start").rowsBetween(Window.unboundedPreceding, -1)
+    splits = (
+        rows.groupBy("source_file", "block_start")
+        .count()
+        .select("source_file", "block_start", F.coalesce(F.sum("count").over(earlier), F.lit(0)).alias("before"))
+    )
+    found = (
+        in_split.where(F.col("value").isin(sorted({text for _, text in wanted})))
+        .join(splits, ["source_file", "block_start"])
+        .groupBy("source_file", "value")
+        .agg(F.min(F.col("before") + F.col("in_split")).alias("line"))
+        .collect()
+    )
+    return {(row.source_file, row.value): row.line for row in found}
+
+
+def file_and_line(file: str, line: int | None) -> str:
+    """A file as the user named it (a local path, not a file: URI), and the line."""
+    parsed = urlparse(file)
+    path = unquote(parsed.path) if parsed.scheme == "file" else file
+    return f"{path}:{line}" if line is not None else path
+
+
+def located_snapshots(raw: DataFrame) -> DataFrame:
+    """Per identity (key, run_id, collected_at) and file it was read from: its number of records, and whether one
+    is bad. Worth caching: `distinct_snapshots` and `newest_records` read it again."""
+    return (
+        # Partitioned by key once: the aggregate here and the window of by_recency need no other shuffle.
+        checked_records(raw)
+        .repartition(*KEY)
+        .groupBy(*IDENTITY, "source_file")
+        .agg(
+            F.count(F.when(F.col("first_row"), 1)).alias("copies"),
+            F.bool_or(F.col("problem").isNotNull()).alias("bad"),
+        )
+    )
+
+
+def distinct_snapshots(raw: DataFrame, located: DataFrame) -> tuple[DataFrame, bool]:
+    """One row per identity with its number of records, after stopping on bad records; and whether some identity
+    has several records.
+
+    `located` is `located_snapshots(raw)`. The input is read once when it is good. The same run may be given twice,
+    e.g. in PATH and in --history. Two different records under one identity would make the current state depend on
+    read order, so they stop the job too: only identities given more than once are read again and compared, by a
+    hash of their whole content.
+    """
+    identities = located.groupBy(*IDENTITY).agg(F.sum("copies").alias("copies"), F.bool_or("bad").alias("bad"))
+    counts = _only_row(
+        identities.agg(
+            F.count(F.when(F.col("bad"), 1)).alias("bad"), F.count(F.when(F.col("copies") > 1, 1)).alias("repeated")
+        )
+    )
+    if counts.bad:
+        # The examples are gathered only now that a count says there are some: the input is read once more.
+        findings = (
+            checked_records(raw)
+            .where(F.col("problem").isNotNull())
+            .groupBy(*IDENTITY)
+            .agg(F.first("problem").alias("problem"), F.array_sort(F.collect_set("source_file")).alias("files"))
+            .limit(5)
+            .collect()
+        )
+        examples = "; ".join(f"{f.files} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem}" for f in findings)
+        raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {examples}")
+    if counts.repeated:
+        repeated, _ = records_of(raw, identities.where(F.col("copies") > 1).select(*IDENTITY), located)
+        findings = (
+            repeated.groupBy(*IDENTITY)
+            .agg(
+                F.count_distinct(_content_hash()).alias("versions"),
+                F.array_sort(F.collect_set("source_file")).alias("files"),
+            )
+            .where(F.col("versions") > 1)
+            .limit(5)
+            .collect()
+        )
+        if findings:
+            examples = "; ".join(f"{f.host}/{f.qmgr}/{f.qmgr_library} run {f.run_id} in {f.files}" for f in findings)
+            raise PlanInputError(
+                f"different snapshots with the same queue manager, run_id and collected_at: {examples}"
+            )
+    return identities, counts.repeated > 0
+
+
+def by_recency(snapshots: DataFrame) -> DataFrame:
+    """recency 1 is the current state of the key: the latest collected_at, ties broken by the greatest run_id."""
+    newest_first = Window.partitionBy(*KEY).orderBy(F.col("collected_us").desc(), F.col("run_id").desc())
+    return snapshots.withColumn("recency", F.row_number().over(newest_first))
+
+
+def _is_attached(receiver: Column) -> Column:
+    return receiver["status"] == ReceiverStatus.ATTACHED
+
+
+def newest_window(ranked: DataFrame, *, runs: int) -> DataFrame:
+    """The identities and recency of the newest `runs` snapshots of each key (at least the current one). Worth
+    caching: `newest_records` reads it for the files and run ids to read again, then joins with it."""
+    return ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency")
+
+
+def newest_records(lines: DataFrame, window: DataFrame, located: DataFrame, *, repeated: bool) -> tuple[DataFrame, int]:
+    """The snapshots of `window`, read again from the input, and how many there must be.
+
+    Only the current one (recency 1) keeps its receivers and the other columns the plan needs; the older ones keep
+    what the stuck alerts need. Partitioned by key, as everything derived from it.
+
+    These are the records the plan is made from, so they are read from the lines as written: a record that lacks a
+    key of the contract (the JSON reader would read it as null) stops the job, naming the file, line and field
+    (here for a repeated snapshot, by `refuse_changed_or_incomplete` for the others).
+    """
+    records, expected = records_of(parsed_lines(lines), window, located)
+    is_current = F.col("recency") == 1
+    incomplete = F.when(F.col(_CORRUPT).isNotNull() | key_problem(), F.col("value"))
+    records = records.select(
+        *IDENTITY,
+        "recency",
+        F.col("startup_recovery.receiver").alias("startup"),
+        F.col("media_recovery.receiver").alias("media"),
+        F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
+        *[
+            F.when(is_current, F.col(name)).alias(name)
+            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", *POINTS, "receivers")
+        ],
+        "source_file",
+        incomplete.alias("incomplete_line"),
+    ).repartition(*KEY)
+    if repeated:
+        # Before identical copies become one: a copy that lacks a key stops the job whichever copy is kept.
+        refuse_incomplete(records, lines)
+    # Identical copies of one snapshot (checked above) are one.
+    return (records.dropDuplicates(IDENTITY) if repeated else records), expected
+
+
+def refuse_changed_or_incomplete(snapshots: DataFrame, lines: DataFrame, *, expected: int) -> None:
+    """Stop the job if a snapshot of `newest_records` lacks a key, or the input changed since it was first read."""
+    counts = _only_row(snapshots.agg(F.count(F.lit(1)).alias("found"), F.count("incomplete_line").alias("incomplete")))
+    if counts.incomplete:
+        refuse_incomplete(snapshots, lines)
+    if counts.found != expected:
+        raise PlanInputError(f"the input changed while it was read: {counts.found} of {expected} snapshots found again")
+
+
+def refuse_incomplete(records: DataFrame, lines: DataFrame) -> None:
+    """Stop the job if a record lacks a key of the contract, naming the file, line, record and field."""
+    findings = (
+        records.where(F.col("incomplete_line").isNotNull())
+        .select(*KEY, "run_id", "source_file", "incomplete_line")
+        .orderBy("source_file", "run_id", *KEY)
+        .limit(5)
+        .collect()
+    )
+    if not findings:
+        return
+    numbers = line_numbers(lines, [(f.source_file, f.incomplete_line) for f in findings])
+    examples = []
+    for f in findings:
+        # The reference's reading of the same line names the field (e.g. receivers[3].next_library).
+        detail = line_problem(f.incomplete_line) or _NOT_JSON
+        place = file_and_line(f.source_file, numbers.get((f.source_file, f.incomplete_line)))
+        examples.append(f"{place} (run {f.run_id}, {f.host}/{f.qmgr}): {detail}")
+    raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {_KEY_PROBLEM}: {'; '.join(examples)}")
