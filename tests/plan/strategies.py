@@ -34,8 +34,8 @@ def receiver_chain(draw, library: str) -> list[Receiver]:
         start=T0 + timedelta(minutes=draw(st.integers(0, 600)), microseconds=draw(st.integers(0, 999_999))),
         every=timedelta(minutes=draw(st.integers(5, 240))),
         size=draw(st.integers(1, 5000)) * KB,
-        saved=tuple(n for n, s in zip(names, status) if s == "SAVED"),
-        freed=tuple(n for n, s in zip(names, status) if s == "FREED"),
+        saved=tuple(n for n, s in zip(names, status, strict=True) if s == "SAVED"),
+        freed=tuple(n for n, s in zip(names, status, strict=True) if s == "FREED"),
     )
     if length > 1 and draw(st.integers(0, 9)) == 0:
         # A save taken while attached: SAVE_TIMESTAMP set, still ONLINE.

@@ -84,7 +84,7 @@ def test_a_name_no_longer_on_the_host_is_already_gone():
 
 def test_a_name_on_the_host_outside_the_chain_is_not_in_chain():
     stray = Receiver(name="AMQA000077", library="QMTEST", status="EMPTY", size_bytes=16 * KB)
-    live = live_state(receivers=chain(FIVE, saved=FIVE[:4]) + [stray])
+    live = live_state(receivers=[*chain(FIVE, saved=FIVE[:4]), stray])
     (decision,) = decide(["AMQA000077"], live, evidence={})
     assert (decision.reason, decision.detail) == ("NOT_IN_CHAIN", "not in the journal's receiver chain")
 
@@ -98,7 +98,7 @@ def test_a_receiver_of_that_name_in_another_library_is_not_the_one_approved():
 
 def test_decisions_come_gone_first_then_in_chain_order_then_outside_the_chain():
     stray = Receiver(name="AMQA000077", library="QMTEST", status="EMPTY", size_bytes=16 * KB)
-    live = live_state(receivers=chain(FIVE, saved=FIVE[:4]) + [stray])
+    live = live_state(receivers=[*chain(FIVE, saved=FIVE[:4]), stray])
     decisions = decide(["AMQA000077", "AMQA000002", "AMQA000000", "AMQA000001"], live)
     assert [d.receiver for d in decisions] == ["AMQA000000", "AMQA000001", "AMQA000002", "AMQA000077"]
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
-from mqjournal.rules import DELETES, chain_of, is_saved, key_of, plan_fleet
+from mqjournal.rules import chain_of, is_saved, key_of, plan_fleet
+from mqjournal.vocabulary import DELETES
 from tests.plan.strategies import fleets, policies
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -62,7 +62,7 @@ def test_the_same_queue_manager_name_on_two_hosts_is_two_queue_managers():
 
 def test_a_receiver_in_the_library_but_not_in_the_chain_is_kept():
     stray = Receiver(name="AMQA000006", library="QMTEST", status="EMPTY", size_bytes=16 * KB)
-    result = plan(snapshot(chain(FIVE, saved=tuple(FIVE)) + [stray], oldest="AMQA000005"))
+    result = plan(snapshot([*chain(FIVE, saved=tuple(FIVE)), stray], oldest="AMQA000005"))
     row = next(r for r in result.receivers if r.receiver == "AMQA000006")
     assert (row.action, row.reason, row.chain_position) == ("keep", "NOT_IN_CHAIN", None)
 
@@ -226,13 +226,13 @@ def test_an_attached_receiver_past_its_threshold_is_alerted():
 def test_a_taken_next_receiver_name_is_alerted_even_across_the_wrap():
     receivers = chain(["AMQA099998", "AMQA099999"])
     taken = Receiver(name="AMQA000000", library="QMTEST", status="SAVED", size_bytes=KB, saved_at=T0)
-    result = plan(snapshot(receivers + [taken]))
+    result = plan(snapshot([*receivers, taken]))
     assert "NEXT_RECEIVER_NAME_TAKEN" in only_qm(result).alerts
 
 
 def test_no_name_alert_when_the_next_name_is_in_another_library():
     taken = Receiver(name="AMQA000006", library="QMOTHER", status="EMPTY", size_bytes=KB)
-    assert "NEXT_RECEIVER_NAME_TAKEN" not in only_qm(plan(snapshot(chain(FIVE) + [taken]))).alerts
+    assert "NEXT_RECEIVER_NAME_TAKEN" not in only_qm(plan(snapshot([*chain(FIVE), taken]))).alerts
 
 
 def history(points: list[tuple[int, str]], field: str = "startup") -> list:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from mqjournal.jrninf import format_amqjrninf
 from mqjournal.policy import Policy
-from mqjournal.rules import BLOCK_ORDER, DELETES
+from mqjournal.vocabulary import BLOCK_ORDER, DELETES
 from tests.plan.builders import HOUR, T0, chain, names, snapshot
 from tests.plan.test_rules import FIVE, actions, blocked, only_qm, plan
 

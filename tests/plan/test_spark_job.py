@@ -103,6 +103,9 @@ def amqjrninf(receivers: list[Receiver], position: int | None, *, at: datetime |
     return format_amqjrninf(None if position is None else holder.name, holder.library, local)
 
 
+FORCED_OK = Checkpoint(forced=True, ok=True)
+
+
 def snapshot(
     host: str,
     qmgr: str,
@@ -112,7 +115,7 @@ def snapshot(
     *,
     collected_at: datetime = COLLECTED,
     run_id: str = "R3",
-    checkpoint: Checkpoint = Checkpoint(forced=True, ok=True),
+    checkpoint: Checkpoint = FORCED_OK,
     startup: str | None = None,
     media: str | None = None,
 ) -> Snapshot:
@@ -177,14 +180,14 @@ JRNINF_VALUES = [
     " AMQA00001QMJ       20261023130000000",
     "\tAMQA0001 QMJ       20261023130000000",
     "AMQA00001\x00QMJ       20261023130000000",
-    "ＡMQA000001QMJ       20261023130000000",  # a fullwidth A
+    "ＡMQA000001QMJ       20261023130000000",  # noqa: RUF001 - a fullwidth A, on purpose
     "          QMJ       20261023130000000",
     "*****     QMJ       20261023130000000",
     "AMQA00001*QMJ       20261023130000000",
     "AMQA000001**********20261023130000000",
     "AMQA000001QMJ       2026102303000000X",
     "AMQA000001QMJ       2026-10-23T03:00:",
-    "AMQA000001QMJ       202610230300000٠0",  # an Arabic-Indic zero is a digit to Unicode, not to [0-9]
+    "AMQA000001QMJ       202610230300000٠0",  # noqa: RUF001 - an Arabic-Indic zero: a digit to Unicode, not to [0-9]
     "AMQA000001QMJ       20260230030000000",  # February 30
     "AMQA000001QMJ       20230229030000000",  # not a leap year
     "AMQA000001QMJ       20261323030000000",
@@ -361,7 +364,7 @@ def fleet() -> tuple[list[Snapshot], list[Snapshot]]:
     # One queue manager name on two hosts; the one on ibmi2 was collected 30 hours ago.
     prod1 = plain_chain("QMPROD", ["ONLINE", "SAVED", "ONLINE", "ATTACHED"])
     prod1 = edited(prod1, 0, saved_at=ago(days=8))  # saved while attached: still ONLINE, so not saved
-    prod2 = plain_chain("QMPROD", OLD4[:1] + ["ONLINE"] + OLD4[2:])
+    prod2 = plain_chain("QMPROD", [*OLD4[:1], "ONLINE", *OLD4[2:]])
     current.append(snapshot("ibmi1", "PROD", "QMPROD", prod1, amqjrninf(prod1, 2)))
     current.append(snapshot("ibmi2", "PROD", "QMPROD", prod2, amqjrninf(prod2, 2), collected_at=ago(hours=30)))
 
@@ -724,7 +727,7 @@ def test_a_valid_amqjrninf_names_its_receiver_after_trimming_python_whitespace(p
 
 
 def test_every_row_of_the_action_table_occurs(plan):
-    reasons = set(zip(plan.receivers.action, plan.receivers.reason))
+    reasons = set(zip(plan.receivers.action, plan.receivers.reason, strict=True))
     assert reasons == {
         ("keep", "NOT_IN_CHAIN"),
         ("keep", "ATTACHED"),
@@ -827,7 +830,7 @@ def test_one_row_per_queue_manager_key_and_per_receiver(plan):
 
 def test_figures_of_one_queue_manager(plan):
     qm = plan.qm("PROD", "ibmi1")
-    sizes = dict(zip(plan.rows("PROD", "ibmi1").receiver, plan.rows("PROD", "ibmi1").size_bytes))
+    sizes = dict(zip(plan.rows("PROD", "ibmi1").receiver, plan.rows("PROD", "ibmi1").size_bytes, strict=True))
     assert (qm.receivers_to_save, qm.bytes_to_save) == (2, sizes["AMQA000001"] + sizes["AMQA000003"])
     assert (qm.receivers_to_delete, qm.bytes_to_delete, qm.bytes_freed) == (1, sizes["AMQA000001"], sizes["AMQA000001"])
     assert qm.chain_length == 4
