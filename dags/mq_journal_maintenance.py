@@ -18,6 +18,7 @@ from airflow.sdk import Param, TriggerRule, dag, task
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary, Pulled
+from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
 
 
@@ -70,7 +71,7 @@ def _policy(params: dict[str, Any]) -> Policy:
         "save_library": Param(
             "QGPL",
             type="string",
-            pattern="^[A-Z$#@][A-Z0-9$#@_.]{0,9}$",
+            pattern=f"^{OBJECT_NAME_PATTERN}$",
             title="Save file library",
             description="QGPL or a library of your own; "
             "not the queue manager's library, QTEMP or another IBM library (Q...)",

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from mqjournal.names import ObjectName, QueueManagerName, qmgr_library_for
+from mqjournal.names import OBJECT_NAME_PATTERN, ObjectName, QueueManagerName, qmgr_library_for
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
 _MQ_OBJECT = re.compile(r"[A-Za-z0-9._/%]{1,48}")
@@ -118,7 +118,7 @@ class WithheldAuthorityConfig(_Config):
     """Simulator only: authorities the signed-on user profile lacks to some objects (CHKOBJ answers CPF9802)."""
 
     library: ObjectName
-    name: str = Field("*ALL", pattern=r"^(\*ALL|[A-Z$#@][A-Z0-9$#@_.]{0,9}\*?)$", description="name, PREFIX* or *ALL")
+    name: str = Field("*ALL", pattern=rf"^(\*ALL|{OBJECT_NAME_PATTERN}\*?)$", description="name, PREFIX* or *ALL")
     objtype: Literal["*LIB", "*JRNRCV", "*JRN", "*FILE", "*USRSPC", "*MSGQ", "*CMD"]
     authorities: list[
         Literal[
