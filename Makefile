@@ -28,9 +28,12 @@ test: $(INSTALLED)
 	$(PY) -m pytest
 
 # The inner loop: everything but the end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo), and
-# the stateful safety test as a smoke run. `make test` (and CI) runs it all.
+# the stateful safety test as a smoke run. `make test` (and CI) runs it all. The tests mostly wait on SSH round trips
+# to the simulator, so they run in TEST_WORKERS processes (pytest-xdist), more than a small machine has cores;
+# loadgroup keeps the tests that share one PostgreSQL server in one worker.
+TEST_WORKERS ?= 4
 test-fast: $(INSTALLED)
-	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q
+	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
 safety-long: $(INSTALLED)

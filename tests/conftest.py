@@ -1,4 +1,5 @@
-"""Fixtures shared by the tests: a simulated fleet served over real SSH, and a client that verifies host keys."""
+"""Fixtures shared by the tests: a simulated fleet served over real SSH, and a client that verifies host keys; and the
+fault matrix's summary line (tests/safety), printed at the end of the session."""
 
 from __future__ import annotations
 
@@ -105,3 +106,32 @@ def sim_fleet(tmp_path: Path) -> Iterator[SimFleet]:
     """One partition `ibmi1` with queue manager TEST (library QMTEST), a 500 KB threshold, at START."""
     with serve(fleet_config(tmp_path)) as fleet:
         yield fleet
+
+
+# --- the fault matrix's summary line -------------------------------------------------------------------------------
+
+# Each fault matrix case (tests/safety/test_fault_matrix.py) records (held, receivers lost, unrecorded commands) in
+# its report's user properties. Reports reach the process that prints the summary from pytest-xdist's workers too;
+# hence the hooks live here, in the one conftest that process always loads.
+FAULT_MATRIX_PROPERTY = "fault_matrix"
+_fault_matrix_tallies: list[tuple[bool, int, int]] = []
+
+
+def fault_matrix_line(tallies: list[tuple[bool, int, int]]) -> str:
+    held = sum(1 for ok, _, _ in tallies if ok)
+    lost = sum(lost for _, lost, _ in tallies)
+    unrecorded = sum(unrecorded for _, _, unrecorded in tallies)
+    return f"fault matrix: {len(tallies)} cases, {held} held, {lost} receivers lost, {unrecorded} unrecorded commands"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        for name, value in report.user_properties:
+            if name == FAULT_MATRIX_PROPERTY:
+                held, lost, unrecorded = value  # a list once it has come from a worker
+                _fault_matrix_tallies.append((bool(held), int(lost), int(unrecorded)))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _fault_matrix_tallies:
+        terminalreporter.write_line(fault_matrix_line(_fault_matrix_tallies))

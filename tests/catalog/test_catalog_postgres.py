@@ -9,6 +9,9 @@ from sqlalchemy import BigInteger, inspect
 
 from mqjournal.catalog import Catalog, CatalogUnavailable, DeletionRecord, Operation, SaveRecord
 
+# Under xdist (make test-fast) these run in one worker, which starts the one PostgreSQL server they share.
+pytestmark = pytest.mark.xdist_group("postgresql")
+
 ATTACHED = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 
 

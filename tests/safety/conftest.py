@@ -1,18 +1,22 @@
-"""The safety tests' shared pieces: a short SQLite lock wait, and the fault matrix's one-line summary."""
+"""The safety tests' shared pieces: a short SQLite lock wait, a folder per scenario, and each fault matrix case's
+outcome for the session's summary line (tests/conftest.py prints it)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import FAULT_MATRIX_PROPERTY
 from tests.safety.catalog_lock import restore_sqlite_busy_timeout, shorten_sqlite_busy_timeout
 
-# Every case the fault matrix ran in this session (tests/safety/matrix.Outcome), for the summary line.
-MATRIX_OUTCOMES: list = []
+if TYPE_CHECKING:
+    from tests.safety.matrix import Outcome
 
 
 @pytest.fixture(autouse=True)
@@ -38,17 +42,17 @@ def case_root(tmp_path: Path):
 
 
 @pytest.fixture
-def matrix_outcomes() -> list:
-    return MATRIX_OUTCOMES
+def matrix_outcomes(request: pytest.FixtureRequest) -> Callable[[Outcome], None]:
+    """Records a case's outcome for the summary line."""
+
+    def record(outcome: Outcome) -> None:
+        tally = (outcome.held, len(outcome.report.lost_receivers), len(outcome.report.unrecorded_commands))
+        request.node.user_properties.append((FAULT_MATRIX_PROPERTY, tally))
+
+    return record
 
 
-def matrix_line(outcomes: list) -> str:
-    held = sum(1 for o in outcomes if o.held)
-    lost = sum(len(o.report.lost_receivers) for o in outcomes)
-    unrecorded = sum(len(o.report.unrecorded_commands) for o in outcomes)
-    return f"fault matrix: {len(outcomes)} cases, {held} held, {lost} receivers lost, {unrecorded} unrecorded commands"
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.safety.matrix import forget_shared_enumeration
 
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    if MATRIX_OUTCOMES:
-        terminalreporter.write_line(matrix_line(MATRIX_OUTCOMES))
+    forget_shared_enumeration()

@@ -9,7 +9,11 @@ first is sent, and an error from it names the database.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -114,9 +118,42 @@ _ENUMERATED: dict[str, list[str]] = {}
 
 def commands_of(path: str) -> list[str]:
     if path not in _ENUMERATED:
-        with tempfile.TemporaryDirectory(prefix=f"mqj-enum-{path}-") as root:
-            _ENUMERATED[path] = step_commands(path, Path(root))
+        _ENUMERATED[path] = _enumerated_once_per_run(path)
     return _ENUMERATED[path]
+
+
+def _enumerate(path: str) -> list[str]:
+    with tempfile.TemporaryDirectory(prefix=f"mqj-enum-{path}-") as root:
+        return step_commands(path, Path(root))
+
+
+def _enumerated_once_per_run(path: str) -> list[str]:
+    """The step's commands, enumerated once per test run: every pytest-xdist worker collects the matrix, and the
+    fault-free runs behind it would otherwise be repeated in each (a few seconds of CPU per worker). The first
+    worker runs them and leaves the result in a folder named for the run; the others wait for it and read it."""
+    folder = _shared_folder()
+    if folder is None:
+        return _enumerate(path)
+    folder.mkdir(exist_ok=True)
+    done = folder / f"{path}.json"
+    with open(folder / f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            done.write_text(json.dumps(_enumerate(path)), encoding="utf-8")
+        return json.loads(done.read_text(encoding="utf-8"))
+
+
+def _shared_folder() -> Path | None:
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return Path(tempfile.gettempdir()) / f"mqj-matrix-{run}" if run else None
+
+
+def forget_shared_enumeration() -> None:
+    """Remove the run's shared enumeration: called as a worker's session ends, when every worker has collected (xdist
+    schedules no test before all have)."""
+    folder = _shared_folder()
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def cases(paths=tuple(sc.PATHS), kinds=KINDS) -> list[Case]:

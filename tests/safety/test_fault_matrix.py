@@ -42,7 +42,7 @@ def test_fault(case, case_root, matrix_outcomes):
             f"the fault-free run of the {case} path, which names the matrix's cases, failed: {_UNENUMERATED[case]}"
         )
     outcome = matrix.run_case(case, case_root)
-    matrix_outcomes.append(outcome)
+    matrix_outcomes(outcome)
     assert outcome.held, outcome.explain()
 
 
