@@ -40,7 +40,7 @@ from mqjournal.ibmi.transport import (
     RetryPolicy,
     TransportError,
 )
-from mqjournal.names import save_library_for
+from mqjournal.names import journal_name, receiver_prefix, save_library_for
 from mqjournal.policy import Policy
 
 log = logging.getLogger(__name__)
@@ -392,7 +392,7 @@ def _queue_manager(
             "correct the queue manager's name or library in the fleet file",
         )
         return
-    journal = f"AMQ{instance}JRN"
+    journal = journal_name(instance)
     row = next((r for r in journals if r["JOURNAL_LIBRARY"] == library and r["JOURNAL_NAME"] == journal), None)
     if row is None:
         report.add(
@@ -427,7 +427,7 @@ def _queue_manager(
         )
     attached = row.get("ATTACHED_JOURNAL_RECEIVER_NAME")
     if attached:
-        receivers = f"AMQ{instance}*"
+        receivers = f"{receiver_prefix(instance)}*"
         lacks_objexist = h.chkobj(library, attached, "*JRNRCV", ("*OBJEXIST", "*USE")) is not None
         grant = _grant(user, library, receivers, "*JRNRCV", "*OBJEXIST *USE")
         savsys = profile is not None and ("*SAVSYS" in profile.special or "*ALLOBJ" in profile.special)

@@ -69,6 +69,7 @@ class ClusterConfig(_Config):
 class QueueManagerConfig(_Config):
     name: QueueManagerName
     library: ObjectName | None = Field(None, description="default: QM + the queue manager name (TEST -> QMTEST)")
+    # The 26 letters spelled once; mypy wants a Literal's values written out, pydantic takes the tuple.
     instance: Literal[tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")] = "A"  # type: ignore[valid-type]
     clusters: list[ClusterConfig] = Field(default_factory=list, description="the MQ clusters it is a member of")
     # Simulator only: the receiver threshold and the persistent workload.

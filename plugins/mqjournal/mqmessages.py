@@ -174,7 +174,8 @@ def recovery_point(msg_id: str, tokens_hex: str | None) -> PointTokens | None:
 def entry_needed(tokens_hex: str | None) -> datetime | None:
     """AMQ7432: the time of the journal entry the recovery pass could not read."""
     values = tokens_of("AMQ7432", tokens_hex)
-    return None if values is None else values[2]  # type: ignore[return-value]
+    at = None if values is None else values[2]
+    return at if isinstance(at, datetime) else None
 
 
 def damaged_object(tokens_hex: str | None) -> tuple[str, str] | None:

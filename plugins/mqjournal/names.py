@@ -145,6 +145,23 @@ def save_library_for(save_library: object, qmgr_library: str) -> str:
     return library
 
 
+def journal_name(instance: str) -> str:
+    """The journal of MQ instance `instance`: 'A' -> AMQAJRN (the inverse of `journal_instance`)."""
+    return f"AMQ{_instance(instance)}JRN"
+
+
+def receiver_prefix(instance: str) -> str:
+    """What every receiver name of the instance's journal starts with ('A' -> AMQA), for generic names (AMQA*) and
+    SQL patterns (AMQA%)."""
+    return f"AMQ{_instance(instance)}"
+
+
+def _instance(instance: str) -> str:
+    if not (len(instance) == 1 and "A" <= instance <= "Z"):
+        raise InvalidName(repr(instance), "not an MQ journal instance letter", "the instance is one letter, A to Z")
+    return instance
+
+
 def journal_instance(journal: str) -> str:
     """The instance letter of an MQ journal: AMQAJRN -> 'A' (A for a single-instance queue manager)."""
     match = _JOURNAL_NAME.fullmatch(object_name(journal, what="journal"))

@@ -38,7 +38,10 @@ def postgres_url() -> Iterator[str]:
     if as_user:
         shutil.chown(home, "postgres")
     port = _free_port()
-    run = lambda *args: subprocess.run([*as_user, *args], check=True, capture_output=True, text=True)  # noqa: E731
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*as_user, *args], check=True, capture_output=True, text=True)
+
     run(_bin("initdb"), "-D", str(data), "-U", "mqjournal", "--auth=trust", "-E", "UTF8")
     run(
         _bin("pg_ctl"),

@@ -97,9 +97,9 @@ def test_association_is_sent_with_the_hosts_runner():
 
 def test_an_unknown_runner_is_refused():
     with pytest.raises(ValueError, match="unknown SQL runner"):
-        commands.sql("VALUES 1", runner="odbc")  # type: ignore[arg-type]
+        commands.sql("VALUES 1", runner="odbc")  # type: ignore[arg-type]  # the wrong value is the test
     with pytest.raises(ValueError, match="sql_runner"):
-        IbmiSession("ibmi1", "QMQMADM", lambda: None, audit=AuditLog(None), sql_runner="odbc")  # type: ignore[arg-type]
+        IbmiSession("ibmi1", "QMQMADM", lambda: None, audit=AuditLog(None), sql_runner="odbc")  # type: ignore[arg-type]  # the wrong value is the test
 
 
 # --- on a simulated partition, over SSH ------------------------------------------------------------------------

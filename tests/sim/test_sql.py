@@ -102,7 +102,8 @@ def parse_db2(stdout: str) -> list[dict[str, str | None]]:
     for line in lines[dashes + 1 : trailer - 1]:
         cells = [line[start:end].strip() for start, end in spans]
         rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
-    assert int(_TRAILER.match(lines[trailer]).group(1)) == len(rows)  # type: ignore[union-attr]
+    counted = _TRAILER.match(lines[trailer])
+    assert counted is not None and int(counted.group(1)) == len(rows)
     return rows
 
 

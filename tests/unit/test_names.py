@@ -15,11 +15,13 @@ from mqjournal.names import (
     ReceiverName,
     is_receiver_name,
     journal_instance,
+    journal_name,
     next_free_receiver_name,
     next_receiver_name,
     object_name,
     qmgr_library_for,
     qmgr_name,
+    receiver_prefix,
     save_library_for,
 )
 
@@ -425,7 +427,7 @@ def test_save_library_may_not_be_the_queue_managers_own_library():
 
 
 def test_save_library_may_not_be_qtemp():
-    with pytest.raises(InvalidName, match="QTEMP.*job") as caught:
+    with pytest.raises(InvalidName, match=r"QTEMP.*job") as caught:
         save_library_for("QTEMP", "QMTEST")
     assert "QGPL" in str(caught.value)
 
@@ -444,3 +446,16 @@ def test_save_library_may_not_be_a_system_library(library):
 def test_save_library_must_be_a_valid_name():
     with pytest.raises(InvalidName, match="save library"):
         save_library_for("QGPL) DLTLIB(QMTEST", "QMTEST")
+
+
+def test_the_journal_and_receiver_names_of_an_instance_come_from_its_letter():
+    assert journal_name("A") == "AMQAJRN" and journal_instance(journal_name("B")) == "B"
+    assert receiver_prefix("A") == "AMQA" and str(ReceiverName.first("A")).startswith(receiver_prefix("A"))
+
+
+@pytest.mark.parametrize("instance", ["", "a", "AB", "1", "*", "A*"])
+def test_an_instance_is_one_letter(instance):
+    with pytest.raises(InvalidName, match="instance"):
+        journal_name(instance)
+    with pytest.raises(InvalidName, match="instance"):
+        receiver_prefix(instance)

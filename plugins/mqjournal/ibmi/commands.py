@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Literal
 
 from mqjournal.ibmi.transport import Command
-from mqjournal.names import mq_name, object_name, qmgr_name
+from mqjournal.names import mq_name, object_name, qmgr_name, receiver_prefix
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
 RECOVERY_MESSAGES = ("AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472")
@@ -180,7 +180,7 @@ def receivers(library: str, journal: str, instance: str) -> str:
     """The journal's receiver directory, plus any receiver in the library named like its receivers but not in it
     (a restored receiver not yet associated, or one an admin created: it can take the next name, CPI70E3)."""
     lib, jrn = _lit(object_name(library)), _lit(object_name(journal))
-    prefix = _lit(f"AMQ{object_name(instance)}%")
+    prefix = _lit(f"{receiver_prefix(instance)}%")
     return (
         f"SELECT {', '.join(RECEIVER_COLUMNS)} FROM QSYS2.JOURNAL_RECEIVER_INFO"
         f" WHERE (JOURNAL_LIBRARY = {lib} AND JOURNAL_NAME = {jrn})"
@@ -331,7 +331,7 @@ def restore_library(qmgr_library: str, journal: str, instance: str, save_library
     lib = object_name(qmgr_library)
     return cl(
         f"RSTLIB SAVLIB({lib}) DEV(*SAVF) SAVF({object_name(save_library)}/{object_name(save_file)})"
-        f" OMITOBJ(({lib}/{object_name(journal)} *JRN) ({lib}/AMQ{object_name(instance)}* *JRNRCV))",
+        f" OMITOBJ(({lib}/{object_name(journal)} *JRN) ({lib}/{receiver_prefix(instance)}* *JRNRCV))",
         idempotent=False,
     )
 

@@ -17,7 +17,7 @@ from mqjournal.ibmi.collector import Target
 from mqjournal.ibmi.db2out import Row, check_sql_runner, parse_results, tables, value
 from mqjournal.ibmi.readings import utc_offset
 from mqjournal.ibmi.transport import IbmiSession
-from mqjournal.names import journal_instance, object_name, qmgr_name
+from mqjournal.names import journal_instance, journal_name, object_name, qmgr_name
 
 
 class DiscoveryFailed(MqJournalError):
@@ -87,7 +87,7 @@ def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]
     targets: list[Target] = []
     missing: list[tuple[str, str]] = []
     for name, library, instance in wanted:
-        journal = f"AMQ{instance}JRN"
+        journal = journal_name(instance)
         found = next((r for r in by_library.get(library, []) if r["JOURNAL_NAME"] == journal), None)
         if found is None:
             missing.append((name, f"journal {library}/{journal} not found on {host}"))

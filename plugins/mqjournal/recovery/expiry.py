@@ -31,7 +31,7 @@ from datetime import datetime
 
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import InvalidName
-from mqjournal.names import ReceiverName, is_receiver_name, qmgr_library_for
+from mqjournal.names import ReceiverName, is_receiver_name, journal_name, qmgr_library_for
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
@@ -384,7 +384,7 @@ def _identify(
     for r in cataloged:
         for s in r.saves:
             if s.host == request.host and s.qmgr == request.qmgr and is_receiver_name(r.name):
-                return s.qmgr_library, f"AMQ{ReceiverName.parse(r.name).instance}JRN"
+                return s.qmgr_library, journal_name(ReceiverName.parse(r.name).instance)
     try:
         return qmgr_library_for(request.qmgr), "AMQAJRN"
     except InvalidName as exc:

@@ -19,6 +19,7 @@ from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_resul
 from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.readings import db2_time, utc_offset
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.names import journal_name
 from mqjournal.recovery.plan import Request
 from mqjournal.recovery.restore import Inputs
 
@@ -172,7 +173,9 @@ def locate(session: IbmiSession, host: str, qm_config) -> tuple[Target, timezone
 def target_of(qm_config) -> Target:
     """A target from the fleet file alone (QueueManagerConfig): name, library, instance."""
     instance = qm_config.instance
-    return Target(qmgr=qm_config.name, library=qm_config.qmgr_library, journal=f"AMQ{instance}JRN", instance=instance)
+    return Target(
+        qmgr=qm_config.name, library=qm_config.qmgr_library, journal=journal_name(instance), instance=instance
+    )
 
 
 def clusters_of(qm_config) -> list:

@@ -27,7 +27,13 @@ from datetime import datetime, timedelta
 from mqjournal import mqmessages
 from mqjournal.errors import NoReceiverNameFree
 from mqjournal.ibmi import commands
-from mqjournal.names import ReceiverName, is_receiver_name, journal_instance, next_free_receiver_name
+from mqjournal.names import (
+    SEQUENCE_SIZE,
+    ReceiverName,
+    is_receiver_name,
+    journal_instance,
+    next_free_receiver_name,
+)
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
@@ -370,7 +376,11 @@ def _rule3(
 ) -> Plan:
     """Rule 3: no name is free. Delete what is not needed, RCDMQMIMG, delete again, then plan the repair again."""
     name = ReceiverName.parse(attached.name)
-    sequence = f"AMQ{name.instance}{name.restore}00000-AMQ{name.instance}{name.restore}99999"
+    first, last = (
+        ReceiverName(name.instance, name.restore, 0),
+        ReceiverName(name.instance, name.restore, SEQUENCE_SIZE - 1),
+    )
+    sequence = f"{first}-{last}"
     gaps = [
         *gaps,
         Gap(

@@ -209,7 +209,9 @@ class SimulatedHost:
                     if any("ASSOCIATE_JOURNAL_RECEIVER" in a.upper() for a in args):
                         self.save()  # the one table function that changes the partition
 
-        echo = lambda args: ExecResult(0, " ".join(args) + "\n")  # noqa: E731
+        def echo(args: list[str]) -> ExecResult:
+            return ExecResult(0, " ".join(args) + "\n")
+
         # Qshell's own utilities: db2 lives only here; system is Qshell's too (same "MSGID: text" lines).
         qshell = {
             "db2": db2,

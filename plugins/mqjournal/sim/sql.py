@@ -838,6 +838,7 @@ def _execute(statement: str, catalog: SqlCatalog) -> _ResultSet:
 def _inferred_type(values: list[object]) -> Db2Type | None:
     """Integer expressions (COUNT(*), arithmetic on integer columns) lay out like Db2's INTEGER or BIGINT."""
     present = [v for v in values if v is not None]
-    if present and all(isinstance(v, int) for v in present):
-        return BIGINT if any(abs(v) >= 2**31 for v in present) else INTEGER  # type: ignore[arg-type]
+    integers = [v for v in present if isinstance(v, int)]
+    if present and len(integers) == len(present):
+        return BIGINT if any(abs(v) >= 2**31 for v in integers) else INTEGER
     return None
