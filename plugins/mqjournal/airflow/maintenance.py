@@ -98,7 +98,7 @@ def collect_one(settings: Settings, target: MaintenanceTarget, run_id: str, chan
     with host_session(settings, target.host) as session:
         snapshot = collector.collect(
             session,
-            target.journal_target,
+            target.target,
             host=target.host,
             run_id=run_id,
             tz=target.tz,
@@ -147,7 +147,7 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget]) -> PlanSumma
 
 
 def _executor(settings: Settings, session: IbmiSession, target: MaintenanceTarget, run_id: str) -> Executor:
-    return Executor(session, target.journal_target, target.host, target.tz, Catalog(settings.catalog_url), run_id)
+    return Executor(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id)
 
 
 def save_one(

@@ -41,15 +41,40 @@ class XComValue(BaseModel):
 # --- the maintenance DAG --------------------------------------------------------------------------------------------
 
 
-class MaintenanceTarget(XComValue):
-    """One queue manager a maintenance run works on: select_targets finds it; collect, save and delete map over it."""
+class JournalTarget(XComValue):
+    """A queue manager's journal as located on the host (mqjournal.ibmi.collector.Target)."""
 
-    host: str = Field(description="the partition, as named in the fleet file")
     qmgr: str = Field(description="the queue manager's name")
     library: str = Field(description="its library (QMxxx), where its journal and receivers live")
     journal: str = Field(description="its journal, AMQxJRN")
     instance: str = Field(description="the journal's instance letter, x in AMQxJRN")
     journal_queue: list[str] = Field(description="the journal's message queue: [library, name]")
+
+    @classmethod
+    def of(cls, target: collector.Target) -> Self:
+        return cls(
+            qmgr=target.qmgr,
+            library=target.library,
+            journal=target.journal,
+            instance=target.instance,
+            journal_queue=list(target.journal_queue),
+        )
+
+    @property
+    def target(self) -> collector.Target:
+        return collector.Target(
+            qmgr=self.qmgr,
+            library=self.library,
+            journal=self.journal,
+            instance=self.instance,
+            journal_queue=(self.journal_queue[0], self.journal_queue[1]),
+        )
+
+
+class MaintenanceTarget(JournalTarget):
+    """One queue manager a maintenance run works on: select_targets finds it; collect, save and delete map over it."""
+
+    host: str = Field(description="the partition, as named in the fleet file")
     utc_offset_minutes: int = Field(description="the partition's UTC offset when discovered: IBM i times have none")
 
     @property
@@ -60,16 +85,6 @@ class MaintenanceTarget(XComValue):
     @property
     def tz(self) -> timezone:
         return timezone(timedelta(minutes=self.utc_offset_minutes))
-
-    @property
-    def journal_target(self) -> collector.Target:
-        return collector.Target(
-            qmgr=self.qmgr,
-            library=self.library,
-            journal=self.journal,
-            instance=self.instance,
-            journal_queue=(self.journal_queue[0], self.journal_queue[1]),
-        )
 
 
 class PlanSummary(XComValue):
@@ -139,36 +154,6 @@ class Preflight(XComValue):
 
 
 # --- the recovery DAG -----------------------------------------------------------------------------------------------
-
-
-class JournalTarget(XComValue):
-    """The queue manager's journal as located on the host (mqjournal.ibmi.collector.Target)."""
-
-    qmgr: str
-    library: str
-    journal: str
-    instance: str
-    journal_queue: list[str]
-
-    @classmethod
-    def of(cls, target: collector.Target) -> JournalTarget:
-        return cls(
-            qmgr=target.qmgr,
-            library=target.library,
-            journal=target.journal,
-            instance=target.instance,
-            journal_queue=list(target.journal_queue),
-        )
-
-    @property
-    def target(self) -> collector.Target:
-        return collector.Target(
-            qmgr=self.qmgr,
-            library=self.library,
-            journal=self.journal,
-            instance=self.instance,
-            journal_queue=(self.journal_queue[0], self.journal_queue[1]),
-        )
 
 
 class RecoveryPlanMade(XComValue):
