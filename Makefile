@@ -24,16 +24,24 @@ check: $(INSTALLED)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: $(INSTALLED)
-	$(PY) -m pytest
-
-# The inner loop: everything but the end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo), and
-# the stateful safety test as a smoke run. `make test` (and CI) runs it all. The tests mostly wait on SSH round trips
-# to the simulator, so they run in TEST_WORKERS processes (pytest-xdist), more than a small machine has cores;
-# loadgroup keeps the tests that share one PostgreSQL server in one worker.
+# The tests mostly wait on SSH round trips to the simulator, so all but the end-to-end ones run in TEST_WORKERS
+# processes (pytest-xdist), more than a small machine has cores; loadgroup keeps the tests that share one PostgreSQL
+# server in one worker.
 TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
+# Everything. The end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo) run after the others, in
+# one process, with the machine to themselves as before: they start Airflow and Spark and wait on gates and timers.
+# Both parts run whatever the first gave; the target fails if either did.
+test: $(INSTALLED)
+	$(PY) -m pytest -m "not e2e" $(XDIST); rest=$$?; \
+	$(PY) -m pytest -m e2e; e2e=$$?; \
+	test $$rest -eq 0 && test $$e2e -eq 0
+
+# The inner loop: everything but the end-to-end tests, and the stateful safety test as a smoke run. `make test` (and
+# CI) runs it all.
 test-fast: $(INSTALLED)
-	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q -n $(TEST_WORKERS) --dist loadgroup
+	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q $(XDIST)
 
 # The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
 safety-long: $(INSTALLED)
