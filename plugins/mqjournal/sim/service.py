@@ -43,6 +43,13 @@ def load_or_create_client_key(path: Path) -> paramiko.PKey:
     return key
 
 
+def _resolved(path: Path | None, field: str) -> Path:
+    """A path of the fleet that `FleetConfig.resolved` fills in: the simulator is only ever given a resolved fleet."""
+    if path is None:
+        raise ValueError(f"the simulator needs a resolved fleet (FleetConfig.resolved): its {field} is not set")
+    return path
+
+
 def public_key_line(key: paramiko.PKey) -> str:
     return f"{key.get_name()} {key.get_base64()}"
 
@@ -53,7 +60,7 @@ class SimulatorService:
         self.config = config
         self.state_dir = config.state_dir
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.client_key = load_or_create_client_key(config.client_key)
+        self.client_key = load_or_create_client_key(_resolved(config.client_key, "client_key"))
         self.host_keys: dict[str, paramiko.PKey] = {}
         self.hosts: dict[str, SimulatedHost] = {}
         self.faults: dict[str, HostTransportFaults] = {}
@@ -107,7 +114,7 @@ class SimulatorService:
             key = self.host_keys[h.name]
             host = h.address if ports[h.name] == 22 else f"[{h.address}]:{ports[h.name]}"
             lines.append(f"{host} {key.get_name()} {key.get_base64()}\n")
-        path = self.config.known_hosts
+        path = _resolved(self.config.known_hosts, "known_hosts")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(lines), encoding="utf-8")
         return path
