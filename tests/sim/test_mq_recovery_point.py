@@ -121,3 +121,14 @@ def test_a_queue_manager_with_a_tiny_threshold_can_be_created_and_run(threshold_
     host.advance(timedelta(minutes=30))
     qm = host.partition.queue_manager("T")
     assert len(host.partition.receivers_in(qm.library)) > 1 and all(o.image_at for o in qm.objects)
+
+
+def test_a_unit_of_work_whose_first_record_switches_receivers_is_held_by_the_checkpoint_of_that_switch():
+    partition, name = new_partition()
+    qm = partition.queue_manager(name)
+    mq.advance(partition, partition.now + timedelta(minutes=1))
+    mq.advance(partition, partition.now + timedelta(minutes=40))
+    receivers = len(partition.receivers_in(qm.library))
+    uow = mq.open_unit_of_work(partition, qm)
+    assert len(partition.receivers_in(qm.library)) == receivers + 1, "its first record should cross the threshold"
+    assert qm.startup_point.sequence <= uow.started_sequence

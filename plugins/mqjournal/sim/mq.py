@@ -351,12 +351,16 @@ def recreate_object(partition: Partition, qm: QueueManager, pattern: str, objtyp
 
 
 def open_unit_of_work(partition: Partition, qm: QueueManager) -> UnitOfWork:
-    """A unit of work begins now: its first record is written at the current end of the journal."""
+    """A unit of work begins now: its first record is written at the current end of the journal.
+
+    It is open before that record is written: the write can cross the receiver's threshold, and the checkpoint that
+    the switch sets off must count it, or the startup point would move past its first record."""
     at = partition.tick()
-    first = _write(partition, qm, 1, qm.workload.entry_bytes, at)
     qm.uow_counter += 1
+    first = journal_of(partition, qm).last_sequence + 1
     uow = UnitOfWork(id=f"UOW{qm.uow_counter:06d}", started_sequence=first, started_at=at)
     qm.open_units_of_work.append(uow)
+    _write(partition, qm, 1, qm.workload.entry_bytes, at)
     return uow
 
 
