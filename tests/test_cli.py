@@ -71,7 +71,7 @@ def test_sim_serves_a_fleet_file_over_ssh_until_interrupted(tmp_path: Path):
             lines.append(line)
             if line.startswith("state:"):
                 break
-        port = int(next(l for l in lines if l.startswith("lab:")).split("-p ")[1].split()[0])
+        port = int(next(text for text in lines if text.startswith("lab:")).split("-p ")[1].split()[0])
         client = paramiko.SSHClient()
         client.load_host_keys(str(tmp_path / "state" / "known_hosts"))
         client.set_missing_host_key_policy(paramiko.RejectPolicy())

@@ -32,7 +32,7 @@ def live(fleet: SimFleet) -> FleetConfig:
 
 
 def collect(fleet: SimFleet, out: Path, **kwargs):
-    run_dir, results = collect_fleet(live(fleet), out, **kwargs)
+    run_dir, _results = collect_fleet(live(fleet), out, **kwargs)
     snapshots = list(contract.read_snapshots(run_dir / "snapshots.jsonl"))
     failures = [json.loads(line) for line in (run_dir / "failures.jsonl").read_text().splitlines()]
     return snapshots, failures
@@ -153,7 +153,7 @@ def test_a_changed_host_key_is_refused_and_the_other_hosts_are_collected(two_hos
     import paramiko
 
     forged = paramiko.ECDSAKey.generate()
-    lines[0] = " ".join(lines[0].split()[:2] + [forged.get_base64()])
+    lines[0] = " ".join([*lines[0].split()[:2], forged.get_base64()])
     known.write_text("\n".join(lines) + "\n")
     snapshots, failures = collect(two_hosts, tmp_path / "out")
     assert {s.host for s in snapshots} == {"ibmi2"}

@@ -87,7 +87,7 @@ def test_the_header_names_start_at_their_dashes_run_and_runs_are_one_blank_apart
     assert re.fullmatch(r"-+( -+)*", lines[dashes])
     runs = [m.group() for m in re.finditer(r"-+", lines[dashes])]
     names = lines[dashes - 1].split()
-    assert lines[dashes - 1] == " ".join(n.ljust(len(r)) for n, r in zip(names, runs))
+    assert lines[dashes - 1] == " ".join(n.ljust(len(r)) for n, r in zip(names, runs, strict=True))
 
 
 def test_a_column_is_at_least_one_wider_than_its_name(host):

@@ -34,9 +34,7 @@ def _host(name: str = "ibmi1", **system) -> HostConfig:
 
 class Doctor:
     def __init__(self, tmp_path: Path, hosts: list[HostConfig]) -> None:
-        self.config = FleetConfig(state_dir=tmp_path / "state", start=datetime.now(UTC), hosts=hosts).resolved(
-            tmp_path
-        )
+        self.config = FleetConfig(state_dir=tmp_path / "state", start=datetime.now(UTC), hosts=hosts).resolved(tmp_path)
         self.service = SimulatorService(self.config)
         self.ports = self.service.start()
         self.audit = AuditLog(tmp_path / "audit.jsonl")

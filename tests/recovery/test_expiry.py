@@ -13,7 +13,8 @@ import pytest
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.policy import Policy
 from mqjournal.recovery.expiry import plan_expiry
-from mqjournal.recovery.plan import Action, Kind, Plan, Request
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Action, Plan, Request
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.snapshot import Receiver, RecoveryPoint
 from tests.plan.builders import HOUR, KB, T0, chain, names, snapshot
@@ -28,7 +29,7 @@ def rcv(n: int) -> Receiver:
     return BY_NAME[f"AMQA{n:06d}"]
 
 
-def request(kind: Kind = Kind.EXPIRY, host: str = "ibmi1") -> Request:
+def request(kind: RecoveryKind = RecoveryKind.EXPIRY, host: str = "ibmi1") -> Request:
     return Request(host=host, qmgr="TEST", kind=kind)
 
 
@@ -156,7 +157,7 @@ def test_keeps_what_the_two_newest_library_saves_need_and_discards_the_rest_olde
     assert deleted(plan) == ["MQSAVES/F1", "MQLIBSAV/LS1"]
     assert [s.text for s in plan.steps] == ["DLTF FILE(MQSAVES/F1)", "DLTF FILE(MQLIBSAV/LS1)"]
     assert plan.gaps == [] and plan.executable
-    assert plan.request.kind is Kind.EXPIRY
+    assert plan.request.kind is RecoveryKind.EXPIRY
     assert "AMQA000001, AMQA000002" in plan.steps[0].why
     assert "library save of" in plan.steps[1].why
 
@@ -253,7 +254,7 @@ def test_backup_retention_keeps_young_save_files():
 def test_saves_of_another_host_are_ignored():
     other = catalog(save(1, "F1", T0 + 2 * HOUR, host="ibmi2"), save(2, "F1", T0 + 2 * HOUR, host="ibmi2"))
     mine = catalog(save(1, "F9", T0 + 2 * HOUR))
-    plan = plan_for(cataloged=mine + other, library_saves=LIBRARY_SAVES + [library_save("LSX", T0, 1, host="ibmi2")])
+    plan = plan_for(cataloged=mine + other, library_saves=[*LIBRARY_SAVES, library_save("LSX", T0, 1, host="ibmi2")])
     assert deleted(plan) == ["MQSAVES/F9", "MQLIBSAV/LS1"]
 
 
@@ -310,7 +311,7 @@ def test_a_blocked_snapshot_discards_nothing(snap, reason):
 
 def test_another_kind_of_request_is_refused():
     with pytest.raises(RecoveryRefused):
-        plan_expiry(request(Kind.NAMING), live(), scene(), LIBRARY_SAVES, Policy(), NOW)
+        plan_expiry(request(RecoveryKind.NAMING), live(), scene(), LIBRARY_SAVES, Policy(), NOW)
 
 
 def test_a_snapshot_of_another_host_is_refused():

@@ -11,8 +11,9 @@ import pytest
 from mqjournal.errors import NextReceiverNameTaken
 from mqjournal.ibmi import commands
 from mqjournal.names import next_receiver_name
+from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.naming import plan_naming
-from mqjournal.recovery.plan import Action, Kind, Plan, Request
+from mqjournal.recovery.plan import Action, Plan, Request
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.snapshot import QueueMessage, Receiver
 from tests.plan.builders import HOUR, T0, chain, names, snapshot
@@ -20,7 +21,7 @@ from tests.plan.builders import HOUR, T0, chain, names, snapshot
 LIB = "QMTEST"
 
 
-def request(kind: Kind = Kind.NAMING, **kw) -> Request:
+def request(kind: RecoveryKind = RecoveryKind.NAMING, **kw) -> Request:
     return Request(host="ibmi1", qmgr="TEST", kind=kind, **kw)
 
 
@@ -63,9 +64,9 @@ def repair_texts(new: str, threshold: int) -> list[str]:
 
 
 def test_next_name_taken_by_a_receiver_made_by_hand_gives_the_next_free_name_and_the_three_commands():
-    snap = snapshot(chain(names(10, 4)) + [stray("AMQA000014")])  # AMQA000013 attached; AMQA000014 made by hand
+    snap = snapshot([*chain(names(10, 4)), stray("AMQA000014")])  # AMQA000013 attached; AMQA000014 made by hand
     plan = plan_for(snap)
-    assert plan.request.kind is Kind.NAMING
+    assert plan.request.kind is RecoveryKind.NAMING
     assert texts(plan) == repair_texts("AMQA000015", 1000)
     assert [s.action for s in plan.steps] == [
         Action.CREATE_RECEIVER,
@@ -80,7 +81,7 @@ def test_next_name_taken_by_a_receiver_made_by_hand_gives_the_next_free_name_and
 
 
 def test_after_the_repair_rule_1_continues_from_the_new_name():
-    snap = snapshot(chain(names(10, 4)) + [stray("AMQA000014")])
+    snap = snapshot([*chain(names(10, 4)), stray("AMQA000014")])
     new = plan_for(snap).steps[0].args["receiver"]
     existing = {r.name for r in snap.receivers} | {new}
     assert str(next_receiver_name(new, existing)) == "AMQA000016"
@@ -98,14 +99,14 @@ def test_taken_names_in_the_journal_chain_count_too_and_the_first_free_one_is_us
 
 
 def test_names_wrap_from_99999_to_00000_and_skip_every_taken_name():
-    snap = snapshot(chain(names(99_997, 3)) + [stray("AMQA000000", status="SAVED"), stray("AMQA000001")])
+    snap = snapshot([*chain(names(99997, 3)), stray("AMQA000000", status="SAVED"), stray("AMQA000001")])
     plan = plan_for(snap)
     assert plan.steps[0].args["receiver"] == "AMQA000002"
     assert texts(plan) == repair_texts("AMQA000002", 1000)
 
 
 def test_a_receiver_of_another_library_does_not_take_the_name():
-    snap = snapshot(chain(names(10, 4)) + [stray("AMQA000014", library="QGPL")])
+    snap = snapshot([*chain(names(10, 4)), stray("AMQA000014", library="QGPL")])
     plan = plan_for(snap)
     assert plan.steps == []
     assert "switching works" in plan.notes[0].lower()
@@ -128,7 +129,7 @@ def test_a_cpi70e3_older_than_the_attached_receiver_was_already_repaired():
 
 
 def test_warns_when_the_name_after_the_new_one_is_taken_too():
-    snap = snapshot(chain(names(10, 4)) + [stray("AMQA000014"), stray("AMQA000016")])
+    snap = snapshot([*chain(names(10, 4)), stray("AMQA000014"), stray("AMQA000016")])
     plan = plan_for(snap)
     assert plan.steps[0].args["receiver"] == "AMQA000015"
     assert any(n.startswith("Warning: AMQA000016") for n in plan.notes)
@@ -151,20 +152,20 @@ def test_a_new_threshold_attaches_the_next_name_with_it():
 
 
 def test_a_threshold_asked_for_overrides_the_attached_one_in_a_repair_too():
-    snap = snapshot(chain(names(10, 4)) + [stray("AMQA000014")])
+    snap = snapshot([*chain(names(10, 4)), stray("AMQA000014")])
     assert plan_for(snap, threshold_kb=250_000).steps[0].args["threshold_kb"] == 250_000
 
 
 def test_the_threshold_is_the_attached_receivers_and_mq_s_default_when_unknown():
     unknown = [r.model_copy(update={"threshold_kb": None}) for r in chain(names(10, 4))]
-    plan = plan_for(snapshot(unknown + [stray("AMQA000014")]))
+    plan = plan_for(snapshot([*unknown, stray("AMQA000014")]))
     assert plan.steps[0].args["threshold_kb"] == 100_000
     assert any("100000 KB" in n for n in plan.notes)
 
 
 def test_an_attached_threshold_crtjrnrcv_cannot_take_is_capped():
     huge = [r.model_copy(update={"threshold_kb": 5_000_000}) for r in chain(names(10, 4))]
-    plan = plan_for(snapshot(huge + [stray("AMQA000014")]))
+    plan = plan_for(snapshot([*huge, stray("AMQA000014")]))
     assert plan.steps[0].args["threshold_kb"] == commands.MAX_THRESHOLD_KB
     assert plan.steps[0].command()  # the builder accepts it
     assert any("capped" in n for n in plan.notes)
@@ -181,7 +182,7 @@ def test_a_threshold_outside_what_crtjrnrcv_takes_is_refused_in_the_request():
 
 
 def test_a_restore_generation_is_kept_and_noted_and_other_generations_do_not_block():
-    snap = snapshot(chain(names(3, 3, prefix="AMQA1")) + [stray("AMQA100006"), stray("AMQA000007")])
+    snap = snapshot([*chain(names(3, 3, prefix="AMQA1")), stray("AMQA100006"), stray("AMQA000007")])
     plan = plan_for(snap)
     assert plan.steps[0].args["receiver"] == "AMQA100007"  # AMQA000007 is generation 0: no conflict
     assert any("restore generation 1" in n for n in plan.notes)
@@ -241,7 +242,7 @@ def test_one_free_name_anywhere_in_the_sequence_is_found_past_the_wrap():
 def test_another_kind_of_request_is_refused():
     snap = snapshot(chain(names(10, 4)))
     with pytest.raises(RecoveryRefused):
-        plan_naming(request(Kind.EXPIRY), snap, now_of(snap))
+        plan_naming(request(RecoveryKind.EXPIRY), snap, now_of(snap))
 
 
 def test_a_snapshot_of_another_queue_manager_is_refused():
@@ -264,20 +265,20 @@ def test_no_attached_receiver_is_refused():
 
 
 def test_an_attached_receiver_without_an_mq_name_is_refused():
-    receivers = chain(names(10, 3) + ["MYRCV"])
+    receivers = chain([*names(10, 3), "MYRCV"])
     with pytest.raises(RecoveryRefused, match="not an MQ receiver name"):
         plan_for(snapshot(receivers))
 
 
 def test_a_stale_snapshot_is_a_gap():
-    snap = snapshot(chain(names(10, 4)) + [stray("AMQA000014")])
+    snap = snapshot([*chain(names(10, 4)), stray("AMQA000014")])
     plan = plan_naming(request(), snap, snap.collected_at + timedelta(days=2))
     assert plan.steps and plan.gaps and not plan.executable
     assert "collect" in plan.gaps[0].action
 
 
 def test_the_plan_is_data_that_round_trips_through_json():
-    plan = plan_for(snapshot(chain(names(10, 4)) + [stray("AMQA000014")]))
+    plan = plan_for(snapshot([*chain(names(10, 4)), stray("AMQA000014")]))
     again = Plan.model_validate_json(plan.model_dump_json())
     assert again == plan
     assert [s.text for s in again.steps] == texts(plan)

@@ -20,8 +20,9 @@ from mqjournal.ibmi.transport import IbmiSession, ssh_connector
 from mqjournal.policy import Policy
 from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale, RecoveryExecutor, StepFailed
 from mqjournal.recovery.gather import gather
+from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
-from mqjournal.recovery.plan import Action, Kind, Plan, Request
+from mqjournal.recovery.plan import Action, Plan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq
 from mqjournal.sim.model import CommandFault
@@ -85,10 +86,10 @@ class Rig:
         with self.fleet.host().state() as partition:
             mq.crash(partition, partition.queue_manager("TEST"))
 
-    def request(self, kind: Kind, **fields) -> Request:
+    def request(self, kind: RecoveryKind, **fields) -> Request:
         return Request(host="ibmi1", qmgr="TEST", kind=kind, **fields)
 
-    def plan(self, kind: Kind, **fields) -> Plan:
+    def plan(self, kind: RecoveryKind, **fields) -> Plan:
         inputs = gather(
             self.session,
             self.target,
@@ -154,7 +155,7 @@ def broken_startup(rig: Rig, deleted: int = 2) -> list[str]:
     rig.fleet.host().advance(timedelta(hours=1))
     hold_startup_point(rig)
     rig.fleet.host().advance(timedelta(hours=2))
-    saved, _ = rig.maintain("maint1")
+    _saved, _ = rig.maintain("maint1")
     victims = rig.chain()[:deleted]
     assert all(rig.catalog.saves_of("ibmi1", "QMTEST", v) for v in victims)
     rig.delete_out_of_band(*victims)
@@ -169,7 +170,7 @@ def broken_startup(rig: Rig, deleted: int = 2) -> list[str]:
 
 def test_startup_recovery_restores_exactly_the_needed_receivers_newest_first_and_strmqm_succeeds(rig: Rig):
     victims = broken_startup(rig)
-    plan = rig.plan(Kind.STARTUP)
+    plan = rig.plan(RecoveryKind.STARTUP)
     assert plan.gaps == []
     assert plan.restored_receivers == victims[::-1]
     for s in plan.steps:
@@ -188,7 +189,7 @@ def test_startup_recovery_restores_exactly_the_needed_receivers_newest_first_and
 
 def test_a_rerun_after_success_changes_nothing(rig: Rig):
     broken_startup(rig)
-    plan = rig.plan(Kind.STARTUP)
+    plan = rig.plan(RecoveryKind.STARTUP)
     rig.executor().execute(plan)
     again = rig.executor("recovery2").execute(plan)
     assert [d.outcome for d in again.done] == ["already done"]  # STRMQM: the queue manager runs
@@ -210,7 +211,7 @@ def test_a_needed_receiver_deleted_without_a_save_is_a_gap_and_changes_nothing(r
     assert "AMQ7432" in rig.cl("STRMQM MQMNAME(TEST)")[2]
     before, audited = rig.host_state(), rig.audited()
 
-    plan = rig.plan(Kind.STARTUP)
+    plan = rig.plan(RecoveryKind.STARTUP)
     assert plan.gaps and not plan.executable
     assert "older than every receiver" in plan.gaps[0].problem or "no verified save" in plan.gaps[0].problem
     with pytest.raises(PlanHasGaps) as refused:
@@ -222,13 +223,13 @@ def test_a_needed_receiver_deleted_without_a_save_is_a_gap_and_changes_nothing(r
 
 def test_a_deleted_save_file_is_a_gap_and_an_approved_plan_needing_it_is_refused(rig: Rig):
     broken_startup(rig)
-    approved = rig.plan(Kind.STARTUP)
+    approved = rig.plan(RecoveryKind.STARTUP)
     assert approved.executable
     save_file = f"{approved.steps[0].args['save_library']}/{approved.steps[0].args['save_file']}"
     assert rig.cl(f"DLTF FILE({save_file})")[0] == 0
     before, audited = rig.host_state(), rig.audited()
 
-    again = rig.plan(Kind.STARTUP)
+    again = rig.plan(RecoveryKind.STARTUP)
     assert any(f"{save_file} no longer exist" in g.problem for g in again.gaps)
     with pytest.raises(PlanHasGaps) as refused:
         rig.executor().execute(approved)
@@ -239,7 +240,7 @@ def test_a_deleted_save_file_is_a_gap_and_an_approved_plan_needing_it_is_refused
 
 def test_a_plan_gone_stale_is_refused_and_changes_nothing(rig: Rig):
     broken_startup(rig)
-    approved = rig.plan(Kind.STARTUP)
+    approved = rig.plan(RecoveryKind.STARTUP)
     # While the plan waits for approval, the next needed receiver goes too (it is saved: more to restore now).
     rig.delete_out_of_band(rig.chain()[0])
     before, audited = rig.host_state(), rig.audited()
@@ -255,7 +256,7 @@ def test_a_plan_gone_stale_is_refused_and_changes_nothing(rig: Rig):
 
 def test_a_failed_restore_stops_the_run_and_a_rerun_completes_it(rig: Rig):
     victims = broken_startup(rig)
-    plan = rig.plan(Kind.STARTUP)
+    plan = rig.plan(RecoveryKind.STARTUP)
     oldest = victims[0]  # restored second (newest first)
     with rig.fleet.host().state() as partition:
         partition.faults.commands.append(
@@ -277,7 +278,7 @@ def test_a_failed_restore_stops_the_run_and_a_rerun_completes_it(rig: Rig):
 
 def test_strmqm_that_still_finds_an_entry_missing_names_the_entry_time(rig: Rig):
     broken_startup(rig)
-    plan = rig.plan(Kind.STARTUP)
+    plan = rig.plan(RecoveryKind.STARTUP)
     with rig.fleet.host().state() as partition:
         partition.faults.commands.append(
             CommandFault(pattern="STRMQM", msg_id="AMQ7432", tokens=["", "", "2026-11-02 09:15:00", "TEST"])
@@ -297,7 +298,7 @@ def test_a_session_dropped_after_rstobj_ran_is_confirmed_on_the_host(rig: Rig):
     from mqjournal.sim.protocol import DropRule
 
     victims = broken_startup(rig)
-    plan = rig.plan(Kind.STARTUP)
+    plan = rig.plan(RecoveryKind.STARTUP)
     rig.fleet.service.faults["ibmi1"].drops.append(DropRule(pattern="RSTOBJ", after_run=True))
     result = rig.executor().execute(plan)
     assert result.done[0].outcome.startswith("done (confirmed on the host")
@@ -316,7 +317,7 @@ def test_a_damaged_queue_is_recreated_from_restored_receivers(rig: Rig):
     victims = rig.chain()[:2]
     rig.delete_out_of_band(*victims)
 
-    plan = rig.plan(Kind.MEDIA)
+    plan = rig.plan(RecoveryKind.MEDIA)
     assert plan.gaps == [] and plan.request.object == QUEUE and plan.request.object_type == "*LCLQ"
     assert plan.restored_receivers == victims[::-1]
     assert plan.steps[-1].action is Action.RECREATE_OBJECT
@@ -401,7 +402,7 @@ def test_a_lost_library_comes_back_from_its_save_and_the_later_receivers_and_rej
     last_saved = max((r for r in rig.catalog.receivers("ibmi1", "QMTEST")), key=lambda r: r.attached_at)
     assert rig.cl("DLTLIB LIB(QMTEST)")[0] == 0
 
-    plan = rig.plan(Kind.LIBRARY)
+    plan = rig.plan(RecoveryKind.LIBRARY)
     assert plan.gaps == []
     assert [s.action for s in plan.steps[:4]] == [
         Action.RESTORE_LIBRARY,
@@ -446,7 +447,7 @@ def stop_switching(rig: Rig) -> str:
 
 def test_a_naming_repair_attaches_the_next_free_name_and_switching_follows_rule_1_again(rig: Rig):
     stuck = stop_switching(rig)
-    plan = rig.plan(Kind.NAMING)
+    plan = rig.plan(RecoveryKind.NAMING)
     new = plan.steps[0].args["receiver"]
     assert new == stuck[:5] + f"{int(stuck[5:]) + 2:05d}"
     assert [s.action for s in plan.steps] == [
@@ -464,7 +465,7 @@ def test_a_naming_repair_attaches_the_next_free_name_and_switching_follows_rule_
 
 def test_a_naming_repair_that_failed_at_chgjrn_resumes_with_the_receiver_it_created(rig: Rig):
     stop_switching(rig)
-    plan = rig.plan(Kind.NAMING)
+    plan = rig.plan(RecoveryKind.NAMING)
     new = plan.steps[0].args["receiver"]
     with rig.fleet.host().state() as partition:
         partition.faults.commands.append(
@@ -486,7 +487,7 @@ def test_backup_expiry_deletes_the_save_files_no_restore_needs_and_records_them_
         rig.fleet.host().advance(timedelta(hours=2))
         rig.maintain(f"maint{n}")
         take_library_save(rig, f"lib{n}")
-    plan = rig.plan(Kind.EXPIRY)
+    plan = rig.plan(RecoveryKind.EXPIRY)
     assert plan.gaps == [] and plan.steps
     doomed = [f"{s.args['library']}/{s.args['name']}" for s in plan.steps]
     oldest_library_save = min(rig.catalog.library_saves("ibmi1", "QMTEST"), key=lambda s: s.saved_at)
@@ -497,7 +498,7 @@ def test_backup_expiry_deletes_the_save_files_no_restore_needs_and_records_them_
     assert not set(doomed) & set(rig.partition.save_files)
     assert rig.catalog.discarded_save_files("ibmi1") == set(doomed)
     assert len(rig.catalog.library_saves("ibmi1", "QMTEST")) == 2
-    assert rig.plan(Kind.EXPIRY).steps == []
+    assert rig.plan(RecoveryKind.EXPIRY).steps == []
 
 
 def lost_library(rig: Rig) -> Plan:
@@ -507,7 +508,7 @@ def lost_library(rig: Rig) -> Plan:
     rig.fleet.host().advance(timedelta(hours=2))
     rig.maintain("maint2")
     assert rig.cl("DLTLIB LIB(QMTEST)")[0] == 0
-    plan = rig.plan(Kind.LIBRARY)
+    plan = rig.plan(RecoveryKind.LIBRARY)
     assert plan.executable
     return plan
 
@@ -549,7 +550,7 @@ def test_a_library_lost_right_after_its_save_comes_back_from_the_save_alone(rig:
     record = take_library_save(rig).record
     assert rig.cl("DLTLIB LIB(QMTEST)")[0] == 0
 
-    plan = rig.plan(Kind.LIBRARY)
+    plan = rig.plan(RecoveryKind.LIBRARY)
     assert plan.gaps == [], plan.markdown()
     restores = [s for s in plan.steps if s.action is Action.RESTORE_RECEIVER]
     assert restores[0].receiver == record.attached_receiver
@@ -581,7 +582,7 @@ def test_startup_recovery_on_a_german_dmy_partition_restores_what_amq7432_needs(
     victims = broken_startup(german)
     _, _, err = german.cl("STRMQM MQMNAME(TEST)")
     assert "AMQ7432: IBM MQ-Journaleintrag nicht verfügbar" in err  # German; its time is day.month.year
-    plan = german.plan(Kind.STARTUP)
+    plan = german.plan(RecoveryKind.STARTUP)
     assert plan.gaps == [] and plan.restored_receivers == victims[::-1]
     german.executor().execute(plan)
     assert set(victims) <= set(german.chain()) and german.partition.queue_manager("TEST").running
@@ -595,7 +596,7 @@ def test_media_recovery_on_a_german_partition_finds_the_damaged_object_from_amq7
     german.maintain("maint1")
     victims = german.chain()[:2]
     german.delete_out_of_band(*victims)
-    plan = german.plan(Kind.MEDIA)
+    plan = german.plan(RecoveryKind.MEDIA)
     assert plan.gaps == [] and plan.request.object == QUEUE and plan.request.object_type == "*LCLQ"
     assert plan.restored_receivers == victims[::-1]
     result = german.executor().execute(plan)

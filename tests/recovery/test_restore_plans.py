@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
-from mqjournal.recovery.plan import Action, Kind, Plan, Request
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Action, Plan, Request
 from mqjournal.recovery.restore import Inputs, plan_restore
 from mqjournal.snapshot import Checkpoint, JournalRef, QueueMessage, Receiver, RecoveryPoint, Snapshot
 
@@ -120,7 +121,7 @@ def snapshot(receivers: list[Receiver], messages: list[QueueMessage] = (), media
     )
 
 
-def inputs(kind: Kind, snap: Snapshot | None, known: list[CatalogedReceiver], **extra) -> Inputs:
+def inputs(kind: RecoveryKind, snap: Snapshot | None, known: list[CatalogedReceiver], **extra) -> Inputs:
     request = Request(host="ibmi1", qmgr="TEST", kind=kind, **extra.pop("request", {}))
     extra.setdefault("save_files_on_host", {f"{SAVF[0]}/{SAVF[1]}"})
     return Inputs(
@@ -145,7 +146,7 @@ LIVE = [receiver(4, "SAVED"), receiver(5, "ATTACHED")]  # 0-3 were deleted after
 
 def test_startup_restores_the_missing_receivers_from_the_amq7432_entry_on_newest_first_then_strmqm():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3, 4)))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2, 3, 4)))
     assert plan.executable and plan.gaps == []
     assert plan.restored_receivers == [name(3), name(2)]
     assert actions(plan) == [
@@ -166,28 +167,28 @@ def test_startup_restores_only_receivers_that_are_not_readable_on_the_host():
     snap = snapshot(
         [receiver(2, "FREED"), receiver(3, "ONLINE"), *LIVE], [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))]
     )
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2)))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2)))
     assert plan.restored_receivers == [name(2)]
     assert plan.gaps == []
 
 
 def test_startup_with_nothing_missing_only_starts_the_queue_manager():
     snap = snapshot([receiver(i) for i in range(5)] + [receiver(5, "ATTACHED")], [amq7432(T0 + 2 * HOUR)])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, []))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, []))
     assert actions(plan) == [Action.START_QMGR]
 
 
 def test_the_timestamp_given_wins_over_the_amq7432_on_the_host():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
     plan = plan_restore(
-        inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3), request={"needed_at": T0 + timedelta(minutes=30)})
+        inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2, 3), request={"needed_at": T0 + timedelta(minutes=30)})
     )
     assert plan.restored_receivers == [name(3), name(2), name(1), name(0)]
 
 
 def test_a_receiver_neither_on_the_host_nor_in_the_catalog_is_a_continuity_gap():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2)))  # 3 was deleted without a save
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2)))  # 3 was deleted without a save
     assert not plan.executable
     (gap,) = plan.gaps
     assert gap.obj == f"entries 301-400 between {name(2)} and {name(4)}"
@@ -198,7 +199,7 @@ def test_a_receiver_neither_on_the_host_nor_in_the_catalog_is_a_continuity_gap()
 def test_a_needed_receiver_without_a_verified_save_is_a_gap():
     # 3 is on the host with its storage freed, but the catalog has no save of it: it cannot be made readable.
     snap = snapshot([receiver(3, "FREED"), *LIVE], [amq7432(T0 + 3 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, []))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, []))
     (gap,) = plan.gaps
     assert gap.obj.startswith(f"{LIB}/{name(3)} (attached ")
     assert gap.problem == "it is not on the host and the catalog has no verified save of it"
@@ -206,7 +207,7 @@ def test_a_needed_receiver_without_a_verified_save_is_a_gap():
 
 def test_a_save_file_gone_from_the_host_is_a_gap():
     snap = snapshot(LIVE, [amq7432(T0 + 3 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(3), save_files_on_host={"QGPL/OTHER"}))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(3), save_files_on_host={"QGPL/OTHER"}))
     (gap,) = plan.gaps
     assert "QGPL/MQJSAVE0 no longer exist on ibmi1" in gap.problem
     assert "bring the save file back" in gap.action
@@ -216,7 +217,7 @@ def test_a_name_in_use_on_the_host_is_a_gap():
     # An admin made a receiver with the name of the one to restore (never attached): RSTOBJ would fail CPF2112.
     squatter = Receiver(name=name(3), library=LIB, status="EMPTY", size_bytes=0)
     snap = snapshot([squatter, *LIVE], [amq7432(T0 + 3 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(3)))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(3)))
     (gap,) = plan.gaps
     assert gap.obj == f"{LIB}/{name(3)}"
     assert "another receiver of that name (never attached)" in gap.problem and "CPF2112" in gap.problem
@@ -224,7 +225,7 @@ def test_a_name_in_use_on_the_host_is_a_gap():
 
 def test_an_entry_older_than_anything_known_is_a_gap():
     snap = snapshot(LIVE, [amq7432(T0 - 5 * HOUR)])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3)))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2, 3)))
     (gap,) = plan.gaps
     assert "older than every receiver" in gap.problem
 
@@ -237,7 +238,7 @@ def test_media_recovery_restores_from_the_amq7462_point_and_recreates_the_damage
         "AMQ7472", "Objekt APP.REQUEST.QUEUE, Typ LCLQ beschädigt.", T0 + 5 * HOUR, 0, 0, "APP.REQUEST.QUEUE", "LCLQ"
     )
     snap = snapshot(LIVE, [damaged], media=T0 + 2 * HOUR + timedelta(minutes=15))
-    plan = plan_restore(inputs(Kind.MEDIA, snap, cataloged(0, 1, 2, 3)))
+    plan = plan_restore(inputs(RecoveryKind.MEDIA, snap, cataloged(0, 1, 2, 3)))
     assert plan.restored_receivers == [name(3), name(2)]
     assert actions(plan)[-2:] == [Action.ASSOCIATE_RECEIVERS, Action.RECREATE_OBJECT]
     assert plan.steps[-1].text == "RCRMQMOBJ OBJ('APP.REQUEST.QUEUE') OBJTYPE(*LCLQ) MQMNAME('TEST')"
@@ -269,7 +270,7 @@ def library_save(saved_at: datetime = T0 + 3 * HOUR + timedelta(minutes=30)) -> 
 def library_inputs(known: list[CatalogedReceiver] | None = None, **extra) -> Inputs:
     extra.setdefault("save_files_on_host", {"QGPL/MQJSAVE0", "QGPL/MQLSAVE0"})
     known = known if known is not None else cataloged(0, 1, 2, 3, 4)
-    return inputs(Kind.LIBRARY, None, known, library_saves=[library_save()], **extra)
+    return inputs(RecoveryKind.LIBRARY, None, known, library_saves=[library_save()], **extra)
 
 
 def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_the_later_receivers():
@@ -315,7 +316,9 @@ def test_the_library_save_copy_cannot_bridge_to_later_receivers():
 
 
 def test_a_library_plan_is_refused_while_the_library_is_on_the_host():
-    plan = plan_restore(inputs(Kind.LIBRARY, snapshot(LIVE), cataloged(0, 1, 2, 3, 4), library_saves=[library_save()]))
+    plan = plan_restore(
+        inputs(RecoveryKind.LIBRARY, snapshot(LIVE), cataloged(0, 1, 2, 3, 4), library_saves=[library_save()])
+    )
     (gap,) = plan.gaps
     assert "restore over a live queue manager" in gap.problem
 
@@ -359,7 +362,7 @@ def test_beyond_90_days_a_full_repository_is_demoted_refreshed_with_repos_yes_an
 
 def test_a_plan_survives_json_and_rebuilds_the_same_commands():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 2, 3)))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2, 3)))
     again = Plan.model_validate_json(plan.model_dump_json())
     assert again == plan
     assert [s.command() for s in again.steps] == [s.command() for s in plan.steps]
@@ -367,7 +370,7 @@ def test_a_plan_survives_json_and_rebuilds_the_same_commands():
 
 def test_an_entry_in_a_receiver_nobody_saved_is_a_gap_naming_its_neighbours():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
-    plan = plan_restore(inputs(Kind.STARTUP, snap, cataloged(0, 1, 3, 4)))
+    plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 3, 4)))
     (gap,) = plan.gaps
     assert f"between QMTEST/{name(1)}" in gap.problem and f"and QMTEST/{name(3)}" in gap.problem
     assert not plan.executable

@@ -27,7 +27,8 @@ from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
 from mqjournal.policy import Policy
 from mqjournal.recovery.execute import RecoveryExecutor
 from mqjournal.recovery.gather import gather
-from mqjournal.recovery.plan import Kind, Plan, Request
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.plan import Plan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq
 from mqjournal.sim.protocol import ExecResult
@@ -142,7 +143,7 @@ class Scenario:
         deleted = executor.delete(to_delete, policy=Policy())
         return Maintenance(run_id, to_save, to_delete, saved, deleted)
 
-    def recovery_plan(self, kind: Kind, **fields) -> Plan:
+    def recovery_plan(self, kind: RecoveryKind, **fields) -> Plan:
         request = Request(host=HOST, qmgr=QMGR, kind=kind, **fields)
         inputs = gather(self.session, self.target, host=HOST, tz=self.tz, catalog=self.catalog, request=request)
         return plan_recovery(inputs)
@@ -247,7 +248,7 @@ def _broken_startup(s: Scenario) -> tuple[str, Plan]:
         mq.crash(partition, partition.queue_manager(QMGR))
     failed = s.operator(f"STRMQM MQMNAME({QMGR})")
     assert failed.exit_status != 0 and "AMQ7432" in failed.stderr, failed
-    plan = s.recovery_plan(Kind.STARTUP)
+    plan = s.recovery_plan(RecoveryKind.STARTUP)
     assert plan.executable, plan.markdown()
     return "recovery1", plan
 
@@ -260,7 +261,7 @@ def _damaged_queue(s: Scenario) -> tuple[str, Plan]:
     s.advance(timedelta(minutes=50))
     s.maintain("maint1")
     _delete_out_of_band(s, 2)
-    plan = s.recovery_plan(Kind.MEDIA)
+    plan = s.recovery_plan(RecoveryKind.MEDIA)
     assert plan.executable, plan.markdown()
     return "recovery1", plan
 

@@ -78,7 +78,7 @@ def test_dltjrnrcv_takes_the_receiver_and_the_option_positionally(sim_fleet: Sim
     sim_fleet.host().advance(timedelta(hours=1))
     shell = sim_fleet.connect()
     oldest = detached(shell)[0]
-    status, out, err = shell.cl(f"DLTJRNRCV QMTEST/{oldest} *IGNINQMSG")
+    status, _out, err = shell.cl(f"DLTJRNRCV QMTEST/{oldest} *IGNINQMSG")
     assert status == 0, err
     assert oldest not in on_host(shell)
 

@@ -3,6 +3,7 @@ restore pitfall and its documented workaround, receiver association, media recov
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from datetime import timedelta
@@ -212,7 +213,7 @@ def test_a_library_restored_without_its_receivers_fails_strmqm_until_they_rejoin
         ok(shell, f"RSTOBJ OBJ({name}) SAVLIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({LIBSAVE})")
     chain = receivers(shell)
     assert [r["JOURNAL_RECEIVER_NAME"] for r in chain] == [*names, successor]
-    for older, newer in zip(chain, chain[1:]):
+    for older, newer in itertools.pairwise(chain):
         assert older["NEXT_JOURNAL_RECEIVER"] == newer["JOURNAL_RECEIVER_NAME"]
     assert journal(shell)["NUMBER_JOURNAL_RECEIVERS"] == str(len(names) + 1)
     assert "AMQ8003" in ok(shell, "STRMQM MQMNAME('TEST')")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from datetime import UTC, timedelta
@@ -47,7 +48,7 @@ def messages(shell, queue: str, msg_id: str) -> list[dict]:
 
 
 def checkpoint(shell) -> None:
-    status, out, err = shell.cl(CHECKPOINT)
+    status, _out, err = shell.cl(CHECKPOINT)
     assert status == 0, err
 
 
@@ -62,7 +63,7 @@ def test_receivers_switch_at_the_threshold_with_the_next_name_by_rule_1(sim_flee
     assert names == [f"AMQA{n:06d}" for n in range(len(names))]
     assert len(names) >= 5
     assert [r["STATUS"] for r in chain] == ["ONLINE"] * (len(chain) - 1) + ["ATTACHED"]
-    for older, newer in zip(chain, chain[1:]):
+    for older, newer in itertools.pairwise(chain):
         assert older["NEXT_JOURNAL_RECEIVER"] == newer["JOURNAL_RECEIVER_NAME"]
         assert newer["PREVIOUS_JOURNAL_RECEIVER"] == older["JOURNAL_RECEIVER_NAME"]
         # SIZE is in KB, like THRESHOLD: a detached receiver stopped at its threshold.

@@ -101,7 +101,7 @@ def parse_db2(stdout: str) -> list[dict[str, str | None]]:
     rows = []
     for line in lines[dashes + 1 : trailer - 1]:
         cells = [line[start:end].strip() for start, end in spans]
-        rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells)})
+        rows.append({name: (None if cell == "-" else cell) for name, cell in zip(names, cells, strict=True)})
     counted = _TRAILER.match(lines[trailer])
     assert counted is not None and int(counted.group(1)) == len(rows)
     return rows

@@ -332,7 +332,7 @@ def test_read_snapshots_skips_blank_lines(tmp_path, valid):
 def test_read_snapshots_bad_line_names_the_file_and_line_number(tmp_path, valid, bad_line):
     path = tmp_path / "snapshots.jsonl"
     path.write_text(valid.model_dump_json() + "\n" + bad_line + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="not a mqjournal.snapshot/v1 record") as caught:
+    with pytest.raises(ValueError, match=r"not a mqjournal\.snapshot/v1 record") as caught:
         list(read_snapshots(path))
     assert str(caught.value).startswith(f"{path}:2: ")
 
@@ -380,7 +380,7 @@ def test_read_snapshots_refuses_a_record_missing_a_key_naming_the_file_line_and_
     record = _without(json.loads(valid.model_dump_json()), path)
     file = tmp_path / "snapshots.jsonl"
     file.write_text(valid.model_dump_json() + "\n" + json.dumps(record) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="not a mqjournal.snapshot/v1 record") as caught:
+    with pytest.raises(ValueError, match=r"not a mqjournal\.snapshot/v1 record") as caught:
         list(read_snapshots(file))
     assert str(caught.value).startswith(f"{file}:2: ")
     assert _field(path) in str(caught.value) and "missing" in str(caught.value)
@@ -394,7 +394,7 @@ def test_missing_keys_names_every_missing_key_by_its_path(valid):
 def test_a_null_recovery_point_needs_no_keys_inside(tmp_path, valid):
     file = tmp_path / "snapshots.jsonl"
     write_snapshots(file, [valid.model_copy(update={"startup_recovery": None})])
-    assert list(read_snapshots(file))[0].startup_recovery is None
+    assert next(iter(read_snapshots(file))).startup_recovery is None
 
 
 def test_a_record_with_every_key_null_where_allowed_is_read(tmp_path, valid):
@@ -421,7 +421,7 @@ def test_line_problem_is_none_for_a_complete_record_and_names_the_field_otherwis
 def test_the_contract_keys_are_those_the_published_schema_requires(published_schema):
     keys = snapshot.contract_keys()
     assert [key for key, _, _ in keys] == published_schema["required"]
-    receivers = dict((key, nested) for key, _, nested in keys)["receivers"]
+    receivers = {key: nested for key, _, nested in keys}["receivers"]
     assert [key for key, _, _ in receivers] == published_schema["$defs"]["Receiver"]["required"]
 
 

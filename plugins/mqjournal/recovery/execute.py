@@ -32,8 +32,9 @@ from mqjournal.recovery.decisions import (
     step_key,
     steps_to_run,
 )
+from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Verdict, judge
-from mqjournal.recovery.plan import Action, Kind, Plan, Step
+from mqjournal.recovery.plan import Action, Plan, Step
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
 from mqjournal.recovery.restore import latest_amq7432
@@ -156,14 +157,14 @@ class RecoveryExecutor(HostContext):
 
     def _fresh_plan(self, approved: Plan, inputs) -> Plan:
         kind = approved.request.kind
-        if kind is Kind.LIBRARY:
+        if kind is RecoveryKind.LIBRARY:
             found = gathering.probe(self.session, self.target)
             if found.library_exists or inputs.snapshot is not None:
                 return resume_library(
                     approved, self.live(), journal_exists=found.journal_exists, save_files=inputs.save_files_on_host
                 )
         fresh = plan_recovery(inputs, policy=self.policy)
-        if kind is Kind.NAMING and inputs.snapshot is not None and not_approved(approved, fresh):
+        if kind is RecoveryKind.NAMING and inputs.snapshot is not None and not_approved(approved, fresh):
             return resume_naming(approved, inputs.snapshot) or fresh
         return fresh
 

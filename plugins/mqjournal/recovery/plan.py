@@ -25,10 +25,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# The name the recovery modules, the Airflow steps and the tests used before the kinds were listed in kinds.py.
-Kind = RecoveryKind
-
-
 class Request(_Model):
     host: str = Field(min_length=1)
     qmgr: QueueManagerName
