@@ -5,6 +5,11 @@ A receiver is identified by host, library, name *and attach time*: names wrap an
 SQLite by default; any SQLAlchemy URL in production. The recovery side reads it (`receivers`, `library_saves`) to
 find the save files to restore; a discarded save file's saves are no longer offered.
 
+A save file copied off the partition into the backup store (`mqjournal.backupstore`) is a *stored object*: its
+store, key, size, SHA-256 and object list are recorded here and in a JSON sidecar next to it in the store, so the
+catalog can be rebuilt from the store alone (`mqjournal catalog rebuild --from-store`). A receiver is *backed up off
+the partition* only when a stored object that passed its verification lists it.
+
 Every save and delete is written twice: an operation *intent* before the command is sent, and its outcome after
 (`begin` / `finish`). A worker killed in between leaves an open intent that the next step on that queue manager
 reconciles against the host (`mqjournal.ibmi.reconcile`). A catalog that cannot be written raises
@@ -14,12 +19,13 @@ reconciles against the host (`mqjournal.ibmi.reconcile`). A catalog that cannot 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from sqlalchemy import (
     BigInteger,
     DateTime,
@@ -35,7 +41,9 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from mqjournal.errors import MqJournalError
+from mqjournal.fleet import HostName
 from mqjournal.ibmi.audit import this_worker
+from mqjournal.names import ObjectName, QueueManagerName
 
 # Sizes reach terabytes and sequence numbers 2**63 on IBM i (*MAXOPT2/3): 32-bit columns are refused on PostgreSQL
 # for a 2 GiB receiver. BIGINT is 64-bit everywhere; SQLite keeps its own INTEGER (already 64-bit) for the
@@ -161,6 +169,27 @@ class _Discarded(_Base):
     save_file: Mapped[str] = mapped_column(String(10))
     discarded_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     run_id: Mapped[str] = mapped_column(String(250))
+
+
+class _Stored(_Base):
+    __tablename__ = "stored_objects"
+    # The same save file copied into two stores is two stored objects; one store's key names one object.
+    __table_args__ = (UniqueConstraint("store_url", "key"),)
+
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    qmgr: Mapped[str] = mapped_column(String(48))
+    qmgr_library: Mapped[str] = mapped_column(String(10))
+    save_file_library: Mapped[str] = mapped_column(String(10))
+    save_file: Mapped[str] = mapped_column(String(10))
+    run_id: Mapped[str] = mapped_column(String(250))
+    store_url: Mapped[str] = mapped_column(String(1024))
+    key: Mapped[str] = mapped_column(String(1024))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    verified_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    objects: Mapped[str] = mapped_column(Text)  # the save file's object list, JSON: a list of SavedReceiver
 
 
 class _Operation(_Base):
@@ -303,6 +332,106 @@ class DeletionRecord(BaseModel):
     deleted_at: AwareDatetime
     delete_option: str
     run_id: str
+
+
+StoredObjectFormat = Literal["mqjournal.stored-object/v1"]
+STORED_OBJECT_FORMAT: StoredObjectFormat = "mqjournal.stored-object/v1"
+
+
+class SavedReceiver(BaseModel):
+    """One receiver in a save file's object list, as its save recorded it.
+
+    Only the name and library are always known; the rest, when given, is what a receiver save record needs, so a
+    catalog rebuilt from the store has the same receiver saves as the one that made the copy.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    receiver: ObjectName
+    library: ObjectName
+    attached_at: AwareDatetime | None = None
+    detached_at: AwareDatetime | None = None
+    first_sequence: int | None = None
+    last_sequence: int | None = None
+    previous: ObjectName | None = None
+    next: ObjectName | None = None
+    size_bytes: int | None = None
+    saved_at: AwareDatetime | None = None
+    verified_at: AwareDatetime | None = None
+
+    @classmethod
+    def from_save(cls, save: SaveRecord) -> SavedReceiver:
+        return cls.model_validate(save.model_dump(include=set(cls.model_fields)))
+
+
+class SaveFileCopy(BaseModel):
+    """What is known of a save file before it is copied into the backup store: where it was made and what it holds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: HostName
+    qmgr: QueueManagerName
+    qmgr_library: ObjectName
+    save_file_library: ObjectName
+    save_file: ObjectName
+    run_id: str = Field(min_length=1, max_length=250)
+    objects: tuple[SavedReceiver, ...] = ()
+
+    @property
+    def save_file_path(self) -> str:
+        return f"{self.save_file_library}/{self.save_file}"
+
+
+class StoredObject(SaveFileCopy):
+    """A save file in the backup store, verified when it was written: the JSON sidecar next to it, and a catalog row.
+
+    `size_bytes` and `sha256` are of the save file's bytes as the store holds them (computed while streaming and
+    again on a re-read of the stored object); `store_url` and `key` say where.
+    """
+
+    sidecar: StoredObjectFormat = STORED_OBJECT_FORMAT
+    store_url: str
+    key: str
+    size_bytes: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created_at: AwareDatetime
+    verified_at: AwareDatetime
+
+    def holds(self, library: str, receiver: str, attached_at: datetime | None) -> bool:
+        """Whether the object list has this receiver (this incarnation of the name, when both know its attach time)."""
+        return any(
+            o.library == library
+            and o.receiver == receiver
+            and (attached_at is None or o.attached_at is None or o.attached_at == attached_at)
+            for o in self.objects
+        )
+
+    def save_records(self) -> list[SaveRecord]:
+        """The receiver saves this object proves, for the catalog; receivers listed without an attach time are left
+        out (the catalog identifies a receiver by its attach time, see the module docstring)."""
+        return [
+            SaveRecord(
+                host=self.host,
+                qmgr=self.qmgr,
+                qmgr_library=self.qmgr_library,
+                receiver=o.receiver,
+                library=o.library,
+                attached_at=o.attached_at,
+                detached_at=o.detached_at,
+                first_sequence=o.first_sequence,
+                last_sequence=o.last_sequence,
+                previous=o.previous,
+                next=o.next,
+                size_bytes=o.size_bytes or 0,
+                save_file_library=self.save_file_library,
+                save_file=self.save_file,
+                saved_at=o.saved_at or self.created_at,
+                verified_at=o.verified_at or self.verified_at,
+                run_id=self.run_id,
+            )
+            for o in self.objects
+            if o.attached_at is not None
+        ]
 
 
 def engine_for(url: str, *, lock_timeout: float = 30.0):
@@ -472,6 +601,47 @@ class Catalog:
             )
         return sorted(found, key=lambda r: r.attached_at)
 
+    # --- the backup store -------------------------------------------------------------------------------------
+
+    def record_stored(self, stored: StoredObject) -> None:
+        """A verified copy of a save file in a backup store. Idempotent: one row per store and key."""
+        row = stored.model_dump(exclude={"objects", "sidecar"}) | {
+            # Compact, so that `off_partition_copies` can narrow by the text '"receiver":"<name>"'.
+            "objects": json.dumps([o.model_dump(mode="json") for o in stored.objects], separators=(",", ":"))
+        }
+        self._insert_once(_Stored, row, "store_url", "key")
+
+    def stored_objects(self, host: str, qmgr: str | None = None) -> list[StoredObject]:
+        """The save files of a host (one queue manager's, with `qmgr`) in a backup store, oldest first."""
+        query = select(_Stored).where(_Stored.host == host)
+        if qmgr is not None:
+            query = query.where(_Stored.qmgr == qmgr)
+        with self._session("read the stored objects") as session:
+            rows = session.scalars(query.order_by(_Stored.created_at, _Stored.id)).all()
+            return [_stored(row) for row in rows]
+
+    def off_partition_copies(
+        self, host: str, library: str, receiver: str, attached_at: datetime | None = None
+    ) -> list[StoredObject]:
+        """The verified stored objects whose object list holds the receiver, newest first."""
+        with self._session("read the stored objects of a receiver") as session:
+            # The object list is JSON text, read in Python rather than with each database's JSON functions: a
+            # host has one stored object per save file, and the receiver's name narrows them first.
+            rows = session.scalars(
+                select(_Stored)
+                .where(_Stored.host == host, _Stored.objects.contains(f'"receiver":"{receiver}"', autoescape=True))
+                .order_by(_Stored.created_at.desc(), _Stored.id.desc())
+            ).all()
+            found = [_stored(row) for row in rows]
+        return [s for s in found if s.holds(library, receiver, attached_at)]
+
+    def is_backed_up_off_partition(
+        self, host: str, library: str, receiver: str, attached_at: datetime | None = None
+    ) -> bool:
+        """True once a copy of a save file holding the receiver is in a backup store, verified there; until then,
+        the only backup of the receiver is a save file on the same partition (lost with its disk or ASP)."""
+        return bool(self.off_partition_copies(host, library, receiver, attached_at))
+
     # --- discarded save files ---------------------------------------------------------------------------------
 
     def record_discarded(self, host: str, save_file_library: str, save_file: str, run_id: str) -> None:
@@ -504,3 +674,8 @@ class Catalog:
                 select(_Discarded.save_file_library, _Discarded.save_file).where(_Discarded.host == host)
             ).all()
             return {f"{lib}/{name}" for lib, name in rows}
+
+
+def _stored(row: _Stored) -> StoredObject:
+    values = {c.name: getattr(row, c.name) for c in _Stored.__table__.columns if c.name != "id"}
+    return StoredObject.model_validate(values | {"objects": json.loads(row.objects)})

@@ -59,6 +59,14 @@ class Policy(BaseModel):
         description="backup expiry discards no save file holding a save younger than this (days, 0 to at most 3660: "
         "10 years)",
     )
+    keep_on_host_days: float = Field(
+        7,
+        ge=0,
+        le=3660,
+        description="a save file stays on the partition this long after its copy in the backup store was verified, "
+        "then the cleanup step deletes it from the host; never one the store does not hold verified (days, 0 to at "
+        "most 3660: 10 years)",
+    )
     clock_skew_seconds: float = Field(
         300,
         ge=0,
@@ -78,6 +86,10 @@ class Policy(BaseModel):
     @property
     def backup_retention(self) -> timedelta:
         return timedelta(days=self.backup_retention_days)
+
+    @property
+    def keep_on_host(self) -> timedelta:
+        return timedelta(days=self.keep_on_host_days)
 
     @property
     def clock_skew(self) -> timedelta:

@@ -1,5 +1,5 @@
-"""mqjournal's settings in one place: where the fleet, data, catalog and Spark job are, how SSH behaves (timeouts,
-retries, sessions per host), how long a session lease and an approval gate last.
+"""mqjournal's settings in one place: where the fleet, data, catalog, backup store and Spark job are, how SSH
+behaves (timeouts, retries, sessions per host), how long a session lease and an approval gate last.
 
 Every field has its default here and is read from the environment by `Settings.from_env` (`SshSettings.from_env`
 for the command line, which has no fleet-wide settings): `MQJOURNAL_<FIELD>` at the top level,
@@ -24,6 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 CATALOG_URL_ENV = "MQJOURNAL_CATALOG_URL"
 """The catalog database's URL: the Airflow steps and `mqjournal recover` read the same variable."""
+
+BACKUP_STORE_ENV = "MQJOURNAL_BACKUP_STORE"
+"""The backup store's URL: the Airflow steps and `mqjournal catalog rebuild` read the same variable."""
 
 
 class _Section(BaseModel):
@@ -149,6 +152,14 @@ class Settings(BaseModel):
     catalog_url: str = Field(
         description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<data_dir>/catalog.db)"
     )
+    backup_store_url: str = Field(
+        description="the backup store save files are copied into off the partition: a folder, a file:// URL or any "
+        "fsspec URL such as s3://bucket/mqjournal (MQJOURNAL_BACKUP_STORE; default: <data_dir>/backups)"
+    )
+    backup_store_conn_id: str | None = Field(
+        description="the Airflow connection that holds the backup store's credentials, for s3:// or gs:// URLs "
+        "(MQJOURNAL_BACKUP_STORE_CONN_ID; default: none, the filesystem's own configuration, e.g. AWS_* variables)"
+    )
     spark_app: Path = Field(
         description="the plan job (MQJOURNAL_SPARK_APP; default: spark_apps/plan_receivers.py of this repository)"
     )
@@ -171,6 +182,8 @@ class Settings(BaseModel):
             "fleet_file": env.get("MQJOURNAL_FLEET", REPO / "docker" / "fleet.example.yaml"),
             "data_dir": data,
             "catalog_url": env.get(CATALOG_URL_ENV, f"sqlite:///{data / 'catalog.db'}"),
+            "backup_store_url": env.get(BACKUP_STORE_ENV) or str(data / "backups"),
+            "backup_store_conn_id": env.get("MQJOURNAL_BACKUP_STORE_CONN_ID") or None,
             "spark_app": env.get("MQJOURNAL_SPARK_APP", REPO / "spark_apps" / "plan_receivers.py"),
             "spark_conn_id": env.get("MQJOURNAL_SPARK_CONN_ID", "spark_default"),
             "schedule": env.get("MQJOURNAL_SCHEDULE", "0 2 * * 0") or None,

@@ -17,6 +17,7 @@ NUMBER_FIELDS = [
     "stuck_after_runs",
     "keep_library_saves",
     "backup_retention_days",
+    "keep_on_host_days",
 ]
 
 

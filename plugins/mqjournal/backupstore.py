@@ -1,0 +1,520 @@
+"""The backup store: save files copied off the partition, each verified and described by a JSON sidecar.
+
+A save file on the partition it saves is no backup: losing that disk or ASP loses the receivers and their saves
+together. The store is where copies go: a folder by default (`$MQJOURNAL_DATA_DIR/backups`), or any fsspec URL,
+e.g. `s3://bucket/mqjournal`, `gs://...`, `memory://...` (tests), a mounted NFS folder. Layout:
+
+    <store>/<host>/<qmgr>/<run id>/<SAVFLIB>.<SAVF>.savf        the save file's bytes, as IBM i serves them
+    <store>/<host>/<qmgr>/<run id>/<SAVFLIB>.<SAVF>.savf.json   its sidecar: a StoredObject (mqjournal.catalog)
+
+Each path component is percent-encoded but for A-Z a-z 0-9 . _ - (a queue manager name may hold '/' and '%', an
+IBM i name '#', '$' and '@'), and a leading '.' too: no name can climb out of its folder or hide a file. Run ids are
+shortened as everywhere else (`settings.safe`).
+
+**A sidecar means verified.** `put` streams the bytes into the store computing size and SHA-256, re-reads the
+stored object and compares, and only then writes the sidecar (under a temporary name, moved into place, so a
+half-written one is never read as a record). A failed copy or verification removes what it wrote. `delete` removes
+the sidecar first for the same reason. An object without a sidecar is an interrupted copy, never a backup.
+
+**fsspec, not ObjectStoragePath, is the front.** Airflow's ObjectStoragePath (airflow.sdk) is a pathlib face on an
+fsspec filesystem; what it adds is credentials from an Airflow connection (`airflow.sdk.io.get_fs(scheme,
+conn_id)`), plus lineage wrappers on every file handle. The store needs the filesystem calls only, and it must work
+where Airflow is not: `mqjournal catalog rebuild --from-store` is the way back after losing the catalog database,
+possibly with Airflow's metadata database gone too. So the store takes a URL and opens it with fsspec; given an
+Airflow connection id (setting `backup_store_conn_id`), it asks `airflow.sdk.io.get_fs` for the same filesystem
+ObjectStoragePath would use, and imports Airflow only then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self
+from urllib.parse import quote, unquote, urlsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mqjournal.catalog import Catalog, SaveFileCopy, StoredObject
+from mqjournal.errors import InvalidName, MqJournalError
+from mqjournal.settings import safe
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem  # type: ignore[import-untyped]  # fsspec ships no type information
+
+CHUNK_SIZE = 1024 * 1024
+"""Bytes read and written at a time: a save file of gigabytes never sits in memory."""
+
+SAVE_FILE_SUFFIX = ".savf"
+SIDECAR_SUFFIX = ".json"
+
+_KEEP = "._-"  # the characters kept as they are in a path component, with A-Z a-z 0-9
+_COMPONENT = re.compile(r"[A-Za-z0-9_%-][A-Za-z0-9._%-]*")
+
+
+class BackupStoreError(MqJournalError):
+    """The backup store could not be read or written, or holds something it should not."""
+
+
+class StoreUnavailable(BackupStoreError):
+    """The store's URL does not open: an unknown protocol, a missing filesystem package, a folder that is not there."""
+
+
+class StoreVerificationFailed(BackupStoreError):
+    """The bytes read back from the store are not the bytes written: nothing of the copy is left in the store."""
+
+
+class StoreObjectCorrupt(BackupStoreError):
+    """A stored object no longer matches its sidecar: it is never restored from."""
+
+
+class StoreObjectExists(BackupStoreError):
+    """A verified copy is already at that key: a backup is never overwritten."""
+
+
+class InvalidStoreKey(InvalidName):
+    """A key that is not of the store's layout (a path that could climb out of the store, among others)."""
+
+
+class _Reader(Protocol):
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
+Source = _Reader | Iterable[bytes]
+"""The save file's bytes: a binary file object (an SFTP file, an open local file) or an iterable of chunks."""
+
+
+class VerifyResult(BaseModel):
+    """A stored object re-read and compared with its sidecar. `problem` names what differs; None when it matches."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    problem: str | None = None
+    stored: StoredObject | None = None  # the sidecar, when it could be read
+    size_bytes: int | None = None  # as read now
+    sha256: str | None = None  # as read now
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def __str__(self) -> str:
+        return f"{self.key}: {'verified' if self.ok else self.problem}"
+
+
+class Sidecar(BaseModel):
+    """One sidecar found in the store: its StoredObject, or why it could not be read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str  # of the save file object the sidecar describes
+    stored: StoredObject | None = None
+    problem: str | None = None
+
+
+def component(text: str) -> str:
+    """`text` as one path component of the store: percent-encoded, never '.', '..' or hidden."""
+    if not text:
+        raise InvalidStoreKey(repr(text), "an empty name cannot be a folder of the backup store", "give a name")
+    encoded = quote(text, safe=_KEEP)
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
+
+
+def key_for(copy: SaveFileCopy) -> str:
+    """The store key of a save file's copy: <host>/<qmgr>/<run id>/<SAVFLIB>.<SAVF>.savf."""
+    name = f"{copy.save_file_library}.{copy.save_file}{SAVE_FILE_SUFFIX}"
+    return "/".join(component(part) for part in (copy.host, copy.qmgr, safe(copy.run_id), name))
+
+
+def check_key(key: str) -> str:
+    """`key` when it is a key of the store's layout; InvalidStoreKey otherwise (a path traversal among others)."""
+    parts = key.split("/") if isinstance(key, str) else []
+    if (
+        len(parts) != 4
+        or not parts[3].endswith(SAVE_FILE_SUFFIX)
+        or not all(_COMPONENT.fullmatch(p) and component(unquote(p)) == p for p in parts)
+    ):
+        raise InvalidStoreKey(
+            repr(key),
+            "not a key of the backup store (<host>/<qmgr>/<run id>/<SAVFLIB>.<SAVF>.savf, each part percent-encoded, "
+            "none '.' or '..', no leading '/')",
+            "use a key the store gave (StoredObject.key, or a sidecar's path without .json)",
+        )
+    return key
+
+
+@dataclass(frozen=True)
+class _Digest:
+    size_bytes: int
+    sha256: str
+
+
+class BackupStore:
+    """A backup store at `url`, on the fsspec filesystem `fs` (opened from the URL when not given)."""
+
+    def __init__(self, url: str | Path, *, fs: AbstractFileSystem | None = None, conn_id: str | None = None) -> None:
+        self.fs, self.root = _open(str(url), fs=fs, conn_id=conn_id)
+        self.url: str = self.fs.unstrip_protocol(self.root)
+        """The store's URL in one spelling (file:///srv/backups for /srv/backups): the catalog's store_url."""
+
+    def __repr__(self) -> str:
+        return f"BackupStore({self.url!r})"
+
+    def _path(self, key: str) -> str:
+        return posixpath.join(self.root, check_key(key))
+
+    def exists(self) -> bool:
+        """Whether the store's root is there (a folder; on object stores, anything under the prefix)."""
+        try:
+            return bool(self.fs.exists(self.root))
+        except OSError:
+            return False
+
+    # --- writing ----------------------------------------------------------------------------------------------
+
+    def put(self, source: Source, copy: SaveFileCopy) -> StoredObject:
+        """Copy a save file into the store, verified: the bytes streamed in, computing size and SHA-256, then read
+        back and compared; the sidecar written last. Raises StoreVerificationFailed (nothing left behind) when the
+        store does not give back what was written, StoreObjectExists when a verified copy is already there."""
+        key = key_for(copy)
+        path = self._path(key)
+        if self.get(key) is not None:
+            raise StoreObjectExists(
+                self._name(key, copy),
+                "a verified copy of this save file is already in the backup store, and a backup is never overwritten",
+                "skip the copy (BackupStore.verify tells whether the one there still matches); if it no longer does, "
+                "delete it (BackupStore.delete) and copy again",
+            )
+        created_at = datetime.now(UTC)
+        self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        try:
+            written = self._write(source, path)
+            read_back = self._digest(path)
+        except BaseException:
+            self._remove(path)  # a copy cut off (a dropped SFTP session, a full store) is no backup
+            raise
+        if read_back != written:
+            self._remove(path)
+            raise StoreVerificationFailed(
+                self._name(key, copy),
+                f"the backup store gave back {read_back.size_bytes} bytes with SHA-256 {read_back.sha256} where "
+                f"{written.size_bytes} bytes with SHA-256 {written.sha256} were written; the copy was removed",
+                "check the store (space, a flaky mount or network, its own checksums), then run the step again; the "
+                "save file on the host is not counted as backed up off the partition until a copy verifies",
+            )
+        stored = StoredObject(
+            **copy.model_dump(),
+            store_url=self.url,
+            key=key,
+            size_bytes=written.size_bytes,
+            sha256=written.sha256,
+            created_at=created_at,
+            verified_at=datetime.now(UTC),
+        )
+        try:
+            self._write_sidecar(path, stored)
+        except BaseException:
+            self._remove(path + SIDECAR_SUFFIX)
+            self._remove(path)
+            raise
+        return stored
+
+    def _write(self, source: Source, path: str) -> _Digest:
+        digest, size = hashlib.sha256(), 0
+        with self.fs.open(path, "wb") as out:
+            for chunk in _chunks(source):
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+        return _Digest(size, digest.hexdigest())
+
+    def _write_sidecar(self, path: str, stored: StoredObject) -> None:
+        # Written beside and moved into place: a sidecar is never seen half-written (a rename on a local or NFS
+        # folder; an object store's PUT is whole anyway).
+        partial = f"{path}{SIDECAR_SUFFIX}.{uuid.uuid4().hex}.partial"
+        try:
+            with self.fs.open(partial, "wb") as out:
+                out.write(stored.model_dump_json(indent=2).encode())
+            self.fs.mv(partial, path + SIDECAR_SUFFIX)
+        finally:
+            self._remove(partial)
+
+    def delete(self, key: str) -> None:
+        """Remove a stored object and its sidecar (the sidecar first: a sidecar without its object would be a
+        record of a backup that is gone). Deleting what is not there is not an error."""
+        path = self._path(key)
+        self._remove(path + SIDECAR_SUFFIX)
+        self._remove(path)
+
+    def _remove(self, path: str) -> None:
+        if self.fs.exists(path):
+            self.fs.rm_file(path)
+
+    # --- reading ----------------------------------------------------------------------------------------------
+
+    def get(self, key: str) -> StoredObject | None:
+        """The sidecar of `key`, or None when there is none. Raises BackupStoreError when it cannot be read."""
+        path = self._path(key) + SIDECAR_SUFFIX
+        if not self.fs.exists(path):
+            return None
+        return self._read_sidecar(path, key)
+
+    def _read_sidecar(self, path: str, key: str) -> StoredObject:
+        try:
+            with self.fs.open(path, "rb") as f:
+                stored = StoredObject.model_validate_json(f.read())
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(map(str, first["loc"])) or "(the whole file)"
+            raise BackupStoreError(
+                self.fs.unstrip_protocol(path),
+                f"the sidecar is not a valid {stored_format()} record ({where}: {first['msg']})",
+                "restore the sidecar from another copy of the store; the object next to it is not used until then",
+            ) from None
+        except OSError as exc:
+            raise BackupStoreError(
+                self.fs.unstrip_protocol(path),
+                f"the sidecar could not be read ({exc})",
+                "check the store's permissions and reachability",
+            ) from None
+        if stored.key != key:
+            raise BackupStoreError(
+                self.fs.unstrip_protocol(path),
+                f"the sidecar describes {stored.key}, not the object next to it ({key})",
+                "a sidecar was moved or copied by hand: put it back beside its own object",
+            )
+        return stored
+
+    def verify(self, key: str) -> VerifyResult:
+        """Re-read a stored object and compare its size and SHA-256 with its sidecar."""
+        path = self._path(key)
+        try:
+            stored = self.get(key)
+        except BackupStoreError as exc:
+            return VerifyResult(key=key, problem=f"{exc.problem}; {exc.action}")
+        if stored is None:
+            return VerifyResult(key=key, problem="no sidecar: not a verified copy (an interrupted one)")
+        if not self.fs.exists(path):
+            return VerifyResult(
+                key=key, stored=stored, problem="the object is missing from the store (its sidecar is there)"
+            )
+        found = self._digest(path)
+        result = VerifyResult(key=key, stored=stored, size_bytes=found.size_bytes, sha256=found.sha256)
+        if found.size_bytes != stored.size_bytes:
+            problem = f"size {found.size_bytes} bytes where the sidecar records {stored.size_bytes}"
+        elif found.sha256 != stored.sha256:
+            problem = f"SHA-256 {found.sha256} where the sidecar records {stored.sha256} (same size: bytes changed)"
+        else:
+            return result
+        return result.model_copy(update={"problem": f"mismatch: {problem}"})
+
+    def open_for_restore(self, key: str) -> RestoreReader:
+        """The stored object's bytes for a restore, after a verification; StoreObjectCorrupt when it does not match.
+
+        The reader checks the SHA-256 again as it is read and raises StoreObjectCorrupt at the end when the bytes
+        changed meanwhile: the upload to the host is then not to be trusted (the restore plan checks it anyway).
+        """
+        result = self.verify(key)
+        if not result.ok or result.stored is None:
+            raise StoreObjectCorrupt(
+                key,
+                f"{result.problem}; nothing is restored from it",
+                "restore from another save of the receivers (an older run, another store), or treat them as a gap",
+            )
+        return RestoreReader(self.fs.open(self._path(key), "rb"), result.stored)
+
+    def _digest(self, path: str) -> _Digest:
+        digest, size = hashlib.sha256(), 0
+        with self.fs.open(path, "rb") as f:
+            while chunk := f.read(CHUNK_SIZE):
+                digest.update(chunk)
+                size += len(chunk)
+        return _Digest(size, digest.hexdigest())
+
+    def iter_sidecars(self, host: str | None = None, qmgr: str | None = None) -> Iterator[Sidecar]:
+        """Every sidecar in the store (of one host, or one queue manager), in key order, read or with its problem."""
+        prefix = [component(host) if host else "*", component(qmgr) if qmgr else "*", "*"]
+        pattern = posixpath.join(self.root, *prefix, f"*{SAVE_FILE_SUFFIX}{SIDECAR_SUFFIX}")
+        for path in sorted(self.fs.glob(pattern)):
+            key = posixpath.relpath(path, self.root).removesuffix(SIDECAR_SUFFIX)
+            try:
+                yield Sidecar(key=check_key(key), stored=self._read_sidecar(path, key))
+            except BackupStoreError as exc:
+                yield Sidecar(key=key, problem=f"{exc.problem}; {exc.action}")
+            except InvalidName:
+                yield Sidecar(key=key, problem="a file of the store's layout with a name the store never gives")
+
+    def list_objects(self, host: str | None = None, qmgr: str | None = None) -> list[StoredObject]:
+        """The stored objects whose sidecars read (see `iter_sidecars` for the ones that do not)."""
+        return [s.stored for s in self.iter_sidecars(host, qmgr) if s.stored is not None]
+
+    def unrecorded_objects(self) -> list[str]:
+        """Keys of save file objects without a sidecar: copies interrupted before their verification."""
+        found = self.fs.glob(posixpath.join(self.root, "*", "*", "*", f"*{SAVE_FILE_SUFFIX}"))
+        return sorted(
+            key
+            for path in found
+            if not self.fs.exists(path + SIDECAR_SUFFIX)
+            for key in [posixpath.relpath(path, self.root)]
+        )
+
+    def total_bytes(self, host: str, qmgr: str) -> int:
+        """What one queue manager's save files take in the store (by their sidecars)."""
+        return sum(s.size_bytes for s in self.list_objects(host, qmgr))
+
+    @staticmethod
+    def _name(key: str, copy: SaveFileCopy) -> str:
+        return f"{copy.save_file_path} of {copy.host} {copy.qmgr} in the backup store at {key}"
+
+
+class RestoreReader:
+    """A stored object's bytes, hashed as they are read; at the end, StoreObjectCorrupt if they were not the ones
+    verified."""
+
+    def __init__(self, raw: Any, stored: StoredObject) -> None:
+        self._raw = raw
+        self.stored = stored
+        self._digest = hashlib.sha256()
+        self._size = 0
+
+    def read(self, size: int = CHUNK_SIZE, /) -> bytes:
+        chunk: bytes = self._raw.read(size)
+        if chunk:
+            self._digest.update(chunk)
+            self._size += len(chunk)
+        elif (self._size, self._digest.hexdigest()) != (self.stored.size_bytes, self.stored.sha256):
+            raise StoreObjectCorrupt(
+                self.stored.key,
+                f"the object changed while it was read ({self._size} bytes, SHA-256 {self._digest.hexdigest()}; the "
+                f"sidecar records {self.stored.size_bytes} bytes, {self.stored.sha256})",
+                "do not use what was read; verify the store and restore from a copy that matches",
+            )
+        return chunk
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _chunks(source: Source) -> Iterator[bytes]:
+    read = getattr(source, "read", None)
+    if read is None:
+        yield from source  # type: ignore[misc]  # an iterable of chunks: the other arm of Source
+        return
+    while chunk := read(CHUNK_SIZE):
+        yield chunk
+
+
+def stored_format() -> str:
+    return StoredObject.model_fields["sidecar"].default
+
+
+def _open(url: str, *, fs: AbstractFileSystem | None, conn_id: str | None) -> tuple[AbstractFileSystem, str]:
+    """The filesystem and root path of a store URL (a plain path is a local folder)."""
+    if fs is not None:
+        return fs, fs._strip_protocol(url).rstrip("/") or "/"
+    scheme = urlsplit(url).scheme if "://" in url else "file"
+    try:
+        if conn_id is not None:
+            from airflow.sdk.io import get_fs  # only here: the store is usable where Airflow is not installed
+
+            opened = get_fs(scheme, conn_id)
+            return opened, opened._strip_protocol(url).rstrip("/") or "/"
+        import fsspec.core  # type: ignore[import-untyped]  # fsspec ships no type information
+
+        opened, root = fsspec.core.url_to_fs(url)
+    except ImportError as exc:
+        raise StoreUnavailable(
+            url,
+            f"the filesystem for {scheme}:// is not installed ({exc.name or exc})",
+            f"install fsspec's package for {scheme}:// (s3fs for s3://, gcsfs for gs://) on this machine",
+        ) from None
+    except ValueError as exc:
+        raise StoreUnavailable(
+            url,
+            f"not a backup store URL ({exc})",
+            "give a folder, a file:// URL or an fsspec URL such as s3://bucket/x",
+        ) from None
+    return opened, root.rstrip("/") or "/"
+
+
+# --- rebuilding the catalog from the store --------------------------------------------------------------------
+
+
+class RebuildSummary(BaseModel):
+    """What `rebuild_catalog` found in a store and recorded."""
+
+    model_config = ConfigDict(frozen=True)
+
+    store_url: str
+    recorded: list[str] = []  # keys of the stored objects recorded (again) in the catalog
+    receiver_saves: int = 0  # receiver saves recorded from their object lists
+    without_attach_time: list[str] = []  # receivers listed without an attach time: not recorded as saves
+    mismatches: list[str] = []  # objects that failed their verification: not recorded
+    unreadable: list[str] = []  # sidecars that could not be read: not recorded
+    unrecorded: list[str] = []  # objects without a sidecar (interrupted copies): not recorded
+
+    @property
+    def clean(self) -> bool:
+        return not (self.mismatches or self.unreadable)
+
+    def text(self) -> str:
+        lines = [
+            f"backup store {self.store_url}: {len(self.recorded)} stored object(s) verified and recorded, "
+            f"{self.receiver_saves} receiver save(s) recorded"
+        ]
+        lines += [f"  mismatch, not recorded: {m}" for m in self.mismatches]
+        lines += [f"  unreadable sidecar, not recorded: {u}" for u in self.unreadable]
+        lines += [f"  no sidecar (an interrupted copy), not recorded: {k}" for k in self.unrecorded]
+        lines += [f"  listed without an attach time, no receiver save recorded: {r}" for r in self.without_attach_time]
+        return "\n".join(lines)
+
+
+def rebuild_catalog(store: BackupStore, catalog: Catalog) -> RebuildSummary:
+    """Record every stored object of `store` that verifies, and the receiver saves it proves, in `catalog` (empty
+    or not: recording is idempotent). The rows are the sidecars' values but for `store_url`, which is where the
+    store is read from now (a store moved or mounted elsewhere is restored from where it is)."""
+    if not store.exists():
+        raise StoreUnavailable(
+            store.url, "the backup store does not exist or cannot be read", "give the URL of an existing backup store"
+        )
+    recorded, mismatches, unreadable, without = [], [], [], []
+    saves = 0
+    for sidecar in store.iter_sidecars():
+        if sidecar.stored is None:
+            unreadable.append(f"{sidecar.key}: {sidecar.problem}")
+            continue
+        result = store.verify(sidecar.key)
+        if not result.ok:
+            mismatches.append(str(result))
+            continue
+        stored = sidecar.stored.model_copy(update={"store_url": store.url})
+        catalog.record_stored(stored)
+        for save in stored.save_records():
+            catalog.record_save(save)
+            saves += 1
+        without += [f"{o.library}/{o.receiver} in {stored.key}" for o in stored.objects if o.attached_at is None]
+        recorded.append(stored.key)
+    return RebuildSummary(
+        store_url=store.url,
+        recorded=recorded,
+        receiver_saves=saves,
+        without_attach_time=without,
+        mismatches=mismatches,
+        unreadable=unreadable,
+        unrecorded=store.unrecorded_objects(),
+    )
