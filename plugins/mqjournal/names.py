@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import date
 from typing import Annotated
 
 from pydantic import BeforeValidator, StringConstraints
@@ -234,3 +235,41 @@ def next_free_receiver_name(attached: str, existing: Collection[str]) -> Receive
         "every receiver name in the sequence is on the system",
         "delete receivers no longer needed, run RCDMQMIMG, then delete again so old names can be reused",
     )
+
+
+# --- save files mqjournal makes ------------------------------------------------------------------------------------
+
+SAVE_FILE_SLOTS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+"""The last character of a save file's name: one per save of a queue manager on one day."""
+
+TEXT_LENGTH = 50
+"""An object's TEXT (CRTSAVF TEXT): at most 50 characters on IBM i."""
+
+
+def save_file_names(qmgr_library: str, on: date) -> list[str]:
+    """The names mqjournal tries, in order, for a save file of the queue manager in `qmgr_library` made on `on`: its
+    library without the QM prefix (5 characters at most), the day of the year, then a slot: QMPAYROLL on 23 Nov 2026
+    gives PAYRO327A, PAYRO327B, ... An admin reading WRKOBJ *SAVF sees whose saves they are and when they were made;
+    the TEXT says what each holds."""
+    library = object_name(qmgr_library, what="queue manager library")
+    rest = library[2:] if library.startswith("QM") else ""
+    stem = (rest if rest[:1].isalpha() else library)[:5]
+    return [f"{stem}{on.timetuple().tm_yday:03d}{slot}" for slot in SAVE_FILE_SLOTS]
+
+
+def receiver_save_text(qmgr: str, first: str, last: str, on: date) -> str:
+    """CRTSAVF TEXT for a save of receivers: mqjournal PAYROLL AMQA000000-AMQA000023 2026-11-23. A long queue
+    manager name is cut so that the receivers and the date always fit the 50 characters."""
+    receivers = first if first == last else f"{first}-{last}"
+    return _text(qmgr, f" {receivers} {on:%Y-%m-%d}")
+
+
+def library_save_text(qmgr: str, library: str, on: date) -> str:
+    """CRTSAVF TEXT for a save of the queue manager library: mqjournal PAYROLL library QMPAYROLL 2026-11-23."""
+    return _text(qmgr, f" library {library} {on:%Y-%m-%d}")
+
+
+def _text(qmgr: str, tail: str) -> str:
+    room = TEXT_LENGTH - len("mqjournal ") - len(tail)
+    name = qmgr if len(qmgr) <= room else qmgr[: room - 1] + "~"
+    return f"mqjournal {name}{tail}"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from mqjournal.names import receiver_save_text, save_file_names
 from mqjournal.policy import Policy
 from mqjournal.sim import mq
 from tests.ibmi.executing import planned, receivers_on_host
@@ -124,3 +127,13 @@ def test_deleted_receivers_restore_from_their_catalogued_save_file_and_strmqm_su
     with sim_fleet.host().state() as partition:
         mq.crash(partition, partition.queue_manager("TEST"))
     assert shell.cl("STRMQM MQMNAME(TEST)")[0] == 0
+
+
+def test_a_save_file_is_named_for_its_queue_manager_and_day_and_its_text_names_the_receivers(sim_fleet, executor):
+    to_save, _ = planned(executor)
+    result = executor.save(to_save, save_library="QGPL")
+    (path,) = result.save_files
+    save_file = sim_fleet.host().partition.save_files[path]
+    today = datetime.now(executor.tz).date()
+    assert save_file.name in save_file_names("QMTEST", today)
+    assert save_file.text == receiver_save_text("TEST", to_save[0], to_save[-1], today)

@@ -97,6 +97,7 @@ def test_execute_yes_runs_the_recovery(cli, capsys):
 def test_save_library_records_the_save(cli, capsys):
     rig, base, _ = cli
     assert main(["save-library", *base, "--save-library", "QGPL", "--run-id", "cli1"]) == 0
-    assert "library QMTEST saved in QGPL/MQL" in capsys.readouterr().out
+    out = capsys.readouterr().out
     (record,) = rig.catalog.library_saves("ibmi1", "QMTEST")
+    assert f"library QMTEST saved in QGPL/{record.save_file}" in out
     assert record.run_id == "cli1" and rig.partition.queue_manager("TEST").running

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -361,7 +362,9 @@ def test_a_library_save_ends_saves_verifies_restarts_and_records(rig: Rig):
     result = take_library_save(rig)
     record = result.record
     assert rig.partition.queue_manager("TEST").running
-    assert record.save_file.startswith("MQL") and f"QGPL/{record.save_file}" in rig.partition.save_files
+    # Named for the queue manager library and the day, described for a person: WRKOBJ tells whose save it is.
+    assert re.fullmatch(r"TEST\d{3}[A-Z0-9]", record.save_file)
+    assert rig.partition.save_files[f"QGPL/{record.save_file}"].text.startswith("mqjournal TEST library QMTEST 20")
     assert (record.attached_receiver, record.attached_at) == (attached_before.name, attached_before.attached_at)
     assert record.oldest_needed_receiver in rig.chain() and record.threshold_kb == 500
     assert rig.catalog.library_saves("ibmi1", "QMTEST") == [record]

@@ -8,20 +8,26 @@ stops automatic switching with CPI70E3 (rule 2), and a full sequence must be cle
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from mqjournal.errors import InvalidName, NextReceiverNameTaken, NoReceiverNameFree
 from mqjournal.names import (
+    TEXT_LENGTH,
     ReceiverName,
     is_receiver_name,
     journal_instance,
     journal_name,
+    library_save_text,
     next_free_receiver_name,
     next_receiver_name,
     object_name,
     qmgr_library_for,
     qmgr_name,
     receiver_prefix,
+    receiver_save_text,
+    save_file_names,
     save_library_for,
 )
 
@@ -459,3 +465,29 @@ def test_an_instance_is_one_letter(instance):
         journal_name(instance)
     with pytest.raises(InvalidName, match="instance"):
         receiver_prefix(instance)
+
+
+def test_save_files_are_named_for_the_queue_manager_library_and_the_day():
+    names = save_file_names("QMPAYROLL", date(2026, 11, 23))
+    assert names[:3] == ["PAYRO327A", "PAYRO327B", "PAYRO327C"] and len(set(names)) == 36
+    assert all(object_name(n) == n for n in names)
+    # A library whose rest would not start a name, or without the QM prefix, is used as it is.
+    assert save_file_names("QM1TEST", date(2026, 1, 5))[0] == "QM1TE005A"
+    assert save_file_names("MQPROD", date(2026, 1, 5))[0] == "MQPRO005A"
+
+
+def test_a_save_files_text_names_the_queue_manager_receivers_and_day_in_50_characters():
+    assert (
+        receiver_save_text("PAYROLL", "AMQA000000", "AMQA000023", date(2026, 11, 23))
+        == "mqjournal PAYROLL AMQA000000-AMQA000023 2026-11-23"
+    )
+    assert receiver_save_text("Q", "AMQA000007", "AMQA000007", date(2026, 11, 23)) == (
+        "mqjournal Q AMQA000007 2026-11-23"
+    )
+    long = receiver_save_text(
+        "A.VERY.LONG.QUEUE.MANAGER.NAME.OF.48.CHARACTERS.X", "AMQA000000", "AMQA000023", date.today()
+    )
+    assert len(long) == TEXT_LENGTH and "AMQA000000-AMQA000023" in long and "~" in long
+    assert library_save_text("PAYROLL", "QMPAYROLL", date(2026, 11, 23)) == (
+        "mqjournal PAYROLL library QMPAYROLL 2026-11-23"
+    )

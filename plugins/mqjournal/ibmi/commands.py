@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Literal
 
 from mqjournal.ibmi.transport import Command
-from mqjournal.names import mq_name, object_name, qmgr_name, receiver_prefix
+from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_name, receiver_prefix
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
 RECOVERY_MESSAGES = ("AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472")
@@ -248,10 +248,14 @@ def latest_recovery_points(library: str, *, with_tokens: bool = True) -> str:
 MAX_SAVOBJ_OBJECTS = 300  # SAVOBJ's OBJ parameter takes at most 300 names
 
 
-def create_save_file(library: str, name: str) -> Command:
-    """CRTSAVF: not idempotent (a second run fails with CPF5813), which the executor relies on to find a free name."""
+def create_save_file(library: str, name: str, text: str) -> Command:
+    """CRTSAVF: not idempotent (a second run fails with CPF5813), which the executor relies on to find a free name.
+    `text` is the object's TEXT (at most 50 characters), so WRKOBJ shows what the save file holds."""
+    if len(text) > TEXT_LENGTH or not text.isprintable():
+        raise ValueError(f"a save file's TEXT is at most {TEXT_LENGTH} printable characters: {text!r}")
     return cl(
-        f"CRTSAVF FILE({object_name(library)}/{object_name(name)}) TEXT('mqjournal receiver save')", idempotent=False
+        f"CRTSAVF FILE({object_name(library)}/{object_name(name)}) TEXT({_lit(text)})",
+        idempotent=False,
     )
 
 

@@ -13,8 +13,6 @@ written stops the step there, `CatalogUnavailable`) and its outcome after.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -28,13 +26,12 @@ from mqjournal.ibmi.collector import collect
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
+from mqjournal.ibmi.savefiles import create_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
-from mqjournal.names import save_library_for
+from mqjournal.names import receiver_save_text, save_file_names, save_library_for
 from mqjournal.policy import Policy
 from mqjournal.rules import DeleteReason
 from mqjournal.snapshot import Receiver
-
-SAVE_FILE_SLOTS = 10
 
 
 class SaveFailed(MqJournalError):
@@ -85,7 +82,7 @@ class Executor(HostContext):
         return result
 
     def _save_batch(self, batch: list[Receiver], save_library: str, result: SaveResult) -> None:
-        save_file = self._new_save_file(save_library)
+        save_file = self._new_save_file(save_library, batch)
         path = f"{save_library}/{save_file}"
         result.save_files.append(path)
         names = [r.name for r in batch]
@@ -127,29 +124,17 @@ class Executor(HostContext):
         result.saved += saved
         self.catalog.finish(operation, "done", f"{len(saved)} of {len(batch)} saved in {path}: {message}")
 
-    def _new_save_file(self, save_library: str) -> str:
-        """A save file of its own for this queue manager and run: a rerun never overwrites an earlier save."""
-        digest = hashlib.sha1(f"{self.host}/{self.target.library}/{self.run_id}".encode()).digest()
-        stem = "MQJ" + base64.b32encode(digest).decode()[:6]
-        known = self.catalog.known_save_files(self.host)
-        for slot in range(SAVE_FILE_SLOTS):
-            name = f"{stem}{slot}"
-            if f"{save_library}/{name}" in known:
-                continue
-            out = self.session.run(commands.create_save_file(save_library, name))
-            if out.exit_status == 0:
-                return name
-            if "CPF5813" not in out.msg_ids:
-                raise SaveFailed(
-                    f"save file {save_library}/{name} on {self.host}",
-                    _messages(out) or "CRTSAVF failed",
-                    "check the save library exists and the user profile may create files in it",
-                    msg_id=out.msg_ids[-1] if out.msg_ids else None,
-                )
-        raise SaveFailed(
-            f"save files {stem}0-9 in {save_library} on {self.host}",
-            "every save file slot of this run is used",
-            "rerun as a new DAG run (a new run id), or clear old save files after backing them up",
+    def _new_save_file(self, save_library: str, batch: list[Receiver]) -> str:
+        """A save file of its own for this batch: a rerun never writes into an earlier save."""
+        today = datetime.now(self.tz).date()
+        return create_save_file(
+            self.session,
+            host=self.host,
+            library=save_library,
+            names=save_file_names(self.target.library, today),
+            text=receiver_save_text(self.target.qmgr, batch[0].name, batch[-1].name, today),
+            known=self.catalog.known_save_files(self.host),
+            error=SaveFailed,
         )
 
     # --- delete --------------------------------------------------------------------------------------------

@@ -11,8 +11,6 @@ The queue manager is always started again once it was ended, even when the save 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timezone
@@ -21,16 +19,15 @@ from mqjournal.catalog import Catalog, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MalformedAmqjrninf, MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.savefiles import create_save_file
 from mqjournal.ibmi.transport import Command, IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import OldestNeeded, parse_amqjrninf
-from mqjournal.names import save_library_for
+from mqjournal.names import library_save_text, save_file_names, save_library_for
 from mqjournal.recovery.gather import save_files_on_host
 from mqjournal.recovery.outcome import ALREADY_RUNNING, SAVED_TO_SAVE_FILE, judge_cl
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
 
 log = logging.getLogger(__name__)
-
-SAVE_FILE_SLOTS = 10
 
 
 class LibrarySaveFailed(MqJournalError):
@@ -118,7 +115,7 @@ def _save_ended_library(
         return read_state(session, target, host=host, run_id=run_id, tz=tz)
 
     at_save = read()
-    save_file = _new_save_file(session, host, target.library, save_library, run_id)
+    save_file = _new_save_file(session, host, target, save_library, catalog, tz)
     started = at_save.collected_at
     # SAVLIB of a queue manager library always takes the journal's attached receiver, even with MQ ended, so
     # IBM i adds a diagnostic to the completion: judged by the exit status and CPC3722, not by message prefixes.
@@ -339,25 +336,17 @@ def receiver_save_records(at_save: Snapshot, after: Snapshot, library_save: Libr
     return records
 
 
-def _new_save_file(session: IbmiSession, host: str, qmgr_library: str, save_library: str, run_id: str) -> str:
-    """A save file of its own for this library and run (MQL + hash), as the maintenance executor names its own (MQJ)."""
-    digest = hashlib.sha1(f"{host}/{qmgr_library}/{run_id}".encode()).digest()
-    stem = "MQL" + base64.b32encode(digest).decode()[:6]
-    for slot in range(SAVE_FILE_SLOTS):
-        name = f"{stem}{slot}"
-        out = session.run(commands.create_save_file(save_library, name))
-        if out.exit_status == 0:
-            return name
-        if "CPF5813" not in out.msg_ids:
-            verdict = judge_cl(out)
-            raise LibrarySaveFailed(
-                f"save file {save_library}/{name} on {host}",
-                verdict.failure or "CRTSAVF failed",
-                "check the save library exists and the user profile may create files in it",
-                msg_id=verdict.msg_id,
-            )
-    raise LibrarySaveFailed(
-        f"save files {stem}0-9 in {save_library} on {host}",
-        "every save file slot of this run is used",
-        "save again with a new run id",
+def _new_save_file(
+    session: IbmiSession, host: str, target: Target, save_library: str, catalog: Catalog, tz: timezone
+) -> str:
+    """A save file of its own for this library save, named and described as the receiver saves are."""
+    today = datetime.now(tz).date()
+    return create_save_file(
+        session,
+        host=host,
+        library=save_library,
+        names=save_file_names(target.library, today),
+        text=library_save_text(target.qmgr, target.library, today),
+        known=catalog.known_save_files(host),
+        error=LibrarySaveFailed,
     )
