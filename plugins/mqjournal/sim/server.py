@@ -5,6 +5,10 @@ an IBM i partition: public key authentication only, "session" channels carrying 
 status then close, and an OpenSSH version string. Transport faults (delays, dropped connections, refused
 connections) are injected per host from `TransportFaults`, looked up at every command so tests can change them
 while the fleet is serving.
+
+Given an `SftpFactory`, the same connections also serve the ``sftp`` subsystem, as sshd does with its
+``Subsystem sftp`` line: the factory makes the file system one signed-on session sees (sim/sftp.py serves the
+QSYS.LIB view of save files). `TransferFault`s drop a connection in the middle of a transfer.
 """
 
 from __future__ import annotations
@@ -44,7 +48,10 @@ __all__ = [
     "Handler",
     "HostTransportFaults",
     "ReceivedCommand",
+    "SftpFactory",
+    "SftpSession",
     "SimulatedHostEndpoint",
+    "TransferFault",
     "load_or_create_host_key",
 ]
 
@@ -167,11 +174,32 @@ class CommandRule:
             raise ValueError("an 'answer' rule needs its reply")
 
 
+TRANSFER_DIRECTIONS = frozenset({"get", "put"})
+
+
+@dataclass
+class TransferFault:
+    """The connection drops in the middle of an SFTP transfer of a path matching `pattern` (a regex searched in the
+    upper-case path): a download (``get``) once `after_bytes` of the file have been sent, an upload (``put``) once
+    `after_bytes` have been received; `times` transfers, then the fault is spent. The client sees its connection
+    lost mid-file, as when a network or the partition's sshd fails during a copy: what arrived is short."""
+
+    pattern: str
+    direction: str = "get"
+    after_bytes: int = 0
+    times: int = 1
+
+    def __post_init__(self) -> None:
+        if self.direction not in TRANSFER_DIRECTIONS:
+            raise ValueError(f"transfer fault direction {self.direction!r} is not one of {sorted(TRANSFER_DIRECTIONS)}")
+
+
 @dataclass
 class HostTransportFaults(TransportFaults):
-    """`TransportFaults` plus rules aimed at single commands (see `CommandRule`)."""
+    """`TransportFaults` plus rules aimed at single commands (see `CommandRule`) and at SFTP transfers."""
 
     rules: list[CommandRule] = field(default_factory=list)
+    transfers: list[TransferFault] = field(default_factory=list)
 
 
 @dataclass
@@ -196,6 +224,20 @@ class ReceivedCommand:
     @property
     def ran(self) -> bool:
         return self.state == "ran"
+
+
+@dataclass(frozen=True)
+class SftpSession:
+    """One ``sftp`` subsystem channel: the host, the signed-on user profile (upper case), and a way to drop the
+    whole SSH connection (for `TransferFault`s)."""
+
+    host: str
+    user: str
+    drop: Callable[[], None]
+
+
+SftpFactory = Callable[[SftpSession], paramiko.SFTPServerInterface]
+"""`sftp(session)`: the file system an sftp session sees; paramiko's `SFTPServer` sends it the requests."""
 
 
 CommandListener = Callable[[ReceivedCommand, str], None]
@@ -291,6 +333,16 @@ class _HostInterface(paramiko.ServerInterface):
         # held here until a worker takes it (concurrent clients open several before sending any exec).
         self._idle: dict[int, paramiko.Channel] = {}
         self._lock = threading.Lock()
+        self.transport: paramiko.Transport | None = None  # set once the connection's transport exists
+
+    @property
+    def host(self) -> str:
+        return self._endpoint.name
+
+    @property
+    def user(self) -> str | None:
+        """The signed-on user profile, once public key authentication succeeded."""
+        return self._user
 
     def get_allowed_auths(self, username: str) -> str:
         return "publickey"
@@ -332,6 +384,15 @@ class _HostInterface(paramiko.ServerInterface):
             self._fleet._start_exec(self._endpoint.name, self._user, channel, command)
 
 
+def _sftp_session(server: paramiko.ServerInterface, factory: SftpFactory) -> paramiko.SFTPServerInterface:
+    """paramiko's `SFTPServer` builds its request handler from the connection's server object: hand the factory
+    the session it serves instead."""
+    if not isinstance(server, _HostInterface) or server.user is None or server.transport is None:
+        raise RuntimeError("an sftp subsystem outside an authenticated simulator connection")
+    transport = server.transport
+    return factory(SftpSession(server.host, server.user, transport.close))
+
+
 class FleetSshServer:
     """Serves a fleet of simulated hosts, one SSH listener per host on 127.0.0.1, from daemon threads."""
 
@@ -341,6 +402,7 @@ class FleetSshServer:
         handler: Handler,
         faults: FaultsLookup = lambda host: TransportFaults(),
         received: CommandLog | None = None,
+        sftp: SftpFactory | None = None,
     ) -> None:
         names = [endpoint.name for endpoint in endpoints]
         if len(set(names)) != len(names):
@@ -350,6 +412,7 @@ class FleetSshServer:
         self._handler = handler
         self._faults = faults
         self._received = received
+        self._sftp = sftp
         self._lock = threading.Lock()  # guards the collections below and every DropRule list it mutates
         self._stopping = threading.Event()
         self._listeners: dict[str, socket.socket] = {}
@@ -465,6 +528,11 @@ class FleetSshServer:
         # With an event, start_server returns at once: negotiation, auth and channels run in the transport's
         # own daemon thread, which ends by itself when the client goes away or stalls (paramiko's timeouts).
         server = _HostInterface(self, endpoint, self._key_blobs[endpoint.name])
+        server.transport = transport
+        if self._sftp is not None:
+            # paramiko starts the handler in its own thread for each "subsystem sftp" request, as sshd starts
+            # sftp-server; a host without an SFTP factory refuses the request, as an sshd without the line does.
+            transport.set_subsystem_handler("sftp", paramiko.SFTPServer, _sftp_session, self._sftp)
         transport.start_server(event=threading.Event(), server=server)
 
     # commands

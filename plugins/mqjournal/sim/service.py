@@ -5,7 +5,12 @@ key), ``client_key`` (+ ``.pub``, the key the planner logs in with) and ``known_
 host keys against. A restarted simulator loads the same partitions and keys.
 
 `received` logs every command line that arrives over SSH, and what became of it (see `server.CommandLog`): tests
-compare it with the client's audit log. `faults[host]` are the host's transport faults, `CommandRule`s included.
+compare it with the client's audit log. `faults[host]` are the host's transport faults, `CommandRule`s and
+`TransferFault`s included.
+
+The same SSH connections serve SFTP with the QSYS.LIB view of each partition's save files (sim/sftp.py). Its
+requests are logged in `transfers`, apart from `received`: a transfer is not a command line, and the invariants
+that every command received has its audit record are about command lines.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from mqjournal.sim.server import (
     SimulatedHostEndpoint,
     load_or_create_host_key,
 )
+from mqjournal.sim.sftp import QsysLibSftp
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +71,7 @@ class SimulatorService:
         self.hosts: dict[str, SimulatedHost] = {}
         self.faults: dict[str, HostTransportFaults] = {}
         self.received = CommandLog()
+        self.transfers = CommandLog()
         start = config.first_moment(now)
         for host_config in config.hosts:
             state_path = self.state_dir / f"{host_config.name}.json"
@@ -98,7 +105,10 @@ class SimulatorService:
             )
             for h in self.config.hosts
         ]
-        self.server = FleetSshServer(endpoints, self.handle, lambda host: self.faults[host], received=self.received)
+        sftp = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
+        self.server = FleetSshServer(
+            endpoints, self.handle, lambda host: self.faults[host], received=self.received, sftp=sftp
+        )
         self.server.start()
         self.write_known_hosts()
         if follow_wall_clock:
