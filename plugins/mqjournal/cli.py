@@ -274,6 +274,32 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0 if all(r.ready for r in reports) else 3
 
 
+def _catalog_rebuild(args: argparse.Namespace) -> int:
+    """Record every verified object of a backup store, and the receiver saves it proves, in the catalog: exit 0 when
+    every sidecar read and every object verified, 3 when some did not (they are named, and not recorded)."""
+    import os
+
+    from mqjournal.backupstore import BackupStore, StoreUnavailable, rebuild_catalog
+    from mqjournal.catalog import Catalog
+    from mqjournal.settings import CATALOG_URL_ENV
+
+    url = args.catalog or os.environ.get(CATALOG_URL_ENV)
+    if not url:
+        return _bad_input(f"give the catalog to rebuild with --catalog URL (or {CATALOG_URL_ENV})")
+    try:
+        store = BackupStore(args.from_store, conn_id=args.conn_id)
+        if not store.exists():
+            return _bad_input(
+                f"the backup store {args.from_store} does not exist or cannot be read; give the URL (or folder) the "
+                "save files were copied into"
+            )
+    except StoreUnavailable as exc:
+        return _bad_input(str(exc))
+    summary = rebuild_catalog(store, Catalog(url))
+    print(summary.text())
+    return 0 if summary.clean else 3
+
+
 def _bad_input(message: str) -> int:
     print(f"mqjournal: {message}", file=sys.stderr)
     return 2
@@ -374,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_recover(commands)
     _add_save_library(commands)
     _add_doctor(commands)
+    _add_catalog(commands)
     _add_schema(commands)
     return parser
 
@@ -515,6 +542,35 @@ def _add_doctor(commands: _Commands) -> None:
         help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)",
     )
     doctor.set_defaults(run=_doctor)
+
+
+def _add_catalog(commands: _Commands) -> None:
+    catalog = commands.add_parser(
+        "catalog",
+        help="maintain the backup catalog: rebuild it from a backup store",
+        description="Work on the backup catalog itself rather than on a host.",
+    )
+    actions = catalog.add_subparsers(dest="action", required=True, metavar="ACTION")
+    rebuild = actions.add_parser(
+        "rebuild",
+        help="record every verified object of a backup store, and the receiver saves it holds, in the catalog",
+        description="Reads every sidecar of the backup store, re-reads each object and compares its size and "
+        "SHA-256, and records the ones that match (the stored object and the receiver saves of its object list) in "
+        "the catalog, empty or not; running it again records nothing twice. Objects that do not match, unreadable "
+        "sidecars and objects without one are named and not recorded. Exit status: 0 everything recorded, 3 some "
+        "objects or sidecars named as not recorded, 2 bad input (no such store, no catalog), 1 the catalog failed.",
+    )
+    rebuild.add_argument(
+        "--from-store",
+        required=True,
+        metavar="URL",
+        help="the backup store: a folder, a file:// URL or an fsspec URL such as s3://bucket/mqjournal",
+    )
+    rebuild.add_argument(
+        "--conn-id", help="an Airflow connection with the store's credentials (needs Airflow on this machine)"
+    )
+    rebuild.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    rebuild.set_defaults(run=_catalog_rebuild)
 
 
 def _add_schema(commands: _Commands) -> None:

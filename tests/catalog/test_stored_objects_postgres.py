@@ -1,0 +1,51 @@
+"""Stored objects on PostgreSQL: recorded when a save file is copied into the backup store, and rebuilt from the store
+alone into an empty database."""
+
+from __future__ import annotations
+
+import io
+import uuid
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import make_url
+
+from mqjournal.backupstore import BackupStore, rebuild_catalog
+from mqjournal.catalog import Catalog
+from tests.backupstore.saves import SAVE_FILE_BYTES, receiver_saves, save_file_copy
+
+# Under xdist (make test-fast) these run in one worker, which starts the one PostgreSQL server they share.
+pytestmark = pytest.mark.xdist_group("postgresql")
+
+
+def _new_database(postgres_url: str) -> str:
+    """A database of its own on the shared server: the other catalog tests' rows stay out of the comparison."""
+    name = f"catalog_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+
+
+def test_a_catalog_rebuilt_from_the_store_on_postgresql_has_the_rows_recorded_when_putting(postgres_url, tmp_path):
+    store = BackupStore(tmp_path / "backups")
+    recorded = Catalog(_new_database(postgres_url))
+    for save_file, first in [("MQJ0001", 1), ("MQJ0002", 4)]:
+        saves = receiver_saves(save_file, first)
+        recorded.record_stored(store.put(io.BytesIO(SAVE_FILE_BYTES), save_file_copy(saves)))
+        for save in saves:
+            recorded.record_save(save)
+    rebuilt = Catalog(_new_database(postgres_url))
+    assert rebuild_catalog(store, rebuilt).clean
+    assert rebuild_catalog(store, rebuilt).clean  # again: nothing recorded twice
+    for catalog in (recorded, rebuilt):
+        assert catalog.is_backed_up_off_partition("prod1", "QMPAYROLL", "AMQA000005")
+    assert rebuilt.stored_objects("prod1", "PAYROLL") == recorded.stored_objects("prod1", "PAYROLL")
+    assert rebuilt.saves_for("prod1", "QMPAYROLL") == recorded.saves_for("prod1", "QMPAYROLL")
+
+
+def test_a_stored_object_size_is_64_bit(postgres_url):
+    catalog = Catalog(postgres_url)
+    columns = {c["name"]: c["type"] for c in inspect(catalog.engine).get_columns("stored_objects")}
+    assert columns["size_bytes"].python_type is int and "BIGINT" in str(columns["size_bytes"]).upper()
