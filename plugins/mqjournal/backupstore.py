@@ -28,6 +28,7 @@ ObjectStoragePath would use, and imports Airflow only then.
 from __future__ import annotations
 
 import hashlib
+import logging
 import posixpath
 import re
 import uuid
@@ -47,6 +48,8 @@ from mqjournal.settings import safe
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem  # type: ignore[import-untyped]  # fsspec ships no type information
+
+log = logging.getLogger(__name__)
 
 CHUNK_SIZE = 1024 * 1024
 """Bytes read and written at a time: a save file of gigabytes never sits in memory."""
@@ -198,10 +201,10 @@ class BackupStore:
             written = self._write(source, path)
             read_back = self._digest(path)
         except BaseException:
-            self._remove(path)  # a copy cut off (a dropped SFTP session, a full store) is no backup
+            self._discard(path)  # a copy cut off (a dropped SFTP session, a full store) is no backup
             raise
         if read_back != written:
-            self._remove(path)
+            self._discard(path)
             raise StoreVerificationFailed(
                 self._name(key, copy),
                 f"the backup store gave back {read_back.size_bytes} bytes with SHA-256 {read_back.sha256} where "
@@ -221,8 +224,8 @@ class BackupStore:
         try:
             self._write_sidecar(path, stored)
         except BaseException:
-            self._remove(path + SIDECAR_SUFFIX)
-            self._remove(path)
+            self._discard(path + SIDECAR_SUFFIX)
+            self._discard(path)
             raise
         return stored
 
@@ -244,7 +247,7 @@ class BackupStore:
                 out.write(stored.model_dump_json(indent=2).encode())
             self.fs.mv(partial, path + SIDECAR_SUFFIX)
         finally:
-            self._remove(partial)
+            self._discard(partial)
 
     def delete(self, key: str) -> None:
         """Remove a stored object and its sidecar (the sidecar first: a sidecar without its object would be a
@@ -256,6 +259,14 @@ class BackupStore:
     def _remove(self, path: str) -> None:
         if self.fs.exists(path):
             self.fs.rm_file(path)
+
+    def _discard(self, path: str) -> None:
+        """Clean up after a failure without hiding it: a store that cannot remove is reported by the original error
+        (and what is left has no sidecar, so it is never taken for a backup)."""
+        try:
+            self._remove(path)
+        except OSError:
+            log.warning("could not remove %s from the backup store after a failed copy", path, exc_info=True)
 
     # --- reading ----------------------------------------------------------------------------------------------
 

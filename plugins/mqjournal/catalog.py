@@ -398,11 +398,10 @@ class StoredObject(SaveFileCopy):
     verified_at: AwareDatetime
 
     def holds(self, library: str, receiver: str, attached_at: datetime | None) -> bool:
-        """Whether the object list has this receiver (this incarnation of the name, when both know its attach time)."""
+        """Whether the object list has this receiver: with `attached_at`, that incarnation of the name only (names
+        wrap, so an entry without an attach time proves nothing about a given incarnation)."""
         return any(
-            o.library == library
-            and o.receiver == receiver
-            and (attached_at is None or o.attached_at is None or o.attached_at == attached_at)
+            o.library == library and o.receiver == receiver and (attached_at is None or o.attached_at == attached_at)
             for o in self.objects
         )
 

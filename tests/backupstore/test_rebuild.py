@@ -66,6 +66,16 @@ def test_an_earlier_incarnation_of_a_receiver_name_is_not_the_one_backed_up(reco
     assert not recorded.is_backed_up_off_partition("prod1", "QMPAYROLL", "AMQA000002", older)
 
 
+def test_a_receiver_listed_without_an_attach_time_is_not_taken_for_a_given_incarnation(store, tmp_path):
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    (save,) = receiver_saves(count=1)
+    copy = save_file_copy([save])
+    copy = copy.model_copy(update={"objects": (copy.objects[0].model_copy(update={"attached_at": None}),)})
+    catalog.record_stored(store.put(io.BytesIO(SAVE_FILE_BYTES), copy))
+    assert not catalog.is_backed_up_off_partition("prod1", "QMPAYROLL", save.receiver, save.attached_at)
+    assert catalog.is_backed_up_off_partition("prod1", "QMPAYROLL", save.receiver)  # some incarnation of the name
+
+
 # --- rebuilding from the store ----------------------------------------------------------------------------------
 
 
