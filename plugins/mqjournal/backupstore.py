@@ -73,6 +73,11 @@ class StoreVerificationFailed(BackupStoreError):
     """The bytes read back from the store are not the bytes written: nothing of the copy is left in the store."""
 
 
+class SourceIncomplete(BackupStoreError):
+    """The source gave another number of bytes than it was said to hold (a transfer cut short, a file that changed):
+    nothing of the copy is left in the store."""
+
+
 class StoreObjectCorrupt(BackupStoreError):
     """A stored object no longer matches its sidecar: it is never restored from."""
 
@@ -182,10 +187,14 @@ class BackupStore:
 
     # --- writing ----------------------------------------------------------------------------------------------
 
-    def put(self, source: Source, copy: SaveFileCopy) -> StoredObject:
+    def put(self, source: Source, copy: SaveFileCopy, *, expected_size: int | None = None) -> StoredObject:
         """Copy a save file into the store, verified: the bytes streamed in, computing size and SHA-256, then read
         back and compared; the sidecar written last. Raises StoreVerificationFailed (nothing left behind) when the
-        store does not give back what was written, StoreObjectExists when a verified copy is already there."""
+        store does not give back what was written, StoreObjectExists when a verified copy is already there.
+
+        `expected_size`: the size the source is known to have (the save file's size on the host); a source that
+        ends short of it, or runs past it, raises SourceIncomplete and leaves nothing behind. A transfer that ends
+        early without an error (a server closing the file at a dropped read) would otherwise look complete."""
         key = key_for(copy)
         path = self._path(key)
         if self.get(key) is not None:
@@ -199,6 +208,14 @@ class BackupStore:
         self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
         try:
             written = self._write(source, path)
+            if expected_size is not None and written.size_bytes != expected_size:
+                raise SourceIncomplete(
+                    self._name(key, copy),
+                    f"the source gave {written.size_bytes} bytes where the save file holds {expected_size}; "
+                    "the copy was removed",
+                    "copy it again; if the size keeps differing, look at the save file on the host (DSPSAVF, its "
+                    "size) and at what carries the transfer",
+                )
             read_back = self._digest(path)
         except BaseException:
             self._discard(path)  # a copy cut off (a dropped SFTP session, a full store) is no backup

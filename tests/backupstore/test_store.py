@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from mqjournal.backupstore import (
     BackupStore,
     InvalidStoreKey,
+    SourceIncomplete,
     StoreObjectCorrupt,
     StoreObjectExists,
     StoreVerificationFailed,
@@ -166,6 +167,18 @@ def test_a_copy_cut_off_by_its_source_leaves_nothing_in_the_store(store, copy):
     with pytest.raises(ConnectionResetError):
         store.put(dropped_session(), copy)
     assert _files(store) == []
+
+
+def test_a_source_that_ends_short_of_its_expected_size_leaves_nothing_in_the_store(store, copy):
+    # A transfer can end without an error and still be short: only the size the host gave shows it.
+    with pytest.raises(SourceIncomplete, match=f"{len(SAVE_FILE_BYTES) // 2} bytes where the save file holds"):
+        store.put(io.BytesIO(SAVE_FILE_BYTES[: len(SAVE_FILE_BYTES) // 2]), copy, expected_size=len(SAVE_FILE_BYTES))
+    assert _files(store) == []
+
+
+def test_a_source_of_its_expected_size_is_stored(store, copy):
+    stored = store.put(io.BytesIO(SAVE_FILE_BYTES), copy, expected_size=len(SAVE_FILE_BYTES))
+    assert store.verify(stored.key).ok
 
 
 def test_an_object_without_a_sidecar_is_not_a_backup(store, copy):
