@@ -332,7 +332,9 @@ class SafetyChecker:
         # Every command the host received is an attempt in the audit (matched in order, by its exact text).
         queues: dict[str, list[int]] = defaultdict(list)
         for index, (intent, _) in enumerate(attempts):
-            if intent.get("host", self.host_name) == self.host_name:
+            # SFTP transfers (`transfer` set) travel on the connection but are no command lines: the host's command
+            # log never holds them, so only their intent/outcome pairing is checked below.
+            if intent.get("host", self.host_name) == self.host_name and "transfer" not in intent:
                 queues[intent["command"]].append(index)
         matched: dict[int, object] = {}
         for entry in received:
@@ -352,7 +354,7 @@ class SafetyChecker:
             entry = matched.get(index)
             if outcome is not None:
                 said = outcome.get("outcome")
-                if said in ("ok", "failed"):
+                if said in ("ok", "failed") and "transfer" not in intent:
                     if entry is None:
                         report.add(
                             "audit disagrees",

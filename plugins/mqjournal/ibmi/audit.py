@@ -20,7 +20,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["OUTCOMES", "AuditLog", "read_audit", "read_events", "unexplained_intents"]
+__all__ = ["OUTCOMES", "TRANSFERS", "AuditLog", "read_audit", "read_events", "unexplained_intents"]
 
 log = logging.getLogger(__name__)
 
@@ -36,25 +36,26 @@ class AuditLog:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
 
-    def intent(self, *, host: str, user: str, command: str, attempt: int) -> str:
+    def intent(self, *, host: str, user: str, command: str, attempt: int, transfer: str | None = None) -> str:
         """Write that `command` is about to be sent, durably; returns the id its outcome must carry.
 
-        Raises if the record cannot be written: a command that cannot be recorded is not sent.
+        `transfer` ("get" or "put") marks an SFTP transfer of a save file (mqjournal.ibmi.transfer), whose `command`
+        reads ``SFTP GET /QSYS.LIB/...``: it travels on the same connection but is no command line, so a reader
+        matching records with the commands a host ran leaves it out. Raises if the record cannot be written: a
+        command (or transfer) that cannot be recorded is not sent.
         """
         record_id = uuid.uuid4().hex
-        self._write(
-            {
-                "event": "intent",
-                "id": record_id,
-                "at": _now(),
-                "host": host,
-                "user": user,
-                "command": command,
-                "attempt": attempt,
-                "worker": this_worker(),
-            },
-            durable=True,
-        )
+        entry = {
+            "event": "intent",
+            "id": record_id,
+            "at": _now(),
+            "host": host,
+            "user": user,
+            "command": command,
+            "attempt": attempt,
+            "worker": this_worker(),
+        }
+        self._write(entry | _transfer(transfer), durable=True)
         return record_id
 
     def record(
@@ -70,10 +71,17 @@ class AuditLog:
         outcome: str,
         error: str | None = None,
         intent_id: str | None = None,
+        transfer: str | None = None,
+        size_bytes: int | None = None,
+        sha256: str | None = None,
     ) -> None:
-        """The outcome of one attempt (of the intent `intent_id`, when one was written)."""
+        """The outcome of one attempt (of the intent `intent_id`, when one was written); for a transfer, also the
+        bytes that went across and their SHA-256, when known."""
         if outcome not in OUTCOMES:
             raise ValueError(f"audit outcome {outcome!r} is not one of {sorted(OUTCOMES)}")
+        extra = _transfer(transfer)
+        if transfer is not None:
+            extra |= {"size_bytes": size_bytes, "sha256": sha256}
         self._write(
             {
                 "event": "outcome",
@@ -88,7 +96,8 @@ class AuditLog:
                 "attempt": attempt,
                 "outcome": outcome,
                 "error": error,
-            },
+            }
+            | extra,
             durable=True,
         )
 
@@ -119,6 +128,18 @@ class AuditLog:
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
+
+
+TRANSFERS = frozenset({"get", "put"})
+
+
+def _transfer(transfer: str | None) -> dict:
+    # Only transfers carry the key: a command's records stay as they always were.
+    if transfer is None:
+        return {}
+    if transfer not in TRANSFERS:
+        raise ValueError(f"audit transfer {transfer!r} is not one of {sorted(TRANSFERS)}")
+    return {"transfer": transfer}
 
 
 def this_worker() -> str:

@@ -16,7 +16,8 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -409,6 +410,61 @@ class IbmiSession:
     def audit(self) -> AuditLog:
         """The audit trail this session writes: the executor reconciles interrupted commands from it."""
         return self._audit
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How often and after what pause a failed attempt is made again (save file transfers follow it too)."""
+        return self._retry
+
+    def pause(self, seconds: float) -> None:
+        """Wait between attempts, as the session does (tests pass a `sleep` that does not)."""
+        self._sleep(seconds)
+
+    @contextmanager
+    def sftp(self) -> Iterator[paramiko.SFTPClient]:
+        """An SFTP channel on this session's connection (connecting first if need be), each request bounded by the
+        command timeout: for save file transfers (mqjournal.ibmi.transfer).
+
+        The SFTP server's answers (no such file, permission denied, a failure) come out as paramiko's OSErrors; a
+        connection that drops or stalls comes out as ConnectionLost(sent=True), and the connection is dropped with it
+        so that the next command or transfer starts on a new one. Failing to open the channel is
+        ConnectionLost(sent=False): nothing was sent.
+        """
+        client = self._connected()
+        transport = client.get_transport()
+        try:
+            if transport is None:
+                raise paramiko.SSHException("SSH session not active")
+            channel = transport.open_session(timeout=self._command_timeout)
+            channel.settimeout(self._command_timeout)
+            channel.invoke_subsystem("sftp")
+            sftp = paramiko.SFTPClient(channel)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            self._discard(client)
+            raise ConnectionLost(
+                self.host,
+                f"no SFTP channel could be opened ({type(exc).__name__}: {exc})",
+                _CHECK_NETWORK + "; an SFTP channel also needs sshd's sftp subsystem (Subsystem sftp in sshd_config)",
+                sent=False,
+            ) from exc
+        with self._lock:
+            self.round_trips += 1
+        try:
+            yield sftp
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            # An SFTP status (ENOENT, EACCES, a failure) leaves the connection up; a drop or a stall does not.
+            dropped = isinstance(exc, (paramiko.SSHException, EOFError, TimeoutError)) or not transport.is_active()
+            if not dropped:
+                raise
+            self._discard(client)
+            raise ConnectionLost(
+                self.host,
+                f"the connection dropped or stalled during an SFTP transfer ({type(exc).__name__}: {exc})",
+                _CHECK_NETWORK,
+                sent=True,
+            ) from exc
+        finally:
+            sftp.close()
 
     def __enter__(self) -> IbmiSession:
         return self

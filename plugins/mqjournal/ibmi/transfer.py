@@ -1,0 +1,371 @@
+"""Save files across the SSH connection: downloaded into the backup store, uploaded back from it for a restore.
+
+IBM i's sftp-server shows save file LIB/NAME as ``/QSYS.LIB/LIB.LIB/NAME.FILE``, its 528-byte records end to end
+(docs/ibmi-interfaces.md, section 5, with the sources). What that section says mqjournal must check is checked here:
+
+- A download is compared with the size the host gave (`stat`) while the backup store computes its SHA-256 and
+  re-reads the copy; a short one leaves nothing in the store. Downloading changes nothing on the host, so a dropped
+  one is tried again like an idempotent command.
+- An upload goes only into a save file that exists and is empty: CRTSAVF is the caller's (a write to a missing
+  ``.FILE`` may create a physical file instead, IBM's C runtime and FTP say), and the file is opened without the
+  create flag so that no upload can make one. The bytes come from `BackupStore.open_for_restore`, which refuses a
+  store object whose checksum no longer matches before anything is sent. They go in whole records (the host checks
+  each as it arrives), then the size on the host is compared. An upload is never retried once bytes were sent: the
+  save file may hold part of them and is then no longer empty (DLTF, CRTSAVF, and the restore step again).
+  Reading the object list back (QSYS2.SAVE_FILE_OBJECTS) before RSTOBJ is the restore plan's step, not this one's.
+
+Each attempt is written to the session's audit log like a command, an intent before the first request and an
+outcome after, its ``command`` reading ``SFTP GET /QSYS.LIB/...`` (or ``PUT``) with ``"transfer"`` set, and the
+outcome holding the bytes moved and their SHA-256.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import time
+from collections.abc import Callable, Iterator
+
+import paramiko
+from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
+
+from mqjournal.backupstore import BackupStore, BackupStoreError, SourceIncomplete
+from mqjournal.catalog import SaveFileCopy, StoredObject
+from mqjournal.errors import InvalidName, MqJournalError
+from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
+from mqjournal.names import object_name
+
+__all__ = [
+    "RECORD_BYTES",
+    "SaveFileAuthorityMissing",
+    "SaveFileNotEmpty",
+    "SaveFileNotFound",
+    "SaveFileTransferError",
+    "TransferInterrupted",
+    "UploadIncomplete",
+    "download_save_file",
+    "save_file_path",
+    "upload_save_file",
+]
+
+log = logging.getLogger(__name__)
+
+RECORD_BYTES = 528
+"""A save file's record: the host checks each one as it is written, so uploads go in whole records."""
+
+UPLOAD_CHUNK = RECORD_BYTES * 62
+"""32,736 bytes: the most whole records in one SFTP write (paramiko sends at most 32,768 bytes a request)."""
+
+DOWNLOAD_WINDOW = 4 * 1024 * 1024
+"""Bytes of a download asked for at once (pipelined 32 KB reads): one request at a time would cost a round trip
+per 32 KB over a WAN, and the whole file at once (paramiko's prefetch) could sit in memory if the store is slow."""
+
+
+class SaveFileTransferError(MqJournalError):
+    """A save file could not be copied between the host and the backup store."""
+
+
+class SaveFileNotFound(SaveFileTransferError):
+    """The host has no such save file (SFTP: no such file)."""
+
+
+class SaveFileAuthorityMissing(SaveFileTransferError):
+    """The user profile may not read (or write) the save file (SFTP: permission denied)."""
+
+
+class SaveFileNotEmpty(SaveFileTransferError):
+    """An upload's target already holds data: IBM i places data only into an existing, empty save file."""
+
+
+class TransferInterrupted(SaveFileTransferError):
+    """A download dropped or came up short on every attempt; nothing of it is in the backup store."""
+
+
+class UploadIncomplete(SaveFileTransferError):
+    """An upload failed after bytes were sent: the save file may hold part of them, so it is not retried."""
+
+
+def save_file_path(library: str, name: str) -> str:
+    """The IFS path of save file `library`/`name`, built from validated names only."""
+    lib, savf = object_name(library, what="library"), object_name(name, what="save file")
+    for part in (lib, savf):
+        if "." in part:
+            # NAME.FILE is how QSYS.LIB tells the object type: a '.' in the name would make the path ambiguous.
+            raise InvalidName(part, "a name with '.' has no unambiguous /QSYS.LIB path", "use a name without '.'")
+    return f"/QSYS.LIB/{savf}.FILE" if lib == "QSYS" else f"/QSYS.LIB/{lib}.LIB/{savf}.FILE"
+
+
+# --- download ---------------------------------------------------------------------------------------------------
+
+
+def download_save_file(
+    session: IbmiSession, library: str, name: str, store: BackupStore, meta: SaveFileCopy
+) -> StoredObject:
+    """Copy save file `library`/`name` from the host into `store`, verified, described by `meta` (whose save file
+    it must be). A dropped or short transfer is tried again by the session's retry policy, and ends in
+    TransferInterrupted; a missing save file or missing authority is raised at once; nothing but a verified copy is
+    ever left in the store."""
+    path = save_file_path(library, name)
+    where = f"{session.host} {object_name(library)}/{object_name(name)}"
+    if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
+        raise ValueError(f"{where}: the copy's description is of {meta.save_file_path}")
+    attempts = session.retry.attempts
+    for attempt in range(1, attempts + 1):
+        try:
+            return _download(session, path, where, store, meta, attempt)
+        except (HostUnreachable, ConnectionLost, SourceIncomplete) as exc:
+            if attempt == attempts:
+                raise TransferInterrupted(
+                    where,
+                    f"the download of {path} failed on all {attempts} attempt(s), the last: {_why(exc)}; nothing of "
+                    "it is in the backup store",
+                    "check the network to the partition and its sshd, then run the step again; the save file on the "
+                    "host is not counted as backed up off the partition",
+                ) from exc
+            delay = session.retry.delay_after(attempt)
+            log.warning("%s: %s; downloading again in %.2f s (%d/%d)", where, _why(exc), delay, attempt + 1, attempts)
+            session.pause(delay)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _download(
+    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, attempt: int
+) -> StoredObject:
+    audit = _Audit(session, "get", path, attempt)
+    received = [0]
+    try:
+        with session.sftp() as sftp:
+            size = sftp.stat(path).st_size or 0
+            with sftp.open(path, "rb") as remote:
+                try:
+                    stored = store.put(_windows(remote, size, received), meta, expected_size=size)
+                except _RemoteReadFailed as failed:
+                    raise failed.cause from None  # the SFTP error, for the session to tell a drop from a refusal
+                except OSError as exc:
+                    raise _store_error(store, exc) from exc
+    except OSError as exc:
+        audit.done("failed", error=str(exc), size_bytes=received[0])
+        raise _refused(exc, where, path, session.user, "download") from exc
+    except (HostUnreachable, ConnectionLost) as exc:
+        audit.done("transport_error", error=str(exc), size_bytes=received[0])
+        raise
+    except MqJournalError as exc:  # SourceIncomplete, or the store's own refusal
+        audit.done("failed", error=str(exc), size_bytes=received[0])
+        raise
+    audit.done("ok", size_bytes=stored.size_bytes, sha256=stored.sha256)
+    log.info("%s: %s downloaded into %s (%d bytes)", where, path, stored.key, stored.size_bytes)
+    return stored
+
+
+class _RemoteReadFailed(Exception):
+    """Carries an SFTP read's error through BackupStore.put, apart from the store's own OSErrors."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _windows(remote: paramiko.SFTPFile, size: int, received: list[int]) -> Iterator[bytes]:
+    offset = 0
+    try:
+        while offset < size:
+            length = min(DOWNLOAD_WINDOW, size - offset)
+            for data in remote.readv([(offset, length)]):
+                if not data:
+                    return  # short of the size: put's expected_size names it
+                received[0] += len(data)
+                offset += len(data)
+                yield data
+        # One read past the size the host gave: a save file that grew since the stat is not this copy.
+        if extra := remote.read(RECORD_BYTES):
+            received[0] += len(extra)
+            yield extra
+    except (OSError, EOFError, paramiko.SSHException) as exc:
+        raise _RemoteReadFailed(exc) from exc
+
+
+# --- upload -----------------------------------------------------------------------------------------------------
+
+
+def upload_save_file(session: IbmiSession, store: BackupStore, key: str, library: str, name: str) -> StoredObject:
+    """Copy the stored object `key` into save file `library`/`name` on the host, which must exist and be empty
+    (CRTSAVF first). Returns the stored object it came from. The object is verified before anything is sent
+    (StoreObjectCorrupt otherwise); after the upload the save file's size must be the object's."""
+    path = save_file_path(library, name)
+    where = f"{session.host} {object_name(library)}/{object_name(name)}"
+    with store.open_for_restore(key) as reader:
+        stored = reader.stored
+        if stored.size_bytes % RECORD_BYTES:
+            raise SaveFileTransferError(
+                where,
+                f"the stored object {key} is {stored.size_bytes} bytes, not whole {RECORD_BYTES}-byte save file "
+                "records; nothing was sent",
+                "restore from another copy of these receivers; this one is not a save file's bytes",
+            )
+        attempts = session.retry.attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                _upload(session, path, where, reader.read, stored, attempt)
+                return stored
+            except (HostUnreachable, ConnectionLost) as exc:
+                # Only here when nothing was written (see _upload): the save file is still empty.
+                if attempt == attempts:
+                    raise
+                delay = session.retry.delay_after(attempt)
+                log.warning("%s: %s; uploading again in %.2f s (%d/%d)", where, exc, delay, attempt + 1, attempts)
+                session.pause(delay)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _upload(
+    session: IbmiSession, path: str, where: str, read: Callable[[int], bytes], stored: StoredObject, attempt: int
+) -> None:
+    audit = _Audit(session, "put", path, attempt)
+    sent = [0]
+    opened = False
+    try:
+        with session.sftp() as sftp:
+            found = sftp.stat(path).st_size or 0
+            if found:
+                audit.done("failed", error=f"the save file holds {found} bytes")
+                raise SaveFileNotEmpty(
+                    where,
+                    f"the save file holds {found} bytes, and IBM i places data only into an empty save file; "
+                    "nothing was sent",
+                    f"if it holds nothing needed, DLTF FILE({_qualified(where)}) and CRTSAVF it again, then run the "
+                    "restore step again",
+                )
+            remote = _open_for_writing(sftp, path)
+            opened = True  # from here the save file may take bytes: no retry, and no claim that it is empty
+            with remote:
+                remote.set_pipelined(True)
+                for chunk in _records(read):
+                    remote.write(chunk)
+                    sent[0] += len(chunk)
+            landed = sftp.stat(path).st_size or 0
+    except SaveFileNotEmpty:
+        raise
+    except (OSError, HostUnreachable, ConnectionLost, MqJournalError) as exc:
+        dropped = isinstance(exc, (HostUnreachable, ConnectionLost))
+        audit.done("transport_error" if dropped else "failed", error=str(exc), size_bytes=sent[0])
+        if opened:
+            raise _incomplete(where, path, exc, sent[0], stored.size_bytes) from exc
+        if isinstance(exc, OSError):
+            raise _refused(exc, where, path, session.user, "upload") from exc
+        raise
+    if landed != stored.size_bytes:
+        audit.done("failed", error=f"the save file holds {landed} bytes after the upload", size_bytes=sent[0])
+        raise _incomplete(where, path, None, landed, stored.size_bytes)
+    audit.done("ok", size_bytes=sent[0], sha256=stored.sha256)
+    log.info("%s: %s uploaded from %s (%d bytes)", where, path, stored.key, sent[0])
+
+
+def _open_for_writing(sftp: paramiko.SFTPClient, path: str) -> paramiko.SFTPFile:
+    """Open `path` for writing without the create and truncate flags that paramiko's mode "w" sends: a save file
+    must already exist (CRTSAVF), and an upload must never make some other kind of file in its place."""
+    kind, message = sftp._request(CMD_OPEN, path, SFTP_FLAG_WRITE, paramiko.SFTPAttributes())  # type: ignore[attr-defined]  # paramiko's own request, not in its stubs
+    if kind != CMD_HANDLE:
+        raise paramiko.SFTPError("Expected handle")
+    # Unbuffered: each write is one request, so each carries the whole records _records cut.
+    return paramiko.SFTPFile(sftp, message.get_binary(), "wb", bufsize=0)
+
+
+def _records(read: Callable[[int], bytes]) -> Iterator[bytes]:
+    """The object's bytes in pieces of whole records, whatever sizes the store's reads return."""
+    pending = b""
+    while data := read(UPLOAD_CHUNK):
+        pending += data
+        cut = len(pending) - len(pending) % UPLOAD_CHUNK
+        for start in range(0, cut, UPLOAD_CHUNK):
+            yield pending[start : start + UPLOAD_CHUNK]
+        pending = pending[cut:]
+    if pending:
+        yield pending  # the rest, whole records too: the size was checked to be a multiple of 528
+
+
+# --- errors and the audit ---------------------------------------------------------------------------------------
+
+
+class _Audit:
+    """One transfer attempt in the session's audit log: the intent now, before any request, the outcome once."""
+
+    def __init__(self, session: IbmiSession, direction: str, path: str, attempt: int) -> None:
+        self._session, self._direction, self._attempt = session, direction, attempt
+        self._command = f"SFTP {direction.upper()} {path}"
+        self._started = time.monotonic()
+        self._id = session.audit.intent(
+            host=session.host, user=session.user, command=self._command, attempt=attempt, transfer=direction
+        )
+        self._done = False
+
+    def done(self, outcome: str, *, error: str | None = None, size_bytes: int = 0, sha256: str | None = None) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._session.audit.record(
+            host=self._session.host,
+            user=self._session.user,
+            command=self._command,
+            exit_status=None,
+            msg_ids=[],
+            duration_ms=(time.monotonic() - self._started) * 1000.0,
+            attempt=self._attempt,
+            outcome=outcome,
+            error=error,
+            intent_id=self._id,
+            transfer=self._direction,
+            size_bytes=size_bytes,
+            sha256=sha256,
+        )
+
+
+def _qualified(where: str) -> str:
+    return where.rpartition(" ")[2]
+
+
+def _why(exc: BaseException) -> str:
+    return exc.problem if isinstance(exc, MqJournalError) else str(exc)
+
+
+def _refused(exc: OSError, where: str, path: str, user: str, what: str) -> SaveFileTransferError:
+    """The host's SFTP answer as an error that says what to do (sftp-server's errno mapping: see the module doc)."""
+    if exc.errno == errno.ENOENT:
+        if what == "upload":
+            return SaveFileNotFound(
+                where,
+                f"no such save file: {path} does not exist (or its library does not); nothing was sent",
+                f"CRTSAVF FILE({_qualified(where)}) first, then upload again; an upload never creates the save file",
+            )
+        return SaveFileNotFound(
+            where, f"no such save file: {path} does not exist", "look for the save file's new name in the catalog"
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        needs = "*RWX data authority to the save file" if what == "upload" else "*READ authority to the save file"
+        return SaveFileAuthorityMissing(
+            where,
+            f"no authority: user profile {user} may not {what} {path}",
+            f"grant {user} *EXECUTE on the library and {needs} (GRTOBJAUT), then run the step again",
+        )
+    return SaveFileTransferError(
+        where,
+        f"the host refused the {what} of {path} ({exc})",
+        "look at the save file on the host (WRKOBJLCK for a job using it, DSPSAVF), then run the step again",
+    )
+
+
+def _incomplete(where: str, path: str, exc: BaseException | None, got: int, expected: int) -> UploadIncomplete:
+    why = f" ({_why(exc)})" if exc is not None else ""
+    return UploadIncomplete(
+        where,
+        f"the upload into {path} did not complete{why}: {got} of {expected} bytes; the save file may hold part of "
+        "them, so it is not uploaded into again",
+        f"DLTF FILE({_qualified(where)}), CRTSAVF FILE({_qualified(where)}), then run the restore step again",
+    )
+
+
+def _store_error(store: BackupStore, exc: OSError) -> BackupStoreError:
+    return BackupStoreError(
+        store.url,
+        f"the backup store could not be written ({type(exc).__name__}: {exc}); nothing of the copy was kept",
+        "check the store (space, permissions, the mount or network), then run the step again",
+    )

@@ -1,0 +1,318 @@
+"""Save files copied between a simulated partition and the backup store over the session's own SSH connection:
+downloaded after SAVOBJ with a verified sidecar, uploaded into a CRTSAVF save file for RSTOBJ, and every transfer in
+the audit log like a command."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from mqjournal.backupstore import BackupStore, StoreObjectCorrupt
+from mqjournal.catalog import SavedReceiver, SaveFileCopy, StoredObject
+from mqjournal.errors import InvalidName
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
+from mqjournal.ibmi.transfer import (
+    RECORD_BYTES,
+    SaveFileAuthorityMissing,
+    SaveFileNotEmpty,
+    SaveFileNotFound,
+    TransferInterrupted,
+    UploadIncomplete,
+    download_save_file,
+    save_file_path,
+    upload_save_file,
+)
+from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.sim import savfdata
+from mqjournal.sim.model import Status, WithheldAuthority
+from mqjournal.sim.server import TransferFault
+from tests.conftest import SimFleet
+
+SAVF = "/QSYS.LIB/QGPL.LIB/RCVSAV.FILE"
+TARGET = "/QSYS.LIB/QGPL.LIB/RESTORE.FILE"
+
+
+@pytest.fixture
+def session(sim_fleet: SimFleet, tmp_path) -> Iterator[IbmiSession]:
+    """TEST's receivers after three hours of traffic, the detached ones saved into QGPL/RCVSAV; a session that tries
+    twice without waiting."""
+    sim_fleet.host().advance(timedelta(hours=3))
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=sim_fleet.ports["ibmi1"],
+        user=sim_fleet.config.user,
+        key=sim_fleet.service.client_key,
+        known_hosts=sim_fleet.config.known_hosts,
+    )
+    session = IbmiSession(
+        "ibmi1",
+        sim_fleet.config.user,
+        connect,
+        audit=AuditLog(tmp_path / "audit.jsonl"),
+        command_timeout=10,
+        retry=RetryPolicy(attempts=2, first_delay=0),
+        sleep=lambda _: None,
+    )
+    run(session, commands.create_save_file("QGPL", "RCVSAV", "mqjournal TEST test save"))
+    run(session, commands.save_receivers("QMTEST", detached(sim_fleet), "QGPL", "RCVSAV"))
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def store(tmp_path) -> BackupStore:
+    return BackupStore(tmp_path / "backups")
+
+
+@pytest.fixture
+def meta(sim_fleet: SimFleet) -> SaveFileCopy:
+    return SaveFileCopy(
+        host="ibmi1",
+        qmgr="TEST",
+        qmgr_library="QMTEST",
+        save_file_library="QGPL",
+        save_file="RCVSAV",
+        run_id="run1",
+        objects=tuple(SavedReceiver(receiver=name, library="QMTEST") for name in detached(sim_fleet)),
+    )
+
+
+def run(session: IbmiSession, command: commands.Command) -> None:
+    output = session.run(command)
+    assert output.exit_status == 0, output.stderr
+
+
+def detached(fleet: SimFleet) -> list[str]:
+    with fleet.host().lock:
+        receivers = fleet.host().partition.receivers_in("QMTEST")
+        return sorted(r.name for r in receivers if r.status is not Status.ATTACHED)
+
+
+def audit_path(session: IbmiSession) -> Path:
+    assert session.audit.path is not None
+    return session.audit.path
+
+
+def served(fleet: SimFleet, name: str = "RCVSAV") -> bytes:
+    """The bytes the simulator's sftp-server gives for QGPL/<name>."""
+    with fleet.host().lock:
+        return savfdata.encode(fleet.host().partition.save_files[f"QGPL/{name}"])
+
+
+def transfers(fleet: SimFleet, op: str) -> list:
+    return [e for e in fleet.service.transfers.entries() if e.command.startswith(f"SFTP {op} ")]
+
+
+def store_files(store: BackupStore) -> list[str]:
+    return sorted(store.fs.find(store.root))
+
+
+def stored_copy(session: IbmiSession, store: BackupStore, meta: SaveFileCopy) -> StoredObject:
+    return download_save_file(session, "QGPL", "RCVSAV", store, meta)
+
+
+# --- download ---------------------------------------------------------------------------------------------------
+
+
+def test_a_saved_save_file_downloads_into_the_store_with_a_verified_sidecar(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    data = served(sim_fleet)
+    stored = stored_copy(session, store, meta)
+    assert (stored.size_bytes, stored.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+    assert store.fs.cat_file(f"{store.root}/{stored.key}") == data
+    assert store.get(stored.key) == stored and store.verify(stored.key).ok
+    assert [o.receiver for o in stored.objects] == detached(sim_fleet)
+
+
+def test_a_download_dropped_mid_file_is_tried_again_and_stored_whole(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    sim_fleet.service.faults["ibmi1"].transfers.append(TransferFault("RCVSAV", "get", after_bytes=RECORD_BYTES))
+    stored = stored_copy(session, store, meta)
+    assert stored.sha256 == hashlib.sha256(served(sim_fleet)).hexdigest()
+    assert [(a["attempt"], a["outcome"]) for a in read_audit(audit_path(session))][-2:] == [
+        (1, "transport_error"),
+        (2, "ok"),
+    ]
+
+
+def test_a_download_dropped_on_every_attempt_leaves_nothing_in_the_store_and_is_named(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    sim_fleet.service.faults["ibmi1"].transfers.append(
+        TransferFault("RCVSAV", "get", after_bytes=RECORD_BYTES, times=2)
+    )
+    with pytest.raises(TransferInterrupted, match=r"ibmi1 QGPL/RCVSAV.*all 2 attempt\(s\).*nothing of it is in the"):
+        stored_copy(session, store, meta)
+    assert store_files(store) == []
+    assert [e.state for e in transfers(sim_fleet, "GET")] == ["dropped", "dropped"]
+
+
+def test_the_session_runs_commands_again_after_a_dropped_download(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    sim_fleet.service.faults["ibmi1"].transfers.append(
+        TransferFault("RCVSAV", "get", after_bytes=RECORD_BYTES, times=2)
+    )
+    with pytest.raises(TransferInterrupted):
+        stored_copy(session, store, meta)
+    assert session.run(commands.read_mqs_ini()).exit_status == 0
+
+
+def test_downloading_a_missing_save_file_is_no_such_save_file(
+    session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    missing = meta.model_copy(update={"save_file": "NOSUCH"})
+    with pytest.raises(SaveFileNotFound, match="no such save file"):
+        download_save_file(session, "QGPL", "NOSUCH", store, missing)
+    assert store_files(store) == []
+
+
+def test_a_download_without_read_authority_names_what_to_grant(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    with sim_fleet.host().state() as partition:
+        partition.user_profile.withheld.append(
+            WithheldAuthority(library="QGPL", name="RCVSAV", objtype="*FILE", authorities=["*READ"])
+        )
+    with pytest.raises(SaveFileAuthorityMissing, match=r"no authority.*\*READ authority to the save file"):
+        stored_copy(session, store, meta)
+
+
+# --- upload -----------------------------------------------------------------------------------------------------
+
+
+def test_an_upload_into_a_crtsavf_save_file_restores_the_receiver_with_rstobj(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    oldest = detached(sim_fleet)[0]
+    run(session, commands.delete_receiver("QMTEST", oldest, ignore_inquiry=True))
+    run(session, commands.delete_save_file("QGPL", "RCVSAV"))  # the host's copy is gone: only the store has it
+    run(session, commands.create_save_file("QGPL", "RESTORE", "mqjournal TEST restore"))
+
+    assert upload_save_file(session, store, stored.key, "QGPL", "RESTORE") == stored
+
+    assert hashlib.sha256(served(sim_fleet, "RESTORE")).hexdigest() == stored.sha256
+    run(session, commands.restore_receiver("QMTEST", oldest, "QGPL", "RESTORE"))
+    with sim_fleet.host().lock:
+        assert sim_fleet.host().partition.receivers[f"QMTEST/{oldest}"].status is Status.SAVED
+
+
+def test_uploading_to_a_missing_save_file_says_crtsavf_first(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    with pytest.raises(SaveFileNotFound, match=r"no such save file.*CRTSAVF FILE\(QGPL/NOSUCH\) first"):
+        upload_save_file(session, store, stored.key, "QGPL", "NOSUCH")
+    with sim_fleet.host().lock:
+        assert "QGPL/NOSUCH" not in sim_fleet.host().partition.save_files
+    assert transfers(sim_fleet, "PUT") == []  # the stat found it missing: nothing was opened for writing
+
+
+def test_an_upload_into_a_save_file_that_holds_a_save_is_refused_before_anything_is_sent(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    before = served(sim_fleet)
+    with pytest.raises(SaveFileNotEmpty, match=r"DLTF FILE\(QGPL/RCVSAV\) and CRTSAVF"):
+        upload_save_file(session, store, stored.key, "QGPL", "RCVSAV")
+    assert served(sim_fleet) == before and transfers(sim_fleet, "PUT") == []
+
+
+def test_a_corrupted_store_object_is_refused_before_anything_is_sent(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    run(session, commands.create_save_file("QGPL", "RESTORE", "mqjournal TEST restore"))
+    path = f"{store.root}/{stored.key}"
+    data = bytearray(store.fs.cat_file(path))
+    data[len(data) // 2] ^= 0x01
+    store.fs.pipe_file(path, bytes(data))
+    requests = len(sim_fleet.service.transfers.entries())
+
+    with pytest.raises(StoreObjectCorrupt, match="nothing is restored from it"):
+        upload_save_file(session, store, stored.key, "QGPL", "RESTORE")
+
+    assert len(sim_fleet.service.transfers.entries()) == requests and transfers(sim_fleet, "PUT") == []
+    with sim_fleet.host().lock:
+        assert sim_fleet.host().partition.save_files["QGPL/RESTORE"].empty
+
+
+def test_an_upload_dropped_mid_file_is_not_retried_and_says_dltf_and_crtsavf(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    run(session, commands.create_save_file("QGPL", "RESTORE", "mqjournal TEST restore"))
+    sim_fleet.service.faults["ibmi1"].transfers.append(
+        TransferFault("RESTORE", "put", after_bytes=stored.size_bytes // 2, times=2)
+    )
+    with pytest.raises(UploadIncomplete, match=r"DLTF FILE\(QGPL/RESTORE\), CRTSAVF FILE\(QGPL/RESTORE\)"):
+        upload_save_file(session, store, stored.key, "QGPL", "RESTORE")
+    assert len(transfers(sim_fleet, "PUT")) == 1  # the save file may hold part of it: never written into twice
+
+
+def test_an_upload_without_write_authority_names_what_to_grant(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    run(session, commands.create_save_file("QGPL", "RESTORE", "mqjournal TEST restore"))
+    with sim_fleet.host().state() as partition:
+        partition.user_profile.withheld.append(
+            WithheldAuthority(library="QGPL", name="RESTORE", objtype="*FILE", authorities=["*ADD"])
+        )
+    with pytest.raises(SaveFileAuthorityMissing, match=r"\*RWX data authority to the save file"):
+        upload_save_file(session, store, stored.key, "QGPL", "RESTORE")
+    with sim_fleet.host().lock:
+        assert sim_fleet.host().partition.save_files["QGPL/RESTORE"].empty
+
+
+# --- the audit log ----------------------------------------------------------------------------------------------
+
+
+def test_every_transfer_has_an_intent_and_an_outcome_in_the_audit_log(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    run(session, commands.create_save_file("QGPL", "RESTORE", "mqjournal TEST restore"))
+    upload_save_file(session, store, stored.key, "QGPL", "RESTORE")
+
+    events = [e for e in read_events(audit_path(session)) if "transfer" in e]
+    assert [(e["event"], e["command"]) for e in events] == [
+        ("intent", f"SFTP GET {SAVF}"),
+        ("outcome", f"SFTP GET {SAVF}"),
+        ("intent", f"SFTP PUT {TARGET}"),
+        ("outcome", f"SFTP PUT {TARGET}"),
+    ]
+    for intent, outcome in (events[0:2], events[2:4]):
+        assert intent["id"] == outcome["id"] and intent["at"] <= outcome["at"]
+        assert (outcome["outcome"], outcome["size_bytes"], outcome["sha256"]) == (
+            "ok",
+            stored.size_bytes,
+            stored.sha256,
+        )
+    assert unexplained_intents(audit_path(session), "ibmi1") == []
+
+
+def test_a_failed_transfer_is_recorded_with_its_error(session: IbmiSession, store: BackupStore, meta: SaveFileCopy):
+    with pytest.raises(SaveFileNotFound):
+        download_save_file(session, "QGPL", "NOSUCH", store, meta.model_copy(update={"save_file": "NOSUCH"}))
+    [outcome] = [e for e in read_events(audit_path(session)) if e.get("transfer") and e["event"] == "outcome"]
+    assert outcome["outcome"] == "failed" and outcome["sha256"] is None and outcome["error"]
+
+
+# --- paths ------------------------------------------------------------------------------------------------------
+
+
+def test_the_path_of_a_save_file_is_built_from_validated_names():
+    assert save_file_path("qgpl", "rcvsav") == SAVF
+    assert save_file_path("QSYS", "RCVSAV") == "/QSYS.LIB/RCVSAV.FILE"
+    for library, name in (("QGPL", "../X"), ("QGPL/X", "A"), ("QGPL", "A.FILE")):
+        with pytest.raises(InvalidName):
+            save_file_path(library, name)
