@@ -152,13 +152,15 @@ class Settings(BaseModel):
     catalog_url: str = Field(
         description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<data_dir>/catalog.db)"
     )
-    backup_store_url: str = Field(
+    backup_store_url: str | None = Field(
+        None,
         description="the backup store save files are copied into off the partition: a folder, a file:// URL or any "
-        "fsspec URL such as s3://bucket/mqjournal (MQJOURNAL_BACKUP_STORE; default: <data_dir>/backups)"
+        "fsspec URL such as s3://bucket/mqjournal (MQJOURNAL_BACKUP_STORE; default: <data_dir>/backups)",
     )
     backup_store_conn_id: str | None = Field(
+        None,
         description="the Airflow connection that holds the backup store's credentials, for s3:// or gs:// URLs "
-        "(MQJOURNAL_BACKUP_STORE_CONN_ID; default: none, the filesystem's own configuration, e.g. AWS_* variables)"
+        "(MQJOURNAL_BACKUP_STORE_CONN_ID; default: none, the filesystem's own configuration, e.g. AWS_* variables)",
     )
     spark_app: Path = Field(
         description="the plan job (MQJOURNAL_SPARK_APP; default: spark_apps/plan_receivers.py of this repository)"
@@ -216,6 +218,11 @@ class Settings(BaseModel):
     @property
     def audit_log(self) -> Path:
         return self.data_dir / "audit.jsonl"
+
+    @property
+    def backup_store(self) -> str:
+        """The backup store's URL: the one set, or the data folder's backups/."""
+        return self.backup_store_url or str(self.data_dir / "backups")
 
 
 def safe(run_id: str) -> str:
