@@ -217,6 +217,10 @@ class _Operation(_Base):
 OperationState = Literal["intent", "done", "failed", "reconciled"]
 
 
+OperationKind = Literal["save", "delete", "discard"]
+"""What an operation sends: SAVOBJ into a save file, DLTJRNRCV, or DLTF of a save file (backup expiry)."""
+
+
 class Operation(BaseModel):
     """A save (SAVOBJ of `receivers` into the save file), a delete (DLTJRNRCV of one receiver) or a discard (DLTF
     of a save file, backup expiry), as intended.
@@ -231,7 +235,7 @@ class Operation(BaseModel):
     host: str
     qmgr: str
     qmgr_library: str
-    kind: Literal["save", "delete", "discard"]
+    kind: OperationKind
     library: str
     receivers: str
     attached_at: AwareDatetime | None = None

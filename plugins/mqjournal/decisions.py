@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from mqjournal.rules import BackupEvidence, EvidenceKey, is_saved
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
 
 
 class SaveVerdict(StrEnum):
@@ -61,8 +61,3 @@ def unproven_save(saved: Receiver, now: Receiver | None, *, in_save_file: bool, 
     if now is None or now.attached_at != saved.attached_at or not is_saved(now):
         return f"{save_file} holds it but the host does not show it fully saved"
     return ""
-
-
-def receivers_by_name(snapshot: Snapshot, library: str) -> dict[str, Receiver]:
-    """The snapshot's receivers in `library` (the queue manager's), by name."""
-    return {r.name: r for r in snapshot.receivers if r.library == library}

@@ -113,6 +113,11 @@ class Snapshot(_Model):
     asp_available_bytes: NonNegativeInt | None = Field(None, description="the capacity still free in that ASP")
 
 
+def receivers_by_name(snapshot: Snapshot | None, library: str) -> dict[str, Receiver]:
+    """The snapshot's receivers in `library` (the queue manager's), by name; none without a snapshot."""
+    return {r.name: r for r in (snapshot.receivers if snapshot else []) if r.library == library}
+
+
 def json_schema() -> dict:
     """The published JSON Schema of the contract, generated from the model (never written by hand)."""
     schema = Snapshot.model_json_schema(by_alias=True, mode="serialization")

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Literal
 
-from mqjournal.catalog import Catalog, Operation
+from mqjournal.catalog import Catalog, Operation, OperationKind
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import Snapshot
-
-OperationKind = Literal["save", "delete", "discard"]
-"""Operation.kind's values (mqjournal.catalog)."""
 
 
 @dataclass(frozen=True)

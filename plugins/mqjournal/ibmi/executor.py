@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from mqjournal import rules
 from mqjournal.catalog import DeletionRecord
-from mqjournal.decisions import SaveVerdict, receivers_by_name, save_decisions, unproven_save
+from mqjournal.decisions import SaveVerdict, save_decisions, unproven_save
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.backups import evidence_for, save_file_contents
@@ -31,7 +31,7 @@ from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnkn
 from mqjournal.names import receiver_save_text, save_file_names, save_library_for
 from mqjournal.policy import Policy
 from mqjournal.rules import DeleteReason
-from mqjournal.snapshot import Receiver
+from mqjournal.snapshot import Receiver, receivers_by_name
 
 
 class SaveFailed(MqJournalError):

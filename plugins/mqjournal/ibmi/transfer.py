@@ -25,6 +25,7 @@ import errno
 import logging
 import time
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import paramiko
 from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
@@ -109,21 +110,46 @@ def download_save_file(
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
         raise ValueError(f"{where}: the copy's description is of {meta.save_file_path}")
+    try:
+        return _with_retries(
+            session,
+            lambda attempt: _download(session, path, where, store, meta, attempt),
+            (HostUnreachable, ConnectionLost, SourceIncomplete),
+            where,
+            "downloading again",
+        )
+    except (HostUnreachable, ConnectionLost, SourceIncomplete) as exc:
+        attempts = session.retry.attempts
+        raise TransferInterrupted(
+            where,
+            f"the download of {path} failed on all {attempts} attempt(s), the last: {_why(exc)}; nothing of "
+            "it is in the backup store",
+            "check the network to the partition and its sshd, then run the step again; the save file on the "
+            "host is not counted as backed up off the partition",
+        ) from exc
+
+
+_T = TypeVar("_T")
+
+
+def _with_retries(
+    session: IbmiSession,
+    attempt_once: Callable[[int], _T],
+    retry_on: tuple[type[Exception], ...],
+    where: str,
+    again: str,
+) -> _T:
+    """`attempt_once(attempt)` under the session's retry policy, as commands are: a `retry_on` failure is tried again
+    after the policy's pause, and the last one is raised."""
     attempts = session.retry.attempts
     for attempt in range(1, attempts + 1):
         try:
-            return _download(session, path, where, store, meta, attempt)
-        except (HostUnreachable, ConnectionLost, SourceIncomplete) as exc:
+            return attempt_once(attempt)
+        except retry_on as exc:
             if attempt == attempts:
-                raise TransferInterrupted(
-                    where,
-                    f"the download of {path} failed on all {attempts} attempt(s), the last: {_why(exc)}; nothing of "
-                    "it is in the backup store",
-                    "check the network to the partition and its sshd, then run the step again; the save file on the "
-                    "host is not counted as backed up off the partition",
-                ) from exc
+                raise
             delay = session.retry.delay_after(attempt)
-            log.warning("%s: %s; downloading again in %.2f s (%d/%d)", where, _why(exc), delay, attempt + 1, attempts)
+            log.warning("%s: %s; %s in %.2f s (%d/%d)", where, _why(exc), again, delay, attempt + 1, attempts)
             session.pause(delay)
     raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -202,19 +228,15 @@ def upload_save_file(session: IbmiSession, store: BackupStore, key: str, library
                 "records; nothing was sent",
                 "restore from another copy of these receivers; this one is not a save file's bytes",
             )
-        attempts = session.retry.attempts
-        for attempt in range(1, attempts + 1):
-            try:
-                _upload(session, path, where, reader.read, stored, attempt)
-                return stored
-            except (HostUnreachable, ConnectionLost) as exc:
-                # Only here when nothing was written (see _upload): the save file is still empty.
-                if attempt == attempts:
-                    raise
-                delay = session.retry.delay_after(attempt)
-                log.warning("%s: %s; uploading again in %.2f s (%d/%d)", where, exc, delay, attempt + 1, attempts)
-                session.pause(delay)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+        # A drop reaches here only before anything was written (see _upload): the save file is still empty.
+        _with_retries(
+            session,
+            lambda attempt: _upload(session, path, where, reader.read, stored, attempt),
+            (HostUnreachable, ConnectionLost),
+            where,
+            "uploading again",
+        )
+        return stored
 
 
 def _upload(

@@ -18,7 +18,7 @@ from mqjournal.recovery.plan import Action, Plan, Step
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.recovery.resume import restored
-from mqjournal.snapshot import QueueMessage, Snapshot
+from mqjournal.snapshot import QueueMessage, Snapshot, receivers_by_name
 
 STARTED = "AMQ7460"  # STRMQM's recovery pass succeeded (ENTRY_NOT_AVAILABLE, AMQ7432: it could not read an entry)
 
@@ -86,7 +86,7 @@ def associated(approved: Plan, live: Snapshot, *, library: str, journal: str) ->
     JOURNAL_NAME alone does not tell: a restored receiver keeps the name of the journal it was attached to
     whether or not it is in that journal's directory; only association links it into the chain.
     """
-    on_host = {r.name: r for r in live.receivers if r.library == library}
+    on_host = receivers_by_name(live, library)
     wanted = [x for x in approved.steps if x.action is Action.RESTORE_RECEIVER]
     loose = [
         x.args["receiver"]

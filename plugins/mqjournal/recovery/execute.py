@@ -39,7 +39,7 @@ from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
 from mqjournal.recovery.restore import latest_amq7432
 from mqjournal.recovery.resume import restored, resume_library, resume_naming
-from mqjournal.snapshot import ReceiverStatus
+from mqjournal.snapshot import ReceiverStatus, receivers_by_name
 
 __all__ = [
     "PlanHasGaps",
@@ -280,7 +280,7 @@ class RecoveryExecutor(HostContext):
         """(True, "") when the host shows the step's effect, (False, why not), or (None, ...) when it cannot tell."""
         a, library, journal = s.args, self.target.library, self.target.journal
         if s.action is Action.RESTORE_RECEIVER:
-            on_host = {r.name: r for r in self.live().receivers if r.library == library}
+            on_host = receivers_by_name(self.live(), library)
             if restored(s, on_host):
                 return True, ""
             r = on_host.get(str(a["receiver"]))

@@ -26,7 +26,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
 
 if TYPE_CHECKING:
     from mqjournal.fleet import ClusterConfig
@@ -250,10 +250,6 @@ def _associate_step(inputs: Inputs, instance: str) -> Step:
     )
 
 
-def _names_on_host(snapshot: Snapshot | None, qmgr_library: str) -> dict[str, Receiver]:
-    return {r.name: r for r in (snapshot.receivers if snapshot else []) if r.library == qmgr_library}
-
-
 # --- the three restore kinds ------------------------------------------------------------------------------------
 
 
@@ -297,7 +293,7 @@ def _from_point(
             False,
         )
     required = chain[start:]
-    restores = _restores(required, inputs, _names_on_host(snapshot, inputs.qmgr_library))
+    restores = _restores(required, inputs, receivers_by_name(snapshot, inputs.qmgr_library))
     return required, _continuity_gaps(required) + restores.gaps, restores.steps, restores.associate
 
 

@@ -12,11 +12,7 @@ from __future__ import annotations
 from mqjournal.recovery.plan import Action, Gap, Plan, Step
 from mqjournal.recovery.refusals import PlanWentStale
 from mqjournal.recovery.restore import RecoveryRefused
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
-
-
-def _receivers(live: Snapshot, library: str) -> dict[str, Receiver]:
-    return {r.name: r for r in live.receivers if r.library == library}
+from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
 
 
 def restored(step: Step, on_host: dict[str, Receiver]) -> bool:
@@ -43,7 +39,7 @@ def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save
     else brought the queue manager back, and restoring over it could lose data, so that is refused.
     """
     library, journal = approved.qmgr_library, approved.journal
-    on_host = _receivers(live, library)
+    on_host = receivers_by_name(live, library)
     fresh = _new_receiver(approved)
     if journal_exists:
         ours = on_host.get(fresh)
@@ -85,7 +81,7 @@ def resume_naming(approved: Plan, live: Snapshot) -> Plan | None:
     A receiver the plan named that was never attached is the one to attach; once it is attached, nothing remains.
     """
     fresh = _new_receiver(approved)
-    r = _receivers(live, approved.qmgr_library).get(fresh)
+    r = receivers_by_name(live, approved.qmgr_library).get(fresh)
     if r is None:
         return None
     if r.status is ReceiverStatus.ATTACHED and r.journal == approved.journal:
