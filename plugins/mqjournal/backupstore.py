@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mqjournal.catalog import Catalog, SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName, MqJournalError
-from mqjournal.settings import safe
+from mqjournal.settings import Settings, safe
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem  # type: ignore[import-untyped]  # fsspec ships no type information
@@ -174,6 +174,11 @@ class BackupStore:
 
     def __repr__(self) -> str:
         return f"BackupStore({self.url!r})"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BackupStore:
+        """The store the settings name (the data folder's backups/ unless set), with their Airflow connection."""
+        return cls(settings.backup_store, conn_id=settings.backup_store_conn_id)
 
     def _path(self, key: str) -> str:
         return posixpath.join(self.root, check_key(key))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, Operation, OperationKind
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.reconcile import reconcile
@@ -21,6 +22,9 @@ class HostContext:
     tz: timezone  # the partition's UTC offset: IBM i reports local times without one
     catalog: Catalog
     run_id: str  # the DAG run (or CLI run) that every catalog record and save file name is tied to
+    # Where save files are copied off the partition, and restored from. Without one nothing is copied, so nothing
+    # counts as backed up off the partition and no receiver is deleted by mqjournal's own saves.
+    store: BackupStore | None = None
 
     def live(self, since: datetime | None = None) -> Snapshot:
         """The queue manager's state read now (no checkpoint taken); messages from `since` on, when given."""
