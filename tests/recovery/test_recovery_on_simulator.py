@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mqjournal import rules
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import ClusterConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig
 from mqjournal.ibmi import commands as ibmi_commands
@@ -44,6 +45,7 @@ class Rig:
     catalog: Catalog
     audit: Path
     clusters: tuple = ()
+    store: BackupStore | None = None
 
     @property
     def partition(self):
@@ -54,7 +56,7 @@ class Rig:
 
     def maintain(self, run_id: str) -> tuple[list[str], list[str]]:
         """The maintenance DAG: checkpoint, plan, save everything it may, delete what MQ no longer needs."""
-        executor = Executor(self.session, self.target, "ibmi1", self.tz, self.catalog, run_id)
+        executor = Executor(self.session, self.target, "ibmi1", self.tz, self.catalog, run_id, self.store)
         snap = collect(self.session, self.target, host="ibmi1", run_id=run_id, tz=self.tz)
         _, rows = rules.plan_queue_manager(snap, [snap], as_of=snap.collected_at, policy=Policy())
         to_save = [r.receiver for r in rows if r.action in rules.SAVES]
@@ -134,7 +136,8 @@ def make_rig(fleet: SimFleet, tmp_path: Path, clusters: tuple = ()) -> Rig:
     session = IbmiSession("ibmi1", fleet.config.user, connect, audit=AuditLog(audit))
     found = survey(session, "ibmi1", [])
     (target,) = found.targets
-    return Rig(fleet, session, target, found.tz, Catalog(f"sqlite:///{tmp_path / 'catalog.db'}"), audit, clusters)
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    return Rig(fleet, session, target, found.tz, catalog, audit, clusters, BackupStore(tmp_path / "backups"))
 
 
 @pytest.fixture
