@@ -325,6 +325,26 @@ class BackupStore:
             )
         return stored
 
+    def still_holds(self, stored: StoredObject) -> str | None:
+        """Why the store no longer holds `stored` as recorded (None when it does), without reading its bytes: the
+        sidecar reads and records the same copy, and the object is there with the recorded size. Cheap enough to
+        ask right before every delete; `verify` is the full re-read."""
+        try:
+            found = self.get(stored.key)
+        except BackupStoreError as exc:
+            return exc.problem
+        if found is None:
+            return f"{stored.key} has no sidecar in {self.url}"
+        if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
+            return f"the sidecar of {stored.key} records another copy than the catalog"
+        try:
+            size = self.fs.size(self._path(stored.key))
+        except OSError as exc:
+            return f"{stored.key} could not be found in {self.url} ({exc})"
+        if size != stored.size_bytes:
+            return f"{stored.key} holds {size} bytes where {stored.size_bytes} were verified"
+        return None
+
     def verify(self, key: str) -> VerifyResult:
         """Re-read a stored object and compare its size and SHA-256 with its sidecar."""
         path = self._path(key)

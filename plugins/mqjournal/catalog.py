@@ -214,11 +214,28 @@ class _Operation(_Base):
     detail: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
+class _RemovedFromHost(_Base):
+    """A save file deleted from its partition by the cleanup step because the backup store holds it verified: its
+    saves stay offered for restores, from the store."""
+
+    __tablename__ = "save_files_removed_from_host"
+    __table_args__ = (UniqueConstraint("host", "save_file_library", "save_file"),)
+
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    save_file_library: Mapped[str] = mapped_column(String(10))
+    save_file: Mapped[str] = mapped_column(String(10))
+    store_key: Mapped[str] = mapped_column(String(1024))
+    removed_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    run_id: Mapped[str] = mapped_column(String(250))
+
+
 OperationState = Literal["intent", "done", "failed", "reconciled"]
 
 
-OperationKind = Literal["save", "delete", "discard"]
-"""What an operation sends: SAVOBJ into a save file, DLTJRNRCV, or DLTF of a save file (backup expiry)."""
+OperationKind = Literal["save", "delete", "discard", "clean_up"]
+"""What an operation sends: SAVOBJ into a save file, DLTJRNRCV, DLTF of a save file (backup expiry), or DLTF of a
+save file whose copy the backup store holds verified (the cleanup step: the save stays offered, from the store)."""
 
 
 class Operation(BaseModel):
@@ -644,6 +661,30 @@ class Catalog:
         """True once a copy of a save file holding the receiver is in a backup store, verified there; until then,
         the only backup of the receiver is a save file on the same partition (lost with its disk or ASP)."""
         return bool(self.off_partition_copies(host, library, receiver, attached_at))
+
+    def record_removed_from_host(
+        self, host: str, save_file_library: str, save_file: str, store_key: str, run_id: str
+    ) -> None:
+        """The save file was deleted from the host, its verified copy `store_key` staying. Idempotent."""
+        row = {
+            "host": host,
+            "save_file_library": save_file_library,
+            "save_file": save_file,
+            "store_key": store_key,
+            "removed_at": datetime.now(UTC),
+            "run_id": run_id,
+        }
+        self._insert_once(_RemovedFromHost, row, "host", "save_file_library", "save_file")
+
+    def removed_from_host(self, host: str) -> set[str]:
+        """The save files ("LIB/NAME") the cleanup step deleted from `host`."""
+        with self._session("read the save files removed from the host") as session:
+            rows = session.execute(
+                select(_RemovedFromHost.save_file_library, _RemovedFromHost.save_file).where(
+                    _RemovedFromHost.host == host
+                )
+            ).all()
+            return {f"{lib}/{name}" for lib, name in rows}
 
     # --- discarded save files ---------------------------------------------------------------------------------
 

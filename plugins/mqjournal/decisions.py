@@ -17,7 +17,7 @@ from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_
 
 class SaveVerdict(StrEnum):
     SAVE = "save"
-    ALREADY_SAVED = "already_saved"  # a catalogued save of it is proven on the host now
+    ALREADY_SAVED = "already_saved"  # a catalogued save of it is proven on the host or in the backup store now
     NOT_SAVED = "not_saved"  # it cannot be saved now: `detail` says why
 
 
@@ -45,7 +45,7 @@ def save_decisions(
                 SaveDecision(name, SaveVerdict.NOT_SAVED, "attached: it is saved once it has been detached")
             )
         elif receiver.attached_at is not None and any(
-            e.proven for e in evidence.get((receiver.library, name, receiver.attached_at), ())
+            e.proven or e.saved_on_host for e in evidence.get((receiver.library, name, receiver.attached_at), ())
         ):
             decisions.append(SaveDecision(name, SaveVerdict.ALREADY_SAVED))
         else:

@@ -18,10 +18,20 @@ def size(n: int | None) -> str:
     return f"{value / 1024:.1f} TB"
 
 
+def signed_size(n: int) -> str:
+    """A size that can be negative: net space, when new save files outweigh the receivers they free."""
+    return f"-{size(-n)}" if n < 0 else size(n)
+
+
 def _needs_look_doubtful(q: Mapping) -> bool:
     """AMQJRNINF and the recovery points disagree, or one of them cannot be true."""
     blocks = set((q["block_reason"] or "").split(","))
     return Alert.RECOVERY_POINTS_DISAGREE in q["alerts"] or not blocks.isdisjoint(IMPLAUSIBLE_NEEDS)
+
+
+def _net(q: Mapping) -> int:
+    """Bytes freed on the ASP less the new save files, which are about the size of the receivers they hold."""
+    return (q["bytes_freed"] or 0) - (q["bytes_to_save"] or 0)
 
 
 def plan_body(
@@ -30,18 +40,28 @@ def plan_body(
     """The approval gate's body: per queue manager, what will be saved and deleted, what is blocked, and why."""
     rows = sorted(queue_managers, key=lambda q: (q["host"], q["qmgr"]))
     lines = [
-        "| host | queue manager | library | oldest needed | save | delete | frees | blocked | alerts |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| host | queue manager | library | oldest needed | save | delete | frees | net | blocked | alerts |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for q in rows:
         lines.append(
             f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q['oldest_needed'] or '-'} "
             f"| {q['receivers_to_save']} ({size(q['bytes_to_save'])}) | {q['receivers_to_delete']} "
-            f"| {size(q['bytes_freed'])} | {q['block_reason'] or 'no'} | {', '.join(q['alerts']) or '-'} |"
+            f"| {size(q['bytes_freed'])} | {signed_size(_net(q))} | {q['block_reason'] or 'no'} "
+            f"| {', '.join(q['alerts']) or '-'} |"
         )
     total = sum(q["bytes_freed"] or 0 for q in rows)
+    net = sum(_net(q) for q in rows)
     deletes = sum(q["receivers_to_delete"] or 0 for q in rows)
-    out = [f"**{deletes} receivers to delete, {size(total)} to free**, across {len(rows)} queue managers.", "", *lines]
+    out = [
+        f"**{deletes} receivers to delete, {size(total)} to free, {signed_size(net)} net**, across {len(rows)} "
+        "queue managers.",
+        "",
+        "Net: the receivers freed on the partition's disk minus the save files this run writes there; those stay "
+        "until the cleanup step removes them, `keep_on_host_days` after their copy in the backup store is verified.",
+        "",
+        *lines,
+    ]
     details = [(k, v) for k, v in sorted(to_delete.items()) if v]
     if details:
         out += ["", "Receivers to delete (oldest first; each is saved and verified first):"]

@@ -454,22 +454,40 @@ class BackupEvidence:
     lists_receiver: bool  # its content (QSYS2.SAVE_FILE_OBJECTS) lists this receiver: library, name, *JRNRCV
     discarded: bool  # the catalog marks the save file discarded (backup expiry)
     complete: bool  # taken after detach and covering every entry (catalog last_sequence == the live receiver's)
+    # The backup store's key of a verified copy of the save file whose object list holds this receiver, found in
+    # the store now; None when there is none. A save file on the partition it saves is lost with that disk or ASP,
+    # so it alone is no backup to delete against.
+    stored_key: str | None = None
+
+    @property
+    def off_partition(self) -> bool:
+        return self.stored_key is not None
+
+    @property
+    def saved_on_host(self) -> bool:
+        """The save file on the host holds the receiver: nothing needs saving again (a copy may still be due)."""
+        return self.on_host and self.lists_receiver and self.complete and not self.discarded
 
     @property
     def proven(self) -> bool:
-        return self.on_host and self.lists_receiver and self.complete and not self.discarded
+        """A backup to delete against: a complete save, not discarded, verified in the backup store, and, while the
+        save file is still on the host, listed by it there too (a host copy that no longer lists it is suspect)."""
+        listed_where_it_is = self.lists_receiver or not self.on_host
+        return self.complete and not self.discarded and self.off_partition and listed_where_it_is
 
     def why_not(self) -> str:
         """Why this save does not prove the receiver saved (empty when it does)."""
-        if not self.on_host:
-            return f"{self.save_file} no longer exists"
+        if not self.on_host and not self.off_partition:
+            return f"{self.save_file} no longer exists and has no verified copy in the backup store"
         problems = []
-        if not self.lists_receiver:
+        if self.on_host and not self.lists_receiver:
             problems.append("does not list it")
         if self.discarded:
             problems.append("is discarded in the catalog")
         if not self.complete:
             problems.append("does not cover all of its entries")
+        if not self.off_partition:
+            problems.append("has no verified copy in the backup store (it is only on the partition it saves)")
         return f"{self.save_file} {' and '.join(problems)}" if problems else ""
 
 
@@ -561,12 +579,12 @@ def _decide_delete(
     proof = next((s for s in saves if s.proven), None)
     if proof is None:
         why_not = "; ".join(s.why_not() for s in saves)
-        return keep(DeleteReason.NO_PROVEN_BACKUP, f"no save proven on the host: {why_not}")
+        return keep(DeleteReason.NO_PROVEN_BACKUP, f"no proven backup: {why_not}")
     return DeleteDecision(
         receiver.name,
         receiver.library,
         True,
         DeleteReason.DELETE,
-        f"not needed, saved in {proof.save_file}",
+        f"not needed, saved in {proof.save_file} and copied to the backup store as {proof.stored_key}",
         ignore_inquiry=not is_saved(receiver),
     )

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.discovery import survey
@@ -27,5 +28,6 @@ def executor(sim_fleet: SimFleet, tmp_path):
     session = IbmiSession("ibmi1", sim_fleet.config.user, connect, audit=AuditLog(tmp_path / "audit.jsonl"))
     found = survey(session, "ibmi1", [])
     (target,) = found.targets
-    yield Executor(session, target, "ibmi1", found.tz, Catalog(f"sqlite:///{tmp_path / 'catalog.db'}"), "run1")
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    yield Executor(session, target, "ibmi1", found.tz, catalog, "run1", BackupStore(tmp_path / "backups"))
     session.close()

@@ -86,15 +86,20 @@ def test_a_hostile_amqjrninf_does_not_release_the_receiver_the_startup_recovery_
     assert set(to_delete) <= set(receivers_on_host(sim_fleet))
 
 
-def test_receivers_whose_save_file_was_deleted_on_the_host_are_kept(sim_fleet, executor):
+def test_receivers_whose_save_file_was_deleted_on_the_host_and_from_the_store_are_kept(sim_fleet, executor):
     to_save, to_delete = planned(executor)
-    (save_file,) = executor.save(to_save, save_library="QGPL").save_files
+    saved = executor.save(to_save, save_library="QGPL")
+    (save_file,), (key,) = saved.save_files, saved.copied
     assert sim_fleet.connect().cl(f"DLTF FILE({save_file})")[0] == 0
+    executor.store.delete(key)
 
     result = executor.delete(to_delete, policy=Policy())
 
     assert result.deleted == []
-    assert result.kept[0] == (to_delete[0], f"no save proven on the host: {save_file} no longer exists")
+    assert result.kept[0] == (
+        to_delete[0],
+        f"no proven backup: {save_file} no longer exists and has no verified copy in the backup store",
+    )
     assert set(to_delete) <= set(receivers_on_host(sim_fleet))
 
 
@@ -108,10 +113,12 @@ def test_receivers_whose_save_file_the_catalog_discarded_are_kept(sim_fleet, exe
     assert result.deleted == [] and "is discarded in the catalog" in result.kept[0][1]
 
 
-def test_a_save_whose_file_is_gone_is_saved_again_into_a_new_file(sim_fleet, executor):
+def test_a_save_whose_file_and_stored_copy_are_gone_is_saved_again_into_a_new_file(sim_fleet, executor):
     to_save, _ = planned(executor)
-    (first,) = executor.save(to_save, save_library="QGPL").save_files
+    saved = executor.save(to_save, save_library="QGPL")
+    (first,), (key,) = saved.save_files, saved.copied
     assert sim_fleet.connect().cl(f"DLTF FILE({first})")[0] == 0
+    executor.store.delete(key)
 
     again = executor.save(to_save, save_library="QGPL")
 

@@ -27,6 +27,7 @@ def proven(save_file: str = "QGPL/MQJX0", **flags) -> BackupEvidence:
         lists_receiver=flags.get("lists_receiver", True),
         discarded=flags.get("discarded", False),
         complete=flags.get("complete", True),
+        stored_key=flags.get("stored_key", "ibmi1/QMTEST/run1/QGPL.MQJX0.savf"),
     )
 
 
@@ -53,7 +54,9 @@ def test_approved_not_needed_proven_receivers_are_deleted_oldest_first():
     assert table(decisions) == [
         ("AMQA000001", True, "DELETE"), ("AMQA000002", True, "DELETE"), ("AMQA000003", True, "DELETE"),
     ]  # fmt: skip
-    assert decisions[0].detail == "not needed, saved in QGPL/MQJX0"
+    assert decisions[0].detail == (
+        "not needed, saved in QGPL/MQJX0 and copied to the backup store as ibmi1/QMTEST/run1/QGPL.MQJX0.savf"
+    )
     assert {d.library for d in decisions} == {"QMTEST"}
 
 
@@ -156,49 +159,75 @@ def test_a_receiver_without_any_catalogued_save_is_kept():
     assert decisions[0].detail == "not verifiably saved: no verified save in the catalog"
 
 
-def test_a_save_file_gone_from_the_host_proves_nothing():
+def test_a_save_file_gone_from_the_host_without_a_stored_copy_proves_nothing():
     live = live_state()
-    (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", on_host=False))
+    (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", on_host=False, stored_key=None))
     assert (decision.delete, decision.reason) == (False, "NO_PROVEN_BACKUP")
-    assert decision.detail == "no save proven on the host: QGPL/MQJX0 no longer exists"
+    assert decision.detail == (
+        "no proven backup: QGPL/MQJX0 no longer exists and has no verified copy in the backup store"
+    )
+
+
+def test_a_save_file_only_on_the_partition_it_saves_proves_nothing():
+    live = live_state()
+    (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", stored_key=None))
+    assert (decision.delete, decision.reason) == (False, "NO_PROVEN_BACKUP")
+    assert decision.detail == (
+        "no proven backup: QGPL/MQJX0 has no verified copy in the backup store (it is only on the partition it saves)"
+    )
+
+
+def test_a_save_file_cleaned_from_the_host_is_proven_by_its_stored_copy():
+    live = live_state()
+    (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", on_host=False, lists_receiver=False))
+    assert (decision.delete, decision.reason) == (True, "DELETE")
 
 
 def test_a_save_file_that_does_not_list_the_receiver_proves_nothing():
     live = live_state()
     (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", lists_receiver=False))
-    assert decision.detail == "no save proven on the host: QGPL/MQJX0 does not list it"
+    assert decision.detail == "no proven backup: QGPL/MQJX0 does not list it"
 
 
 def test_a_discarded_save_proves_nothing():
     live = live_state()
     (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", discarded=True))
-    assert decision.detail == "no save proven on the host: QGPL/MQJX0 is discarded in the catalog"
+    assert decision.detail == "no proven backup: QGPL/MQJX0 is discarded in the catalog"
 
 
 def test_an_incomplete_save_proves_nothing():
     live = live_state()
     (decision,) = decide(["AMQA000001"], live, evidence_for(live, "AMQA000001", complete=False))
-    assert decision.detail == "no save proven on the host: QGPL/MQJX0 does not cover all of its entries"
+    assert decision.detail == "no proven backup: QGPL/MQJX0 does not cover all of its entries"
 
 
 def test_every_unproven_save_is_named():
     live = live_state()
     first = live.receivers[0]
     evidence = {
-        ("QMTEST", "AMQA000001", first.attached_at): [proven(on_host=False), proven("QGPL/MQJX1", complete=False)]
+        ("QMTEST", "AMQA000001", first.attached_at): [
+            proven(on_host=False, stored_key=None),
+            proven("QGPL/MQJX1", complete=False),
+        ]
     }
     (decision,) = decide(["AMQA000001"], live, evidence)
     assert decision.detail == (
-        "no save proven on the host: QGPL/MQJX0 no longer exists; QGPL/MQJX1 does not cover all of its entries"
+        "no proven backup: QGPL/MQJX0 no longer exists and has no verified copy in the backup store; "
+        "QGPL/MQJX1 does not cover all of its entries"
     )
 
 
 def test_one_proven_save_among_unproven_ones_is_enough():
     live = live_state()
     first = live.receivers[0]
-    evidence = {("QMTEST", "AMQA000001", first.attached_at): [proven(on_host=False), proven("QGPL/MQJX1")]}
+    evidence = {
+        ("QMTEST", "AMQA000001", first.attached_at): [
+            proven(on_host=False, stored_key=None),
+            proven("QGPL/MQJX1", stored_key="k"),
+        ]
+    }
     (decision,) = decide(["AMQA000001"], live, evidence)
-    assert decision.delete and decision.detail == "not needed, saved in QGPL/MQJX1"
+    assert decision.delete and decision.detail == "not needed, saved in QGPL/MQJX1 and copied to the backup store as k"
 
 
 def test_a_save_of_an_earlier_incarnation_of_the_name_does_not_count():

@@ -10,7 +10,8 @@ the catalog are what mqjournal wrote down. The invariants:
    a power loss (`mq.crash`), STRMQM and RCRMQMOBJ of every object (each replayed from its media image) succeed.
 2. **Every deletion is backed by a save**: each receiver mqjournal deleted (the catalog's deletions, and every
    DLTJRNRCV the host ran for mqjournal) has a catalog save record naming a save file that is on the host and whose
-   content lists that receiver, fully saved.
+   content lists that receiver, fully saved; and, when the scenario has a backup store, a copy of such a save file
+   in the store that verifies (size and SHA-256 re-read) and whose object list holds that receiver incarnation.
 3. **Every command recorded**: every command the host received has an audit record (an intent, or an old-style
    record), the audit's answers are the host's, and every intent has an outcome or, when none came back, a
    `reconciled` record written by a later run.
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.sim import mq
 from mqjournal.sim.joblog import CommandError, JobLog
@@ -154,7 +156,17 @@ class SafetyChecker:
     host); commands someone else runs must not go through it (scenarios run them on the host directly).
     """
 
-    def __init__(self, *, host, host_name: str, catalog: Catalog, audit_paths: Sequence[Path], received) -> None:
+    def __init__(
+        self,
+        *,
+        host,
+        host_name: str,
+        catalog: Catalog,
+        audit_paths: Sequence[Path],
+        received,
+        store: BackupStore | None = None,
+    ) -> None:
+        self.store = store
         self.host = host
         self.host_name = host_name
         self.catalog = catalog
@@ -177,6 +189,7 @@ class SafetyChecker:
         report = Report()
         report.extend(self.receivers(partition))
         report.extend(self.deletions(partition, received, excused_deletions))
+        report.extend(self.off_partition(partition))
         report.extend(self.audit(received, events, require_reconciled=require_reconciled))
         report.extend(self.agreement(partition, received, removed_save_files))
         report.commands_received = len(received)
@@ -272,6 +285,22 @@ class SafetyChecker:
             checked.add((library, name))
             saves = self.catalog.saves_of(self.host_name, library, name)
             self._backed(report, partition, f"{library}/{name}", None, saves, gone, excused)
+        return report
+
+    def off_partition(self, partition: Partition) -> Report:
+        """Each receiver the catalog records deleted has a verified copy in the store of a save file holding it."""
+        report = Report()
+        if self.store is None:
+            return report
+        stored = self.store.list_objects(self.host_name)
+        verified = {s.key for s in stored if self.store.verify(s.key).ok}
+        for library in self.libraries(partition):
+            for d in self.catalog.deletions_for(self.host_name, library):
+                if not any(s.key in verified and s.holds(d.library, d.receiver, d.attached_at) for s in stored):
+                    report.add(
+                        "deleted without a copy off the partition",
+                        f"{d.library}/{d.receiver} was deleted and no verified copy in {self.store.url} holds it",
+                    )
         return report
 
     def _backed(self, report: Report, partition: Partition, receiver: str, attached_at, saves, gone, excused) -> None:

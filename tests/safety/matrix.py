@@ -110,7 +110,13 @@ def step_commands(path: str, root: Path) -> list[str]:
         events = read_audit_events([s.audit_path])[before:]
     finally:
         s.close()
-    return [e["command"] for e in events if e.get("event") == "intent" or ("event" not in e and "command" in e)]
+    # SFTP transfers are audited like commands but are not command lines the simulator's command rules can fault:
+    # their faults are cases of their own (tests/safety/test_transfer_faults.py).
+    return [
+        e["command"]
+        for e in events
+        if (e.get("event") == "intent" or ("event" not in e and "command" in e)) and not e.get("transfer")
+    ]
 
 
 _ENUMERATED: dict[str, list[str]] = {}
@@ -294,6 +300,7 @@ def run_with_fault(s: sc.Scenario, path: str, arg, fault: Fault, *, lease_slots:
         known_hosts=s.config.known_hosts,
         catalog_url=s.catalog_url,
         audit_path=s.audit_path,
+        store_path=s.store_path,
         target=s.target,
         tz=s.tz,
         command_timeout=command_timeout,

@@ -18,6 +18,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from mqjournal import rules
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.collector import collect
@@ -85,6 +86,8 @@ class Scenario:
         self.db_path = self.root / "catalog.db"
         self.catalog_url = f"sqlite:///{self.db_path}"
         self.catalog = Catalog(self.catalog_url)
+        self.store_path = self.root / "backups"
+        self.store = BackupStore(self.store_path)
         # Save files someone else deleted, and the deletions made before that which had their saves in them.
         self.removed_save_files: set[str] = set()
         self.excused_deletions: set[tuple[str, str]] = set()
@@ -122,7 +125,7 @@ class Scenario:
         return session
 
     def executor(self, run_id: str, session: IbmiSession | None = None) -> Executor:
-        return Executor(session or self.session, self.target, HOST, self.tz, self.catalog, run_id)
+        return Executor(session or self.session, self.target, HOST, self.tz, self.catalog, run_id, self.store)
 
     def recovery_executor(self, run_id: str, session: IbmiSession | None = None) -> RecoveryExecutor:
         return RecoveryExecutor(session or self.session, self.target, HOST, self.tz, self.catalog, run_id)
@@ -190,6 +193,7 @@ class Scenario:
             catalog=self.catalog,
             audit_paths=[self.audit_path],
             received=lambda: self.received(),
+            store=self.store,
         )
 
     def check(self, **options) -> Report:

@@ -22,6 +22,7 @@ import paramiko
 from sqlalchemy.exc import SQLAlchemyError
 
 from mqjournal.airflow.leases import host_session_slot
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.collector import Target
@@ -46,6 +47,7 @@ class WorkerSpec:
     known_hosts: Path
     catalog_url: str
     audit_path: Path
+    store_path: Path
     target: Target
     tz: timezone
     command_timeout: float = scenario.COMMAND_TIMEOUT
@@ -80,10 +82,11 @@ class WorkerActor:
     def __init__(self, spec: WorkerSpec, session: IbmiSession) -> None:
         self.spec, self.session = spec, session
         self.catalog = Catalog(spec.catalog_url)
+        self.store = BackupStore(spec.store_path)
         self.target, self.tz = spec.target, spec.tz
 
     def executor(self, run_id: str, session: IbmiSession | None = None) -> Executor:
-        return Executor(session or self.session, self.target, scenario.HOST, self.tz, self.catalog, run_id)
+        return Executor(session or self.session, self.target, scenario.HOST, self.tz, self.catalog, run_id, self.store)
 
     def recovery_executor(self, run_id: str, session: IbmiSession | None = None) -> RecoveryExecutor:
         return RecoveryExecutor(session or self.session, self.target, scenario.HOST, self.tz, self.catalog, run_id)

@@ -26,6 +26,7 @@ from mqjournal.airflow.xcom import (
     SaveOutcome,
     SparkSubmission,
 )
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import load_fleet
 from mqjournal.ibmi import collector, discovery
@@ -147,7 +148,8 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget]) -> PlanSumma
 
 
 def _executor(settings: Settings, session: IbmiSession, target: MaintenanceTarget, run_id: str) -> Executor:
-    return Executor(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id)
+    store = BackupStore.from_settings(settings)
+    return Executor(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
 
 
 def save_one(

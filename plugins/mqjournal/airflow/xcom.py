@@ -111,6 +111,10 @@ class SaveOutcome(XComValue):
     already_saved: list[str] = Field(default_factory=list, description="a catalogued save is proven on the host")
     not_saved: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why)")
     save_files: list[str] = Field(default_factory=list, description="the save files written, LIB/NAME")
+    copied: list[str] = Field(default_factory=list, description="backup store keys of the copies verified now")
+    not_copied: list[tuple[str, str]] = Field(
+        default_factory=list, description="(LIB/NAME, why): save files not copied off the partition"
+    )
     reconciled: list[str] | None = Field(
         None, description="what an interrupted earlier step turned out to have done (None: the host was not read)"
     )

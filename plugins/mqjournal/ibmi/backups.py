@@ -7,19 +7,26 @@ exists now (QSYS2.SAVE_FILE_OBJECTS) proves that a restore from it can bring the
 Whether a save file exists is read apart from its content (QSYS2.OBJECT_STATISTICS), so a save file that is gone
 is told from one whose content could not be read without reading any message text (which comes in the job's
 language): only a gone save file lets a step conclude that nothing was saved in it.
+
+The backup store is asked too: a verified copy there of a save file that lists the receiver is what makes a save
+a backup to delete against (`rules.BackupEvidence.proven`), and outlives the save file's removal from the host.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi import capabilities, commands
 from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.rules import BackupEvidence, EvidenceKey
 from mqjournal.snapshot import Receiver
+
+log = logging.getLogger(__name__)
 
 # Statements per SSH round trip: each is one db2 run, and the command line stays well below any shell limit.
 _PER_TRIP = 20
@@ -84,9 +91,14 @@ def save_file_contents(session: IbmiSession, save_files: Iterable[str]) -> dict[
 
 
 def evidence_for(
-    session: IbmiSession, catalog: Catalog, host: str, receivers: Iterable[Receiver]
+    session: IbmiSession,
+    catalog: Catalog,
+    host: str,
+    receivers: Iterable[Receiver],
+    store: BackupStore | None = None,
 ) -> dict[EvidenceKey, list[BackupEvidence]]:
-    """Every catalogued save of each receiver, checked on the host now (one round trip per 20 save files)."""
+    """Every catalogued save of each receiver, checked on the host now (one round trip per 20 save files), and in
+    the backup store: a verified copy there that lists the receiver (none without a store)."""
     require_content_service(session)  # before any save or delete: without it nothing can be proven
     # A receiver without an attach time has no catalogued save: the catalog keys saves on it.
     saves = {
@@ -99,6 +111,7 @@ def evidence_for(
     discarded = catalog.discarded_save_files(host) if files else set()
     evidence: dict[EvidenceKey, list[BackupEvidence]] = {}
     for key, (receiver, found) in saves.items():
+        stored = _stored_keys(catalog, store, host, receiver)
         evidence[key] = [
             BackupEvidence(
                 save_file=path,
@@ -108,8 +121,26 @@ def evidence_for(
                 discarded=path in discarded,
                 # Taken after detach, and holding the last entry the receiver has now.
                 complete=s.detached_at is not None and s.last_sequence == receiver.last_sequence,
+                stored_key=stored.get(path),
             )
             for s in found
             for path in [f"{s.save_file_library}/{s.save_file}"]
         ]
     return evidence
+
+
+def _stored_keys(catalog: Catalog, store: BackupStore | None, host: str, receiver: Receiver) -> dict[str, str]:
+    """{"LIB/NAME": store key} of the save files holding this receiver incarnation that `store` holds now, as
+    verified when they were copied (only the current store counts: another one cannot be checked from here)."""
+    if store is None:
+        return {}
+    found: dict[str, str] = {}
+    for copy in catalog.off_partition_copies(host, receiver.library, receiver.name, receiver.attached_at):
+        if copy.store_url != store.url or copy.save_file_path in found:
+            continue
+        problem = store.still_holds(copy)
+        if problem is None:
+            found[copy.save_file_path] = copy.key
+        else:
+            log.warning("%s %s/%s: the stored copy does not count: %s", host, receiver.library, receiver.name, problem)
+    return found

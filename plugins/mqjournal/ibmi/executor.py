@@ -3,21 +3,26 @@
 Every step is idempotent, so an on-call engineer can rerun any of them:
 - each step first reconciles what an interrupted earlier step left open (`reconcile`), from the host;
 - save skips receivers whose catalogued save is proven on the host now, never reuses a save file that holds data,
-  and counts a receiver saved only when the new save file's content lists it (QSYS2.SAVE_FILE_OBJECTS);
+  and counts a receiver saved only when the new save file's content lists it (QSYS2.SAVE_FILE_OBJECTS); then it
+  copies every save file holding the wanted receivers into the backup store, unless a verified copy is there
+  already (a rerun finishes a copy an earlier attempt lost), and records each verified copy in the catalog;
 - delete takes a fresh checkpoint (RCDMQMIMG), re-reads AMQJRNINF, the recovery points and the chain, checks every
-  catalogued save in the save files on the host, and deletes exactly what `rules.delete_decisions` allows, oldest
-  first, stopping at the first failure. Receivers already gone are skipped.
+  catalogued save in the save files on the host and in the backup store, and deletes exactly what
+  `rules.delete_decisions` allows (a save counts only once its copy is verified off the partition), oldest first,
+  stopping at the first failure. Receivers already gone are skipped.
 Every save and delete is written to the catalog as an intent before its command is sent (a catalog that cannot be
 written stops the step there, `CatalogUnavailable`) and its outcome after.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mqjournal import rules
-from mqjournal.catalog import DeletionRecord
+from mqjournal.backupstore import BackupStore, BackupStoreError, StoreObjectExists, StoreVerificationFailed, key_for
+from mqjournal.catalog import DeletionRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject
 from mqjournal.decisions import SaveVerdict, save_decisions, unproven_save
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
@@ -27,10 +32,11 @@ from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
 from mqjournal.ibmi.savefiles import create_save_file
+from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import receiver_save_text, save_file_names, save_library_for
 from mqjournal.policy import Policy
-from mqjournal.rules import DeleteReason
+from mqjournal.rules import BackupEvidence, DeleteReason, EvidenceKey
 from mqjournal.snapshot import Receiver, receivers_by_name
 
 
@@ -44,6 +50,8 @@ class SaveResult:
     already_saved: list[str] = field(default_factory=list)
     not_saved: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why)
     save_files: list[str] = field(default_factory=list)  # LIB/NAME
+    copied: list[str] = field(default_factory=list)  # backup store keys of the copies verified by this step
+    not_copied: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why): only on the partition
     reconciled: list[str] = field(default_factory=list)  # what an interrupted earlier step turned out to have done
 
 
@@ -68,20 +76,27 @@ class Executor(HostContext):
         live = self.live()
         result.reconciled = self.reconciled(live)
         on_host = receivers_by_name(live, self.target.library)
-        evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in wanted if n in on_host])
+        evidence = evidence_for(
+            self.session, self.catalog, self.host, [on_host[n] for n in wanted if n in on_host], self.store
+        )
         todo: list[Receiver] = []
+        to_copy: set[str] = set()
         for decision in save_decisions(wanted, live, evidence):
             if decision.verdict is SaveVerdict.NOT_SAVED:
                 result.not_saved.append((decision.receiver, decision.detail))
             elif decision.verdict is SaveVerdict.ALREADY_SAVED:
                 result.already_saved.append(decision.receiver)
+                to_copy |= _not_yet_copied(evidence, on_host[decision.receiver])
             else:
                 todo.append(on_host[decision.receiver])
         for start in range(0, len(todo), commands.MAX_SAVOBJ_OBJECTS):
-            self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, result)
+            if path := self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, result):
+                to_copy.add(path)
+        self._copy_off_partition(sorted(to_copy), result)
         return result
 
-    def _save_batch(self, batch: list[Receiver], save_library: str, result: SaveResult) -> None:
+    def _save_batch(self, batch: list[Receiver], save_library: str, result: SaveResult) -> str | None:
+        """SAVOBJ of `batch` into a new save file; the save file's LIB/NAME when it holds a save to copy off."""
         save_file = self._new_save_file(save_library, batch)
         path = f"{save_library}/{save_file}"
         result.save_files.append(path)
@@ -99,7 +114,7 @@ class Executor(HostContext):
             # queue manager reads the save file again and records what it holds (reconcile).
             why = f"{path} could not be read after SAVOBJ ({message}); the next run checks it again"
             result.not_saved += [(r.name, why) for r in batch]
-            return
+            return None
         after = receivers_by_name(self.live(), self.target.library)
         saved = []
         for receiver in batch:
@@ -123,6 +138,59 @@ class Executor(HostContext):
                 saved.append(receiver.name)
         result.saved += saved
         self.catalog.finish(operation, "done", f"{len(saved)} of {len(batch)} saved in {path}: {message}")
+        return path if saved else None
+
+    # --- copy off the partition ------------------------------------------------------------------------------
+
+    def _copy_off_partition(self, save_files: list[str], result: SaveResult) -> None:
+        """Each save file ("LIB/NAME") copied into the backup store and recorded, unless the store has it verified.
+
+        A copy that fails leaves the save on the host as it is, and its receivers not deletable: the next step
+        (save or delete) on this queue manager copies it again."""
+        if not save_files:
+            return
+        if self.store is None:
+            why = "no backup store is configured, so the save file stays the only backup, on the partition it saves"
+            result.not_copied += [(path, why) for path in save_files]
+            return
+        saves = self.catalog.saves_for(self.host, self.target.library)
+        stored = {s.save_file_path for s in self.catalog.stored_objects(self.host) if s.store_url == self.store.url}
+        for path in save_files:
+            if path in stored:
+                continue
+            in_file = [s for s in saves if f"{s.save_file_library}/{s.save_file}" == path]
+            try:
+                copy = self._copy(self.store, path, in_file)
+            except (SaveFileTransferError, BackupStoreError) as exc:
+                result.not_copied.append((path, str(exc)))
+                continue
+            self.catalog.record_stored(copy)
+            result.copied.append(copy.key)
+
+    def _copy(self, store: BackupStore, path: str, saves: list[SaveRecord]) -> StoredObject:
+        library, name = path.split("/")
+        meta = SaveFileCopy(
+            host=self.host,
+            qmgr=self.target.qmgr,
+            qmgr_library=self.target.library,
+            save_file_library=library,
+            save_file=name,
+            # The run whose save made the file: a rerun that finishes the copy files it where the save was made.
+            run_id=saves[0].run_id if saves else self.run_id,
+            objects=tuple(SavedReceiver.from_save(s) for s in saves),
+        )
+        try:
+            return download_save_file(self.session, library, name, store, meta)
+        except StoreObjectExists:
+            # Copied and verified by an earlier attempt that stopped before the catalog row: check it, adopt it.
+            check = store.verify(key_for(meta))
+            if not check.ok or check.stored is None:
+                raise StoreVerificationFailed(
+                    check.key,
+                    f"a copy from an earlier attempt is in the store but does not verify ({check.problem})",
+                    "delete that copy from the store (it is no backup) and run the step again",
+                ) from None
+            return check.stored
 
     def _new_save_file(self, save_library: str, batch: list[Receiver]) -> str:
         """A save file of its own for this batch: a rerun never writes into an earlier save."""
@@ -146,7 +214,9 @@ class Executor(HostContext):
         live = collect(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
         result.reconciled = self.reconciled(live)
         on_host = receivers_by_name(live, self.target.library)
-        evidence = evidence_for(self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host])
+        evidence = evidence_for(
+            self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host], self.store
+        )
         stopped: str | None = None
         for decision in rules.delete_decisions(approved, live, evidence, policy=policy):
             if decision.reason is DeleteReason.ALREADY_GONE:
@@ -201,6 +271,14 @@ class Executor(HostContext):
         )
         self.catalog.finish(operation, "done", message or "deleted")
         return None
+
+
+def _not_yet_copied(evidence: Mapping[EvidenceKey, Sequence[BackupEvidence]], receiver: Receiver) -> set[str]:
+    """The save files on the host that hold `receiver` but have no verified copy in the store."""
+    found = evidence.get((receiver.library, receiver.name, rules.attached_at(receiver)), ())
+    if any(e.proven for e in found):
+        return set()
+    return {e.save_file for e in found if e.saved_on_host}
 
 
 def _messages(out: CommandOutput) -> str:

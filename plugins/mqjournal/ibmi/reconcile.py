@@ -7,6 +7,7 @@ may be gone or not: only the host knows. Reconciling closes each such intent wit
   was proven before the intent was written), or it is still there and nothing happened;
 - a save: the receivers the save file lists are recorded as saved, the others are not;
 - a discard (backup expiry's DLTF): a save file that is gone is recorded discarded;
+- a cleanup (DLTF of a save file the backup store holds): a save file that is gone is recorded removed from the host;
 - any other command: what the live state read now shows of it, written to the audit log.
 Nothing is sent to the host here but reads.
 """
@@ -49,7 +50,9 @@ def reconcile(
     done = Reconciliation()
     receivers = {(r.library, r.name): r for r in live.receivers}
     operations = [op for op in catalog.open_operations(host, live.qmgr_library) if _gone(op, worker_is_gone)]
-    save_files = [f"{op.save_file_library}/{op.save_file}" for op in operations if op.kind in ("save", "discard")]
+    save_files = [
+        f"{op.save_file_library}/{op.save_file}" for op in operations if op.kind in ("save", "discard", "clean_up")
+    ]
     intents = (
         [i for i in unexplained_intents(session.audit.path, host) if _ours(i["command"], live) and worker_is_gone(i)]
         if session.audit.path is not None
@@ -76,6 +79,8 @@ def reconcile(
                 continue
             if op.kind == "discard":
                 finding = _discard(catalog, op, content, host)
+            elif op.kind == "clean_up":
+                finding = _cleaned_up(catalog, op, content, host)
             else:
                 finding = _save(catalog, op, receivers, content, host)
         catalog.finish(op, "reconciled", finding)
@@ -135,6 +140,16 @@ def _discard(catalog: Catalog, op: Operation, content: SaveFileContent, host: st
         return f"{where} still exists: the interrupted DLTF did not delete it"
     catalog.record_discarded(host, library, name, op.run_id)
     return f"{where} is gone from the host: the interrupted DLTF deleted it; its saves are no longer offered"
+
+
+def _cleaned_up(catalog: Catalog, op: Operation, content: SaveFileContent, host: str) -> str:
+    library, name = _save_file_of(op)
+    where = f"{library}/{name}"
+    if content.exists:
+        return f"{where} still exists: the interrupted cleanup did not delete it"
+    copies = [s for s in catalog.stored_objects(host, op.qmgr) if s.save_file_path == where]
+    catalog.record_removed_from_host(host, library, name, copies[-1].key if copies else "", op.run_id)
+    return f"{where} is gone from the host: the interrupted cleanup deleted it; its saves are offered from the store"
 
 
 def _save(

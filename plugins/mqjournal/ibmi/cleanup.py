@@ -1,0 +1,141 @@
+"""The cleanup step: save files leave the partition once the backup store has held them verified long enough.
+
+A save file on the partition it saves takes space on the same ASP as the receivers it freed, and is lost with it;
+its copy in the backup store is the backup. So `keep_on_host_days` (policy) after its save, once its copy is
+verified, the save file is deleted from the host (DLTF), and only when all of these hold right before:
+
+- the store's copy verifies now (size and SHA-256 re-read: after the DLTF it is the only copy);
+- the save file on the host is the one copied: same size (SFTP stat), and its content (QSYS2.SAVE_FILE_OBJECTS)
+  lists every receiver the copy's object list names;
+- the catalog does not mark it discarded (backup expiry deletes those, with their copies).
+
+Age is measured on the partition's clock: the live snapshot's collection time minus the save time its receivers
+show (SAVE_TIMESTAMP), as every other age on the host is.
+Each DLTF is a catalog intent first and an outcome after (operation kind ``clean_up``), and a removal is recorded
+(`Catalog.record_removed_from_host`): its saves stay offered for restores, from the store. A save file that is not
+removed is kept with the reason; nothing here touches a receiver.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from mqjournal.backupstore import BackupStore
+from mqjournal.catalog import StoredObject
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
+from mqjournal.ibmi.context import HostContext
+from mqjournal.ibmi.readings import cl_messages
+from mqjournal.ibmi.transfer import save_file_path
+from mqjournal.ibmi.transport import OutcomeUnknown
+from mqjournal.policy import Policy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CleanupResult:
+    removed: list[str] = field(default_factory=list)  # LIB/NAME deleted from the host now
+    kept: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why) due but not removed
+    not_due: list[str] = field(default_factory=list)  # LIB/NAME still within keep_on_host_days
+    already_gone: list[str] = field(default_factory=list)  # due, and someone else had deleted it: recorded
+    reconciled: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class HostCleanup(HostContext):
+    """The cleanup step on one queue manager's save files."""
+
+    def clean_up(self, policy: Policy) -> CleanupResult:
+        result = CleanupResult()
+        store = self.store
+        if store is None:
+            return result  # nothing is copied off the partition, so nothing may leave it
+        live = self.live()
+        result.reconciled = self.reconciled(live)
+        due = self._due(store, live.collected_at, policy, result)
+        if not due:
+            return result
+        contents = save_file_contents(self.session, due)
+        for path, stored in due.items():
+            why = self._why_kept(store, stored, contents[path])
+            if why is None and contents[path].exists is False:
+                library, name = path.split("/")
+                self.catalog.record_removed_from_host(self.host, library, name, stored.key, self.run_id)
+                result.already_gone.append(path)
+            elif why is None:
+                why = self._remove(path, stored)
+                if why is None:
+                    result.removed.append(path)
+            if why is not None:
+                result.kept.append((path, why))
+        return result
+
+    def _due(self, store: BackupStore, now: datetime, policy: Policy, result: CleanupResult) -> dict[str, StoredObject]:
+        """{"LIB/NAME": its newest verified copy in `store`} of the save files due to leave the host."""
+        gone = self.catalog.removed_from_host(self.host) | self.catalog.discarded_save_files(self.host)
+        due: dict[str, StoredObject] = {}
+        for stored in self.catalog.stored_objects(self.host, self.target.qmgr):
+            path = stored.save_file_path
+            if stored.store_url != store.url or path in gone or stored.qmgr_library != self.target.library:
+                continue
+            if _age(stored, now) < policy.keep_on_host:
+                result.not_due.append(path)
+            else:
+                due[path] = stored  # oldest first: a later copy of the same file replaces an earlier one
+        result.not_due = sorted(set(result.not_due) - set(due))
+        return due
+
+    def _why_kept(self, store: BackupStore, stored: StoredObject, content: SaveFileContent) -> str | None:
+        """Why the host's save file must stay (None: it may go, or it is gone already)."""
+        check = store.verify(stored.key)
+        if not check.ok:
+            return f"its copy in the backup store does not verify ({check.problem}): the host's save file stays"
+        if content.exists is False:
+            return None
+        if not content.known:
+            return "its content could not be read on the host now: kept until it can be"
+        missing = [f"{o.library}/{o.receiver}" for o in stored.objects if not content.holds(o.library, o.receiver)]
+        if missing:
+            return f"the save file on the host does not list {' '.join(missing)}, which its stored copy does: kept"
+        return self._size_differs(stored)
+
+    def _size_differs(self, stored: StoredObject) -> str | None:
+        path = save_file_path(stored.save_file_library, stored.save_file)
+        try:
+            with self.session.sftp() as sftp:
+                size = sftp.stat(path).st_size
+        except (OSError, OutcomeUnknown) as exc:
+            return f"its size on the host could not be read ({exc}): kept"
+        if size != stored.size_bytes:
+            return f"it holds {size} bytes on the host where its stored copy has {stored.size_bytes}: kept"
+        return None
+
+    def _remove(self, path: str, stored: StoredObject) -> str | None:
+        """DLTF of the save file, an intent in the catalog first; why it failed, or None."""
+        library, name = path.split("/")
+        operation = self.catalog.begin(self.operation("clean_up", [], save_file_library=library, save_file=name))
+        try:
+            out = self.session.run(commands.delete_save_file(library, name))
+        except OutcomeUnknown as lost:
+            # The next step reads the host and records what happened (reconcile).
+            return f"DLTF's answer was lost ({lost.problem}); the next step checks the host"
+        messages = "; ".join(f"{m.id}: {m.text}" for m in cl_messages(out.stdout, out.stderr))
+        if out.exit_status != 0:
+            self.catalog.finish(operation, "failed", messages or "DLTF failed")
+            return f"DLTF failed: {messages or 'no message'}"
+        self.catalog.record_removed_from_host(self.host, library, name, stored.key, self.run_id)
+        self.catalog.finish(operation, "done", f"removed from the host; in the backup store as {stored.key}")
+        log.info("%s %s: removed from the host, in the backup store as %s", self.host, path, stored.key)
+        return None
+
+
+def _age(stored: StoredObject, host_now: datetime) -> timedelta:
+    """How long ago the save file's save was made, by the partition's clock (its receivers' SAVE_TIMESTAMP, which
+    the copy's object list carries); by this machine's clock since the copy, for a copy without them."""
+    saved = [o.saved_at for o in stored.objects if o.saved_at is not None]
+    if saved:
+        return host_now - max(saved)
+    return datetime.now(UTC) - stored.created_at
