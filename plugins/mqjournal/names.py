@@ -269,6 +269,12 @@ def library_save_text(qmgr: str, library: str, on: date) -> str:
     return _text(qmgr, f" library {library} {on:%Y-%m-%d}")
 
 
+def restored_save_file_text(qmgr: str, origin: str) -> str:
+    """CRTSAVF TEXT for a save file a restore brings back from the backup store: mqjournal PAYROLL from store
+    QGPL/PAYRO327A. No date: a plan made again before it runs must name the same command."""
+    return _text(qmgr, f" from store {origin}")
+
+
 def _text(qmgr: str, tail: str) -> str:
     room = TEXT_LENGTH - len("mqjournal ") - len(tail)
     name = qmgr if len(qmgr) <= room else qmgr[: room - 1] + "~"

@@ -437,6 +437,14 @@ def delete_save_file(library: str, name: str) -> Command:
     return cl(f"DLTF FILE({object_name(library)}/{object_name(name)})", idempotent=False)
 
 
+def delete_partial_upload(library: str, name: str) -> Command:
+    """DLTF of a save file an interrupted upload from the backup store went into: it may hold part of the stored
+    copy, and IBM i places data only into an empty save file, so it is deleted and created again (CRTSAVF) before
+    the upload is made again. Its own builder, apart from `delete_save_file`, because that one discards a backup
+    (the catalog records it and never offers its saves again), and this one deletes no backup: the stored copy is."""
+    return cl(f"DLTF FILE({object_name(library)}/{object_name(name)})", idempotent=False)
+
+
 def save_file_objects(save_library: str, save_file: str) -> str:
     """The journal receivers a save file holds (QSYS2.SAVE_FILE_OBJECTS, IBM i 7.4 SF99704 level 25 / 7.5 SF99950
     level 4): the only proof that a backup holds a receiver. The receiver's own save history (SAVE_TIMESTAMP) says

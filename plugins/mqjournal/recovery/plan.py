@@ -16,6 +16,7 @@ from types import MappingProxyType
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from mqjournal.ibmi import commands
+from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.ibmi.transport import Command
 from mqjournal.names import ObjectName, QueueManagerName, mq_name
 from mqjournal.recovery.kinds import RecoveryKind
@@ -61,6 +62,11 @@ class Action(StrEnum):
     SET_FULL_REPOSITORY = "set_full_repository"
     RECORD_MEDIA_IMAGES = "record_media_images"
     DELETE_SAVE_FILE = "delete_save_file"
+    # A save file the restore needs, brought back from the backup store (docs/recovery.md, "Restores from the store").
+    CREATE_SAVE_FILE = "create_save_file"
+    DELETE_PARTIAL_UPLOAD = "delete_partial_upload"
+    UPLOAD_SAVE_FILE = "upload_save_file"
+    CHECK_SAVE_FILE = "check_save_file"
 
 
 BUILDERS: Mapping[Action, Callable[..., Command]] = MappingProxyType(
@@ -78,9 +84,32 @@ BUILDERS: Mapping[Action, Callable[..., Command]] = MappingProxyType(
         Action.SET_FULL_REPOSITORY: commands.set_full_repository,
         Action.RECORD_MEDIA_IMAGES: commands.record_media_images,
         Action.DELETE_SAVE_FILE: commands.delete_save_file,
+        Action.CREATE_SAVE_FILE: commands.create_save_file,
+        Action.DELETE_PARTIAL_UPLOAD: commands.delete_partial_upload,
     }
 )
-"""The command builder of each step action: a new action is one entry here (a test holds every action listed)."""
+"""The command builder of each step action that is a command: a new one is one entry here (a test holds every
+action listed here or in RUN_BY_THE_EXECUTOR)."""
+
+
+def upload_text(origin: str, key: str, library: str, name: str) -> str:
+    return f"SFTP PUT {save_file_path(library, name)} from the backup store object {key} (save file {origin})"
+
+
+def check_text(library: str, name: str, objects: str) -> str:
+    return f"{commands.save_file_objects(library, name)} -- must list {objects}"
+
+
+RUN_BY_THE_EXECUTOR: Mapping[Action, Callable[..., str]] = MappingProxyType(
+    {
+        Action.UPLOAD_SAVE_FILE: upload_text,
+        Action.CHECK_SAVE_FILE: check_text,
+    }
+)
+"""Steps that are not one command to judge by its exit status and messages: an SFTP upload from the backup store
+(no CL command: the executor streams the stored bytes over the session's SFTP channel) and the check that the
+uploaded save file lists what is to be restored (a read whose answer is judged by its content). Each with the line
+that shows it in a plan; `mqjournal.recovery.upload` runs them."""
 
 
 class Step(_Model):
@@ -94,6 +123,8 @@ class Step(_Model):
         """The command to send, rebuilt (and its names validated again) from the step's arguments. `runner` is the
         host's SQL runner (IbmiSession.sql_runner): how the one SQL step, ASSOCIATE_RECEIVERS, reaches db2. It is
         the host's setting, not the plan's, so a plan made for one runner runs on a host set up for the other."""
+        if self.action in RUN_BY_THE_EXECUTOR:
+            raise TypeError(f"{self.action.value} is run by the recovery executor itself, not sent as a command")
         build = BUILDERS[self.action]
         if self.action is Action.ASSOCIATE_RECEIVERS:
             return build(**self.args, runner=runner)
@@ -101,7 +132,10 @@ class Step(_Model):
 
     @property
     def text(self) -> str:
-        """The CL command or SQL statement as an admin would type it (without the PASE/Qshell wrapper)."""
+        """The CL command or SQL statement as an admin would type it (without the PASE/Qshell wrapper); for a step the
+        executor runs itself, the transfer or the read it makes."""
+        if self.action in RUN_BY_THE_EXECUTOR:
+            return RUN_BY_THE_EXECUTOR[self.action](**self.args)
         command = self.command().text
         statements = commands.sql_statements(command)
         return statements[0] if statements else shlex.split(command)[1]

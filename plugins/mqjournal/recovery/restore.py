@@ -3,8 +3,9 @@ save, in which order, and what to run afterwards.
 
 The rules (docs/recovery.md):
 - A recovery pass needs the receiver holding its first entry and every receiver after it, readable and associated
-  with the journal. What the host lacks is restored from its newest verified save whose save file still exists,
-  newest receiver first (the order IBM's MQ documentation recommends), then associated with the journal.
+  with the journal. What the host lacks is restored from its newest verified save whose save file still exists on
+  the host or as a verified copy in the backup store (brought back first: `fromstore`), newest receiver first (the
+  order IBM's MQ documentation recommends), then associated with the journal.
 - startup: from the entry AMQ7432 reports, then STRMQM. media: from the AMQ7462 media recovery point, then
   RCRMQMOBJ of the object. library: the latest library save (without its journal and receivers), a receiver with
   the next free name of a new restore generation and a journal on it (the restore pitfall), the receivers from
@@ -24,6 +25,7 @@ from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
+from mqjournal.recovery.fromstore import Resolved, Sources, StoreView
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
@@ -97,6 +99,7 @@ class Inputs:
     cataloged: list[CatalogedReceiver]
     library_saves: list[LibrarySaveRecord] = field(default_factory=list)
     save_files_on_host: set[str] | None = None  # LIB/NAME; None when not checked
+    store: StoreView | None = None  # the backup store, for save files the host no longer has; None: none given
     clusters: list[ClusterConfig] = field(default_factory=list)
 
 
@@ -172,13 +175,32 @@ def _associated(r: Receiver, journal: str) -> bool:
 
 @dataclass
 class _Restores:
-    steps: list[Step] = field(default_factory=list)  # RSTOBJ, oldest first until reversed
+    picks: list[tuple[Known, SaveRecord]] = field(default_factory=list)  # (receiver, the save to restore), oldest first
     gaps: list[Gap] = field(default_factory=list)
     associate: bool = False
+    steps: list[Step] = field(default_factory=list)  # set by `_finish`: fetches from the store, then RSTOBJ
+    notes: list[str] = field(default_factory=list)
+
+
+def _save_path(save: SaveRecord) -> str:
+    return f"{save.save_file_library}/{save.save_file}"
+
+
+def _sources(inputs: Inputs) -> Sources:
+    return Sources(
+        inputs.request.host,
+        inputs.save_files_on_host,
+        inputs.store,
+        inputs.request.qmgr,
+        inputs.qmgr_library,
+        inputs.now.date(),
+    )
 
 
 def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Receiver]) -> _Restores:
+    """Which save each needed receiver is restored from (its newest one that the host or the store still has)."""
     out = _Restores()
+    sources = _sources(inputs)
     for k in required:
         live = k.on_host
         if live is not None and live.status is not ReceiverStatus.FREED:
@@ -198,39 +220,57 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
                 )
             )
             continue
-        usable = [
-            s
-            for s in k.saves
-            if inputs.save_files_on_host is None or f"{s.save_file_library}/{s.save_file}" in inputs.save_files_on_host
-        ]
+        usable = [s for s in k.saves if sources.available(_save_path(s))]
         if not usable:
-            out.gaps.append(_unrestorable(k, inputs.request.host))
+            out.gaps.append(_unrestorable(k, sources))
             continue
-        save = usable[0]
-        out.steps.append(
+        out.picks.append((k, usable[0]))
+        out.associate = True
+    return out
+
+
+def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord | None = None) -> Resolved:
+    """The save files the picks (and the library save) are read from, the steps bringing back from the store those
+    the host no longer has, and the RSTOBJ steps, newest receiver first (as IBM's MQ documentation restores a
+    series). The library save's own fetch steps are left for its RSTLIB (Resolved.fetch)."""
+    needs: dict[str, set[tuple[str, str]]] = {}
+    if library_save is not None:
+        # SAVLIB always takes the attached receiver: listing it proves the save file is this library's save.
+        needs[library_save.save_file_path] = {(library_save.qmgr_library, library_save.attached_receiver)}
+    for k, save in restores.picks:
+        needs.setdefault(_save_path(save), set()).add((k.library, k.name))
+    resolved = _sources(inputs).resolve({origin: frozenset(objects) for origin, objects in needs.items()})
+    newest_first = restores.picks[::-1]
+    skip = {library_save.save_file_path} if library_save is not None else set()
+    restores.steps = resolved.steps(_save_path(save) for _, save in newest_first if _save_path(save) not in skip)
+    for k, save in newest_first:
+        path = resolved.path[_save_path(save)]
+        library, name = path.split("/")
+        restores.steps.append(
             step(
                 Action.RESTORE_RECEIVER,
-                f"needed by the recovery pass; saved {save.saved_at.isoformat()} in "
-                f"{save.save_file_library}/{save.save_file}",
+                f"needed by the recovery pass; saved {save.saved_at.isoformat()} in {_save_path(save)}"
+                + ("" if path == _save_path(save) else f", brought back as {path}"),
                 about=k.name,
                 attached_at=k.attached_at,
                 qmgr_library=k.library,
                 receiver=k.name,
-                save_library=save.save_file_library,
-                save_file=save.save_file,
+                save_library=library,
+                save_file=name,
             )
         )
-        out.associate = True
-    out.steps.reverse()  # newest first, as IBM's MQ documentation restores a series
-    return out
+    restores.notes = resolved.notes
+    return resolved
 
 
-def _unrestorable(k: Known, host: str) -> Gap:
-    """A needed receiver neither on the host nor in a save file that still exists there."""
+def _unrestorable(k: Known, sources: Sources) -> Gap:
+    """A needed receiver neither on the host nor in a save file the host or the backup store still has."""
     if k.saves:
-        files = ", ".join(sorted({f"{s.save_file_library}/{s.save_file}" for s in k.saves}))
-        problem = f"the catalog's save file(s) {files} no longer exist on {host}"
-        action = "bring the save file back from backup media (or restore from tape by hand), then plan again"
+        problem = sources.why_not(_save_path(s) for s in k.saves)
+        action = (
+            "bring the save file back from backup media (or restore from tape by hand), or give the backup store "
+            "that holds a verified copy of it, then plan again"
+        )
     else:
         problem = "it is not on the host and the catalog has no verified save of it"
         action = (
@@ -276,25 +316,20 @@ def _needs_snapshot(inputs: Inputs) -> Snapshot:
 
 def _from_point(
     inputs: Inputs, snapshot: Snapshot, at: datetime, what: str, precision: timedelta
-) -> tuple[list[Known], list[Gap], list[Step], bool]:
+) -> tuple[list[Known], list[Gap], _Restores]:
     chain = history(snapshot, inputs.cataloged, inputs.qmgr_library)
     start = holder_index(chain, at, precision)
     if start is None:
-        return (
-            [],
-            [
-                Gap(
-                    obj=f"the receiver holding {what} {at.isoformat()}",
-                    problem=_unknown_holder(chain, at),
-                    action="restore it by hand from a backup taken outside mqjournal, then plan again",
-                )
-            ],
-            [],
-            False,
+        gap = Gap(
+            obj=f"the receiver holding {what} {at.isoformat()}",
+            problem=_unknown_holder(chain, at),
+            action="restore it by hand from a backup taken outside mqjournal, then plan again",
         )
+        return [], [gap], _Restores()
     required = chain[start:]
     restores = _restores(required, inputs, receivers_by_name(snapshot, inputs.qmgr_library))
-    return required, _continuity_gaps(required) + restores.gaps, restores.steps, restores.associate
+    _finish(restores, inputs)
+    return required, _continuity_gaps(required) + restores.gaps, restores
 
 
 def plan_startup(inputs: Inputs) -> Plan:
@@ -307,18 +342,19 @@ def plan_startup(inputs: Inputs) -> Plan:
             "give the date and time AMQ7432 reports (the timestamp parameter)",
         )
     instance = journal_instance(inputs.journal)
-    required, gaps, restores, associate = _from_point(inputs, snapshot, needed_at, "the entry of", SECOND)
-    steps = list(restores)
-    if associate:
+    required, gaps, restores = _from_point(inputs, snapshot, needed_at, "the entry of", SECOND)
+    steps = list(restores.steps)
+    if restores.associate:
         steps.append(_associate_step(inputs, instance))
     steps.append(
         step(
             Action.START_QMGR, "the startup recovery pass replays from the restored receivers", qmgr=inputs.request.qmgr
         )
     )
-    notes = [f"AMQ7432 needs the entry of {needed_at.isoformat()}: {len(restores)} receiver(s) to restore."]
+    notes = [f"AMQ7432 needs the entry of {needed_at.isoformat()}: {len(restores.picks)} receiver(s) to restore."]
     if required:
         notes.append(f"The recovery pass reads {required[0].name} through {required[-1].name}.")
+    notes += restores.notes
     return Plan(
         request=inputs.request,
         created_at=inputs.now,
@@ -350,9 +386,9 @@ def plan_media(inputs: Inputs) -> Plan:
         )
     point = snapshot.media_recovery.at
     instance = journal_instance(inputs.journal)
-    _, gaps, restores, associate = _from_point(inputs, snapshot, point, "the media recovery entry of", SECOND)
-    steps = list(restores)
-    if associate:
+    _, gaps, restores = _from_point(inputs, snapshot, point, "the media recovery entry of", SECOND)
+    steps = list(restores.steps)
+    if restores.associate:
         steps.append(_associate_step(inputs, instance))
     steps.append(
         step(
@@ -365,7 +401,8 @@ def plan_media(inputs: Inputs) -> Plan:
     )
     notes = [
         f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {point.isoformat()}: "
-        f"{len(restores)} receiver(s) to restore."
+        f"{len(restores.picks)} receiver(s) to restore.",
+        *restores.notes,
     ]
     return Plan(
         request=inputs.request.model_copy(update={"object": obj, "object_type": objtype}),
@@ -393,8 +430,9 @@ def plan_library(inputs: Inputs) -> Plan:
     required, gaps = _receivers_after_library_save(chain, saved, copy)
     restores = _restores(required, inputs, {})
     gaps += _continuity_gaps(required) + restores.gaps
+    resolved = _finish(restores, inputs, library_save=saved)
     first_new = _first_receiver_of_new_generation(chain, saved, journal_instance(inputs.journal))
-    steps = _library_restore_steps(inputs, saved, str(first_new), restores)
+    steps = _library_restore_steps(inputs, saved, str(first_new), restores, resolved)
     restore_point = _library_restore_point(required, saved)
     notes = _library_notes(saved, restores, restore_point, first_new)
     cluster_steps, cluster_notes = cluster_follow_up(inputs.request.qmgr, inputs.clusters, restore_point, inputs.now)
@@ -433,25 +471,22 @@ def _library_still_on_host(inputs: Inputs) -> Gap:
 
 
 def _latest_usable_library_save(inputs: Inputs) -> LibrarySaveRecord | Gap:
-    """The newest library save whose save file is still on the host, or the gap saying why there is none."""
-    usable = [
-        s
-        for s in inputs.library_saves
-        if inputs.save_files_on_host is None or s.save_file_path in inputs.save_files_on_host
-    ]
+    """The newest library save whose save file the host or the backup store still has, or the gap saying why there
+    is none."""
+    sources = _sources(inputs)
+    usable = [s for s in inputs.library_saves if sources.available(s.save_file_path)]
     if usable:
         return usable[0]
     problem = (
         "the catalog has no library save of it"
         if not inputs.library_saves
-        else "the save files of its library saves no longer exist on the host ("
-        + ", ".join(s.save_file_path for s in inputs.library_saves)
-        + ")"
+        else sources.why_not(s.save_file_path for s in inputs.library_saves)
     )
     return Gap(
         obj=f"library {inputs.qmgr_library} of {inputs.request.qmgr}",
         problem=problem,
-        action="restore the library by hand from other backup media, or record a library save in the catalog",
+        action="restore the library by hand from other backup media, give the backup store that holds a verified "
+        "copy of a library save, or record a library save in the catalog",
     )
 
 
@@ -508,18 +543,22 @@ def _first_receiver_of_new_generation(chain: list[Known], saved: LibrarySaveReco
     )
 
 
-def _library_restore_steps(inputs: Inputs, saved: LibrarySaveRecord, fresh: str, restores: _Restores) -> list[Step]:
+def _library_restore_steps(
+    inputs: Inputs, saved: LibrarySaveRecord, fresh: str, restores: _Restores, resolved: Resolved
+) -> list[Step]:
     lib = inputs.qmgr_library
     instance = journal_instance(inputs.journal)
+    save_library, save_file = resolved.path[saved.save_file_path].split("/")
     steps = [
+        *resolved.fetch.get(saved.save_file_path, []),
         step(
             Action.RESTORE_LIBRARY,
             f"the latest library save ({saved.saved_at.isoformat()}), without its journal and receivers",
             qmgr_library=lib,
             journal=inputs.journal,
             instance=instance,
-            save_library=saved.save_file_library,
-            save_file=saved.save_file,
+            save_library=save_library,
+            save_file=save_file,
         ),
         step(
             Action.CREATE_RECEIVER,
@@ -541,7 +580,7 @@ def _library_restore_steps(inputs: Inputs, saved: LibrarySaveRecord, fresh: str,
         ),
         *restores.steps,
     ]
-    if restores.steps:
+    if restores.picks:
         steps.append(_associate_step(inputs, instance))
     steps.append(
         step(Action.START_QMGR, "the startup recovery pass replays the restored receivers", qmgr=inputs.request.qmgr)
@@ -561,12 +600,13 @@ def _library_notes(
 ) -> list[str]:
     return [
         f"Library save {saved.save_file_path} of {saved.saved_at.isoformat()}; it needs "
-        f"{saved.oldest_needed_receiver or '(asterisks)'} and later receivers: {len(restores.steps)} to restore.",
+        f"{saved.oldest_needed_receiver or '(asterisks)'} and later receivers: {len(restores.picks)} to restore.",
         f"Journal entries after {restore_point.isoformat()} were in no save: the queue manager comes back as it "
         "was then.",
         f"New receivers are named from {first_new} on (restore generation {first_new.restore}).",
         "If the queue manager's IFS directory was lost too, restore it from the same backup before STRMQM.",
         "Afterwards: run the maintenance DAG (checkpoint, save) and take a new library save.",
+        *restores.notes,
     ]
 
 
