@@ -1,7 +1,9 @@
-"""mq_journal_maintenance: checkpoint -> collect -> plan -> save -> approval -> delete -> report.
+"""mq_journal_maintenance: checkpoint -> collect -> plan -> save (and copy off) -> approval -> delete -> report.
 
 The runbook of MQ journal housekeeping on IBM i, for a fleet. Saves run before the approval gate because they are
-safe; deletes run only after an admin approves, and each re-checks its live partition first. Rerunning any task, or
+safe: each save file is copied into the backup store, and after `keep_on_host_days` the cleanup removes it from the
+partition, once its copy verifies again. Deletes run only after an admin approves, and each re-checks its live
+partition (and the store) first. Rerunning any task, or
 the whole run, repeats nothing that was done and loses nothing.
 """
 
@@ -28,7 +30,11 @@ def _policy_max(field: str) -> float:
 
 
 def _policy(params: dict[str, Any]) -> Policy:
-    return Policy(retention_days=params["retention_days"], keep_min_receivers=params["keep_min_receivers"])
+    return Policy(
+        retention_days=params["retention_days"],
+        keep_min_receivers=params["keep_min_receivers"],
+        keep_on_host_days=params["keep_on_host_days"],
+    )
 
 
 @dag(
@@ -67,6 +73,15 @@ def _policy(params: dict[str, Any]) -> Policy:
             maximum=_policy_max("keep_min_receivers"),
             title="Keep at least N not-needed receivers",
             description="at most 100000",
+        ),
+        "keep_on_host_days": Param(
+            Policy.model_fields["keep_on_host_days"].default,
+            type="number",
+            minimum=0,
+            maximum=_policy_max("keep_on_host_days"),
+            title="Keep save files on the partition (days)",
+            description="after this, a save file whose copy in the backup store verifies is deleted from the "
+            "partition (at most 3660: 10 years)",
         ),
         "save_library": Param(
             "QGPL",
@@ -144,6 +159,10 @@ def mq_journal_maintenance():
             params["save_library"],
         ).to_xcom()
 
+    @task(**tasks.ssh_task())
+    def clean_up(target: Pulled, params=None, run_id=None) -> dict[str, Any]:
+        return steps.clean_up_one(settings(), MaintenanceTarget.from_xcom(target), run_id, _policy(params)).to_xcom()
+
     approve = ApprovalOperator(
         task_id="approve",
         subject="Delete MQ journal receivers ({{ run_id }})",
@@ -168,6 +187,7 @@ def mq_journal_maintenance():
             summary=ti.xcom_pull(task_ids="summarize"),
             saves=ti.xcom_pull(task_ids="save"),
             deletes=ti.xcom_pull(task_ids="delete"),
+            cleanups=ti.xcom_pull(task_ids="clean_up"),
             approval=ti.xcom_pull(task_ids="approve"),
             approve_state=str(approve_state) if approve_state else None,
         )
@@ -190,11 +210,14 @@ def mq_journal_maintenance():
     branch = gate(summary)
     saved = save.partial(summary=summary).expand(target=targets)
     deleted = delete.partial(summary=summary).expand(target=targets)
+    cleaned = clean_up.expand(target=targets)
     branch >> [saved, approve]
     [saved, approve] >> deleted
+    saved >> cleaned
     reported = report()
-    [summary, saved, deleted] >> reported
-    [ready, targets, collected, submission, plan, summary, branch, saved, approve, deleted, reported] >> failed_steps()
+    [summary, saved, deleted, cleaned] >> reported
+    steps_that_fail = [ready, targets, collected, submission, plan, summary, branch, saved, approve, deleted, cleaned]
+    [*steps_that_fail, reported] >> failed_steps()
 
 
 mq_journal_maintenance()

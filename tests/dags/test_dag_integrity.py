@@ -38,6 +38,7 @@ def test_the_maintenance_dag_runs_the_runbook_in_order():
     upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
     assert "plan" in upstream["summarize"]
     assert "approve" in upstream["delete"] and "save" in upstream["delete"]
+    assert upstream["clean_up"] == {"save", "select_targets"} and "clean_up" in upstream["report"]
     assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
     assert dag.task_dict["checkpoint_and_collect"].pool == "mqjournal_ssh"
     assert "preflight" in upstream["select_targets"]

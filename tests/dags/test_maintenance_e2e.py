@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mqjournal.airflow.settings import safe
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.sim.host import SimulatedHost
@@ -42,6 +43,13 @@ def test_approved_run_deletes_exactly_the_planned_receivers_and_nothing_needed_i
     assert not set(planned) & {r.name for r in host.partition.receivers_in("QMTEST")}
     catalog = Catalog(f"sqlite:///{workdir / 'data' / 'catalog.db'}")
     assert sorted(d.receiver for d in catalog.deletions_for("approved", "QMTEST")) == planned
+    # Every deleted receiver's save file is in the backup store, its checksum matching.
+    store = BackupStore(workdir / "data" / "backups")
+    live = {r.name: r for r in SimulatedHost.load(workdir / "state" / "approved.json").partition.receivers_in("QMTEST")}
+    for d in catalog.deletions_for("approved", "QMTEST"):
+        (copy, *_) = catalog.off_partition_copies("approved", "QMTEST", d.receiver, d.attached_at)
+        assert store.verify(copy.key).ok and copy.store_url == store.url
+    assert not set(planned) & set(live)
     # Every deleted receiver is in the catalog and restores from its save file.
     for name in planned:
         (save,) = catalog.saves_of("approved", "QMTEST", name)

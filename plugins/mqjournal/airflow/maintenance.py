@@ -14,11 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
+    CleanupOutcome,
     DeleteOutcome,
     MaintenanceTarget,
     PlanSummary,
@@ -30,11 +31,13 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import load_fleet
 from mqjournal.ibmi import collector, discovery
+from mqjournal.ibmi.cleanup import HostCleanup
+from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
-from mqjournal.report import plan_body
+from mqjournal.report import plan_body, signed_size, size
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
 
@@ -147,9 +150,23 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget]) -> PlanSumma
     return summary
 
 
-def _executor(settings: Settings, session: IbmiSession, target: MaintenanceTarget, run_id: str) -> Executor:
+_Step = TypeVar("_Step", bound=HostContext)
+
+
+def _on_host(
+    step: type[_Step], settings: Settings, session: IbmiSession, target: MaintenanceTarget, run_id: str
+) -> _Step:
+    """A step on one queue manager (the executor, the cleanup), with the catalog and backup store of the settings."""
     store = BackupStore.from_settings(settings)
-    return Executor(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
+    return step(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
+
+
+def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy) -> CleanupOutcome:
+    """Save files of this queue manager that the backup store holds verified leave the partition after
+    `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
+    with host_session(settings, target.host) as session:
+        result = _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
+    return CleanupOutcome(target=target.key, **asdict(result))
 
 
 def save_one(
@@ -163,7 +180,7 @@ def save_one(
     if not wanted:
         return SaveOutcome(target=target.key)
     with host_session(settings, target.host) as session:
-        result = _executor(settings, session, target, run_id).save(wanted, save_library=save_library)
+        result = _on_host(Executor, settings, session, target, run_id).save(wanted, save_library=save_library)
     return SaveOutcome(target=target.key, **asdict(result))
 
 
@@ -174,7 +191,7 @@ def delete_one(
     if not approved:
         return DeleteOutcome(target=target.key)
     with host_session(settings, target.host) as session:
-        result = _executor(settings, session, target, run_id).delete(approved, policy=policy)
+        result = _on_host(Executor, settings, session, target, run_id).delete(approved, policy=policy)
     return DeleteOutcome(target=target.key, **asdict(result))
 
 
@@ -222,12 +239,19 @@ def write_report(
     saves: Sequence[SaveOutcome],
     deletes: Sequence[DeleteOutcome],
     outcome: str,
+    cleanups: Sequence[CleanupOutcome] = (),
 ) -> str:
     """The run summary: what was saved where, deleted, kept and why, alerts. Returns the Markdown text."""
     lines = [f"# mq_journal_maintenance {run_id}", "", f"Outcome: {outcome}", ""]
     if summary:
         lines += ["## Plan", "", summary.body, ""]
-    for title, rows in (("Saved", saves), ("Deleted", deletes)):
+    lines += space_table(deletes, cleanups)
+    sections: tuple[tuple[str, Sequence[SaveOutcome | DeleteOutcome | CleanupOutcome]], ...] = (
+        ("Saved", saves),
+        ("Deleted", deletes),
+        ("Save files removed from the host", cleanups),
+    )
+    for title, rows in sections:
         if rows:
             lines += [f"## {title}", ""]
             lines += [
@@ -239,6 +263,26 @@ def write_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return text
+
+
+def space_table(deletes: Sequence[DeleteOutcome], cleanups: Sequence[CleanupOutcome]) -> list[str]:
+    """Net space per queue manager: receivers freed on the ASP, less the save files still on it; and the store."""
+    freed = {d.target: d.freed_bytes for d in deletes}
+    if not cleanups and not any(freed.values()):
+        return []
+    lines = [
+        "## Space",
+        "",
+        "| queue manager | receivers freed | save files on the partition | net | in the backup store |",
+        "|---|---|---|---|---|",
+    ]
+    for key in sorted(set(freed) | {c.target for c in cleanups}):
+        cleanup = next((c for c in cleanups if c.target == key), None)
+        on_host = cleanup.save_files_on_host_bytes if cleanup else 0
+        stored = size(cleanup.store_bytes) if cleanup else "-"
+        net = freed.get(key, 0) - on_host
+        lines.append(f"| {key} | {size(freed.get(key, 0))} | {size(on_host)} | {signed_size(net)} | {stored} |")
+    return [*lines, ""]
 
 
 SPARK_ENV = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
@@ -254,6 +298,7 @@ def report(
     deletes: object,
     approval: dict[str, Any] | None,
     approve_state: str | None,
+    cleanups: object = None,
 ) -> str:
     """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
     line, and the report file written. Returns the Markdown text."""
@@ -261,7 +306,8 @@ def report(
     deleted = [DeleteOutcome.from_xcom(d) for d in mapped_results(deletes)]
     result = outcome(dry_run, plan, approval, deleted, approve_state)
     saved = [SaveOutcome.from_xcom(s) for s in mapped_results(saves)]
-    text = write_report(settings, run_id, plan, saved, deleted, outcome=result)
+    cleaned = [CleanupOutcome.from_xcom(c) for c in mapped_results(cleanups)]
+    text = write_report(settings, run_id, plan, saved, deleted, outcome=result, cleanups=cleaned)
     log.info("%s", text)
     return text
 

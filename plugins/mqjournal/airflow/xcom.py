@@ -129,6 +129,7 @@ class DeleteOutcome(XComValue):
 
     target: str = Field(description="MaintenanceTarget.key")
     deleted: list[str] = Field(default_factory=list)
+    freed_bytes: int = Field(0, description="the deleted receivers' bytes: what the ASP got back")
     already_gone: list[str] = Field(default_factory=list)
     kept: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why), in chain order")
     failed: tuple[str, str] | None = Field(None, description="(receiver, message) that stopped the deletes")
@@ -139,6 +140,21 @@ class DeleteOutcome(XComValue):
     def to_xcom(self) -> dict[str, Any]:
         # Without `reconciled` when the host was not read (nothing to do): the report lists what the step returned.
         return self.model_dump(exclude={"reconciled"} if self.reconciled is None else None)
+
+
+class CleanupOutcome(XComValue):
+    """What one target's cleanup did (mqjournal.ibmi.cleanup.CleanupResult), and the space it leaves, for the report."""
+
+    target: str = Field(description="MaintenanceTarget.key")
+    removed: list[str] = Field(default_factory=list, description="save files deleted from the host now, LIB/NAME")
+    kept: list[tuple[str, str]] = Field(default_factory=list, description="(LIB/NAME, why): due but kept")
+    not_due: list[str] = Field(default_factory=list, description="still within keep_on_host_days")
+    already_gone: list[str] = Field(default_factory=list, description="due, and deleted by someone else")
+    reconciled: list[str] = Field(default_factory=list)
+    save_files_on_host_bytes: int = Field(
+        0, description="this queue manager's copied save files still on the partition after the cleanup"
+    )
+    store_bytes: int = Field(0, description="this queue manager's save files in the backup store")
 
 
 class SparkSubmission(XComValue):

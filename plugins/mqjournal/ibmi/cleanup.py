@@ -42,6 +42,9 @@ class CleanupResult:
     not_due: list[str] = field(default_factory=list)  # LIB/NAME still within keep_on_host_days
     already_gone: list[str] = field(default_factory=list)  # due, and someone else had deleted it: recorded
     reconciled: list[str] = field(default_factory=list)
+    # Net space: the queue manager's copied save files still on the ASP, and what its copies take in the store.
+    save_files_on_host_bytes: int = 0
+    store_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,12 @@ class HostCleanup(HostContext):
         live = self.live()
         result.reconciled = self.reconciled(live)
         due = self._due(store, live.collected_at, policy, result)
-        if not due:
-            return result
+        if due:
+            self._remove_due(store, due, result)
+        self._measure(store, result)
+        return result
+
+    def _remove_due(self, store: BackupStore, due: dict[str, StoredObject], result: CleanupResult) -> None:
         contents = save_file_contents(self.session, due)
         for path, stored in due.items():
             why = self._why_kept(store, stored, contents[path])
@@ -71,7 +78,16 @@ class HostCleanup(HostContext):
                     result.removed.append(path)
             if why is not None:
                 result.kept.append((path, why))
-        return result
+
+    def _measure(self, store: BackupStore, result: CleanupResult) -> None:
+        gone = self.catalog.removed_from_host(self.host) | self.catalog.discarded_save_files(self.host)
+        copied = {
+            s.save_file_path: s.size_bytes
+            for s in self.catalog.stored_objects(self.host, self.target.qmgr)
+            if s.store_url == store.url and s.qmgr_library == self.target.library
+        }
+        result.save_files_on_host_bytes = sum(size for path, size in copied.items() if path not in gone)
+        result.store_bytes = store.total_bytes(self.host, self.target.qmgr)
 
     def _due(self, store: BackupStore, now: datetime, policy: Policy, result: CleanupResult) -> dict[str, StoredObject]:
         """{"LIB/NAME": its newest verified copy in `store`} of the save files due to leave the host."""

@@ -58,6 +58,7 @@ class SaveResult:
 @dataclass
 class DeleteResult:
     deleted: list[str] = field(default_factory=list)
+    freed_bytes: int = 0  # the deleted receivers' size: what the ASP got back
     already_gone: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why), in chain order
     failed: tuple[str, str] | None = None  # (receiver, message) that stopped the run
@@ -229,6 +230,7 @@ class Executor(HostContext):
                 failure = self._delete_one(on_host[decision.receiver], ignore_inquiry=decision.ignore_inquiry)
                 if failure is None:
                     result.deleted.append(decision.receiver)
+                    result.freed_bytes += on_host[decision.receiver].size_bytes or 0
                 else:
                     result.kept.append((decision.receiver, f"DLTJRNRCV failed: {failure}"))
                     result.failed, stopped = (decision.receiver, failure), decision.receiver
