@@ -16,6 +16,7 @@ from mqjournal import __version__
 from mqjournal.recovery.kinds import RecoveryKind
 
 if TYPE_CHECKING:
+    from mqjournal.backupstore import BackupStore
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.plan import Plan, Request
 
@@ -141,6 +142,7 @@ def _recover(args: argparse.Namespace) -> int:
         return _bad_input("--execute changes the host: look at the plan (--plan-only), then add --yes to run it")
     try:
         setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
+        store = _backup_store()
     except ValueError as exc:
         return _bad_input(_describe(exc, args))
     with setup.session() as session:
@@ -152,7 +154,14 @@ def _recover(args: argparse.Namespace) -> int:
         try:
             clusters = clusters_of(setup.qmgr)
             inputs = gather(
-                session, target, host=setup.host.name, tz=tz, catalog=setup.catalog, request=request, clusters=clusters
+                session,
+                target,
+                host=setup.host.name,
+                tz=tz,
+                catalog=setup.catalog,
+                request=request,
+                clusters=clusters,
+                store=store,
             )
             plan = plan_recovery(inputs)
         except RecoveryRefused as exc:
@@ -172,9 +181,23 @@ def _recover(args: argparse.Namespace) -> int:
             tz,
             setup.catalog,
             args.run_id or _run_id("recover"),
+            store,
             clusters=tuple(clusters),
         )
         return _execute_recovery(executor, plan, as_json=args.json)
+
+
+def _backup_store() -> BackupStore:
+    """The backup store the settings name (MQJOURNAL_BACKUP_STORE, else the data folder's backups/), as the DAGs
+    open it: a restore brings back from it the save files the host no longer has. Raises ValueError (StoreUnavailable)
+    when its URL does not open."""
+    from mqjournal.backupstore import BackupStore, StoreUnavailable
+    from mqjournal.settings import Settings
+
+    try:
+        return BackupStore.from_settings(Settings.from_env())
+    except StoreUnavailable as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _recovery_request(args: argparse.Namespace, host: str, qmgr: str, tz: tzinfo) -> Request:

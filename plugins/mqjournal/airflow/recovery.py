@@ -16,6 +16,7 @@ from typing import Any
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import JournalTarget, RecoveryPlanMade
+from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import QueueManagerConfig, load_fleet
@@ -83,6 +84,7 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
             request=request,
             clusters=clusters_of(qm),
             run_id=run_id,
+            store=BackupStore.from_settings(settings),
         )
         plan = plan_recovery(inputs)
     path = _plan_file(settings, run_id)
@@ -132,6 +134,7 @@ def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> Recovery
             made.tz,
             Catalog(settings.catalog_url),
             run_id,
+            BackupStore.from_settings(settings),
             clusters=tuple(clusters_of(qm)),
         ).execute(approved)
     log.info("%s", result.markdown())

@@ -29,9 +29,20 @@ def step_key(s: Step) -> tuple[str, str]:
 
 
 def not_approved(approved: Plan, fresh: Plan) -> list[Step]:
-    """The steps of `fresh` that the approved plan does not have."""
+    """The steps of `fresh` that the approved plan does not have.
+
+    One step counts as approved without being in it: deleting what an interrupted upload left in a save file the
+    approved plan uploads into (DELETE_PARTIAL_UPLOAD). The approver approved that upload; IBM i places data only
+    into an empty save file and an upload is never made twice into one, so making it again means DLTF and CRTSAVF
+    first. The name was free when the plan was made, so the save file is the approved plan's own."""
     approved_keys = {step_key(s) for s in approved.steps}
-    return [s for s in fresh.steps if step_key(s) not in approved_keys]
+    uploaded_into = {(s.args["library"], s.args["name"]) for s in approved.steps if s.action is Action.UPLOAD_SAVE_FILE}
+    return [
+        s
+        for s in fresh.steps
+        if step_key(s) not in approved_keys
+        and not (s.action is Action.DELETE_PARTIAL_UPLOAD and (s.args["library"], s.args["name"]) in uploaded_into)
+    ]
 
 
 def refuse_unrunnable(approved: Plan, *, host: str, target: Target) -> None:

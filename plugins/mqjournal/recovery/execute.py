@@ -32,13 +32,15 @@ from mqjournal.recovery.decisions import (
     step_key,
     steps_to_run,
 )
+from mqjournal.recovery.fromstore import upload_targets
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Verdict, judge
-from mqjournal.recovery.plan import Action, Plan, Step
+from mqjournal.recovery.plan import RUN_BY_THE_EXECUTOR, Action, Plan, Step
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
 from mqjournal.recovery.restore import latest_amq7432
 from mqjournal.recovery.resume import restored, resume_library, resume_naming
+from mqjournal.recovery.upload import OwnStepFailed, run_check, run_upload
 from mqjournal.snapshot import ReceiverStatus, receivers_by_name
 
 __all__ = [
@@ -113,8 +115,10 @@ def describe(s: Step) -> str:
         return f"{a.get('qmgr_library') or a.get('library')}/{a['receiver']}"
     if s.action is Action.RESTORE_LIBRARY:
         return f"library {a['qmgr_library']} (from {a['save_library']}/{a['save_file']})"
-    if s.action is Action.DELETE_SAVE_FILE:
+    if s.action in (Action.DELETE_SAVE_FILE, Action.DELETE_PARTIAL_UPLOAD, Action.CREATE_SAVE_FILE):
         return f"save file {a['library']}/{a['name']}"
+    if s.action in (Action.UPLOAD_SAVE_FILE, Action.CHECK_SAVE_FILE):
+        return f"save file {a['library']}/{a['name']} (from the backup store)"
     if s.action is Action.ASSOCIATE_RECEIVERS:
         return f"journal {a['library']}/{a['journal']}"
     if s.action is Action.RECREATE_OBJECT:
@@ -130,6 +134,8 @@ class RecoveryExecutor(HostContext):
 
     clusters: tuple[str, ...] = ()  # the queue manager's clusters (fleet file): a restore refreshes each
     policy: Policy = field(default_factory=Policy)
+    # Where a save file brought back from the backup store goes when its own library is not on the host.
+    save_library: str = gathering.DEFAULT_SAVE_LIBRARY
 
     # --- before anything runs ------------------------------------------------------------------------------
 
@@ -148,6 +154,9 @@ class RecoveryExecutor(HostContext):
             request=approved.request,
             clusters=self.clusters,
             run_id=self.run_id,
+            store=self.store,
+            save_library=self.save_library,
+            upload_targets=upload_targets(approved),
         )
         return steps_to_run(approved, self._fresh_plan(approved, inputs), host=self.host)
 
@@ -161,7 +170,11 @@ class RecoveryExecutor(HostContext):
             found = gathering.probe(self.session, self.target)
             if found.library_exists or inputs.snapshot is not None:
                 return resume_library(
-                    approved, self.live(), journal_exists=found.journal_exists, save_files=inputs.save_files_on_host
+                    approved,
+                    self.live(),
+                    journal_exists=found.journal_exists,
+                    save_files=inputs.save_files_on_host,
+                    store=inputs.store,
                 )
         fresh = plan_recovery(inputs, policy=self.policy)
         if kind is RecoveryKind.NAMING and inputs.snapshot is not None and not_approved(approved, fresh):
@@ -205,6 +218,14 @@ class RecoveryExecutor(HostContext):
                 done=done,
             )
 
+        if s.action in RUN_BY_THE_EXECUTOR:
+            try:
+                outcome, message = self._run_own(s)
+            except OwnStepFailed as exc:
+                raise failed(exc.problem, exc.action, exc.msg_id) from None
+            except TransportError as exc:
+                raise failed(f"the host could not be reached: {exc.problem}", exc.action, exc.msg_id) from None
+            return StepDone(action=s.action, command=s.text, outcome=outcome, messages=[message])
         try:
             out = self.session.run(s.command(runner=self.session.sql_runner))
         except OutcomeUnknown as lost:
@@ -241,6 +262,12 @@ class RecoveryExecutor(HostContext):
             raise failed(f"it reported success ({verdict.text()}) but {problem}", _action_for(s))
         self._after(s, intent)
         return StepDone(action=s.action, command=s.text, outcome="done", messages=messages)
+
+    def _run_own(self, s: Step) -> tuple[str, str]:
+        """A step that is not one command: the upload from the backup store, or the check of what it put there."""
+        if s.action is Action.UPLOAD_SAVE_FILE:
+            return run_upload(self.session, self.store, s)
+        return run_check(self.session, s)
 
     def _intent(self, s: Step) -> Operation | None:
         """A step that destroys a backup is written to the catalog before it is sent (CatalogUnavailable stops it)."""
@@ -307,11 +334,18 @@ class RecoveryExecutor(HostContext):
             if gathering.probe(self.session, self.target).journal_exists:
                 return True, ""
             return False, f"journal {library}/{journal} is not on the host"
-        if s.action is Action.DELETE_SAVE_FILE:
+        if s.action in (Action.DELETE_SAVE_FILE, Action.DELETE_PARTIAL_UPLOAD):
             path = f"{a['library']}/{a['name']}"
             if path not in gathering.save_files_on_host(self.session, [str(a["library"])]):
                 return True, ""
             return False, f"save file {path} is still on the host"
+        if s.action is Action.CREATE_SAVE_FILE:
+            # Only an empty one is this step's: the plan made right before the run found the name free (or deleted
+            # what an interrupted upload left in it), and the upload that follows refuses a save file holding data.
+            path = f"{a['library']}/{a['name']}"
+            if path in gathering.save_files_on_host(self.session, [str(a["library"])]):
+                return True, ""
+            return False, f"save file {path} is not on the host"
         if s.action is Action.START_QMGR:
             return self._started_since(started)
         return None, "mqjournal cannot read from the host whether it ran"

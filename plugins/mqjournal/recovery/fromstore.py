@@ -222,3 +222,46 @@ def upload_targets(approved: Plan) -> dict[str, str]:
         for s in approved.steps
         if s.action is Action.UPLOAD_SAVE_FILE
     }
+
+
+_FETCH = (Action.DELETE_PARTIAL_UPLOAD, Action.CREATE_SAVE_FILE, Action.UPLOAD_SAVE_FILE, Action.CHECK_SAVE_FILE)
+
+
+def resume_fetches(steps: list[Step], on_host: set[str] | None, store: StoreView | None) -> list[Step]:
+    """An approved plan's steps with what remains of each save file's fetch from the store: none once its target is
+    on the host and lists what its check requires; DLTF first when the target is there but does not (an interrupted
+    upload); all of it while the target is not on the host."""
+    checks = {f"{s.args['library']}/{s.args['name']}": s for s in steps if s.action is Action.CHECK_SAVE_FILE}
+    remaining: list[Step] = []
+    for s in steps:
+        if s.action not in _FETCH:
+            remaining.append(s)
+            continue
+        if s.action is Action.DELETE_PARTIAL_UPLOAD:
+            continue  # added again below, before its CRTSAVF, when the target still needs it
+        target = f"{s.args['library']}/{s.args['name']}"
+        if on_host is None or target not in on_host:
+            remaining.append(s)
+            continue
+        listed = (store.target_contents.get(target) if store else None) or frozenset()
+        check = checks.get(target)
+        if check is not None and needed_objects(check) <= listed:
+            continue  # uploaded whole and checked by an earlier attempt
+        if s.action is Action.CREATE_SAVE_FILE:
+            library, name = target.split("/")
+            remaining.append(
+                step(
+                    Action.DELETE_PARTIAL_UPLOAD,
+                    f"{target} is there but does not list what is to be restored from it: an earlier upload was "
+                    "interrupted, and IBM i places data only into an empty save file",
+                    library=library,
+                    name=name,
+                )
+            )
+        remaining.append(s)
+    return remaining
+
+
+def fetched_later(steps: list[Step], path: str) -> bool:
+    """Whether `steps` bring save file `path` back from the store."""
+    return any(s.action is Action.CHECK_SAVE_FILE and f"{s.args['library']}/{s.args['name']}" == path for s in steps)

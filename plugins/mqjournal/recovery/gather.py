@@ -7,24 +7,34 @@ from an unreadable one by asking QSYS2.JOURNAL_INFO: no row is "gone", a SQL err
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from mqjournal.catalog import Catalog
+from mqjournal.backupstore import BackupStore
+from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
+from mqjournal.ibmi.backups import save_file_contents
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results, value
 from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.readings import db2_time, utc_offset
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import journal_name
+from mqjournal.recovery import restore
+from mqjournal.recovery.fromstore import StoreView
+from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Request
-from mqjournal.recovery.restore import Inputs
+from mqjournal.recovery.restore import Inputs, RecoveryRefused
+
+log = logging.getLogger(__name__)
 
 # QSYS2.USER_SPACE on a missing object or library: SQLSTATE 38501 (native -443), the CPF message's text.
 _OBJECT_MISSING_STATE = "38501"
+_RESTORES = (RecoveryKind.STARTUP, RecoveryKind.MEDIA, RecoveryKind.LIBRARY)
+DEFAULT_SAVE_LIBRARY = "QGPL"  # where a save file brought back from the store goes when its own library is gone
 
 
 class GatherFailed(MqJournalError):
@@ -93,9 +103,14 @@ def _rows(result: list[Row] | Db2Failure, what: str, where: str) -> list[Row]:
 
 def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[str]:
     """LIB/NAME of every save file in `libraries`, in one round trip. A library that is gone holds none."""
+    return save_files_and_missing_libraries(session, libraries)[0]
+
+
+def save_files_and_missing_libraries(session: IbmiSession, libraries: Iterable[str]) -> tuple[set[str], set[str]]:
+    """(LIB/NAME of every save file in `libraries`, the libraries that are not on the host), in one round trip."""
     libraries = sorted(set(libraries))
     if not libraries:
-        return set()
+        return set(), set()
     out = session.run(commands.sql(*(commands.save_files(lib) for lib in libraries), runner=session.sql_runner))
     check_sql_runner(session, out)
     results = parse_results(out.stdout)
@@ -106,10 +121,12 @@ def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[st
             "check that QSYS2.OBJECT_STATISTICS is available to the user profile",
         )
     found: set[str] = set()
+    missing: set[str] = set()
     for library, result in zip(libraries, results, strict=True):  # one result per library, checked above
         if isinstance(result, Db2Failure):
             if result.sqlstate == _OBJECT_MISSING_STATE:
-                continue  # the save library itself is gone: so are its save files
+                missing.add(library)  # the save library itself is gone: so are its save files
+                continue
             raise GatherFailed(
                 f"save files in {library} on {session.host}",
                 f"OBJECT_STATISTICS failed with {result.msg_id} (SQLSTATE {result.sqlstate}): {result.text}",
@@ -117,7 +134,7 @@ def save_files_on_host(session: IbmiSession, libraries: Iterable[str]) -> set[st
                 msg_id=result.msg_id,
             )
         found |= {f"{library}/{row['OBJNAME']}" for row in result}
-    return found
+    return found, missing
 
 
 def gather(
@@ -131,8 +148,18 @@ def gather(
     clusters: Iterable = (),
     now: datetime | None = None,
     run_id: str = "recovery",
+    store: BackupStore | None = None,
+    save_library: str = DEFAULT_SAVE_LIBRARY,
+    upload_targets: Mapping[str, str] | None = None,
 ) -> Inputs:
-    """The planner's inputs, read now. `now` defaults to the host's clock (the plan's times are the host's)."""
+    """The planner's inputs, read now. `now` defaults to the host's clock (the plan's times are the host's).
+
+    With a backup store, a restore may bring back save files the host no longer has: their copies in the store are
+    listed from the catalog, and each copy the plan would upload is re-read and compared with its sidecar here, so
+    the plan never uploads one that no longer matches (`save_library`: where a save file goes when its own library
+    is not on the host). `upload_targets` are an approved plan's ({origin: target}), for the plan made again before
+    it runs: what each target on the host lists is read, so an upload that went in whole is not made again and an
+    interrupted one is."""
     if (request.host, request.qmgr) != (host, target.qmgr):
         raise GatherFailed(
             f"{request.qmgr} on {request.host}",
@@ -144,7 +171,12 @@ def gather(
     cataloged = catalog.receivers(host, target.library)
     library_saves = catalog.library_saves(host, target.library)
     libraries = {s.save_file_library for r in cataloged for s in r.saves} | {s.save_file_library for s in library_saves}
-    return Inputs(
+    from_store = store is not None and request.kind in _RESTORES
+    if from_store:
+        targets = dict(upload_targets or {})
+        libraries |= {save_library} | {path.split("/")[0] for path in targets.values()}
+    on_host, missing = save_files_and_missing_libraries(session, libraries)
+    inputs = Inputs(
         request=request,
         qmgr_library=target.library,
         journal=target.journal,
@@ -152,9 +184,61 @@ def gather(
         snapshot=snapshot,
         cataloged=cataloged,
         library_saves=library_saves,
-        save_files_on_host=save_files_on_host(session, libraries),
+        save_files_on_host=on_host,
         clusters=list(clusters),
     )
+    if not from_store or store is None:
+        return inputs
+    inputs.store = StoreView(
+        url=store.url,
+        copies=_copies(catalog, store, host, target.qmgr),
+        missing_libraries=frozenset(missing),
+        save_library=save_library,
+        known_save_files=frozenset(catalog.known_save_files(host)),
+        targets=targets,
+        target_contents=_target_contents(session, [t for t in targets.values() if t in on_host]),
+    )
+    return _read_what_the_plan_uploads(inputs, store)
+
+
+def _copies(catalog: Catalog, store: BackupStore, host: str, qmgr: str) -> dict[str, tuple[StoredObject, ...]]:
+    """The catalog's copies of each save file ("LIB/NAME") in this backup store, newest first (another store cannot
+    be read from here)."""
+    copies: dict[str, list[StoredObject]] = {}
+    for stored in reversed(catalog.stored_objects(host, qmgr)):
+        if stored.store_url == store.url:
+            copies.setdefault(stored.save_file_path, []).append(stored)
+    return {path: tuple(found) for path, found in copies.items()}
+
+
+def _target_contents(session: IbmiSession, targets: list[str]) -> dict[str, frozenset[tuple[str, str]] | None]:
+    """What each upload target on the host lists (None: it cannot be read, as a save file an upload left
+    incomplete cannot)."""
+    if not targets:
+        return {}
+    return {path: content.receivers for path, content in save_file_contents(session, targets).items()}
+
+
+def _read_what_the_plan_uploads(inputs: Inputs, store: BackupStore) -> Inputs:
+    """Re-read, and compare with its sidecar, every stored copy the plan would upload, then plan again, until the
+    plan uploads only copies that matched: one that differs is left out, and the planner falls back to another save
+    of the same receivers, or names the gap. Ends: each round reads at least one copy not read before."""
+    assert inputs.store is not None
+    while True:
+        try:
+            plan = restore.plan_restore(inputs)
+        except RecoveryRefused:
+            return inputs  # the caller's plan says why
+        unread = inputs.store.unread(plan)
+        if not unread:
+            return inputs
+        reads = {key: store.verify(key).problem for key in sorted(unread)}
+        for key, problem in reads.items():
+            if problem is not None:
+                log.warning(
+                    "%s: the backup store's copy %s may not be restored from: %s", inputs.request.host, key, problem
+                )
+        inputs.store = inputs.store.with_reads(reads)
 
 
 def locate(session: IbmiSession, host: str, qm_config) -> tuple[Target, timezone]:

@@ -7,6 +7,11 @@ receiver that went into the save file is recorded as a receiver save too (a rest
 attached one was saved while attached, so its save is not a full one and is not recorded.
 
 The queue manager is always started again once it was ended, even when the save failed; both are reported.
+
+Once the save is verified and the queue manager runs again, the save file is copied into the backup store (it is
+no backup while it sits on the partition it saves) and the copy recorded, described by the receivers recorded as
+saved in it. A copy that fails leaves the library save standing on the host, reported as not backed up off the
+partition (`LibrarySaveResult.not_copied`): the save itself did not fail.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timezone
 
-from mqjournal.catalog import Catalog, LibrarySaveRecord, SaveRecord
+from mqjournal.backupstore import BackupStore
+from mqjournal.catalog import Catalog, LibrarySaveRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject
 from mqjournal.errors import MalformedAmqjrninf, MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.savefiles import create_save_file
+from mqjournal.ibmi.transfer import download_save_file
 from mqjournal.ibmi.transport import Command, IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import OldestNeeded, parse_amqjrninf
 from mqjournal.names import library_save_text, save_file_names, save_library_for
@@ -39,6 +46,9 @@ class LibrarySaveResult:
     record: LibrarySaveRecord
     receivers: list[str] = field(default_factory=list)  # detached receivers recorded as saved in the same file
     restart: str = ""  # what STRMQM said
+    receiver_saves: list[SaveRecord] = field(default_factory=list)
+    stored: StoredObject | None = None  # the verified copy in the backup store
+    not_copied: str = ""  # why there is none: the save file is then only on the partition it saves
 
 
 def save_library(
@@ -50,9 +60,11 @@ def save_library(
     catalog: Catalog,
     save_library: str,
     run_id: str,
+    store: BackupStore | None = None,
 ) -> LibrarySaveResult:
-    """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM, record. Raises LibrarySaveFailed, or InvalidName
-    (before anything is sent) for a save library the saves could be lost with (see names.save_library_for)."""
+    """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM, record, copy into the backup store. Raises
+    LibrarySaveFailed, or InvalidName (before anything is sent) for a save library the saves could be lost with (see
+    names.save_library_for)."""
     save_library = save_library_for(save_library, target.library)
     where = f"{target.qmgr} ({target.library}) on {host}"
     _checkpoint(session, target, where)
@@ -79,11 +91,48 @@ def save_library(
     finally:
         # Always: a queue manager left ended by a backup is an outage.
         restart = _run_cl(session, commands.start_qmgr(target.qmgr), already_ok=ALREADY_RUNNING)
+    if result is not None:
+        # After STRMQM: the copy takes as long as the save file is big, and the queue manager need not wait for it.
+        copy_off_partition(session, catalog, store, result)
     if save_error is not None or restart is not True:
         raise _save_and_restart_failure(save_error, restart, where)
     assert result is not None  # no save error, so the save returned its result
     result.restart = "STRMQM succeeded"
     return result
+
+
+def copy_off_partition(
+    session: IbmiSession, catalog: Catalog, store: BackupStore | None, result: LibrarySaveResult
+) -> None:
+    """The library save's file copied into the backup store and recorded (`result.stored`), or why not
+    (`result.not_copied`); never raises for a copy that failed: the save on the host stands."""
+    record = result.record
+    where = f"{record.host} {record.save_file_path}"
+    if store is None:
+        result.not_copied = "no backup store is configured: the library save is only on the partition it saves"
+        return
+    meta = SaveFileCopy(
+        host=record.host,
+        qmgr=record.qmgr,
+        qmgr_library=record.qmgr_library,
+        save_file_library=record.save_file_library,
+        save_file=record.save_file,
+        run_id=record.run_id,
+        objects=tuple(SavedReceiver.from_save(s) for s in result.receiver_saves),
+    )
+    try:
+        stored = download_save_file(session, record.save_file_library, record.save_file, store, meta)
+        catalog.record_stored(stored)
+    except MqJournalError as exc:  # SaveFileTransferError, BackupStoreError, CatalogUnavailable
+        result.not_copied = (
+            f"the library save stands on the host, but it is NOT backed up off the partition: copying "
+            f"{record.save_file_path} into the backup store {store.url} failed ({exc}); copy it again before "
+            "relying on it (a lost partition takes it with it)"
+        )
+        log.warning("%s: %s", where, result.not_copied)
+        return
+    result.stored = stored
+    log.info("%s: copied into the backup store as %s (%d bytes)", where, stored.key, stored.size_bytes)
 
 
 def _checkpoint(session: IbmiSession, target: Target, where: str) -> None:
@@ -302,7 +351,9 @@ def _record(
         save_file,
         len(receiver_saves),
     )
-    return LibrarySaveResult(record=record, receivers=[s.receiver for s in receiver_saves])
+    return LibrarySaveResult(
+        record=record, receivers=[s.receiver for s in receiver_saves], receiver_saves=receiver_saves
+    )
 
 
 def receiver_save_records(at_save: Snapshot, after: Snapshot, library_save: LibrarySaveRecord) -> list[SaveRecord]:

@@ -9,6 +9,7 @@ was approved.
 
 from __future__ import annotations
 
+from mqjournal.recovery.fromstore import StoreView, fetched_later, resume_fetches
 from mqjournal.recovery.plan import Action, Gap, Plan, Step
 from mqjournal.recovery.refusals import PlanWentStale
 from mqjournal.recovery.restore import RecoveryRefused
@@ -32,8 +33,16 @@ def _new_receiver(approved: Plan) -> str:
     )
 
 
-def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save_files: set[str] | None) -> Plan:
-    """What remains of an approved library plan once its library is back on the host.
+def resume_library(
+    approved: Plan,
+    live: Snapshot,
+    *,
+    journal_exists: bool,
+    save_files: set[str] | None,
+    store: StoreView | None = None,
+) -> Plan:
+    """What remains of an approved library plan once its library is back on the host (with what remains of its
+    fetches from the backup store: `fromstore.resume_fetches`).
 
     The journal may only be back if this plan created it, on the plan's new receiver; anything else means someone
     else brought the queue manager back, and restoring over it could lose data, so that is refused.
@@ -52,7 +61,8 @@ def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save
                 "back)",
             )
     remaining, gaps = [], []
-    for s in approved.steps:
+    steps = resume_fetches(approved.steps, save_files, store)
+    for s in steps:
         if s.action is Action.RESTORE_LIBRARY:
             continue  # the library is on the host
         if s.action is Action.CREATE_RECEIVER and s.args["receiver"] in on_host:
@@ -63,7 +73,7 @@ def resume_library(approved: Plan, live: Snapshot, *, journal_exists: bool, save
             if restored(s, on_host):
                 continue
             path = f"{s.args['save_library']}/{s.args['save_file']}"
-            if save_files is not None and path not in save_files:
+            if save_files is not None and path not in save_files and not fetched_later(steps, path):
                 gaps.append(
                     Gap(
                         obj=f"{library}/{s.args['receiver']}",
