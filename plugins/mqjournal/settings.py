@@ -28,6 +28,9 @@ CATALOG_URL_ENV = "MQJOURNAL_CATALOG_URL"
 BACKUP_STORE_ENV = "MQJOURNAL_BACKUP_STORE"
 """The backup store's URL: the Airflow steps and `mqjournal catalog rebuild` read the same variable."""
 
+DEFAULT_EXPIRY_SCHEDULE = "0 5 * * 0"
+"""Sunday 05:00: after the maintenance window (Sunday 02:00), so the week's saves and library saves are catalogued."""
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -97,6 +100,9 @@ class ApprovalSettings(_Section):
 
     maintenance_hours: float = Field(12.0, gt=0, description="the maintenance DAG's gate before its deletes")
     recovery_hours: float = Field(4.0, gt=0, description="the recovery DAG's gate before its steps run")
+    expiry_hours: float = Field(
+        24.0, gt=0, description="the backup expiry DAG's gate before it deletes save files and their copies"
+    )
 
     @property
     def maintenance_timeout(self) -> timedelta:
@@ -105,6 +111,10 @@ class ApprovalSettings(_Section):
     @property
     def recovery_timeout(self) -> timedelta:
         return timedelta(hours=self.recovery_hours)
+
+    @property
+    def expiry_timeout(self) -> timedelta:
+        return timedelta(hours=self.expiry_hours)
 
 
 class SshTaskOptions(TypedDict):
@@ -170,6 +180,11 @@ class Settings(BaseModel):
         description="the maintenance DAG's cron schedule (MQJOURNAL_SCHEDULE; default: Sunday 02:00, the weekly "
         "maintenance window, in the scheduler's time zone; empty: triggered by hand only)"
     )
+    expiry_schedule: str | None = Field(
+        DEFAULT_EXPIRY_SCHEDULE,
+        description="the backup expiry DAG's cron schedule (MQJOURNAL_EXPIRY_SCHEDULE; default: Sunday 05:00, after "
+        "the maintenance window, so the week's saves are in the catalog; empty: triggered by hand only)",
+    )
     ssh: SshSettings = Field(default_factory=SshSettings)
     lease: LeaseSettings = Field(default_factory=LeaseSettings)
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
@@ -189,6 +204,7 @@ class Settings(BaseModel):
             "spark_app": env.get("MQJOURNAL_SPARK_APP", REPO / "spark_apps" / "plan_receivers.py"),
             "spark_conn_id": env.get("MQJOURNAL_SPARK_CONN_ID", "spark_default"),
             "schedule": env.get("MQJOURNAL_SCHEDULE", "0 2 * * 0") or None,
+            "expiry_schedule": env.get("MQJOURNAL_EXPIRY_SCHEDULE", DEFAULT_EXPIRY_SCHEDULE) or None,
             "ssh": SshSettings.from_env(env),
             "lease": LeaseSettings.from_env(env),
             "approval": ApprovalSettings.from_env(env),
@@ -215,9 +231,21 @@ class Settings(BaseModel):
     def recovery_plan_file(self, run_id: str) -> Path:
         return self.data_dir / "recovery" / safe(run_id) / "plan.json"
 
+    def expiry_report_file(self, run_id: str) -> Path:
+        return self.data_dir / "reports" / f"expiry_{safe(run_id)}.md"
+
+    def expiry_plan_file(self, run_id: str, host: str, qmgr: str) -> Path:
+        return self.data_dir / "expiry" / safe(run_id) / f"{safe(host)}__{safe(qmgr)}.json"
+
     @property
     def audit_log(self) -> Path:
         return self.data_dir / "audit.jsonl"
+
+    @property
+    def store_audit_log(self) -> Path:
+        """Deletions from the backup store (backup expiry), as intent and outcome records like the audit log's; kept
+        apart from it because that log is of commands sent to hosts, and its readers match it with what hosts ran."""
+        return self.data_dir / "store-audit.jsonl"
 
     @property
     def backup_store(self) -> str:

@@ -192,3 +192,86 @@ class RecoveryPlanMade(XComValue):
     @property
     def tz(self) -> timezone:
         return timezone(timedelta(minutes=self.utc_offset_minutes))
+
+
+# --- the backup expiry DAG ------------------------------------------------------------------------------------------
+
+
+class StoreCopy(XComValue):
+    """A save file's verified copy in the backup store (mqjournal.catalog.StoredObject), as the gate lists it."""
+
+    save_file: str = Field(description="the save file it copies, LIB/NAME")
+    key: str = Field(description="its key in the store")
+    store_url: str
+    size_bytes: int = Field(description="the copy's bytes: what the store gets back when it is deleted")
+
+
+class ExpiringSaveFile(XComValue):
+    """One save file the expiry planner proposes to delete, and what goes with it."""
+
+    path: str = Field(description="LIB/NAME")
+    why: str = Field(description="the planner's reason no restore can need it (the DLTF step's why)")
+    on_host: bool = Field(description="still on the partition when planned (False: only its copies are left)")
+    receiver_saves: int = Field(description="receiver saves the catalog records in it")
+    library_saves: int = Field(description="library saves the catalog records in it")
+    receiver_bytes: int = Field(description="the saved receivers' bytes, as the catalog records them")
+    copies: list[StoreCopy] = Field(default_factory=list, description="its copies in this run's backup store")
+
+
+class ExpiryProposal(XComValue):
+    """One queue manager's expiry plan (the same planner as `mqjournal recover --kind expiry`), for the gate and the
+    execute step."""
+
+    target: MaintenanceTarget
+    plan: Plan = Field(description="the expiry plan: DLTF steps, or the gaps that keep everything")
+    save_files: list[ExpiringSaveFile] = Field(default_factory=list, description="one per DLTF step, in plan order")
+    leftover_copies: list[StoreCopy] = Field(
+        default_factory=list, description="copies still in the store of save files discarded by an earlier run"
+    )
+
+    def to_xcom(self) -> dict[str, Any]:
+        # The plan holds datetimes and enums: JSON for it, as the recovery DAG's plan task pushes it.
+        return {**self.model_dump(), "plan": self.plan.model_dump(mode="json")}
+
+    @property
+    def anything_to_delete(self) -> bool:
+        return bool(self.plan.steps and not self.plan.gaps) or bool(self.leftover_copies)
+
+    @property
+    def approved_keys(self) -> set[str]:
+        """Every store key the gate shows for this queue manager."""
+        return {c.key for f in self.save_files for c in f.copies} | {c.key for c in self.leftover_copies}
+
+
+class ExpirySummary(XComValue):
+    """The proposal of every queue manager of the run: the gate's body and whether a gate is needed at all."""
+
+    anything_to_delete: bool = Field(description="whether the run needs the approval gate at all")
+    save_files: int = Field(0, description="save files proposed for deletion, fleet-wide")
+    store_bytes: int = Field(0, description="bytes of their copies (and of leftover copies) in the backup store")
+    body: str = Field("", description="the approval gate's Markdown")
+
+
+class ExpiryOutcome(XComValue):
+    """What one queue manager's expiry did, on the host and in the store, for the report."""
+
+    target: str = Field(description="MaintenanceTarget.key")
+    discarded: list[str] = Field(
+        default_factory=list, description="save files (LIB/NAME) the catalog records discarded by this run"
+    )
+    steps: list[str] = Field(default_factory=list, description="each step run on the host, with its outcome")
+    skipped: list[str] = Field(default_factory=list, description="approved steps the live host no longer needed")
+    reconciled: list[str] = Field(default_factory=list)
+    store_deleted: list[str] = Field(default_factory=list, description="copies deleted from the store now (keys)")
+    store_freed_bytes: int = 0
+    store_already_gone: list[str] = Field(default_factory=list)
+    store_failed: list[tuple[str, str]] = Field(default_factory=list, description="(key, why): still in the store")
+    store_not_approved: list[str] = Field(
+        default_factory=list, description="copies of discarded save files the gate did not show: the next run's"
+    )
+    store_elsewhere: list[str] = Field(default_factory=list, description="copies in another backup store, left there")
+    failure: str | None = Field(None, description="why the expiry on the host stopped (nothing after it was run)")
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None or bool(self.store_failed)
