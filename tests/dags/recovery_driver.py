@@ -10,7 +10,8 @@ them; then each partition gets its trouble and the recovery DAG is triggered for
 - library: a library save was taken before maintenance; the library is deleted; the queue manager is a full
   repository of a cluster;
 - naming: a receiver with the next name is created by hand, so switching stops (CPI70E3);
-- gap: as startup, but the save file of the deleted receiver is deleted too: the plan has a gap.
+- gap: as startup, but the save file of the deleted receiver is deleted too, on the host and in the backup store
+  (where maintenance copied it): the plan has a gap.
 Prints one JSON line with each run's task states and what the test needs to check; the simulator's state and the
 audit log stay in WORKDIR.
 """
@@ -46,6 +47,7 @@ def main(workdir: Path) -> None:
     from mqjournal.airflow.connections import conn_id_for
     from mqjournal.airflow.hook import IbmiHook
     from mqjournal.airflow.settings import settings
+    from mqjournal.backupstore import BackupStore
     from mqjournal.catalog import Catalog
     from mqjournal.recovery.gather import locate
     from mqjournal.recovery.library_save import save_library
@@ -100,8 +102,12 @@ def main(workdir: Path) -> None:
         deleted = cl(name, f"DLTJRNRCV JRNRCV({LIBRARY}/{oldest}) DLTOPT(*IGNINQMSG)")
         files = sorted({f"{x.save_file_library}/{x.save_file}" for x in catalog.saves_of(name, LIBRARY, oldest)})
         if name == "gap":
+            store = BackupStore.from_settings(s)
             for f in files:
                 cl(name, f"DLTF FILE({f})")
+            for stored in catalog.stored_objects(name):
+                if stored.save_file_path in files:
+                    store.delete(stored.key)  # else the recovery brings the save file back from the store
         with service.hosts[name].state() as p:
             from mqjournal.sim import mq
 
