@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,6 +68,21 @@ class Policy(BaseModel):
         "then the cleanup step deletes it from the host; never one the store does not hold verified (days, 0 to at "
         "most 3660: 10 years)",
     )
+    backup: Literal["mqjournal", "site"] = Field(
+        "mqjournal",
+        description="who saves the receivers: 'mqjournal' saves each one into a save file, copies it to the backup "
+        "store and deletes only against that verified copy; 'site' leaves saving to the site's own backup (BRMS or "
+        "its own CL): mqjournal saves nothing and deletes only receivers IBM i shows fully saved (SAVE_TIMESTAMP set, "
+        "status SAVED or FREED) by a save at least site_save_min_age_hours old (docs/site-backup.md)",
+    )
+    site_save_min_age_hours: float = Field(
+        12,
+        ge=0,
+        le=8760,
+        description="with backup 'site': how old the site's save of a receiver must be, by the partition's clock, "
+        "before mqjournal deletes the receiver, so that the site's backup had time to finish, verify and move its "
+        "media off site (hours, 0 to at most 8760: a year)",
+    )
     clock_skew_seconds: float = Field(
         300,
         ge=0,
@@ -90,6 +106,15 @@ class Policy(BaseModel):
     @property
     def keep_on_host(self) -> timedelta:
         return timedelta(days=self.keep_on_host_days)
+
+    @property
+    def site_save_min_age(self) -> timedelta:
+        return timedelta(hours=self.site_save_min_age_hours)
+
+    @property
+    def site_backup(self) -> bool:
+        """The site's own backup saves the receivers; mqjournal saves nothing (docs/site-backup.md)."""
+        return self.backup == "site"
 
     @property
     def clock_skew(self) -> timedelta:

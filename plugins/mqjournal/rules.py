@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from mqjournal.errors import MalformedAmqjrninf
@@ -25,6 +25,7 @@ from mqjournal.vocabulary import (
     BLOCK_ORDER,
     DELETES,
     SAVES,
+    SITE_WAITS,
     Action,
     Alert,
     BlockReason,
@@ -271,19 +272,79 @@ def is_saved(receiver: Receiver) -> bool:
     return receiver.saved_at is not None and receiver.status in (ReceiverStatus.SAVED, ReceiverStatus.FREED)
 
 
-def decide(receiver: Receiver, *, needed: bool, blocked: bool, retained: bool) -> tuple[Action, Reason]:
-    """The action for one chain member, and why (docs/planning-rules.md, section 3)."""
+@dataclass(frozen=True)
+class SiteBackup:
+    """`backup: site`: the site's own backup saves the receivers, and mqjournal deletes only what it has saved."""
+
+    as_of: datetime  # the planning time; at the re-check, the live snapshot's collection (the partition's clock)
+    min_age: timedelta  # policy.site_save_min_age
+
+
+def site_saved(receiver: Receiver) -> bool:
+    """Fully saved by a save taken after the detach, as IBM i shows it: SAVE_TIMESTAMP set, SAVED or FREED.
+
+    A save of the attached receiver (a nightly SAVLIB of the queue manager library takes one) sets SAVE_TIMESTAMP
+    but leaves the receiver ONLINE, never fully saved: the entries written after it are on no media.
+    """
+    if not is_saved(receiver):
+        return False
+    assert receiver.saved_at is not None  # is_saved
+    return receiver.detached_at is None or receiver.saved_at >= receiver.detached_at
+
+
+def site_save_age(receiver: Receiver, now: datetime) -> timedelta | None:
+    """How long ago the site's backup saved the receiver (by the partition's clock), or None when it has not."""
+    return now - receiver.saved_at if site_saved(receiver) and receiver.saved_at is not None else None
+
+
+def _site_decision(receiver: Receiver, site: SiteBackup) -> tuple[Action, Reason]:
+    """Section 3.1, the rows after `retained`: a not-needed receiver is deleted once the site's save is old enough."""
+    age = site_save_age(receiver, site.as_of)
+    if age is None:
+        return Action.KEEP, Reason.NOT_SAVED_BY_SITE
+    if age < site.min_age:
+        return Action.KEEP, Reason.SITE_SAVE_TOO_RECENT
+    return Action.DELETE, Reason.SAVED_BY_SITE
+
+
+def _oldest_first(rows: list[ReceiverPlan]) -> list[ReceiverPlan]:
+    """Section 3.1, the last row: behind a member that waits for the site's backup, nothing is deletable.
+
+    With mqjournal's own backup every not-needed, not-retained member is deleted (after its save if need be), so
+    the deletable ones are always the oldest. The site's saves need not come in chain order (a save of the attached
+    receiver leaves it never fully saved while the next one is), and DLTJRNRCV deletes the oldest receiver only.
+    """
+    waits = [r.chain_position for r in rows if r.reason in SITE_WAITS and r.chain_position is not None]
+    if not waits:
+        return rows
+    first = min(waits)
+    return [
+        replace(r, action=Action.KEEP, reason=Reason.OLDER_NOT_SAVED_BY_SITE)
+        if r.reason == Reason.SAVED_BY_SITE and r.chain_position is not None and r.chain_position > first
+        else r
+        for r in rows
+    ]
+
+
+def decide(
+    receiver: Receiver, *, needed: bool, blocked: bool, retained: bool, site: SiteBackup | None = None
+) -> tuple[Action, Reason]:
+    """The action for one chain member, and why (docs/planning-rules.md, section 3; with `site`, section 3.1)."""
     saved = is_saved(receiver)
+    # With the site's backup, mqjournal saves nothing: what it would save, it keeps, for the same reason.
+    save = Action.KEEP if site is not None else Action.SAVE
     if receiver.status == ReceiverStatus.ATTACHED:
         return Action.KEEP, Reason.ATTACHED
     if needed:
         if receiver.status == ReceiverStatus.FREED:
             return Action.KEEP, Reason.NEEDED_FREED
-        return (Action.KEEP, Reason.NEEDED_SAVED) if saved else (Action.SAVE, Reason.NEEDED_NOT_SAVED)
+        return (Action.KEEP, Reason.NEEDED_SAVED) if saved else (save, Reason.NEEDED_NOT_SAVED)
     if blocked:
-        return (Action.KEEP, Reason.BLOCKED) if saved else (Action.SAVE, Reason.BLOCKED_NOT_SAVED)
+        return (Action.KEEP, Reason.BLOCKED) if saved else (save, Reason.BLOCKED_NOT_SAVED)
     if retained:
-        return (Action.KEEP, Reason.RETAINED) if saved else (Action.SAVE, Reason.RETAINED_NOT_SAVED)
+        return (Action.KEEP, Reason.RETAINED) if saved else (save, Reason.RETAINED_NOT_SAVED)
+    if site is not None:
+        return _site_decision(receiver, site)
     if saved:
         return Action.DELETE, Reason.NOT_NEEDED_SAVED
     return Action.SAVE_THEN_DELETE, Reason.NOT_NEEDED_NOT_SAVED
@@ -371,6 +432,7 @@ def plan_queue_manager(
     n = needed.position
     retained = retained_positions(chain, n, as_of=as_of, policy=policy)
     position = {(r.name, r.library): i for i, r in enumerate(chain)}
+    site = SiteBackup(as_of=as_of, min_age=policy.site_save_min_age) if policy.site_backup else None
 
     rows = []
     for r in current.receivers:
@@ -378,7 +440,7 @@ def plan_queue_manager(
         if i is None:
             action, reason = Action.KEEP, Reason.NOT_IN_CHAIN
         else:
-            action, reason = decide(r, needed=i >= n, blocked=blocked, retained=i in retained)
+            action, reason = decide(r, needed=i >= n, blocked=blocked, retained=i in retained, site=site)
         rows.append(
             ReceiverPlan(
                 host=current.host,
@@ -393,6 +455,8 @@ def plan_queue_manager(
                 reason=reason,
             )
         )
+    if site is not None:
+        rows = _oldest_first(rows)
     to_save = [r for r in rows if r.action in SAVES]
     to_delete = [r for r in rows if r.action in DELETES]
     needed_at = needed.needed_at  # None: AMQJRNINF is unusable
@@ -514,6 +578,9 @@ def delete_decisions(
 ) -> list[DeleteDecision]:
     """What to delete now of the approved receivers, from the live state (docs/planning-rules.md, section 6).
 
+    With `policy.backup == "site"` the proof of a backup is the live receiver's save history, not `evidence`
+    (unused then): IBM i shows it fully saved by a save at least `site_save_min_age_hours` old (section 6.1).
+
     One decision per approved name: first those no longer on the host, then the chain members oldest first, then
     the names that are not chain members. `delete` is true only for a contiguous run of the oldest chain members
     that are approved, deletable by the rules applied to the live state, and proven saved on the host; the first
@@ -548,8 +615,14 @@ def delete_decisions(
             why = f"{receiver.name}, older in the chain, is not approved for deletion"
             decisions += [_older_not_deleted(r, why) for r in members[done:]]
             break
-        saves = evidence.get((receiver.library, receiver.name, attached_at(receiver)), ())
-        decision = _decide_delete(receiver, planned[(receiver.name, receiver.library)], saves)
+        live_plan = planned[(receiver.name, receiver.library)]
+        if policy.site_backup:
+            # The site's backup is the backup: the live receiver's own save history is the proof, by the partition's
+            # clock at this collection; mqjournal's catalog and store play no part.
+            decision = _decide_site_delete(receiver, live_plan, now=live.collected_at, policy=policy)
+        else:
+            saves = evidence.get((receiver.library, receiver.name, attached_at(receiver)), ())
+            decision = _decide_delete(receiver, live_plan, saves)
         decisions.append(decision)
         if not decision.delete:
             why = f"{receiver.name}, older in the chain, was not deleted"
@@ -587,4 +660,71 @@ def _decide_delete(
         DeleteReason.DELETE,
         f"not needed, saved in {proof.save_file} and copied to the backup store as {proof.stored_key}",
         ignore_inquiry=not is_saved(receiver),
+    )
+
+
+# --- 6.1 deleting with the site's backup -----------------------------------------------------------------------
+
+
+def _when(moment: datetime) -> str:
+    return moment.isoformat(sep=" ", timespec="seconds")
+
+
+def _hours(span: timedelta) -> str:
+    """Hours to a tenth, rounded down: a save 11.99 h old reads "11.9 h", never the 12 h it has not reached."""
+    tenths = math.floor(span.total_seconds() / 360)
+    return f"{tenths // 10} h" if tenths % 10 == 0 else f"{tenths / 10:.1f} h"
+
+
+def site_save_problem(receiver: Receiver, *, now: datetime, min_age: timedelta) -> str | None:
+    """Why the site's backup does not let the receiver be deleted at `now` (the partition's clock), as an admin
+    reads it; None when IBM i shows it fully saved by a save at least `min_age` old (section 6.1)."""
+    if receiver.saved_at is None:
+        return "not saved by the site's backup yet (IBM i shows no save of it)"
+    if not is_saved(receiver):
+        return (
+            f"not saved by the site's backup yet: its last save, on {_when(receiver.saved_at)}, does not cover all "
+            f"of it (IBM i shows it {receiver.status}, not SAVED or FREED: a save taken while it was attached is never "
+            "a full one)"
+        )
+    if receiver.detached_at is not None and receiver.saved_at < receiver.detached_at:
+        return (
+            f"not saved by the site's backup yet: its last save, on {_when(receiver.saved_at)}, is older than its "
+            f"detach on {_when(receiver.detached_at)}"
+        )
+    age = now - receiver.saved_at
+    if age < timedelta(0):
+        return (
+            f"saved by the site's backup on {_when(receiver.saved_at)}, later than the partition's clock at this "
+            f"collection ({_when(now)}); deletable {_hours(min_age)} after that save"
+        )
+    if age < min_age:
+        return f"saved by the site's backup {_hours(age)} ago; deletable after {_hours(min_age)}"
+    return None
+
+
+def _decide_site_delete(
+    receiver: Receiver, planned: tuple[Action, Reason], *, now: datetime, policy: Policy
+) -> DeleteDecision:
+    """The live plan's word, then the live receiver's save checked again as the proof (catalog proof's place)."""
+    action, reason = planned
+
+    def keep(code: DeleteReason, detail: str) -> DeleteDecision:
+        return DeleteDecision(receiver.name, receiver.library, False, code, detail)
+
+    if action in DELETES or reason in SITE_WAITS:
+        problem = site_save_problem(receiver, now=now, min_age=policy.site_save_min_age)
+        if problem is not None:
+            return keep(DeleteReason.NOT_SAVED_BY_SITE, problem)
+    if action not in DELETES:
+        code = DeleteReason.ATTACHED if reason == Reason.ATTACHED else DeleteReason.NOT_DELETABLE_NOW
+        return keep(code, f"not deletable now ({reason})")
+    assert receiver.saved_at is not None  # site_save_problem found a save
+    # IBM i shows it fully saved, so DLTJRNRCV sends no CPA7025 and the option to ignore it is never wanted.
+    return DeleteDecision(
+        receiver.name,
+        receiver.library,
+        True,
+        DeleteReason.DELETE,
+        f"saved by the site's backup on {_when(receiver.saved_at)}; not in mqjournal's store",
     )

@@ -39,7 +39,11 @@ DELETES = (Action.DELETE, Action.SAVE_THEN_DELETE)
 
 
 class Reason(StrEnum):
-    """Why a receiver has its action: one per row of docs/planning-rules.md, section 3, in the rows' order."""
+    """Why a receiver has its action: one per row of docs/planning-rules.md, section 3, in the rows' order.
+
+    With `backup: site` (section 3.1) the rows that would save keep instead, under the same reason, and the last
+    rows are the site's: SAVED_BY_SITE, SITE_SAVE_TOO_RECENT, NOT_SAVED_BY_SITE, OLDER_NOT_SAVED_BY_SITE.
+    """
 
     NOT_IN_CHAIN = "NOT_IN_CHAIN"
     ATTACHED = "ATTACHED"
@@ -52,6 +56,17 @@ class Reason(StrEnum):
     RETAINED_NOT_SAVED = "RETAINED_NOT_SAVED"
     NOT_NEEDED_SAVED = "NOT_NEEDED_SAVED"
     NOT_NEEDED_NOT_SAVED = "NOT_NEEDED_NOT_SAVED"
+    # backup: site (section 3.1)
+    SAVED_BY_SITE = "SAVED_BY_SITE"  # saved by the site's backup long enough ago; not in mqjournal's store
+    SITE_SAVE_TOO_RECENT = "SITE_SAVE_TOO_RECENT"  # saved by the site's backup, less than the minimum age ago
+    NOT_SAVED_BY_SITE = "NOT_SAVED_BY_SITE"  # not (fully) saved by the site's backup yet
+    # saved by the site long enough ago, but an older chain member waits (one of the two above): DLTJRNRCV deletes
+    # the oldest receiver only, so this one waits with it
+    OLDER_NOT_SAVED_BY_SITE = "OLDER_NOT_SAVED_BY_SITE"
+
+
+SITE_WAITS = (Reason.SITE_SAVE_TOO_RECENT, Reason.NOT_SAVED_BY_SITE)
+"""With `backup: site`, the not-needed receivers kept only until the site's backup has saved them long enough ago."""
 
 
 class BlockReason(StrEnum):
@@ -141,3 +156,4 @@ class DeleteReason(StrEnum):
     ATTACHED = "ATTACHED"
     NOT_DELETABLE_NOW = "NOT_DELETABLE_NOW"
     NO_PROVEN_BACKUP = "NO_PROVEN_BACKUP"
+    NOT_SAVED_BY_SITE = "NOT_SAVED_BY_SITE"  # backup: site; the live receiver shows no full site save old enough

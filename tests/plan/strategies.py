@@ -43,6 +43,13 @@ def receiver_chain(draw, library: str) -> list[Receiver]:
         receivers[i] = receivers[i].model_copy(
             update={"status": ReceiverStatus.ONLINE, "saved_at": receivers[i].attached_at}
         )
+    saved_ones = [i for i, r in enumerate(receivers) if r.saved_at is not None and r.status != ReceiverStatus.ONLINE]
+    if saved_ones and draw(st.integers(0, 3)) == 0:
+        # The site's save some time after the detach (hours: around site_save_min_age_hours), or, rarely, a
+        # SAVE_TIMESTAMP before the detach, which no full save has (section 3.1 refuses it).
+        i = draw(st.sampled_from(saved_ones))
+        shift = timedelta(minutes=draw(st.sampled_from([-30, 0, 90, 600, 1500])))
+        receivers[i] = receivers[i].model_copy(update={"saved_at": receivers[i].detached_at + shift})
     if length > 2 and draw(st.integers(0, 9)) == 0:
         del receivers[draw(st.integers(1, length - 2))]  # a receiver missing from the middle
     if draw(st.integers(0, 6)) == 0:
@@ -160,11 +167,20 @@ def fleets(draw, max_queue_managers: int = 8) -> list[Snapshot]:
     return snapshots
 
 
-policies = st.builds(
-    Policy,
-    max_snapshot_age_hours=st.sampled_from([1.0, 24.0, 1000.0]),
-    retention_days=st.sampled_from([0.0, 0.1, 2.0]),
-    keep_min_receivers=st.integers(0, 3),
-    stuck_after_runs=st.integers(2, 4),
-    clock_skew_seconds=st.sampled_from([0.0, 300.0, 3600.0]),
-)
+def _policies(backup: st.SearchStrategy[str]) -> st.SearchStrategy[Policy]:
+    return st.builds(
+        Policy,
+        max_snapshot_age_hours=st.sampled_from([1.0, 24.0, 1000.0]),
+        retention_days=st.sampled_from([0.0, 0.1, 2.0]),
+        keep_min_receivers=st.integers(0, 3),
+        stuck_after_runs=st.integers(2, 4),
+        clock_skew_seconds=st.sampled_from([0.0, 300.0, 3600.0]),
+        backup=backup,
+        # Around the saves' ages in these fleets (minutes to a day and more): some old enough, some not, and 0.
+        site_save_min_age_hours=st.sampled_from([0.0, 0.5, 2.0, 12.0, 30.0]),
+    )
+
+
+policies = _policies(st.sampled_from(["mqjournal", "site"]))
+site_policies = _policies(st.just("site"))
+"""`backup: site` only: the site's own backup saves, mqjournal plans no save (docs/planning-rules.md, section 3.1)."""

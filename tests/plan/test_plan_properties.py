@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
-from mqjournal.rules import chain_of, is_saved, key_of, plan_fleet
-from mqjournal.vocabulary import DELETES
-from tests.plan.strategies import fleets, policies
+from mqjournal.rules import chain_of, is_saved, key_of, plan_fleet, site_saved
+from mqjournal.vocabulary import DELETES, SAVES
+from tests.plan.strategies import fleets, policies, site_policies
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -114,3 +114,24 @@ def test_the_oldest_needed_age_is_never_below_minus_the_clock_skew_unless_blocke
     for qm in plan_fleet(fleet, as_of=as_of, policy=policy).queue_managers:
         if qm.oldest_needed_age_seconds is not None and not qm.blocked:
             assert qm.oldest_needed_age_seconds >= math.floor(-policy.clock_skew_seconds)
+
+
+@SETTINGS
+@given(fleet=fleets(), policy=site_policies, hours_later=st.integers(0, 48))
+def test_with_the_site_s_backup_nothing_is_saved_and_only_old_enough_site_saves_are_deleted(fleet, policy, hours_later):
+    as_of = max(s.collected_at for s in fleet) + timedelta(hours=hours_later)
+    plan = plan_fleet(fleet, as_of=as_of, policy=policy)
+    assert not [r for r in plan.receivers if r.action in SAVES]
+    assert all(q.receivers_to_save == 0 and q.bytes_to_save == 0 for q in plan.queue_managers)
+    current = _current(fleet)
+    for row in plan.receivers:
+        if row.action not in DELETES:
+            continue
+        assert row.action == "delete" and row.reason == "SAVED_BY_SITE"
+        receiver = next(
+            r
+            for r in current[(row.host, row.qmgr, row.qmgr_library)].receivers
+            if (r.name, r.library) == (row.receiver, row.library)
+        )
+        assert site_saved(receiver) and receiver.saved_at is not None
+        assert as_of - receiver.saved_at >= policy.site_save_min_age

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mqjournal.planjob import run_plan
 from mqjournal.rules import as_rows, plan_fleet
 from mqjournal.snapshot import read_snapshots, write_snapshots
-from tests.plan.strategies import fleets, policies
+from tests.plan.strategies import fleets, policies, site_policies
 
 pytestmark = pytest.mark.e2e
 
@@ -60,6 +60,21 @@ def normalise(rows: list[dict], columns: tuple[str, ...]) -> list[tuple]:
     hours_later=st.integers(0, 30),
 )
 def test_the_spark_job_and_the_reference_planner_agree(tmp_path_factory, parts, policy, hours_later):
+    _agree(tmp_path_factory, parts, policy, hours_later)
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    parts=st.lists(fleets(max_queue_managers=4), min_size=15, max_size=25),
+    policy=site_policies,
+    hours_later=st.integers(0, 30),
+)
+def test_the_two_planners_agree_with_the_site_s_backup(tmp_path_factory, parts, policy, hours_later):
+    # backup: site (section 3.1): the save ages around site_save_min_age_hours, saves while attached, none at all.
+    _agree(tmp_path_factory, parts, policy, hours_later)
+
+
+def _agree(tmp_path_factory, parts, policy, hours_later):
     # Each part is its own little fleet; distinct host names keep their queue managers apart in one input.
     snapshots = [s.model_copy(update={"host": f"{s.host}-{i}"}) for i, part in enumerate(parts) for s in part]
     work: Path = tmp_path_factory.mktemp("agree")

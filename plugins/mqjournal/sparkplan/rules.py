@@ -20,7 +20,17 @@ from mqjournal.names import RECEIVER_KEPT_LENGTH, RECEIVER_NAME_PATTERN, RECEIVE
 from mqjournal.policy import Policy
 from mqjournal.sparkplan.amqjrninf import STARS
 from mqjournal.sparkplan.schema import KEY, MICROS, POINTS, QUEUE_MANAGERS_COLUMNS, RECEIVERS_COLUMNS, micros
-from mqjournal.vocabulary import BLOCK_ORDER, DELETES, SAVES, Action, Alert, BlockReason, Reason, ReceiverStatus
+from mqjournal.vocabulary import (
+    BLOCK_ORDER,
+    DELETES,
+    SAVES,
+    SITE_WAITS,
+    Action,
+    Alert,
+    BlockReason,
+    Reason,
+    ReceiverStatus,
+)
 
 # --- 1. the chain ---------------------------------------------------------------------------------------------
 
@@ -68,6 +78,7 @@ def chain_of(current: DataFrame) -> DataFrame:
         F.col("r.first_sequence").alias("first_sequence"),
         F.col("r.last_sequence").alias("last_sequence"),
         F.col("r.saved_at").isNotNull().alias("has_saved_at"),
+        micros(F.col("r.saved_at")).alias("saved_us"),
         micros(F.col("r.attached_at")).alias("attached_us"),
         micros(F.col("r.detached_at")).alias("detached_us"),
         is_member.alias("in_chain"),
@@ -271,22 +282,57 @@ def _pick(action: Action, reason: Reason) -> Column:
     return F.struct(F.lit(action).alias("action"), F.lit(reason).alias("reason"))
 
 
-def decide(*, is_needed: Column, is_blocked: Column, is_retained: Column) -> Column:
-    """The action for one chain member, and why (docs/planning-rules.md, section 3): a struct (action, reason)."""
+def site_saved() -> Column:
+    """Fully saved by a save taken after the detach, as IBM i shows it: SAVE_TIMESTAMP set, SAVED or FREED.
+
+    A save of the attached receiver (a nightly SAVLIB of the queue manager library takes one) sets SAVE_TIMESTAMP
+    but leaves the receiver ONLINE, never fully saved: the entries written after it are on no media.
+    """
+    return is_saved() & (F.col("detached_us").isNull() | (F.col("saved_us") >= F.col("detached_us")))
+
+
+class SiteBackup(NamedTuple):
+    """`backup: site`: the site's own backup saves the receivers, and mqjournal deletes only what it has saved."""
+
+    as_of_us: int
+    min_age_us: int  # policy.site_save_min_age
+
+
+def _site_decision(site: SiteBackup) -> Column:
+    """Section 3.1, the rows after `retained`: a not-needed receiver is deleted once the site's save is old enough."""
+    old_enough = (F.lit(site.as_of_us) - F.col("saved_us")) >= F.lit(site.min_age_us)
+    return (
+        F.when(~site_saved(), _pick(Action.KEEP, Reason.NOT_SAVED_BY_SITE))
+        .when(~old_enough, _pick(Action.KEEP, Reason.SITE_SAVE_TOO_RECENT))
+        .otherwise(_pick(Action.DELETE, Reason.SAVED_BY_SITE))
+    )
+
+
+def decide(*, is_needed: Column, is_blocked: Column, is_retained: Column, site: SiteBackup | None = None) -> Column:
+    """The action for one chain member, and why (docs/planning-rules.md, section 3; with `site`, section 3.1): a
+    struct (action, reason)."""
     is_attached = F.col("status") == ReceiverStatus.ATTACHED
     is_freed = F.col("status") == ReceiverStatus.FREED
     saved = is_saved()
+    # With the site's backup, mqjournal saves nothing: what it would save, it keeps, for the same reason.
+    save = Action.KEEP if site is not None else Action.SAVE
+    not_needed = (
+        _site_decision(site)
+        if site is not None
+        else F.when(saved, _pick(Action.DELETE, Reason.NOT_NEEDED_SAVED)).otherwise(
+            _pick(Action.SAVE_THEN_DELETE, Reason.NOT_NEEDED_NOT_SAVED)
+        )
+    )
     return (
         F.when(is_attached, _pick(Action.KEEP, Reason.ATTACHED))
         .when(is_needed & is_freed, _pick(Action.KEEP, Reason.NEEDED_FREED))
         .when(is_needed & saved, _pick(Action.KEEP, Reason.NEEDED_SAVED))
-        .when(is_needed, _pick(Action.SAVE, Reason.NEEDED_NOT_SAVED))
+        .when(is_needed, _pick(save, Reason.NEEDED_NOT_SAVED))
         .when(is_blocked & saved, _pick(Action.KEEP, Reason.BLOCKED))
-        .when(is_blocked, _pick(Action.SAVE, Reason.BLOCKED_NOT_SAVED))
+        .when(is_blocked, _pick(save, Reason.BLOCKED_NOT_SAVED))
         .when(is_retained & saved, _pick(Action.KEEP, Reason.RETAINED))
-        .when(is_retained, _pick(Action.SAVE, Reason.RETAINED_NOT_SAVED))
-        .when(saved, _pick(Action.DELETE, Reason.NOT_NEEDED_SAVED))
-        .otherwise(_pick(Action.SAVE_THEN_DELETE, Reason.NOT_NEEDED_NOT_SAVED))
+        .when(is_retained, _pick(save, Reason.RETAINED_NOT_SAVED))
+        .otherwise(not_needed)
     )
 
 
@@ -416,16 +462,32 @@ def queue_manager_states(
 def planned_receivers(receivers: DataFrame, states: DataFrame, *, policy: Policy, as_of_us: int) -> DataFrame:
     """Every receiver of `chain_of` with its action and reason (docs, section 3)."""
     rows = receivers.join(states.select(*KEY, "n", "blocked"), KEY)
+    site = SiteBackup(as_of_us, policy.site_save_min_age // MICROS) if policy.site_backup else None
     decision = F.when(~F.col("in_chain"), _pick(Action.KEEP, Reason.NOT_IN_CHAIN)).otherwise(
         decide(
             is_needed=F.col("chain_position") >= F.col("n"),
             is_blocked=F.col("blocked"),
             is_retained=is_retained(policy=policy, as_of_us=as_of_us),
+            site=site,
         )
     )
-    return rows.withColumn("decision", decision).select(
-        "*", F.col("decision.action").alias("action"), F.col("decision.reason").alias("reason")
-    )
+    decided = rows.withColumn("decision", decision)
+    if site is not None:
+        decided = decided.withColumn("decision", _oldest_first())
+    return decided.select("*", F.col("decision.action").alias("action"), F.col("decision.reason").alias("reason"))
+
+
+def _oldest_first() -> Column:
+    """Section 3.1, the last row: behind a member that waits for the site's backup, nothing is deletable.
+
+    With mqjournal's own backup every not-needed, not-retained member is deleted (after its save if need be), so
+    the deletable ones are always the oldest. The site's saves need not come in chain order (a save of the attached
+    receiver leaves it never fully saved while the next one is), and DLTJRNRCV deletes the oldest receiver only.
+    """
+    waits = F.col("decision.reason").isin(*SITE_WAITS)
+    first_wait = F.min(F.when(waits, F.col("chain_position"))).over(Window.partitionBy(*KEY))
+    behind = (F.col("decision.reason") == Reason.SAVED_BY_SITE) & (F.col("chain_position") > first_wait)
+    return F.when(behind, _pick(Action.KEEP, Reason.OLDER_NOT_SAVED_BY_SITE)).otherwise(F.col("decision"))
 
 
 def receivers_output(planned: DataFrame) -> DataFrame:
