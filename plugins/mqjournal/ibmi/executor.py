@@ -10,6 +10,8 @@ Every step is idempotent, so an on-call engineer can rerun any of them:
   catalogued save in the save files on the host and in the backup store, and deletes exactly what
   `rules.delete_decisions` allows (a save counts only once its copy is verified off the partition), oldest first,
   stopping at the first failure. Receivers already gone are skipped.
+With `backup: site` the save step does nothing, and the delete step's proof is the live receiver's own save
+history (SAVE_TIMESTAMP, status SAVED or FREED, old enough by the partition's clock) instead of the catalog.
 Every save and delete is written to the catalog as an intent before its command is sent (a catalog that cannot be
 written stops the step there, `CatalogUnavailable`) and its outcome after.
 """
@@ -53,6 +55,7 @@ class SaveResult:
     copied: list[str] = field(default_factory=list)  # backup store keys of the copies verified by this step
     not_copied: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why): only on the partition
     reconciled: list[str] = field(default_factory=list)  # what an interrupted earlier step turned out to have done
+    note: str | None = None  # why the step did nothing at all (backup: site), for the report
 
 
 @dataclass
@@ -71,7 +74,14 @@ class Executor(HostContext):
 
     # --- save ----------------------------------------------------------------------------------------------
 
-    def save(self, wanted: list[str], *, save_library: str) -> SaveResult:
+    def save(self, wanted: list[str], *, save_library: str, policy: Policy | None = None) -> SaveResult:
+        if policy is not None and policy.site_backup:
+            # The site's own backup saves the receivers (docs/site-backup.md): a save file of ours would only fill
+            # the disk the deletes are meant to free. Nothing is sent to the host.
+            asked = f" ({len(wanted)} asked for: {', '.join(wanted)})" if wanted else ""
+            return SaveResult(
+                note=f"backup: site: the site's own backup saves the receivers, mqjournal saves none{asked}"
+            )
         save_library = save_library_for(save_library, self.target.library)
         result = SaveResult()
         live = self.live()
@@ -215,8 +225,14 @@ class Executor(HostContext):
         live = collect(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)
         result.reconciled = self.reconciled(live)
         on_host = receivers_by_name(live, self.target.library)
-        evidence = evidence_for(
-            self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host], self.store
+        # With the site's backup the live receivers' save history is the proof (docs/planning-rules.md, section
+        # 6.1): no save file or store is read, so a partition without QSYS2.SAVE_FILE_OBJECTS can still be cleaned.
+        evidence = (
+            {}
+            if policy.site_backup
+            else evidence_for(
+                self.session, self.catalog, self.host, [on_host[n] for n in approved if n in on_host], self.store
+            )
         )
         stopped: str | None = None
         for decision in rules.delete_decisions(approved, live, evidence, policy=policy):
