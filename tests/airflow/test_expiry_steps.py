@@ -1,0 +1,285 @@
+"""The backup expiry DAG's steps on a simulated partition over SSH: the proposal is the `recover --kind expiry`
+planner's, an approved one deletes exactly that on the host and the copies in the store, and every restore the
+recovery rules promise stays gap-free."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mqjournal.airflow import expiry as steps
+from mqjournal.airflow import maintenance
+from mqjournal.airflow.connections import conn_id_for, fleet_connections
+from mqjournal.airflow.sessions import host_session
+from mqjournal.airflow.settings import Settings
+from mqjournal.airflow.xcom import ExpiryProposal, MaintenanceTarget
+from mqjournal.backupstore import BackupStore
+from mqjournal.catalog import Catalog
+from mqjournal.ibmi.audit import read_audit
+from mqjournal.policy import Policy
+from mqjournal.recovery.gather import gather
+from mqjournal.recovery.kinds import RecoveryKind
+from mqjournal.recovery.library_save import save_library
+from mqjournal.recovery.plan import Request
+from mqjournal.recovery.planner import plan_recovery
+from tests.conftest import SimFleet
+from tests.recovery import expiry_scene
+
+POLICY = Policy()
+
+
+@pytest.fixture
+def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
+    conn = fleet_connections(sim_fleet.config, sim_fleet.service.host_keys, sim_fleet.ports)[conn_id_for("ibmi1")]
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for('ibmi1').upper()}", json.dumps(conn))
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}]}))
+    data = tmp_path / "data"
+    return Settings(
+        fleet_file=fleet,
+        data_dir=data,
+        catalog_url=f"sqlite:///{data / 'catalog.db'}",
+        spark_app=Path("unused"),
+        spark_conn_id="spark_default",
+        schedule=None,
+    )
+
+
+@pytest.fixture
+def target(settings: Settings, sim_fleet: SimFleet) -> MaintenanceTarget:
+    """TEST on ibmi1 after three rounds of maintenance and library saves: the first round's save files may go."""
+    (found,) = maintenance.select_targets(settings, [], [])
+    with host_session(settings, "ibmi1") as session:
+        expiry_scene.build_history(
+            session,
+            found.target,
+            host="ibmi1",
+            tz=found.tz,
+            catalog=catalog(settings),
+            store=store(settings),
+            advance=lambda: sim_fleet.host().advance(timedelta(hours=2)),
+        )
+    return found
+
+
+def catalog(settings: Settings) -> Catalog:
+    return Catalog(settings.catalog_url)
+
+
+def store(settings: Settings) -> BackupStore:
+    return BackupStore.from_settings(settings)
+
+
+def restore_gaps(settings: Settings, target: MaintenanceTarget) -> dict[str, list[str]]:
+    with host_session(settings, target.host) as session:
+        plans = expiry_scene.restore_plans(
+            session,
+            target.target,
+            host=target.host,
+            tz=target.tz,
+            catalog=catalog(settings),
+            store=store(settings),
+            policy=POLICY,
+        )
+    assert {name.split()[0] for name in plans} == {"startup", "library"}
+    return expiry_scene.gaps(plans)
+
+
+def planned_files(proposal: ExpiryProposal) -> set[str]:
+    return {f"{s.args['library']}/{s.args['name']}" for s in proposal.plan.steps}
+
+
+def in_store(settings: Settings, keys: set[str]) -> set[str]:
+    return {key for key in keys if store(settings).get(key) is not None}
+
+
+def test_the_proposal_is_the_recover_expiry_planners_plan_with_each_save_files_copies(settings, target):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    with host_session(settings, "ibmi1") as session:
+        request = Request(host="ibmi1", qmgr="TEST", kind=RecoveryKind.EXPIRY)
+        inputs = gather(session, target.target, host="ibmi1", tz=target.tz, catalog=catalog(settings), request=request)
+    cli_plan = plan_recovery(inputs, policy=POLICY)
+    assert [s.text for s in proposal.plan.steps] == [s.text for s in cli_plan.steps] and cli_plan.steps
+    assert {f.path for f in proposal.save_files} == planned_files(proposal)
+    oldest_library_save = min(catalog(settings).library_saves("ibmi1", "QMTEST"), key=lambda s: s.saved_at)
+    expiring = {f.path: f for f in proposal.save_files}
+    assert expiring[oldest_library_save.save_file_path].library_saves == 1
+    # Every proposed save file was copied into the store by its save, and the gate lists the copy with its size.
+    for f in proposal.save_files:
+        assert f.on_host and f.why
+        (copy,) = f.copies
+        assert copy.size_bytes > 0 and store(settings).get(copy.key) is not None
+    assert proposal.anything_to_delete and proposal.leftover_copies == []
+    assert settings.expiry_plan_file("expiry1", "ibmi1", "TEST").exists()
+
+
+def test_an_approved_expiry_deletes_exactly_the_proposal_on_the_host_and_in_the_store_and_no_restore_gets_a_gap(
+    settings, target, sim_fleet
+):
+    assert restore_gaps(settings, target) == {}
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    doomed = planned_files(proposal)
+    keys = proposal.approved_keys
+    kept_before = set(sim_fleet.host().partition.save_files) - doomed
+
+    outcome = steps.execute_one(settings, proposal, "expiry1", POLICY)
+
+    assert not outcome.failed, outcome
+    assert set(outcome.discarded) == doomed and catalog(settings).discarded_save_files("ibmi1") == doomed
+    assert set(sim_fleet.host().partition.save_files) == kept_before
+    assert set(outcome.store_deleted) == keys and in_store(settings, keys) == set()
+    assert outcome.store_freed_bytes == sum(c.size_bytes for f in proposal.save_files for c in f.copies)
+    # The copies of what stays are untouched.
+    remaining = {s.key for s in catalog(settings).stored_objects("ibmi1", "TEST")} - keys
+    assert remaining and in_store(settings, remaining) == remaining
+    assert restore_gaps(settings, target) == {}
+    # Each deletion from the store is audited: an intent before, its outcome after.
+    audited = [r["command"] for r in read_audit(settings.store_audit_log) if r["outcome"] == "ok"]
+    assert sorted(audited) == sorted(f"DELETE {store(settings).url}/{key}" for key in keys)
+    # Nothing more may go now.
+    again = steps.plan_one(settings, target, "expiry2", POLICY)
+    assert again.plan.steps == [] and not again.anything_to_delete
+
+
+def test_a_save_file_already_gone_from_the_partition_is_discarded_and_its_copy_deleted(settings, target, sim_fleet):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    gone = proposal.save_files[0]
+    status, _, err = sim_fleet.connect().cl(f"DLTF FILE({gone.path})")  # as the cleanup step would have, or an admin
+    assert status == 0, err
+
+    outcome = steps.execute_one(settings, proposal, "expiry1", POLICY)
+
+    assert not outcome.failed, outcome
+    assert gone.path in outcome.discarded
+    assert {c.key for c in gone.copies} <= set(outcome.store_deleted)
+    assert in_store(settings, {c.key for c in gone.copies}) == set()
+
+
+def test_the_proposal_marks_a_save_file_the_partition_no_longer_has(settings, target, sim_fleet):
+    first = steps.plan_one(settings, target, "expiry1", POLICY).save_files[0]
+    assert sim_fleet.connect().cl(f"DLTF FILE({first.path})")[0] == 0
+    again = {f.path: f for f in steps.plan_one(settings, target, "expiry2", POLICY).save_files}
+    assert again[first.path].on_host is False and again[first.path].copies
+
+
+def test_copies_left_by_an_expiry_on_the_host_only_are_proposed_and_deleted_by_the_next_run(settings, target):
+    # `mqjournal recover --kind expiry --execute` deletes on the host and records the discard; the store keeps the
+    # copies until the DAG's next run.
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    keys = proposal.approved_keys
+    host_only = proposal.model_copy(update={"leftover_copies": [], "save_files": []})
+    outcome = steps.execute_one(settings, host_only, "expiry1", POLICY)
+    assert outcome.store_deleted == [] and set(outcome.store_not_approved) == keys
+    assert in_store(settings, keys) == keys
+
+    later = steps.plan_one(settings, target, "expiry2", POLICY)
+    assert later.plan.steps == [] and {c.key for c in later.leftover_copies} == keys and later.anything_to_delete
+    assert steps.summarize([later]).anything_to_delete
+    done = steps.execute_one(settings, later, "expiry2", POLICY)
+    assert set(done.store_deleted) == keys and in_store(settings, keys) == set()
+    assert steps.plan_one(settings, target, "expiry3", POLICY).leftover_copies == []
+
+
+def test_a_store_that_fails_leaves_the_catalog_discarded_reports_the_copy_and_the_rerun_deletes_it(
+    settings, target, monkeypatch
+):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    keys = sorted(proposal.approved_keys)
+    stuck = keys[0]
+    real_delete = BackupStore.delete
+
+    def failing_delete(self, key):
+        if key == stuck:
+            raise OSError("the store refused the delete")
+        real_delete(self, key)
+
+    monkeypatch.setattr(BackupStore, "delete", failing_delete)
+    outcome = steps.execute_one(settings, proposal, "expiry1", POLICY)
+    assert [key for key, _ in outcome.store_failed] == [stuck] and outcome.failed
+    assert set(outcome.store_deleted) == set(keys) - {stuck}
+    assert catalog(settings).discarded_save_files("ibmi1") == planned_files(proposal)
+    with pytest.raises(steps.ExpiryFailed, match="still in the backup store"):
+        steps.raise_if_failed(outcome)
+    failed = [r for r in read_audit(settings.store_audit_log) if r["outcome"] == "failed"]
+    assert [r["command"] for r in failed] == [f"DELETE {store(settings).url}/{stuck}"]
+
+    monkeypatch.setattr(BackupStore, "delete", real_delete)
+    rerun = steps.execute_one(settings, proposal, "expiry1", POLICY)
+    assert rerun.store_deleted == [stuck] and set(rerun.store_already_gone) == set(keys) - {stuck}
+    assert rerun.discarded == [] and not rerun.failed
+
+
+def test_a_plan_that_went_stale_before_approval_deletes_nothing(settings, target, sim_fleet):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    # A new library save before the approval: the second one's receivers may go now too, a step not approved.
+    with host_session(settings, "ibmi1") as session:
+        save_library(
+            session,
+            target.target,
+            host="ibmi1",
+            tz=target.tz,
+            catalog=catalog(settings),
+            save_library="QGPL",
+            run_id="lib-late",
+            store=store(settings),
+        )
+    files = set(sim_fleet.host().partition.save_files)
+
+    outcome = steps.execute_one(settings, proposal, "expiry1", POLICY)
+
+    assert outcome.failure and "PlanWentStale" in outcome.failure
+    assert set(sim_fleet.host().partition.save_files) == files
+    assert outcome.discarded == [] and outcome.store_deleted == []
+    assert catalog(settings).discarded_save_files("ibmi1") == set()
+
+
+def test_the_gate_body_names_each_save_file_its_copies_and_why_and_a_dry_run_skips_the_gate(settings, target):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    summary = steps.summarize([proposal])
+    assert summary.anything_to_delete and summary.save_files == len(proposal.save_files)
+    for f in proposal.save_files:
+        assert f.path in summary.body and f.why in summary.body
+        assert all(c.key in summary.body for c in f.copies)
+    assert steps.next_after_summary(summary, dry_run=False) == "approve"
+    assert steps.next_after_summary(summary, dry_run=True) is None
+
+
+def test_a_queue_manager_without_a_library_save_keeps_everything_and_needs_no_gate(settings, sim_fleet):
+    (found,) = maintenance.select_targets(settings, [], [])
+    sim_fleet.host().advance(timedelta(hours=2))
+    with host_session(settings, "ibmi1") as session:
+        expiry_scene.maintain(
+            session,
+            found.target,
+            host="ibmi1",
+            tz=found.tz,
+            catalog=catalog(settings),
+            store=store(settings),
+            run_id="maint1",
+        )
+    proposal = steps.plan_one(settings, found, "expiry1", POLICY)
+    assert proposal.plan.gaps and proposal.plan.steps == []
+    summary = steps.summarize([proposal])
+    assert not summary.anything_to_delete and "Nothing is discarded" in summary.body
+    assert steps.next_after_summary(summary, dry_run=False) is None
+    outcome = steps.execute_one(settings, proposal, "expiry1", POLICY)
+    assert outcome.discarded == [] and outcome.store_deleted == [] and not outcome.failed
+
+
+def test_the_report_says_a_rejected_run_deleted_nothing(settings, target):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    text = steps.report(
+        settings,
+        "expiry1",
+        dry_run=False,
+        summary=steps.summarize([proposal]).to_xcom(),
+        outcomes=None,
+        approval=None,
+        approve_state="success",
+    )
+    assert "Outcome: rejected at the approval gate: nothing was deleted" in text
+    assert settings.expiry_report_file("expiry1").read_text() == text
