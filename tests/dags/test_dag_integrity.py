@@ -56,3 +56,29 @@ def test_the_recovery_dag_plans_then_waits_for_approval_before_it_executes():
     assert dag.task_dict["execute"].pool == "mqjournal_ssh"
     assert dag.schedule is None or str(dag.timetable.summary) in ("None", "")
     assert set(dag.params.get_param("kind").schema["enum"]) == {"startup", "media", "library", "naming", "expiry"}
+
+
+def test_the_backup_expiry_dag_runs_weekly_and_deletes_only_after_approval():
+    dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_backup_expiry"]
+    upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
+    assert dag.timetable.expression == "0 5 * * 0"  # Sunday 05:00, after the maintenance window
+    assert upstream["plan"] == {"select_targets"} and upstream["summarize"] == {"plan"}
+    assert upstream["gate"] == {"summarize"} and upstream["approve"] == {"gate"}
+    assert upstream["execute"] == {"approve", "plan"}
+    assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
+    assert dag.task_dict["approve"].response_timeout.total_seconds() == 24 * 3600
+    assert dag.task_dict["plan"].pool == "mqjournal_ssh" and dag.task_dict["execute"].pool == "mqjournal_ssh"
+    assert dag.task_dict["execute"].retries == 0
+    assert dag.task_dict["report"].trigger_rule == "all_done" and "execute" in upstream["report"]
+    watched = set(dag.task_dict) - {"failed_steps"}
+    assert upstream["failed_steps"] == watched and dag.task_dict["failed_steps"].trigger_rule == "one_failed"
+    assert {"hosts", "queue_managers", "dry_run", "keep_library_saves", "backup_retention_days"} <= set(dag.params)
+
+
+def test_the_backup_expiry_schedule_is_a_setting(monkeypatch):
+    from mqjournal.airflow.settings import Settings
+
+    monkeypatch.setenv("MQJOURNAL_EXPIRY_SCHEDULE", "0 6 1 * *")
+    assert Settings.from_env().expiry_schedule == "0 6 1 * *"
+    monkeypatch.setenv("MQJOURNAL_EXPIRY_SCHEDULE", "")
+    assert Settings.from_env().expiry_schedule is None
