@@ -233,7 +233,8 @@ def _execute_recovery(executor: RecoveryExecutor, plan: Plan, *, as_json: bool) 
 
 
 def _save_library(args: argparse.Namespace) -> int:
-    """SAVLIB of a queue manager library with the queue manager ended, verified and recorded in the catalog."""
+    """SAVLIB of a queue manager library with the queue manager ended, verified, recorded in the catalog and copied
+    into the backup store: exit 0, or 3 when the save stands on the host but its copy into the store failed."""
     from mqjournal.errors import MqJournalError
     from mqjournal.names import save_library_for
     from mqjournal.recovery import connect
@@ -244,6 +245,7 @@ def _save_library(args: argparse.Namespace) -> int:
         setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
         # Checked again against the library found on the host, before anything is sent.
         library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
+        store = _backup_store()
     except ValueError as exc:
         return _bad_input(_describe(exc, args))
     with setup.session() as session:
@@ -257,6 +259,7 @@ def _save_library(args: argparse.Namespace) -> int:
                 catalog=setup.catalog,
                 save_library=library,
                 run_id=args.run_id or _run_id("savlib"),
+                store=store,
             )
         except MqJournalError as exc:
             print(f"mqjournal save-library: {exc}", file=sys.stderr)
@@ -266,6 +269,14 @@ def _save_library(args: argparse.Namespace) -> int:
         f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at {r.saved_at.isoformat()}; "
         f"attached {r.attached_receiver}, oldest needed {r.oldest_needed_receiver or '(asterisks)'}; "
         f"{len(result.receivers)} detached receiver save(s) recorded; {result.restart}"
+    )
+    if result.stored is None:
+        # The save stands on the partition it saves: no backup against losing that partition or its ASP.
+        print(f"mqjournal save-library: NOT COPIED: {result.not_copied}", file=sys.stderr)
+        return 3
+    print(
+        f"copied into the backup store {result.stored.store_url} as {result.stored.key} "
+        f"({result.stored.size_bytes} bytes, SHA-256 {result.stored.sha256})"
     )
     return 0
 
@@ -536,7 +547,10 @@ def _add_save_library(commands: _Commands) -> None:
         "save-library",
         help="save a queue manager library (SAVLIB, queue manager ended) and record it for library recoveries",
         description="RCDMQMIMG, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM (always, even after a failed save), then "
-        "record the library save and its detached receivers in the catalog.",
+        "record the library save and its detached receivers in the catalog, and copy the save file into the backup "
+        "store ($MQJOURNAL_BACKUP_STORE, else the data folder's backups/) and record the copy. Exit status: 0 saved "
+        "and copied, 3 saved but NOT copied into the store (the save is only on the partition it saves: copy it "
+        "before relying on it), 2 bad input, 1 the save failed.",
     )
     _queue_manager_options(savlib)
     savlib.add_argument("--save-library", required=True, help="the library to create the save file in")

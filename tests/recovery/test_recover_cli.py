@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -10,13 +11,16 @@ import yaml
 
 from mqjournal.cli import main
 from mqjournal.ibmi.audit import read_audit
+from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.recovery.plan import Plan
 from tests.conftest import SimFleet
 from tests.recovery.test_recovery_on_simulator import broken_startup, make_rig
 
 
 @pytest.fixture
-def cli(sim_fleet: SimFleet, tmp_path: Path):
+def cli(sim_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The commands open the settings' backup store: the rig's, never one under the user's home.
+    monkeypatch.setenv("MQJOURNAL_BACKUP_STORE", str(tmp_path / "backups"))
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(
         yaml.safe_dump(
@@ -101,3 +105,28 @@ def test_save_library_records_the_save(cli, capsys):
     (record,) = rig.catalog.library_saves("ibmi1", "QMTEST")
     assert f"library QMTEST saved in QGPL/{record.save_file}" in out
     assert record.run_id == "cli1" and rig.partition.queue_manager("TEST").running
+    # The save file is copied into the settings' backup store, verified and recorded.
+    (stored,) = [s for s in rig.catalog.stored_objects("ibmi1", "TEST") if s.save_file_path == record.save_file_path]
+    check = rig.store.verify(stored.key)
+    assert check.ok and check.sha256 == stored.sha256 and stored.store_url == rig.store.url
+    assert f"copied into the backup store {rig.store.url} as {stored.key}" in out
+    # The copy holds the host's save file byte for byte.
+    with rig.session.sftp() as sftp, sftp.open(save_file_path(record.save_file_library, record.save_file)) as f:
+        on_host = f.read()
+    assert len(on_host) == stored.size_bytes and hashlib.sha256(on_host).hexdigest() == stored.sha256
+
+
+def test_save_library_says_when_the_save_was_not_copied_and_exits_3(cli, capsys, monkeypatch, tmp_path):
+    rig, base, _ = cli
+    # A store that cannot be written: a folder under a file.
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("MQJOURNAL_BACKUP_STORE", str(tmp_path / "not-a-folder" / "backups"))
+    assert main(["save-library", *base, "--save-library", "QGPL", "--run-id", "cli2"]) == 3
+    captured = capsys.readouterr()
+    (record,) = rig.catalog.library_saves("ibmi1", "QMTEST")
+    assert f"library QMTEST saved in {record.save_file_path}" in captured.out
+    assert "NOT COPIED" in captured.err and "NOT backed up off the partition" in captured.err
+    assert record.save_file_path in captured.err
+    assert rig.catalog.stored_objects("ibmi1", "TEST") == []
+    # The save itself stands: recorded, on the host, and the queue manager runs again.
+    assert record.save_file_path in rig.partition.save_files and rig.partition.queue_manager("TEST").running
