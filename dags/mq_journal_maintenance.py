@@ -20,6 +20,7 @@ from airflow.sdk import Param, TriggerRule, dag, task
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary, Pulled
+from mqjournal.backupstore import BackupStore
 from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
 
@@ -141,7 +142,8 @@ def mq_journal_maintenance():
     @task
     def summarize(targets: Pulled, run_id=None) -> dict[str, Any]:
         run = MaintenanceTarget.list_from_xcom(targets)
-        return steps.summarize(settings().plan_dir(run_id), run).to_xcom()
+        s = settings()
+        return steps.summarize(s.plan_dir(run_id), run, BackupStore.from_settings(s)).to_xcom()
 
     @task.branch
     def gate(summary: Pulled, params=None) -> list[str] | str:

@@ -40,14 +40,16 @@ def plan_body(
     """The approval gate's body: per queue manager, what will be saved and deleted, what is blocked, and why."""
     rows = sorted(queue_managers, key=lambda q: (q["host"], q["qmgr"]))
     lines = [
-        "| host | queue manager | library | oldest needed | save | delete | frees | net | blocked | alerts |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| host | queue manager | library | oldest needed | save | delete | frees | net | in the store | blocked "
+        "| alerts |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for q in rows:
         lines.append(
             f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q['oldest_needed'] or '-'} "
             f"| {q['receivers_to_save']} ({size(q['bytes_to_save'])}) | {q['receivers_to_delete']} "
-            f"| {size(q['bytes_freed'])} | {signed_size(_net(q))} | {q['block_reason'] or 'no'} "
+            f"| {size(q['bytes_freed'])} | {signed_size(_net(q))} "
+            f"| {size(q['store_bytes']) if q.get('store_bytes') is not None else '-'} | {q['block_reason'] or 'no'} "
             f"| {', '.join(q['alerts']) or '-'} |"
         )
     total = sum(q["bytes_freed"] or 0 for q in rows)

@@ -28,11 +28,16 @@ def test_the_gate_body_lists_each_queue_manager_its_deletes_and_what_its_alerts_
     )
     assert "**2 receivers to delete, 2.0 MB to free, -1.0 MB net**" in body
     assert (
-        "| prod1 | PAYROLL | QMPAYROLL | AMQA000024 | 3 (3.0 MB) | 2 | 2.0 MB | -1.0 MB | no | STARTUP_RECOVERY_STUCK |"
-        in body
+        "| prod1 | PAYROLL | QMPAYROLL | AMQA000024 | 3 (3.0 MB) | 2 | 2.0 MB | -1.0 MB | - | no "
+        "| STARTUP_RECOVERY_STUCK |" in body
     )
     assert "prod1/PAYROLL/QMPAYROLL: AMQA000022, AMQA000023" in body
     assert "open unit of work" in body
+
+
+def test_the_gate_shows_what_each_queue_manager_has_in_the_backup_store():
+    body = plan_body([{**QM, "store_bytes": 5 * 1024**2}], {}, {})
+    assert "| 2.0 MB | -1.0 MB | 5.0 MB | no |" in body
 
 
 def test_a_blocked_queue_manager_shows_why():

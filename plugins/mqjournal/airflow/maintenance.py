@@ -113,8 +113,9 @@ def collect_one(settings: Settings, target: MaintenanceTarget, run_id: str, chan
     return str(path)
 
 
-def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget]) -> PlanSummary:
-    """What the approval gate shows and what save/delete act on, for this run's targets only."""
+def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: BackupStore | None = None) -> PlanSummary:
+    """What the approval gate shows and what save/delete act on, for this run's targets only; with `store`, what
+    each queue manager already has in the backup store."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
     wanted = {(t.host, t.qmgr, t.library) for t in targets}
@@ -139,6 +140,8 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget]) -> PlanSumma
     for q in qms:
         q["alerts"] = list(q["alerts"] or [])
         q.pop("collected_at", None)
+        if store is not None:
+            q["store_bytes"] = store.total_bytes(q["host"], q["qmgr"])
     summary = PlanSummary(
         queue_managers=qms,
         to_save=dict(to_save),
