@@ -18,6 +18,7 @@ NUMBER_FIELDS = [
     "keep_library_saves",
     "backup_retention_days",
     "keep_on_host_days",
+    "site_save_min_age_hours",
 ]
 
 
