@@ -10,8 +10,9 @@ the catalog are what mqjournal wrote down. The invariants:
    a power loss (`mq.crash`), STRMQM and RCRMQMOBJ of every object (each replayed from its media image) succeed.
 2. **Every deletion is backed by a save**: each receiver mqjournal deleted (the catalog's deletions, and every
    DLTJRNRCV the host ran for mqjournal) has a catalog save record naming a save file that is on the host and whose
-   content lists that receiver, fully saved; and, when the scenario has a backup store, a copy of such a save file
-   in the store that verifies (size and SHA-256 re-read) and whose object list holds that receiver incarnation.
+   content lists that receiver, fully saved (or, once the file is gone from the host, whose copy in the backup store
+   verifies and lists it); and, when the scenario has a backup store, a copy of such a save file in the store that
+   verifies (size and SHA-256 re-read) and whose object list holds that receiver incarnation.
 3. **Every command recorded**: every command the host received has an audit record (an intent, or an old-style
    record), the audit's answers are the host's, and every intent has an outcome or, when none came back, a
    `reconciled` record written by a later run.
@@ -193,7 +194,12 @@ class SafetyChecker:
         report.extend(self.audit(received, events, require_reconciled=require_reconciled))
         report.extend(self.agreement(partition, received, removed_save_files))
         report.commands_received = len(received)
-        report.intents = sum(1 for e in events if e.get("event") == "intent" or ("event" not in e and "command" in e))
+        # SFTP transfers are audited like commands but are not command lines the host's command log receives.
+        report.intents = sum(
+            1
+            for e in events
+            if (e.get("event") == "intent" or ("event" not in e and "command" in e)) and not e.get("transfer")
+        )
         return report
 
     def libraries(self, partition: Partition) -> list[str]:
@@ -287,6 +293,15 @@ class SafetyChecker:
             self._backed(report, partition, f"{library}/{name}", None, saves, gone, excused)
         return report
 
+    def _stored(self, path: str, library: str, name: str, attached_at) -> bool:
+        """A copy of save file `path` in the store verifies and lists this receiver (that incarnation, if given)."""
+        if self.store is None:
+            return False
+        return any(
+            s.save_file_path == path and s.holds(library, name, attached_at) and self.store.verify(s.key).ok
+            for s in self.store.list_objects(self.host_name)
+        )
+
     def off_partition(self, partition: Partition) -> Report:
         """Each receiver the catalog records deleted has a verified copy in the store of a save file holding it."""
         report = Report()
@@ -314,8 +329,10 @@ class SafetyChecker:
             if path in gone or (receiver, path) in excused:
                 return  # it was there when the receiver went; someone (or expiry) removed it since
             save_file = partition.save_files.get(path)
+            if save_file is None and self._stored(path, library, name, attached_at):
+                return  # gone from the host, but its copy in the store verifies and lists the receiver
             if save_file is None:
-                problems.append(f"{path} is not on the host")
+                problems.append(f"{path} is not on the host" + (" nor verified in the store" if self.store else ""))
                 continue
             held = [
                 o

@@ -72,16 +72,27 @@ def test_a_damaged_object_whose_image_is_gone_cannot_be_recreated(s: Scenario):
     assert report.lost_receivers
 
 
-def test_a_deleted_receiver_whose_save_file_is_gone_is_found_unless_someone_else_removed_it_later(s: Scenario):
+def test_a_deleted_receiver_whose_save_file_is_gone_is_backed_by_its_copy_in_the_store(s: Scenario):
     run = maintained(s)
     (save_file,) = run.saved.save_files
     assert s.operator(f"DLTF FILE({save_file})").exit_status == 0
     report = s.check()
-    assert "deleted without save" in rules(report) and "catalog/host" in rules(report)
+    assert "deleted without save" not in rules(report) and "deleted without a copy off the partition" not in rules(
+        report
+    )
+
+
+def test_a_deleted_receiver_whose_save_file_and_copy_are_gone_is_found_unless_someone_else_removed_them(s: Scenario):
+    run = maintained(s)
+    (save_file,), (key,) = run.saved.save_files, run.saved.copied
+    assert s.operator(f"DLTF FILE({save_file})").exit_status == 0
+    s.store.delete(key)
+    report = s.check()
+    assert {"deleted without save", "deleted without a copy off the partition", "catalog/host"} <= rules(report)
     # Had someone else deleted it (the scenario knows), only later deletions would be held against mqjournal.
     s.removed_save_files.add(save_file)
     s.excused_deletions.update((f"{LIBRARY}/{name}", save_file) for name in run.deleted.deleted)
-    assert s.check().ok
+    assert rules(s.check()) == {"deleted without a copy off the partition"}
 
 
 def test_a_save_file_cleared_behind_the_catalogs_back_is_found(s: Scenario):

@@ -294,8 +294,9 @@ def test_a_failed_savobj_is_not_taken_for_a_save_someone_else_made_meanwhile():
     )
 
 
-def test_a_save_file_deleted_after_the_save_keeps_its_receivers():
-    """Known defect (3): delete did not check that the catalogued save file still exists."""
+def test_a_save_file_deleted_after_the_save_deletes_only_against_its_copy_in_the_store():
+    """Known defect (3): delete did not check that the catalogued save file still exists. Now a save file gone from
+    the host proves a save only through its verified copy in the backup store (invariants 2 and 2b)."""
     run_sequence(
         ("save", {"fault": None}),
         ("host_event", {"event": "dltf", "minutes": 5, "which": 0}),
