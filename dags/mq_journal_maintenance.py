@@ -35,6 +35,8 @@ def _policy(params: dict[str, Any]) -> Policy:
         retention_days=params["retention_days"],
         keep_min_receivers=params["keep_min_receivers"],
         keep_on_host_days=params["keep_on_host_days"],
+        backup=params["backup"],
+        site_save_min_age_hours=params["site_save_min_age_hours"],
     )
 
 
@@ -83,6 +85,22 @@ def _policy(params: dict[str, Any]) -> Policy:
             title="Keep save files on the partition (days)",
             description="after this, a save file whose copy in the backup store verifies is deleted from the "
             "partition (at most 3660: 10 years)",
+        ),
+        "backup": Param(
+            Policy.model_fields["backup"].default,
+            type="string",
+            enum=["mqjournal", "site"],
+            title="Who saves the receivers",
+            description="mqjournal: saved here and copied to the backup store; site: the site's own backup (BRMS, "
+            "SAVLIB) saves them and mqjournal only deletes what IBM i shows saved (docs/site-backup.md)",
+        ),
+        "site_save_min_age_hours": Param(
+            Policy.model_fields["site_save_min_age_hours"].default,
+            type="number",
+            minimum=0,
+            maximum=_policy_max("site_save_min_age_hours"),
+            title="Site backup: hours a save must be old",
+            description="backup: site deletes a receiver only once its save is this old (at most 8760: a year)",
         ),
         "save_library": Param(
             "QGPL",
@@ -159,6 +177,7 @@ def mq_journal_maintenance():
             PlanSummary.from_xcom(summary),
             run_id,
             params["save_library"],
+            _policy(params),
         ).to_xcom()
 
     @task(**tasks.ssh_task())

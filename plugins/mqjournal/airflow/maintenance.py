@@ -173,7 +173,12 @@ def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, pol
 
 
 def save_one(
-    settings: Settings, target: MaintenanceTarget, summary: PlanSummary, run_id: str, save_library: str
+    settings: Settings,
+    target: MaintenanceTarget,
+    summary: PlanSummary,
+    run_id: str,
+    save_library: str,
+    policy: Policy | None = None,
 ) -> SaveOutcome:
     # Before any SSH: a save in the queue manager's own library, QTEMP or an IBM library could be lost with it.
     save_library = save_library_for(save_library, target.library)
@@ -183,7 +188,8 @@ def save_one(
     if not wanted:
         return SaveOutcome(target=target.key)
     with host_session(settings, target.host) as session:
-        result = _on_host(Executor, settings, session, target, run_id).save(wanted, save_library=save_library)
+        executor = _on_host(Executor, settings, session, target, run_id)
+        result = executor.save(wanted, save_library=save_library, policy=policy)
     return SaveOutcome(target=target.key, **asdict(result))
 
 

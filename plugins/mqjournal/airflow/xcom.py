@@ -115,6 +115,7 @@ class SaveOutcome(XComValue):
     not_copied: list[tuple[str, str]] = Field(
         default_factory=list, description="(LIB/NAME, why): save files not copied off the partition"
     )
+    note: str | None = Field(None, description="why the step did nothing at all (backup: site)")
     reconciled: list[str] | None = Field(
         None, description="what an interrupted earlier step turned out to have done (None: the host was not read)"
     )
