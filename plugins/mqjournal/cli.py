@@ -137,6 +137,8 @@ def _recover(args: argparse.Namespace) -> int:
     from mqjournal.recovery.gather import clusters_of, gather, locate
     from mqjournal.recovery.planner import plan_recovery
     from mqjournal.recovery.restore import RecoveryRefused
+    from mqjournal.settings import Settings
+    from mqjournal.snapshot import snapshots_of
 
     if args.execute and not args.yes:
         return _bad_input("--execute changes the host: look at the plan (--plan-only), then add --yes to run it")
@@ -162,6 +164,7 @@ def _recover(args: argparse.Namespace) -> int:
                 request=request,
                 clusters=clusters,
                 store=store,
+                earlier=snapshots_of(Settings.from_env().snapshots, setup.host.name, target.library),
             )
             plan = plan_recovery(inputs)
         except RecoveryRefused as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -23,6 +24,8 @@ from mqjournal.vocabulary import ReceiverStatus
 
 SCHEMA_ID = "mqjournal.snapshot/v1"
 SCHEMA_FILE = "snapshot-v1.schema.json"
+
+log = logging.getLogger(__name__)
 
 
 class _Model(BaseModel):
@@ -251,6 +254,20 @@ def write_snapshots(path: Path, snapshots: Iterable[Snapshot]) -> int:
             count += 1
     tmp.replace(path)
     return count
+
+
+def snapshots_of(root: Path, host: str, qmgr_library: str, *, newest_runs: int = 30) -> list[Snapshot]:
+    """One queue manager's snapshots from the newest `newest_runs` collections under `root` (the data folder's
+    snapshots/, one run_id=... folder per run). A file that cannot be read is left out, with a warning: an old
+    record must not stop a recovery."""
+    files = sorted(root.glob(f"run_id=*/{host}__{qmgr_library}.jsonl"), key=lambda p: p.stat().st_mtime)
+    found = []
+    for path in files[-newest_runs:]:
+        try:
+            found += [s for s in read_snapshots(path) if s.host == host and s.qmgr_library == qmgr_library]
+        except (OSError, ValueError) as exc:
+            log.warning("%s left out: %s", path, exc)
+    return found
 
 
 def read_snapshots(path: Path) -> Iterator[Snapshot]:

@@ -25,6 +25,7 @@ from mqjournal.recovery.gather import clusters_of, gather, locate
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Request
 from mqjournal.recovery.planner import plan_recovery
+from mqjournal.snapshot import snapshots_of
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
             clusters=clusters_of(qm),
             run_id=run_id,
             store=BackupStore.from_settings(settings),
+            earlier=snapshots_of(settings.snapshots, params["host"], target.library),
         )
         plan = plan_recovery(inputs)
     path = _plan_file(settings, run_id)

@@ -65,6 +65,12 @@ def refuse_unrunnable(approved: Plan, *, host: str, target: Target) -> None:
             "the plan has gaps: " + " | ".join(str(g) for g in approved.gaps),
             "resolve every gap, then plan and approve again; nothing was run",
         )
+    if approved.site_media:
+        raise PlanHasGaps(
+            f"{r.kind.value} plan of {r.qmgr} on {host}",
+            "the plan needs receivers only the site's backup media hold: " + " | ".join(approved.site_media),
+            "restore them from the site's media, then plan and approve again; nothing was run",
+        )
 
 
 def steps_to_run(approved: Plan, fresh: Plan, *, host: str) -> tuple[Plan, list[str]]:

@@ -28,6 +28,7 @@ from mqjournal.recovery.fromstore import StoreView
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Request
 from mqjournal.recovery.restore import Inputs, RecoveryRefused
+from mqjournal.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ def gather(
     store: BackupStore | None = None,
     save_library: str = DEFAULT_SAVE_LIBRARY,
     upload_targets: Mapping[str, str] | None = None,
+    earlier: Iterable[Snapshot] = (),
 ) -> Inputs:
     """The planner's inputs, read now. `now` defaults to the host's clock (the plan's times are the host's).
 
@@ -186,6 +188,7 @@ def gather(
         library_saves=library_saves,
         save_files_on_host=on_host,
         clusters=list(clusters),
+        earlier=list(earlier),
     )
     if not from_store or store is None:
         return inputs

@@ -160,13 +160,18 @@ class Plan(_Model):
     steps: list[Step] = Field(default_factory=list)
     gaps: list[Gap] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    site_media: list[str] = Field(
+        default_factory=list,
+        description="receivers only the site's own backup holds (backup: site): restored by the operator from the "
+        "site's media, then the plan is made again; until then the plan does not run",
+    )
     restore_point: AwareDatetime | None = Field(
         None, description="library: the latest moment the restored queue manager will reflect"
     )
 
     @property
     def executable(self) -> bool:
-        return not self.gaps and bool(self.steps)
+        return not self.gaps and not self.site_media and bool(self.steps)
 
     @property
     def restored_receivers(self) -> list[str]:
@@ -179,6 +184,9 @@ class Plan(_Model):
         if self.gaps:
             lines += ["**This plan cannot run: the restore needs what the catalog or the host does not have.**", ""]
             lines += [f"- GAP {gap}" for gap in self.gaps] + [""]
+        if self.site_media:
+            lines += ["**Restore these from the site's backup media first, then plan again:**", ""]
+            lines += [f"- {note}" for note in self.site_media] + [""]
         if self.restore_point is not None:
             lines += [f"Restore point: {self.restore_point.isoformat()}", ""]
         if self.steps:

@@ -28,6 +28,7 @@ from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_n
 from mqjournal.recovery.fromstore import Resolved, Sources, StoreView
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
+from mqjournal.recovery.site_media import NeededReceiver, site_media_restores
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
 
 if TYPE_CHECKING:
@@ -101,14 +102,29 @@ class Inputs:
     save_files_on_host: set[str] | None = None  # LIB/NAME; None when not checked
     store: StoreView | None = None  # the backup store, for save files the host no longer has; None: none given
     clusters: list[ClusterConfig] = field(default_factory=list)
+    # The queue manager's snapshots from earlier maintenance runs: they show receivers deleted after the site's own
+    # backup saved them (backup: site), which neither the host nor the catalog know any more.
+    earlier: list[Snapshot] = field(default_factory=list)
 
 
 # --- the receiver history ---------------------------------------------------------------------------------------
 
 
-def history(snapshot: Snapshot | None, cataloged: Iterable[CatalogedReceiver], qmgr_library: str) -> list[Known]:
-    """Every receiver incarnation of the journal the host or the catalog knows, in attach order."""
+def history(
+    snapshot: Snapshot | None,
+    cataloged: Iterable[CatalogedReceiver],
+    qmgr_library: str,
+    seen_before: Iterable[Snapshot] = (),
+) -> list[Known]:
+    """Every receiver incarnation of the journal the host, the catalog or an earlier snapshot knows, in attach
+    order (the live host first, then the catalog, then the earlier snapshots)."""
     known: dict[tuple[str, datetime], Known] = {}
+    for old in seen_before:
+        for r in old.receivers:
+            if r.library == qmgr_library and r.attached_at is not None and r.detached_at is not None:
+                known[(r.name, r.attached_at)] = Known(
+                    r.name, r.library, r.attached_at, r.detached_at, r.first_sequence, r.last_sequence
+                )
     for c in cataloged:
         known[(c.name, c.attached_at)] = Known(
             c.name, c.library, c.attached_at, c.detached_at, c.first_sequence, c.last_sequence, saves=c.saves
@@ -180,6 +196,7 @@ class _Restores:
     associate: bool = False
     steps: list[Step] = field(default_factory=list)  # set by `_finish`: fetches from the store, then RSTOBJ
     notes: list[str] = field(default_factory=list)
+    site_media: list[str] = field(default_factory=list)  # to restore from the site's backup media first
 
 
 def _save_path(save: SaveRecord) -> str:
@@ -201,6 +218,7 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
     """Which save each needed receiver is restored from (its newest one that the host or the store still has)."""
     out = _Restores()
     sources = _sources(inputs)
+    only_site: list[Known] = []  # no save of it anywhere mqjournal looks: perhaps the site's backup has it
     for k in required:
         live = k.on_host
         if live is not None and live.status is not ReceiverStatus.FREED:
@@ -221,11 +239,17 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
             )
             continue
         usable = [s for s in k.saves if sources.available(_save_path(s))]
-        if not usable:
+        if not usable and not k.saves and inputs.earlier:
+            only_site.append(k)
+        elif not usable:
             out.gaps.append(_unrestorable(k, sources))
-            continue
-        out.picks.append((k, usable[0]))
-        out.associate = True
+        else:
+            out.picks.append((k, usable[0]))
+        out.associate = out.associate or bool(usable)
+    found = site_media_restores([NeededReceiver(k.name, k.library, k.attached_at) for k in only_site], inputs.earlier)
+    out.site_media = [r.note() for r in found.restores]
+    missing = {(n.library, n.name, n.attached_at) for n in found.not_found}
+    out.gaps += [_unrestorable(k, sources) for k in only_site if (k.library, k.name, k.attached_at) in missing]
     return out
 
 
@@ -317,7 +341,7 @@ def _needs_snapshot(inputs: Inputs) -> Snapshot:
 def _from_point(
     inputs: Inputs, snapshot: Snapshot, at: datetime, what: str, precision: timedelta
 ) -> tuple[list[Known], list[Gap], _Restores]:
-    chain = history(snapshot, inputs.cataloged, inputs.qmgr_library)
+    chain = history(snapshot, inputs.cataloged, inputs.qmgr_library, inputs.earlier)
     start = holder_index(chain, at, precision)
     if start is None:
         gap = Gap(
@@ -363,6 +387,7 @@ def plan_startup(inputs: Inputs) -> Plan:
         steps=steps,
         gaps=gaps,
         notes=notes,
+        site_media=restores.site_media,
     )
 
 
@@ -412,6 +437,7 @@ def plan_media(inputs: Inputs) -> Plan:
         steps=steps,
         gaps=gaps,
         notes=notes,
+        site_media=restores.site_media,
     )
 
 
@@ -425,7 +451,7 @@ def plan_library(inputs: Inputs) -> Plan:
     if isinstance(saved, Gap):
         return _library_plan(inputs, gaps=[saved])
     chain, copy = with_receiver_attached_at_save(
-        history(None, inputs.cataloged, inputs.qmgr_library), saved, inputs.request.qmgr
+        history(None, inputs.cataloged, inputs.qmgr_library, inputs.earlier), saved, inputs.request.qmgr
     )
     required, gaps = _receivers_after_library_save(chain, saved, copy)
     restores = _restores(required, inputs, {})
@@ -437,7 +463,12 @@ def plan_library(inputs: Inputs) -> Plan:
     notes = _library_notes(saved, restores, restore_point, first_new)
     cluster_steps, cluster_notes = cluster_follow_up(inputs.request.qmgr, inputs.clusters, restore_point, inputs.now)
     return _library_plan(
-        inputs, steps=steps + cluster_steps, gaps=gaps, notes=notes + cluster_notes, restore_point=restore_point
+        inputs,
+        steps=steps + cluster_steps,
+        gaps=gaps,
+        notes=notes + cluster_notes,
+        restore_point=restore_point,
+        site_media=restores.site_media,
     )
 
 
@@ -448,8 +479,10 @@ def _library_plan(
     gaps: list[Gap] | None = None,
     notes: list[str] | None = None,
     restore_point: datetime | None = None,
+    site_media: list[str] | None = None,
 ) -> Plan:
     return Plan(
+        site_media=site_media or [],
         request=inputs.request,
         created_at=inputs.now,
         qmgr_library=inputs.qmgr_library,
