@@ -10,6 +10,7 @@ import pytest
 from mqjournal.airflow.settings import safe
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
+from mqjournal.cli import main
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.sim.host import SimulatedHost
 from tests.dags.harness import run_driver
@@ -115,3 +116,26 @@ def test_a_partition_not_ready_fails_the_run_at_the_preflight_and_only_reads(e2e
 def test_a_ready_run_is_not_failed_by_the_watcher(e2e):
     _, results = e2e
     assert results["approved"]["tasks"]["failed_steps[-1]"] == "skipped"
+
+
+def test_a_catalog_rebuilt_from_the_runs_store_has_its_stored_objects_and_saves(e2e, tmp_path):
+    """The catalog database lost: `mqjournal catalog rebuild --from-store` on an empty one brings back every copy the
+    real maintenance run made, and the receiver saves each proves, as the run recorded them."""
+    workdir, _ = e2e
+    store = BackupStore(workdir / "data" / "backups")
+    original = Catalog(f"sqlite:///{workdir / 'data' / 'catalog.db'}")
+    url = f"sqlite:///{tmp_path / 'rebuilt.db'}"
+
+    assert main(["catalog", "rebuild", "--from-store", store.url, "--catalog", url]) == 0
+
+    rebuilt = Catalog(url)
+    hosts = {s.host for s in store.list_objects()}
+    assert hosts, "the approved run should have copied save files into the store"
+    for host in hosts:
+        assert rebuilt.stored_objects(host) == original.stored_objects(host)
+        for stored in original.stored_objects(host):
+            for o in stored.objects:
+                keep = ("receiver", "library", "attached_at", "save_file_library", "save_file", "last_sequence")
+                before = [s.model_dump(include=set(keep)) for s in original.saves_of(host, o.library, o.receiver)]
+                after = [s.model_dump(include=set(keep)) for s in rebuilt.saves_of(host, o.library, o.receiver)]
+                assert after == before
