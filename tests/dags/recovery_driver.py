@@ -11,7 +11,11 @@ them; then each partition gets its trouble and the recovery DAG is triggered for
   repository of a cluster;
 - naming: a receiver with the next name is created by hand, so switching stops (CPI70E3);
 - gap: as startup, but the save file of the deleted receiver is deleted too, on the host and in the backup store
-  (where maintenance copied it): the plan has a gap.
+  (where maintenance copied it): the plan has a gap;
+- store (issue 15): a library save copied into the backup store before maintenance; after maintenance the queue
+  manager is quiet (ended) for two hours of the partition's clock, so a second maintenance run of this host alone
+  (keep_on_host_days 0.05, about 72 minutes) saves nothing new and its cleanup removes every save file from the host;
+  then the library is lost and the recovery restores it from the store alone.
 Prints one JSON line with each run's task states and what the test needs to check; the simulator's state and the
 audit log stay in WORKDIR.
 """
@@ -24,7 +28,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 QMGR, LIBRARY = "TEST", "QMTEST"
-SCENARIOS = ("startup", "media", "library", "naming", "gap")
+SCENARIOS = ("startup", "media", "library", "naming", "gap", "store")
+KEEP_ON_HOST_DAYS = 0.05  # 72 minutes: the store scenario moves its partition's clock two hours
 
 
 def main(workdir: Path) -> None:
@@ -55,6 +60,18 @@ def main(workdir: Path) -> None:
 
     s = settings()
 
+    def plan_of(run_id: str) -> dict:
+        """The plan the recovery run's plan task made (its XCom)."""
+        from airflow.models.xcom import XComModel
+        from airflow.utils.session import create_session
+
+        with create_session() as db:
+            query = XComModel.get_many(
+                run_id=run_id, key="return_value", dag_ids="mq_journal_recovery", task_ids="plan"
+            )
+            row = db.scalars(query).first()
+            return XComModel.deserialize_value(row)["plan"]
+
     def cl(host: str, command: str):
         return service.hosts[host].run(f"system '{command}'", "MQADMIN")
 
@@ -65,18 +82,23 @@ def main(workdir: Path) -> None:
             qm = p.queue_manager(QMGR)
             return [(r.name, r.status.value) for r in p.journal_receivers(mq.journal_of(p, qm))]
 
-    # A library save of the library scenario before maintenance, then more churn after it.
-    with IbmiHook(ssh_conn_id=conn_id_for("library"), audit_path=s.audit_log).session("library") as session:
-        target, tz = locate(session, "library", hosts[SCENARIOS.index("library")].queue_managers[0])
-        library_save = save_library(
-            session,
-            target,
-            host="library",
-            tz=tz,
-            catalog=Catalog(s.catalog_url),
-            save_library="QGPL",
-            run_id="library-save-1",
-        )
+    # A library save of the library scenario before maintenance (kept on the host only), and one of the store
+    # scenario copied into the backup store; then more churn after them.
+    library_saves = {}
+    for name, store in (("library", None), ("store", BackupStore.from_settings(s))):
+        with IbmiHook(ssh_conn_id=conn_id_for(name), audit_path=s.audit_log).session(name) as session:
+            target, tz = locate(session, name, hosts[SCENARIOS.index(name)].queue_managers[0])
+            library_saves[name] = save_library(
+                session,
+                target,
+                host=name,
+                tz=tz,
+                catalog=Catalog(s.catalog_url),
+                save_library="QGPL",
+                run_id=f"{name}-save-1",
+                store=store,
+            )
+    library_save = library_saves["library"]
     for name in SCENARIOS:
         service.hosts[name].advance(timedelta(hours=2))
 
@@ -91,6 +113,12 @@ def main(workdir: Path) -> None:
             "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in maintenance.get_task_instances()},
         },
         "library_save": library_save.record.save_file_path,
+        "store_library_save": {
+            "save_file": library_saves["store"].record.save_file_path,
+            "oldest_needed": library_saves["store"].record.oldest_needed_receiver,
+            "stored_key": library_saves["store"].stored.key if library_saves["store"].stored else None,
+            "not_copied": library_saves["store"].not_copied,
+        },
     }
 
     staged: dict[str, dict] = {}
@@ -141,11 +169,44 @@ def main(workdir: Path) -> None:
     cl("naming", f"CRTJRNRCV JRNRCV({LIBRARY}/{taken}) THRESHOLD(500)")
     service.hosts["naming"].advance(timedelta(minutes=30))
     staged["naming"] = {"attached": attached, "taken": taken, "chain_before": chain("naming")}
+    # store: a quiet spell (the queue manager ended: no receiver switches, so nothing new to save) longer than
+    # keep_on_host_days, then maintenance of this host alone, whose cleanup removes the save files from the host.
+    quiet = [cl("store", f"ENDMQM MQMNAME({QMGR})").exit_status]
+    service.hosts["store"].advance(timedelta(hours=2))
+    quiet.append(cl("store", f"STRMQM MQMNAME({QMGR})").exit_status)
+    responder = Responder("mq_journal_maintenance", "approve", "Approve")
+    responder.start()
+    cleanup_started_at = datetime.now(UTC).isoformat()
+    cleanup = bag.dags["mq_journal_maintenance"].test(
+        run_conf={"hosts": ["store"], "change_receiver": False, "keep_on_host_days": KEEP_ON_HOST_DAYS}
+    )
+    responder.stop.set()
+    with service.hosts["store"].state() as p:
+        on_host = sorted(p.save_files)
+    results["store-cleanup"] = {
+        "state": str(cleanup.state),
+        "run_id": cleanup.run_id,
+        "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in cleanup.get_task_instances()},
+        "quiet": quiet,
+        "started_at": cleanup_started_at,
+        "ended_at": datetime.now(UTC).isoformat(),
+    }
+    staged["store"] = {"chain_before": chain("store"), "save_files_on_host": on_host}
+    staged["store"]["dltlib"] = cl("store", f"DLTLIB LIB({LIBRARY})").exit_status
+    with service.hosts["store"].state() as p:
+        staged["store"]["save_files_on_host_after_dltlib"] = sorted(p.save_files)
     results["staged"] = staged
 
     results["recovery_started_at"] = datetime.now(UTC).isoformat()
     recovery = bag.dags["mq_journal_recovery"]
-    kinds = {"startup": "startup", "media": "media", "library": "library", "naming": "naming", "gap": "startup"}
+    kinds = {
+        "startup": "startup",
+        "media": "media",
+        "library": "library",
+        "naming": "naming",
+        "gap": "startup",
+        "store": "library",
+    }
     for name, kind in kinds.items():
         responder = Responder("mq_journal_recovery", "approve", "Approve")
         responder.start()
@@ -154,7 +215,7 @@ def main(workdir: Path) -> None:
             conf.update(object="APP.REQUEST.QUEUE", object_type="*LCLQ")
         run = recovery.test(run_conf=conf)
         responder.stop.set()
-        after = {"chain_after": chain(name)} if name != "library" or staged["library"]["dltlib"] == 0 else {}
+        after = {"chain_after": chain(name)} if staged.get(name, {}).get("dltlib", 0) == 0 else {}
         if name == "naming":
             service.hosts[name].advance(timedelta(hours=1))
             after["chain_later"] = chain(name)
@@ -165,6 +226,8 @@ def main(workdir: Path) -> None:
             "run_id": run.run_id,
             **after,
         }
+        if name == "store":
+            results[name]["plan"] = plan_of(run.run_id)
     # The same naming repair again: switching works now, so the plan has nothing to do and needs no approval.
     again = recovery.test(run_conf={"host": "naming", "qmgr": QMGR, "kind": "naming"})
     results["naming-again"] = {
@@ -175,6 +238,9 @@ def main(workdir: Path) -> None:
         qm = p.queue_manager(QMGR)
         results["library"]["running"] = qm.running
         results["library"]["clusters"] = [c.model_dump(mode="json") for c in getattr(qm, "clusters", [])]
+    with service.hosts["store"].state() as p:
+        results["store"]["running"] = p.queue_manager(QMGR).running
+        results["store"]["save_files_on_host"] = sorted(p.save_files)
     for name in ("startup", "media", "gap"):
         with service.hosts[name].state() as p:
             qm = p.queue_manager(QMGR)
