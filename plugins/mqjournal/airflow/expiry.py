@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from mqjournal.airflow.gate import gate_answer
 from mqjournal.airflow.maintenance import mapped_results
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
@@ -295,14 +296,9 @@ def outcome_line(
         return "dry run: proposal only, nothing deleted"
     if not summary.anything_to_delete:
         return "nothing to delete: no approval was needed"
-    if approval is None and approve_state == "success":
-        # On Reject the ApprovalOperator skips downstream before its answer reaches XCom.
-        return "rejected at the approval gate: nothing was deleted"
-    if approval is None:
-        return "not approved (no answer before the timeout, or the gate failed): nothing was deleted"
-    who = (approval.get("responded_by_user") or {}).get("name", "the timeout default")
-    if "Approve" not in approval.get("chosen_options", []):
-        return f"rejected by {who}: nothing was deleted"
+    who, refusal = gate_answer(approval, approve_state)
+    if who is None:
+        return refusal
     discarded = sum(len(o.discarded) for o in outcomes)
     copies = sum(len(o.store_deleted) for o in outcomes)
     failed = [o.target for o in outcomes if o.failed]

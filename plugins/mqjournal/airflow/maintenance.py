@@ -16,6 +16,7 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mqjournal.airflow.gate import gate_answer
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
@@ -229,14 +230,9 @@ def outcome(
         return "dry run: plan only, nothing saved or deleted"
     if not summary.anything_to_delete:
         return "nothing to delete: no approval was needed"
-    if approval is None and approve_state == "success":
-        # On Reject the ApprovalOperator skips downstream before its answer reaches XCom.
-        return "rejected at the approval gate: nothing was deleted"
-    if approval is None:
-        return "not approved (no answer before the timeout, or the gate failed): nothing was deleted"
-    who = (approval.get("responded_by_user") or {}).get("name", "the timeout default")
-    if "Approve" not in approval.get("chosen_options", []):
-        return f"rejected by {who}: nothing was deleted"
+    who, refusal = gate_answer(approval, approve_state)
+    if who is None:
+        return refusal
     deleted = sum(len(d.deleted) for d in deletes)
     return f"approved by {who}: {deleted} receivers deleted"
 
