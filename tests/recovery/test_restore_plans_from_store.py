@@ -81,6 +81,8 @@ def test_a_copy_that_differs_from_its_sidecar_is_passed_over_for_an_older_one_th
     plan = startup(view(bad, good, mismatches={bad.key: "mismatch: size 1000 bytes where the sidecar records 1056"}))
     assert plan.gaps == []
     assert plan.steps[1].args["key"] == good.key
+    # The damaged copy is named all the same: the store's damage must be seen, not only worked around.
+    assert any(f"not from {bad.key}: mismatch: size 1000 bytes" in note for note in plan.notes)
 
 
 def test_copies_that_all_differ_are_a_gap_naming_each_key_and_what_differs():

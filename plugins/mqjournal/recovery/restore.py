@@ -245,12 +245,24 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
             out.gaps.append(_unrestorable(k, sources))
         else:
             out.picks.append((k, usable[0]))
+            out.notes += _bad_copies_passed_over(k, usable[0], sources)
         out.associate = out.associate or bool(usable)
     found = site_media_restores([NeededReceiver(k.name, k.library, k.attached_at) for k in only_site], inputs.earlier)
     out.site_media = [r.note() for r in found.restores]
     missing = {(n.library, n.name, n.attached_at) for n in found.not_found}
     out.gaps += [_unrestorable(k, sources) for k in only_site if (k.library, k.name, k.attached_at) in missing]
     return out
+
+
+def _bad_copies_passed_over(k: Known, picked: SaveRecord, sources: Sources) -> list[str]:
+    """A stored copy that no longer verifies is never restored from: said in the plan even when another save
+    brings the receiver back, so the store's damage is seen."""
+    if sources.store is None:
+        return []
+    bad = [problem for s in k.saves for problem in sources.store.problems(_save_path(s))]
+    if not bad:
+        return []
+    return [f"{k.label}: restored from {_save_path(picked)}; not from {'; '.join(bad)}"]
 
 
 def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord | None = None) -> Resolved:
@@ -283,7 +295,7 @@ def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord
                 save_file=name,
             )
         )
-    restores.notes = resolved.notes
+    restores.notes += resolved.notes
     return resolved
 
 
