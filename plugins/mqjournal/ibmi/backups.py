@@ -110,8 +110,9 @@ def evidence_for(
     contents = save_file_contents(session, files) if files else {}
     discarded = catalog.discarded_save_files(host) if files else set()
     evidence: dict[EvidenceKey, list[BackupEvidence]] = {}
+    checked: dict[str, str | None] = {}  # store key -> why it does not count (None: it does), asked once per copy
     for key, (receiver, found) in saves.items():
-        stored = _stored_keys(catalog, store, host, receiver)
+        stored = _stored_keys(catalog, store, host, receiver, checked)
         evidence[key] = [
             BackupEvidence(
                 save_file=path,
@@ -129,16 +130,25 @@ def evidence_for(
     return evidence
 
 
-def _stored_keys(catalog: Catalog, store: BackupStore | None, host: str, receiver: Receiver) -> dict[str, str]:
+def _stored_keys(
+    catalog: Catalog,
+    store: BackupStore | None,
+    host: str,
+    receiver: Receiver,
+    checked: dict[str, str | None],
+) -> dict[str, str]:
     """{"LIB/NAME": store key} of the save files holding this receiver incarnation that `store` holds now, as
-    verified when they were copied (only the current store counts: another one cannot be checked from here)."""
+    verified when they were copied (only the current store counts: another one cannot be checked from here).
+    `checked` carries the store's answers between receivers: one save file holds up to 300 of them."""
     if store is None:
         return {}
     found: dict[str, str] = {}
     for copy in catalog.off_partition_copies(host, receiver.library, receiver.name, receiver.attached_at):
         if copy.store_url != store.url or copy.save_file_path in found:
             continue
-        problem = store.still_holds(copy)
+        if copy.key not in checked:
+            checked[copy.key] = store.still_holds(copy)
+        problem = checked[copy.key]
         if problem is None:
             found[copy.save_file_path] = copy.key
         else:

@@ -165,7 +165,11 @@ class Executor(HostContext):
             result.not_copied += [(path, why) for path in save_files]
             return
         saves = self.catalog.saves_for(self.host, self.target.library)
-        stored = {s.save_file_path for s in self.catalog.stored_objects(self.host) if s.store_url == self.store.url}
+        stored = {
+            s.save_file_path
+            for s in self.catalog.stored_objects(self.host, self.target.qmgr)
+            if s.store_url == self.store.url
+        }
         for path in save_files:
             if path in stored:
                 continue

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
@@ -391,16 +391,7 @@ def plan_startup(inputs: Inputs) -> Plan:
     if required:
         notes.append(f"The recovery pass reads {required[0].name} through {required[-1].name}.")
     notes += restores.notes
-    return Plan(
-        request=inputs.request,
-        created_at=inputs.now,
-        qmgr_library=inputs.qmgr_library,
-        journal=inputs.journal,
-        steps=steps,
-        gaps=gaps,
-        notes=notes,
-        site_media=restores.site_media,
-    )
+    return _plan(inputs, steps=steps, gaps=gaps, notes=notes, site_media=restores.site_media)
 
 
 def plan_media(inputs: Inputs) -> Plan:
@@ -441,11 +432,9 @@ def plan_media(inputs: Inputs) -> Plan:
         f"{len(restores.picks)} receiver(s) to restore.",
         *restores.notes,
     ]
-    return Plan(
+    return _plan(
+        inputs,
         request=inputs.request.model_copy(update={"object": obj, "object_type": objtype}),
-        created_at=inputs.now,
-        qmgr_library=inputs.qmgr_library,
-        journal=inputs.journal,
         steps=steps,
         gaps=gaps,
         notes=notes,
@@ -458,10 +447,10 @@ def plan_library(inputs: Inputs) -> Plan:
     on it, the receivers the library save needs, STRMQM, and the cluster refresh a point-in-time restore calls for.
     """
     if inputs.snapshot is not None:
-        return _library_plan(inputs, gaps=[_library_still_on_host(inputs)])
+        return _plan(inputs, gaps=[_library_still_on_host(inputs)])
     saved = _latest_usable_library_save(inputs)
     if isinstance(saved, Gap):
-        return _library_plan(inputs, gaps=[saved])
+        return _plan(inputs, gaps=[saved])
     chain, copy = with_receiver_attached_at_save(
         history(None, inputs.cataloged, inputs.qmgr_library, inputs.earlier), saved, inputs.request.qmgr
     )
@@ -474,7 +463,7 @@ def plan_library(inputs: Inputs) -> Plan:
     restore_point = _library_restore_point(required, saved)
     notes = _library_notes(saved, restores, restore_point, first_new)
     cluster_steps, cluster_notes = cluster_follow_up(inputs.request.qmgr, inputs.clusters, restore_point, inputs.now)
-    return _library_plan(
+    return _plan(
         inputs,
         steps=steps + cluster_steps,
         gaps=gaps,
@@ -484,25 +473,14 @@ def plan_library(inputs: Inputs) -> Plan:
     )
 
 
-def _library_plan(
-    inputs: Inputs,
-    *,
-    steps: list[Step] | None = None,
-    gaps: list[Gap] | None = None,
-    notes: list[str] | None = None,
-    restore_point: datetime | None = None,
-    site_media: list[str] | None = None,
-) -> Plan:
+def _plan(inputs: Inputs, *, request: Request | None = None, **fields: Any) -> Plan:
+    """A plan of `inputs`' queue manager, made now: its steps, gaps, notes and the rest as given."""
     return Plan(
-        site_media=site_media or [],
-        request=inputs.request,
+        request=request or inputs.request,
         created_at=inputs.now,
         qmgr_library=inputs.qmgr_library,
         journal=inputs.journal,
-        steps=steps or [],
-        gaps=gaps or [],
-        notes=notes or [],
-        restore_point=restore_point,
+        **fields,
     )
 
 
