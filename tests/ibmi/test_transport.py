@@ -25,9 +25,12 @@ from mqjournal.ibmi.transport import (
     IbmiSession,
     OutcomeUnknown,
     RetryPolicy,
+    shown,
     ssh_connector,
 )
+from mqjournal.policy import Policy
 from mqjournal.sim.protocol import DropRule
+from tests.ibmi.executing import planned
 
 AUDIT_FIELDS = {
     "event",
@@ -524,3 +527,79 @@ def test_the_default_cap_is_64_mib_and_the_airflow_hook_keeps_it() -> None:
     assert DEFAULT_MAX_ANSWER_BYTES == 64 * 1024 * 1024
     assert inspect.signature(IbmiSession).parameters["max_answer_bytes"].default == DEFAULT_MAX_ANSWER_BYTES
     assert IbmiHook(ssh_conn_id="unused").max_answer_bytes == DEFAULT_MAX_ANSWER_BYTES
+
+
+# --- the log an admin reads (the Airflow task log) ---------------------------------------------------------------
+
+
+def transport_log(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.name == "mqjournal.ibmi.transport" and r.levelno == logging.INFO
+    ]
+
+
+def test_save_and_delete_log_each_cl_command_then_the_messages_ibm_i_answered(executor, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="mqjournal.ibmi.transport")
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    executor.delete(to_delete[:1], policy=Policy())
+    lines = transport_log(caplog)
+    # The CL as an admin would type it, not the PASE command line that carries it.
+    savobj = next(i for i, line in enumerate(lines) if line.startswith("ibmi1: SAVOBJ OBJ("))
+    assert "LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV)" in lines[savobj] and "system '" not in lines[savobj]
+    assert lines[savobj + 1] == f"ibmi1:   CPC3722 {len(to_save)} objects saved from library QMTEST."
+    assert lines[savobj + 2].startswith("ibmi1:   exit status 0, ")
+    delete = lines.index(f"ibmi1: DLTJRNRCV JRNRCV(QMTEST/{to_delete[0]}) DLTOPT(*NONE)")
+    assert lines[delete + 1].startswith("ibmi1:   exit status 0, ")
+
+
+def test_a_failing_cl_command_logs_its_escape_message(make_session, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="mqjournal.ibmi.transport")
+    session, _ = make_session()
+    output = session.run(commands.cl("DLTJRNRCV JRNRCV(QMTEST/AMQA999999) DLTOPT(*NONE)", idempotent=False))
+    assert output.exit_status != 0
+    command, *answer = transport_log(caplog)
+    assert command == "ibmi1: DLTJRNRCV JRNRCV(QMTEST/AMQA999999) DLTOPT(*NONE)"
+    assert any(line.startswith("ibmi1:   CPF2105 ") and "AMQA999999" in line for line in answer), answer
+    assert answer[-1].startswith(f"ibmi1:   exit status {output.exit_status}, ")
+
+
+def test_sql_is_logged_by_its_statements_and_row_counts_never_its_rows(make_session, sim_fleet, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="mqjournal.ibmi.transport")
+    session, _ = make_session()
+    sim_fleet.host().advance(timedelta(hours=3))
+    receivers = [r.name for r in sim_fleet.host().partition.receivers_in("QMTEST")]
+    assert len(receivers) > 5
+    chain = commands.sql(
+        commands.receivers("QMTEST", "AMQAJRN", "A"), "SELECT * FROM QSYS2.NO_SUCH_VIEW", runner=session.sql_runner
+    )
+    output = session.run(chain)
+    assert all(name in output.stdout for name in receivers)
+    command, answer = transport_log(caplog)
+    assert command.startswith("ibmi1: SQL (2 statements): SELECT ") and "| SELECT * FROM QSYS2.NO_SUCH_VIEW" in command
+    assert "qsh -c" not in command
+    assert answer.startswith(f"ibmi1:   {len(receivers)} rows; SQLSTATE 42704 (exit status {output.exit_status}, ")
+    assert not any(name in line for line in (command, answer) for name in receivers[1:])
+
+
+def test_a_long_statement_is_cut_to_its_start() -> None:
+    statement = "SELECT " + ", ".join(f"COLUMN_{n}" for n in range(200)) + " FROM QSYS2.JOURNAL_INFO"
+    text = shown(commands.sql(statement, runner="qsh"))
+    assert text.startswith("SQL: SELECT COLUMN_0, COLUMN_1") and text.endswith("...") and len(text) < 120
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "system 'CHGUSRPRF USRPRF(MQADMIN) PASSWORD(Sekr1t)'",
+        "system 'CHGDSTPWD PASSWORD(''Sekr1t'')'",
+        "system \"CRTUSRPRF USRPRF(X) PWD(Sekr1t) TEXT('x')\"",
+        "db2 'SET ENCRYPTION PASSWORD = '\"'\"'Sekr1t'\"'\"''",
+        "curl --token=Sekr1t https://example.com",
+    ],
+)
+def test_no_password_value_is_ever_logged(make_session, caplog, command) -> None:
+    caplog.set_level(logging.DEBUG, logger="mqjournal.ibmi.transport")
+    session, _ = make_session()
+    session.run(Command(command, idempotent=True))
+    assert transport_log(caplog) and not any("Sekr1t" in line for line in transport_log(caplog))

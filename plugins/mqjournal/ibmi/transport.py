@@ -5,6 +5,10 @@ whether the host ran it, so only a command that is safe to run twice (`Command.i
 other the caller gets `OutcomeUnknown` and must look at the host before deciding. A failure before the command
 left (connecting, opening the channel) is always retried. A command that ran and failed (non-zero exit status,
 CPF messages) is an answer, not a transport failure: it is returned, never retried.
+
+Every command is also written to the Python log at INFO (the task log, under Airflow): the CL command as an admin
+types it, then each message IBM i answered with (CPC..., CPF..., CPD..., CPI...), then the exit status. An SQL
+command is logged by each statement's start and its row count, never its rows (a receiver chain is thousands).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import base64
 import binascii
 import logging
 import re
+import shlex
 import socket
 import threading
 import time
@@ -28,6 +33,7 @@ from paramiko.pkey import UnknownKeyType
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.readings import cl_messages
 from mqjournal.settings import SshSettings
 
 __all__ = [
@@ -45,6 +51,9 @@ __all__ = [
     "OutcomeUnknown",
     "RetryPolicy",
     "TransportError",
+    "log_answer",
+    "redact",
+    "shown",
     "ssh_connector",
 ]
 
@@ -98,6 +107,84 @@ class CommandOutput:
     def msg_ids(self) -> list[str]:
         """IDs of the IBM i messages in the output ("CPF2105: ..." lines), stdout first, in order."""
         return _msg_ids(self.stdout, self.stderr)
+
+
+# --- what the log shows of a command ---------------------------------------------------------------------------
+
+_STATEMENT_SHOWN = 100  # characters of an SQL statement in the log: enough to tell which query it is
+_ANSWER_SHOWN = 200  # characters of an unexplained stderr line in the log
+# A CL parameter or SQL option that would carry a secret. mqjournal builds none (its commands are made of validated
+# object names, and the audit log records them whole), so this only guards a future command from leaking one.
+_SECRET = re.compile(
+    r"(?P<key>\b(?:PASSWORD|PASSWD|PWD|NEWPWD|OLDPWD|PASSPHRASE|PWDEXP|SECRET|TOKEN)\b)"
+    r"(?P<sep>\s*\(\s*|\s*=\s*|\s+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s)]+)",
+    re.IGNORECASE,
+)
+_SQL_RESULT = re.compile(r"^ *(?P<rows>\d+) RECORD\(S\) SELECTED\.\s*$|^\s*SQLSTATE: (?P<state>\w+)\s*$", re.MULTILINE)
+
+
+def redact(text: str) -> str:
+    """`text` with the value of every password-like parameter replaced by ***."""
+    return _SECRET.sub(lambda m: f"{m['key']}{m['sep']}***", text)
+
+
+def shown(command: Command | str) -> str:
+    """A command as an admin reads it: the CL of ``system '...'`` as typed on a command line, an SQL command as its
+    statements (each cut to its start), anything else as sent; password-like values never."""
+    text = str(command)
+    statements = _sql_statements(text)
+    if statements is not None:
+        count = f" ({len(statements)} statements)" if len(statements) > 1 else ""
+        return f"SQL{count}: " + " | ".join(_statement_start(s) for s in statements)
+    if text.startswith("system "):
+        try:
+            argv = shlex.split(text)
+        except ValueError:
+            argv = []
+        if len(argv) == 2:
+            return redact(argv[1])
+    return redact(text)
+
+
+def _sql_statements(text: str) -> list[str] | None:
+    # commands.py builds on this module's Command, so it is imported when first needed.
+    from mqjournal.ibmi.commands import sql_statements
+
+    return sql_statements(text)
+
+
+def _statement_start(statement: str) -> str:
+    first = redact(" ".join(statement.split()))
+    return first if len(first) <= _STATEMENT_SHOWN else first[: _STATEMENT_SHOWN - 3] + "..."
+
+
+def _sql_answer(stdout: str) -> str:
+    """Each statement's row count, or its SQLSTATE when it failed, in order: `1 row; 240 rows; SQLSTATE 42704`."""
+    parts = []
+    for match in _SQL_RESULT.finditer(stdout):
+        if match["rows"] is not None:
+            rows = int(match["rows"])
+            parts.append(f"{rows} row" if rows == 1 else f"{rows} rows")
+        else:
+            parts.append(f"SQLSTATE {match['state']}")
+    return "; ".join(parts) or "no result"
+
+
+def log_answer(host: str, command: Command, output: CommandOutput) -> None:
+    """The answer to `command` in the log: each IBM i message (ID and text), then the exit status and time; for SQL
+    the row count of each statement instead of the rows."""
+    status = f"exit status {output.exit_status}, {output.duration_ms:.0f} ms"
+    if _sql_statements(command.text) is not None:
+        log.info("%s:   %s (%s)", host, _sql_answer(output.stdout), status)
+        return
+    messages = cl_messages(output.stdout, output.stderr)
+    for message in messages:
+        log.info("%s:   %s %s", host, message.id, message.text)
+    if not messages and output.exit_status != 0:
+        said = next((line.strip() for line in output.stderr.splitlines() if line.strip()), "")
+        if said:
+            status += f": {redact(said)[:_ANSWER_SHOWN]}"
+    log.info("%s:   %s", host, status)
 
 
 @dataclass(frozen=True)
@@ -490,14 +577,18 @@ class IbmiSession:
                 # It ran and was answering: never sent again, and for a non-idempotent command nobody knows its result.
                 if not command.idempotent:
                     log.error(
-                        "%s: %s ran but its answer was cut off at the cap; not sending it again", self.host, command
+                        "%s: %s ran but its answer was cut off at the cap; not sending it again",
+                        self.host,
+                        shown(command),
                     )
                     raise OutcomeUnknown(self.host, command, cause=exc.problem) from exc
                 raise
             except (HostUnreachable, ConnectionLost, CommandTimedOut) as exc:
                 sent = not isinstance(exc, HostUnreachable) and getattr(exc, "sent", True)
                 if sent and not command.idempotent:
-                    log.error("%s: %s was sent but no answer came back; not sending it again", self.host, command)
+                    log.error(
+                        "%s: %s was sent but no answer came back; not sending it again", self.host, shown(command)
+                    )
                     cause = (
                         f"it did not finish within {self._command_timeout:g} s"
                         if isinstance(exc, CommandTimedOut)
@@ -505,11 +596,17 @@ class IbmiSession:
                     )
                     raise OutcomeUnknown(self.host, command, cause=cause) from exc
                 if attempt == attempts:
-                    log.error("%s: giving up on %s after %d attempt(s): %s", self.host, command, attempts, exc)
+                    log.error("%s: giving up on %s after %d attempt(s): %s", self.host, shown(command), attempts, exc)
                     raise
                 delay = self._retry.delay_after(attempt)
                 log.warning(
-                    "%s: %s; trying %s again in %.2f s (%d/%d)", self.host, exc, command, delay, attempt + 1, attempts
+                    "%s: %s; trying %s again in %.2f s (%d/%d)",
+                    self.host,
+                    exc,
+                    shown(command),
+                    delay,
+                    attempt + 1,
+                    attempts,
                 )
                 self._sleep(delay)
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -542,7 +639,10 @@ class IbmiSession:
             try:
                 with self._lock:
                     self.round_trips += 1
-                log.debug("%s: sending %s (attempt %d)", self.host, command, attempt)
+                if attempt == 1:
+                    log.info("%s: %s", self.host, shown(command))
+                else:
+                    log.info("%s: %s (attempt %d)", self.host, shown(command), attempt)
                 status = self._exchange(channel, command, out, err, time.monotonic() + self._command_timeout)
             finally:
                 channel.close()
@@ -554,7 +654,7 @@ class IbmiSession:
             raise
         output = CommandOutput(status, _text(out), _text(err), _ms(started))
         audit("ok" if status == 0 else "failed", exit_status=status)
-        log.debug("%s: %s -> %d %s in %.0f ms", self.host, command, status, output.msg_ids, output.duration_ms)
+        log_answer(self.host, command, output)
         return output
 
     def _connected(self) -> paramiko.SSHClient:
