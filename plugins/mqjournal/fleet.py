@@ -40,11 +40,22 @@ def _offset(value: str) -> str:
 
 
 def conn_id_for(host: str) -> str:
-    """The Airflow connection that holds a host's SSH credentials and pinned key: ibmi_ + the name, '-' and '.' as '_'.
+    """The Airflow connection that holds a host's SSH credentials and pinned key: the host name with '-' and '.' as
+    '_', after `ibmi_` unless the name already starts with it: `prod1` -> `ibmi_prod1`, `ibmi-prod1` -> `ibmi_prod1`
+    (not `ibmi_ibmi_prod1`), `prod-1.example.com` -> `ibmi_prod_1_example_com`, `ibmi1` -> `ibmi_ibmi1` (`ibmi1` is
+    one word, not the prefix).
 
-    The one place this mapping lives. It is not one to one (prod-1 and prod.1 both give ibmi_prod_1, and Airflow's
-    environment-variable backend upper-cases ids), so a fleet file whose hosts collide is refused on load.
+    The one place this mapping lives. It is not one to one (prod-1 and prod.1 both give ibmi_prod_1, prod1 and
+    ibmi-prod1 both ibmi_prod1, and Airflow's environment-variable backend upper-cases ids), so a fleet file whose
+    hosts collide is refused on load. Connections named by the rule before it (`legacy_conn_id_for`) are still read.
     """
+    name = host.replace("-", "_").replace(".", "_")
+    return name if name.lower().startswith("ibmi_") else f"ibmi_{name}"
+
+
+def legacy_conn_id_for(host: str) -> str:
+    """The connection id the rule before `conn_id_for` gave: always ibmi_ + the name (`ibmi_ibmi_prod1`). A host
+    whose connection has only this id is still reached through it (mqjournal.airflow.connections.resolve_conn_id)."""
     return f"ibmi_{host.replace('-', '_').replace('.', '_')}"
 
 
@@ -238,8 +249,16 @@ class FleetConfig(_Config):
             if other != name:
                 raise ValueError(
                     f"hosts {other} and {name} would share the Airflow connection {conn_id_for(other)} "
-                    "(the id replaces '-' and '.' by '_' and is not case-sensitive everywhere); "
-                    "rename one of them in the fleet file (the address says where it is)"
+                    "(the id replaces '-' and '.' by '_', starts with ibmi_ once, and is not case-sensitive "
+                    "everywhere); rename one of them in the fleet file (the address says where it is)"
+                )
+        # A host still on its old connection id must not be read through another host's new one.
+        for name in names:
+            other = seen.get(legacy_conn_id_for(name).upper(), name)
+            if other != name:
+                raise ValueError(
+                    f"host {name}'s former Airflow connection id {legacy_conn_id_for(name)} is host {other}'s "
+                    "connection id; rename one of them in the fleet file (the address says where it is)"
                 )
         return self
 

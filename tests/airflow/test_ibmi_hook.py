@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import yaml
 
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
-from mqjournal.airflow.hook import IbmiHook
+from mqjournal.airflow import connections
+from mqjournal.airflow.connections import conn_id_for, fleet_connections, resolve_conn_id
+from mqjournal.airflow.hook import ConnectionMissing, IbmiHook
+from mqjournal.airflow.sessions import host_session
+from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.ibmi.transport import Command, HostKeyRejected
-from tests.conftest import SimFleet
+from mqjournal.settings import Settings
+from tests.conftest import SimFleet, fleet_config, serve
 
 
 def as_env(monkeypatch, conn_id: str, conn: dict) -> None:
@@ -129,3 +137,71 @@ def test_without_a_pin_the_workers_known_hosts_verifies_the_host(sim_fleet: SimF
     with IbmiHook(ssh_conn_id="ibmi_known").session("ibmi1") as session, pytest.raises(HostKeyRejected) as caught:
         session.run(Command("uname", idempotent=True))
     assert other.fingerprint in str(caught.value)
+
+
+# --- connection ids that read well, and the ones an older mqjournal made ----------------------------------------
+
+
+@pytest.fixture
+def prod1(tmp_path, monkeypatch) -> Iterator[tuple[SimFleet, Settings]]:
+    """A partition named ibmi-prod1 (as in the demo's fleet), and the settings a DAG task reaches it with."""
+    config = fleet_config(
+        tmp_path, [HostConfig(name="ibmi-prod1", port=0, queue_managers=[QueueManagerConfig(name="TEST")])]
+    )
+    with serve(config) as fleet:
+        fleet_file = tmp_path / "fleet.yaml"
+        fleet_file.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi-prod1", "port": fleet.ports["ibmi-prod1"]}]}))
+        data = tmp_path / "data"
+        yield (
+            fleet,
+            Settings(
+                fleet_file=fleet_file,
+                data_dir=data,
+                catalog_url=f"sqlite:///{data / 'catalog.db'}",
+                spark_app=Path("unused"),
+                spark_conn_id="spark_default",
+                schedule=None,
+            ),
+        )
+
+
+def test_a_host_named_ibmi_prod1_has_the_connection_ibmi_prod1(prod1):
+    fleet, _ = prod1
+    connections = fleet_connections(fleet.config, fleet.service.host_keys, fleet.ports)
+    assert list(connections) == ["ibmi_prod1"]
+    assert conn_id_for("ibmi-prod1") == "ibmi_prod1" and conn_id_for("prod-1") == "ibmi_prod_1"
+
+
+def test_a_task_reaches_the_host_through_its_new_connection_id(prod1, monkeypatch, caplog):
+    fleet, settings = prod1
+    (conn,) = fleet_connections(fleet.config, fleet.service.host_keys, fleet.ports).values()
+    as_env(monkeypatch, "ibmi_prod1", conn)
+    with host_session(settings, "ibmi-prod1") as session:
+        assert session.run(Command("uname", idempotent=True)).stdout == "OS400\n"
+    assert not [r for r in caplog.records if "rename" in r.getMessage()]
+
+
+def test_a_connection_under_the_former_id_is_still_read_and_named_for_renaming_once(prod1, monkeypatch, caplog):
+    fleet, settings = prod1
+    (conn,) = fleet_connections(fleet.config, fleet.service.host_keys, fleet.ports).values()
+    as_env(monkeypatch, "ibmi_ibmi_prod1", conn)  # made by an older mqjournal: no ibmi_prod1 exists
+    monkeypatch.setattr(connections, "_told_to_rename", set())  # a fresh worker process
+    caplog.set_level(logging.WARNING, logger="mqjournal.airflow.connections")
+    for _ in range(2):
+        with host_session(settings, "ibmi-prod1") as session:
+            assert session.run(Command("uname", idempotent=True)).stdout == "OS400\n"
+    (told,) = [r.getMessage() for r in caplog.records if r.name == "mqjournal.airflow.connections"]
+    assert "ibmi_ibmi_prod1" in told and "rename it ibmi_prod1" in told
+
+
+def test_the_new_connection_id_wins_over_the_former_one(monkeypatch):
+    existing = {"ibmi_prod1", "ibmi_ibmi_prod1"}
+    assert resolve_conn_id("ibmi-prod1", exists=existing.__contains__) == "ibmi_prod1"
+    assert resolve_conn_id("ibmi-prod1", exists={"ibmi_ibmi_prod1"}.__contains__) == "ibmi_ibmi_prod1"
+    # With neither, the new id: the error names the connection to create.
+    assert resolve_conn_id("ibmi-prod1", exists=set().__contains__) == "ibmi_prod1"
+
+
+def test_a_missing_connection_is_named_with_what_to_create():
+    with pytest.raises(ConnectionMissing, match=r"connection ibmi_nowhere.*airflow connections import"):
+        IbmiHook(ssh_conn_id="ibmi_nowhere").session("nowhere")

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, conn_id_for, load_fleet
+from mqjournal.fleet import (
+    FleetConfig,
+    HostConfig,
+    QueueManagerConfig,
+    conn_id_for,
+    legacy_conn_id_for,
+    load_fleet,
+)
 
 SMALL_FLEET = """\
 user: MQADMIN
@@ -112,6 +119,8 @@ def test_duplicate_host_names_are_rejected():
         pytest.param("prod-1", "prod.1", id="hyphen-and-dot"),
         pytest.param("a.b-c", "a-b.c", id="mixed"),
         pytest.param("prod1", "PROD1", id="case-only"),
+        pytest.param("prod1", "ibmi-prod1", id="ibmi-prefix"),
+        pytest.param("ibmi-prod1", "ibmi-ibmi-prod1", id="former-id"),
     ],
 )
 def test_hosts_that_map_to_one_airflow_connection_are_rejected(first, second, tmp_path):
@@ -126,6 +135,13 @@ def test_hosts_that_map_to_one_airflow_connection_are_rejected(first, second, tm
 def test_the_connection_id_of_a_host_is_ibmi_and_its_name_with_underscores():
     assert conn_id_for("ibmi1") == "ibmi_ibmi1"
     assert conn_id_for("prod-1.example.com") == "ibmi_prod_1_example_com"
+
+
+def test_a_host_named_ibmi_something_gets_ibmi_once_in_its_connection_id():
+    assert conn_id_for("ibmi-prod1") == "ibmi_prod1"
+    assert conn_id_for("IBMI.prod1") == "IBMI_prod1"
+    assert legacy_conn_id_for("ibmi-prod1") == "ibmi_ibmi_prod1"
+    assert legacy_conn_id_for("prod1") == conn_id_for("prod1") == "ibmi_prod1"
 
 
 def test_airflow_connections_use_the_fleet_files_mapping():

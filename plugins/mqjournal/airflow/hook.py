@@ -18,6 +18,7 @@ from typing import Literal
 from airflow.providers.ssh.hooks.ssh import SSHHook
 from airflow.sdk import BaseHook
 
+from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.transport import (
     DEFAULT_MAX_ANSWER_BYTES,
@@ -28,6 +29,10 @@ from mqjournal.ibmi.transport import (
     ssh_connector,
 )
 from mqjournal.settings import SshSettings
+
+
+class ConnectionMissing(MqJournalError):
+    """No Airflow connection has the id a host is reached through; nothing was sent."""
 
 
 class IbmiHook(BaseHook):
@@ -62,8 +67,19 @@ class IbmiHook(BaseHook):
 
     @cached_property
     def ssh_hook(self) -> SSHHook:
-        # One connect attempt per call: IbmiSession owns retries, so backoff is not stacked twice.
-        hook = SSHHook(ssh_conn_id=self.ssh_conn_id, conn_retry_attempts=1)
+        from airflow.sdk.exceptions import AirflowNotFoundException
+
+        try:
+            # One connect attempt per call: IbmiSession owns retries, so backoff is not stacked twice.
+            hook = SSHHook(ssh_conn_id=self.ssh_conn_id, conn_retry_attempts=1)
+        except AirflowNotFoundException:
+            raise ConnectionMissing(
+                f"connection {self.ssh_conn_id}",
+                "Airflow has no connection with this id",
+                "create it (type ssh: the partition's address, port and user, the private_key and the pinned "
+                "host_key in its extras), e.g. with `airflow connections import` of the file mqjournal writes "
+                "(mqjournal.airflow.connections.fleet_connections)",
+            ) from None
         if hook.no_host_key_check or hook.allow_host_key_change:
             raise HostKeyRejected(
                 f"connection {self.ssh_conn_id}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from mqjournal.airflow.connections import conn_id_for
+from mqjournal.airflow.connections import resolve_conn_id
 from mqjournal.airflow.hook import IbmiHook
 from mqjournal.airflow.leases import host_session_slot
 from mqjournal.airflow.settings import Settings
@@ -27,8 +27,9 @@ def host_session(settings: Settings, host: str) -> Iterator[IbmiSession]:
         ttl=lease.ttl,
         poll=lease.poll_seconds,
     ):
+        # The host's connection id, or the one an older mqjournal named it (ibmi_ibmi_prod1) while it is not renamed.
         hook = IbmiHook(
-            ssh_conn_id=conn_id_for(host), ssh=settings.ssh, audit_path=settings.audit_log, sql_runner=runner
+            ssh_conn_id=resolve_conn_id(host), ssh=settings.ssh, audit_path=settings.audit_log, sql_runner=runner
         )
         with hook.session(host) as session:
             yield session
