@@ -1,0 +1,236 @@
+"""Why a receiver has its action, and what an alert asks of an admin, in the words a person reads.
+
+The input is the plan as the Spark job writes it and pyarrow reads it back (`.to_pylist()`): one `receivers` row and
+its `queue_managers` row, plain dicts whose times are datetimes (naive ones are UTC). Columns added after a plan was
+written are read with `.get()`, so an older plan still explains itself, with less detail.
+
+The rules themselves are rules.py's (docs/planning-rules.md); this module only says them. Every time is written by
+mqjournal.timefmt: the partition's local time with its offset, as DSPJRN and QMQMMSG show it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from mqjournal import timefmt
+from mqjournal.recovery.restore import _OBJTYPES as RCRMQMOBJ_TYPES  # AMQ7472's type text -> RCRMQMOBJ OBJTYPE
+from mqjournal.vocabulary import Action, BlockReason, Reason, alert_text
+
+Row = Mapping[str, Any]
+
+STARTUP, MEDIA, AMQJRNINF = "AMQ7460", "AMQ7462", "AMQJRNINF"  # vocabulary.HoldingPoint's values
+
+BLOCK_WORDS: dict[str, str] = {
+    BlockReason.SNAPSHOT_STALE: "its snapshot is older than the policy's max_snapshot_age_hours",
+    BlockReason.AMQJRNINF_MISSING: "AMQJRNINF could not be read",
+    BlockReason.AMQJRNINF_MALFORMED: "AMQJRNINF does not hold a receiver and a time",
+    BlockReason.AMQJRNINF_RECEIVER_NOT_IN_CHAIN: "the receiver AMQJRNINF names is not in the journal's chain",
+    BlockReason.AMQJRNINF_NAME_TIME_DISAGREE: "AMQJRNINF's receiver and time name different receivers",
+    BlockReason.AMQJRNINF_TIME_IN_FUTURE: "AMQJRNINF's time is after the collection",
+    BlockReason.RECOVERY_POINT_NOT_IN_CHAIN: "AMQ7460 or AMQ7462 names a receiver not in the journal's chain",
+    BlockReason.RECOVERY_POINT_BEFORE_CHAIN: "AMQ7460 or AMQ7462 is older than the oldest receiver on the system",
+    BlockReason.RECOVERY_POINT_IN_FUTURE: "AMQ7460 or AMQ7462 is after the collection",
+    BlockReason.CHAIN_BROKEN: "the receiver chain is broken (a sequence gap, or links that disagree)",
+}
+"""Each block reason as a person reads it (vocabulary.BlockReason; docs/planning-rules.md, sections 2 and 2.4)."""
+
+_HOLDERS: dict[str, str] = {
+    STARTUP: "needed for startup recovery, AMQ7460 point",
+    MEDIA: "needed for media recovery, AMQ7462 point",
+    AMQJRNINF: "needed by MQ, AMQJRNINF's oldest needed entry",
+}
+
+_VERBS: dict[str, str] = {
+    Action.KEEP: "kept",
+    Action.SAVE: "saved by this run, then kept",
+    Action.DELETE: "deleted once approved",
+    Action.SAVE_THEN_DELETE: "saved by this run, then deleted once approved",
+}
+
+
+def offset_of(qm: Row) -> int | None:
+    """The partition's UTC offset in minutes, when the plan carries it."""
+    value = qm.get("utc_offset_minutes")
+    return int(value) if value is not None else None
+
+
+def when(moment: datetime | None, qm: Row, age_seconds: float | None = None) -> str:
+    """`2026-11-21 14:00:05 +01:00 (46 h ago)`; the age from `age_seconds`, else measured to the collection."""
+    if moment is None:
+        return "-"
+    text = timefmt.local_time(moment, offset_of(qm))
+    if age_seconds is None:
+        collected = qm.get("collected_at")
+        if isinstance(collected, datetime):
+            age_seconds = (_aware(collected) - _aware(moment)).total_seconds()
+    return f"{text} ({timefmt.age(age_seconds)} ago)" if age_seconds is not None else text
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timefmt.zone(0))
+
+
+def block_words(qm: Row) -> str:
+    """The queue manager's block reasons in words, in BLOCK_ORDER ("" when it is not blocked)."""
+    codes = [c for c in (qm.get("block_reason") or "").split(",") if c]
+    return "; ".join(BLOCK_WORDS.get(c, c) for c in codes)
+
+
+def needed_because(qm: Row) -> str:
+    """Which of MQ's points holds the oldest needed receiver, with its time and age: what every needed receiver of
+    the queue manager is kept for."""
+    point = qm.get("holding_point")
+    if point in _HOLDERS:
+        return f"{_HOLDERS[point]} {when(qm.get('holding_point_at'), qm, qm.get('holding_point_age_seconds'))}"
+    oldest = qm.get("oldest_needed")
+    return f"needed by MQ: {oldest} is the oldest receiver it needs" if oldest else "needed by MQ"
+
+
+def _not_needed(qm: Row) -> str:
+    oldest = qm.get("oldest_needed")
+    return f"not needed by MQ (older than {oldest}, the oldest receiver it needs)" if oldest else "not needed by MQ"
+
+
+def explanation(receiver: Row, qm: Row) -> str:
+    """Why the receiver has its action, the same words for every receiver kept for the same reason (the report groups
+    receivers into ranges by it): the reason, without the action's verb and without the receiver's own times."""
+    reason, action = receiver.get("reason"), receiver.get("action")
+    needed = needed_because(qm)
+    texts: dict[str, str] = {
+        Reason.NOT_IN_CHAIN: "not in the journal's receiver chain: mqjournal never deletes it",
+        Reason.ATTACHED: "the attached receiver, which the journal writes to",
+        Reason.NEEDED_FREED: f"{needed}; its storage is freed, restore it (RSTOBJ) before MQ needs it",
+        Reason.NEEDED_SAVED: needed,
+        Reason.NEEDED_NOT_SAVED: needed if action != Action.KEEP else f"{needed}; not saved yet",
+        Reason.BLOCKED: f"the queue manager is blocked: {block_words(qm) or 'see its block reason'}",
+        Reason.BLOCKED_NOT_SAVED: f"the queue manager is blocked: {block_words(qm) or 'see its block reason'}",
+        Reason.RETAINED: "retention policy: recently detached, or among the newest receivers kept online",
+        Reason.RETAINED_NOT_SAVED: "retention policy: recently detached, or among the newest receivers kept online",
+        Reason.NOT_NEEDED_SAVED: f"{_not_needed(qm)}, saved before",
+        Reason.NOT_NEEDED_NOT_SAVED: _not_needed(qm),
+        Reason.SAVED_BY_SITE: f"{_not_needed(qm)}, saved by the site's backup",
+        Reason.SITE_SAVE_TOO_RECENT: f"{_not_needed(qm)}; the site's backup saved it less than "
+        "site_save_min_age_hours ago",
+        Reason.NOT_SAVED_BY_SITE: f"{_not_needed(qm)}; not saved by the site's backup yet",
+        Reason.OLDER_NOT_SAVED_BY_SITE: f"{_not_needed(qm)} and saved by the site's backup, but an older receiver "
+        "waits for that backup (DLTJRNRCV deletes the oldest first)",
+    }
+    return texts.get(str(reason), str(reason))
+
+
+def verb(receiver: Row) -> str:
+    """What the plan does with the receiver: `kept`, `saved by this run, then kept`, ..."""
+    action = str(receiver.get("action"))
+    return _VERBS.get(action, action)
+
+
+def _detail(receiver: Row, qm: Row) -> str:
+    """The receiver's own times where its reason turns on them."""
+    reason = receiver.get("reason")
+    if reason in (Reason.RETAINED, Reason.RETAINED_NOT_SAVED) and receiver.get("detached_at") is not None:
+        return f" (detached {when(receiver['detached_at'], qm)})"
+    if reason in (Reason.SAVED_BY_SITE, Reason.SITE_SAVE_TOO_RECENT) and receiver.get("saved_at") is not None:
+        return f" (saved {when(receiver['saved_at'], qm)})"
+    return ""
+
+
+def why(receiver: Row, qm: Row) -> str:
+    """One sentence: what the plan does with this receiver and why, naming the point that holds it with the point's
+    time and age (`AMQA000030 kept: needed for media recovery, AMQ7462 point 2026-11-21 14:00:05 +01:00 (46 h
+    ago)`)."""
+    return f"{receiver.get('receiver')} {verb(receiver)}: {explanation(receiver, qm)}{_detail(receiver, qm)}"
+
+
+def why_kept(receiver: Row, qm: Row) -> str:
+    """`why` for a receiver the plan keeps (it reads as well for any action)."""
+    return why(receiver, qm)
+
+
+# --- alerts ---------------------------------------------------------------------------------------------------------
+
+_POINT_TEXT = r"(?P<receiver>\S+) (?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?"
+
+
+def point_time(qm: Row, label: str) -> tuple[datetime | None, float | None]:
+    """AMQ7460's or AMQ7462's time and age: the holding point's columns when it is that point, else its time as
+    `recovery_points` writes it (the partition's wall clock), its age measured to the collection."""
+    if qm.get("holding_point") == label and qm.get("holding_point_at") is not None:
+        return qm["holding_point_at"], qm.get("holding_point_age_seconds")
+    found = re.search(rf"{label} {_POINT_TEXT}", qm.get("recovery_points") or "")
+    offset = offset_of(qm)
+    if not found or offset is None:
+        return None, None
+    at = datetime.fromisoformat(found["at"]).replace(tzinfo=timefmt.zone(offset))
+    return at, None
+
+
+def damaged_objects(qm: Row) -> list[tuple[str, str, str]]:
+    """(object, RCRMQMOBJ OBJTYPE, as reported) for each object AMQ7472 reported damaged. Rows hold text such as
+    `APP.REQUEST.QUEUE (QLOCAL), reported by AMQ7472 at <time>`, or structs with `object` and `object_type`."""
+    found = []
+    for item in qm.get("damaged_objects") or []:
+        if isinstance(item, Mapping):
+            name, kind = str(item.get("object") or ""), str(item.get("object_type") or "")
+            text = f"{name} ({kind})"
+        else:
+            text = str(item)
+            match = re.match(r"(?P<name>[^\s(]+)\s*\((?P<kind>[^)]*)\)", text)
+            name, kind = (match["name"], match["kind"]) if match else (text.split(" ")[0], "")
+        # AMQ7472 prints the type as MQ names it (QLOCAL); RCRMQMOBJ takes its own values (*LCLQ).
+        found.append((name, RCRMQMOBJ_TYPES.get(kind.strip().upper().lstrip("*"), "*ALL"), text))
+    return found
+
+
+def startup_point_old(qm: Row) -> str:
+    qmgr = qm.get("qmgr")
+    at, age_seconds = point_time(qm, STARTUP)
+    since = f"since {when(at, qm, age_seconds)}" if at is not None else "since the AMQ7460 time"
+    return (
+        f"a unit of work open {since} holds AMQ7460, the startup recovery point, so every receiver from it on is "
+        f"kept. Find it: WRKMQMTRN TYPE(*ALL) MQMNAME({qmgr}) lists in-doubt transactions; in MQSC (RUNMQSC "
+        f"MQMNAME({qmgr})), DISPLAY CONN(*) TYPE(CONN) WHERE(UOWLOGDA NE ' ') UOWLOGDA UOWLOGTI APPLTAG CHANNEL "
+        "CONNAME USERID shows the connections whose unit of work has written to the journal, and the one whose "
+        "UOWLOGDA and UOWLOGTI are that time holds it; a channel in doubt shows in WRKMQMCHST "
+        f"MQMNAME({qmgr}) WHERE(*INDOUBT *EQ YES). Once it commits or backs out, the next checkpoint (RCDMQMIMG) "
+        "moves AMQ7460."
+    )
+
+
+def media_point_old(qm: Row) -> str:
+    qmgr, library = qm.get("qmgr"), qm.get("qmgr_library")
+    at, age_seconds = point_time(qm, MEDIA)
+    since = f" since {when(at, qm, age_seconds)}" if at is not None else ""
+    objects = damaged_objects(qm)
+    recovery = (
+        "the recovery DAG mq_journal_recovery (kind media, with the object) can do it, restoring first any receiver "
+        "it needs"
+    )
+    if not objects:
+        return (
+            f"AMQ7462, the media recovery point, has not moved{since}: an object is damaged, but no AMQ7472 in "
+            f"the collection window names it (DSPMSG MSGQ({library}/QMQMMSG)). RCRMQMOBJ OBJ(*ALL) OBJTYPE(*ALL) "
+            f"MQMNAME({qmgr}) re-creates every damaged object from the journal; {recovery}."
+        )
+    damaged = "; ".join(text for _, _, text in objects)
+    commands = "; ".join(f"RCRMQMOBJ OBJ({name}) OBJTYPE({kind}) MQMNAME({qmgr})" for name, kind, _ in objects)
+    return (
+        f"AMQ7462, the media recovery point, has not moved{since}: damaged {damaged}. Re-create "
+        f"{'it' if len(objects) == 1 else 'them'} from the journal: {commands}; {recovery}."
+    )
+
+
+def alert_explanations(qm: Row) -> list[str]:
+    """One line per alert of the queue manager, `CODE: what it means and what to do`, with the evidence collected;
+    the recovery DAG's link is the caller's to add."""
+    lines = []
+    for code in qm.get("alerts") or []:
+        if code == "STARTUP_POINT_OLD":
+            lines.append(f"{code}: {startup_point_old(qm)}")
+        elif code == "MEDIA_POINT_OLD":
+            lines.append(f"{code}: {media_point_old(qm)}")
+        else:
+            lines.append(f"{code}: {alert_text(code)}")
+    return lines
