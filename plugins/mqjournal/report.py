@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from mqjournal.vocabulary import IMPLAUSIBLE_NEEDS, Alert, alert_text
+from mqjournal import explain, timefmt
+from mqjournal.ranges import ReceiverRange, receiver_ranges
+from mqjournal.vocabulary import DELETES, IMPLAUSIBLE_NEEDS, Action, Alert, alert_text
+
+TABLE_ROWS = 100
+"""Queue managers the gate's table lists: past this, those with nothing to delete or say are counted, not listed."""
+DETAILED_QUEUE_MANAGERS = 20
+"""Queue managers whose receivers the gate shows as ranges: alerts and blocks first, then the most bytes freed."""
+RANGES_PER_LIST = 6
+"""Ranges per list (delete, save, keep) of one queue manager; the rest are summed up in one line."""
 
 
 def size(n: int | None) -> str:
@@ -34,51 +45,184 @@ def _net(q: Mapping) -> int:
     return (q["bytes_freed"] or 0) - (q["bytes_to_save"] or 0)
 
 
-def plan_body(
-    queue_managers: Iterable[Mapping], to_save: Mapping[str, list[str]], to_delete: Mapping[str, list[str]]
-) -> str:
-    """The approval gate's body: per queue manager, what will be saved and deleted, what is blocked, and why."""
-    rows = sorted(queue_managers, key=lambda q: (q["host"], q["qmgr"]))
-    lines = [
-        "| host | queue manager | library | oldest needed | save | delete | frees | net | in the store | blocked "
-        "| alerts |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for q in rows:
+def qm_key(q: Mapping) -> str:
+    """host/qmgr/library: how PlanSummary, the save and delete steps and the report key a queue manager."""
+    return f"{q['host']}/{q['qmgr']}/{q['qmgr_library']}"
+
+
+def gate_option(q: Mapping) -> str:
+    """The approval gate's option for a queue manager: `host/QMGR`."""
+    return f"{q['host']}/{q['qmgr']}"
+
+
+def asp_text(q: Mapping) -> str:
+    """`ASP 1: 72% used, 17.9 GB free of 64.0 GB`, or "" when the collector could not read it."""
+    capacity, available = q.get("asp_capacity_bytes"), q.get("asp_available_bytes")
+    if not capacity or available is None:
+        return ""
+    used = 100 * (capacity - available) / capacity
+    number = q.get("asp_number")
+    return f"ASP {number if number is not None else '?'}: {used:.0f}% used, {size(available)} free of {size(capacity)}"
+
+
+def held_by(q: Mapping) -> str:
+    """`AMQ7462, 46 h`: which point holds the oldest needed receiver, and its age ("-" when not known)."""
+    point = q.get("holding_point")
+    if not point:
+        return "-"
+    age = q.get("holding_point_age_seconds")
+    return f"{point}, {timefmt.age(age)}" if age is not None else str(point)
+
+
+def _notable(q: Mapping) -> bool:
+    return bool(q.get("receivers_to_delete") or q.get("receivers_to_save") or q.get("block_reason") or q["alerts"])
+
+
+def _priority(q: Mapping) -> tuple:
+    return (not (q["alerts"] or q.get("block_reason")), -(q.get("bytes_freed") or 0), q["host"], q["qmgr"])
+
+
+def grouped_ranges(rows: Iterable[Mapping], q: Mapping) -> list[ReceiverRange]:
+    """The queue manager's receivers as ranges of the same action and the same explanation."""
+    return receiver_ranges(rows, key=lambda r: explain.explanation(r, q))
+
+
+def _keep_verb(r: ReceiverRange) -> str:
+    return "to save, then keep" if r.action == Action.SAVE else "kept"
+
+
+def _delete_label(row: Mapping) -> str:
+    return "saved by this run first" if row.get("action") == Action.SAVE_THEN_DELETE else "saved before"
+
+
+def range_lines(
+    ranges: Sequence[ReceiverRange], q: Mapping, *, verb: str | Callable[[ReceiverRange], str] = "", why: bool = True
+) -> list[str]:
+    """One line per range, at most RANGES_PER_LIST, then the rest summed up; `verb` may depend on the range."""
+    offset = explain.offset_of(q)
+    lines = []
+    for r in ranges[:RANGES_PER_LIST]:
+        v = verb(r) if callable(verb) else verb
         lines.append(
-            f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q['oldest_needed'] or '-'} "
-            f"| {q['receivers_to_save']} ({size(q['bytes_to_save'])}) | {q['receivers_to_delete']} "
-            f"| {size(q['bytes_freed'])} | {signed_size(_net(q))} "
-            f"| {size(q['store_bytes']) if q.get('store_bytes') is not None else '-'} | {q['block_reason'] or 'no'} "
-            f"| {', '.join(q['alerts']) or '-'} |"
+            r.text(offset, verb=v, why=r.label) if why else r.text(offset, verb=v) + f" ({r.label})" * bool(r.label)
         )
-    total = sum(q["bytes_freed"] or 0 for q in rows)
+    rest = ranges[RANGES_PER_LIST:]
+    if rest:
+        count, total = sum(r.count for r in rest), sum(r.size_bytes for r in rest)
+        lines.append(f"... and {len(rest)} more ranges: {count} receivers, {size(total)}")
+    return lines
+
+
+def _detail(q: Mapping, rows: Sequence[Mapping]) -> list[str]:
+    """A queue manager's section of the gate: its receivers as ranges, space, blocks and alerts."""
+    out = [f"### {q['host']}/{q['qmgr']} (library {q['qmgr_library']})", ""]
+    deletes = [r for r in rows if r.get("action") in DELETES]
+    saves = [r for r in rows if r.get("action") == Action.SAVE]
+    kept = [r for r in rows if r.get("action") == Action.KEEP]
+    items: list[str] = []
+    if q.get("block_reason"):
+        items.append(f"**Blocked**: {explain.block_words(q)}. Nothing of it is deleted.")
+    if deletes:
+        items += range_lines(receiver_ranges(deletes, key=_delete_label), q, verb="to delete", why=False)
+    if saves or kept:
+        items += range_lines(grouped_ranges([*saves, *kept], q), q, verb=_keep_verb)
+    if not rows:
+        items.append(
+            f"{q.get('receivers_to_delete') or 0} receivers to delete, {q.get('receivers_to_save') or 0} to save"
+        )
+    space = [f"frees {size(q.get('bytes_freed'))}", f"net {signed_size(_net(q))} after this run's save files"]
+    if asp_text(q):
+        space.append(asp_text(q))
+    if q.get("store_bytes") is not None:
+        space.append(f"{size(q['store_bytes'])} in the backup store")
+    items.append("Space: " + "; ".join(space))
+    items += explain.alert_explanations(q)
+    return [*out, *(f"- {item}" for item in items), ""]
+
+
+def plan_body(queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str, Any]] = ()) -> str:
+    """The approval gate's body: the fleet's totals, a table per host and queue manager, then per queue manager its
+    receivers to delete and save as ranges (count, bytes, detach dates), those it keeps grouped by why, net space,
+    ASP use, blocks and alerts with what to do. Bounded for a large fleet: TABLE_ROWS, DETAILED_QUEUE_MANAGERS and
+    RANGES_PER_LIST cap it, and say what they leave out."""
+    rows = sorted(
+        ({**q, "alerts": list(q.get("alerts") or [])} for q in queue_managers),
+        key=lambda q: (q["host"], q["qmgr"], q["qmgr_library"]),
+    )
+    by_key: dict[str, list[Mapping]] = defaultdict(list)
+    for r in receivers:
+        by_key[qm_key(r)].append(r)
+    deletes = sum(q.get("receivers_to_delete") or 0 for q in rows)
+    saves = sum(q.get("receivers_to_save") or 0 for q in rows)
+    deleting = sum(1 for q in rows if q.get("receivers_to_delete"))
+    blocked = sum(1 for q in rows if q.get("block_reason"))
+    alerted = sum(1 for q in rows if q["alerts"])
+    total = sum(q.get("bytes_freed") or 0 for q in rows)
     net = sum(_net(q) for q in rows)
-    deletes = sum(q["receivers_to_delete"] or 0 for q in rows)
     out = [
-        f"**{deletes} receivers to delete, {size(total)} to free, {signed_size(net)} net**, across {len(rows)} "
-        "queue managers.",
+        f"**{deletes} receivers to delete on {deleting} of {len(rows)} queue managers, {size(total)} to free, "
+        f"{signed_size(net)} net** ({saves} receivers to save, {size(sum(q.get('bytes_to_save') or 0 for q in rows))}"
+        f"; {blocked} blocked, {alerted} with alerts).",
+        "",
+        "Choose the queue managers whose deletes may run: the gate's options are named `host/QMGR`. Only the chosen "
+        "ones delete; the others delete nothing (their saves stand) and the run report names them declined.",
         "",
         "Net: the receivers freed on the partition's disk minus the save files this run writes there; those stay "
         "until the cleanup step removes them, `keep_on_host_days` after their copy in the backup store is verified.",
         "",
-        *lines,
+        *_table(rows),
     ]
-    details = [(k, v) for k, v in sorted(to_delete.items()) if v]
-    if details:
-        out += ["", "Receivers to delete (oldest first; each is saved and verified first):"]
-        out += [f"- {key}: {', '.join(names)}" for key, names in details]
-    alerts = sorted({code for q in rows for code in q["alerts"]})
-    if alerts:
-        out += ["", "Alerts:"] + [f"- {code}: {alert_text(code)}" for code in alerts]
+    detailed = sorted(sorted(rows, key=_priority)[:DETAILED_QUEUE_MANAGERS], key=lambda q: (q["host"], q["qmgr"]))
+    if detailed:
+        out += ["", "## Per queue manager", ""]
+        for q in detailed:
+            out += _detail(q, by_key.get(qm_key(q), []))
+        left = len(rows) - len(detailed)
+        if left:
+            out += [
+                f"The receivers of {left} more queue managers are not shown here (their rows in the table are; the "
+                "plan's receivers dataset has every receiver).",
+                "",
+            ]
+    codes = sorted({code for q in rows for code in q["alerts"]})
+    if codes:
+        out += ["Alerts:"] + [f"- {code}: {alert_text(code)}" for code in codes]
     # What MQ says it needs, side by side, wherever the three disagree or one of them cannot be true.
     doubtful = [q for q in rows if _needs_look_doubtful(q)]
     if doubtful:
         out += ["", "What MQ needs (AMQJRNINF, AMQ7460 startup, AMQ7462 media) where they disagree or cannot be true:"]
-        out += [f"- {q['host']}/{q['qmgr']}/{q['qmgr_library']}: {q.get('recovery_points') or '-'}" for q in doubtful]
+        out += [f"- {qm_key(q)}: {q.get('recovery_points') or '-'}" for q in doubtful]
     out += [
         "",
         "Approving deletes only what is still deletable when the delete runs: AMQJRNINF and the chain are "
         "re-read on each partition first.",
     ]
     return "\n".join(out)
+
+
+def _table(rows: Sequence[Mapping]) -> list[str]:
+    listed = list(rows) if len(rows) <= TABLE_ROWS else [q for q in rows if _notable(q)][:TABLE_ROWS]
+    lines = [
+        "| host | queue manager | library | delete | frees | save | net | ASP | in the store | oldest needed "
+        "| held by | blocked | alerts |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for q in listed:
+        asp = asp_text(q).split(": ", 1)[-1].split(",")[0] if asp_text(q) else "-"
+        lines.append(
+            f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q.get('receivers_to_delete') or 0} "
+            f"| {size(q.get('bytes_freed'))} | {q.get('receivers_to_save') or 0} ({size(q.get('bytes_to_save'))}) "
+            f"| {signed_size(_net(q))} | {asp} "
+            f"| {size(q['store_bytes']) if q.get('store_bytes') is not None else '-'} "
+            f"| {q.get('oldest_needed') or '-'} | {held_by(q)} | {q.get('block_reason') or 'no'} "
+            f"| {', '.join(q['alerts']) or '-'} |"
+        )
+    left = [q for q in rows if q not in listed]
+    if left:
+        quiet = sum(1 for q in left if not _notable(q))
+        lines += [
+            "",
+            f"{len(left)} more queue managers are not listed ({quiet} of them with nothing to save or delete, not "
+            "blocked, no alerts); the plan's queue_managers dataset has them all.",
+        ]
+    return lines

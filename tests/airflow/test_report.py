@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mqjournal.airflow.maintenance import outcome
 from mqjournal.airflow.xcom import DeleteOutcome, PlanSummary
-from mqjournal.report import plan_body
+from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, plan_body
+from tests.unit.test_explain import fleet_rows
 
 QM = {
     "host": "prod1",
@@ -20,29 +21,96 @@ QM = {
 }
 
 
-def test_the_gate_body_lists_each_queue_manager_its_deletes_and_what_its_alerts_mean():
-    body = plan_body(
-        [QM],
-        {"prod1/PAYROLL/QMPAYROLL": ["AMQA000022", "AMQA000023"]},
-        {"prod1/PAYROLL/QMPAYROLL": ["AMQA000022", "AMQA000023"]},
+def test_the_gate_body_starts_with_the_fleets_totals_and_says_how_to_choose():
+    qms, rows = fleet_rows()
+    body = plan_body(qms, rows)
+    assert body.startswith(
+        "**48 receivers to delete on 2 of 2 queue managers, 46.9 MB to free, -21.5 MB net** (70 receivers to save, "
+        "68.4 MB; 0 blocked, 2 with alerts)."
     )
-    assert "**2 receivers to delete, 2.0 MB to free, -1.0 MB net**" in body
+    assert "the gate's options are named `host/QMGR`" in body
+
+
+def test_the_gate_lists_receivers_to_delete_as_ranges_with_count_bytes_and_detach_days():
+    qms, rows = fleet_rows()
+    body = plan_body(qms, rows)
+    assert "### ibmi-prod1/PAYROLL (library QMPAYROLL)" in body
     assert (
-        "| prod1 | PAYROLL | QMPAYROLL | AMQA000024 | 3 (3.0 MB) | 2 | 2.0 MB | -1.0 MB | - | no "
-        "| STARTUP_RECOVERY_STUCK |" in body
+        "- AMQA000000-AMQA000023: 24 receivers to delete, 23.4 MB, detached 20-21 Nov (saved by this run first)" in body
     )
-    assert "prod1/PAYROLL/QMPAYROLL: AMQA000022, AMQA000023" in body
+    assert "- AMQA000000-AMQA000023: 24 receivers to delete, 23.4 MB, detached 20-21 Nov (saved before)" in body
+
+
+def test_billing_and_payroll_explain_their_kept_receivers_and_alerts_at_the_gate():
+    qms, rows = fleet_rows()
+    body = plan_body(qms, rows)
+    assert (
+        "- AMQA000024-AMQA000049: 26 receivers kept: needed for media recovery, AMQ7462 point 2026-11-21 08:00:05 "
+        "+01:00 (37 h ago); 25.4 MB, detached 21-22 Nov\n"
+        "- AMQA000050-AMQA000060: 11 receivers to save, then keep: needed for media recovery" in body
+    )
+    assert (
+        "- AMQA000024-AMQA000058: 35 receivers to save, then keep: needed for startup recovery, AMQ7460 point "
+        "2026-11-21 08:00:09 +01:00 (37 h ago)" in body
+    )
+    assert "MEDIA_POINT_OLD: AMQ7462, the media recovery point, has not moved since" in body
+    assert "RCRMQMOBJ OBJ(APP.REQUEST.QUEUE) OBJTYPE(*LCLQ) MQMNAME(BILLING)" in body
+    assert "STARTUP_POINT_OLD: a unit of work open since 2026-11-21 08:00:09 +01:00 (37 h ago)" in body
+    assert "WRKMQMTRN TYPE(*ALL) MQMNAME(PAYROLL)" in body
+    assert "| ibmi-prod2 | BILLING | QMBILL01 | 24 | 23.4 MB |" in body
+    assert "| AMQA000024 | AMQ7462, 37 h | no | MEDIA_POINT_OLD |" in body
+
+
+def test_the_gate_shows_net_space_asp_use_and_the_backup_store():
+    qms, rows = fleet_rows()
+    billing = {**next(q for q in qms if q["qmgr"] == "BILLING"), "store_bytes": 5 * 1024**2}
+    billing.update(asp_number=1, asp_capacity_bytes=64 * 1024**3, asp_available_bytes=16 * 1024**3)
+    body = plan_body([billing], rows)
+    assert "- Space: frees 23.4 MB; net 12.7 MB after this run's save files; ASP 1: 75% used, 16.0 GB free of " in body
+    assert "64.0 GB; 5.0 MB in the backup store" in body
+    assert "| 23.4 MB | 11 (10.7 MB) | 12.7 MB | 75% used | 5.0 MB |" in body
+
+
+def test_a_plan_without_receivers_rows_still_renders_each_queue_manager():
+    body = plan_body([QM])
+    assert "| prod1 | PAYROLL | QMPAYROLL | 2 | 2.0 MB | 3 (3.0 MB) | -1.0 MB | - | - | AMQA000024 | - | no " in body
+    assert "- 2 receivers to delete, 3 to save" in body
     assert "open unit of work" in body
 
 
-def test_the_gate_shows_what_each_queue_manager_has_in_the_backup_store():
-    body = plan_body([{**QM, "store_bytes": 5 * 1024**2}], {}, {})
-    assert "| 2.0 MB | -1.0 MB | 5.0 MB | no |" in body
-
-
-def test_a_blocked_queue_manager_shows_why():
-    body = plan_body([{**QM, "block_reason": "SNAPSHOT_STALE", "receivers_to_delete": 0}], {}, {})
+def test_a_blocked_queue_manager_shows_why_in_words():
+    body = plan_body([{**QM, "block_reason": "SNAPSHOT_STALE", "receivers_to_delete": 0}])
     assert "| SNAPSHOT_STALE |" in body
+    assert "**Blocked**: its snapshot is older than the policy's max_snapshot_age_hours." in body
+
+
+def test_the_gate_stays_bounded_for_five_hundred_queue_managers():
+    qms, rows = fleet_rows()
+    fleet_qms, fleet_rows_ = [], []
+    for i in range(250):
+        for q in qms:
+            fleet_qms.append({**q, "host": f"ibmi-{i:03d}"})
+        for r in rows:
+            fleet_rows_.append({**r, "host": f"ibmi-{i:03d}"})
+    body = plan_body(fleet_qms, fleet_rows_)
+    assert body.count("\n### ") == DETAILED_QUEUE_MANAGERS
+    assert f"The receivers of {500 - DETAILED_QUEUE_MANAGERS} more queue managers are not shown here" in body
+    assert "500 queue managers" in body
+    assert len(body) < 150_000
+
+
+def test_many_ranges_of_one_queue_manager_are_summed_up():
+    qms, rows = fleet_rows()
+    billing = next(q for q in qms if q["qmgr"] == "BILLING")
+    # every other receiver retained: a range each
+    mixed = [
+        {**r, "action": "keep", "reason": "RETAINED"} if r["chain_position"] % 2 and r["chain_position"] < 24 else r
+        for r in rows
+        if r["qmgr"] == "BILLING"
+    ]
+    body = plan_body([billing], mixed)
+    assert "- ... and " in body
+    assert body.count("receivers to delete, ") + body.count("receiver to delete, ") == RANGES_PER_LIST
 
 
 def test_the_report_says_who_decided_what():
