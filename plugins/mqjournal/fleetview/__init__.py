@@ -1,0 +1,12 @@
+"""The "MQ journals" fleet view in the Airflow UI: what the maintenance runs found, per host and queue manager.
+
+It only reads what the runs wrote into the data folder (the snapshot history, the plans, the reports) and the backup
+catalog; it decides nothing, and never talks to a partition or to Airflow's metadata DB.
+
+- `data`: the reading, as pure functions over the settings' data folder and a catalog (no Airflow import);
+- `charts`: inline SVG charts whose elements carry their numbers (`data-value`, `data-series`);
+- `pages`: the HTML of the fleet overview and of a queue manager page (self-contained: inline CSS, a few lines of JS);
+- `app`: the FastAPI app the Airflow API server mounts under /mqjournal, behind Airflow's login.
+
+The Airflow plugin that registers it is `plugins/mqjournal_fleetview_plugin.py` (docs/fleet-view.md).
+"""

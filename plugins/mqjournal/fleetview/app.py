@@ -1,0 +1,124 @@
+"""The fleet view's FastAPI app: the Airflow API server mounts it under /mqjournal (see
+plugins/mqjournal_fleetview_plugin.py).
+
+Every page and JSON answer needs an Airflow login: the same JWT the Airflow UI holds (its `_token` cookie, or an
+`Authorization: Bearer` header), checked by Airflow's own `get_user`, and read access to the maintenance DAG, whose
+runs the view shows (the auth manager's `is_authorized_dag`). A request without a valid token is refused (401; an
+invalid or expired one 401 or 403), a user who may not read the DAG gets 403. Only the navigation icon is public.
+
+The data is read anew on each request (a fleet is small next to its plan job); nothing here writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from mqjournal.catalog import Catalog
+from mqjournal.fleetview import data, pages
+from mqjournal.settings import Settings, settings
+
+log = logging.getLogger(__name__)
+
+MOUNT = "/mqjournal"
+"""Where the Airflow API server mounts the app (not under Airflow's reserved /api/v2, /ui, /auth, /execution)."""
+
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" stroke="#51504f" stroke-width="2" '
+    'stroke-linecap="round" stroke-linejoin="round"><rect x="4" y="3" width="16" height="5" rx="1"/>'
+    '<rect x="4" y="10" width="16" height="5" rx="1"/><rect x="4" y="17" width="10" height="4" rx="1"/>'
+    '<circle cx="18" cy="19" r="2" fill="#2da44e" stroke="none"/></svg>'
+)
+
+
+def airflow_viewer() -> Callable[..., Any]:
+    """Airflow's `get_user` (token from the Authorization header or the UI's cookie) plus the DAG read check."""
+    from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+    from airflow.api_fastapi.core_api.security import get_user
+
+    def viewer(user: Annotated[BaseUser, Depends(get_user)]) -> BaseUser:
+        from airflow.api_fastapi.app import get_auth_manager
+        from airflow.api_fastapi.auth.managers.models.resource_details import DagDetails
+
+        allowed = get_auth_manager().is_authorized_dag(
+            method="GET", details=DagDetails(id=data.MAINTENANCE_DAG), user=user
+        )
+        if not allowed:
+            raise HTTPException(403, f"{user.get_name()} may not read the DAG {data.MAINTENANCE_DAG}")
+        return user
+
+    return viewer
+
+
+class _Catalogs:
+    """One open catalog per URL, kept once it exists (a catalog no run has written yet is looked for again)."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, Catalog] = {}
+
+    def __call__(self, url: str) -> Catalog | None:
+        if url not in self.open:
+            catalog = data.open_catalog(url)
+            if catalog is None:
+                return None
+            self.open[url] = catalog
+        return self.open[url]
+
+
+def create_app(
+    *, current_settings: Callable[[], Settings] = settings, viewer: Callable[..., Any] | None = None
+) -> FastAPI:
+    """The app. `viewer` is the authentication dependency (Airflow's login and the DAG read check by default);
+    `current_settings` where the data is (the process's MQJOURNAL_* environment by default)."""
+    app = FastAPI(title="mqjournal fleet view", docs_url=None, redoc_url=None, openapi_url=None)
+    guard = Depends(viewer or airflow_viewer())
+    catalogs = _Catalogs()
+
+    def links(request: Request) -> pages.Links:
+        base = str(request.scope.get("root_path", "")).rstrip("/")
+        airflow = base.removesuffix(MOUNT) + "/"
+        return pages.Links(base=base, airflow=airflow)
+
+    @app.exception_handler(HTTPException)
+    async def refused(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code in (401, 403) and "text/html" in request.headers.get("accept", ""):
+            login = links(request).airflow
+            return HTMLResponse(pages.refused(exc.status_code, str(exc.detail), login), status_code=exc.status_code)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.get("/icon.svg", include_in_schema=False)
+    def icon() -> Response:
+        return Response(ICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+    @app.get("/", response_class=HTMLResponse, dependencies=[guard])
+    def fleet_overview(request: Request, sort: str | None = None, order: str | None = None) -> HTMLResponse:
+        s = current_settings()
+        rows = data.fleet(s, catalogs(s.catalog_url))
+        return HTMLResponse(pages.fleet_page(rows, links(request), sort=sort, order=order, source=str(s.data_dir)))
+
+    @app.get("/qm/{host}/{library}", response_class=HTMLResponse, dependencies=[guard])
+    def queue_manager(request: Request, host: str, library: str) -> HTMLResponse:
+        s = current_settings()
+        found = data.queue_manager(s, catalogs(s.catalog_url), host, library)
+        if found is None:
+            return HTMLResponse(pages.not_found(host, library, links(request)), status_code=404)
+        return HTMLResponse(pages.queue_manager_page(found, links(request)))
+
+    @app.get("/api/fleet", dependencies=[guard])
+    def fleet_json() -> list[dict[str, Any]]:
+        s = current_settings()
+        return [row.model_dump(mode="json") for row in data.fleet(s, catalogs(s.catalog_url))]
+
+    @app.get("/api/qm/{host}/{library}", dependencies=[guard])
+    def queue_manager_json(host: str, library: str) -> dict[str, Any]:
+        s = current_settings()
+        found = data.queue_manager(s, catalogs(s.catalog_url), host, library)
+        if found is None:
+            raise HTTPException(404, f"no plan has a queue manager in library {library} on {host}")
+        return found.model_dump(mode="json")
+
+    return app

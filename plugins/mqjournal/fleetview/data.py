@@ -1,0 +1,641 @@
+"""What the fleet view shows, read from the data folder and the backup catalog: pure functions, no Airflow.
+
+Sources, all written by the maintenance runs (README, "Connections and settings"):
+
+- the plans, `plans/run_id=<run>/` (Parquet `queue_managers` and `receivers`, and `summary.json`): per queue manager
+  the newest plan that has it gives its row; older plans give the history. Columns a plan of an older planner lacks
+  are read as missing (the page shows "-"), never as an error;
+- the snapshot history, `snapshots/run_id=<run>/<host>__<library>.jsonl`: receiver bytes online per run, receiver
+  attach and detach times and sequence ranges, the partition's UTC offset (the offset of `collected_at`);
+- the run reports, `reports/<run>.md`: the run's outcome line;
+- the backup catalog: verified saves (where each receiver's backup is), copies in the backup store, deletions.
+
+A queue manager is keyed by host and library (`QMxxx`): its name alone can live on two hosts. Nothing here decides
+anything about a receiver: the plan's action and reason are shown as the planner wrote them, and `traffic_light`
+only sums up what the plan and the run already say.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mqjournal.catalog import Catalog, CatalogedReceiver, CatalogUnavailable, DeletionRecord, SaveRecord, StoredObject
+from mqjournal.settings import Settings
+from mqjournal.snapshot import Snapshot, read_snapshots, snapshots_of
+from mqjournal.vocabulary import ReceiverStatus, alert_text
+
+log = logging.getLogger(__name__)
+
+MAINTENANCE_DAG = "mq_journal_maintenance"
+RECOVERY_DAG = "mq_journal_recovery"
+
+HISTORY_RUNS = 60
+"""Runs the charts of a queue manager page go back (a year of weekly runs)."""
+
+Row = dict[str, Any]
+Key = tuple[str, str]  # (host, queue manager library)
+
+# --- the traffic light -------------------------------------------------------------------------------------------
+
+RED_ALERTS = frozenset(
+    {
+        "CHECKPOINT_FAILED",
+        "OLDEST_NEEDED_NOT_ON_SYSTEM",
+        "NEEDED_RECEIVER_NOT_ONLINE",
+        "NEXT_RECEIVER_NAME_TAKEN",  # switching will stop: the attached receiver then grows until the ASP fills
+        "RECEIVER_OVER_THRESHOLD",
+        "MEDIA_POINT_OLD",  # a damaged object: applications using it fail until RCRMQMOBJ
+        "MEDIA_RECOVERY_STUCK",
+    }
+)
+"""Alerts that turn a queue manager red: MQ cannot start or recover as things stand, or soon will not. Every other
+alert (a newer planner's too) turns it amber."""
+
+ASP_RED_PERCENT = 90.0
+ASP_AMBER_PERCENT = 75.0
+STALE_AFTER = timedelta(days=8)
+"""A queue manager not collected for longer than a weekly schedule plus a day is amber: its row may be out of date."""
+
+Color = Literal["red", "amber", "green"]
+SEVERITY: dict[str, int] = {"green": 0, "amber": 1, "red": 2}
+
+
+class Light(BaseModel):
+    """The traffic light of a queue manager and the reasons for its color (none for green)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    color: Color
+    reasons: list[str]
+
+
+class BackupInfo(BaseModel):
+    """The newest verified backup of a queue manager's receivers: in the backup store, or a save file on the
+    partition only (lost with the partition's disk)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    at: datetime
+    where: Literal["backup store", "save file on the partition"]
+    detail: str
+
+
+class QueueManagerRow(BaseModel):
+    """One row of the fleet overview: the queue manager as its newest plan, snapshot and run report show it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str
+    qmgr: str
+    library: str
+    run_id: str
+    collected_at: datetime | None
+    utc_offset_minutes: int | None
+    receivers_online: int
+    bytes_online: int
+    asp_number: int | None = None
+    asp_capacity_bytes: int | None = None
+    asp_available_bytes: int | None = None
+    oldest_needed: str | None = None
+    oldest_needed_age_seconds: int | None = None
+    holding_point: str | None = None
+    holding_point_at: datetime | None = None
+    holding_point_age_seconds: int | None = None
+    damaged_objects: list[str] = Field(default_factory=list)
+    recovery_points: str | None = None
+    blocked: bool = False
+    block_reason: str | None = None
+    alerts: list[str] = Field(default_factory=list)
+    receivers_to_save: int = 0
+    receivers_to_delete: int = 0
+    bytes_to_delete: int = 0
+    last_backup: BackupInfo | None = None
+    outcome: str | None = None
+    light: Light = Light(color="green", reasons=[])
+    plan: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+    """The plan's queue_managers row as read (explain.py reads it)."""
+
+    @property
+    def asp_used_percent(self) -> float | None:
+        if not self.asp_capacity_bytes or self.asp_available_bytes is None:
+            return None
+        return 100.0 * (self.asp_capacity_bytes - self.asp_available_bytes) / self.asp_capacity_bytes
+
+    @property
+    def severity(self) -> int:
+        return SEVERITY[self.light.color]
+
+
+class RunPoint(BaseModel):
+    """One run of one queue manager, for the charts: what its snapshot, plan and catalog records say."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    at: datetime | None
+    receivers_online: int | None = None
+    bytes_online: int | None = None
+    oldest_needed_age_seconds: int | None = None
+    saved: int = 0
+    deleted: int = 0
+
+
+class ReceiverRow(BaseModel):
+    """One receiver as WRKJRNRCV and Navigator for i list it, with the plan's action and where its backup is."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    library: str
+    chain_position: int | None = None
+    status: str | None = None
+    attached_at: datetime | None = None
+    detached_at: datetime | None = None
+    saved_at: datetime | None = None
+    size_bytes: int | None = None
+    first_sequence: int | None = None
+    last_sequence: int | None = None
+    action: str | None = None
+    reason: str | None = None
+    explanation: str | None = None
+    backups: list[str] = Field(default_factory=list)
+
+
+class QueueManagerPage(BaseModel):
+    """Everything the queue manager page shows."""
+
+    model_config = ConfigDict(frozen=True)
+
+    row: QueueManagerRow
+    history: list[RunPoint]
+    receivers: list[ReceiverRow]
+    alert_lines: list[str]
+    recovery_conf: dict[str, str]
+
+
+# --- reading the plans -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """One maintenance run's plan folder, with its `queue_managers` rows."""
+
+    run_id: str
+    folder: Path
+    as_of: datetime | None
+    queue_managers: tuple[Row, ...]
+
+    @property
+    def at(self) -> datetime:
+        """When the run planned (summary.json's as_of, else its newest collection, else the folder's time)."""
+        if self.as_of is not None:
+            return self.as_of
+        collected = [
+            _aware(q["collected_at"]) for q in self.queue_managers if isinstance(q.get("collected_at"), datetime)
+        ]
+        if collected:
+            return max(collected)
+        return datetime.fromtimestamp(self.folder.stat().st_mtime, UTC)
+
+
+def read_rows(dataset: Path, *, filters: list[tuple[str, str, Any]] | None = None) -> list[Row] | None:
+    """A Parquet dataset's rows as dicts, None when there is none (yet) or it cannot be read. pyarrow skips files
+    whose names start with '_' or '.', so a Spark job still writing (its _temporary/) shows nothing half-written."""
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    if not dataset.is_dir():
+        return None
+    try:
+        return pq.read_table(dataset, filters=filters).to_pylist()
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        log.warning("%s left out of the fleet view: %s", dataset, exc)
+        return None
+
+
+def plan_runs(settings: Settings, *, newest: int = HISTORY_RUNS) -> list[PlanRun]:
+    """The newest `newest` plans under the data folder, oldest first."""
+    root = settings.plan_dir("-").parent
+    runs = []
+    for folder in sorted(root.glob("run_id=*")) if root.is_dir() else []:
+        rows = read_rows(folder / "queue_managers")
+        if rows is None:
+            continue
+        run_id = next((str(q["run_id"]) for q in rows if q.get("run_id")), folder.name.removeprefix("run_id="))
+        runs.append(PlanRun(run_id, folder, _summary_as_of(folder / "summary.json"), tuple(rows)))
+    runs.sort(key=lambda run: run.at)
+    return runs[-newest:]
+
+
+def _summary_as_of(path: Path) -> datetime | None:
+    try:
+        return _aware(datetime.fromisoformat(json.loads(path.read_text(encoding="utf-8"))["as_of"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def newest_plans(runs: Iterable[PlanRun]) -> dict[Key, tuple[PlanRun, Row]]:
+    """Per queue manager, the newest plan that has it (a run can be narrowed to some hosts and queue managers)."""
+    newest: dict[Key, tuple[PlanRun, Row]] = {}
+    for run in runs:  # oldest first: a newer run replaces an older one
+        for q in run.queue_managers:
+            newest[(str(q["host"]), str(q["qmgr_library"]))] = (run, q)
+    return newest
+
+
+def plan_receivers(run: PlanRun, host: str | None = None, library: str | None = None) -> list[Row]:
+    """The run's receiver rows (of one queue manager with `host` and `library`), in chain order."""
+    filters = [("host", "=", host), ("qmgr_library", "=", library)] if host is not None else None
+    rows = read_rows(run.folder / "receivers", filters=filters) or []
+    return sorted(rows, key=lambda r: (r.get("chain_position") is None, r.get("chain_position") or 0))
+
+
+def snapshot_of(settings: Settings, run_id: str, host: str, library: str) -> Snapshot | None:
+    """The queue manager's snapshot of one run, None when it is missing or unreadable."""
+    path = settings.snapshot_dir(run_id) / f"{host}__{library}.jsonl"
+    try:
+        found = [s for s in read_snapshots(path) if s.host == host and s.qmgr_library == library]
+    except (OSError, ValueError) as exc:
+        if path.exists():
+            log.warning("%s left out of the fleet view: %s", path, exc)
+        return None
+    return found[-1] if found else None
+
+
+def run_outcome(settings: Settings, run_id: str) -> str | None:
+    """The report's outcome line ("approved by admin: 114 receivers deleted", "dry run: ..."), None without one."""
+    try:
+        text = settings.report_file(run_id).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        words = line.strip().lstrip("#*-> ").replace("**", "").replace("__", "")
+        if words.lower().startswith("outcome:"):
+            return words.split(":", 1)[1].strip() or None
+    return None
+
+
+# --- the catalog -------------------------------------------------------------------------------------------------
+
+
+def open_catalog(url: str) -> Catalog | None:
+    """The backup catalog to read, None when there is none yet (a SQLite file no run has written: opening it would
+    create it) or it cannot be opened."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    local = parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:")
+    if local and not Path(str(parsed.database)).exists():
+        return None
+    try:
+        return Catalog(url)
+    except CatalogUnavailable as exc:
+        log.warning("the fleet view shows no backups: %s", exc)
+        return None
+
+
+@dataclass(frozen=True)
+class Backups:
+    """What the catalog knows of one queue manager."""
+
+    receivers: tuple[CatalogedReceiver, ...] = ()  # with their saves not discarded by backup expiry
+    stored: tuple[StoredObject, ...] = ()
+    removed_from_host: frozenset[str] = frozenset()  # save files ("LIB/NAME") deleted after the store verified them
+    saves: tuple[SaveRecord, ...] = ()  # every save ever recorded, discarded or not: the history
+    deletions: tuple[DeletionRecord, ...] = ()
+
+    def newest(self) -> BackupInfo | None:
+        """The newest verified backup: a copy in the store, else a save file on the partition."""
+        if self.stored:
+            copy = max(self.stored, key=lambda s: s.verified_at)
+            return BackupInfo(at=copy.verified_at, where="backup store", detail=f"{copy.save_file_path}: {copy.key}")
+        saves = [s for r in self.receivers for s in r.saves]
+        if saves:
+            save = max(saves, key=lambda s: s.verified_at)
+            return BackupInfo(
+                at=save.verified_at,
+                where="save file on the partition",
+                detail=f"{save.save_file_library}/{save.save_file}",
+            )
+        return None
+
+    def of_receiver(self, name: str, library: str, attached_at: datetime | None) -> list[str]:
+        """Where the receiver's backups are: each verified save file (and whether it is still on the partition),
+        each copy in the backup store. With `attached_at`, only that incarnation of the name (names wrap)."""
+        where = []
+        for cataloged in self.receivers:
+            if cataloged.name != name or cataloged.library != library:
+                continue
+            if attached_at is not None and _aware(attached_at) != cataloged.attached_at:
+                continue
+            for save in cataloged.saves:
+                path = f"{save.save_file_library}/{save.save_file}"
+                gone = " (removed from the partition)" if path in self.removed_from_host else ""
+                where.append(f"save file {path}{gone}")
+        for copy in self.stored:
+            if copy.holds(library, name, _aware(attached_at) if attached_at else None):
+                where.append(f"backup store: {copy.key}")
+        return list(dict.fromkeys(where))
+
+
+def backups_of(catalog: Catalog | None, host: str, qmgr: str, library: str, *, history: bool = False) -> Backups:
+    """The catalog's records of one queue manager (with `history`, also every save and deletion by run)."""
+    if catalog is None:
+        return Backups()
+    try:
+        return Backups(
+            receivers=tuple(catalog.receivers(host, library)),
+            stored=tuple(catalog.stored_objects(host, qmgr)),
+            removed_from_host=frozenset(catalog.removed_from_host(host)),
+            saves=tuple(catalog.saves_for(host, library)) if history else (),
+            deletions=tuple(catalog.deletions_for(host, library)) if history else (),
+        )
+    except CatalogUnavailable as exc:
+        log.warning("the fleet view shows no backups of %s/%s: %s", host, qmgr, exc)
+        return Backups()
+
+
+# --- the fleet overview ------------------------------------------------------------------------------------------
+
+
+def fleet(settings: Settings, catalog: Catalog | None, *, now: datetime | None = None) -> list[QueueManagerRow]:
+    """One row per host and queue manager that any plan has, from its newest plan; sorted by host, queue manager."""
+    now = now or datetime.now(UTC)
+    newest = newest_plans(plan_runs(settings))
+    by_run: dict[str, list[Key]] = defaultdict(list)
+    runs: dict[str, PlanRun] = {}
+    for key, (run, _) in newest.items():
+        by_run[run.run_id].append(key)
+        runs[run.run_id] = run
+    online: dict[Key, tuple[int, int]] = {}
+    for run_id, keys in by_run.items():
+        online |= _online(plan_receivers(runs[run_id]), set(keys))
+    outcomes = {run_id: run_outcome(settings, run_id) for run_id in by_run}
+    rows = []
+    for key, (run, q) in newest.items():
+        host, library = key
+        snapshot = snapshot_of(settings, run.run_id, host, library)
+        backups = backups_of(catalog, host, str(q["qmgr"]), library)
+        rows.append(_row(run, q, snapshot, online.get(key, (0, 0)), backups, outcomes[run.run_id], now))
+    return sorted(rows, key=lambda r: (r.host, r.qmgr))
+
+
+def _online(receivers: Iterable[Mapping], keys: set[Key]) -> dict[Key, tuple[int, int]]:
+    """(count, bytes) of the receivers online per queue manager: every receiver of the plan but the freed ones, whose
+    storage is gone until a restore."""
+    totals: dict[Key, tuple[int, int]] = {}
+    for r in receivers:
+        key = (str(r["host"]), str(r["qmgr_library"]))
+        if key not in keys or r.get("status") == ReceiverStatus.FREED:
+            continue
+        count, size = totals.get(key, (0, 0))
+        totals[key] = (count + 1, size + int(r.get("size_bytes") or 0))
+    return totals
+
+
+def _row(
+    run: PlanRun,
+    q: Row,
+    snapshot: Snapshot | None,
+    online: tuple[int, int],
+    backups: Backups,
+    outcome: str | None,
+    now: datetime,
+) -> QueueManagerRow:
+    def plan_or_snapshot(column: str) -> Any:
+        value = q.get(column)
+        return value if value is not None else getattr(snapshot, column, None)
+
+    offset = q.get("utc_offset_minutes")
+    if offset is None and snapshot is not None:
+        delta = snapshot.collected_at.utcoffset()
+        offset = int(delta.total_seconds() // 60) if delta is not None else None
+    collected = q.get("collected_at") or (snapshot.collected_at if snapshot else None)
+    values: dict[str, Any] = {
+        "host": str(q["host"]),
+        "qmgr": str(q["qmgr"]),
+        "library": str(q["qmgr_library"]),
+        "run_id": run.run_id,
+        "collected_at": _aware(collected) if collected else None,
+        "utc_offset_minutes": offset,
+        "receivers_online": online[0],
+        "bytes_online": online[1],
+        "asp_number": plan_or_snapshot("asp_number"),
+        "asp_capacity_bytes": plan_or_snapshot("asp_capacity_bytes"),
+        "asp_available_bytes": plan_or_snapshot("asp_available_bytes"),
+        "oldest_needed": q.get("oldest_needed"),
+        "oldest_needed_age_seconds": q.get("oldest_needed_age_seconds"),
+        "holding_point": q.get("holding_point"),
+        "holding_point_at": _aware(q["holding_point_at"]) if q.get("holding_point_at") else None,
+        "holding_point_age_seconds": q.get("holding_point_age_seconds"),
+        "damaged_objects": _damaged(q, snapshot),
+        "recovery_points": q.get("recovery_points"),
+        "blocked": bool(q.get("blocked")),
+        "block_reason": q.get("block_reason"),
+        "alerts": list(q.get("alerts") or []),
+        "receivers_to_save": int(q.get("receivers_to_save") or 0),
+        "receivers_to_delete": int(q.get("receivers_to_delete") or 0),
+        "bytes_to_delete": int(q.get("bytes_to_delete") or 0),
+        "last_backup": backups.newest(),
+        "outcome": outcome,
+        "plan": dict(q),
+    }
+    row = QueueManagerRow.model_validate(values)
+    return row.model_copy(update={"light": traffic_light(row, now)})
+
+
+def _damaged(q: Row, snapshot: Snapshot | None) -> list[str]:
+    """The damaged objects as the plan lists them, else as the snapshot's AMQ7472 reports name them."""
+    if q.get("damaged_objects"):
+        return [str(d) for d in q["damaged_objects"]]
+    objects = getattr(snapshot, "damaged_objects", None) or []
+    return [f"{o.object} ({o.object_type})" for o in objects]
+
+
+def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
+    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full. Amber: any other alert, a recovery point
+    other than AMQJRNINF holding the oldest needed receiver, the ASP at least 75% full, a run without its report,
+    no collection for over 8 days. Green otherwise. Each reason is said."""
+    red: list[str] = []
+    amber: list[str] = []
+    if row.blocked:
+        red.append(f"blocked, nothing is deleted: {row.block_reason or 'see the plan'}")
+    for code in row.alerts:
+        (red if code in RED_ALERTS else amber).append(f"{code}: {alert_text(code)}")
+    used = row.asp_used_percent
+    if used is not None and used >= ASP_RED_PERCENT:
+        red.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
+    elif used is not None and used >= ASP_AMBER_PERCENT:
+        amber.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
+    if row.holding_point in ("AMQ7460", "AMQ7462"):
+        amber.append(f"{row.holding_point} holds the oldest needed receiver, not AMQJRNINF")
+    if row.outcome is None:
+        amber.append("the last run has no report: still running, or it failed")
+    if row.collected_at is not None and now - row.collected_at > STALE_AFTER:
+        amber.append(f"not collected since {row.collected_at:%Y-%m-%d}")
+    color: Color = "red" if red else "amber" if amber else "green"
+    return Light(color=color, reasons=red + amber)
+
+
+# --- a queue manager page ----------------------------------------------------------------------------------------
+
+
+def queue_manager(
+    settings: Settings, catalog: Catalog | None, host: str, library: str, *, now: datetime | None = None
+) -> QueueManagerPage | None:
+    """The queue manager page's data, None when no plan has the queue manager."""
+    now = now or datetime.now(UTC)
+    runs = plan_runs(settings)
+    newest = newest_plans(runs).get((host, library))
+    if newest is None:
+        return None
+    run, q = newest
+    qmgr = str(q["qmgr"])
+    backups = backups_of(catalog, host, qmgr, library, history=True)
+    snapshot = snapshot_of(settings, run.run_id, host, library)
+    receivers = plan_receivers(run, host, library)
+    online = _online(receivers, {(host, library)}).get((host, library), (0, 0))
+    row = _row(run, q, snapshot, online, backups, run_outcome(settings, run.run_id), now)
+    return QueueManagerPage(
+        row=row,
+        history=history(settings, runs, backups, host, library),
+        receivers=receiver_rows(receivers, snapshot, backups, q),
+        alert_lines=alert_lines(q),
+        recovery_conf=recovery_conf(row),
+    )
+
+
+def history(settings: Settings, runs: Iterable[PlanRun], backups: Backups, host: str, library: str) -> list[RunPoint]:
+    """One point per run that collected or planned the queue manager, oldest first: receivers online from the
+    snapshot, the oldest needed entry's age from the plan, receivers saved and deleted from the catalog."""
+    snapshots = {s.run_id: s for s in snapshots_of(settings.snapshots, host, library, newest_runs=HISTORY_RUNS)}
+    planned = {
+        run.run_id: q
+        for run in runs
+        for q in run.queue_managers
+        if (str(q["host"]), str(q["qmgr_library"])) == (host, library)
+    }
+    saved: dict[str, set[tuple[str, datetime]]] = defaultdict(set)
+    for save in backups.saves:
+        saved[save.run_id].add((save.receiver, save.attached_at))
+    deleted: dict[str, int] = defaultdict(int)
+    for deletion in backups.deletions:
+        deleted[deletion.run_id] += 1
+    points = []
+    for run_id in dict.fromkeys([*snapshots, *planned]):
+        snapshot, q = snapshots.get(run_id), planned.get(run_id, {})
+        at = snapshot.collected_at if snapshot else q.get("collected_at")
+        mine = (
+            [r for r in snapshot.receivers if r.library == library and r.status != ReceiverStatus.FREED]
+            if snapshot
+            else []
+        )
+        points.append(
+            RunPoint(
+                run_id=run_id,
+                at=_aware(at) if at else None,
+                receivers_online=len(mine) if snapshot else None,
+                bytes_online=sum(r.size_bytes for r in mine) if snapshot else None,
+                oldest_needed_age_seconds=q.get("oldest_needed_age_seconds"),
+                saved=len(saved.get(run_id, ())),
+                deleted=deleted.get(run_id, 0),
+            )
+        )
+    points.sort(key=lambda p: p.at or datetime.min.replace(tzinfo=UTC))
+    return points[-HISTORY_RUNS:]
+
+
+def receiver_rows(
+    receivers: Iterable[Mapping], snapshot: Snapshot | None, backups: Backups, q: Row
+) -> list[ReceiverRow]:
+    """The plan's receivers in chain order, with the snapshot's attach and detach times and sequence range where the
+    plan lacks them, the catalog's backups, and why each has its action (explain.py, where it is installed)."""
+    seen = {r.name: r for r in snapshot.receivers} if snapshot else {}
+    explain = explainer()
+    rows = []
+    for r in receivers:
+        name = str(r["receiver"])
+        live = seen.get(name)
+
+        def value(column: str, r: Mapping = r, live: Any = live) -> Any:
+            found = r.get(column)
+            return found if found is not None else getattr(live, column, None)
+
+        attached = value("attached_at")
+        rows.append(
+            ReceiverRow(
+                name=name,
+                library=str(r.get("library") or q["qmgr_library"]),
+                chain_position=r.get("chain_position"),
+                status=r.get("status"),
+                attached_at=_aware(attached) if attached else None,
+                detached_at=_aware(value("detached_at")) if value("detached_at") else None,
+                saved_at=_aware(value("saved_at")) if value("saved_at") else None,
+                size_bytes=r.get("size_bytes"),
+                first_sequence=_int(value("first_sequence")),
+                last_sequence=_int(value("last_sequence")),
+                action=r.get("action"),
+                reason=r.get("reason"),
+                explanation=explain.explanation(r, q) if explain is not None else None,
+                backups=backups.of_receiver(name, str(r.get("library") or q["qmgr_library"]), attached),
+            )
+        )
+    return rows
+
+
+def alert_lines(q: Row) -> list[str]:
+    """`CODE: what it means and what to do` per alert of the plan (explain.py's words with the evidence, where it
+    is installed; else the vocabulary's sentence)."""
+    explain = explainer()
+    if explain is not None:
+        return list(explain.alert_explanations(q))
+    return [f"{code}: {alert_text(code)}" for code in q.get("alerts") or []]
+
+
+def recovery_conf(row: QueueManagerRow) -> dict[str, str]:
+    """What to enter in the recovery DAG's trigger form for this queue manager: host and queue manager, and for a
+    damaged object the media recovery of it (kind, object, RCRMQMOBJ object type)."""
+    conf = {"host": row.host, "qmgr": row.qmgr}
+    explain = explainer()
+    damaged = explain.damaged_objects(row.plan) if explain is not None and row.plan.get("damaged_objects") else []
+    if damaged:
+        name, object_type, _ = damaged[0]
+        conf |= {"kind": "media", "object": name, "object_type": object_type}
+    elif row.damaged_objects:
+        conf |= {"kind": "media", "object": row.damaged_objects[0].split(" ")[0]}
+    elif row.holding_point == "AMQ7462":
+        conf["kind"] = "media"
+    return conf
+
+
+# --- small helpers -----------------------------------------------------------------------------------------------
+
+
+def explainer() -> ModuleType | None:
+    """mqjournal.explain (the words for a plan's reasons and alerts), None on an installation without it."""
+    try:
+        return importlib.import_module("mqjournal.explain")
+    except ImportError as exc:
+        log.debug("no mqjournal.explain: %s", exc)
+        return None
+
+
+def _aware(moment: datetime) -> datetime:
+    """Parquet gives timestamps back naive in UTC, or with a UTC zone; snapshots carry the partition's offset."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _int(value: Any) -> int | None:
+    """Sequence numbers come as int (snapshots) or Decimal (the plan's DECIMAL(38,0) columns)."""
+    return int(value) if value is not None else None

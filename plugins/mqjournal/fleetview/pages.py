@@ -1,0 +1,471 @@
+"""The fleet view's HTML: the fleet overview and a queue manager page, server-rendered and self-contained.
+
+Every value from the data folder is escaped. Times are the partition's local time with its offset
+(mqjournal.timefmt), sizes as the reports write them (mqjournal.report.size). Links into Airflow (a run's grid, the
+recovery DAG) leave the fleet view's frame for the Airflow UI itself (the few lines of script at the end); without
+a frame they are plain links.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from mqjournal.fleetview.charts import Point, bar_chart, line_chart
+from mqjournal.fleetview.data import (
+    MAINTENANCE_DAG,
+    RECOVERY_DAG,
+    RED_ALERTS,
+    QueueManagerPage,
+    QueueManagerRow,
+    ReceiverRow,
+    RunPoint,
+    explainer,
+    recovery_conf,
+)
+from mqjournal.report import size
+from mqjournal.timefmt import age, local_time
+from mqjournal.vocabulary import alert_text
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where the fleet view (`base`, e.g. /mqjournal) and the Airflow UI (`airflow`, e.g. /) are served."""
+
+    base: str
+    airflow: str
+
+    def fleet(self, **query: str) -> str:
+        return f"{self.base}/" + (f"?{urlencode(query)}" if query else "")
+
+    def queue_manager(self, host: str, library: str) -> str:
+        return f"{self.base}/qm/{quote(host, safe='')}/{quote(library, safe='')}"
+
+    def run(self, run_id: str) -> str:
+        """The run in Airflow's grid."""
+        return f"{self.airflow}dags/{MAINTENANCE_DAG}/runs/{quote(run_id, safe=':+')}"
+
+    def recovery(self) -> str:
+        """The recovery DAG's page, whose Trigger button opens its form. Airflow 3.3's UI takes no form values from
+        the URL, so the values to enter are shown next to the link."""
+        return f"{self.airflow}dags/{RECOVERY_DAG}"
+
+
+def e(value: object) -> str:
+    return escape("-" if value is None else str(value), quote=True)
+
+
+def when(moment: datetime | None, row: QueueManagerRow) -> str:
+    return local_time(moment, row.utc_offset_minutes)
+
+
+def short(moment: datetime | None, row: QueueManagerRow) -> str:
+    """`24 Nov 04:08` in the partition's local time: a chart's axis label."""
+    text = local_time(moment, row.utc_offset_minutes)
+    if moment is None:
+        return text
+    day = datetime.strptime(text[:16], "%Y-%m-%d %H:%M")
+    return f"{day.day} {day:%b} {day:%H:%M}"
+
+
+# --- the page frame ----------------------------------------------------------------------------------------------
+
+STYLE = """
+:root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --bg: #f6f8fa; }
+body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; margin: 0;
+       color: #1f2328; background: #fff; }
+header { padding: 12px 20px; border-bottom: 1px solid var(--line); background: var(--bg); }
+header h1 { font-size: 20px; margin: 0; }
+header .sub, .muted { color: var(--muted); }
+nav.crumbs a { color: #0969da; text-decoration: none; }
+main { padding: 12px 20px 32px; }
+a { color: #0969da; }
+table.grid { border-collapse: collapse; width: 100%; }
+table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left;
+       vertical-align: top; }
+table.grid th { background: var(--bg); position: sticky; top: 0; white-space: nowrap; font-weight: 600; }
+table.grid th a { color: inherit; text-decoration: none; }
+table.grid th.sorted { background: #ddf4ff; }
+td.num, th.num { text-align: right; white-space: nowrap; }
+td.time { white-space: nowrap; }
+.light { display: inline-block; width: 14px; height: 14px; border-radius: 50%; border: 1px solid #0003;
+       vertical-align: middle; }
+.light-red { background: #cf222e; } .light-amber { background: #d4a72c; } .light-green { background: #2da44e; }
+.alert { display: inline-block; background: #fff8c5; border: 1px solid #d4a72c66; border-radius: 4px;
+       padding: 0 4px; margin: 1px 2px 1px 0; font-size: 12px; }
+.alert.red { background: #ffebe9; border-color: #cf222e66; }
+.point-name { font-weight: 600; }
+.why { display: block; color: var(--muted); font-size: 12px; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0 16px; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+figure.chart-box { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
+figure.chart-box figcaption { font-weight: 600; margin-bottom: 4px; }
+svg.chart .grid { stroke: #eaeef2; } svg.chart .tick { font-size: 11px; fill: var(--muted); }
+svg.chart .legend { font-size: 12px; } svg.chart .empty { fill: var(--muted); }
+pre.conf { background: var(--bg); border: 1px solid var(--line); padding: 6px 8px; display: inline-block;
+       margin: 4px 0; }
+ul.reasons { margin: 4px 0 12px; padding-left: 20px; }
+h2 { font-size: 16px; margin: 20px 0 8px; }
+"""
+
+# Links into Airflow leave the frame the Airflow UI shows this page in. The frame may not navigate the whole window
+# (its sandbox has no allow-top-navigation), but it is same-origin: push the URL into the UI's history and let its
+# router, which listens to popstate, show the page. Outside a frame the links work as they are.
+SCRIPT = """
+document.addEventListener("click", function (event) {
+  var link = event.target.closest && event.target.closest("a[data-airflow]");
+  if (!link || window.top === window || event.button !== 0 || event.ctrlKey || event.metaKey) return;
+  try {
+    var top = window.top;
+    top.history.pushState(null, "", link.getAttribute("href"));
+    top.dispatchEvent(new top.PopStateEvent("popstate", { state: null }));
+    event.preventDefault();
+  } catch (e) { /* not same-origin: the link opens in the frame */ }
+});
+"""
+
+
+def page(title: str, crumbs: Sequence[tuple[str, str | None]], body: str, subtitle: str = "") -> str:
+    trail = " &rsaquo; ".join(f'<a href="{e(href)}">{e(text)}</a>' if href else e(text) for text, href in crumbs)
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{e(title)}</title><style>{STYLE}</style></head><body>"
+        f'<header><nav class="crumbs">{trail}</nav><h1>{e(title)}</h1>'
+        + (f'<div class="sub">{subtitle}</div>' if subtitle else "")
+        + f"</header><main>{body}</main><script>{SCRIPT}</script></body></html>"
+    )
+
+
+def light(row: QueueManagerRow) -> str:
+    reasons = "; ".join(row.light.reasons) or "nothing to look at"
+    return (
+        f'<span class="light light-{e(row.light.color)}" data-light="{e(row.light.color)}" '
+        f'title="{e(reasons)}" aria-label="{e(row.light.color)}: {e(reasons)}"></span>'
+    )
+
+
+def asp(row: QueueManagerRow) -> str:
+    used = row.asp_used_percent
+    if used is None:
+        return "-"
+    number = row.asp_number if row.asp_number is not None else "?"
+    return f"{used:.0f}% of {size(row.asp_capacity_bytes)} (ASP {number}, {size(row.asp_available_bytes)} free)"
+
+
+def held_by(row: QueueManagerRow) -> str:
+    """`AMQ7462 since <time> (46 h); damaged: APP.REQUEST.QUEUE (QLOCAL)`: which point holds the oldest needed
+    receiver, from the plan ("-" when the plan does not say)."""
+    if not row.holding_point:
+        return "-"
+    parts = [f'<span class="point-name">{e(row.holding_point)}</span>']
+    if row.holding_point_at is not None:
+        parts.append(f"since {e(when(row.holding_point_at, row))}")
+    if row.holding_point_age_seconds is not None:
+        parts.append(f"({e(age(row.holding_point_age_seconds))})")
+    text = " ".join(parts)
+    if row.damaged_objects:
+        text += f'<span class="why">damaged: {e(", ".join(row.damaged_objects))}</span>'
+    return text
+
+
+def alerts(codes: Sequence[str]) -> str:
+    if not codes:
+        return "-"
+    return "".join(
+        f'<span class="alert{" red" if code in RED_ALERTS else ""}" data-alert="{e(code)}" '
+        f'title="{e(alert_text(code))}">{e(code)}</span>'
+        for code in codes
+    )
+
+
+def backup(row: QueueManagerRow) -> str:
+    if row.last_backup is None:
+        return "-"
+    return f'{e(when(row.last_backup.at, row))}<span class="why">{e(row.last_backup.where)}</span>'
+
+
+def last_run(row: QueueManagerRow, links: Links) -> str:
+    return (
+        f'<a data-airflow class="run" href="{e(links.run(row.run_id))}" title="{e(row.run_id)}">'
+        f"{e(when(row.collected_at, row))}</a>"
+        f'<span class="why">{e(row.outcome or "no report yet")}</span>'
+    )
+
+
+def recovery_link(links: Links, conf: dict[str, str], text: str = "recovery form") -> str:
+    return (
+        f'<a data-airflow class="recovery" href="{e(links.recovery())}" data-conf="{e(json.dumps(conf))}" '
+        f'title="{e("Trigger " + RECOVERY_DAG + " with: " + json.dumps(conf))}">{e(text)}</a>'
+    )
+
+
+# --- the fleet overview ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    sort: Callable[[QueueManagerRow], Any]
+    cell: Callable[[QueueManagerRow, Links], str]
+    css: str = ""
+    numeric: bool = False  # sorted by a number: descending first
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("light", "", lambda r: r.severity, lambda r, _: light(r), numeric=True),
+    Column("host", "host", lambda r: r.host, lambda r, _: e(r.host)),
+    Column(
+        "qmgr",
+        "queue manager",
+        lambda r: r.qmgr,
+        lambda r, links: (
+            f'<a class="qm" href="{e(links.queue_manager(r.host, r.library))}">{e(r.qmgr)}</a>'
+            f'<span class="why">{e(r.library)}</span>'
+        ),
+    ),
+    Column(
+        "receivers", "receivers online", lambda r: r.receivers_online, lambda r, _: e(r.receivers_online), "num", True
+    ),
+    Column("bytes", "bytes online", lambda r: r.bytes_online, lambda r, _: e(size(r.bytes_online)), "num", True),
+    Column("asp", "ASP use", lambda r: r.asp_used_percent, lambda r, _: e(asp(r)), "num", True),
+    Column("oldest", "oldest needed", lambda r: r.oldest_needed, lambda r, _: e(r.oldest_needed)),
+    Column(
+        "age",
+        "its age",
+        lambda r: r.oldest_needed_age_seconds,
+        lambda r, _: e(age(r.oldest_needed_age_seconds)),
+        "num",
+        True,
+    ),
+    Column("held", "held by", lambda r: r.holding_point, lambda r, _: held_by(r)),
+    Column(
+        "backup",
+        "last verified backup",
+        lambda r: r.last_backup.at if r.last_backup else None,
+        lambda r, _: backup(r),
+        "time",
+        True,
+    ),
+    Column("run", "last run", lambda r: r.collected_at, last_run, "time", True),
+    Column("alerts", "alerts", lambda r: len(r.alerts), lambda r, _: alerts(r.alerts), numeric=True),
+    Column("recovery", "", lambda r: 0, lambda r, links: recovery_link(links, recovery_conf(r))),
+)
+SORTABLE = {c.key: c for c in COLUMNS if c.title}
+
+
+def sort_rows(rows: Sequence[QueueManagerRow], key: str | None, order: str | None) -> list[QueueManagerRow]:
+    """By a column (unknown values last, whatever the order), then host and queue manager; by default the reddest
+    first."""
+    ordered = sorted(rows, key=lambda r: (r.host, r.qmgr))
+    column = SORTABLE.get(key or "") or COLUMNS[0]
+    descending = (order or ("desc" if column.numeric else "asc")) == "desc"
+    known = [r for r in ordered if column.sort(r) is not None]
+    unknown = [r for r in ordered if column.sort(r) is None]
+    return sorted(known, key=column.sort, reverse=descending) + unknown
+
+
+def fleet_page(
+    rows: Sequence[QueueManagerRow], links: Links, *, sort: str | None, order: str | None, source: str
+) -> str:
+    column = SORTABLE.get(sort or "") or COLUMNS[0]
+    descending = (order or ("desc" if column.numeric else "asc")) == "desc"
+    head = []
+    for c in COLUMNS:
+        if not c.title and c.key != "light":
+            head.append("<th></th>")
+            continue
+        sorted_here = c.key == column.key
+        next_order = ("asc" if descending else "desc") if sorted_here else ("desc" if c.numeric else "asc")
+        arrow = (" &#9660;" if descending else " &#9650;") if sorted_here else ""
+        label = c.title or "&#9679;"
+        head.append(
+            f'<th class="{c.css}{" sorted" if sorted_here else ""}" data-col="{c.key}"'
+            + (f' aria-sort="{"descending" if descending else "ascending"}"' if sorted_here else "")
+            + f'><a href="{e(links.fleet(sort=c.key, order=next_order))}">{label}</a>{arrow}</th>'
+        )
+    body = []
+    for r in sort_rows(rows, column.key, "desc" if descending else "asc"):
+        cells = "".join(
+            f'<td class="{c.css}" data-col="{c.key}" data-value="{e(_sort_value(c.sort(r)))}">{c.cell(r, links)}</td>'
+            for c in COLUMNS
+        )
+        body.append(
+            f'<tr data-host="{e(r.host)}" data-qmgr="{e(r.qmgr)}" data-library="{e(r.library)}" '
+            f'data-light="{e(r.light.color)}">{cells}</tr>'
+        )
+    if not rows:
+        content = (
+            "<p>No plan yet: the fleet view shows what the maintenance runs found. Trigger "
+            f'<a data-airflow href="{e(links.airflow)}dags/{MAINTENANCE_DAG}">{MAINTENANCE_DAG}</a> '
+            "(a dry run is enough) and come back when its plan task has run.</p>"
+        )
+    else:
+        content = (
+            f'<table id="fleet" class="grid" data-sort="{column.key}" data-order="{"desc" if descending else "asc"}">'
+            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            '<p class="muted">The light: red when a queue manager is blocked, has an alert MQ cannot live with for '
+            "long, or its ASP is at least 90% full; amber for any other alert, a recovery point other than "
+            "AMQJRNINF holding the oldest needed receiver, an ASP at least 75% full, a run without its report, or no "
+            "collection for over 8 days. Hover over it for the reasons.</p>"
+        )
+    counts = {color: sum(1 for r in rows if r.light.color == color) for color in ("red", "amber", "green")}
+    subtitle = (
+        f"{len(rows)} queue managers: {counts['red']} red, {counts['amber']} amber, {counts['green']} green "
+        f"&middot; from {e(source)}"
+    )
+    return page("MQ journals", [("MQ journals", None)], content, subtitle)
+
+
+def _sort_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+# --- a queue manager page ----------------------------------------------------------------------------------------
+
+
+def queue_manager_page(p: QueueManagerPage, links: Links) -> str:
+    row = p.row
+    facts = [
+        ("traffic light", f"{light(row)} {e(row.light.color)}"),
+        ("receivers online", f"{row.receivers_online} ({e(size(row.bytes_online))})"),
+        ("ASP use", e(asp(row))),
+        (
+            "oldest needed receiver",
+            f"{e(row.oldest_needed)} ({e(age(row.oldest_needed_age_seconds))} old)"
+            + (f'<span class="why">{e(_needed_because(row))}</span>' if _needed_because(row) else ""),
+        ),
+        ("held by", held_by(row)),
+        ("recovery points", e(row.recovery_points)),
+        ("blocked", e(f"yes: {row.block_reason}" if row.blocked else "no")),
+        (
+            "last verified backup",
+            backup(row) + (f'<span class="why">{e(row.last_backup.detail)}</span>' if row.last_backup else ""),
+        ),
+        ("last run", last_run(row, links)),
+        (
+            "its plan",
+            e(f"save {row.receivers_to_save}, delete {row.receivers_to_delete} ({size(row.bytes_to_delete)})"),
+        ),
+    ]
+    dl = "".join(f'<dt>{e(k)}</dt><dd data-fact="{e(k)}">{v}</dd>' for k, v in facts)
+    reasons = "".join(f"<li>{e(r)}</li>" for r in row.light.reasons) or "<li>nothing to look at</li>"
+    alert_items = "".join(f"<li>{e(line)}</li>" for line in p.alert_lines) or "<li>none</li>"
+    conf = json.dumps(p.recovery_conf)
+    recovery = (
+        f"<p>If this queue manager needs a restore or a repair: {recovery_link(links, p.recovery_conf, RECOVERY_DAG)} "
+        "(its Trigger button opens the form). Enter these values, or paste them into the form's configuration JSON:"
+        f'<br><pre class="conf" id="recovery-conf">{e(conf)}</pre></p>'
+    )
+    body = (
+        f'<dl class="facts">{dl}</dl>'
+        f'<h2>Why this light</h2><ul class="reasons" id="light-reasons">{reasons}</ul>'
+        f'<h2>Alerts</h2><ul class="reasons" id="alerts">{alert_items}</ul>'
+        f"<h2>Recovery</h2>{recovery}"
+        f'<h2>Over time</h2><div class="charts">{charts(p)}</div>'
+        f"<h2>Receivers (newest plan, {len(p.receivers)})</h2>{receiver_table(p.receivers, row)}"
+    )
+    crumbs = [("MQ journals", links.fleet()), (row.host, None), (row.qmgr, None)]
+    subtitle = (
+        f"library {e(row.library)} &middot; collected {e(when(row.collected_at, row))} &middot; run {e(row.run_id)}"
+    )
+    return page(f"{row.qmgr} on {row.host}", crumbs, body, subtitle)
+
+
+def _needed_because(row: QueueManagerRow) -> str:
+    explain = explainer()
+    return explain.needed_because(row.plan) if explain is not None and row.plan else ""
+
+
+def charts(p: QueueManagerPage) -> str:
+    row = p.row
+    labels = [short(h.at, row) for h in p.history]
+    runs = [h.run_id for h in p.history]
+    return "".join(
+        [
+            line_chart(
+                "bytes-online",
+                "Receiver bytes online",
+                "bytes",
+                [Point(h.run_id, label, h.bytes_online) for h, label in zip(p.history, labels, strict=True)],
+                lambda v: size(int(v)),
+                step=_bytes_step(p.history),
+            ),
+            line_chart(
+                "oldest-needed-age",
+                "Age of the oldest needed entry",
+                "seconds",
+                [
+                    Point(h.run_id, label, h.oldest_needed_age_seconds)
+                    for h, label in zip(p.history, labels, strict=True)
+                ],
+                lambda v: f"{v / 3600:g} h",
+                step=3600,
+            ),
+            bar_chart(
+                "saved-deleted",
+                "Receivers saved and deleted per run",
+                "receivers",
+                runs,
+                labels,
+                {"saved": [h.saved for h in p.history], "deleted": [h.deleted for h in p.history]},
+            ),
+        ]
+    )
+
+
+def _bytes_step(history: Sequence[RunPoint]) -> float:
+    top = max((h.bytes_online or 0 for h in history), default=0)
+    return 1024.0**3 if top >= 10 * 1024**3 else 1024.0**2 if top >= 1024**2 else 1.0
+
+
+def receiver_table(receivers: Sequence[ReceiverRow], row: QueueManagerRow) -> str:
+    head = (
+        "<tr><th>receiver</th><th>library</th><th class=num>#</th><th>status</th><th>attached</th><th>detached</th>"
+        "<th class=num>size</th><th class=num>sequence range</th><th>saved (IBM i)</th><th>backup</th>"
+        "<th>planned action</th><th>reason</th></tr>"
+    )
+    body = []
+    for r in receivers:
+        sequence = f"{r.first_sequence}-{r.last_sequence}" if r.first_sequence is not None else "-"
+        shown = size(r.size_bytes) if r.size_bytes is not None else None
+        reason = e(r.reason) + (f'<span class="why">{e(r.explanation)}</span>' if r.explanation else "")
+        body.append(
+            f'<tr data-receiver="{e(r.name)}" data-action="{e(r.action)}" data-reason="{e(r.reason)}">'
+            f"<td>{e(r.name)}</td><td>{e(r.library)}</td><td class=num>{e(r.chain_position)}</td><td>{e(r.status)}</td>"
+            f'<td class="time">{e(when(r.attached_at, row))}</td><td class="time">{e(when(r.detached_at, row))}</td>'
+            f'<td class=num data-value="{e(r.size_bytes)}">{e(shown)}</td>'
+            f"<td class=num>{e(sequence)}</td>"
+            f'<td class="time">{e(when(r.saved_at, row))}</td><td>{e("; ".join(r.backups) or None)}</td>'
+            f"<td>{e(r.action)}</td><td>{reason}</td></tr>"
+        )
+    return f'<table id="receivers" class="grid"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def not_found(host: str, library: str, links: Links) -> str:
+    body = (
+        f"<p>No plan has a queue manager in library {e(library)} on {e(host)}. "
+        f'<a href="{e(links.fleet())}">Back to the fleet</a>.</p>'
+    )
+    return page("Queue manager not found", [("MQ journals", links.fleet()), (host, None)], body)
+
+
+def refused(status: int, detail: str, login: str) -> str:
+    body = (
+        f"<p>{e(detail)} ({status}). The fleet view is behind Airflow's login: "
+        f'<a href="{e(login)}" target="_top">log in to Airflow</a>, then open "MQ journals" in its navigation.</p>'
+    )
+    return page("Not logged in" if status == 401 else "Not allowed", [("MQ journals", None)], body)
