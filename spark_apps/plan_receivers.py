@@ -194,6 +194,7 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
                 as_of_us=as_of_us,
                 skew_us=policy.clock_skew // MICROS,
                 max_age_us=policy.max_snapshot_age // MICROS,
+                alert_age_us=policy.recovery_point_alert_age // MICROS,
             )
         )
         planned = keep(planned_receivers(receivers, states, policy=policy, as_of_us=as_of_us))

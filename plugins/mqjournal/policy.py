@@ -46,6 +46,14 @@ class Policy(BaseModel):
         description="alert when AMQ7460/AMQ7462 has not moved over this many runs while receivers changed (2 to at "
         "most 1000)",
     )
+    recovery_point_alert_hours: float = Field(
+        24,
+        gt=0,
+        le=8760,
+        description="alert on the first run when AMQ7460 or AMQ7462 is older than this right after a forced "
+        "checkpoint: RCDMQMIMG moves both unless a unit of work stays open or an object is damaged (hours, at most "
+        "8760: a year)",
+    )
     keep_library_saves: int = Field(
         2,
         ge=1,
@@ -94,6 +102,10 @@ class Policy(BaseModel):
     @property
     def max_snapshot_age(self) -> timedelta:
         return timedelta(hours=self.max_snapshot_age_hours)
+
+    @property
+    def recovery_point_alert_age(self) -> timedelta:
+        return timedelta(hours=self.recovery_point_alert_hours)
 
     @property
     def retention(self) -> timedelta:

@@ -30,6 +30,7 @@ from mqjournal.vocabulary import (
     Alert,
     BlockReason,
     DeleteReason,
+    HoldingPoint,
     Reason,
     ReceiverStatus,
 )
@@ -51,6 +52,12 @@ class ReceiverPlan:
     size_bytes: int
     action: Action
     reason: Reason
+    # What WRKJRNRCV shows of it, for the people reading the plan (the rules above decide without these).
+    attached_at: datetime | None
+    detached_at: datetime | None
+    saved_at: datetime | None
+    first_sequence: int | None
+    last_sequence: int | None
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,14 @@ class QueueManagerPlan:
     oldest_needed_age_seconds: int | None
     collected_at: datetime
     run_id: str
+    utc_offset_minutes: int  # the partition's, at the collection: every time shown to people is in its local time
+    holding_point: HoldingPoint | None  # which statement holds the oldest needed receiver; None when blocked
+    holding_point_at: datetime | None
+    holding_point_age_seconds: int | None
+    damaged_objects: tuple[str, ...]  # "NAME (TYPE)" reported by AMQ7472 since the media recovery point
+    asp_number: int | None
+    asp_capacity_bytes: int | None
+    asp_available_bytes: int | None
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,8 @@ class OldestNeeded:
     not_on_system: bool
     points_disagree: bool = False
     recovery_points: str = ""
+    holding_point: HoldingPoint | None = None
+    holding_point_at: datetime | None = None
 
 
 def to_milliseconds(moment: datetime) -> datetime:
@@ -254,6 +271,9 @@ def oldest_needed(snapshot: Snapshot, chain: list[Receiver], *, policy: Policy |
     disagree = j is not None and p is not None and (j != p if len(present) == 2 else j > p)
     # Any block makes everything needed; unblocked, AMQJRNINF is usable, so j is set.
     n = 0 if blocks else min(x for x in (j, p) if x is not None)
+    holding: tuple[HoldingPoint | None, datetime | None] = (None, None)
+    if not blocks:
+        holding = _holding_point(snapshot, chain, latest, n, jrninf.needed_at)
     return OldestNeeded(
         position=n,
         blocks=tuple(dict.fromkeys(blocks)),
@@ -261,7 +281,30 @@ def oldest_needed(snapshot: Snapshot, chain: list[Receiver], *, policy: Policy |
         not_on_system=jrninf.not_on_system,
         points_disagree=disagree,
         recovery_points=recovery_points_text(snapshot),
+        holding_point=holding[0],
+        holding_point_at=holding[1],
     )
+
+
+def _holding_point(
+    snapshot: Snapshot, chain: list[Receiver], latest: datetime, n: int, needed_at: datetime | None
+) -> tuple[HoldingPoint, datetime | None]:
+    """Section 2.5: the recovery point at n, the earliest of them if both are (AMQ7460 on a tie); else AMQJRNINF.
+
+    AMQJRNINF records the older of MQ's two points, so it usually sits at n with one of them: the point is named,
+    because it says why (a unit of work, a damaged object) where AMQJRNINF only says when.
+    """
+    at_n = [
+        (point.at, order, label)
+        for order, (label, point) in enumerate(
+            ((HoldingPoint.STARTUP, snapshot.startup_recovery), (HoldingPoint.MEDIA, snapshot.media_recovery))
+        )
+        if point is not None and _point(point, chain, latest)[0] == n
+    ]
+    if at_n:
+        at, _, label = min(at_n)
+        return label, at
+    return HoldingPoint.AMQJRNINF, needed_at
 
 
 # --- 3. action and reason -----------------------------------------------------------------------------------------
@@ -388,6 +431,29 @@ def _attached_names(snapshot: Snapshot) -> list[str]:
     return sorted(r.name for r in snapshot.receivers if r.status == ReceiverStatus.ATTACHED)
 
 
+def point_old(snapshot: Snapshot, point: RecoveryPoint | None, policy: Policy) -> bool:
+    """Right after a forced checkpoint that worked, the point is older than the policy's limit (partition clock)."""
+    checkpointed = snapshot.checkpoint.forced and snapshot.checkpoint.ok
+    return checkpointed and point is not None and snapshot.collected_at - point.at > policy.recovery_point_alert_age
+
+
+def damaged_objects(snapshot: Snapshot) -> tuple[str, ...]:
+    """The AMQ7472 objects reported at or after the media recovery point, as "NAME (TYPE)", sorted.
+
+    An object repaired since (RCRMQMOBJ, then RCDMQMIMG) has its report before the point that moved past it.
+    """
+    media = snapshot.media_recovery
+    return tuple(
+        sorted(
+            {
+                f"{d.object} ({d.object_type})"
+                for d in snapshot.damaged_objects
+                if media is None or d.reported_at >= media.at
+            }
+        )
+    )
+
+
 def over_threshold(receiver: Receiver) -> bool:
     return receiver.threshold_kb is not None and receiver.size_bytes > receiver.threshold_kb * 1024
 
@@ -406,6 +472,8 @@ def alerts_for(
         Alert.NEXT_RECEIVER_NAME_TAKEN: any(next_name_taken(snapshot, r) for r in attached),
         Alert.STARTUP_RECOVERY_STUCK: recovery_stuck(history, "startup_recovery", policy.stuck_after_runs),
         Alert.MEDIA_RECOVERY_STUCK: recovery_stuck(history, "media_recovery", policy.stuck_after_runs),
+        Alert.STARTUP_POINT_OLD: point_old(snapshot, snapshot.startup_recovery, policy),
+        Alert.MEDIA_POINT_OLD: point_old(snapshot, snapshot.media_recovery, policy),
     }
     return tuple(sorted(alert for alert, found in raised.items() if found))
 
@@ -453,6 +521,11 @@ def plan_queue_manager(
                 size_bytes=r.size_bytes,
                 action=action,
                 reason=reason,
+                attached_at=r.attached_at,
+                detached_at=r.detached_at,
+                saved_at=r.saved_at,
+                first_sequence=r.first_sequence,
+                last_sequence=r.last_sequence,
             )
         )
     if site is not None:
@@ -478,8 +551,24 @@ def plan_queue_manager(
         oldest_needed_age_seconds=None if needed_at is None else math.floor((as_of - needed_at).total_seconds()),
         collected_at=current.collected_at,
         run_id=current.run_id,
+        utc_offset_minutes=_offset_minutes(current.collected_at),
+        holding_point=needed.holding_point,
+        holding_point_at=needed.holding_point_at,
+        holding_point_age_seconds=(
+            None if needed.holding_point_at is None else math.floor((as_of - needed.holding_point_at).total_seconds())
+        ),
+        damaged_objects=damaged_objects(current),
+        asp_number=current.asp_number,
+        asp_capacity_bytes=current.asp_capacity_bytes,
+        asp_available_bytes=current.asp_available_bytes,
     )
     return qm, rows
+
+
+def _offset_minutes(moment: datetime) -> int:
+    offset = moment.utcoffset()
+    assert offset is not None, "snapshot times are aware"
+    return math.floor(offset.total_seconds() / 60)
 
 
 def plan_fleet(snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, policy: Policy | None = None) -> Plan:

@@ -94,6 +94,15 @@ class QueueMessage(_Model):
     )
 
 
+class DamagedObject(_Model):
+    """An MQ object AMQ7472 reported damaged: RCRMQMOBJ re-creates it from the journal, and until then its media
+    recovery point (AMQ7462) cannot move."""
+
+    object: str = Field(description="the object's name as AMQ7472 gives it, e.g. APP.REQUEST.QUEUE")
+    object_type: str = Field(description="its type as MQ prints it in AMQ7472, e.g. QLOCAL")
+    reported_at: AwareDatetime = Field(description="the newest AMQ7472 about it in the collection window")
+
+
 class Snapshot(_Model):
     """The state of one queue manager's journal at one collection."""
 
@@ -114,6 +123,11 @@ class Snapshot(_Model):
     asp_number: int | None = Field(None, description="the ASP that holds the journal's receivers (1: the system ASP)")
     asp_capacity_bytes: NonNegativeInt | None = Field(None, description="that ASP's capacity (QSYS2.ASP_INFO)")
     asp_available_bytes: NonNegativeInt | None = Field(None, description="the capacity still free in that ASP")
+    damaged_objects: list[DamagedObject] = Field(
+        default_factory=list,
+        description="the objects AMQ7472 reported damaged in QMQMMSG within the collection window (newest report "
+        "per object); read from the messages' replacement data, so empty when the partition does not show it",
+    )
 
 
 def receivers_by_name(snapshot: Snapshot | None, library: str) -> dict[str, Receiver]:
@@ -141,7 +155,18 @@ def published_schema_text() -> str:
 
 # Keys added to v1 after its first release. A record written before them lacks them and is read with null; every
 # other key must be there. Their names occur nowhere else in the contract, so a reader can skip them by name alone.
-ADDED_KEYS = frozenset({"tokens", "asp_number", "asp_capacity_bytes", "asp_available_bytes"})
+ADDED_KEYS = frozenset(
+    {
+        "tokens",
+        "asp_number",
+        "asp_capacity_bytes",
+        "asp_available_bytes",
+        "damaged_objects",
+        "object",
+        "object_type",
+        "reported_at",
+    }
+)
 
 # How a key's value is shaped, as far as keys go: a plain value, an object, an object or null, a list of objects.
 VALUE, OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS = "value", "object", "optional_object", "list_of_objects"

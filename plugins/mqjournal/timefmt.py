@@ -8,7 +8,7 @@ strftime of its own.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 UTC_OFFSET_UNKNOWN = "the partition's offset is not known"
 
@@ -32,7 +32,7 @@ def local_time(moment: datetime | None, offset_minutes: int | None = None) -> st
     if moment is None:
         return "-"
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     if offset_minutes is not None:
         moment = moment.astimezone(zone(offset_minutes))
     offset = moment.utcoffset() or timedelta(0)
@@ -42,7 +42,7 @@ def local_time(moment: datetime | None, offset_minutes: int | None = None) -> st
 def local_day(moment: datetime, offset_minutes: int | None = None) -> datetime:
     """`moment` as the partition's wall clock (for grouping by day)."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(zone(offset_minutes)) if offset_minutes is not None else moment
 
 

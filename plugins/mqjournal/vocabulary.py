@@ -138,6 +138,27 @@ class Alert(StrEnum):
         "MEDIA_RECOVERY_STUCK",
         "AMQ7462 has not moved while receivers changed: a damaged object (RCRMQMOBJ it)",
     )
+    # The first-run counterparts of the two above: a forced RCDMQMIMG moves both points to about now, so a point
+    # older than the policy's limit right after one is held by something only an admin can end.
+    STARTUP_POINT_OLD = (
+        "STARTUP_POINT_OLD",
+        "AMQ7460 is older than the policy's limit right after a forced checkpoint: a unit of work has been open "
+        "since its time (an uncommitted application, or a channel in doubt)",
+    )
+    MEDIA_POINT_OLD = (
+        "MEDIA_POINT_OLD",
+        "AMQ7462 is older than the policy's limit right after RCDMQMIMG: an object is damaged (AMQ7472) and needs "
+        "RCRMQMOBJ",
+    )
+
+
+class HoldingPoint(StrEnum):
+    """Which of MQ's three statements holds the oldest needed receiver (docs/planning-rules.md, section 2.5): the
+    explanation of every needed receiver names it."""
+
+    AMQJRNINF = "AMQJRNINF"
+    STARTUP = "AMQ7460"  # the startup (restart) recovery point: the oldest open unit of work, or the checkpoint
+    MEDIA = "AMQ7462"  # the media recovery point: the oldest media image an object still needs
 
 
 def alert_text(code: str) -> str:

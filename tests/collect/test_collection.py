@@ -229,3 +229,17 @@ def test_amqjrninf_is_read_as_ebcdic_bytes_when_the_character_column_does_not_co
     # As rewritten by the collection's own checkpoint.
     assert snapshots[0].amqjrninf == two_hosts.host("ibmi1").partition.user_spaces["QMTEST/AMQJRNINF"].data
     assert any("DATA_BINARY" in r["command"] for r in read_audit(out / "audit.jsonl"))
+
+
+def test_an_object_amq7472_reports_damaged_is_collected_with_its_type_and_time(tmp_path):
+    damaged = QueueManagerConfig(
+        name="BILLING", threshold_kb=500, damaged_object="APP.REQUEST.QUEUE", damaged_at_hour=1
+    )
+    hosts = [HostConfig(name="ibmi1", port=0, utc_offset="+01:00", queue_managers=[damaged])]
+    config = fleet_config(tmp_path, hosts).model_copy(update={"warmup_hours": 3})
+    with serve(config) as fleet:
+        snapshots, _ = collect(fleet, tmp_path / "out")
+    (snap,) = snapshots
+    assert [(d.object, d.object_type) for d in snap.damaged_objects] == [("APP.REQUEST.QUEUE", "LCLQ")]
+    reports = [m.at for m in snap.messages if m.id == "AMQ7472"]
+    assert snap.damaged_objects[0].reported_at == max(reports)

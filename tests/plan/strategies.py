@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mqjournal.jrninf import format_amqjrninf
 from mqjournal.policy import Policy
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
+from mqjournal.snapshot import DamagedObject, Receiver, ReceiverStatus, Snapshot
 from tests.plan.builders import HOUR, KB, T0, chain, snapshot
 
 AMQJRNINF_KINDS = ("named", "named", "named", "asterisks", "missing", "malformed", "lying", "outside", "future")
@@ -129,7 +129,7 @@ def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 
         raw = "********************20991231235959999"  # exactly the record of the issue
     startup, startup_at = draw(recovery_point(members, holder, needed_at, collected_at))
     media, media_at = draw(recovery_point(members, holder, needed_at, collected_at))
-    return snapshot(
+    made = snapshot(
         receivers,
         amqjrninf=raw,
         host=host,
@@ -142,6 +142,25 @@ def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 
         media=media,
         startup_at=startup_at,
         media_at=media_at,
+    )
+    # AMQ7472 reports around the media point (before it: an object re-created since), and the ASP as read.
+    around = media_at or needed_at
+    damaged = [
+        DamagedObject(
+            object=draw(st.sampled_from(["APP.REQUEST.QUEUE", "APP.REPLY", "SYSTEM.DEAD.LETTER.QUEUE"])),
+            object_type=draw(st.sampled_from(["QLOCAL", "QALIAS"])),
+            reported_at=around + timedelta(seconds=draw(st.sampled_from([-3600, -1, 0, 1, 7200]))),
+        )
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    asp = draw(st.sampled_from([None, (1, 500 * 2**30, 120 * 2**30), (2, 2**40, 0)]))
+    return made.model_copy(
+        update={
+            "damaged_objects": damaged,
+            "asp_number": asp[0] if asp else None,
+            "asp_capacity_bytes": asp[1] if asp else None,
+            "asp_available_bytes": asp[2] if asp else None,
+        }
     )
 
 
@@ -174,6 +193,8 @@ def _policies(backup: st.SearchStrategy[str]) -> st.SearchStrategy[Policy]:
         retention_days=st.sampled_from([0.0, 0.1, 2.0]),
         keep_min_receivers=st.integers(0, 3),
         stuck_after_runs=st.integers(2, 4),
+        # Around the points' ages in these fleets (minutes to days).
+        recovery_point_alert_hours=st.sampled_from([0.01, 1.0, 24.0]),
         clock_skew_seconds=st.sampled_from([0.0, 300.0, 3600.0]),
         backup=backup,
         # Around the saves' ages in these fleets (minutes to a day and more): some old enough, some not, and 0.

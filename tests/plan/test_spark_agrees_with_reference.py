@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -34,6 +35,14 @@ QM_COLUMNS = (
     "chain_length",
     "oldest_needed_age_seconds",
     "run_id",
+    "utc_offset_minutes",
+    "holding_point",
+    "holding_point_at",
+    "holding_point_age_seconds",
+    "damaged_objects",
+    "asp_number",
+    "asp_capacity_bytes",
+    "asp_available_bytes",
 )
 RECEIVER_COLUMNS = (
     "host",
@@ -46,11 +55,27 @@ RECEIVER_COLUMNS = (
     "size_bytes",
     "action",
     "reason",
+    "attached_at",
+    "detached_at",
+    "saved_at",
+    "first_sequence",
+    "last_sequence",
 )
 
 
+def _comparable(value: object) -> object:
+    """Lists as tuples, times as UTC instants (Parquet keeps no offset), exact decimals as ints."""
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+    if isinstance(value, Decimal):
+        return int(value)
+    return value
+
+
 def normalise(rows: list[dict], columns: tuple[str, ...]) -> list[tuple]:
-    return sorted(tuple(tuple(r[c]) if c == "alerts" else r[c] for c in columns) for r in rows)
+    return sorted((tuple(_comparable(r[c]) for c in columns) for r in rows), key=repr)
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

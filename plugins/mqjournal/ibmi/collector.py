@@ -21,6 +21,7 @@ from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import (
     Checkpoint,
     CommandMessage,
+    DamagedObject,
     JournalRef,
     QueueMessage,
     Receiver,
@@ -109,6 +110,7 @@ def read_state(
 
     raw = _amqjrninf(session, target, jrninf)
     latest = _latest_points(_rows(target, points, "AMQ7460/AMQ7462"), tz)
+    messages = [_message(row, tz) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)]
     try:
         # What the partition returned is validated by the contract, which refuses a missing value with its name.
         return Snapshot.model_validate(
@@ -124,11 +126,8 @@ def read_state(
                 "startup_recovery": latest.get("AMQ7460"),
                 "media_recovery": latest.get("AMQ7462"),
                 "receivers": [_receiver(row, tz) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
-                "messages": [
-                    _message(row, tz)
-                    for row in _rows(target, recent, "MESSAGE_QUEUE_INFO")
-                    if _about_journal(row, target)
-                ],
+                "messages": messages,
+                "damaged_objects": _damaged_objects(messages),
                 "asp_number": usage.asp_number if usage else None,
                 "asp_capacity_bytes": usage.capacity_bytes if usage else None,
                 "asp_available_bytes": usage.available_bytes if usage else None,
@@ -241,6 +240,19 @@ def _receiver(row: Row, tz: timezone) -> Receiver:
             "journal_library": row["JOURNAL_LIBRARY"],
         }
     )
+
+
+def _damaged_objects(messages: list[QueueMessage]) -> list[DamagedObject]:
+    """The newest AMQ7472 per object, oldest report first."""
+    newest: dict[tuple[str, str], datetime] = {}
+    for m in messages:
+        found = mqmessages.damaged_object(m.tokens) if m.id == "AMQ7472" else None
+        if found is not None and (found not in newest or m.at > newest[found]):
+            newest[found] = m.at
+    return [
+        DamagedObject(object=name, object_type=kind, reported_at=at)
+        for (name, kind), at in sorted(newest.items(), key=lambda item: (item[1], item[0]))
+    ]
 
 
 def _message(row: Row, tz: timezone) -> QueueMessage:

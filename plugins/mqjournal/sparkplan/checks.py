@@ -374,6 +374,10 @@ def newest_window(ranked: DataFrame, *, runs: int) -> DataFrame:
     return ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency")
 
 
+# What the plan carries for the people reading it (docs, section 5), of the current snapshot only.
+_SHOWN = ("damaged_objects", "asp_number", "asp_capacity_bytes", "asp_available_bytes")
+
+
 def newest_records(lines: DataFrame, window: DataFrame, located: DataFrame, *, repeated: bool) -> tuple[DataFrame, int]:
     """The snapshots of `window`, read again from the input, and how many there must be.
 
@@ -395,7 +399,7 @@ def newest_records(lines: DataFrame, window: DataFrame, located: DataFrame, *, r
         F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
         *[
             F.when(is_current, F.col(name)).alias(name)
-            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", *POINTS, "receivers")
+            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", *POINTS, "receivers", *_SHOWN)
         ],
         "source_file",
         incomplete.alias("incomplete_line"),

@@ -18,7 +18,7 @@ from pyspark.sql import types as T
 
 from mqjournal.names import RECEIVER_KEPT_LENGTH, RECEIVER_NAME_PATTERN, RECEIVER_NUMBER_DIGITS, SEQUENCE_SIZE
 from mqjournal.policy import Policy
-from mqjournal.sparkplan.amqjrninf import STARS
+from mqjournal.sparkplan.amqjrninf import STARS, collected_offset_us
 from mqjournal.sparkplan.schema import KEY, MICROS, POINTS, QUEUE_MANAGERS_COLUMNS, RECEIVERS_COLUMNS, micros
 from mqjournal.vocabulary import (
     BLOCK_ORDER,
@@ -28,6 +28,7 @@ from mqjournal.vocabulary import (
     Action,
     Alert,
     BlockReason,
+    HoldingPoint,
     Reason,
     ReceiverStatus,
 )
@@ -162,6 +163,8 @@ class OldestNeeded(NamedTuple):
     position: Column  # n: every chain member at or after it is needed
     blocks: dict[BlockReason, Column]  # those of sections 2.1 and 2.2
     points_disagree: Column
+    holding_point: Column  # section 2.5
+    holding_us: Column
 
 
 def _wall_clock_of_amqjrninf(raw: Column) -> Column:
@@ -265,9 +268,31 @@ def oldest_needed(*, skew_us: int) -> OldestNeeded:
     p = F.least(startup.position, media.position)  # least skips nulls
     both_present = startup.present & media.present
     points_disagree = j.isNotNull() & p.isNotNull() & F.when(both_present, j != p).otherwise(j > p)
-    is_blocked = reduce(operator.or_, blocks.values(), F.lit(False))
-    n = F.when(F.coalesce(is_blocked, F.lit(True)), 0).otherwise(F.least(j, p))
-    return OldestNeeded(n, blocks, points_disagree)
+    is_blocked = F.coalesce(reduce(operator.or_, blocks.values(), F.lit(False)), F.lit(True))
+    n = F.when(is_blocked, 0).otherwise(F.least(j, p))
+    holding, holding_us = _holding_point(n, is_blocked, startup.position, media.position)
+    return OldestNeeded(n, blocks, points_disagree, holding, holding_us)
+
+
+def _holding_point(n: Column, is_blocked: Column, startup_at: Column, media_at: Column) -> tuple[Column, Column]:
+    """Section 2.5: the recovery point at n, the earliest of them if both are (AMQ7460 on a tie); else AMQJRNINF."""
+    startup_at_n = F.coalesce(startup_at == n, F.lit(False))
+    media_at_n = F.coalesce(media_at == n, F.lit(False))
+    startup_first = F.col("startup_us") <= F.col("media_us")
+    earlier = F.when(startup_first, F.lit(HoldingPoint.STARTUP)).otherwise(HoldingPoint.MEDIA)
+    holding = (
+        F.when(is_blocked, F.lit(None).cast("string"))
+        .when(startup_at_n & media_at_n, earlier)
+        .when(startup_at_n, F.lit(HoldingPoint.STARTUP))
+        .when(media_at_n, F.lit(HoldingPoint.MEDIA))
+        .otherwise(F.lit(HoldingPoint.AMQJRNINF))
+    )
+    at_us = (
+        F.when(holding == HoldingPoint.STARTUP, F.col("startup_us"))
+        .when(holding == HoldingPoint.MEDIA, F.col("media_us"))
+        .when(holding == HoldingPoint.AMQJRNINF, F.col("needed_us"))
+    )
+    return holding, at_us
 
 
 # --- 3. action and reason -----------------------------------------------------------------------------------------
@@ -421,6 +446,8 @@ def alerts_for() -> Column:
         Alert.NEXT_RECEIVER_NAME_TAKEN: flag("next_receiver_name_taken"),
         Alert.STARTUP_RECOVERY_STUCK: flag("startup_stuck"),
         Alert.MEDIA_RECOVERY_STUCK: flag("media_stuck"),
+        Alert.STARTUP_POINT_OLD: flag("startup_old"),
+        Alert.MEDIA_POINT_OLD: flag("media_old"),
     }
     codes = F.array(*[F.when(condition, F.lit(alert)) for alert, condition in raised.items()])
     return F.array_sort(F.filter(codes, lambda code: code.isNotNull()))
@@ -429,8 +456,25 @@ def alerts_for() -> Column:
 # --- the plan --------------------------------------------------------------------------------------------------
 
 
+def point_old(prefix: str, alert_age_us: int) -> Column:
+    """Right after a forced checkpoint that worked, the point is older than the policy's limit (partition clock)."""
+    checkpointed = F.col("checkpoint.forced") & F.col("checkpoint.ok")
+    old = (F.col("collected_us") - F.col(f"{prefix}_us")) > F.lit(alert_age_us)
+    return F.coalesce(checkpointed & F.col(f"{prefix}_present") & old, F.lit(False))
+
+
+def damaged_objects() -> Column:
+    """The AMQ7472 objects reported at or after the media recovery point, as "NAME (TYPE)", sorted and distinct."""
+    since_point = F.filter(
+        F.coalesce(F.col("damaged_objects"), F.array()),
+        lambda d: ~F.col("media_present") | (micros(d["reported_at"]) >= F.col("media_us")),
+    )
+    named = F.transform(since_point, lambda d: F.concat(d["object"], F.lit(" ("), d["object_type"], F.lit(")")))
+    return F.array_sort(F.array_distinct(named))
+
+
 def queue_manager_states(
-    current: DataFrame, facts: DataFrame, *, as_of_us: int, skew_us: int, max_age_us: int
+    current: DataFrame, facts: DataFrame, *, as_of_us: int, skew_us: int, max_age_us: int, alert_age_us: int
 ) -> DataFrame:
     """Per key: n (the oldest needed position), the block reasons, whether the queue manager is blocked, the
     recovery points and whether they disagree with AMQJRNINF (docs, section 2)."""
@@ -456,6 +500,15 @@ def queue_manager_states(
         (block_reason != "").alias("blocked"),
         needed.points_disagree.alias("points_disagree"),
         recovery_points_text().alias("recovery_points"),
+        needed.holding_point.alias("holding_point"),
+        needed.holding_us.alias("holding_us"),
+        point_old("startup", alert_age_us).alias("startup_old"),
+        point_old("media", alert_age_us).alias("media_old"),
+        damaged_objects().alias("damaged_objects"),
+        F.floor(collected_offset_us() / F.lit(60_000_000)).cast("long").alias("utc_offset_minutes"),
+        "asp_number",
+        "asp_capacity_bytes",
+        "asp_available_bytes",
     )
 
 
@@ -491,7 +544,8 @@ def _oldest_first() -> Column:
 
 
 def receivers_output(planned: DataFrame) -> DataFrame:
-    return planned.select(*RECEIVERS_COLUMNS)
+    times = {f"{name}_at": F.timestamp_micros(f"{name}_us") for name in ("attached", "detached", "saved")}
+    return planned.select(*[times[c].alias(c) if c in times else F.col(c) for c in RECEIVERS_COLUMNS])
 
 
 def receiver_figures(planned: DataFrame) -> DataFrame:
@@ -527,6 +581,8 @@ def queue_managers_output(
         "bytes_to_delete": bytes_to_delete,
         "bytes_freed": bytes_to_delete,
         "oldest_needed_age_seconds": _floor_seconds(F.lit(as_of_us) - F.col("needed_us")),
+        "holding_point_at": F.timestamp_micros("holding_us"),
+        "holding_point_age_seconds": _floor_seconds(F.lit(as_of_us) - F.col("holding_us")),
         "collected_at": F.timestamp_micros("collected_us"),
     }
     return qm.select(*[columns[c].alias(c) if c in columns else F.col(c) for c in QUEUE_MANAGERS_COLUMNS])

@@ -19,11 +19,13 @@ POINTS = ("startup_recovery", "media_recovery")  # AMQ7460, AMQ7462
 
 RECEIVERS_COLUMNS = [
     "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action", "reason",
+    "attached_at", "detached_at", "saved_at", "first_sequence", "last_sequence",
 ]  # fmt: skip
 QUEUE_MANAGERS_COLUMNS = [
     "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
     "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
-    "oldest_needed_age_seconds", "collected_at", "run_id",
+    "oldest_needed_age_seconds", "collected_at", "run_id", "utc_offset_minutes", "holding_point", "holding_point_at",
+    "holding_point_age_seconds", "damaged_objects", "asp_number", "asp_capacity_bytes", "asp_available_bytes",
 ]  # fmt: skip
 
 # Exactly the characters str.isspace() accepts, as a regex class body: what Python's strip() and rstrip() remove.
@@ -85,6 +87,7 @@ SNAPSHOT_SCHEMA = _struct(
     ("asp_number", T.LongType()),
     ("asp_capacity_bytes", T.LongType()),
     ("asp_available_bytes", T.LongType()),
+    ("damaged_objects", T.ArrayType(_struct(("object", _TEXT), ("object_type", _TEXT), ("reported_at", _TIME)))),
 )
 
 
