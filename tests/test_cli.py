@@ -13,7 +13,9 @@ import paramiko
 import pytest
 import yaml
 
+from mqjournal.catalog import Catalog
 from mqjournal.cli import main
+from mqjournal.ibmi.audit import read_audit
 from mqjournal.snapshot import read_snapshots
 from tests.conftest import SimFleet
 
@@ -86,6 +88,13 @@ def test_sim_serves_a_fleet_file_over_ssh_until_interrupted(tmp_path: Path):
     assert (tmp_path / "state" / "lab.json").exists()
 
 
+def catalog_url(tmp_path: Path) -> str:
+    """An existing (empty) catalog: the commands refuse to create one."""
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    Catalog(url)
+    return url
+
+
 def lone_fleet(tmp_path: Path, port: int | None = None) -> Path:
     """A fleet file of one host `lab` (queue manager LAB, library QMLAB) on a port nothing listens on."""
     fleet = tmp_path / "fleet.yaml"
@@ -119,7 +128,7 @@ def test_save_library_refuses_a_library_the_saves_could_be_lost_with(tmp_path, c
             "--qmgr",
             "LAB",
             "--catalog",
-            f"sqlite:///{tmp_path / 'c.db'}",
+            catalog_url(tmp_path),
             "--audit",
             str(tmp_path / "audit.jsonl"),
             "--save-library",
@@ -136,7 +145,10 @@ def test_save_library_refuses_a_library_the_saves_could_be_lost_with(tmp_path, c
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str]:
-    code = main([str(a) for a in argv])
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as refused:  # argparse: a missing option or a value its type refuses
+        code = int(refused.code or 0)
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and "Traceback" not in captured.out
     return code, captured.err
@@ -222,7 +234,7 @@ def test_an_unreachable_host_is_one_message(tmp_path, capsys):
         "--kind",
         "naming",
         "--catalog",
-        f"sqlite:///{tmp_path / 'c.db'}",
+        catalog_url(tmp_path),
         "--audit",
         tmp_path / "audit.jsonl",
     )
@@ -252,7 +264,7 @@ def test_a_rejected_host_key_is_one_message(sim_fleet: SimFleet, tmp_path, capsy
             "--qmgr",
             "TEST",
             "--catalog",
-            f"sqlite:///{tmp_path / 'c.db'}",
+            catalog_url(tmp_path),
             "--audit",
             tmp_path / "audit.jsonl",
         )
@@ -274,7 +286,7 @@ def test_invalid_names_are_refused_with_exit_2(tmp_path, capsys, argv, names):
         "--host",
         "lab",
         "--catalog",
-        f"sqlite:///{tmp_path / 'c.db'}",
+        catalog_url(tmp_path),
         "--audit",
         tmp_path / "audit.jsonl",
     ]
@@ -324,3 +336,166 @@ def test_an_unusable_catalog_url_is_named(tmp_path, capsys):
         tmp_path / "audit.jsonl",
     )
     assert code == 2 and "nonsense://" in err
+
+
+def bad_input(tmp_path: Path) -> dict[str, list]:
+    """One mistake per subcommand (and option) an admin can make, on a fleet whose host nothing answers for."""
+    fleet, missing, a_file = lone_fleet(tmp_path), tmp_path / "nowhere.yaml", tmp_path / "a-file"
+    a_file.write_text("")
+    queue_manager = ["--fleet", fleet, "--host", "lab", "--qmgr", "LAB", "--catalog", catalog_url(tmp_path)]
+    return {
+        "sim-missing-fleet": ["sim", "--fleet", missing],
+        "sim-state-is-a-file": ["sim", "--fleet", fleet, "--state", a_file],
+        "collect-out-is-a-file": ["collect", "--fleet", fleet, "--out", a_file],
+        "collect-run-id-with-a-path": ["collect", "--fleet", fleet, "--out", tmp_path / "o", "--run-id", "../x"],
+        "plan-as-of-not-a-time": ["plan", "--snapshots", a_file, "--as-of", "yesterday", "--out", tmp_path / "p"],
+        "plan-missing-history": ["plan", "--snapshots", a_file, "--history", missing, "--out", tmp_path / "p"],
+        "demo-missing-fleet": ["demo", "--fleet", missing, "--home", tmp_path / "home"],
+        "recover-unknown-kind": ["recover", "--plan-only", *queue_manager, "--kind", "everything"],
+        "recover-threshold-not-a-number": [
+            "recover",
+            "--plan-only",
+            *queue_manager,
+            "--kind",
+            "naming",
+            "--threshold-kb",
+            "lots",
+        ],
+        "recover-missing-catalog": [
+            "recover",
+            "--plan-only",
+            *queue_manager[:-1],
+            tmp_path / "no.db",
+            "--kind",
+            "naming",
+        ],
+        "recover-unreadable-fleet": [
+            "recover",
+            "--plan-only",
+            "--fleet",
+            a_file,
+            *queue_manager[2:],
+            "--kind",
+            "naming",
+        ],
+        "save-library-bad-run-id": ["save-library", *queue_manager, "--save-library", "QGPL", "--run-id", "a/b"],
+        "doctor-bad-save-library": ["doctor", "--fleet", fleet, "--save-library", "A;B"],
+        "doctor-missing-policy": ["doctor", "--fleet", fleet, "--policy", missing],
+        "doctor-unknown-host": ["doctor", "--fleet", fleet, "--host", "nope"],
+        "catalog-rebuild-missing-store": [
+            "catalog",
+            "rebuild",
+            "--from-store",
+            missing,
+            "--catalog",
+            catalog_url(tmp_path),
+        ],
+        "catalog-rebuild-store-is-a-file": [
+            "catalog",
+            "rebuild",
+            "--from-store",
+            a_file,
+            "--catalog",
+            catalog_url(tmp_path),
+        ],
+        "catalog-rebuild-unusable-url": ["catalog", "rebuild", "--from-store", tmp_path, "--catalog", "nonsense://"],
+    }
+
+
+BAD_INPUT = [
+    "sim-missing-fleet",
+    "sim-state-is-a-file",
+    "collect-out-is-a-file",
+    "collect-run-id-with-a-path",
+    "plan-as-of-not-a-time",
+    "plan-missing-history",
+    "demo-missing-fleet",
+    "recover-unknown-kind",
+    "recover-threshold-not-a-number",
+    "recover-missing-catalog",
+    "recover-unreadable-fleet",
+    "save-library-bad-run-id",
+    "doctor-bad-save-library",
+    "doctor-missing-policy",
+    "doctor-unknown-host",
+    "catalog-rebuild-missing-store",
+    "catalog-rebuild-store-is-a-file",
+    "catalog-rebuild-unusable-url",
+]
+"""The cases of `bad_input`, by name."""
+
+
+@pytest.mark.parametrize("case", BAD_INPUT)
+def test_every_subcommand_answers_bad_input_with_one_message_and_status_2(tmp_path, capsys, monkeypatch, case):
+    from mqjournal import planjob
+
+    monkeypatch.setattr(planjob.subprocess, "run", lambda *a, **k: pytest.fail("spark-submit was started"))
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    cases = bad_input(tmp_path)
+    assert sorted(cases) == sorted(BAD_INPUT)
+    try:
+        code = main([str(a) for a in cases[case]])
+    except SystemExit as refused:  # argparse's own refusal: usage and the option at fault
+        code = int(refused.code or 0)
+    captured = capsys.readouterr()
+    said = captured.err + captured.out  # the demo narrates on stdout, its failure too
+    assert code == 2, said
+    assert "Traceback" not in said and said.strip()
+
+
+def test_the_plan_summary_is_written_for_a_person(tmp_path, capsys, monkeypatch):
+    from mqjournal import planjob
+
+    summary = {
+        "as_of": "2026-11-22T05:00:00+00:00",
+        "queue_managers": 5,
+        "blocked_queue_managers": 1,
+        "receivers": 120,
+        "actions": {"delete": 60, "keep": 50, "save": 10},
+        "alerts": {"recovery_point_old": 2},
+        "bytes_to_save": 5_000_000,
+        "bytes_to_delete": 300_000_000,
+        "bytes_freed": 290_000_000,
+    }
+    monkeypatch.setattr(planjob, "run_plan", lambda *a, **k: summary)
+    monkeypatch.setattr("mqjournal.planjob.run_plan", lambda *a, **k: summary)
+    snapshots = tmp_path / "snapshots.jsonl"
+    snapshots.write_text("")
+    code = main(["plan", "--snapshots", str(snapshots), "--out", str(tmp_path / "plan")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "plan as of 2026-11-22 05:00:00 +00:00: 5 queue manager(s), 1 blocked; 120 receiver(s)" in out
+    assert "actions: delete 60, keep 50, save 10" in out and "alerts: recovery_point_old 2" in out
+    assert "to delete 286.1 MB" in out and "{" not in out
+
+
+def test_log_lines_carry_the_same_time_format_as_everything_else(capsys):
+    import logging
+    import re
+
+    from mqjournal.cli import _LocalTimeFormatter
+
+    record = logging.LogRecord("mqjournal", logging.INFO, __file__, 1, "hello", None, None)
+    line = _LocalTimeFormatter("%(asctime)s %(message)s").format(record)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d hello", line), line
+
+
+def test_doctor_appends_to_the_data_folders_audit_log_not_the_current_folder(
+    sim_fleet: SimFleet, tmp_path, capsys, monkeypatch
+):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(sim_fleet.config.state_dir),
+                "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}],
+            }
+        )
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(elsewhere)
+    main(["doctor", "--fleet", str(fleet)])
+    capsys.readouterr()
+    assert read_audit(tmp_path / "data" / "audit.jsonl") and list(elsewhere.iterdir()) == []

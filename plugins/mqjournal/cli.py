@@ -99,20 +99,40 @@ def _print_collection(results) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    import json
-
     from mqjournal.planjob import run_plan
 
     for what, path in (("snapshots", args.snapshots), ("history", args.history)):
         if path is not None and not path.exists():
             return _bad_input(
-                f"the {what} {path} do not exist: give a snapshot file or folder (JSON Lines) that "
+                f"the {what} {path} does not exist: give a snapshot file or folder (JSON Lines) that "
                 "`mqjournal collect` wrote"
             )
     summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
-    print(json.dumps(summary, indent=2))
+    print(_plan_summary(summary))
     print(f"plan: {args.out / 'receivers'}, {args.out / 'queue_managers'}, {args.out / 'summary.json'}")
     return 0
+
+
+def _plan_summary(summary: dict) -> str:
+    """summary.json as a person reads it: what the plan does, in counts and bytes, as of when."""
+    from mqjournal.report import size as _size
+    from mqjournal.timefmt import local_time
+
+    def counts(found: dict[str, int]) -> str:
+        return ", ".join(f"{name} {count}" for name, count in found.items()) or "none"
+
+    as_of = summary.get("as_of")
+    when = local_time(datetime.fromisoformat(as_of)) if as_of else "-"
+    return "\n".join(
+        [
+            f"plan as of {when}: {summary.get('queue_managers', 0)} queue manager(s), "
+            f"{summary.get('blocked_queue_managers', 0)} blocked; {summary.get('receivers', 0)} receiver(s)",
+            f"  actions: {counts(summary.get('actions', {}))}",
+            f"  alerts: {counts(summary.get('alerts', {}))}",
+            f"  to save {_size(summary.get('bytes_to_save', 0))}, to delete {_size(summary.get('bytes_to_delete', 0))}"
+            f", freed {_size(summary.get('bytes_freed', 0))}",
+        ]
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -142,13 +162,16 @@ def _recover(args: argparse.Namespace) -> int:
 
     if args.execute and not args.yes:
         return _bad_input("--execute changes the host: look at the plan (--plan-only), then add --yes to run it")
+    settings = Settings.from_env()
     try:
-        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
+        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, _audit_path(args))
         store = _backup_store()
     except ValueError as exc:
         return _bad_input(_describe(exc, args))
     with setup.session() as session:
         try:
+            # A mistyped name must not be planned as a queue manager whose library is lost.
+            setup = connect.confirm_queue_manager(setup, session, settings.snapshots)
             target, tz = locate(session, setup.host.name, setup.qmgr)
             request = _recovery_request(args, setup.host.name, setup.qmgr.name, tz)
         except ValueError as exc:
@@ -164,7 +187,7 @@ def _recover(args: argparse.Namespace) -> int:
                 request=request,
                 clusters=clusters,
                 store=store,
-                earlier=snapshots_of(Settings.from_env().snapshots, setup.host.name, target.library),
+                earlier=snapshots_of(settings.snapshots, setup.host.name, target.library),
             )
             plan = plan_recovery(inputs)
         except RecoveryRefused as exc:
@@ -243,15 +266,22 @@ def _save_library(args: argparse.Namespace) -> int:
     from mqjournal.recovery import connect
     from mqjournal.recovery.gather import locate
     from mqjournal.recovery.library_save import save_library
+    from mqjournal.settings import Settings
+    from mqjournal.timefmt import local_time
 
     try:
-        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, args.audit)
+        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, _audit_path(args), new_catalog_hint=True)
         # Checked again against the library found on the host, before anything is sent.
         library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
         store = _backup_store()
     except ValueError as exc:
         return _bad_input(_describe(exc, args))
     with setup.session() as session:
+        try:
+            setup = connect.confirm_queue_manager(setup, session, Settings.from_env().snapshots)
+            library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
+        except ValueError as exc:
+            return _bad_input(str(exc))
         try:
             target, tz = locate(session, setup.host.name, setup.qmgr)
             result = save_library(
@@ -269,7 +299,8 @@ def _save_library(args: argparse.Namespace) -> int:
             return 1
     r = result.record
     print(
-        f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at {r.saved_at.isoformat()}; "
+        f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at "
+        f"{local_time(r.saved_at, _minutes(tz))}; "
         f"attached {r.attached_receiver}, oldest needed {r.oldest_needed_receiver or '(asterisks)'}; "
         f"{len(result.receivers)} detached receiver save(s) recorded; {result.restart}"
     )
@@ -290,8 +321,10 @@ def _doctor(args: argparse.Namespace) -> int:
     from mqjournal.doctor import render, run_doctor
     from mqjournal.fleet import load_fleet
     from mqjournal.ibmi.audit import AuditLog
+    from mqjournal.names import object_name
     from mqjournal.policy import load_policy
 
+    object_name(args.save_library, what="save library")  # InvalidName before any host is reached
     config = load_fleet(args.fleet)
     names = [h.name for h in config.hosts]
     if args.host and args.host not in names:
@@ -303,7 +336,7 @@ def _doctor(args: argparse.Namespace) -> int:
         config,
         {h.name: fleet_connector(config, h) for h in selected},
         hosts=[h.name for h in selected],
-        audit=AuditLog(args.audit),
+        audit=AuditLog(_audit_path(args)),
         save_library=args.save_library,
         policy=load_policy(args.policy),
     )
@@ -323,6 +356,10 @@ def _catalog_rebuild(args: argparse.Namespace) -> int:
     url = args.catalog or os.environ.get(CATALOG_URL_ENV)
     if not url:
         return _bad_input(f"give the catalog to rebuild with --catalog URL (or {CATALOG_URL_ENV})")
+    if "://" not in args.from_store and Path(args.from_store).is_file():
+        return _bad_input(
+            f"the backup store {args.from_store} is a file; give the folder (or URL) the save files were copied into"
+        )
     try:
         store = BackupStore(args.from_store, conn_id=args.conn_id)
         if not store.exists():
@@ -382,13 +419,21 @@ def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int]
         source = args.policy if args.command == "plan" else getattr(args, "fleet", None)
         detail = " ".join(str(exc).split())
         return f"{source} is not valid YAML ({detail}); fix the file and run the command again", 2
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename is not None:
+        return f"cannot use {exc.filename}: it (or a folder above it) is a file, not a folder; give a folder", 2
     if isinstance(exc, OSError) and exc.filename is not None:
-        return f"cannot read {exc.filename}: {exc.strerror}; check the path and its permissions", 2
+        return f"cannot use {exc.filename}: {exc.strerror}; check the path and its permissions", 2
     if isinstance(exc, ValueError):  # validation: a fleet or policy file, a name, an option's value
         return _describe(exc, args), 2
     if isinstance(exc, OSError):
         return f"{exc}", 1
     return None
+
+
+def _minutes(tz: tzinfo) -> int:
+    """A partition's zone as timefmt takes it: minutes east of UTC."""
+    offset = tz.utcoffset(None)
+    return int(offset.total_seconds() // 60) if offset is not None else 0
 
 
 def _run_id(prefix: str) -> str:
@@ -404,8 +449,23 @@ def _host_time(text: str, tz: tzinfo) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
 
+def _run_id_arg(text: str) -> str:
+    """--run-id: it names folders, files and catalog records, so no path of its own."""
+    if not text.strip() or any(c in text for c in "/\\") or ".." in text or text != text.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} cannot be a run id: give a name without '/', '\\' or '..' (e.g. manual_2026-11-22)"
+        )
+    return text
+
+
 def _aware(text: str) -> datetime:
-    moment = datetime.fromisoformat(text)
+    """--as-of: an ISO 8601 time, UTC unless it gives an offset."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 date and time (e.g. 2026-11-22T05:00:00+01:00)"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -414,12 +474,24 @@ def _queue_manager_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", required=True, help="the host's name in the fleet file")
     parser.add_argument("--qmgr", required=True, help="the queue manager")
     parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    _audit_option(parser)
+
+
+def _audit_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--audit",
         type=Path,
-        default=Path("mqjournal-audit.jsonl"),
-        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)",
+        help="audit log every command sent is appended to (default: audit.jsonl in the data folder, "
+        "$MQJOURNAL_DATA_DIR or $AIRFLOW_HOME/mqjournal, the one the DAGs write)",
     )
+
+
+def _audit_path(args: argparse.Namespace) -> Path:
+    """--audit, else the data folder's audit.jsonl: one audit log for the DAGs and the command line, never one left
+    in whatever folder the command was run from."""
+    from mqjournal.settings import Settings
+
+    return args.audit or Settings.from_env().audit_log
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -467,7 +539,7 @@ def _add_collect(commands: _Commands) -> None:
     collect.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
     collect.add_argument("--out", type=Path, required=True, help="output folder")
     collect.add_argument("--hosts", nargs="+", metavar="HOST", help="only these hosts of the fleet")
-    collect.add_argument("--run-id", help="default: collect_<UTC time>")
+    collect.add_argument("--run-id", type=_run_id_arg, help="default: collect_<UTC time>")
     collect.add_argument(
         "--change-receiver", action="store_true", help="attach a new receiver first (CHGJRN JRNRCV(*GEN))"
     )
@@ -541,7 +613,9 @@ def _add_recover(commands: _Commands) -> None:
     recover.add_argument("--object-type", default="*ALL", help="media: RCRMQMOBJ OBJTYPE, e.g. *LCLQ (default *ALL)")
     recover.add_argument("--threshold-kb", type=int, help="naming: the new receiver's threshold")
     recover.add_argument("--json", action="store_true", help="print the plan (and result) as JSON")
-    recover.add_argument("--run-id", help="the run id recorded in the catalog (default: recover_<UTC time>)")
+    recover.add_argument(
+        "--run-id", type=_run_id_arg, help="the run id recorded in the catalog (default: recover_<UTC time>)"
+    )
     recover.set_defaults(run=_recover)
 
 
@@ -557,7 +631,7 @@ def _add_save_library(commands: _Commands) -> None:
     )
     _queue_manager_options(savlib)
     savlib.add_argument("--save-library", required=True, help="the library to create the save file in")
-    savlib.add_argument("--run-id", help="names the save file (default: savlib_<UTC time>)")
+    savlib.add_argument("--run-id", type=_run_id_arg, help="names the save file (default: savlib_<UTC time>)")
     savlib.set_defaults(run=_save_library)
 
 
@@ -575,12 +649,7 @@ def _add_doctor(commands: _Commands) -> None:
     doctor.add_argument("--host", help="only this host of the fleet")
     doctor.add_argument("--save-library", default="QGPL", help="the library save files go in (default QGPL)")
     doctor.add_argument("--policy", type=Path, help="policy file (its clock_skew_seconds); default: the defaults")
-    doctor.add_argument(
-        "--audit",
-        type=Path,
-        default=Path("mqjournal-audit.jsonl"),
-        help="audit log every command is appended to (default: ./mqjournal-audit.jsonl)",
-    )
+    _audit_option(doctor)
     doctor.set_defaults(run=_doctor)
 
 
@@ -619,15 +688,37 @@ def _add_schema(commands: _Commands) -> None:
     schema.set_defaults(run=_schema)
 
 
+class _LocalTimeFormatter(logging.Formatter):
+    """Log lines stamped like every other time mqjournal prints: local time with its UTC offset (timefmt)."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        from mqjournal.timefmt import local_time
+
+        return local_time(datetime.fromtimestamp(record.created).astimezone())
+
+
+def _changes_hosts(args: argparse.Namespace) -> bool:
+    """Commands that change a partition: their log shows each CL command sent and what IBM i answered."""
+    return args.command == "save-library" or (args.command == "recover" and args.execute)
+
+
+def _set_up_logging(args: argparse.Namespace) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(_LocalTimeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    level = logging.DEBUG if args.verbose else logging.INFO
+    logging.basicConfig(level=level, handlers=[handler])
+    # Set each time, both ways: main() may run more than once in a process (tests, a wrapper).
+    # paramiko narrates every connection at INFO; only its warnings matter to an operator. The commands a read-only
+    # command sends (the transport's INFO lines) are in the audit log; -v shows them.
+    quiet = logging.WARNING if not args.verbose else level
+    logging.getLogger("paramiko").setLevel(quiet)
+    logging.getLogger("mqjournal.sim.server").setLevel(quiet)
+    logging.getLogger("mqjournal.ibmi.transport").setLevel(level if _changes_hosts(args) else quiet)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if not args.verbose:
-        # paramiko narrates every connection at INFO; only its warnings matter to an operator.
-        for noisy in ("paramiko", "mqjournal.sim.server"):
-            logging.getLogger(noisy).setLevel(logging.WARNING)
+    _set_up_logging(args)
     try:
         return args.run(args)
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ from mqjournal.cli import main
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.recovery.plan import Plan
+from mqjournal.timefmt import local_time
 from tests.conftest import SimFleet
 from tests.recovery.test_recovery_on_simulator import broken_startup, make_rig
 
@@ -130,3 +131,136 @@ def test_save_library_says_when_the_save_was_not_copied_and_exits_3(cli, capsys,
     assert rig.catalog.stored_objects("ibmi1", "TEST") == []
     # The save itself stands: recorded, on the host, and the queue manager runs again.
     assert record.save_file_path in rig.partition.save_files and rig.partition.queue_manager("TEST").running
+
+
+# --- a mistyped queue manager, a missing catalog, where the audit goes -------------------------------------------
+
+
+def fleet_without_queue_managers(sim_fleet: SimFleet, tmp_path: Path) -> Path:
+    """The host alone: its queue managers come from its mqs.ini, as discovery finds them."""
+    fleet = tmp_path / "bare-fleet.yaml"
+    fleet.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(sim_fleet.config.state_dir),
+                "hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}],
+            }
+        )
+    )
+    return fleet
+
+
+def with_option(base: list[str], option: str, value: str) -> list[str]:
+    at = base.index(option)
+    return [*base[: at + 1], value, *base[at + 2 :]]
+
+
+@pytest.mark.parametrize("kind", ["startup", "media", "library", "naming", "expiry"])
+@pytest.mark.parametrize("listed", [True, False], ids=["in-the-fleet-file", "found-in-mqs-ini"])
+def test_a_mistyped_queue_manager_is_refused_naming_the_hosts_queue_managers(cli, capsys, tmp_path, kind, listed):
+    rig, base, audit = cli
+    if not listed:
+        base = with_option(base, "--fleet", str(fleet_without_queue_managers(rig.fleet, tmp_path)))
+    before = len(read_audit(audit)) if audit.exists() else 0
+    assert main(["recover", "--plan-only", *with_option(base, "--qmgr", "TSET"), "--kind", kind]) == 2
+    captured = capsys.readouterr()
+    assert "UnknownQueueManager(TSET on ibmi1)" in captured.err
+    assert "the queue managers known for ibmi1 are TEST" in captured.err
+    # Never a plan, and never the advice a lost library would get.
+    assert captured.out == "" and "library recovery" not in captured.err
+    sent = [r["command"] for r in read_audit(audit)[before:]] if audit.exists() else []
+    assert not [c for c in sent if c.startswith("system ")]
+
+
+def test_save_library_refuses_a_mistyped_queue_manager_before_sending_anything(cli, capsys):
+    rig, base, audit = cli
+    assert main(["save-library", *with_option(base, "--qmgr", "TSET"), "--save-library", "QGPL"]) == 2
+    assert "UnknownQueueManager(TSET on ibmi1)" in capsys.readouterr().err
+    assert not [r for r in read_audit(audit) if r["command"].startswith("system ")] if audit.exists() else True
+    assert rig.partition.queue_manager("TEST").running and not rig.partition.save_files
+
+
+def test_a_queue_manager_the_fleet_file_does_not_list_is_planned_when_the_host_has_it(cli, capsys, tmp_path):
+    rig, base, _ = cli
+    base = with_option(base, "--fleet", str(fleet_without_queue_managers(rig.fleet, tmp_path)))
+    assert main(["recover", "--plan-only", *base, "--kind", "naming"]) == 0
+    assert "recovery of TEST (QMTEST) on ibmi1" in capsys.readouterr().out
+
+
+def test_a_queue_manager_whose_library_is_lost_is_still_planned_as_a_library_recovery(cli, capsys, tmp_path):
+    rig, base, _ = cli
+    assert rig.cl("DLTLIB LIB(QMTEST)")[0] == 0
+    base = with_option(base, "--fleet", str(fleet_without_queue_managers(rig.fleet, tmp_path)))
+    assert main(["recover", "--plan-only", *base, "--kind", "library"]) == 3  # no library save recorded: a gap
+    out = capsys.readouterr().out
+    assert "library recovery of TEST (QMTEST) on ibmi1" in out and "GAP library QMTEST" in out
+
+
+@pytest.mark.parametrize("given", ["sqlite:///{}", "{}"], ids=["sqlite-url", "path"])
+@pytest.mark.parametrize(
+    "command", [["recover", "--plan-only", "--kind", "naming"], ["save-library", "--save-library", "QGPL"]]
+)
+def test_a_catalog_that_does_not_exist_is_refused_and_not_created(cli, capsys, tmp_path, given, command):
+    _, base, audit = cli
+    missing = tmp_path / "typo" / "catalgo.db"
+    (tmp_path / "typo").mkdir()
+    assert main([command[0], *with_option(base, "--catalog", given.format(missing)), *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert f"CatalogMissing(catalog {missing})" in err and "does not exist" in err and "Traceback" not in err
+    assert not missing.exists()
+    assert not audit.exists()  # refused before the host was reached
+
+
+def test_a_catalog_given_as_a_path_is_read(cli, capsys, tmp_path):
+    _, base, _ = cli
+    assert (
+        main(
+            [
+                "recover",
+                "--plan-only",
+                *with_option(base, "--catalog", str(tmp_path / "catalog.db")),
+                "--kind",
+                "naming",
+            ]
+        )
+        == 0
+    )
+
+
+def without_audit(base: list[str]) -> list[str]:
+    at = base.index("--audit")
+    return base[:at] + base[at + 2 :]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["recover", "--plan-only", "--kind", "naming"],
+        ["save-library", "--save-library", "QGPL", "--run-id", "cli3"],
+    ],
+)
+def test_the_audit_log_goes_to_the_data_folder_not_the_current_one(cli, capsys, tmp_path, monkeypatch, command):
+    _, base, _ = cli
+    data, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(data))
+    monkeypatch.chdir(elsewhere)
+    assert main([command[0], *without_audit(base), *command[1:]]) == 0
+    assert read_audit(data / "audit.jsonl") and list(elsewhere.iterdir()) == []
+
+
+def test_save_library_says_when_in_the_partitions_local_time_with_its_offset(cli, capsys):
+    rig, base, _ = cli
+    assert main(["save-library", *base, "--save-library", "QGPL", "--run-id", "cli4"]) == 0
+    out = capsys.readouterr().out
+    (record,) = rig.catalog.library_saves("ibmi1", "QMTEST")
+    assert f" at {local_time(record.saved_at, 60)};" in out and "+01:00;" in out  # ibmi1 is at UTC+1
+
+
+def test_execute_logs_each_cl_command_and_what_ibm_i_answered(cli, capsys, caplog):
+    rig, base, _ = cli
+    broken_startup(rig)
+    assert main(["recover", "--execute", "--yes", *base, "--kind", "startup"]) == 0
+    logged = [r.getMessage() for r in caplog.records if r.name == "mqjournal.ibmi.transport"]
+    assert "ibmi1: STRMQM MQMNAME('TEST')" in logged
+    assert any(line.startswith("ibmi1:   CPC") for line in logged)

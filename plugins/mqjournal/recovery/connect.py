@@ -1,21 +1,41 @@
 """Outside Airflow: reach one queue manager of a fleet file as `mqjournal collect` does (its client key, its
 known_hosts, an audit log), with the catalog the recovery reads. SSH timeouts and retries come from the environment
-(MQJOURNAL_SSH_*, mqjournal.settings), as in the DAGs."""
+(MQJOURNAL_SSH_*, mqjournal.settings), as in the DAGs.
+
+Two mistakes must not turn into a plan: a mistyped queue manager name (its derived library is not on the host, which
+reads exactly like a lost library, so the planners would offer a library recovery), and a mistyped catalog path
+(SQLAlchemy would create an empty catalog there, and every save would read as missing). Both are refused, named.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from mqjournal.catalog import Catalog
 from mqjournal.collection import fleet_connector
+from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
+from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.transport import IbmiSession, RetryPolicy
-from mqjournal.settings import CATALOG_URL_ENV, SshSettings
+from mqjournal.settings import CATALOG_URL_ENV, Settings, SshSettings
 
 CATALOG_ENV = CATALOG_URL_ENV
+
+
+class UnknownQueueManager(MqJournalError, ValueError):
+    """The queue manager named is known nowhere for the host: not in the fleet file, the host's mqs.ini, the catalog
+    or the snapshots. Nothing is planned or sent for a name that may be a typo."""
+
+
+class CatalogMissing(MqJournalError, ValueError):
+    """The catalog named is a SQLite file that does not exist; it is not created."""
 
 
 @dataclass(frozen=True)
@@ -38,9 +58,17 @@ class Setup:
             sql_runner=self.host.sql_runner,
         )
 
+    @property
+    def configured(self) -> bool:
+        """Whether the fleet file names the queue manager under its host."""
+        return any(q.name == self.qmgr.name for q in self.host.queue_managers)
 
-def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Path) -> Setup:
-    """Raises ValueError with a message an admin can act on when the input does not name a queue manager."""
+
+def setup(
+    fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Path, *, new_catalog_hint: bool = False
+) -> Setup:
+    """Raises ValueError with a message an admin can act on when the input does not name a queue manager, or the
+    catalog named does not exist (`new_catalog_hint`: say how to start a new one on purpose)."""
     try:
         config = load_fleet(fleet)
     except OSError as exc:
@@ -49,16 +77,113 @@ def setup(fleet: Path, host: str, qmgr: str, catalog_url: str | None, audit: Pat
         host_config = config.host(host)
     except KeyError:
         raise ValueError(
-            f"host {host!r} is not in the fleet file {fleet} ({', '.join(h.name for h in config.hosts) or 'no hosts'})"
+            f"host {host!r} is not in the fleet file {fleet}; its hosts are "
+            f"{', '.join(h.name for h in config.hosts) or 'none'}"
         ) from None
     qm = next((q for q in host_config.queue_managers if q.name == qmgr), None)
     if qm is None:
-        # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names.
+        # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names, until
+        # `confirm_queue_manager` finds where the host, the snapshots or the catalog say it is.
         qm = QueueManagerConfig(name=qmgr)
         _ = qm.qmgr_library  # raises InvalidName (a ValueError) when it cannot be derived
-    url = catalog_url or os.environ.get(CATALOG_ENV)
-    if not url:
+    url = existing_catalog(catalog_url or os.environ.get(CATALOG_ENV), new_catalog_hint=new_catalog_hint)
+    return Setup(config, host_config, qm, Catalog(url), audit)
+
+
+def existing_catalog(given: str | None, *, new_catalog_hint: bool = False) -> str:
+    """The catalog's SQLAlchemy URL from `--catalog` (a URL, or the path of a SQLite file), refusing a SQLite file
+    that does not exist (CatalogMissing): opening it would create an empty catalog that knows no save."""
+    from sqlalchemy.engine import make_url
+
+    if not given:
         raise ValueError(
             f"give the catalog with --catalog URL (or {CATALOG_ENV}): a recovery restores from the saves it records"
         )
-    return Setup(config, host_config, qm, Catalog(url), audit)
+    url = given if "://" in given else f"sqlite:///{Path(given).expanduser().resolve()}"
+    parsed = make_url(url)  # ArgumentError for a URL SQLAlchemy cannot read: the CLI names it
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return url
+    path = Path(database)
+    if path.is_file():
+        return url
+    default = Settings.from_env().data_dir / "catalog.db"
+    action = (
+        f"give the path (or sqlite:/// URL) of the catalog the DAGs write ({CATALOG_ENV}; by default the data "
+        f"folder's, {default}); check the spelling (a URL with a path from / needs four slashes: sqlite:////...)"
+    )
+    if new_catalog_hint:
+        action += "; to start a new catalog on purpose, create the empty file first (touch it)"
+    raise CatalogMissing(
+        f"catalog {path.resolve()}", "the file does not exist, and an empty catalog is not created", action
+    )
+
+
+def confirm_queue_manager(setup: Setup, session: IbmiSession, snapshots: Path) -> Setup:
+    """The setup for a queue manager some source knows for the host, with the library that source gives when the
+    fleet file does not name it; UnknownQueueManager listing the known ones otherwise.
+
+    Asked in this order, stopping at the first that knows it: the fleet file, the snapshots under `snapshots` (the
+    data folder's snapshots/), the host's mqs.ini (one command, read only), the catalog. A queue manager whose
+    library is lost is still in mqs.ini and in the snapshots and catalog of its earlier runs, so it is found."""
+    if setup.configured:
+        return setup
+    host, name = setup.host.name, setup.qmgr.name
+    found = _in_snapshots(snapshots, host)
+    on_host: dict[str, str] | None = {}
+    if name not in found:
+        on_host = _in_mqs_ini(session)
+        found |= on_host or {}
+        if name not in found and _cataloged(setup.catalog, host, setup.qmgr):
+            return setup
+    if name in found:
+        library = found[name]
+        if library == setup.qmgr.qmgr_library:
+            return setup
+        return dataclasses.replace(setup, qmgr=QueueManagerConfig(name=name, library=library))
+    known = sorted({q.name for q in setup.host.queue_managers} | set(found) | _catalog_names(setup.catalog, host))
+    mqs_ini = (
+        "the host's mqs.ini" if on_host is not None else f"the host's mqs.ini ({commands.MQS_INI} could not be read)"
+    )
+    raise UnknownQueueManager(
+        f"{name} on {host}",
+        f"no queue manager of that name is known for {host}: not in the fleet file, {mqs_ini}, the catalog or the "
+        "snapshots (so nothing is planned: its library would only look lost)",
+        f"check the spelling of --qmgr (names are case-sensitive); the queue managers known for {host} are "
+        f"{', '.join(known) or 'none'}. For a queue manager that is gone from mqs.ini too, name it under {host} in "
+        "the fleet file, with its library",
+    )
+
+
+def _in_snapshots(root: Path, host: str) -> dict[str, str]:
+    """{queue manager: library} of the host's snapshot files (one per library and run; the newest of each read)."""
+    newest: dict[str, Path] = {}
+    files = sorted(root.glob(f"run_id=*/{host}__*.jsonl"), key=lambda p: p.stat().st_mtime)
+    for path in files:
+        newest[path.name] = path
+    found: dict[str, str] = {}
+    for path in newest.values():
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError), path.open(encoding="utf-8") as lines:
+            first = json.loads(next(line for line in lines if line.strip()))
+            if first["host"] == host:
+                found[first["qmgr"]] = first["qmgr_library"]
+    return found
+
+
+def _in_mqs_ini(session: IbmiSession) -> dict[str, str] | None:
+    """{queue manager: library} of the host's mqs.ini; None when it cannot be read."""
+    out = session.run(commands.read_mqs_ini())
+    return parse_mqs_ini(out.stdout) if out.exit_status == 0 else None
+
+
+def _cataloged(catalog: Catalog, host: str, qm: QueueManagerConfig) -> bool:
+    library = qm.qmgr_library
+    return bool(
+        catalog.library_saves(host, library, include_discarded=True)
+        or catalog.stored_objects(host, qm.name)
+        or catalog.saves_for(host, library)
+    )
+
+
+def _catalog_names(catalog: Catalog, host: str) -> set[str]:
+    return {s.qmgr for s in catalog.stored_objects(host)} | {o.qmgr for o in catalog.operations(host)}
