@@ -375,8 +375,12 @@ def _catalog_rebuild(args: argparse.Namespace) -> int:
 
 
 def _bad_input(message: str) -> int:
-    print(f"mqjournal: {message}", file=sys.stderr)
+    print(f"{_prog}: {message}", file=sys.stderr)
     return 2
+
+
+_prog = "mqjournal"
+"""`mqjournal <command>`, as every message of the command starts (set by main)."""
 
 
 def _describe(exc: BaseException, args: argparse.Namespace) -> str:
@@ -717,7 +721,9 @@ def _set_up_logging(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _prog
     args = build_parser().parse_args(argv)
+    _prog = f"mqjournal {args.command}"
     _set_up_logging(args)
     try:
         return args.run(args)
