@@ -1,0 +1,67 @@
+"""The demo's fleet in a real `airflow standalone`, for the browser tests: mqjournal.demo's own steps (simulator,
+connections, Airflow with SimpleAuthManager and a known admin login), on free ports and in a folder of the test's."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from mqjournal import demo
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_FLEET = REPO / "docker" / "fleet.example.yaml"
+
+
+@dataclass(frozen=True)
+class RunningDemo:
+    up: demo._Running
+    home: demo.DemoHome
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def maintenance_run(
+        self, say: demo.Say, *, conf: dict | None = None, answer: str | None = None, timeout: float = 420
+    ) -> tuple[str, str]:
+        """One run of the maintenance DAG with `conf`, its gate answered with `answer` (Approve, Reject) as `mqjournal
+        demo --approve/--reject` does: (run id, its state)."""
+        demo.fail_leftover_runs(self.up.api, say)
+        run_id = demo.trigger_run(self.up.api, conf=conf or {})
+        say(f"triggered {demo.DAG_ID}: {run_id} {conf or ''}")
+        state = demo.follow_run(
+            self.up.api, self.up.airflow, run_id, port=self.port, answer=answer, timeout=timeout, say=say
+        )
+        return run_id, state
+
+
+def demo_fleet_file(folder: Path) -> Path:
+    """docker/fleet.example.yaml with its simulator state in `folder` and free SSH ports (port 0: the simulator
+    picks them, and the connections file names the ones it got)."""
+    config = yaml.safe_load(DEMO_FLEET.read_text(encoding="utf-8"))
+    config["state_dir"] = str(folder / "state")
+    for host in config["hosts"]:
+        host["port"] = 0
+    path = folder / "fleet.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def running_demo(folder: Path, say: demo.Say, *, startup_timeout: float = 240) -> Iterator[RunningDemo]:
+    """The demo fleet's simulator and `airflow standalone` (plugins from the repository's plugins/), stopped after."""
+    logging.getLogger("mqjournal.sim.server.transport").setLevel(logging.CRITICAL)
+    port = demo.free_port()
+    home = demo.DemoHome(folder / "airflow")
+    began = time.monotonic()
+    with contextlib.ExitStack() as cleanup:
+        up = demo._start_fleet_and_airflow(cleanup, demo_fleet_file(folder), home, port, startup_timeout, say)
+        say(f"Airflow up on port {port} after {time.monotonic() - began:.0f} s")
+        yield RunningDemo(up, home, port)

@@ -1,0 +1,207 @@
+"""The fleet view's data: per queue manager its newest plan, snapshot, run outcome and backups; its history per run."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from mqjournal.fleetview import data
+from tests.fleetview.conftest import COLLECTED1, COLLECTED2, MB, RUN1, RUN2
+
+NOW = COLLECTED2 + timedelta(hours=1)
+
+
+def rows_by_qmgr(fleet) -> dict[str, data.QueueManagerRow]:
+    return {r.qmgr: r for r in data.fleet(fleet.settings, fleet.catalog, now=NOW)}
+
+
+def test_one_row_per_host_and_queue_manager_from_its_newest_plan(fleet):
+    rows = data.fleet(fleet.settings, fleet.catalog, now=NOW)
+
+    assert [(r.host, r.qmgr, r.library, r.run_id) for r in rows] == [
+        ("ibmi-prod1", "PAYROLL", "QMPAYROLL", RUN2),
+        ("ibmi-prod2", "BILLING", "QMBILL01", RUN2),
+    ]
+
+
+def test_billing_row_names_the_media_point_holding_its_oldest_needed_receiver_and_the_damaged_object(fleet):
+    billing = rows_by_qmgr(fleet)["BILLING"]
+
+    assert billing.oldest_needed == "AMQA000000"
+    assert billing.oldest_needed_age_seconds == 46 * 3600
+    assert billing.holding_point == "AMQ7462"
+    assert billing.holding_point_at == COLLECTED2 - timedelta(hours=46)
+    assert billing.damaged_objects == ["APP.REQUEST.QUEUE (QLOCAL), reported by AMQ7472"]
+    assert billing.alerts == ["MEDIA_POINT_OLD"]
+
+
+def test_receivers_online_leave_out_freed_receivers(fleet):
+    payroll = rows_by_qmgr(fleet)["PAYROLL"]
+
+    assert (payroll.receivers_online, payroll.bytes_online) == (6, 6 * 3 * MB)
+
+
+def test_the_outcome_is_the_run_reports_outcome_line(fleet):
+    assert rows_by_qmgr(fleet)["BILLING"].outcome == "dry run: plan only, nothing saved or deleted"
+
+
+def test_the_last_verified_backup_is_the_newest_copy_in_the_backup_store(fleet):
+    backup = rows_by_qmgr(fleet)["BILLING"].last_backup
+
+    assert backup is not None
+    assert backup.where == "backup store"
+    assert backup.at == COLLECTED1 + timedelta(minutes=12)
+    assert "MQJAAAAAA0" in backup.detail
+
+
+def test_a_queue_manager_without_any_backup_has_none(fleet):
+    assert rows_by_qmgr(fleet)["PAYROLL"].last_backup is None
+
+
+def test_asp_use_comes_from_the_plan(fleet):
+    billing = rows_by_qmgr(fleet)["BILLING"]
+
+    assert (billing.asp_number, billing.asp_used_percent) == (2, 50.0)
+
+
+def test_a_plan_without_the_newer_columns_reads_them_as_unknown_and_takes_asp_and_offset_from_the_snapshot(fleet):
+    # Only run 1's plan, written before holding_point, utc_offset_minutes and the ASP columns existed.
+    import shutil
+
+    shutil.rmtree(fleet.settings.plan_dir(RUN2))
+
+    rows = rows_by_qmgr(fleet)
+
+    assert rows["BILLING"].holding_point is None
+    assert rows["BILLING"].damaged_objects == []
+    assert rows["BILLING"].utc_offset_minutes == 60  # the offset of the snapshot's collected_at
+    assert rows["PAYROLL"].asp_number == 1  # from the snapshot (QSYS2.ASP_INFO)
+    assert rows["PAYROLL"].asp_used_percent == 80.0
+
+
+def test_no_plan_no_rows(tmp_path):
+    from mqjournal.settings import Settings
+
+    settings = Settings.from_env({"MQJOURNAL_DATA_DIR": str(tmp_path)})
+
+    assert data.fleet(settings, data.open_catalog(settings.catalog_url)) == []
+
+
+def test_opening_a_catalog_no_run_has_written_does_not_create_it(tmp_path):
+    url = f"sqlite:///{tmp_path / 'catalog.db'}"
+
+    assert data.open_catalog(url) is None
+    assert not (tmp_path / "catalog.db").exists()
+
+
+# --- the traffic light -------------------------------------------------------------------------------------------
+
+
+def test_a_damaged_object_is_red_and_an_open_unit_of_work_amber(fleet):
+    rows = rows_by_qmgr(fleet)
+
+    assert rows["BILLING"].light.color == "red"
+    assert any(reason.startswith("MEDIA_POINT_OLD") for reason in rows["BILLING"].light.reasons)
+    assert rows["PAYROLL"].light.color == "amber"
+    assert "AMQ7460 holds the oldest needed receiver, not AMQJRNINF" in rows["PAYROLL"].light.reasons
+
+
+def test_a_queue_manager_with_nothing_to_look_at_is_green(fleet):
+    row = rows_by_qmgr(fleet)["PAYROLL"].model_copy(update={"alerts": [], "holding_point": "AMQJRNINF"})
+
+    assert data.traffic_light(row, NOW).color == "green"
+
+
+def test_blocked_or_a_full_asp_is_red(fleet):
+    row = rows_by_qmgr(fleet)["PAYROLL"].model_copy(update={"alerts": [], "holding_point": None})
+
+    assert (
+        data.traffic_light(row.model_copy(update={"blocked": True, "block_reason": "CHAIN_BROKEN"}), NOW).color == "red"
+    )
+    full = row.model_copy(update={"asp_available_bytes": 50 * MB})
+    assert data.traffic_light(full, NOW).reasons == ["ASP 2 is 95% full"]
+
+
+def test_a_queue_manager_not_collected_for_over_eight_days_is_amber(fleet):
+    row = rows_by_qmgr(fleet)["PAYROLL"].model_copy(update={"alerts": [], "holding_point": None})
+
+    light = data.traffic_light(row, COLLECTED2 + timedelta(days=9))
+
+    assert (light.color, light.reasons) == ("amber", ["not collected since 2026-11-22"])
+
+
+def test_a_run_without_its_report_is_amber(fleet):
+    fleet.settings.report_file(RUN2).unlink()
+
+    assert "the last run has no report: still running, or it failed" in rows_by_qmgr(fleet)["BILLING"].light.reasons
+
+
+# --- a queue manager page ----------------------------------------------------------------------------------------
+
+
+def test_history_has_one_point_per_run_with_bytes_online_age_and_saves_and_deletes(fleet):
+    billing = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod2", "QMBILL01", now=NOW)
+    payroll = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod1", "QMPAYROLL", now=NOW)
+
+    assert [(p.run_id, p.receivers_online, p.bytes_online, p.oldest_needed_age_seconds, p.saved, p.deleted) for p in billing.history] == [
+        (RUN1, 10, 10 * 2 * MB, 3600, 4, 0),
+        (RUN2, 12, 12 * 2 * MB, 46 * 3600, 0, 0),
+    ]  # fmt: skip
+    assert [(p.bytes_online, p.deleted) for p in payroll.history] == [(6 * 3 * MB, 0), (6 * 3 * MB, 1)]
+    assert [p.at for p in billing.history] == [COLLECTED1, COLLECTED2]
+
+
+def test_receiver_table_has_the_snapshots_times_and_sequences_and_where_each_backup_is(fleet):
+    page = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod2", "QMBILL01", now=NOW)
+    first, attached = page.receivers[0], page.receivers[-1]
+
+    assert [r.name for r in page.receivers][:3] == ["AMQA000000", "AMQA000001", "AMQA000002"]
+    assert (first.first_sequence, first.last_sequence) == (1, 100)
+    assert first.attached_at == COLLECTED2 - timedelta(hours=12)
+    assert first.detached_at == COLLECTED2 - timedelta(hours=11)
+    assert (attached.status, attached.action, attached.reason, attached.detached_at) == (
+        "ATTACHED",
+        "keep",
+        "ATTACHED",
+        None,
+    )
+
+
+def test_a_receiver_name_that_came_back_does_not_borrow_the_backups_of_its_earlier_incarnation(fleet):
+    # Run 1's AMQA000000 of BILLING (attached 15 Nov) is saved and stored; run 2's AMQA000000 was attached on 22 Nov.
+    page = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod2", "QMBILL01", now=NOW)
+
+    assert page.receivers[0].backups == []
+
+
+def test_backups_of_a_receiver_list_its_save_file_and_its_copy_in_the_store(fleet):
+    from mqjournal.catalog import Catalog
+
+    backups = data.backups_of(Catalog(fleet.settings.catalog_url), "ibmi-prod2", "BILLING", "QMBILL01")
+    attached_at = COLLECTED1 - timedelta(hours=10)
+
+    assert backups.of_receiver("AMQA000000", "QMBILL01", attached_at) == [
+        "save file QGPL/MQJAAAAAA0",
+        "backup store: ibmi-prod2/BILLING/QGPL/MQJAAAAAA0.savf",
+    ]
+
+
+def test_alert_lines_and_recovery_values_for_a_damaged_object(fleet):
+    page = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod2", "QMBILL01", now=NOW)
+
+    assert page.alert_lines[0].startswith("MEDIA_POINT_OLD: ")
+    assert "APP.REQUEST.QUEUE" in page.alert_lines[0]
+    assert page.recovery_conf["kind"] == "media"
+    assert page.recovery_conf["object"] == "APP.REQUEST.QUEUE"
+    assert (page.recovery_conf["host"], page.recovery_conf["qmgr"]) == ("ibmi-prod2", "BILLING")
+
+
+def test_an_unknown_queue_manager_has_no_page(fleet):
+    assert data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod2", "QMNONE") is None
+
+
+def test_plan_runs_are_ordered_by_when_they_planned(fleet):
+    runs = data.plan_runs(fleet.settings)
+
+    assert [r.run_id for r in runs] == [RUN1, RUN2]
+    assert runs[0].at == COLLECTED1.astimezone(UTC) + timedelta(minutes=2)
+    assert runs[1].at < datetime.now(UTC)
