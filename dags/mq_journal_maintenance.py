@@ -14,10 +14,12 @@ from typing import Any
 import pendulum
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.providers.standard.operators.hitl import ApprovalOperator
-from airflow.sdk import Param, TriggerRule, dag, task
+from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
 
 from mqjournal.airflow import maintenance as steps
+from mqjournal.airflow.approval import QueueManagerApproval, approved_keys
+from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary, Pulled
 from mqjournal.backupstore import BackupStore
@@ -40,6 +42,17 @@ def _policy(params: dict[str, Any]) -> Policy:
     )
 
 
+LABEL = "{{ target_label }}"
+"""map_index_template of the per queue manager tasks: `ibmi-prod1/PAYROLL` in the grid instead of 0, 1, 2."""
+
+
+def labelled(target: Pulled) -> MaintenanceTarget:
+    """The task's target, named for the grid (LABEL) before any work starts, so a failed task is named too."""
+    chosen = MaintenanceTarget.from_xcom(target)
+    get_current_context()["target_label"] = chosen.label  # type: ignore[typeddict-unknown-key]
+    return chosen
+
+
 @dag(
     dag_id="mq_journal_maintenance",
     schedule=settings().schedule,
@@ -57,7 +70,14 @@ def _policy(params: dict[str, Any]) -> Policy:
         "queue_managers": Param(
             [], type="array", items={"type": "string"}, title="Queue managers", description="empty: all"
         ),
-        "dry_run": Param(False, type="boolean", title="Dry run", description="plan only: no save, no delete"),
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="plan only, changing nothing on any partition: it reads the QSYS2 SQL services "
+            "(JOURNAL_RECEIVER_INFO, MESSAGE_QUEUE_INFO, ASP_INFO) and the user space AMQJRNINF, and sends no CHGJRN, "
+            "no RCDMQMIMG, no save and no delete; AMQJRNINF and AMQ7460/AMQ7462 are then as of MQ's last checkpoint",
+        ),
         "change_receiver": Param(
             True, type="boolean", title="Change receiver first", description="CHGJRN JRNRCV(*GEN) before the checkpoint"
         ),
@@ -116,7 +136,7 @@ def _policy(params: dict[str, Any]) -> Policy:
             minimum=0.01,
             maximum=168,
             title="Hours to wait for approval",
-            description="no answer: nothing is deleted (at most 168: a week)",
+            description="no answer in this time answers 'Delete nothing' and the gate fails (at most 168: a week)",
         ),
     },
 )
@@ -134,9 +154,11 @@ def mq_journal_maintenance():
         targets = steps.select_targets(settings(), params["hosts"], params["queue_managers"])
         return [t.to_xcom() for t in targets]
 
-    @task(**tasks.ssh_task())
+    @task(**tasks.ssh_task(), map_index_template=LABEL)
     def checkpoint_and_collect(target: Pulled, params=None, run_id=None) -> str:
-        return steps.collect_one(settings(), MaintenanceTarget.from_xcom(target), run_id, params["change_receiver"])
+        return steps.collect_one(
+            settings(), labelled(target), run_id, params["change_receiver"], dry_run=params["dry_run"]
+        )
 
     @task
     def plan_submission(snapshot_files: Pulled, params=None, run_id=None) -> dict[str, Any]:
@@ -169,33 +191,39 @@ def mq_journal_maintenance():
             return "report"
         return ["save", "approve"] if PlanSummary.from_xcom(summary).anything_to_delete else ["save", "report"]
 
-    @task(**tasks.ssh_task())
+    @task(**tasks.ssh_task(), map_index_template=LABEL)
     def save(target: Pulled, summary: Pulled, params=None, run_id=None) -> dict[str, Any]:
         return steps.save_one(
             settings(),
-            MaintenanceTarget.from_xcom(target),
+            labelled(target),
             PlanSummary.from_xcom(summary),
             run_id,
             params["save_library"],
             _policy(params),
         ).to_xcom()
 
-    @task(**tasks.ssh_task())
+    @task(**tasks.ssh_task(), map_index_template=LABEL)
     def clean_up(target: Pulled, params=None, run_id=None) -> dict[str, Any]:
-        return steps.clean_up_one(settings(), MaintenanceTarget.from_xcom(target), run_id, _policy(params)).to_xcom()
+        return steps.clean_up_one(settings(), labelled(target), run_id, _policy(params)).to_xcom()
 
-    approve = ApprovalOperator(
+    # One option per queue manager with receivers to delete, several at once; no answer in the form's hours
+    # answers "Delete nothing" (declared in QueueManagerApproval) and fails the gate.
+    approve = QueueManagerApproval(
         task_id="approve",
         subject="Delete MQ journal receivers ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='summarize')['body'] }}",
-        response_timeout=settings().approval.maintenance_timeout,
+        summary_task_id="summarize",
+        timeout_param="approval_hours",
+        notifiers=[GateWaiting(subject="mq_journal_maintenance {{ run_id }}: approval waiting")],
     )
 
-    @task(**tasks.ssh_task())
-    def delete(target: Pulled, summary: Pulled, params=None, run_id=None) -> dict[str, Any]:
-        return steps.delete_one(
-            settings(), MaintenanceTarget.from_xcom(target), PlanSummary.from_xcom(summary), run_id, _policy(params)
-        ).to_xcom()
+    @task(**tasks.ssh_task(), map_index_template=LABEL)
+    def delete(target: Pulled, summary: Pulled, approval: Pulled, params=None, run_id=None) -> dict[str, Any]:
+        chosen = labelled(target)
+        plan = PlanSummary.from_xcom(summary)
+        if chosen.key not in approved_keys(plan, approval):  # type: ignore[arg-type]  # the gate's XCom dict
+            raise AirflowSkipException(f"{chosen.label}: not chosen at the approval gate, nothing deleted")
+        return steps.delete_one(settings(), chosen, plan, run_id, _policy(params)).to_xcom()
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
@@ -230,7 +258,7 @@ def mq_journal_maintenance():
     plan >> summary
     branch = gate(summary)
     saved = save.partial(summary=summary).expand(target=targets)
-    deleted = delete.partial(summary=summary).expand(target=targets)
+    deleted = delete.partial(summary=summary, approval=approve.output).expand(target=targets)
     cleaned = clean_up.expand(target=targets)
     branch >> [saved, approve]
     [saved, approve] >> deleted

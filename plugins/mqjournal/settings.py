@@ -103,6 +103,17 @@ class ApprovalSettings(_Section):
     expiry_hours: float = Field(
         24.0, gt=0, description="the backup expiry DAG's gate before it deletes save files and their copies"
     )
+    email: str | None = Field(
+        None,
+        description="who is told by e-mail that a gate waits (comma-separated addresses), through the SMTP provider's "
+        "connection smtp_default; none: no e-mail",
+    )
+    webhook_conn_id: str = Field(
+        "mqjournal_approval_webhook",
+        min_length=1,
+        description="the Airflow connection of a webhook told that a gate waits (its URL in the connection's host, "
+        "or extra {'url': ...}, so a token in it stays a secret); no such connection: no webhook",
+    )
 
     @property
     def maintenance_timeout(self) -> timedelta:
@@ -224,6 +235,10 @@ class Settings(BaseModel):
 
     def report_file(self, run_id: str) -> Path:
         return self.data_dir / "reports" / f"{safe(run_id)}.md"
+
+    def note_file(self, run_id: str) -> Path:
+        """The run's one-line outcome, which the listener (mqjournal_listener_plugin) puts in its note in the grid."""
+        return self.data_dir / "reports" / f"{safe(run_id)}.note"
 
     def recovery_report_file(self, run_id: str) -> Path:
         return self.data_dir / "reports" / f"recovery_{safe(run_id)}.md"

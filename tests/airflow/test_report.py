@@ -114,19 +114,32 @@ def test_many_ranges_of_one_queue_manager_are_summed_up():
 
 
 def test_the_report_says_who_decided_what():
-    summary = PlanSummary(anything_to_delete=True)
-    approved = {"chosen_options": ["Approve"], "responded_by_user": {"id": "u1", "name": "Ana"}}
-    rejected = {"chosen_options": ["Reject"], "responded_by_user": {"id": "u2", "name": "Bo"}}
-    assert (
-        outcome(False, summary, approved, [DeleteOutcome(target="prod1/PAYROLL/QMPAYROLL", deleted=["A", "B"])])
-        == "approved by Ana: 2 receivers deleted"
+    payroll, billing = "prod1/PAYROLL/QMPAYROLL", "prod2/BILLING/QMBILL01"
+    summary = PlanSummary(
+        queue_managers=[
+            {"host": "prod1", "qmgr": "PAYROLL", "qmgr_library": "QMPAYROLL"},
+            {"host": "prod2", "qmgr": "BILLING", "qmgr_library": "QMBILL01"},
+        ],
+        to_delete={payroll: ["A", "B"], billing: ["C"]},
+        anything_to_delete=True,
     )
-    assert outcome(False, summary, rejected, []) == "rejected by Bo: nothing was deleted"
-    assert outcome(False, summary, None, []).startswith("not approved")
+    ana = {"id": "u1", "name": "Ana"}
+    both = {"chosen_options": ["prod1/PAYROLL", "prod2/BILLING"], "responded_by_user": ana}
+    one = {"chosen_options": ["prod1/PAYROLL"], "responded_by_user": ana}
+    nothing = {"chosen_options": ["Delete nothing"], "responded_by_user": {"id": "u2", "name": "Bo"}}
+    timed_out = {"chosen_options": ["Delete nothing"], "responded_by_user": None}
+    deletes = [
+        DeleteOutcome(target=payroll, deleted=["A", "B"], freed_bytes=3 * 1024 * 1024),
+        DeleteOutcome(target=billing, deleted=["C"], freed_bytes=1024 * 1024),
+    ]
+    assert outcome(False, summary, both, deletes) == "approved by Ana: 3 deleted, 4.0 MB freed"
     assert (
-        outcome(False, summary, None, [], approve_state="success")
-        == "rejected at the approval gate: nothing was deleted"
+        outcome(False, summary, one, deletes[:1])
+        == "approved by Ana: 2 deleted, 3.0 MB freed; 1 queue manager declined"
     )
+    assert outcome(False, summary, nothing, []) == "rejected by Bo: nothing deleted"
+    assert outcome(False, summary, timed_out, []).startswith("no answer before the gate's timeout")
+    assert outcome(False, summary, None, [], approve_state="failed").startswith("no answer before the gate's timeout")
     assert outcome(True, summary, None, []).startswith("dry run")
     assert outcome(False, PlanSummary(anything_to_delete=False), None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")

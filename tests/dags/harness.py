@@ -25,6 +25,8 @@ def run_driver(driver: str, workdir: Path, *, timeout: int) -> dict:
         "AIRFLOW_HOME": str(workdir / "airflow"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        # The repository's plugins: the run-notes listener among them.
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
         "PYTHONPATH": str(REPO),
     }
     done = subprocess.run(

@@ -6,6 +6,7 @@ Airflow internals (`handle_event_submit`), exactly as `update_hitl_detail` does;
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -23,10 +24,17 @@ class Responder(threading.Thread):
     """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once."""
 
     def __init__(
-        self, dag_id: str, task_id: str, option: str, *, before: Callable[[], None] | None = None, timeout: float = 300
+        self,
+        dag_id: str,
+        task_id: str,
+        option: str | list[str],
+        *,
+        before: Callable[[], None] | None = None,
+        timeout: float = 300,
     ):
         super().__init__(daemon=True)
-        self.dag_id, self.task_id, self.option, self.before, self.timeout = dag_id, task_id, option, before, timeout
+        self.dag_id, self.task_id, self.before, self.timeout = dag_id, task_id, before, timeout
+        self.options = [option] if isinstance(option, str) else list(option)
         self.answered: str | None = None
         self.stop = threading.Event()
 
@@ -50,7 +58,7 @@ class Responder(threading.Thread):
                         self.before()
                     detail.responded_by = {"id": "oncall", "name": "On-call engineer"}
                     detail.responded_at = timezone.utcnow()
-                    detail.chosen_options = [self.option]
+                    detail.chosen_options = self.options
                     detail.params_input = {}
                     session.add(detail)
                     handle_event_submit(
@@ -68,3 +76,20 @@ class Responder(threading.Thread):
                 elif self.answered is not None and not mine:
                     return
             time.sleep(0.5)
+
+
+class TimeoutSweeper(threading.Thread):
+    """What the scheduler does on each loop for HITL tasks past their deadline (dag.test() runs no scheduler): the
+    scheduler's own method, so a gate's timeout default is applied exactly as in production."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.log = logging.getLogger("tests.timeout_sweeper")
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
+
+        while not self.stop.is_set():
+            SchedulerJobRunner.check_awaiting_input_timeouts(self)  # type: ignore[arg-type]  # needs only .log
+            time.sleep(1)

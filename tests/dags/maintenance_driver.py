@@ -2,9 +2,10 @@
 
 Run as a script in a fresh process (Airflow reads its configuration once, at import):
     python tests/dags/maintenance_driver.py WORKDIR
-Four scenarios, each on its own simulated partition: the gate approved; the gate rejected; the gate approved after
-a receiver became needed again; a partition not ready for mqjournal (IBM i 7.3), refused by the preflight. Prints one JSON line with each run's task states; the simulator's state stays in
-WORKDIR/state for the test to inspect.
+Scenarios, each on its own simulated partition: the gate approved; the gate rejected ("Delete nothing"); the gate
+approved after a receiver became needed again; a partition not ready for mqjournal (IBM i 7.3), refused by the
+preflight; two queue managers of which the approver chooses one; a dry run; a gate nobody answers. Prints one JSON
+line with each run's task states and note; the simulator's state stays in WORKDIR/state for the test to inspect.
 """
 
 from __future__ import annotations
@@ -13,21 +14,31 @@ import json
 import sys
 from pathlib import Path
 
-SCENARIOS = {"approved": "Approve", "rejected": "Reject", "needed-again": "Approve", "not-ready": "Approve"}
+SCENARIOS: dict[str, list[str] | None] = {
+    "approved": ["approved/TEST"],
+    "rejected": ["Delete nothing"],
+    "needed-again": ["needed-again/TEST"],
+    "not-ready": ["not-ready/TEST"],
+    "partial": ["partial/TEST"],  # OTHER, on the same partition, is declined
+    "dry-run": None,
+    "timeout": None,
+}
+CONF: dict[str, dict] = {"dry-run": {"dry_run": True}, "timeout": {"approval_hours": 0.01}}
 
 
 def main(workdir: Path) -> None:
     from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
     from mqjournal.sim import mq
     from tests.dags.harness import fleet_in_airflow
-    from tests.dags.hitl import Responder
+    from tests.dags.hitl import Responder, TimeoutSweeper
 
     hosts = [
         HostConfig(
             name=name,
             port=0,
             utc_offset="+01:00",
-            queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)],
+            queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)]
+            + ([QueueManagerConfig(name="OTHER", threshold_kb=500)] if name == "partial" else []),
             system=PartitionSystemConfig(release="7.3" if name == "not-ready" else "7.5"),
         )
         for name in SCENARIOS
@@ -45,20 +56,31 @@ def main(workdir: Path) -> None:
             mq.impossible_old_unit_of_work(partition, qm, chain[1])
         host.run("system 'RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)'", "MQADMIN")
 
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    sweeper = TimeoutSweeper()
+    sweeper.start()
     results = {}
-    for scenario, option in SCENARIOS.items():
+    for scenario, options in SCENARIOS.items():
         responder = Responder(
-            dag.dag_id, "approve", option, before=make_needed_again if scenario == "needed-again" else None
+            dag.dag_id, "approve", options or [], before=make_needed_again if scenario == "needed-again" else None
         )
-        responder.start()
-        run = dag.test(run_conf={"hosts": [scenario], "change_receiver": True})
+        if options is not None:
+            responder.start()
+        run = dag.test(run_conf={"hosts": [scenario], "change_receiver": True, **CONF.get(scenario, {})})
         responder.stop.set()
+        with create_session() as session:
+            note = session.query(DagRun).filter_by(dag_id=dag.dag_id, run_id=run.run_id).one().note
         results[scenario] = {
             "state": str(run.state),
             "answered": responder.answered is not None,
             "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in run.get_task_instances()},
+            "labels": {f"{ti.task_id}[{ti.map_index}]": ti.rendered_map_index for ti in run.get_task_instances()},
             "run_id": run.run_id,
+            "note": note,
         }
+    sweeper.stop.set()
     service.stop()
     print("RESULTS " + json.dumps(results))
 

@@ -39,7 +39,8 @@ def test_the_maintenance_dag_runs_the_runbook_in_order():
     assert "plan" in upstream["summarize"]
     assert "approve" in upstream["delete"] and "save" in upstream["delete"]
     assert upstream["clean_up"] == {"save", "select_targets"} and "clean_up" in upstream["report"]
-    assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
+    gate = dag.task_dict["approve"]
+    assert gate.__class__.__name__ == "QueueManagerApproval" and gate.defaults == ["Delete nothing"] and gate.multiple
     assert dag.task_dict["checkpoint_and_collect"].pool == "mqjournal_ssh"
     assert "preflight" in upstream["select_targets"]
     # The report runs whatever happened, so one leaf watches every step: a failed step fails the run.

@@ -41,6 +41,12 @@ def test_approved_run_deletes_exactly_the_planned_receivers_and_nothing_needed_i
     host = partition(workdir, "approved")
     planned = planned_deletes(workdir, run["run_id"], "approved")
     assert planned, "the plan should have had receivers to delete"
+    # The grid tells the outcome without opening anything: the note, and each mapped task named for its queue manager.
+    assert run["note"].startswith(f"approved by On-call engineer: {len(planned)} deleted, "), run["note"]
+    assert run["labels"]["delete[0]"] == run["labels"]["checkpoint_and_collect[0]"] == "approved/TEST"
+    report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
+    html = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.html").read_text()
+    assert "On-call engineer" in report and "On-call engineer" in html and "{" not in report
     assert not set(planned) & {r.name for r in host.partition.receivers_in("QMTEST")}
     catalog = Catalog(f"sqlite:///{workdir / 'data' / 'catalog.db'}")
     assert sorted(d.receiver for d in catalog.deletions_for("approved", "QMTEST")) == planned
@@ -78,9 +84,11 @@ def test_approved_run_deletes_exactly_the_planned_receivers_and_nothing_needed_i
 def test_rejected_run_deletes_nothing(e2e):
     workdir, results = e2e
     run = results["rejected"]
-    assert run["answered"] and run["tasks"]["delete[-1]"] == "skipped"
+    assert run["answered"] and run["tasks"]["delete[0]"] == "skipped" and run["state"] == "success"
     report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
-    assert "Outcome: rejected at the approval gate: nothing was deleted" in report
+    assert "rejected by On-call engineer: nothing deleted" in report
+    assert run["note"] == "rejected by On-call engineer: nothing deleted"
+    assert run["note"] != results["approved"]["note"]
     host = partition(workdir, "rejected")
     rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers").to_pylist()
     planned = {r["receiver"] for r in rows if r["host"] == "rejected"}
@@ -111,6 +119,50 @@ def test_a_partition_not_ready_fails_the_run_at_the_preflight_and_only_reads(e2e
     # Only reads: the login check, SQL SELECTs, mqs.ini, and CHKOBJ (which changes nothing).
     reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ")
     assert sent and [c for c in sent if not c.startswith(reads)] == []
+
+
+def test_approving_one_of_two_queue_managers_deletes_only_its_receivers_and_the_report_names_the_other(e2e):
+    workdir, results = e2e
+    run = results["partial"]
+    by_label = {run["labels"][k]: state for k, state in run["tasks"].items() if k.startswith("delete[")}
+    assert by_label == {"partial/TEST": "success", "partial/OTHER": "skipped"}, run
+    rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers").to_pylist()
+    host = partition(workdir, "partial")
+    for library, deleted in (("QMTEST", True), ("QMOTHER", False)):
+        planned = {
+            r["receiver"]
+            for r in rows
+            if r["qmgr_library"] == library and r["action"] in ("delete", "save_then_delete")
+        }
+        assert planned, library
+        live = {r.name for r in host.partition.receivers_in(library)}
+        assert planned.isdisjoint(live) if deleted else planned <= live, library
+    assert "1 queue manager declined" in run["note"]
+    report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
+    assert "partial/OTHER" in report and "declined" in report.lower()
+
+
+def test_a_dry_run_sends_no_command_that_changes_the_partition(e2e):
+    workdir, results = e2e
+    run = results["dry-run"]
+    assert run["state"] == "success" and run["tasks"]["approve[-1]"] == "skipped" and not run["answered"]
+    assert run["note"] == "dry run: plan only, nothing saved or deleted"
+    sent = [r["command"] for r in read_audit(workdir / "data" / "audit.jsonl") if r["host"] == "dry-run"]
+    reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ")
+    assert sent and [c for c in sent if not c.startswith(reads)] == []
+    report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
+    assert "approv" not in report.lower()
+
+
+def test_a_gate_nobody_answers_deletes_nothing_and_fails_the_run(e2e):
+    workdir, results = e2e
+    run = results["timeout"]
+    assert run["state"] == "failed" and run["tasks"]["approve[-1]"] == "failed", run
+    assert run["tasks"]["delete[0]"] in ("upstream_failed", "skipped")
+    assert run["note"].startswith("no answer before the gate's timeout"), run["note"]
+    rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers").to_pylist()
+    planned = {r["receiver"] for r in rows if r["host"] == "timeout"}
+    assert {r.name for r in partition(workdir, "timeout").partition.receivers_in("QMTEST")} == planned
 
 
 def test_a_ready_run_is_not_failed_by_the_watcher(e2e):

@@ -45,14 +45,14 @@ def test_a_ready_host_passes_the_preflight(tmp_path: Path, monkeypatch):
     assert result.to_xcom() == {"checked": ["ibmi1"], "ready": True}
 
 
-def test_a_host_that_is_not_ready_fails_the_run_naming_it(tmp_path: Path, monkeypatch, capsys):
+def test_a_host_that_is_not_ready_fails_the_run_naming_it(tmp_path: Path, monkeypatch, caplog):
     doctor = Doctor(tmp_path, [_host(release="7.3")])
     try:
         with pytest.raises(RuntimeError, match="hosts not ready for mqjournal: ibmi1"):
             steps.preflight(_settings(doctor, tmp_path, monkeypatch), [], "QGPL")
     finally:
         doctor.stop()
-    assert "SAVE_FILE_OBJECTS" in capsys.readouterr().out
+    assert "SAVE_FILE_OBJECTS" in caplog.text
 
 
 def test_a_host_collected_before_is_not_checked_again(tmp_path: Path, monkeypatch):

@@ -16,7 +16,7 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mqjournal.airflow.gate import gate_answer
+from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
@@ -38,7 +38,8 @@ from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
-from mqjournal.report import plan_body, signed_size, size
+from mqjournal.report import plan_body, qm_key, size
+from mqjournal.runreport import RunFacts, render_html, render_markdown
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
 
@@ -98,8 +99,11 @@ def _offset_minutes(tz: tzinfo) -> int:
     return int(offset.total_seconds() // 60)
 
 
-def collect_one(settings: Settings, target: MaintenanceTarget, run_id: str, change_receiver: bool) -> str:
-    """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file."""
+def collect_one(
+    settings: Settings, target: MaintenanceTarget, run_id: str, change_receiver: bool, dry_run: bool = False
+) -> str:
+    """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file. A dry run only
+    reads: no CHGJRN, no RCDMQMIMG."""
     with host_session(settings, target.host) as session:
         snapshot = collector.collect(
             session,
@@ -107,7 +111,8 @@ def collect_one(settings: Settings, target: MaintenanceTarget, run_id: str, chan
             host=target.host,
             run_id=run_id,
             tz=target.tz,
-            change_receiver=change_receiver,
+            change_receiver=change_receiver and not dry_run,
+            checkpoint=not dry_run,
         )
     path = settings.snapshot_dir(run_id) / f"{target.host}__{target.library}.jsonl"
     write_snapshots(path, [snapshot])
@@ -125,22 +130,21 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: Backu
         for q in pq.read_table(plan_dir / "queue_managers").to_pylist()
         if (q["host"], q["qmgr"], q["qmgr_library"]) in wanted
     ]
-    receivers = pq.read_table(
-        plan_dir / "receivers", filters=[("action", "in", sorted({*SAVES, *DELETES}))]
-    ).to_pylist()
+    receivers = [
+        r
+        for r in plan_receivers(plan_dir, {t.host for t in targets})
+        if (r["host"], r["qmgr"], r["qmgr_library"]) in wanted
+    ]
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
-    for r in sorted(receivers, key=lambda r: (r["chain_position"] is None, r["chain_position"] or 0)):
+    for r in receivers:
         k = f"{r['host']}/{r['qmgr']}/{r['qmgr_library']}"
-        if (r["host"], r["qmgr"], r["qmgr_library"]) not in wanted:
-            continue
         if r["action"] in SAVES:
             to_save[k].append(r["receiver"])
         if r["action"] in DELETES:
             to_delete[k].append(r["receiver"])
     for q in qms:
         q["alerts"] = list(q["alerts"] or [])
-        q.pop("collected_at", None)
         if store is not None:
             q["store_bytes"] = store.total_bytes(q["host"], q["qmgr"])
     summary = PlanSummary(
@@ -148,10 +152,28 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: Backu
         to_save=dict(to_save),
         to_delete=dict(to_delete),
         anything_to_delete=any(to_delete.values()),
-        body=plan_body(qms, to_save, to_delete),
+        body=plan_body(qms, receivers),
     )
     log.info("the plan of this run's targets:\n%s", summary.body)
     return summary
+
+
+def plan_receivers(plan_dir: Path, hosts: set[str]) -> list[dict[str, Any]]:
+    """The plan's receivers of `hosts`, in chain order per queue manager (non-members last)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(plan_dir / "receivers", filters=[("host", "in", sorted(hosts))]).to_pylist()
+    return sorted(
+        rows,
+        key=lambda r: (r["host"], r["qmgr"], r["qmgr_library"], r["chain_position"] is None, r["chain_position"] or 0),
+    )
+
+
+def plan_queue_managers(plan_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
+    """The plan's queue manager rows of `keys` (host/QMGR/LIBRARY)."""
+    import pyarrow.parquet as pq
+
+    return [q for q in pq.read_table(plan_dir / "queue_managers").to_pylist() if qm_key(q) in keys]
 
 
 _Step = TypeVar("_Step", bound=HostContext)
@@ -223,71 +245,40 @@ def outcome(
     deletes: Sequence[DeleteOutcome],
     approve_state: str | None = None,
 ) -> str:
-    """One line for the report: what the run decided, and who decided it."""
+    """One line for the report and the run's note in the grid: what the run decided, and who decided it."""
     if summary is None:
         return "failed before a plan was made: nothing was saved or deleted"
     if dry_run:
         return "dry run: plan only, nothing saved or deleted"
     if not summary.anything_to_delete:
         return "nothing to delete: no approval was needed"
-    who, refusal = gate_answer(approval, approve_state)
-    if who is None:
-        return refusal
-    deleted = sum(len(d.deleted) for d in deletes)
-    return f"approved by {who}: {deleted} receivers deleted"
+    if approval is not None and approval.get("responded_by_user") is None and approval.get("chosen_options"):
+        return f"no answer before the gate's timeout ({DELETE_NOTHING}): nothing was deleted"
+    if approval is None and approve_state == "failed":
+        return "no answer before the gate's timeout, or the gate failed: nothing was deleted"
+    if approval is None:
+        return "not approved (the gate did not answer): nothing was deleted"
+    who = (approval.get("responded_by_user") or {}).get("name", "?")
+    chosen = approved_keys(summary, approval)
+    if not chosen:
+        return f"rejected by {who}: nothing deleted"
+    deleted = [d for d in deletes if d.target in chosen]
+    count = sum(len(d.deleted) for d in deleted)
+    freed = sum(d.freed_bytes for d in deleted)
+    offered = {k for k, names in summary.to_delete.items() if names}
+    declined = len(offered - chosen)
+    tail = f"; {declined} queue manager{'s' if declined != 1 else ''} declined" if declined else ""
+    return f"approved by {who}: {count} deleted, {size(freed)} freed{tail}"
 
 
-def write_report(
-    settings: Settings,
-    run_id: str,
-    summary: PlanSummary | None,
-    saves: Sequence[SaveOutcome],
-    deletes: Sequence[DeleteOutcome],
-    outcome: str,
-    cleanups: Sequence[CleanupOutcome] = (),
-) -> str:
-    """The run summary: what was saved where, deleted, kept and why, alerts. Returns the Markdown text."""
-    lines = [f"# mq_journal_maintenance {run_id}", "", f"Outcome: {outcome}", ""]
-    if summary:
-        lines += ["## Plan", "", summary.body, ""]
-    lines += space_table(deletes, cleanups)
-    sections: tuple[tuple[str, Sequence[SaveOutcome | DeleteOutcome | CleanupOutcome]], ...] = (
-        ("Saved", saves),
-        ("Deleted", deletes),
-        ("Save files removed from the host", cleanups),
-    )
-    for title, rows in sections:
-        if rows:
-            lines += [f"## {title}", ""]
-            lines += [
-                f"- `{r.target}`: {json.dumps({k: v for k, v in r.to_xcom().items() if k != 'target'})}" for r in rows
-            ]
-            lines.append("")
-    text = "\n".join(lines)
-    path = settings.report_file(run_id)
+def write_report(settings: Settings, facts: RunFacts) -> str:
+    """The run report for a person, Markdown and a self-contained HTML page beside it. Returns the Markdown."""
+    text = render_markdown(facts)
+    path = settings.report_file(facts.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    path.with_suffix(".html").write_text(render_html(facts), encoding="utf-8")
     return text
-
-
-def space_table(deletes: Sequence[DeleteOutcome], cleanups: Sequence[CleanupOutcome]) -> list[str]:
-    """Net space per queue manager: receivers freed on the ASP, less the save files still on it; and the store."""
-    freed = {d.target: d.freed_bytes for d in deletes}
-    if not cleanups and not any(freed.values()):
-        return []
-    lines = [
-        "## Space",
-        "",
-        "| queue manager | receivers freed | save files on the partition | net | in the backup store |",
-        "|---|---|---|---|---|",
-    ]
-    for key in sorted(set(freed) | {c.target for c in cleanups}):
-        cleanup = next((c for c in cleanups if c.target == key), None)
-        on_host = cleanup.save_files_on_host_bytes if cleanup else 0
-        stored = size(cleanup.store_bytes) if cleanup else "-"
-        net = freed.get(key, 0) - on_host
-        lines.append(f"| {key} | {size(freed.get(key, 0))} | {size(on_host)} | {signed_size(net)} | {stored} |")
-    return [*lines, ""]
 
 
 SPARK_ENV = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
@@ -312,7 +303,33 @@ def report(
     result = outcome(dry_run, plan, approval, deleted, approve_state)
     saved = [SaveOutcome.from_xcom(s) for s in mapped_results(saves)]
     cleaned = [CleanupOutcome.from_xcom(c) for c in mapped_results(cleanups)]
-    text = write_report(settings, run_id, plan, saved, deleted, outcome=result, cleanups=cleaned)
+    offered = {k for k, names in (plan.to_delete if plan else {}).items() if names}
+    chosen = approved_keys(plan, approval) if plan and not dry_run else set()
+    answered = (approval or {}).get("responded_by_user") or {}
+    facts = RunFacts(
+        run_id=run_id,
+        dry_run=dry_run,
+        outcome=result,
+        approved_by=answered.get("name") if chosen else None,
+        approved_at=(approval or {}).get("responded_at") if chosen else None,
+        chosen=sorted(chosen),
+        declined=sorted(offered - chosen) if approval is not None and not dry_run else [],
+        queue_managers=plan_queue_managers(settings.plan_dir(run_id), {qm_key(q) for q in plan.queue_managers})
+        if plan
+        else [],
+        receivers=[
+            r
+            for r in plan_receivers(settings.plan_dir(run_id), {q["host"] for q in plan.queue_managers})
+            if qm_key(r) in {qm_key(q) for q in plan.queue_managers}
+        ]
+        if plan
+        else [],
+        saves=saved,
+        deletes=deleted,
+        cleanups=cleaned,
+    )
+    text = write_report(settings, facts)
+    settings.note_file(run_id).write_text(result, encoding="utf-8")
     log.info("%s", text)
     return text
 
@@ -367,7 +384,7 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
             report.add("SSH and host key", "fail", exc.problem, exc.action)
             reports.append(report)
     text = render(reports) if reports else "every selected host was collected before: no preflight needed"
-    print(text)  # noqa: T201 - the doctor's table as `mqjournal doctor` prints it: the task log shows it whole
+    log.info("the partitions' readiness (mqjournal doctor):\n%s", text)
     not_ready = [r.host for r in reports if not r.ready]
     if not_ready:
         raise RuntimeError(

@@ -83,6 +83,11 @@ class MaintenanceTarget(JournalTarget):
         return f"{self.host}/{self.qmgr}/{self.library}"
 
     @property
+    def label(self) -> str:
+        """host/QMGR: how the grid (map_index_template), the gate's options and the logs name it."""
+        return f"{self.host}/{self.qmgr}"
+
+    @property
     def tz(self) -> timezone:
         return timezone(timedelta(minutes=self.utc_offset_minutes))
 

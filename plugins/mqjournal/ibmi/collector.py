@@ -58,8 +58,15 @@ def collect(
     tz: timezone,
     since: datetime | None = None,
     change_receiver: bool = False,
+    checkpoint: bool = True,
 ) -> Snapshot:
-    """Checkpoint, then read. `tz` is the partition's UTC offset; `since` the previous collection (default: a week)."""
+    """Checkpoint, then read. `tz` is the partition's UTC offset; `since` the previous collection (default: a week).
+
+    Without `checkpoint` (a dry run) nothing on the partition changes: no CHGJRN, no RCDMQMIMG; AMQJRNINF and the
+    recovery points are then as MQ last wrote them.
+    """
+    if not checkpoint:
+        return read_state(session, target, host=host, run_id=run_id, tz=tz, since=since)
     messages: list[CommandMessage] = []
     if change_receiver:
         out = session.run(commands.change_receiver(target.library, target.journal))
@@ -67,8 +74,8 @@ def collect(
 
     out = session.run(commands.record_media_images(target.qmgr))
     messages.extend(cl_messages(out.stdout, out.stderr))
-    checkpoint = Checkpoint(forced=True, ok=out.exit_status == 0, messages=messages)
-    return read_state(session, target, host=host, run_id=run_id, tz=tz, since=since, checkpoint=checkpoint)
+    forced = Checkpoint(forced=True, ok=out.exit_status == 0, messages=messages)
+    return read_state(session, target, host=host, run_id=run_id, tz=tz, since=since, checkpoint=forced)
 
 
 def read_state(
