@@ -3,7 +3,6 @@ job and the simulator over SSH, with the approval gate answered through Airflow'
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mqjournal.catalog import Catalog
 from mqjournal.sim.host import SimulatedHost
 
 
@@ -32,17 +32,6 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
         return True
-
-
-def deleted_in_report(text: str) -> list[str]:
-    """The receivers the report's Deleted section lists: lines "- `host/qmgr/lib`: {json}"."""
-    section = text.split("## Deleted", 1)[1] if "## Deleted" in text else ""
-    names = []
-    for line in section.splitlines():
-        found = re.match(r"- `[^`]+`: (\{.*\})$", line.strip())
-        if found:
-            names += json.loads(found.group(1)).get("deleted") or []
-    return names
 
 
 @pytest.mark.e2e
@@ -87,17 +76,18 @@ def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(
     assert done.returncode == 0, detail
 
     # The run went through the gate, answered over the REST API, and succeeded.
-    assert "APPROVAL NEEDED" in out and "answered ['Approve']" in out, detail
+    assert "APPROVAL NEEDED" in out and "answered ['lab/TEST'] as admin (--approve)" in out, detail
     run_line = re.search(r"^run (\S+): SUCCESS$", out, re.M)
     assert run_line, detail
     assert re.search(r"^\s+delete\[0\]\s+success$", out, re.M), detail
 
-    # The report says what was deleted, and the partition agrees.
+    # The report says what was deleted (as the catalog records it), and the partition agrees.
     (report,) = (home / "mqjournal" / "reports").glob("*.md")
     text = report.read_text()
     assert str(report) in out
-    deleted = deleted_in_report(text)
-    assert deleted, text
+    catalog = Catalog(f"sqlite:///{home / 'mqjournal' / 'catalog.db'}")
+    deleted = sorted(d.receiver for d in catalog.deletions_for("lab", "QMTEST"))
+    assert deleted and "approved by admin" in text and deleted[0] in text, text
     partition = SimulatedHost.load(tmp_path / "state" / "lab.json").partition
     assert not set(deleted) & {r.name for r in partition.receivers_in("QMTEST")}
 

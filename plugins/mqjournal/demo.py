@@ -469,11 +469,21 @@ def gate_detail(api: Api, run_id: str) -> dict | None:
     return None
 
 
-def answer_gate(api: Api, run_id: str, option: str) -> dict:
+DELETE_NOTHING = "Delete nothing"  # mqjournal.airflow.approval's (this module does not import Airflow)
+
+
+def gate_choice(answer: str, options: list[str]) -> list[str]:
+    """--approve chooses every queue manager the gate offers; --reject chooses "Delete nothing"."""
+    if answer == "Approve":
+        return [o for o in options if o != DELETE_NOTHING]
+    return [DELETE_NOTHING]
+
+
+def answer_gate(api: Api, run_id: str, chosen: list[str]) -> dict:
     return api.call(
         "PATCH",
         f"{_run_path(run_id)}/taskInstances/{GATE_TASK}/-1/hitlDetails",
-        {"chosen_options": [option], "params_input": {}},
+        {"chosen_options": chosen, "params_input": {}},
     )
 
 
@@ -548,7 +558,7 @@ class _GateWatch:
         show_gate(detail, self.port, self.run_id, self.say)
         if self.answer:
             wait_until_parked(self.airflow, self.run_id, self.say)
-            response = answer_gate(self.api, self.run_id, self.answer)
+            response = answer_gate(self.api, self.run_id, gate_choice(self.answer, detail["options"]))
             who = response["responded_by"]["name"]
             self.say(f"answered {response['chosen_options']} as {who} (--{self.answer.lower()})")
         else:
@@ -577,8 +587,8 @@ def show_gate(detail: dict, port: int, run_id: str, say: Say) -> None:
     say("")
     say("=" * 100)
     say(f"APPROVAL NEEDED: {detail['subject']}")
-    say(f"  approve or reject in the UI: {url}")
-    say(f"  (log in as {ADMIN}; options: {', '.join(detail['options'])})")
+    say(f"  choose the queue managers whose receivers may be deleted, in the UI: {url}")
+    say(f"  (log in as {ADMIN}; options, several at once: {', '.join(detail['options'])})")
     say("-" * 100)
     say((detail.get("body") or "").rstrip())
     say("=" * 100)

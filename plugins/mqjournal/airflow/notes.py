@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from airflow.listeners import hookimpl
+from sqlalchemy.orm import object_session
 
 from mqjournal.airflow.settings import settings
 
@@ -34,10 +35,25 @@ def outcome_note(dag_id: str, run_id: str) -> str | None:
 def _note(dag_run: Any) -> None:
     try:
         text = outcome_note(dag_run.dag_id, dag_run.run_id)
-        if text and not dag_run.note:
-            dag_run.note = text
+        if not text:
+            return
+        if object_session(dag_run) is not None:
+            # The scheduler's run, in its transaction (which holds the run's row): the note is written with it.
+            _set(dag_run, text)
+            return
+        # dag.test() hands listeners a detached run; its own transaction is committed by then.
+        from airflow.models.dagrun import DagRun
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            _set(session.query(DagRun).filter_by(dag_id=dag_run.dag_id, run_id=dag_run.run_id).one(), text)
     except Exception:  # a note is a convenience: it must never disturb the scheduler
         log.exception("could not set the note of %s %s", dag_run.dag_id, dag_run.run_id)
+
+
+def _set(dag_run: Any, text: str) -> None:
+    if not dag_run.note:  # a note a person wrote stays
+        dag_run.note = text
 
 
 @hookimpl
