@@ -19,6 +19,7 @@ from airflow.sdk.exceptions import AirflowSkipException
 
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.approval import QueueManagerApproval, approved_keys
+from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary, Pulled
@@ -65,10 +66,21 @@ def labelled(target: Pulled) -> MaintenanceTarget:
     doc_md=__doc__,
     params={
         "hosts": Param(
-            [], type="array", items={"type": "string"}, title="Hosts", description="empty: every host of the fleet file"
+            [],
+            type="array",
+            items={"type": "string"},
+            examples=fleet_choices(settings()).hosts,
+            title="Hosts",
+            description="empty: every host of the fleet file",
         ),
         "queue_managers": Param(
-            [], type="array", items={"type": "string"}, title="Queue managers", description="empty: all"
+            [],
+            type="array",
+            items={"type": "string"},
+            examples=fleet_choices(settings()).pairs,
+            title="Queue managers",
+            description="host/QMGR pairs of the fleet file (a bare QMGR: that name on every selected host); "
+            "empty: every queue manager of the selected hosts",
         ),
         "dry_run": Param(
             False,

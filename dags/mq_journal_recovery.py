@@ -17,6 +17,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import recovery as steps
+from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import Pulled, RecoveryPlanMade
 from mqjournal.recovery.execute import RecoveryResult
@@ -33,9 +34,21 @@ from mqjournal.recovery.kinds import RecoveryKind
     doc_md=__doc__,
     params={
         "host": Param(
-            "", type="string", minLength=1, title="Host", description="the partition, as named in the fleet file"
+            "",
+            type="string",
+            minLength=1,
+            examples=fleet_choices(settings()).hosts,
+            title="Host",
+            description="the partition, as named in the fleet file",
         ),
-        "qmgr": Param("", type="string", minLength=1, title="Queue manager"),
+        "qmgr": Param(
+            "",
+            type="string",
+            minLength=1,
+            examples=fleet_choices(settings()).queue_managers,
+            title="Queue manager",
+            description="its name on that host (the fleet file's, or any the host has)",
+        ),
         "kind": Param(
             RecoveryKind.STARTUP.value,
             type="string",

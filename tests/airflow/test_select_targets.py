@@ -47,3 +47,35 @@ def test_a_queue_manager_found_on_no_selected_host_is_an_error_listing_the_known
 def test_an_unknown_host_is_an_error_listing_the_fleets_hosts(settings):
     with pytest.raises(ValueError, match=r"ibmi2.*ibmi1"):
         steps.select_targets(settings, ["ibmi2"], [])
+
+
+def test_a_host_and_queue_manager_pair_selects_that_queue_manager(settings):
+    (target,) = steps.select_targets(settings, [], ["ibmi1/TEST"])
+    assert (target.host, target.qmgr) == ("ibmi1", "TEST")
+
+
+@pytest.mark.parametrize("pair", ["ibmi2/TEST", "ibmi1/TSET"])
+def test_a_pair_the_fleet_does_not_have_is_an_error_listing_the_known_ones(settings, pair):
+    with pytest.raises(ValueError) as caught:
+        steps.select_targets(settings, [], [pair])
+    assert pair in str(caught.value) and "ibmi1: TEST" in str(caught.value)
+
+
+def test_the_forms_offer_the_fleets_hosts_and_pairs(settings):
+    from mqjournal.airflow.forms import fleet_choices
+
+    settings.fleet_file.write_text(
+        yaml.safe_dump(
+            {
+                "hosts": [
+                    {"name": "ibmi-prod1", "queue_managers": [{"name": "PAYROLL"}, {"name": "ORDERS"}]},
+                    {"name": "ibmi-prod2", "queue_managers": [{"name": "ORDERS"}]},
+                ]
+            }
+        )
+    )
+    choices = fleet_choices(settings)
+    assert choices.hosts == ["ibmi-prod1", "ibmi-prod2"]
+    assert choices.pairs == ["ibmi-prod1/PAYROLL", "ibmi-prod1/ORDERS", "ibmi-prod2/ORDERS"]
+    settings.fleet_file.write_text(": not yaml")
+    assert fleet_choices(settings).hosts == []  # the DAG still parses; the run names the problem

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
+from mqjournal.airflow.forms import split_choice
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
@@ -68,7 +69,9 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
             found = discovery.survey(session, host.name, host.queue_managers)
         found_on[host.name] = [t.qmgr for t in found.targets]
         for t in found.targets:
-            if queue_managers and t.qmgr not in queue_managers:
+            if queue_managers and not any(
+                qmgr == t.qmgr and on in (None, host.name) for on, qmgr in map(split_choice, queue_managers)
+            ):
                 continue
             targets.append(
                 MaintenanceTarget(
@@ -82,7 +85,14 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
                 )
             )
     # A typo must not quietly make a run that processes nothing (or less than asked).
-    missing = sorted(set(queue_managers) - {q for names in found_on.values() for q in names})
+    missing = sorted(
+        choice
+        for choice in queue_managers
+        if not any(
+            split_choice(choice)[1] in names and split_choice(choice)[0] in (None, host)
+            for host, names in found_on.items()
+        )
+    )
     if missing:
         known = "; ".join(f"{h}: {', '.join(names) or 'none'}" for h, names in found_on.items())
         raise ValueError(
