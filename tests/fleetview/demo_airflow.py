@@ -31,8 +31,8 @@ class RunningDemo:
     def maintenance_run(
         self, say: demo.Say, *, conf: dict | None = None, answer: str | None = None, timeout: float = 420
     ) -> tuple[str, str]:
-        """One run of the maintenance DAG with `conf`, its gate answered with `answer` (Approve, Reject) as `mqjournal
-        demo --approve/--reject` does: (run id, its state)."""
+        """One run of the maintenance DAG with `conf`, followed to its end as `mqjournal demo` does, its approval gate
+        answered as `--approve` or `--reject` do (`answer` "Approve" or "Reject"). Returns (run id, its state)."""
         demo.fail_leftover_runs(self.up.api, say)
         run_id = demo.trigger_run(self.up.api, conf=conf or {})
         say(f"triggered {demo.DAG_ID}: {run_id} {conf or ''}")

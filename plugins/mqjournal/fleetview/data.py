@@ -464,9 +464,11 @@ def _damaged(q: Row, snapshot: Snapshot | None) -> list[str]:
 
 
 def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
-    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full. Amber: any other alert, a recovery point
-    other than AMQJRNINF holding the oldest needed receiver, the ASP at least 75% full, a run without its report,
-    no collection for over 8 days. Green otherwise. Each reason is said."""
+    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full. Amber: any other alert, the ASP at least 75%
+    full, a run without its report, no collection for over 8 days. Green otherwise. Each reason is said.
+
+    Which point holds the oldest needed receiver is no reason by itself: right after a forced checkpoint the three
+    agree, and one held for long raises the planner's STARTUP_POINT_OLD or MEDIA_POINT_OLD (its policy's limit)."""
     red: list[str] = []
     amber: list[str] = []
     if row.blocked:
@@ -478,8 +480,6 @@ def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
         red.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
     elif used is not None and used >= ASP_AMBER_PERCENT:
         amber.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
-    if row.holding_point in ("AMQ7460", "AMQ7462"):
-        amber.append(f"{row.holding_point} holds the oldest needed receiver, not AMQJRNINF")
     if row.outcome is None:
         amber.append("the last run has no report: still running, or it failed")
     if row.collected_at is not None and now - row.collected_at > STALE_AFTER:

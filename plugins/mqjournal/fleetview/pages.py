@@ -152,24 +152,27 @@ def light(row: QueueManagerRow) -> str:
 
 
 def asp(row: QueueManagerRow) -> str:
+    """`30% of 200.0 GB` and, under it, `ASP 1, 139.9 GB free` (HTML)."""
     used = row.asp_used_percent
     if used is None:
         return "-"
     number = row.asp_number if row.asp_number is not None else "?"
-    return f"{used:.0f}% of {size(row.asp_capacity_bytes)} (ASP {number}, {size(row.asp_available_bytes)} free)"
+    return (
+        f"{used:.0f}% of {e(size(row.asp_capacity_bytes))}"
+        f'<span class="why">ASP {e(number)}, {e(size(row.asp_available_bytes))} free</span>'
+    )
 
 
 def held_by(row: QueueManagerRow) -> str:
-    """`AMQ7462 since <time> (46 h); damaged: APP.REQUEST.QUEUE (QLOCAL)`: which point holds the oldest needed
-    receiver, from the plan ("-" when the plan does not say)."""
+    """`AMQ7462, 46 h` over `since <time>` and `damaged: APP.REQUEST.QUEUE (QLOCAL)`: which point holds the oldest
+    needed receiver, from the plan ("-" when the plan does not say)."""
     if not row.holding_point:
         return "-"
-    parts = [f'<span class="point-name">{e(row.holding_point)}</span>']
-    if row.holding_point_at is not None:
-        parts.append(f"since {e(when(row.holding_point_at, row))}")
+    text = f'<span class="point-name">{e(row.holding_point)}</span>'
     if row.holding_point_age_seconds is not None:
-        parts.append(f"({e(age(row.holding_point_age_seconds))})")
-    text = " ".join(parts)
+        text += f", {e(age(row.holding_point_age_seconds))}"
+    if row.holding_point_at is not None:
+        text += f'<span class="why">since {e(when(row.holding_point_at, row))}</span>'
     if row.damaged_objects:
         text += f'<span class="why">damaged: {e(", ".join(row.damaged_objects))}</span>'
     return text
@@ -235,7 +238,7 @@ COLUMNS: tuple[Column, ...] = (
         "receivers", "receivers online", lambda r: r.receivers_online, lambda r, _: e(r.receivers_online), "num", True
     ),
     Column("bytes", "bytes online", lambda r: r.bytes_online, lambda r, _: e(size(r.bytes_online)), "num", True),
-    Column("asp", "ASP use", lambda r: r.asp_used_percent, lambda r, _: e(asp(r)), "num", True),
+    Column("asp", "ASP use", lambda r: r.asp_used_percent, lambda r, _: asp(r), "num", True),
     Column("oldest", "oldest needed", lambda r: r.oldest_needed, lambda r, _: e(r.oldest_needed)),
     Column(
         "age",
@@ -312,9 +315,8 @@ def fleet_page(
             f'<table id="fleet" class="grid" data-sort="{column.key}" data-order="{"desc" if descending else "asc"}">'
             f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table>"
             '<p class="muted">The light: red when a queue manager is blocked, has an alert MQ cannot live with for '
-            "long, or its ASP is at least 90% full; amber for any other alert, a recovery point other than "
-            "AMQJRNINF holding the oldest needed receiver, an ASP at least 75% full, a run without its report, or no "
-            "collection for over 8 days. Hover over it for the reasons.</p>"
+            "long, or its ASP is at least 90% full; amber for any other alert, an ASP at least 75% full, a run "
+            "without its report, or no collection for over 8 days. Hover over it for the reasons.</p>"
         )
     counts = {color: sum(1 for r in rows if r.light.color == color) for color in ("red", "amber", "green")}
     subtitle = (
@@ -342,7 +344,7 @@ def queue_manager_page(p: QueueManagerPage, links: Links) -> str:
     facts = [
         ("traffic light", f"{light(row)} {e(row.light.color)}"),
         ("receivers online", f"{row.receivers_online} ({e(size(row.bytes_online))})"),
-        ("ASP use", e(asp(row))),
+        ("ASP use", asp(row)),
         (
             "oldest needed receiver",
             f"{e(row.oldest_needed)} ({e(age(row.oldest_needed_age_seconds))} old)"
@@ -449,10 +451,23 @@ def receiver_table(receivers: Sequence[ReceiverRow], row: QueueManagerRow) -> st
             f'<td class="time">{e(when(r.attached_at, row))}</td><td class="time">{e(when(r.detached_at, row))}</td>'
             f'<td class=num data-value="{e(r.size_bytes)}">{e(shown)}</td>'
             f"<td class=num>{e(sequence)}</td>"
-            f'<td class="time">{e(when(r.saved_at, row))}</td><td>{e("; ".join(r.backups) or None)}</td>'
+            f'<td class="time">{e(when(r.saved_at, row))}</td><td>{backups(r.backups)}</td>'
             f"<td>{e(r.action)}</td><td>{reason}</td></tr>"
         )
     return f'<table id="receivers" class="grid"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def backups(where: Sequence[str]) -> str:
+    """Each save file by name; copies in the backup store as one line, their keys in its title."""
+    if not where:
+        return "-"
+    files = [w.removeprefix("save file ") for w in where if w.startswith("save file ")]
+    stored = [w.removeprefix("backup store: ") for w in where if w.startswith("backup store: ")]
+    text = "<br>".join(e(f) for f in files)
+    if stored:
+        copies = "a copy" if len(stored) == 1 else f"{len(stored)} copies"
+        text += f'<span class="why" title="{e(chr(10).join(stored))}">{copies} in the backup store</span>'
+    return text
 
 
 def not_found(host: str, library: str, links: Links) -> str:
