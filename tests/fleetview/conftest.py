@@ -23,11 +23,6 @@ COLLECTED1 = datetime(2026, 11, 15, 2, 5, tzinfo=CET)
 COLLECTED2 = datetime(2026, 11, 22, 6, 5, tzinfo=CET)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Declared here too while pyproject.toml's markers do not list it (--strict-markers).
-    config.addinivalue_line("markers", "browser: drives a real headless Chromium (needs the chromium package)")
-
-
 @dataclass
 class Fleet:
     settings: Settings
