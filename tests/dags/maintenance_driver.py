@@ -68,7 +68,9 @@ def main(workdir: Path) -> None:
         )
         if options is not None:
             responder.start()
-        run = dag.test(run_conf={"hosts": [scenario], "change_receiver": True, **CONF.get(scenario, {})})
+        # Every field the scenarios vary, given each time: dag.test() keeps a run's conf in the DAG's params.
+        conf = {"hosts": [scenario], "change_receiver": True, "dry_run": False, "approval_hours": 12.0}
+        run = dag.test(run_conf={**conf, **CONF.get(scenario, {})})
         responder.stop.set()
         with create_session() as session:
             note = session.query(DagRun).filter_by(dag_id=dag.dag_id, run_id=run.run_id).one().note

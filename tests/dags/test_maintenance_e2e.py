@@ -158,7 +158,8 @@ def test_a_gate_nobody_answers_deletes_nothing_and_fails_the_run(e2e):
     workdir, results = e2e
     run = results["timeout"]
     assert run["state"] == "failed" and run["tasks"]["approve[-1]"] == "failed", run
-    assert run["tasks"]["delete[0]"] in ("upstream_failed", "skipped")
+    deletes = [state for task, state in run["tasks"].items() if task.startswith("delete[")]
+    assert deletes and set(deletes) <= {"upstream_failed", "skipped"}, run
     assert run["note"].startswith("no answer before the gate's timeout"), run["note"]
     rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers").to_pylist()
     planned = {r["receiver"] for r in rows if r["host"] == "timeout"}
