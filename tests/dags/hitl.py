@@ -19,6 +19,8 @@ from airflow.utils import timezone
 from airflow.utils.session import create_session
 from airflow.utils.state import TaskInstanceState
 
+EVERY_QUEUE_MANAGER = "<every queue manager the maintenance gate offers>"
+
 
 class Responder(threading.Thread):
     """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once."""
@@ -58,7 +60,11 @@ class Responder(threading.Thread):
                         self.before()
                     detail.responded_by = {"id": "oncall", "name": "On-call engineer"}
                     detail.responded_at = timezone.utcnow()
-                    detail.chosen_options = self.options
+                    detail.chosen_options = (
+                        [o for o in detail.options if o != "Delete nothing"]
+                        if self.options == [EVERY_QUEUE_MANAGER]
+                        else self.options
+                    )
                     detail.params_input = {}
                     session.add(detail)
                     handle_event_submit(

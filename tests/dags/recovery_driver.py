@@ -56,7 +56,7 @@ def main(workdir: Path) -> None:
     from mqjournal.catalog import Catalog
     from mqjournal.recovery.gather import locate
     from mqjournal.recovery.library_save import save_library
-    from tests.dags.hitl import Responder
+    from tests.dags.hitl import EVERY_QUEUE_MANAGER, Responder
 
     s = settings()
 
@@ -102,7 +102,7 @@ def main(workdir: Path) -> None:
     for name in SCENARIOS:
         service.hosts[name].advance(timedelta(hours=2))
 
-    responder = Responder("mq_journal_maintenance", "approve", "Approve")
+    responder = Responder("mq_journal_maintenance", "approve", EVERY_QUEUE_MANAGER)
     responder.start()
     maintenance = bag.dags["mq_journal_maintenance"].test(run_conf={"change_receiver": True})
     responder.stop.set()
@@ -174,7 +174,7 @@ def main(workdir: Path) -> None:
     quiet = [cl("store", f"ENDMQM MQMNAME({QMGR})").exit_status]
     service.hosts["store"].advance(timedelta(hours=2))
     quiet.append(cl("store", f"STRMQM MQMNAME({QMGR})").exit_status)
-    responder = Responder("mq_journal_maintenance", "approve", "Approve")
+    responder = Responder("mq_journal_maintenance", "approve", EVERY_QUEUE_MANAGER)
     responder.start()
     cleanup_started_at = datetime.now(UTC).isoformat()
     cleanup = bag.dags["mq_journal_maintenance"].test(
