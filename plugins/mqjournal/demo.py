@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from mqjournal.fleet import FleetConfig, load_fleet
+from mqjournal.report import DELETE_NOTHING
 
 REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "mq_journal_maintenance"
@@ -467,9 +468,6 @@ def gate_detail(api: Api, run_id: str) -> dict | None:
         if detail["task_instance"]["task_id"] == GATE_TASK:
             return detail
     return None
-
-
-DELETE_NOTHING = "Delete nothing"  # mqjournal.airflow.approval's (this module does not import Airflow)
 
 
 def gate_choice(answer: str, options: list[str]) -> list[str]:

@@ -50,6 +50,10 @@ def qm_key(q: Mapping) -> str:
     return f"{q['host']}/{q['qmgr']}/{q['qmgr_library']}"
 
 
+DELETE_NOTHING = "Delete nothing"
+"""The maintenance gate's option that approves no queue manager, and its answer on timeout."""
+
+
 def gate_option(q: Mapping) -> str:
     """The approval gate's option for a queue manager: `host/QMGR`."""
     return f"{q['host']}/{q['qmgr']}"

@@ -19,6 +19,8 @@ from airflow.utils import timezone
 from airflow.utils.session import create_session
 from airflow.utils.state import TaskInstanceState
 
+from mqjournal.report import DELETE_NOTHING
+
 EVERY_QUEUE_MANAGER = "<every queue manager the maintenance gate offers>"
 
 
@@ -61,7 +63,7 @@ class Responder(threading.Thread):
                     detail.responded_by = {"id": "oncall", "name": "On-call engineer"}
                     detail.responded_at = timezone.utcnow()
                     detail.chosen_options = (
-                        [o for o in detail.options if o != "Delete nothing"]
+                        [o for o in detail.options if o != DELETE_NOTHING]
                         if self.options == [EVERY_QUEUE_MANAGER]
                         else self.options
                     )

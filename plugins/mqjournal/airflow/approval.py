@@ -16,9 +16,16 @@ from typing import Any
 from airflow.providers.standard.operators.hitl import HITLOperator
 
 from mqjournal.airflow.xcom import PlanSummary
-from mqjournal.report import gate_option, qm_key
+from mqjournal.report import DELETE_NOTHING, gate_option, qm_key
 
-DELETE_NOTHING = "Delete nothing"
+__all__ = [
+    "DELETE_NOTHING",
+    "GateUnanswered",
+    "QueueManagerApproval",
+    "approval_options",
+    "approved_keys",
+    "chosen_keys",
+]
 
 
 class GateUnanswered(Exception):

@@ -7,7 +7,9 @@ offers nothing and the DAG still parses: the run's first step then says what is 
 
 from __future__ import annotations
 
+import functools
 import logging
+from pathlib import Path
 from typing import NamedTuple
 
 from mqjournal.airflow.settings import Settings
@@ -23,10 +25,22 @@ class FleetChoices(NamedTuple):
 
 
 def fleet_choices(settings: Settings) -> FleetChoices:
+    path = settings.fleet_file
     try:
-        fleet = load_fleet(settings.fleet_file)
+        found = path.stat()
+        changed: tuple[int, int] | None = (found.st_mtime_ns, found.st_size)
+    except OSError:
+        changed = None
+    # A DAG file asks once per field: the file is read once per change, not once per field on every parse.
+    return _choices(path, changed)
+
+
+@functools.lru_cache(maxsize=8)
+def _choices(path: Path, changed: tuple[int, int] | None) -> FleetChoices:
+    try:
+        fleet = load_fleet(path)
     except Exception as exc:  # the DAG must parse; select_targets names the problem when a run starts
-        log.warning("the trigger forms offer no hosts: the fleet file %s cannot be read (%s)", settings.fleet_file, exc)
+        log.warning("the trigger forms offer no hosts: the fleet file %s cannot be read (%s)", path, exc)
         return FleetChoices([], [], [])
     pairs = [f"{h.name}/{q.name}" for h in fleet.hosts for q in h.queue_managers]
     names = sorted({q.name for h in fleet.hosts for q in h.queue_managers})

@@ -134,21 +134,13 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: Backu
     each queue manager already has in the backup store."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
-    wanted = {(t.host, t.qmgr, t.library) for t in targets}
-    qms = [
-        q
-        for q in pq.read_table(plan_dir / "queue_managers").to_pylist()
-        if (q["host"], q["qmgr"], q["qmgr_library"]) in wanted
-    ]
-    receivers = [
-        r
-        for r in plan_receivers(plan_dir, {t.host for t in targets})
-        if (r["host"], r["qmgr"], r["qmgr_library"]) in wanted
-    ]
+    wanted = {t.key for t in targets}
+    qms = [q for q in pq.read_table(plan_dir / "queue_managers").to_pylist() if qm_key(q) in wanted]
+    receivers = plan_receivers(plan_dir, wanted)
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
     for r in receivers:
-        k = f"{r['host']}/{r['qmgr']}/{r['qmgr_library']}"
+        k = qm_key(r)
         if r["action"] in SAVES:
             to_save[k].append(r["receiver"])
         if r["action"] in DELETES:
@@ -168,22 +160,17 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: Backu
     return summary
 
 
-def plan_receivers(plan_dir: Path, hosts: set[str]) -> list[dict[str, Any]]:
-    """The plan's receivers of `hosts`, in chain order per queue manager (non-members last)."""
+def plan_receivers(plan_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
+    """The plan's receivers of the queue managers `keys` (host/QMGR/LIBRARY), in chain order per queue manager
+    (non-members last); only their hosts' rows are read."""
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(plan_dir / "receivers", filters=[("host", "in", sorted(hosts))]).to_pylist()
+    hosts = sorted({key.split("/", 1)[0] for key in keys})
+    rows = pq.read_table(plan_dir / "receivers", filters=[("host", "in", hosts)]).to_pylist()
     return sorted(
-        rows,
+        (r for r in rows if qm_key(r) in keys),
         key=lambda r: (r["host"], r["qmgr"], r["qmgr_library"], r["chain_position"] is None, r["chain_position"] or 0),
     )
-
-
-def plan_queue_managers(plan_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
-    """The plan's queue manager rows of `keys` (host/QMGR/LIBRARY)."""
-    import pyarrow.parquet as pq
-
-    return [q for q in pq.read_table(plan_dir / "queue_managers").to_pylist() if qm_key(q) in keys]
 
 
 _Step = TypeVar("_Step", bound=HostContext)
@@ -324,16 +311,9 @@ def report(
         approved_at=(approval or {}).get("responded_at") if chosen else None,
         chosen=sorted(chosen),
         declined=sorted(offered - chosen) if approval is not None and not dry_run else [],
-        queue_managers=plan_queue_managers(settings.plan_dir(run_id), {qm_key(q) for q in plan.queue_managers})
-        if plan
-        else [],
-        receivers=[
-            r
-            for r in plan_receivers(settings.plan_dir(run_id), {q["host"] for q in plan.queue_managers})
-            if qm_key(r) in {qm_key(q) for q in plan.queue_managers}
-        ]
-        if plan
-        else [],
+        # The summary holds the plan's queue manager rows of this run's targets; only the receivers are read again.
+        queue_managers=plan.queue_managers if plan else [],
+        receivers=plan_receivers(settings.plan_dir(run_id), {qm_key(q) for q in plan.queue_managers}) if plan else [],
         saves=saved,
         deletes=deleted,
         cleanups=cleaned,

@@ -56,11 +56,12 @@ class GateWaiting(BaseNotifier):
         ti = context["ti"]
         task = context["task"]
         hours = float(context["params"].get("approval_hours") or 0) if "params" in context else 0
+        link = gate_link(context)
         return {
             "text": f"{self.subject or ti.dag_id}: an approval gate waits"
             + (f" (for {hours:g} h; no answer deletes nothing)" if hours else "")
-            + f". Answer it here: {gate_link(context)}",
-            "link": gate_link(context),
+            + f". Answer it here: {link}",
+            "link": link,
             "dag_id": ti.dag_id,
             "run_id": ti.run_id,
             "task_id": task.task_id,
