@@ -39,7 +39,7 @@ from mqjournal.recovery.kinds import RecoveryKind
             minLength=1,
             examples=fleet_choices(settings()).hosts,
             title="Host",
-            description="the partition, as named in the fleet file",
+            description="the partition, as named in the fleet file (another is refused, listing its hosts)",
         ),
         "qmgr": Param(
             "",
@@ -47,7 +47,8 @@ from mqjournal.recovery.kinds import RecoveryKind
             minLength=1,
             examples=fleet_choices(settings()).queue_managers,
             title="Queue manager",
-            description="its name on that host (the fleet file's, or any the host has)",
+            description="its name on that host (the fleet file's, or any the host has); a name the host does not "
+            "have is refused before anything is planned, listing the ones it has",
         ),
         "kind": Param(
             RecoveryKind.STARTUP.value,

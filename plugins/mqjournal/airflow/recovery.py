@@ -18,8 +18,10 @@ from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import JournalTarget, RecoveryPlanMade
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
-from mqjournal.errors import MqJournalError
+from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig, load_fleet
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.recovery import connect
 from mqjournal.recovery.execute import RecoveryExecutor, RecoveryResult
 from mqjournal.recovery.gather import clusters_of, gather, locate
 from mqjournal.recovery.kinds import RecoveryKind
@@ -52,19 +54,37 @@ def request_from(params: Mapping[str, Any], tz: timezone) -> Request:
     )
 
 
-def _queue_manager(settings: Settings, host: str, qmgr: str) -> QueueManagerConfig:
-    fleet = load_fleet(settings.fleet_file)
+def setup_from_form(settings: Settings, host: str, qmgr: str) -> connect.Setup:
+    """The trigger form's host and queue manager as `mqjournal recover` takes them (connect.setup), refused here,
+    before any lease or SSH, when the fleet file does not have the host (its hosts listed) or the name is one whose
+    library cannot be derived and the fleet file does not name (the host's queue managers there listed)."""
     try:
-        host_config = fleet.host(host)
-    except KeyError:
-        raise ValueError(f"host {host!r} is not in the fleet file {settings.fleet_file}") from None
-    for qm in host_config.queue_managers:
-        if qm.name == qmgr:
-            return qm
-    raise ValueError(
-        f"queue manager {qmgr!r} is not listed for {host} in the fleet file {settings.fleet_file}: "
-        "a recovery needs its library and instance from there"
-    )
+        return connect.setup(settings.fleet_file, host, qmgr, settings.catalog_url, settings.audit_log)
+    except InvalidName as exc:
+        # Most often a typo (`test` for TEST): the names the admin may have meant help more than the rule alone.
+        listed = [q.name for q in load_fleet(settings.fleet_file).host(host).queue_managers]
+        known = ", ".join(listed) if listed else "none: it leaves them to discovery (see the host's mqs.ini)"
+        raise InvalidName(
+            f"{qmgr} on {host}",
+            exc.problem,
+            f"check the spelling (names are case-sensitive); the fleet file's queue managers for {host}: {known}. "
+            f"For a queue manager of that exact name, {exc.action}",
+        ) from None
+
+
+def confirm_queue_manager(settings: Settings, setup: connect.Setup, session: IbmiSession) -> QueueManagerConfig:
+    """The queue manager as `mqjournal recover` confirms it; UnknownQueueManager, naming it and listing the ones known
+    for the host, before anything is planned.
+
+    The session connects on its first command only: a queue manager the fleet file or the snapshots know costs no
+    SSH; any other costs one read of the host's mqs.ini, which is how a host left to discovery knows its own."""
+    return connect.confirm_queue_manager(setup, session, settings.snapshots).qmgr
+
+
+def _clusters(settings: Settings, host: str, qmgr: str) -> list:
+    """The fleet file's clusters of the queue manager; none for one it does not list (as `mqjournal recover`)."""
+    listed = next((q for q in load_fleet(settings.fleet_file).host(host).queue_managers if q.name == qmgr), None)
+    return clusters_of(listed)
 
 
 def _plan_file(settings: Settings, run_id: str) -> Path:
@@ -72,8 +92,10 @@ def _plan_file(settings: Settings, run_id: str) -> Path:
 
 
 def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> RecoveryPlanMade:
-    qm = _queue_manager(settings, params["host"], params["qmgr"])
+    setup = setup_from_form(settings, params["host"], params["qmgr"])
     with host_session(settings, params["host"]) as session:
+        # A mistyped name must not be planned as a queue manager whose library is lost.
+        qm = confirm_queue_manager(settings, setup, session)
         target, tz = locate(session, params["host"], qm)
         request = request_from(params, tz)
         inputs = gather(
@@ -81,7 +103,7 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
             target,
             host=params["host"],
             tz=tz,
-            catalog=Catalog(settings.catalog_url),
+            catalog=setup.catalog,
             request=request,
             clusters=clusters_of(qm),
             run_id=run_id,
@@ -127,7 +149,7 @@ def refuse(made: RecoveryPlanMade) -> None:
 
 def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> RecoveryResult:
     approved = made.plan
-    qm = _queue_manager(settings, approved.request.host, approved.request.qmgr)
+    clusters = _clusters(settings, approved.request.host, approved.request.qmgr)
     with host_session(settings, approved.request.host) as session:
         result = RecoveryExecutor(
             session,
@@ -137,7 +159,7 @@ def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> Recovery
             Catalog(settings.catalog_url),
             run_id,
             BackupStore.from_settings(settings),
-            clusters=tuple(clusters_of(qm)),
+            clusters=tuple(clusters),
         ).execute(approved)
     log.info("%s", result.markdown())
     return result
