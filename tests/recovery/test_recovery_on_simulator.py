@@ -294,6 +294,9 @@ def test_strmqm_that_still_finds_an_entry_missing_names_the_entry_time(rig: Rig)
     # The time comes from the replacement data of the AMQ7432 on QMQMMSG (the injected fault's text is only printed
     # by `system`, in the job's language): never from the wording.
     assert "still needs the journal entry of 2026-" in error.problem and "no AMQ7432" not in error.problem
+    # Shown as the partition's local time with its offset (issue #16), as QMQMMSG shows it.
+    entry = re.search(r"journal entry of (\S+ \S+ \S+) \(host time\)", error.problem)
+    assert entry and re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [+-]\d{2}:\d{2}", entry[1]), error.problem
     assert "plan the TEST startup recovery again" in error.action
     assert len(error.done) == len(plan.steps) - 1
 

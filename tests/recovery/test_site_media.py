@@ -26,8 +26,8 @@ def test_a_receiver_the_site_saved_is_a_restore_from_the_site_s_media():
     )
     assert result.not_found == []
     assert restore.note() == (
-        "QMTEST/AMQA000002 (attached 2026-11-20T09:00:00+01:00): restore from the site's backup media: saved by the "
-        "site's backup on 2026-11-20 10:05:00+01:00 (collection nightly-7 of 2026-11-20 12:30:00+01:00 showed it); "
+        "QMTEST/AMQA000002 (attached 2026-11-20 09:00:00 +01:00): restore from the site's backup media: saved by the "
+        "site's backup on 2026-11-20 10:05:00 +01:00 (collection nightly-7 of 2026-11-20 12:30:00 +01:00 showed it); "
         "not in mqjournal's store. Restore it from that save (RSTOBJ OBJ(AMQA000002) LIB(QMTEST) OBJTYPE(*JRNRCV) "
         "from the site's media, or RSTOBJBRM where BRMS saved it), then plan again"
     )
@@ -49,7 +49,7 @@ def test_a_receiver_no_snapshot_shows_saved_stays_a_gap():
     result = site_media_restores(needed("AMQA000001", "AMQA000003"), [seen])
     assert [r.receiver for r in result.restores] == ["AMQA000001"]
     assert [n.name for n in result.not_found] == ["AMQA000003"]
-    assert result.not_found[0].label == "QMTEST/AMQA000003 (attached 2026-11-20T10:00:00+01:00)"
+    assert result.not_found[0].label() == "QMTEST/AMQA000003 (attached 2026-11-20 10:00:00 +01:00)"
 
 
 def test_a_save_taken_while_attached_restores_nothing_mq_can_use():

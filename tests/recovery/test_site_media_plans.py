@@ -25,7 +25,8 @@ def test_a_receiver_only_the_sites_backup_saved_is_named_for_the_sites_media_and
 
     assert plan.gaps == [] and not plan.executable
     assert [note.split(": restore")[0] for note in plan.site_media] == [
-        f"QMTEST/{name(i)} (attached {(T0 + i * HOUR).isoformat()})" for i in (2, 3)
+        f"QMTEST/{name(2)} (attached 2026-11-02 10:00:00 +01:00)",
+        f"QMTEST/{name(3)} (attached 2026-11-02 11:00:00 +01:00)",
     ]
     assert "restore from the site's backup media: saved by the site's backup on" in plan.site_media[0]
     assert "collection maint7" in plan.site_media[0]

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from mqjournal import timefmt
 from mqjournal.catalog import Operation
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.context import HostContext
@@ -292,7 +293,7 @@ class RecoveryExecutor(HostContext):
             needed = latest_amq7432(self.live())
         except (MqJournalError, TransportError):
             needed = None
-        when = needed.isoformat() if needed else "(no AMQ7432 with replacement data on QMQMMSG: see QMQMMSG)"
+        when = self._host_time(needed) if needed else "(no AMQ7432 with replacement data on QMQMMSG: see QMQMMSG)"
         return (
             f"{ENTRY_NOT_AVAILABLE}: the recovery pass still needs the journal entry of {when} (host time), which "
             "no readable receiver on the host holds",
@@ -312,9 +313,11 @@ class RecoveryExecutor(HostContext):
                 return True, ""
             r = on_host.get(str(a["receiver"]))
             seen = (
-                "it is not on the host" if r is None else f"the host has it attached {r.attached_at}, status {r.status}"
+                "it is not on the host"
+                if r is None
+                else f"the host has it attached {self._host_time(r.attached_at)}, status {r.status}"
             )
-            return False, f"{library}/{a['receiver']} attached {s.attached_at} is not back: {seen}"
+            return False, f"{library}/{a['receiver']} attached {self._host_time(s.attached_at)} is not back: {seen}"
         if s.action is Action.ASSOCIATE_RECEIVERS:
             return self._associated(approved)
         if s.action is Action.CREATE_RECEIVER:
@@ -349,6 +352,10 @@ class RecoveryExecutor(HostContext):
         if s.action is Action.START_QMGR:
             return self._started_since(started)
         return None, "mqjournal cannot read from the host whether it ran"
+
+    def _host_time(self, moment: datetime | None) -> str:
+        # A plan's times may be the catalog's, in UTC; the admin compares these with WRKJRNRCV and QMQMMSG.
+        return timefmt.local_time(moment, int(self.tz.utcoffset(None).total_seconds() // 60))
 
     def _associated(self, approved: Plan) -> tuple[bool, str]:
         return associated(approved, self.live(), library=self.target.library, journal=self.target.journal)

@@ -29,12 +29,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from mqjournal import timefmt
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import InvalidName
 from mqjournal.names import ReceiverName, is_receiver_name, journal_name, qmgr_library_for
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
+from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, offset_of, step
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.rules import chain_is_broken, chain_of, oldest_needed
 from mqjournal.snapshot import Snapshot
@@ -162,8 +163,10 @@ def reasons_to_keep(
     only_save: set[tuple[str, datetime]],
     now: datetime,
     policy: Policy,
+    offset: int | None = None,
 ) -> list[str]:
-    """Why a save file must stay; an empty list means every save in it may be discarded."""
+    """Why a save file must stay; an empty list means every save in it may be discarded. `offset`: the partition's,
+    in minutes east of UTC, for the times the reasons show."""
     reasons = []
     needed = sorted(
         {(r.name, r.attached_at) for r, _ in file.receiver_saves if receiver_needed(r, cutoff)}, key=lambda k: k[1]
@@ -177,12 +180,12 @@ def reasons_to_keep(
     for save in file.library_saves:
         if save in kept:
             reasons.append(
-                f"it holds the library save of {save.saved_at.isoformat()}, one of the {policy.keep_library_saves}"
-                " newest the policy keeps"
+                f"it holds the library save of {timefmt.local_time(save.saved_at, offset)}, one of the "
+                f"{policy.keep_library_saves} newest the policy keeps"
             )
     if not old_enough(file.newest_save, now, policy):
         reasons.append(
-            f"its newest save ({file.newest_save.isoformat()}) is younger than the "
+            f"its newest save ({timefmt.local_time(file.newest_save, offset)}) is younger than the "
             f"{policy.backup_retention_days:g}-day backup retention"
         )
     return reasons
@@ -194,7 +197,7 @@ def _names(names: list[str]) -> str:
     return ", ".join(names[: _LISTED - 1]) + f", ... {names[-1]}"
 
 
-def _why(file: SaveFile) -> str:
+def _why(file: SaveFile, offset: int | None) -> str:
     parts = []
     if file.receiver_saves:
         ordered = sorted(file.receiver_saves, key=lambda rs: rs[0].attached_at)
@@ -203,12 +206,14 @@ def _why(file: SaveFile) -> str:
             "anything needed"
         )
     for save in file.library_saves:
-        parts.append(f"library save of {save.saved_at.isoformat()}: older than the ones the policy keeps")
+        parts.append(
+            f"library save of {timefmt.local_time(save.saved_at, offset)}: older than the ones the policy keeps"
+        )
     return "; ".join(parts)
 
 
-def _delete_step(file: SaveFile) -> Step:
-    return step(Action.DELETE_SAVE_FILE, _why(file), library=file.library, name=file.name)
+def _delete_step(file: SaveFile, offset: int | None) -> Step:
+    return step(Action.DELETE_SAVE_FILE, _why(file, offset), library=file.library, name=file.name)
 
 
 # --- the plan ---------------------------------------------------------------------------------------------------
@@ -253,14 +258,17 @@ def plan_expiry(
     assert library_at is not None
     cutoff = min(live.needed_at, library_at)
     files = save_files(cataloged, library_saves)
-    discard, kept_mixed = _sort_files(files, cutoff, kept, only_saves(cataloged), now, policy)
-    steps = [_delete_step(f) for f in discard]
+    # The catalog gives its times back in UTC; the snapshot's collection time (here, with live needs, there is one)
+    # carries the partition's zone, which an admin compares the plan in.
+    offset = offset_of(snapshot.collected_at if snapshot is not None else now)
+    discard, kept_mixed = _sort_files(files, cutoff, kept, only_saves(cataloged), now, policy, offset)
+    steps = [_delete_step(f, offset) for f in discard]
     notes = [
-        f"The live queue manager needs entries from {live.needed_at.isoformat()} ({live.source}) on.",
+        f"The live queue manager needs entries from {timefmt.local_time(live.needed_at, offset)} ({live.source}) on.",
         f"Kept library saves ({len(kept)} of {len(library_saves)}, newest first): "
-        + ", ".join(f"{s.save_file_path} of {s.saved_at.isoformat()}" for s in kept)
-        + f"; the oldest entry they need is of {library_at.isoformat()}.",
-        f"Receivers detached before {cutoff.isoformat()} are needed by nothing.",
+        + ", ".join(f"{s.save_file_path} of {timefmt.local_time(s.saved_at, offset)}" for s in kept)
+        + f"; the oldest entry they need is of {timefmt.local_time(library_at, offset)}.",
+        f"Receivers detached before {timefmt.local_time(cutoff, offset)} are needed by nothing.",
         *_discard_notes(files, discard, kept_mixed, beyond, policy),
     ]
     return plan(steps=steps, notes=notes)
@@ -309,12 +317,15 @@ def _sort_files(
     only_save: set[tuple[str, datetime]],
     now: datetime,
     policy: Policy,
+    offset: int | None,
 ) -> tuple[list[SaveFile], list[tuple[SaveFile, list[str]]]]:
     """(the files to discard, the files kept although some of their saves may go, with why they stay)."""
     discard: list[SaveFile] = []
     kept_mixed: list[tuple[SaveFile, list[str]]] = []
     for f in files:
-        reasons = reasons_to_keep(f, cutoff=cutoff, kept=kept, only_save=only_save, now=now, policy=policy)
+        reasons = reasons_to_keep(
+            f, cutoff=cutoff, kept=kept, only_save=only_save, now=now, policy=policy, offset=offset
+        )
         if not reasons:
             discard.append(f)
         elif _has_discardable(f, cutoff, kept):

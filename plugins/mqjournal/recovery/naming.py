@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from mqjournal import mqmessages
+from mqjournal import mqmessages, timefmt
 from mqjournal.errors import NoReceiverNameFree
 from mqjournal.ibmi import commands
 from mqjournal.names import (
@@ -36,7 +36,7 @@ from mqjournal.names import (
 )
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
+from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, offset_of, step
 from mqjournal.recovery.restore import DEFAULT_THRESHOLD_KB, RecoveryRefused
 from mqjournal.rules import chain_of, oldest_needed
 from mqjournal.snapshot import QueueMessage, Receiver, ReceiverStatus, Snapshot
@@ -141,11 +141,16 @@ def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]
             else ""
         )
         reasons.append(
-            f"{m.queue} has {SWITCH_STOPPED} of {m.at.isoformat()}{unconfirmed}: automatic receiver "
+            f"{m.queue} has {SWITCH_STOPPED} of {_shown(m.at, snapshot)}{unconfirmed}: automatic receiver "
             f"switching stopped while {attached.name} was attached, and only a receiver attached by hand "
             "resumes it."
         )
     return reasons
+
+
+def _shown(moment: datetime, snapshot: Snapshot) -> str:
+    """`moment` as the partition's clock shows it: the snapshot's collection time carries the partition's zone."""
+    return timefmt.local_time(moment, offset_of(snapshot.collected_at))
 
 
 def describe(receiver: Receiver, snapshot: Snapshot) -> str:
@@ -156,7 +161,7 @@ def describe(receiver: Receiver, snapshot: Snapshot) -> str:
         if in_chain and receiver.attached_at
         else ("not in the journal (made by hand, or restored and not associated)")
     )
-    attached = f", attached {receiver.attached_at.isoformat()}" if receiver.attached_at else ", never attached"
+    attached = f", attached {_shown(receiver.attached_at, snapshot)}" if receiver.attached_at else ", never attached"
     return f"{receiver.library}/{receiver.name} (status {receiver.status}{attached}, {where})"
 
 
@@ -239,7 +244,7 @@ def stale_gap(snapshot: Snapshot, now: datetime, max_age: timedelta) -> Gap | No
         return None
     return Gap(
         obj=f"snapshot {snapshot.run_id} of {snapshot.qmgr} on {snapshot.host}",
-        problem=f"collected {snapshot.collected_at.isoformat()}, more than {max_age} before planning",
+        problem=f"collected {_shown(snapshot.collected_at, snapshot)}, more than {max_age} before planning",
         action="collect the queue manager again and plan the naming repair from the fresh snapshot",
     )
 

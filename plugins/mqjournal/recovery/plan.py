@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from mqjournal import timefmt
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.ibmi.transport import Command
@@ -188,13 +189,22 @@ class Plan(_Model):
             lines += ["**Restore these from the site's backup media first, then plan again:**", ""]
             lines += [f"- {note}" for note in self.site_media] + [""]
         if self.restore_point is not None:
-            lines += [f"Restore point: {self.restore_point.isoformat()}", ""]
+            # created_at is the host's clock (gather reads it there), so its zone is the partition's; the restore
+            # point may be a catalog time, which the catalog gives back in UTC.
+            shown = timefmt.local_time(self.restore_point, offset_of(self.created_at))
+            lines += [f"Restore point: {shown}", ""]
         if self.steps:
             lines += ["| # | command | why |", "|---|---|---|"]
             lines += [f"| {i} | `{s.text}` | {s.why} |" for i, s in enumerate(self.steps, start=1)]
             lines.append("")
         lines += [f"- {note}" for note in self.notes]
         return "\n".join(lines).rstrip() + "\n"
+
+
+def offset_of(moment: datetime) -> int | None:
+    """The UTC offset `moment` carries, in minutes east of UTC as timefmt.local_time takes it (None: naive)."""
+    offset = moment.utcoffset()
+    return None if offset is None else int(offset.total_seconds() // 60)
 
 
 def step(action: Action, why: str, *, about: str | None = None, attached_at: datetime | None = None, **args) -> Step:

@@ -21,13 +21,13 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from mqjournal import mqmessages
+from mqjournal import mqmessages, timefmt
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
 from mqjournal.recovery.fromstore import Resolved, Sources, StoreView
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, step
+from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, offset_of, step
 from mqjournal.recovery.site_media import NeededReceiver, site_media_restores
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
 
@@ -83,9 +83,8 @@ class Known:
     on_host: Receiver | None = None
     saves: tuple[SaveRecord, ...] = ()
 
-    @property
-    def label(self) -> str:
-        return f"{self.library}/{self.name} (attached {self.attached_at.isoformat()})"
+    def label(self, offset: int | None) -> str:
+        return f"{self.library}/{self.name} (attached {timefmt.local_time(self.attached_at, offset)})"
 
 
 @dataclass
@@ -105,6 +104,13 @@ class Inputs:
     # The queue manager's snapshots from earlier maintenance runs: they show receivers deleted after the site's own
     # backup saved them (backup: site), which neither the host nor the catalog know any more.
     earlier: list[Snapshot] = field(default_factory=list)
+
+    @property
+    def offset(self) -> int | None:
+        """The partition's UTC offset in minutes, for the times a plan shows: the catalog gives its times back in
+        UTC, while an admin compares the plan with DSPJRN and QMQMMSG. The snapshot's collection time carries the
+        partition's zone; without a snapshot (a lost library), `now` does, read from the host's clock by gather."""
+        return offset_of(self.snapshot.collected_at if self.snapshot is not None else self.now)
 
 
 # --- the receiver history ---------------------------------------------------------------------------------------
@@ -154,15 +160,15 @@ def holder_index(chain: list[Known], at: datetime, precision: timedelta) -> int 
     return None
 
 
-def _unknown_holder(chain: list[Known], at: datetime) -> str:
+def _unknown_holder(chain: list[Known], at: datetime, offset: int | None) -> str:
     """Why no known receiver can hold an entry of `at`: older than all of them, or between two of them."""
     before = [k for k in chain if k.detached_at is not None and k.detached_at < at]
     if not before:
-        oldest = chain[0].label if chain else "none"
+        oldest = chain[0].label(offset) if chain else "none"
         return f"it is older than every receiver the host or the catalog knows (oldest: {oldest})"
-    after = chain[len(before)] if len(before) < len(chain) else None
+    after = chain[len(before)].label(offset) if len(before) < len(chain) else "the attached one"
     return (
-        f"the receiver that held it, between {before[-1].label} and {after.label if after else 'the attached one'}, "
+        f"the receiver that held it, between {before[-1].label(offset)} and {after}, "
         "is neither on the host nor in the catalog"
     )
 
@@ -218,6 +224,7 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
     """Which save each needed receiver is restored from (its newest one that the host or the store still has)."""
     out = _Restores()
     sources = _sources(inputs)
+    offset = inputs.offset
     only_site: list[Known] = []  # no save of it anywhere mqjournal looks: perhaps the site's backup has it
     for k in required:
         live = k.on_host
@@ -231,9 +238,13 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
                 Gap(
                     obj=f"{k.library}/{k.name}",
                     problem="the host has another receiver of that name ("
-                    + (f"attached {other.attached_at.isoformat()}" if other.attached_at else "never attached")
+                    + (
+                        f"attached {timefmt.local_time(other.attached_at, offset)}"
+                        if other.attached_at
+                        else "never attached"
+                    )
                     + "), so the one "
-                    f"attached {k.attached_at.isoformat()} cannot be restored over it (CPF2112)",
+                    f"attached {timefmt.local_time(k.attached_at, offset)} cannot be restored over it (CPF2112)",
                     action="save and delete the receiver on the host if it is not needed, then plan again",
                 )
             )
@@ -242,19 +253,19 @@ def _restores(required: list[Known], inputs: Inputs, names_on_host: dict[str, Re
         if not usable and not k.saves and inputs.earlier:
             only_site.append(k)
         elif not usable:
-            out.gaps.append(_unrestorable(k, sources))
+            out.gaps.append(_unrestorable(k, sources, offset))
         else:
             out.picks.append((k, usable[0]))
-            out.notes += _bad_copies_passed_over(k, usable[0], sources)
+            out.notes += _bad_copies_passed_over(k, usable[0], sources, offset)
         out.associate = out.associate or bool(usable)
     found = site_media_restores([NeededReceiver(k.name, k.library, k.attached_at) for k in only_site], inputs.earlier)
-    out.site_media = [r.note() for r in found.restores]
+    out.site_media = [r.note(offset) for r in found.restores]
     missing = {(n.library, n.name, n.attached_at) for n in found.not_found}
-    out.gaps += [_unrestorable(k, sources) for k in only_site if (k.library, k.name, k.attached_at) in missing]
+    out.gaps += [_unrestorable(k, sources, offset) for k in only_site if (k.library, k.name, k.attached_at) in missing]
     return out
 
 
-def _bad_copies_passed_over(k: Known, picked: SaveRecord, sources: Sources) -> list[str]:
+def _bad_copies_passed_over(k: Known, picked: SaveRecord, sources: Sources, offset: int | None) -> list[str]:
     """A stored copy that no longer verifies is never restored from: said in the plan even when another save
     brings the receiver back, so the store's damage is seen."""
     if sources.store is None:
@@ -262,7 +273,7 @@ def _bad_copies_passed_over(k: Known, picked: SaveRecord, sources: Sources) -> l
     bad = [problem for s in k.saves for problem in sources.store.problems(_save_path(s))]
     if not bad:
         return []
-    return [f"{k.label}: restored from {_save_path(picked)}; not from {'; '.join(bad)}"]
+    return [f"{k.label(offset)}: restored from {_save_path(picked)}; not from {'; '.join(bad)}"]
 
 
 def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord | None = None) -> Resolved:
@@ -285,8 +296,8 @@ def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord
         restores.steps.append(
             step(
                 Action.RESTORE_RECEIVER,
-                f"needed by the recovery pass; saved {save.saved_at.isoformat()} in {_save_path(save)}"
-                + ("" if path == _save_path(save) else f", brought back as {path}"),
+                f"needed by the recovery pass; saved {timefmt.local_time(save.saved_at, inputs.offset)} in "
+                f"{_save_path(save)}" + ("" if path == _save_path(save) else f", brought back as {path}"),
                 about=k.name,
                 attached_at=k.attached_at,
                 qmgr_library=k.library,
@@ -299,7 +310,7 @@ def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord
     return resolved
 
 
-def _unrestorable(k: Known, sources: Sources) -> Gap:
+def _unrestorable(k: Known, sources: Sources, offset: int | None) -> Gap:
     """A needed receiver neither on the host nor in a save file the host or the backup store still has."""
     if k.saves:
         problem = sources.why_not(_save_path(s) for s in k.saves)
@@ -313,7 +324,7 @@ def _unrestorable(k: Known, sources: Sources) -> Gap:
             "restore it by hand from a backup taken outside mqjournal, or accept the loss: a recovery "
             "pass that needs it fails with AMQ7432"
         )
-    return Gap(obj=k.label, problem=problem, action=action)
+    return Gap(obj=k.label(offset), problem=problem, action=action)
 
 
 def _associate_step(inputs: Inputs, instance: str) -> Step:
@@ -357,8 +368,8 @@ def _from_point(
     start = holder_index(chain, at, precision)
     if start is None:
         gap = Gap(
-            obj=f"the receiver holding {what} {at.isoformat()}",
-            problem=_unknown_holder(chain, at),
+            obj=f"the receiver holding {what} {timefmt.local_time(at, inputs.offset)}",
+            problem=_unknown_holder(chain, at, inputs.offset),
             action="restore it by hand from a backup taken outside mqjournal, then plan again",
         )
         return [], [gap], _Restores()
@@ -387,7 +398,10 @@ def plan_startup(inputs: Inputs) -> Plan:
             Action.START_QMGR, "the startup recovery pass replays from the restored receivers", qmgr=inputs.request.qmgr
         )
     )
-    notes = [f"AMQ7432 needs the entry of {needed_at.isoformat()}: {len(restores.picks)} receiver(s) to restore."]
+    notes = [
+        f"AMQ7432 needs the entry of {timefmt.local_time(needed_at, inputs.offset)}: {len(restores.picks)} "
+        "receiver(s) to restore."
+    ]
     if required:
         notes.append(f"The recovery pass reads {required[0].name} through {required[-1].name}.")
     notes += restores.notes
@@ -428,7 +442,7 @@ def plan_media(inputs: Inputs) -> Plan:
         )
     )
     notes = [
-        f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {point.isoformat()}: "
+        f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {timefmt.local_time(point, inputs.offset)}: "
         f"{len(restores.picks)} receiver(s) to restore.",
         *restores.notes,
     ]
@@ -454,14 +468,14 @@ def plan_library(inputs: Inputs) -> Plan:
     chain, copy = with_receiver_attached_at_save(
         history(None, inputs.cataloged, inputs.qmgr_library, inputs.earlier), saved, inputs.request.qmgr
     )
-    required, gaps = _receivers_after_library_save(chain, saved, copy)
+    required, gaps = _receivers_after_library_save(chain, saved, copy, inputs.offset)
     restores = _restores(required, inputs, {})
     gaps += _continuity_gaps(required) + restores.gaps
     resolved = _finish(restores, inputs, library_save=saved)
     first_new = _first_receiver_of_new_generation(chain, saved, journal_instance(inputs.journal))
     steps = _library_restore_steps(inputs, saved, str(first_new), restores, resolved)
     restore_point = _library_restore_point(required, saved)
-    notes = _library_notes(saved, restores, restore_point, first_new)
+    notes = _library_notes(saved, restores, restore_point, first_new, inputs.offset)
     cluster_steps, cluster_notes = cluster_follow_up(inputs.request.qmgr, inputs.clusters, restore_point, inputs.now)
     return _plan(
         inputs,
@@ -514,11 +528,12 @@ def _latest_usable_library_save(inputs: Inputs) -> LibrarySaveRecord | Gap:
 
 
 def _receivers_after_library_save(
-    chain: list[Known], saved: LibrarySaveRecord, copy: Known | None
+    chain: list[Known], saved: LibrarySaveRecord, copy: Known | None, offset: int | None
 ) -> tuple[list[Known], list[Gap]]:
     """The receivers the restored library needs, from the one holding the oldest entry AMQJRNINF named at the
     library save on, and what stands in the way of trusting them."""
     start = holder_index(chain, saved.oldest_needed_at, timedelta(milliseconds=1))
+    oldest_needed = timefmt.local_time(saved.oldest_needed_at, offset)
     gaps: list[Gap] = []
     if start is None:
         required: list[Known] = []
@@ -526,7 +541,7 @@ def _receivers_after_library_save(
             Gap(
                 obj=f"receiver {saved.oldest_needed_receiver or '(asterisks)'} needed by the library save "
                 f"{saved.save_file_path}",
-                problem=f"no save of the receiver holding {saved.oldest_needed_at.isoformat()} is in the catalog",
+                problem=f"no save of the receiver holding {oldest_needed} is in the catalog",
                 action="run the maintenance DAG so the receivers since the library save are saved (or restore them "
                 "by hand from other backup media), then plan again",
             )
@@ -537,15 +552,14 @@ def _receivers_after_library_save(
             gaps.append(
                 Gap(
                     obj=f"receiver {saved.oldest_needed_receiver} named by AMQJRNINF at the library save",
-                    problem=f"the catalog's receiver holding {saved.oldest_needed_at.isoformat()} is "
-                    f"{required[0].name}",
+                    problem=f"the catalog's receiver holding {oldest_needed} is {required[0].name}",
                     action="check the catalog against the host's history before restoring",
                 )
             )
     if copy in required and required[-1] is not copy:
         gaps.append(
             Gap(
-                obj=f"receiver {copy.name} (attached {copy.attached_at.isoformat()})",
+                obj=f"receiver {copy.name} (attached {timefmt.local_time(copy.attached_at, offset)})",
                 problem="only the library save's copy of it is catalogued, taken while it was attached: the entries "
                 "written to it after the library save, before the later receivers, are in no save",
                 action="restore it by hand from a later backup if one exists; otherwise the queue manager can only "
@@ -576,7 +590,8 @@ def _library_restore_steps(
         *resolved.fetch.get(saved.save_file_path, []),
         step(
             Action.RESTORE_LIBRARY,
-            f"the latest library save ({saved.saved_at.isoformat()}), without its journal and receivers",
+            f"the latest library save ({timefmt.local_time(saved.saved_at, inputs.offset)}), without its journal and "
+            "receivers",
             qmgr_library=lib,
             journal=inputs.journal,
             instance=instance,
@@ -619,13 +634,13 @@ def _library_restore_point(required: list[Known], saved: LibrarySaveRecord) -> d
 
 
 def _library_notes(
-    saved: LibrarySaveRecord, restores: _Restores, restore_point: datetime, first_new: ReceiverName
+    saved: LibrarySaveRecord, restores: _Restores, restore_point: datetime, first_new: ReceiverName, offset: int | None
 ) -> list[str]:
     return [
-        f"Library save {saved.save_file_path} of {saved.saved_at.isoformat()}; it needs "
+        f"Library save {saved.save_file_path} of {timefmt.local_time(saved.saved_at, offset)}; it needs "
         f"{saved.oldest_needed_receiver or '(asterisks)'} and later receivers: {len(restores.picks)} to restore.",
-        f"Journal entries after {restore_point.isoformat()} were in no save: the queue manager comes back as it "
-        "was then.",
+        f"Journal entries after {timefmt.local_time(restore_point, offset)} were in no save: the queue manager "
+        "comes back as it was then.",
         f"New receivers are named from {first_new} on (restore generation {first_new.restore}).",
         "If the queue manager's IFS directory was lost too, restore it from the same backup before STRMQM.",
         "Afterwards: run the maintenance DAG (checkpoint, save) and take a new library save.",

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from mqjournal import timefmt
 from mqjournal.rules import site_saved
 from mqjournal.snapshot import Snapshot
 
@@ -32,10 +33,9 @@ class NeededReceiver:
     library: str
     attached_at: datetime
 
-    @property
-    def label(self) -> str:
+    def label(self, offset: int | None = None) -> str:
         # The form of recovery.restore.Known.label, so a note and a gap name a receiver alike.
-        return f"{self.library}/{self.name} (attached {self.attached_at.isoformat()})"
+        return f"{self.library}/{self.name} (attached {timefmt.local_time(self.attached_at, offset)})"
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,16 @@ class SiteMediaRestore:
     seen_at: datetime  # the collection that showed it
     run_id: str
 
-    @property
-    def label(self) -> str:
-        return f"{self.library}/{self.receiver} (attached {self.attached_at.isoformat()})"
+    def label(self, offset: int | None = None) -> str:
+        return f"{self.library}/{self.receiver} (attached {timefmt.local_time(self.attached_at, offset)})"
 
-    def note(self) -> str:
-        """The line a restore plan shows in place of a gap."""
+    def note(self, offset: int | None = None) -> str:
+        """The line a restore plan shows in place of a gap; `offset`: the partition's, in minutes east of UTC (None:
+        each time in the zone it carries, which for snapshot times is the partition's)."""
         return (
-            f"{self.label}: restore from the site's backup media: saved by the site's backup on "
-            f"{self.saved_at.isoformat(sep=' ', timespec='seconds')} (collection {self.run_id} of "
-            f"{self.seen_at.isoformat(sep=' ', timespec='seconds')} showed it); not in mqjournal's store. Restore it "
+            f"{self.label(offset)}: restore from the site's backup media: saved by the site's backup on "
+            f"{timefmt.local_time(self.saved_at, offset)} (collection {self.run_id} of "
+            f"{timefmt.local_time(self.seen_at, offset)} showed it); not in mqjournal's store. Restore it "
             f"from that save (RSTOBJ OBJ({self.receiver}) LIB({self.library}) OBJTYPE(*JRNRCV) from the site's "
             "media, or RSTOBJBRM where BRMS saved it), then plan again"
         )
