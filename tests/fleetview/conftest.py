@@ -1,10 +1,14 @@
 """A data folder as two maintenance runs leave it, for the fleet view's tests: BILLING on ibmi-prod2 (a damaged queue
 holds the AMQ7462 point) and PAYROLL on ibmi-prod1 (an open unit of work holds AMQ7460), with snapshots, plans,
-reports and a backup catalog."""
+reports and a backup catalog; and an Airflow metadata DB to hold the runs' states and notes."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,6 +44,19 @@ def write_plan(settings: Settings, run_id: str, as_of: datetime, qms: list[dict]
         pq.write_table(pa.Table.from_pylist(rows), folder / name / "part-00000.snappy.parquet")
     (folder / "summary.json").write_text(json.dumps({"as_of": as_of.isoformat()}), encoding="utf-8")
     return folder
+
+
+def narrow_plan(settings: Settings, run_id: str, qmgr: str) -> None:
+    """Leave `qmgr` out of the run's plan, as a run narrowed to other queue managers plans: its row then comes from
+    an older run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = settings.plan_dir(run_id) / "queue_managers"
+    rows = [q for q in pq.read_table(folder).to_pylist() if q["qmgr"] != qmgr]
+    for part in folder.iterdir():
+        part.unlink()
+    pq.write_table(pa.Table.from_pylist(rows), folder / "part-00000.snappy.parquet")
 
 
 def qm_row(s: Snapshot, run_id: str, **columns: Any) -> dict:
@@ -201,3 +218,67 @@ def fleet(tmp_path: Path) -> Fleet:
         )
     )  # fmt: skip
     return Fleet(settings, catalog)
+
+
+# --- Airflow's metadata DB ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def airflow_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A SQLite metadata DB made by `airflow db migrate` in an Airflow home of its own, once per session (about 3 s).
+    In a subprocess: this process's Airflow read its configuration when it was imported. The environment's other
+    AIRFLOW* variables are left out, so that nothing points it at another Airflow's DB."""
+    home = tmp_path_factory.mktemp("airflow-home")
+    url = f"sqlite:///{home / 'airflow.db'}"
+    env = {k: v for k, v in os.environ.items() if not k.lstrip("_").startswith("AIRFLOW")}
+    env |= {"AIRFLOW_HOME": str(home), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": url}
+    env |= {"AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return url
+
+
+@pytest.fixture
+def airflow_orm(airflow_db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Airflow's ORM (`airflow.settings.engine`, `Session`, what `create_session` uses) on that DB for one test, as
+    the API server's is on its DB; its runs are removed afterwards. Yields the engine."""
+    from airflow import settings as airflow_settings
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.orm import scoped_session, sessionmaker
+
+    # The TestClient serves sync endpoints from other threads.
+    engine = create_engine(airflow_db_url, connect_args={"check_same_thread": False})
+    factory = sessionmaker(engine, autoflush=False, expire_on_commit=False)
+    monkeypatch.setattr(airflow_settings, "engine", engine)
+    monkeypatch.setattr(airflow_settings, "NonScopedSession", factory)
+    monkeypatch.setattr(airflow_settings, "Session", scoped_session(factory))
+    yield engine
+    with engine.begin() as connection:
+        connection.execute(text("DELETE FROM dag_run_note"))
+        connection.execute(text("DELETE FROM dag_run"))
+    engine.dispose()
+
+
+def add_dag_run(run_id: str, state: str, note: str | None = None, *, dag_id: str = "mq_journal_maintenance") -> None:
+    """A run as the scheduler leaves it in the metadata DB, with its note (the run-notes listener's outcome line)."""
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from airflow.utils.state import DagRunState
+
+    with create_session() as session:
+        session.add(
+            DagRun(
+                dag_id=dag_id,
+                run_id=run_id,
+                run_type="manual",
+                run_after=datetime.now(UTC),
+                state=DagRunState(state),
+                note=note,
+            )
+        )

@@ -1,17 +1,22 @@
 """The fleet view's FastAPI app: the pages it serves, and that nothing but its icon is served without an Airflow
 login allowed to read the maintenance DAG. Airflow's own `get_user` runs here; the auth manager is a stand-in, so
-no Airflow metadata DB is needed (tests/fleetview/test_browser.py logs in to a real one)."""
+no login DB is needed (tests/fleetview/test_browser.py logs in to a real one). The runs' states and notes come from a
+stand-in too, except in the last tests: a real metadata DB made by `airflow db migrate`, read by Airflow's own ORM."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Collection
 
 import pytest
 from fastapi.testclient import TestClient
 
+from mqjournal.fleetview import airflow_runs
 from mqjournal.fleetview.app import create_app
-from tests.fleetview.conftest import RUN2
+from mqjournal.fleetview.data import AirflowRun
+from tests.fleetview.conftest import RUN1, RUN2, add_dag_run, narrow_plan
 
 
 class StandInAuthManager:
@@ -47,9 +52,21 @@ def auth(monkeypatch):
     return manager
 
 
+class StandInRuns(dict[str, AirflowRun]):
+    """The runs Airflow's DB would have, by run id."""
+
+    def __call__(self, run_ids: Collection[str]) -> dict[str, AirflowRun]:
+        return {i: self[i] for i in run_ids if i in self}
+
+
 @pytest.fixture
-def client(fleet, auth) -> TestClient:
-    return TestClient(create_app(current_settings=lambda: fleet.settings))
+def runs() -> StandInRuns:
+    return StandInRuns()
+
+
+@pytest.fixture
+def client(fleet, auth, runs) -> TestClient:
+    return TestClient(create_app(current_settings=lambda: fleet.settings, dag_runs=runs))
 
 
 # --- authentication ----------------------------------------------------------------------------------------------
@@ -189,3 +206,144 @@ def test_the_json_answers_hold_the_same_rows(logged_in):
     ]
     assert page["row"]["qmgr"] == "PAYROLL"
     assert len(page["history"]) == 2
+
+
+# --- the run as Airflow knows it ---------------------------------------------------------------------------------
+
+
+def row_html(html: str, qmgr: str) -> str:
+    return re.search(rf'<tr data-host="[^"]*" data-qmgr="{qmgr}".*?</tr>', html)[0]
+
+
+def run_cell(html: str) -> str:
+    return re.search(r'<td class="time" data-col="run"[^>]*>(.*?)</td>', html)[1]
+
+
+def test_the_last_run_cell_shows_airflows_state_as_a_badge_and_the_note_as_the_outcome(logged_in, runs):
+    runs[RUN2] = AirflowRun(run_id=RUN2, state="failed", note="approved by admin: 2 receivers deleted; 1 failed")
+
+    cell = run_cell(row_html(logged_in.get("/").text, "BILLING"))
+
+    assert (
+        '<span class="state state-failed" data-state="failed" title="the run&#x27;s state in Airflow">failed</span>'
+        in cell
+    )
+    assert (
+        '<span class="why outcome" data-outcome-from="note" title="the run&#x27;s note in Airflow">'
+        "approved by admin: 2 receivers deleted; 1 failed</span>"
+    ) in cell
+    assert len(re.findall("<a ", cell)) == 1  # the run's link into Airflow's grid, alone
+
+
+def test_without_the_run_in_airflow_the_cell_has_no_badge_and_the_reports_outcome(logged_in):
+    cell = run_cell(row_html(logged_in.get("/").text, "BILLING"))
+
+    assert "data-state" not in cell
+    assert 'data-outcome-from="report"' in cell and "dry run: plan only, nothing saved or deleted" in cell
+
+
+def test_a_running_run_without_an_outcome_says_so(logged_in, runs, fleet):
+    fleet.settings.report_file(RUN2).unlink()
+    runs[RUN2] = AirflowRun(run_id=RUN2, state="running")
+
+    cell = run_cell(row_html(logged_in.get("/").text, "BILLING"))
+
+    assert 'data-state="running"' in cell
+    assert '<span class="why outcome">no outcome yet</span>' in cell
+
+
+def test_the_queue_manager_pages_last_run_fact_has_the_state_and_the_note(logged_in, runs):
+    runs[RUN2] = AirflowRun(run_id=RUN2, state="success", note="rejected by admin: nothing deleted")
+
+    html = logged_in.get("/qm/ibmi-prod2/QMBILL01").text
+    fact = re.search(r'<dd data-fact="last run">(.*?)</dd>', html)[1]
+
+    assert 'data-state="success"' in fact and "rejected by admin: nothing deleted" in fact
+    api = logged_in.get("/api/qm/ibmi-prod2/QMBILL01").json()["row"]
+    assert (api["run_state"], api["outcome"], api["outcome_from"]) == (
+        "success",
+        "rejected by admin: nothing deleted",
+        "note",
+    )
+
+
+# --- a real Airflow metadata DB ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def in_airflow(fleet, auth) -> TestClient:
+    """The app as the plugin makes it (the runs from Airflow's DB through its ORM), logged in."""
+    client = TestClient(create_app(current_settings=lambda: fleet.settings))
+    client.cookies.set("_token", "good")
+    return client
+
+
+def test_the_fleet_shows_each_runs_state_and_note_from_airflows_metadata_db_in_one_query(
+    airflow_orm, fleet, in_airflow
+):
+    from sqlalchemy import event
+
+    narrow_plan(fleet.settings, RUN2, "PAYROLL")  # PAYROLL's row is run 1's: two runs to look up
+    add_dag_run(RUN2, "success", "rejected by admin: nothing deleted")
+    add_dag_run(RUN1, "failed")  # no note: its report's line is the outcome
+    add_dag_run(RUN2, "failed", "another DAG's note", dag_id="mq_journal_recovery")
+    statements: list[str] = []
+    event.listen(airflow_orm, "before_cursor_execute", lambda *args: statements.append(args[2]))
+
+    fleet_rows = {r["qmgr"]: r for r in in_airflow.get("/api/fleet").json()}
+
+    assert len([s for s in statements if "dag_run" in s]) == 1
+    billing, payroll = fleet_rows["BILLING"], fleet_rows["PAYROLL"]
+    assert (billing["run_id"], billing["run_state"], billing["outcome"], billing["outcome_from"]) == (
+        RUN2,
+        "success",
+        "rejected by admin: nothing deleted",
+        "note",
+    )
+    assert (payroll["run_id"], payroll["run_state"], payroll["outcome"], payroll["outcome_from"]) == (
+        RUN1,
+        "failed",
+        "approved by admin: 1 receivers deleted",
+        "report",
+    )
+    assert payroll["light"]["color"] != "green"
+    assert "the last run failed: approved by admin: 1 receivers deleted" in payroll["light"]["reasons"]
+
+    html = in_airflow.get("/").text
+    assert 'data-state="success"' in run_cell(row_html(html, "BILLING"))
+    assert "rejected by admin: nothing deleted" in run_cell(row_html(html, "BILLING"))
+    assert 'data-state="failed"' in run_cell(row_html(html, "PAYROLL"))
+
+
+def test_without_an_airflow_db_here_the_reports_say_and_no_db_file_is_made(fleet, in_airflow, monkeypatch, tmp_path):
+    from airflow import settings as airflow_settings
+    from sqlalchemy import create_engine
+
+    missing = tmp_path / "airflow" / "airflow.db"
+    monkeypatch.setattr(airflow_settings, "engine", create_engine(f"sqlite:///{missing}"))
+
+    billing = next(r for r in in_airflow.get("/api/fleet").json() if r["qmgr"] == "BILLING")
+
+    assert (billing["run_state"], billing["outcome_from"]) == (None, "report")
+    assert not missing.exists()
+
+
+def test_an_airflow_db_that_cannot_be_read_is_logged_once_and_the_page_still_shows(
+    fleet, in_airflow, airflow_orm, caplog, monkeypatch
+):
+    from sqlalchemy import text
+
+    with airflow_orm.begin() as connection:  # as a DB whose migration has not run yet
+        connection.execute(text("ALTER TABLE dag_run_note RENAME TO dag_run_note_away"))
+    monkeypatch.setattr(airflow_runs._Once, "told", False)
+    try:
+        with caplog.at_level(logging.DEBUG, logger=airflow_runs.__name__):
+            first, second = in_airflow.get("/"), in_airflow.get("/api/fleet")
+    finally:
+        with airflow_orm.begin() as connection:
+            connection.execute(text("ALTER TABLE dag_run_note_away RENAME TO dag_run_note"))
+
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert "dry run: plan only, nothing saved or deleted" in first.text
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "could not read the runs in Airflow's DB" in warnings[0].getMessage()

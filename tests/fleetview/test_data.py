@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from mqjournal.fleetview import data
-from tests.fleetview.conftest import COLLECTED1, COLLECTED2, MB, RUN1, RUN2
+from mqjournal.fleetview.data import AirflowRun, LastRun
+from tests.fleetview.conftest import COLLECTED1, COLLECTED2, MB, RUN1, RUN2, narrow_plan
 
 NOW = COLLECTED2 + timedelta(hours=1)
 
 
-def rows_by_qmgr(fleet) -> dict[str, data.QueueManagerRow]:
-    return {r.qmgr: r for r in data.fleet(fleet.settings, fleet.catalog, now=NOW)}
+def rows_by_qmgr(fleet, airflow: data.RunLookup = data.no_airflow) -> dict[str, data.QueueManagerRow]:
+    return {r.qmgr: r for r in data.fleet(fleet.settings, fleet.catalog, now=NOW, airflow=airflow)}
+
+
+class StandInAirflow:
+    """A RunLookup that knows `runs` and records what it was asked."""
+
+    def __init__(self, *runs: AirflowRun) -> None:
+        self.runs = {r.run_id: r for r in runs}
+        self.asked: list[list[str]] = []
+
+    def __call__(self, run_ids: Collection[str]) -> dict[str, AirflowRun]:
+        self.asked.append(sorted(run_ids))
+        return {i: self.runs[i] for i in run_ids if i in self.runs}
 
 
 def test_one_row_per_host_and_queue_manager_from_its_newest_plan(fleet):
@@ -41,7 +57,65 @@ def test_receivers_online_leave_out_freed_receivers(fleet):
 
 
 def test_the_outcome_is_the_run_reports_outcome_line(fleet):
-    assert rows_by_qmgr(fleet)["BILLING"].outcome == "dry run: plan only, nothing saved or deleted"
+    billing = rows_by_qmgr(fleet)["BILLING"]
+
+    assert (billing.outcome, billing.outcome_from) == ("dry run: plan only, nothing saved or deleted", "report")
+    assert billing.run_state is None  # no Airflow DB read
+
+
+# --- the run as Airflow knows it ---------------------------------------------------------------------------------
+
+REPORTED = "approved by admin: 1 receivers deleted"
+NOTED = "rejected by admin: nothing deleted"
+
+
+@pytest.mark.parametrize(
+    ("report", "run", "expected"),
+    [
+        (REPORTED, AirflowRun(run_id=RUN1, state="success", note=NOTED), LastRun(state="success", outcome=NOTED, outcome_from="note")),
+        (None, AirflowRun(run_id=RUN1, state="success", note=NOTED), LastRun(state="success", outcome=NOTED, outcome_from="note")),
+        (REPORTED, AirflowRun(run_id=RUN1, state="failed"), LastRun(state="failed", outcome=REPORTED, outcome_from="report")),
+        (REPORTED, AirflowRun(run_id=RUN1, state="success", note="  "), LastRun(state="success", outcome=REPORTED, outcome_from="report")),
+        (None, AirflowRun(run_id=RUN1, state="running"), LastRun(state="running")),
+        (REPORTED, None, LastRun(outcome=REPORTED, outcome_from="report")),
+        (None, None, LastRun()),
+    ],
+    ids=["note-beats-report", "note-without-report", "report-without-note", "blank-note", "running", "not-in-airflow", "nothing"],
+)  # fmt: skip
+def test_the_outcome_is_the_note_else_the_reports_line_and_the_state_is_airflows(report, run, expected):
+    assert data.last_run(report, run) == expected
+
+
+def test_rows_carry_the_runs_state_and_note_from_airflow(fleet):
+    airflow = StandInAirflow(AirflowRun(run_id=RUN2, state="success", note=NOTED))
+
+    rows = rows_by_qmgr(fleet, airflow)
+
+    assert {(r.qmgr, r.run_state, r.outcome, r.outcome_from) for r in rows.values()} == {
+        ("BILLING", "success", NOTED, "note"),
+        ("PAYROLL", "success", NOTED, "note"),
+    }
+
+
+def test_airflow_is_asked_once_for_every_run_the_rows_show(fleet):
+    narrow_plan(fleet.settings, RUN2, "PAYROLL")  # PAYROLL's row is run 1's now
+    airflow = StandInAirflow(AirflowRun(run_id=RUN1, state="failed"))
+
+    rows = rows_by_qmgr(fleet, airflow)
+
+    assert airflow.asked == [sorted([RUN1, RUN2])]
+    assert (rows["PAYROLL"].run_id, rows["PAYROLL"].run_state, rows["PAYROLL"].outcome) == (RUN1, "failed", REPORTED)
+    # Run 2 is not in Airflow's DB (a data folder from elsewhere): its report says.
+    assert (rows["BILLING"].run_state, rows["BILLING"].outcome_from) == (None, "report")
+
+
+def test_the_queue_manager_page_carries_the_runs_state_and_note(fleet):
+    airflow = StandInAirflow(AirflowRun(run_id=RUN2, state="failed", note=NOTED))
+
+    page = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod1", "QMPAYROLL", now=NOW, airflow=airflow)
+
+    assert (page.row.run_state, page.row.outcome, page.row.outcome_from) == ("failed", NOTED, "note")
+    assert airflow.asked == [[RUN2]]
 
 
 def test_the_last_verified_backup_is_the_newest_copy_in_the_backup_store(fleet):
@@ -133,6 +207,27 @@ def test_a_run_without_its_report_is_amber(fleet):
     fleet.settings.report_file(RUN2).unlink()
 
     assert "the last run has no report: still running, or it failed" in rows_by_qmgr(fleet)["BILLING"].light.reasons
+
+
+def test_a_failed_last_run_is_amber_with_its_outcome(fleet):
+    rows = rows_by_qmgr(
+        fleet, StandInAirflow(AirflowRun(run_id=RUN2, state="failed", note="approved by admin: 2 of 3 deleted"))
+    )
+    calm = rows["PAYROLL"].model_copy(update={"alerts": []})
+
+    assert data.traffic_light(calm, NOW) == data.Light(
+        color="amber", reasons=["the last run failed: approved by admin: 2 of 3 deleted"]
+    )
+    assert rows["BILLING"].light.color == "red"  # a failed run does not lessen a red reason
+    assert "the last run failed: approved by admin: 2 of 3 deleted" in rows["BILLING"].light.reasons
+
+
+@pytest.mark.parametrize("state", ["queued", "running", "success"])
+def test_a_run_airflow_knows_is_no_reason_without_a_report_unless_it_failed(fleet, state):
+    fleet.settings.report_file(RUN2).unlink()
+    rows = rows_by_qmgr(fleet, StandInAirflow(AirflowRun(run_id=RUN2, state=state)))
+
+    assert data.traffic_light(rows["PAYROLL"].model_copy(update={"alerts": []}), NOW).color == "green"
 
 
 # --- a queue manager page ----------------------------------------------------------------------------------------

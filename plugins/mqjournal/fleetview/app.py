@@ -6,7 +6,8 @@ Every page and JSON answer needs an Airflow login: the same JWT the Airflow UI h
 runs the view shows (the auth manager's `is_authorized_dag`). A request without a valid token is refused (401; an
 invalid or expired one 401 or 403), a user who may not read the DAG gets 403. Only the navigation icon is public.
 
-The data is read anew on each request (a fleet is small next to its plan job); nothing here writes.
+The data is read anew on each request (a fleet is small next to its plan job); nothing here writes. The runs'
+states and notes come from Airflow's metadata DB, through the API server's own ORM session (`airflow_runs`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from mqjournal.catalog import Catalog
-from mqjournal.fleetview import data, pages
+from mqjournal.fleetview import airflow_runs, data, pages
 from mqjournal.settings import Settings, settings
 
 log = logging.getLogger(__name__)
@@ -71,10 +72,14 @@ class _Catalogs:
 
 
 def create_app(
-    *, current_settings: Callable[[], Settings] = settings, viewer: Callable[..., Any] | None = None
+    *,
+    current_settings: Callable[[], Settings] = settings,
+    viewer: Callable[..., Any] | None = None,
+    dag_runs: data.RunLookup = airflow_runs.dag_runs,
 ) -> FastAPI:
     """The app. `viewer` is the authentication dependency (Airflow's login and the DAG read check by default);
-    `current_settings` where the data is (the process's MQJOURNAL_* environment by default)."""
+    `current_settings` where the data is (the process's MQJOURNAL_* environment by default); `dag_runs` the runs'
+    states and notes (Airflow's metadata DB by default)."""
     app = FastAPI(title="mqjournal fleet view", docs_url=None, redoc_url=None, openapi_url=None)
     guard = Depends(viewer or airflow_viewer())
     catalogs = _Catalogs()
@@ -98,13 +103,13 @@ def create_app(
     @app.get("/", response_class=HTMLResponse, dependencies=[guard])
     def fleet_overview(request: Request, sort: str | None = None, order: str | None = None) -> HTMLResponse:
         s = current_settings()
-        rows = data.fleet(s, catalogs(s.catalog_url))
+        rows = data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs)
         return HTMLResponse(pages.fleet_page(rows, links(request), sort=sort, order=order, source=str(s.data_dir)))
 
     @app.get("/qm/{host}/{library}", response_class=HTMLResponse, dependencies=[guard])
     def queue_manager(request: Request, host: str, library: str) -> HTMLResponse:
         s = current_settings()
-        found = data.queue_manager(s, catalogs(s.catalog_url), host, library)
+        found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs)
         if found is None:
             return HTMLResponse(pages.not_found(host, library, links(request)), status_code=404)
         return HTMLResponse(pages.queue_manager_page(found, links(request)))
@@ -112,12 +117,12 @@ def create_app(
     @app.get("/api/fleet", dependencies=[guard])
     def fleet_json() -> list[dict[str, Any]]:
         s = current_settings()
-        return [row.model_dump(mode="json") for row in data.fleet(s, catalogs(s.catalog_url))]
+        return [row.model_dump(mode="json") for row in data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs)]
 
     @app.get("/api/qm/{host}/{library}", dependencies=[guard])
     def queue_manager_json(host: str, library: str) -> dict[str, Any]:
         s = current_settings()
-        found = data.queue_manager(s, catalogs(s.catalog_url), host, library)
+        found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs)
         if found is None:
             raise HTTPException(404, f"no plan has a queue manager in library {library} on {host}")
         return found.model_dump(mode="json")

@@ -8,7 +8,9 @@ Sources, all written by the maintenance runs (README, "Connections and settings"
 - the snapshot history, `snapshots/run_id=<run>/<host>__<library>.jsonl`: receiver bytes online per run, receiver
   attach and detach times and sequence ranges, the partition's UTC offset (the offset of `collected_at`);
 - the run reports, `reports/<run>.md`: the run's outcome line;
-- the backup catalog: verified saves (where each receiver's backup is), copies in the backup store, deletions.
+- the backup catalog: verified saves (where each receiver's backup is), copies in the backup store, deletions;
+- the runs as Airflow knows them (state and note), from a `RunLookup` the caller passes: the app passes
+  `airflow_runs.dag_runs`, which reads Airflow's metadata DB; without one (`no_airflow`) the reports alone say.
 
 A queue manager is keyed by host and library (`QMxxx`): its name alone can live on two hosts. Nothing here decides
 anything about a receiver: the plan's action and reason are shown as the planner wrote them, and `traffic_light`
@@ -21,7 +23,7 @@ import importlib
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -70,6 +72,51 @@ STALE_AFTER = timedelta(days=8)
 Color = Literal["red", "amber", "green"]
 SEVERITY: dict[str, int] = {"green": 0, "amber": 1, "red": 2}
 
+# --- the runs as Airflow knows them ------------------------------------------------------------------------------
+
+
+class AirflowRun(BaseModel):
+    """A maintenance run's row in Airflow's metadata DB: its state (queued, running, success, failed) and its note
+    (the listener of mqjournal.airflow.notes sets it to the outcome line when the run ends; a person may write one)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    state: str | None = None
+    note: str | None = None
+
+
+RunLookup = Callable[[Collection[str]], Mapping[str, AirflowRun]]
+"""Given run ids of the maintenance DAG, the ones Airflow knows (one read for all of them); never raises."""
+
+
+def no_airflow(run_ids: Collection[str]) -> Mapping[str, AirflowRun]:
+    """The lookup where no Airflow metadata DB is read: every outcome comes from the run reports."""
+    return {}
+
+
+class LastRun(BaseModel):
+    """What the fleet view says of a run: Airflow's state of it (None when Airflow's DB was not read or does not
+    have the run) and its outcome, from the run's note or else its report (`outcome_from` says which)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state: str | None = None
+    outcome: str | None = None
+    outcome_from: Literal["note", "report"] | None = None
+
+
+def last_run(report_outcome: str | None, run: AirflowRun | None) -> LastRun:
+    """The note beats the report: it is what the admin sees in Airflow's grid, and a person may have corrected it.
+    The report's outcome line stays the answer for runs Airflow's DB does not have (a data folder read elsewhere)."""
+    state = run.state if run is not None else None
+    note = (run.note or "").strip() if run is not None else ""
+    if note:
+        return LastRun(state=state, outcome=note, outcome_from="note")
+    if report_outcome:
+        return LastRun(state=state, outcome=report_outcome, outcome_from="report")
+    return LastRun(state=state)
+
 
 class Light(BaseModel):
     """The traffic light of a queue manager and the reasons for its color (none for green)."""
@@ -92,7 +139,8 @@ class BackupInfo(BaseModel):
 
 
 class QueueManagerRow(BaseModel):
-    """One row of the fleet overview: the queue manager as its newest plan, snapshot and run report show it."""
+    """One row of the fleet overview: the queue manager as its newest plan, snapshot and run (Airflow's state and note,
+    else its report) show it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -121,7 +169,11 @@ class QueueManagerRow(BaseModel):
     receivers_to_delete: int = 0
     bytes_to_delete: int = 0
     last_backup: BackupInfo | None = None
+    run_state: str | None = None
+    """Airflow's state of the run (queued, running, success, failed); None when Airflow's DB was not read or does not
+    have the run."""
     outcome: str | None = None
+    outcome_from: Literal["note", "report"] | None = None
     light: Light = Light(color="green", reasons=[])
     plan: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
     """The plan's queue_managers row as read (explain.py reads it)."""
@@ -273,7 +325,7 @@ def snapshot_of(settings: Settings, run_id: str, host: str, library: str) -> Sna
     return found[-1] if found else None
 
 
-def run_outcome(settings: Settings, run_id: str) -> str | None:
+def report_outcome(settings: Settings, run_id: str) -> str | None:
     """The report's outcome line ("approved by admin: 114 receivers deleted", "dry run: ..."), None without one."""
     try:
         text = settings.report_file(run_id).read_text(encoding="utf-8")
@@ -369,8 +421,11 @@ def backups_of(catalog: Catalog | None, host: str, qmgr: str, library: str, *, h
 # --- the fleet overview ------------------------------------------------------------------------------------------
 
 
-def fleet(settings: Settings, catalog: Catalog | None, *, now: datetime | None = None) -> list[QueueManagerRow]:
-    """One row per host and queue manager that any plan has, from its newest plan; sorted by host, queue manager."""
+def fleet(
+    settings: Settings, catalog: Catalog | None, *, now: datetime | None = None, airflow: RunLookup = no_airflow
+) -> list[QueueManagerRow]:
+    """One row per host and queue manager that any plan has, from its newest plan; sorted by host, queue manager.
+    `airflow` is asked once, for every run the rows show."""
     now = now or datetime.now(UTC)
     newest = newest_plans(plan_runs(settings))
     by_run: dict[str, list[Key]] = defaultdict(list)
@@ -381,7 +436,7 @@ def fleet(settings: Settings, catalog: Catalog | None, *, now: datetime | None =
     online: dict[Key, tuple[int, int]] = {}
     for run_id, keys in by_run.items():
         online |= _online(plan_receivers(runs[run_id]), set(keys))
-    outcomes = {run_id: run_outcome(settings, run_id) for run_id in by_run}
+    outcomes = last_runs(settings, list(by_run), airflow)
     rows = []
     for key, (run, q) in newest.items():
         host, library = key
@@ -389,6 +444,12 @@ def fleet(settings: Settings, catalog: Catalog | None, *, now: datetime | None =
         backups = backups_of(catalog, host, str(q["qmgr"]), library)
         rows.append(_row(run, q, snapshot, online.get(key, (0, 0)), backups, outcomes[run.run_id], now))
     return sorted(rows, key=lambda r: (r.host, r.qmgr))
+
+
+def last_runs(settings: Settings, run_ids: list[str], airflow: RunLookup) -> dict[str, LastRun]:
+    """Per run its LastRun; `airflow` is asked once for all of them, whatever the number of rows."""
+    known = airflow(run_ids) if run_ids else {}
+    return {run_id: last_run(report_outcome(settings, run_id), known.get(run_id)) for run_id in run_ids}
 
 
 def _online(receivers: Iterable[Mapping], keys: set[Key]) -> dict[Key, tuple[int, int]]:
@@ -410,7 +471,7 @@ def _row(
     snapshot: Snapshot | None,
     online: tuple[int, int],
     backups: Backups,
-    outcome: str | None,
+    outcome: LastRun,
     now: datetime,
 ) -> QueueManagerRow:
     def plan_or_snapshot(column: str) -> Any:
@@ -448,7 +509,9 @@ def _row(
         "receivers_to_delete": int(q.get("receivers_to_delete") or 0),
         "bytes_to_delete": int(q.get("bytes_to_delete") or 0),
         "last_backup": backups.newest(),
-        "outcome": outcome,
+        "run_state": outcome.state,
+        "outcome": outcome.outcome,
+        "outcome_from": outcome.outcome_from,
         "plan": dict(q),
     }
     row = QueueManagerRow.model_validate(values)
@@ -465,7 +528,13 @@ def _damaged(q: Row, snapshot: Snapshot | None) -> list[str]:
 
 def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
     """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full. Amber: any other alert, the ASP at least 75%
-    full, a run without its report, no collection for over 8 days. Green otherwise. Each reason is said.
+    full, a last run Airflow says failed (or, where Airflow's DB is not read, a run without its report), no
+    collection for over 8 days. Green otherwise. Each reason is said.
+
+    A failed run is amber, not red: it asks for a look at the run, while what MQ needs is judged by the plan's
+    alerts and blocks, red on their own; what it left undone costs space, and the ASP and threshold reasons turn the
+    light red when space runs short. A queued or running run is no reason: its plan, which the light sums up, is
+    already there, and it has no outcome yet.
 
     Which point holds the oldest needed receiver is no reason by itself: right after a forced checkpoint the three
     agree, and one held for long raises the planner's STARTUP_POINT_OLD or MEDIA_POINT_OLD (its policy's limit)."""
@@ -480,7 +549,9 @@ def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
         red.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
     elif used is not None and used >= ASP_AMBER_PERCENT:
         amber.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
-    if row.outcome is None:
+    if row.run_state == "failed":
+        amber.append("the last run failed" + (f": {row.outcome}" if row.outcome else ""))
+    elif row.run_state is None and row.outcome is None:
         amber.append("the last run has no report: still running, or it failed")
     if row.collected_at is not None and now - row.collected_at > STALE_AFTER:
         amber.append(f"not collected since {row.collected_at:%Y-%m-%d}")
@@ -492,7 +563,13 @@ def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
 
 
 def queue_manager(
-    settings: Settings, catalog: Catalog | None, host: str, library: str, *, now: datetime | None = None
+    settings: Settings,
+    catalog: Catalog | None,
+    host: str,
+    library: str,
+    *,
+    now: datetime | None = None,
+    airflow: RunLookup = no_airflow,
 ) -> QueueManagerPage | None:
     """The queue manager page's data, None when no plan has the queue manager."""
     now = now or datetime.now(UTC)
@@ -506,7 +583,7 @@ def queue_manager(
     snapshot = snapshot_of(settings, run.run_id, host, library)
     receivers = plan_receivers(run, host, library)
     online = _online(receivers, {(host, library)}).get((host, library), (0, 0))
-    row = _row(run, q, snapshot, online, backups, run_outcome(settings, run.run_id), now)
+    row = _row(run, q, snapshot, online, backups, last_runs(settings, [run.run_id], airflow)[run.run_id], now)
     return QueueManagerPage(
         row=row,
         history=history(settings, runs, backups, host, library),

@@ -99,6 +99,10 @@ td.time { white-space: nowrap; }
 .alert { display: inline-block; background: #fff8c5; border: 1px solid #d4a72c66; border-radius: 4px;
        padding: 0 4px; margin: 1px 2px 1px 0; font-size: 12px; }
 .alert.red { background: #ffebe9; border-color: #cf222e66; }
+.state { display: inline-block; border-radius: 9px; padding: 0 6px; margin-left: 4px; font-size: 11px;
+       border: 1px solid #0002; background: var(--bg); color: var(--muted); }
+.state-success { background: #dafbe1; color: #116329; } .state-failed { background: #ffebe9; color: #a40e26; }
+.state-running, .state-queued { background: #ddf4ff; color: #0550ae; }
 .point-name { font-weight: 600; }
 .why { display: block; color: var(--muted); font-size: 12px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0 16px; }
@@ -194,11 +198,30 @@ def backup(row: QueueManagerRow) -> str:
     return f'{e(when(row.last_backup.at, row))}<span class="why">{e(row.last_backup.where)}</span>'
 
 
+STATE_TITLE = "the run's state in Airflow"
+OUTCOME_FROM = {"note": "the run's note in Airflow", "report": "the run report's outcome line"}
+
+
 def last_run(row: QueueManagerRow, links: Links) -> str:
+    """The run's time (its link into Airflow's grid), Airflow's state of it as a badge (none where Airflow's DB is
+    not read), and under them its outcome: the note, else the report's line."""
+    state = (
+        f'<span class="state state-{e(row.run_state)}" data-state="{e(row.run_state)}" '
+        f'title="{e(STATE_TITLE)}">{e(row.run_state)}</span>'
+        if row.run_state
+        else ""
+    )
+    if row.outcome_from is not None:
+        outcome = (
+            f'<span class="why outcome" data-outcome-from="{e(row.outcome_from)}" '
+            f'title="{e(OUTCOME_FROM[row.outcome_from])}">{e(row.outcome)}</span>'
+        )
+    else:
+        unfinished = row.run_state in ("queued", "running")
+        outcome = f'<span class="why outcome">{"no outcome yet" if unfinished else "no report yet"}</span>'
     return (
         f'<a data-airflow class="run" href="{e(links.run(row.run_id))}" title="{e(row.run_id)}">'
-        f"{e(when(row.collected_at, row))}</a>"
-        f'<span class="why">{e(row.outcome or "no report yet")}</span>'
+        f"{e(when(row.collected_at, row))}</a>{state}{outcome}"
     )
 
 
@@ -315,8 +338,9 @@ def fleet_page(
             f'<table id="fleet" class="grid" data-sort="{column.key}" data-order="{"desc" if descending else "asc"}">'
             f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table>"
             '<p class="muted">The light: red when a queue manager is blocked, has an alert MQ cannot live with for '
-            "long, or its ASP is at least 90% full; amber for any other alert, an ASP at least 75% full, a run "
-            "without its report, or no collection for over 8 days. Hover over it for the reasons.</p>"
+            "long, or its ASP is at least 90% full; amber for any other alert, an ASP at least 75% full, a last run "
+            "that failed (or, without its state from Airflow, one without its report), or no collection for over 8 "
+            "days. Hover over it for the reasons.</p>"
         )
     counts = {color: sum(1 for r in rows if r.light.color == color) for color in ("red", "amber", "green")}
     subtitle = (
