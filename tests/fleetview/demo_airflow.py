@@ -41,6 +41,33 @@ class RunningDemo:
         )
         return run_id, state
 
+    def run_to_the_gate(self, say: demo.Say, *, conf: dict | None = None, timeout: float = 420) -> str:
+        """Trigger a maintenance run and wait until its gate awaits a person's answer (and the worker that parked it
+        has exited, see demo.wait_until_parked). Returns the run id."""
+        demo.fail_leftover_runs(self.up.api, say)
+        run_id = demo.trigger_run(self.up.api, conf=conf or {})
+        say(f"triggered {demo.DAG_ID}: {run_id} {conf or ''}; its gate is to be answered in the browser")
+        began = time.monotonic()
+        while demo.gate_detail(self.up.api, run_id) is None or not self._gate_waits(run_id):
+            state = self.up.api.call("GET", demo._run_path(run_id))["state"]
+            if state in demo.FINISHED:
+                raise AssertionError(f"the run {run_id} ended ({state}) before its gate asked")
+            if time.monotonic() - began > timeout:
+                raise AssertionError(f"the gate of {run_id} did not ask within {timeout:g} s")
+            time.sleep(2)
+        demo.wait_until_parked(self.up.airflow, run_id, say)
+        return run_id
+
+    def _gate_waits(self, run_id: str) -> bool:
+        gate = [t for t in demo.task_states(self.up.api, run_id) if t["task_id"] == demo.GATE_TASK]
+        return bool(gate) and gate[0].get("state") == "awaiting_input"
+
+    def follow(self, run_id: str, say: demo.Say, *, timeout: float = 420) -> str:
+        """Follow a run whose gate has been answered to its end; its state."""
+        return demo.follow_run(
+            self.up.api, self.up.airflow, run_id, port=self.port, answer=None, timeout=timeout, say=say
+        )
+
 
 def demo_fleet_file(folder: Path) -> Path:
     """docker/fleet.example.yaml with its simulator state in `folder` and free SSH ports (port 0: the simulator

@@ -1,19 +1,26 @@
-"""The fleet view as an admin uses it, in a real headless Chromium (Debian's `chromium`) driven by Playwright: the
-demo's fleet in a real `airflow standalone`, one maintenance run (saves made, deletes rejected at the gate: a dry
-run forces no checkpoint, so its recovery points are all old), then the Airflow login page, "MQ
-journals" in the navigation, the fleet overview (BILLING and PAYROLL with what holds their receivers), a sort, a
-queue manager page whose chart elements carry the numbers of the snapshots and the plan, the receiver table, and the
-link from there to the run in Airflow's grid.
+"""The fleet view and the approval gate as an admin uses them, in a real headless Chromium (Debian's `chromium`) driven
+by Playwright, against the demo's fleet in a real `airflow standalone`:
+
+1. one maintenance run whose gate is rejected (its saves are made, nothing is deleted); then the Airflow login page,
+   "MQ journals" in the navigation, the fleet overview (BILLING and PAYROLL with what holds their receivers), a sort,
+   a queue manager page whose chart elements carry the numbers of the snapshots and the plan, the receiver table, and
+   the link from there to the run in Airflow's grid;
+2. a second run whose gate is opened and answered in the browser: a section per queue manager with its receivers
+   as ranges, BILLING's and PAYROLL's kept receivers explained, one option per queue manager with deletes; one
+   host's ORDERS is chosen and only its receivers are deleted (the other host's ORDERS keeps its own);
+3. Airflow's grid tells the two runs apart (deletes skipped in the rejected one, run in the approved one), and the
+   approved run's note is its outcome line.
 
 Screenshots of each page go to the folder printed at the start; with MQJ_SCREENSHOTS=docs/images the README's two,
-fleet-overview.png and queue-manager.png, are written there too. About 3 minutes on 2 cores, mostly the run's Spark plan job and
-its saves.
+fleet-overview.png and queue-manager.png, are written there too. About 6 minutes on 2 cores, mostly the runs' Spark
+plan jobs and their saves.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -24,7 +31,9 @@ from pathlib import Path
 
 import pytest
 
+from mqjournal import demo as airflow_demo
 from mqjournal.catalog import Catalog
+from mqjournal.report import DELETE_NOTHING
 from mqjournal.settings import Settings
 from mqjournal.snapshot import read_snapshots
 from tests.fleetview.demo_airflow import RunningDemo, running_demo
@@ -107,9 +116,17 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path)
             try:
                 page = browser.new_page(viewport={"width": 1680, "height": 1000})
                 check_in_the_browser(page, demo, settings, run_id, shots)
+                approved = approve_one_queue_manager_in_the_browser(page, demo, settings, shots)
+                check_the_grid(page, demo, rejected=run_id, approved=approved, shots=shots)
             finally:
                 browser.close()
     say(f"the browser test took {time.monotonic() - began:.0f} s")
+
+
+# The queue manager approved in the second run: ORDERS lives on ibmi-prod1 and on ibmi-prod2, so approving one
+# host's ORDERS and seeing the other's receivers stay proves the choice is a host/queue manager pair, not a name.
+APPROVED = ("ibmi-prod1", "ORDERS")
+RANGE_TO_DELETE = re.compile(r"AMQA\d{6}(-AMQA\d{6})?: \d+ receivers? to delete, [\d.]+ [KMG]?B, detached \d")
 
 
 class Screenshots:
@@ -229,3 +246,121 @@ def check_in_the_browser(page, demo: RunningDemo, settings: Settings, run_id: st
     assert run_id.split("T")[0] in page.url
     page.wait_for_timeout(1000)
     shots.take(page, "maintenance-run.png")
+
+
+def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: Settings, shots: Screenshots) -> str:
+    """A second run (the first one's saves stand, so receivers are deletable now): its gate is opened in the browser,
+    read (a section per queue manager with its receivers as ranges, BILLING and PAYROLL explained), answered with
+    one host's queue manager only; then only that queue manager's receivers are deleted. Returns the run id."""
+    import pyarrow.parquet as pq
+    from playwright.sync_api import expect
+
+    run_id = demo.run_to_the_gate(say)
+    detail = airflow_demo.gate_detail(demo.up.api, run_id)
+    assert detail is not None
+
+    planned = pq.read_table(settings.plan_dir(run_id) / "queue_managers").to_pylist()
+    deleting = sorted(f"{q['host']}/{q['qmgr']}" for q in planned if q["receivers_to_delete"] > 0)
+    assert detail["options"] == [*deleting, DELETE_NOTHING], detail["options"]
+    chosen = "/".join(APPROVED)
+    assert chosen in deleting and "ibmi-prod2/ORDERS" in deleting, deleting
+
+    page.goto(airflow_demo.approval_url(demo.port, run_id).replace("http://localhost", "http://127.0.0.1"))
+    # One section per queue manager; each one with deletes lists them as ranges with count, bytes and dates.
+    for name in deleting:
+        section = page.get_by_role("heading", name=re.compile(f"^{re.escape(name)} \\(library "))
+        expect(section).to_be_visible()
+        ranges = section.locator("xpath=following-sibling::ul[1]/li")
+        assert any(RANGE_TO_DELETE.match(text) for text in ranges.all_inner_texts()), ranges.all_inner_texts()
+    billing = page.get_by_role("heading", name=re.compile("^ibmi-prod2/BILLING ")).locator(
+        "xpath=following-sibling::ul[1]"
+    )
+    expect(billing).to_contain_text("needed for media recovery, AMQ7462 point")
+    expect(billing).to_contain_text("damaged APP.REQUEST.QUEUE")
+    expect(billing).to_contain_text("RCRMQMOBJ OBJ(APP.REQUEST.QUEUE) OBJTYPE(*LCLQ) MQMNAME(BILLING)")
+    payroll = page.get_by_role("heading", name=re.compile("^ibmi-prod1/PAYROLL ")).locator(
+        "xpath=following-sibling::ul[1]"
+    )
+    expect(payroll).to_contain_text("needed for startup recovery, AMQ7460 point")
+    # CL as an admin types it: the Markdown of the gate must not eat the asterisks of *ALL or *INDOUBT.
+    expect(payroll).to_contain_text("WRKMQMTRN TYPE(*ALL) MQMNAME(PAYROLL)")
+    expect(payroll).to_contain_text("WHERE(*INDOUBT *EQ YES)")
+
+    # The options, several at once: every queue manager with deletes and "Delete nothing" (the default).
+    box = page.get_by_role("combobox", name="Select one or multiple values")
+    page.get_by_label(f"Remove {DELETE_NOTHING}").click()
+    box.click()
+    offered = page.get_by_role("listbox").get_by_role("option")
+    expect(offered).to_have_count(len(detail["options"]))
+    assert offered.all_inner_texts() == detail["options"]
+    shots.take(page, "approval.png")
+    box.fill(chosen)
+    page.keyboard.press("Enter")
+    expect(page.locator('input[name="element_chosen_options"]')).to_have_value(chosen)
+    page.get_by_role("button", name="Respond").click()
+    expect(page.get_by_text("approve response successful")).to_be_visible()
+    answer = airflow_demo.gate_detail(demo.up.api, run_id)
+    assert answer is not None and answer["chosen_options"] == [chosen] and answer["responded_by_user"]["name"] == USER
+
+    state = demo.follow(run_id, say)
+    assert state == "success", f"the approved run ended {state}"
+    deleted = deletions_of(settings, run_id)
+    to_delete = {
+        (r["host"], r["qmgr"], r["receiver"])
+        for r in pq.read_table(settings.plan_dir(run_id) / "receivers").to_pylist()
+        if r["action"] in ("delete", "save_then_delete")
+    }
+    assert deleted, f"approving {chosen} deleted nothing"
+    assert {(h, q) for h, q, _ in deleted} == {APPROVED}, sorted(deleted)
+    assert deleted <= to_delete, sorted(deleted - to_delete)
+    say(f"approved {chosen} in the browser: {len(deleted)} receivers deleted, none elsewhere")
+    return run_id
+
+
+def deletions_of(settings: Settings, run_id: str) -> set[tuple[str, str, str]]:
+    """(host, queue manager, receiver) of every receiver the run deleted, as the catalog records them; and every
+    DLTJRNRCV the audit log shows sent (both runs: the first one deleted nothing) went to the approved one's library."""
+    catalog = Catalog(settings.catalog_url)
+    recorded = set()
+    for path in settings.snapshot_dir(run_id).glob("*.jsonl"):
+        for snapshot in read_snapshots(path):
+            for record in catalog.deletions_for(snapshot.host, snapshot.qmgr_library):
+                if record.run_id == run_id:
+                    recorded.add((record.host, record.qmgr, record.receiver))
+    sent = set()
+    with settings.audit_log.open(encoding="utf-8") as log:
+        for line in log:
+            event = json.loads(line)
+            found = re.search(r"DLTJRNRCV JRNRCV\((\w+)/", event["command"])
+            if event["event"] == "intent" and found:
+                sent.add((event["host"], found.group(1)))
+    assert sent == {(APPROVED[0], "QMORDERS")}, sent
+    return recorded
+
+
+def check_the_grid(page, demo: RunningDemo, *, rejected: str, approved: str, shots: Screenshots) -> None:
+    """The two runs apart in Airflow's grid without opening either: the rejected run's deletes are skipped, the
+    approved run's ran; each run's note is its outcome line."""
+    from playwright.sync_api import expect
+
+    notes = {
+        run: demo.up.api.call("GET", airflow_demo._run_path(run)).get("note") or "" for run in (rejected, approved)
+    }
+    assert notes[rejected].startswith(f"rejected by {USER}: nothing deleted"), notes[rejected]
+    assert re.match(rf"approved by {USER}: \d+ deleted, .* freed; \d+ queue managers? declined", notes[approved]), notes
+
+    page.goto(f"{demo.url}/dags/{airflow_demo.DAG_ID}")
+    for run, shown in ((rejected, "Skipped"), (approved, "Success")):
+        cell = page.get_by_test_id(f"grid-{run}-delete")
+        expect(cell).to_be_visible()
+        cell.hover()
+        expect(page.get_by_text(f"Run ID: {run}")).to_be_visible()
+        expect(
+            page.locator('[data-scope="tooltip"][data-part="content"]').filter(has_text=f"Run ID: {run}")
+        ).to_contain_text(f"State: {shown}")
+        page.mouse.move(0, 0)
+    shots.take(page, "grid-rejected-and-approved.png")
+    # The note on the run's own page, where Airflow shows it.
+    page.goto(f"{demo.url}/dags/{airflow_demo.DAG_ID}/runs/{approved}")
+    expect(page.get_by_text(notes[approved])).to_be_visible()
+    shots.take(page, "approved-run.png")
