@@ -16,12 +16,25 @@ from datetime import datetime
 from typing import Any
 
 from mqjournal import timefmt
+from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.restore import _OBJTYPES as RCRMQMOBJ_TYPES  # AMQ7472's type text -> RCRMQMOBJ OBJTYPE
 from mqjournal.vocabulary import Action, BlockReason, Reason, alert_text
 
 Row = Mapping[str, Any]
 
 STARTUP, MEDIA, AMQJRNINF = "AMQ7460", "AMQ7462", "AMQJRNINF"  # vocabulary.HoldingPoint's values
+
+RECOVERY_DAG = "mq_journal_recovery"
+"""The recovery DAG's id, as an alert that needs a recovery names it (dags/mq_journal_recovery.py)."""
+
+FORM_FIELDS: dict[str, str] = {
+    "host": "host",
+    "qmgr": "queue manager",
+    "kind": "kind of recovery",
+    "object": "damaged object",
+    "object_type": "object type",
+}
+"""The recovery DAG's params as its trigger form titles them, in the form's order."""
 
 BLOCK_WORDS: dict[str, str] = {
     BlockReason.SNAPSHOT_STALE: "its snapshot is older than the policy's max_snapshot_age_hours",
@@ -199,15 +212,37 @@ def startup_point_old(qm: Row) -> str:
     )
 
 
-def media_point_old(qm: Row) -> str:
+def media_recovery_forms(qm: Row) -> list[dict[str, str]]:
+    """What to enter in the recovery DAG's trigger form for AMQ7462's damaged objects: host, queue manager, kind media,
+    and each object with its RCRMQMOBJ type, one run per object; without a reported object, none is filled in (the
+    DAG then reads the newest AMQ7472, and refuses when there is none)."""
+    base = {"host": str(qm.get("host")), "qmgr": str(qm.get("qmgr")), "kind": RecoveryKind.MEDIA.value}
+    objects = damaged_objects(qm)
+    if not objects:
+        return [base]
+    return [base | {"object": name, "object_type": kind} for name, kind, _ in objects]
+
+
+def form_values(values: Mapping[str, str]) -> str:
+    """`host "ibmi-prod2", queue manager "BILLING", kind of recovery "media", ...`: a trigger form's values as its
+    fields are titled, for a reader who types them in (Airflow 3.3's UI fills no form from a link)."""
+    return ", ".join(f'{FORM_FIELDS.get(key, key)} "{value}"' for key, value in values.items())
+
+
+def media_point_old(qm: Row, recovery_dag: str = RECOVERY_DAG) -> str:
+    """`recovery_dag`: how the text names the recovery DAG, its id or (Markdown) a link to it."""
     qmgr, library = qm.get("qmgr"), qm.get("qmgr_library")
     at, age_seconds = point_time(qm, MEDIA)
     since = f" since {when(at, qm, age_seconds)}" if at is not None else ""
     objects = damaged_objects(qm)
-    recovery = (
-        "the recovery DAG mq_journal_recovery (kind media, with the object) can do it, restoring first any receiver "
-        "it needs"
-    )
+    forms = [form_values(values) for values in media_recovery_forms(qm)]
+    if not objects:
+        trigger = f"trigger it with {forms[0]} and the damaged object's name (empty: the newest AMQ7472's)"
+    elif len(forms) == 1:
+        trigger = f"trigger it with {forms[0]}"
+    else:
+        trigger = "trigger it once per object, with " + "; with ".join(forms)
+    recovery = f"the recovery DAG {recovery_dag} can do it, restoring first any receiver it needs: {trigger}"
     if not objects:
         return (
             f"AMQ7462, the media recovery point, has not moved{since}: an object is damaged, but no AMQ7472 in "
@@ -222,15 +257,16 @@ def media_point_old(qm: Row) -> str:
     )
 
 
-def alert_explanations(qm: Row) -> list[str]:
-    """One line per alert of the queue manager, `CODE: what it means and what to do`, with the evidence collected;
-    the recovery DAG's link is the caller's to add."""
+def alert_explanations(qm: Row, *, recovery_dag: str = RECOVERY_DAG) -> list[str]:
+    """One line per alert of the queue manager, `CODE: what it means and what to do`, with the evidence collected.
+    Where a recovery helps, the line names the recovery DAG and what to enter in its form; `recovery_dag` is how it is
+    named: its id for plain text, a link where the caller writes Markdown (report.recovery_dag_link)."""
     lines = []
     for code in qm.get("alerts") or []:
         if code == "STARTUP_POINT_OLD":
             lines.append(f"{code}: {startup_point_old(qm)}")
         elif code == "MEDIA_POINT_OLD":
-            lines.append(f"{code}: {media_point_old(qm)}")
+            lines.append(f"{code}: {media_point_old(qm, recovery_dag)}")
         else:
             lines.append(f"{code}: {alert_text(code)}")
     return lines

@@ -54,6 +54,18 @@ DELETE_NOTHING = "Delete nothing"
 """The maintenance gate's option that approves no queue manager, and its answer on timeout."""
 
 
+RECOVERY_PAGE = f"dags/{explain.RECOVERY_DAG}"
+"""The recovery DAG's page, relative: Airflow's UI sets its `<base href>` to where it is served, so the link resolves
+there whether or not `[api] base_url` is set. Airflow 3.3's UI has no route of its own for the trigger form and fills
+no form from the URL, so the link opens the DAG, whose Trigger button opens the form, and the text says what to
+enter."""
+
+
+def recovery_dag_link(page: str = RECOVERY_PAGE) -> str:
+    """The recovery DAG named as a Markdown link, for explain.alert_explanations in Markdown the UI renders."""
+    return f"[{explain.RECOVERY_DAG}]({page}) (its Trigger button opens the form)"
+
+
 def gate_option(q: Mapping) -> str:
     """The approval gate's option for a queue manager: `host/QMGR`."""
     return f"{q['host']}/{q['qmgr']}"
@@ -140,7 +152,7 @@ def _detail(q: Mapping, rows: Sequence[Mapping]) -> list[str]:
     if q.get("store_bytes") is not None:
         space.append(f"{size(q['store_bytes'])} in the backup store")
     items.append("Space: " + "; ".join(space))
-    items += explain.alert_explanations(q)
+    items += explain.alert_explanations(q, recovery_dag=recovery_dag_link())
     return [*out, *(f"- {item}" for item in items), ""]
 
 

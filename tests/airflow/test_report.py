@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mqjournal.airflow.maintenance import outcome
 from mqjournal.airflow.xcom import DeleteOutcome, PlanSummary
-from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, plan_body
+from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, RECOVERY_PAGE, plan_body
 from tests.unit.test_explain import fleet_rows
 
 QM = {
@@ -59,6 +61,29 @@ def test_billing_and_payroll_explain_their_kept_receivers_and_alerts_at_the_gate
     assert "WRKMQMTRN TYPE(*ALL) MQMNAME(PAYROLL)" in body
     assert "| ibmi-prod2 | BILLING | QMBILL01 | 24 | 23.4 MB |" in body
     assert "| AMQA000024 | AMQ7462, 37 h | no | MEDIA_POINT_OLD |" in body
+
+
+def test_the_gate_links_a_damaged_objects_alert_to_the_recovery_dag_and_says_what_to_enter():
+    qms, rows = fleet_rows()
+    body = plan_body(qms, rows)
+    [line] = [line for line in body.splitlines() if line.startswith("- MEDIA_POINT_OLD: AMQ7462, the media")]
+    assert (
+        "the recovery DAG [mq_journal_recovery](dags/mq_journal_recovery) (its Trigger button opens the form) can do "
+        'it, restoring first any receiver it needs: trigger it with host "ibmi-prod2", queue manager "BILLING", kind '
+        'of recovery "media", damaged object "APP.REQUEST.QUEUE", object type "*LCLQ".'
+    ) in line
+
+
+def test_the_gates_relative_link_resolves_where_airflows_ui_is_served():
+    """The UI sets <base href> to its own root, and routes dags/<dag id> to the DAG's page (whose Trigger button opens
+    the form; Airflow 3.3 has no trigger route and fills no form from the URL): the link needs no [api] base_url."""
+    import airflow
+
+    ui = Path(airflow.__file__).parent / "ui" / "dist"
+    assert '<base href="{{ backend_server_base_url }}"' in (ui / "index.html").read_text()
+    bundle = "".join(p.read_text(errors="replace") for p in (ui / "assets").glob("index-*.js"))
+    assert "path:`dags/:dagId`" in bundle
+    assert RECOVERY_PAGE == "dags/mq_journal_recovery" and not RECOVERY_PAGE.startswith("/")
 
 
 def test_the_gate_shows_net_space_asp_use_and_the_backup_store():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from mqjournal import rules
-from mqjournal.explain import alert_explanations, explanation, why, why_kept
+from mqjournal.explain import alert_explanations, explanation, media_recovery_forms, why, why_kept
 from tests.plan.builders import HOUR, T0, chain, names, snapshot
 
 BILL = names(0, 62)
@@ -160,8 +160,42 @@ def test_an_old_media_point_names_the_damaged_object_and_the_rcrmqmobj_for_it():
     assert "damaged APP.REQUEST.QUEUE (QLOCAL)" in line
     # AMQ7472 prints QLOCAL; RCRMQMOBJ takes *LCLQ
     assert "RCRMQMOBJ OBJ(APP.REQUEST.QUEUE) OBJTYPE(*LCLQ) MQMNAME(BILLING)" in line
-    assert "mq_journal_recovery (kind media" in line
-    assert "http" not in line  # the caller adds the link
+    assert "http" not in line and "](" not in line  # plain text: a Markdown caller names the DAG with a link
+
+
+def test_an_old_media_point_names_the_recovery_dag_and_what_to_enter_in_its_form():
+    _, q = _pick("BILLING", "AMQA000030")
+    [line] = alert_explanations(q)
+    assert line.endswith(
+        "the recovery DAG mq_journal_recovery can do it, restoring first any receiver it needs: trigger it with host "
+        '"ibmi-prod2", queue manager "BILLING", kind of recovery "media", damaged object "APP.REQUEST.QUEUE", '
+        'object type "*LCLQ".'
+    )
+    assert media_recovery_forms(q) == [
+        {
+            "host": "ibmi-prod2",
+            "qmgr": "BILLING",
+            "kind": "media",
+            "object": "APP.REQUEST.QUEUE",
+            "object_type": "*LCLQ",
+        }
+    ]
+
+
+def test_each_damaged_object_gets_its_own_recovery_run():
+    _, q = _pick("BILLING", "AMQA000030")
+    two = {**q, "damaged_objects": ["APP.REQUEST.QUEUE (QLOCAL)", "APP.REPLY (QALIAS)"]}
+    [line] = alert_explanations(two)
+    assert 'trigger it once per object, with host "ibmi-prod2"' in line
+    assert 'damaged object "APP.REQUEST.QUEUE", object type "*LCLQ"; with host "ibmi-prod2"' in line
+    assert line.endswith('damaged object "APP.REPLY", object type "*ALSQ".')
+    assert [f["object"] for f in media_recovery_forms(two)] == ["APP.REQUEST.QUEUE", "APP.REPLY"]
+
+
+def test_the_caller_names_the_recovery_dag_its_own_way():
+    _, q = _pick("BILLING", "AMQA000030")
+    [line] = alert_explanations(q, recovery_dag="[mq_journal_recovery](dags/mq_journal_recovery)")
+    assert "the recovery DAG [mq_journal_recovery](dags/mq_journal_recovery) can do it" in line
 
 
 def test_an_old_media_point_without_a_reported_object_points_to_qmqmmsg():
@@ -169,6 +203,10 @@ def test_an_old_media_point_without_a_reported_object_points_to_qmqmmsg():
     [line] = alert_explanations({**q, "damaged_objects": []})
     assert "DSPMSG MSGQ(QMBILL01/QMQMMSG)" in line
     assert "RCRMQMOBJ OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(BILLING)" in line
+    assert line.endswith(
+        'trigger it with host "ibmi-prod2", queue manager "BILLING", kind of recovery "media" and the damaged '
+        "object's name (empty: the newest AMQ7472's)."
+    )
 
 
 def test_other_alerts_keep_their_vocabulary_text():

@@ -88,6 +88,9 @@ def test_billing_and_payroll_explain_their_kept_receivers_and_alerts_in_both_for
             "08:00:09 +01:00 (37 h ago)" in text
         )
         assert "RCRMQMOBJ OBJ(APP.REQUEST.QUEUE) OBJTYPE(*LCLQ) MQMNAME(BILLING)" in text
+        # No link in the files (the HTML escapes Markdown): the DAG's id and what to enter in its form.
+        assert "the recovery DAG mq_journal_recovery can do it" in text
+        assert "damaged object " in text and "APP.REQUEST.QUEUE" in text and "](" not in text
         assert "a unit of work open since 2026-11-21 08:00:09 +01:00 (37 h ago) holds AMQ7460" in text
 
 
