@@ -30,7 +30,7 @@ def test_help_lists_the_subcommands(capsys):
         assert command in out
 
 
-def test_collect_writes_snapshots_for_every_queue_manager_of_the_fleet_file(sim_fleet: SimFleet, tmp_path, capsys):
+def one_host_fleet(sim_fleet: SimFleet, tmp_path: Path) -> Path:
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(
         yaml.safe_dump(
@@ -40,10 +40,37 @@ def test_collect_writes_snapshots_for_every_queue_manager_of_the_fleet_file(sim_
             }
         )
     )
+    return fleet
+
+
+def test_collect_writes_snapshots_for_every_queue_manager_of_the_fleet_file(
+    sim_fleet: SimFleet, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    fleet = one_host_fleet(sim_fleet, tmp_path)
     assert main(["collect", "--fleet", str(fleet), "--out", str(tmp_path / "out"), "--run-id", "cli"]) == 0
     (snapshot,) = read_snapshots(tmp_path / "out" / "run_id=cli" / "snapshots.jsonl")
     assert snapshot.qmgr == "TEST" and snapshot.run_id == "cli"
     assert "ibmi1" in capsys.readouterr().out
+
+
+def test_collect_appends_to_the_data_folders_audit_log_not_its_output_folder(
+    sim_fleet: SimFleet, tmp_path, capsys, monkeypatch
+):
+    """One audit log per data folder: an auditor finds collect's commands beside every other command's."""
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    fleet, out, audit = one_host_fleet(sim_fleet, tmp_path), tmp_path / "out", tmp_path / "data" / "audit.jsonl"
+    main(["doctor", "--fleet", str(fleet)])
+    by_doctor = len(read_audit(audit))
+    assert main(["collect", "--fleet", str(fleet), "--out", str(out), "--run-id", "cli"]) == 0
+    capsys.readouterr()
+    by_collect = [r["command"] for r in read_audit(audit)[by_doctor:]]
+    assert by_doctor and any("RCDMQMIMG" in c for c in by_collect)
+    assert not (out / "audit.jsonl").exists()
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    argv = ["collect", "--fleet", str(fleet), "--out", str(out), "--run-id", "again", "--audit", str(elsewhere)]
+    assert main(argv) == 0
+    assert read_audit(elsewhere) and not (out / "audit.jsonl").exists()
 
 
 def free_port() -> int:

@@ -71,7 +71,12 @@ def _collect(args: argparse.Namespace) -> int:
             f"{', '.join(h.name for h in config.hosts) or 'none'}"
         )
     run_dir, results = collect_fleet(
-        config, args.out, run_id=args.run_id, hosts=args.hosts, change_receiver=args.change_receiver
+        config,
+        args.out,
+        run_id=args.run_id,
+        hosts=args.hosts,
+        change_receiver=args.change_receiver,
+        audit_log=_audit_path(args),
     )
     _print_collection(results)
     print(f"snapshots: {run_dir / 'snapshots.jsonl'}")
@@ -538,7 +543,8 @@ def _add_collect(commands: _Commands) -> None:
         "collect",
         help="force checkpoints and collect journal state from IBM i over SSH",
         description="For every queue manager of the fleet: RCDMQMIMG, then AMQJRNINF, the receiver chain and the "
-        "recovery messages, written as mqjournal.snapshot/v1 records under OUT/run_id=<id>/.",
+        "recovery messages, written as mqjournal.snapshot/v1 records under OUT/run_id=<id>/. Every command sent "
+        "is appended to the data folder's audit log, with every other command's and the DAGs' (see --audit).",
     )
     collect.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
     collect.add_argument("--out", type=Path, required=True, help="output folder")
@@ -547,6 +553,7 @@ def _add_collect(commands: _Commands) -> None:
     collect.add_argument(
         "--change-receiver", action="store_true", help="attach a new receiver first (CHGJRN JRNRCV(*GEN))"
     )
+    _audit_option(collect)
     collect.set_defaults(run=_collect)
 
 

@@ -1,8 +1,9 @@
 """Collect a fleet: every host in parallel, one SSH connection each, snapshots written whole or not at all.
 
-Output under OUT: ``run_id=<id>/snapshots.jsonl`` (v1 records), ``run_id=<id>/failures.jsonl`` (what could not be
-collected and why) and ``audit.jsonl`` (every command sent, appended across runs). A host that is down fails on
-its own; the others are collected.
+Output under OUT: ``run_id=<id>/snapshots.jsonl`` (v1 records) and ``run_id=<id>/failures.jsonl`` (what could not be
+collected and why). Every command sent is appended to the audit log the caller names (`mqjournal collect`: the data
+folder's, the one every command and DAG writes), else to OUT's ``audit.jsonl``. A host that is down fails on its own;
+the others are collected.
 """
 
 from __future__ import annotations
@@ -117,13 +118,16 @@ def collect_fleet(
     change_receiver: bool = False,
     connectors: dict[str, ConnectFactory] | None = None,
     max_parallel_hosts: int = 4,
+    audit_log: Path | None = None,
 ) -> tuple[Path, list[HostResult]]:
     run_id = run_id or datetime.now(UTC).strftime("collect_%Y%m%dT%H%M%SZ")
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
     unknown = set(hosts or []) - {h.name for h in config.hosts}
     if unknown:
         raise ValueError(f"hosts not in the fleet file: {', '.join(sorted(unknown))}")
-    audit = AuditLog(out / "audit.jsonl")
+    # Before any host is reached: an OUT that cannot be a folder must fail before a checkpoint is forced.
+    out.mkdir(parents=True, exist_ok=True)
+    audit = AuditLog(audit_log or out / "audit.jsonl")
     since = previous_collections(out)
 
     def work(h: HostConfig) -> HostResult:
