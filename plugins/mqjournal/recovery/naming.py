@@ -244,7 +244,9 @@ def stale_gap(snapshot: Snapshot, now: datetime, max_age: timedelta) -> Gap | No
         return None
     return Gap(
         obj=f"snapshot {snapshot.run_id} of {snapshot.qmgr} on {snapshot.host}",
-        problem=f"collected {_shown(snapshot.collected_at, snapshot)}, more than {timefmt.age(max_age)} before planning",
+        problem=(
+            f"collected {_shown(snapshot.collected_at, snapshot)}, more than {timefmt.age(max_age)} before planning"
+        ),
         action="collect the queue manager again and plan the naming repair from the fresh snapshot",
     )
 
