@@ -66,6 +66,13 @@ def recovery_dag_link(page: str = RECOVERY_PAGE) -> str:
     return f"[{explain.RECOVERY_DAG}]({page}) (its Trigger button opens the form)"
 
 
+def markdown_text(text: str) -> str:
+    """Plain text made safe for Markdown: IBM i writes special values with an asterisk (TYPE(*ALL), WHERE(*INDOUBT
+    *EQ YES)), and two of them on one line would render as emphasis, eating the asterisks an admin has to type.
+    Underscores are left alone: inside a word (STARTUP_POINT_OLD) they never start emphasis."""
+    return text.replace("\\", "\\\\").replace("*", "\\*")
+
+
 def gate_option(q: Mapping) -> str:
     """The approval gate's option for a queue manager: `host/QMGR`."""
     return f"{q['host']}/{q['qmgr']}"
@@ -137,11 +144,11 @@ def _detail(q: Mapping, rows: Sequence[Mapping]) -> list[str]:
     kept = [r for r in rows if r.get("action") == Action.KEEP]
     items: list[str] = []
     if q.get("block_reason"):
-        items.append(f"**Blocked**: {explain.block_words(q)}. Nothing of it is deleted.")
+        items.append(f"**Blocked**: {markdown_text(explain.block_words(q))}. Nothing of it is deleted.")
     if deletes:
         items += range_lines(receiver_ranges(deletes, key=_delete_label), q, verb="to delete", why=False)
     if saves or kept:
-        items += range_lines(grouped_ranges([*saves, *kept], q), q, verb=_keep_verb)
+        items += map(markdown_text, range_lines(grouped_ranges([*saves, *kept], q), q, verb=_keep_verb))
     if not rows:
         items.append(
             f"{q.get('receivers_to_delete') or 0} receivers to delete, {q.get('receivers_to_save') or 0} to save"
@@ -152,8 +159,14 @@ def _detail(q: Mapping, rows: Sequence[Mapping]) -> list[str]:
     if q.get("store_bytes") is not None:
         space.append(f"{size(q['store_bytes'])} in the backup store")
     items.append("Space: " + "; ".join(space))
-    items += explain.alert_explanations(q, recovery_dag=recovery_dag_link())
+    items += _alert_lines(q)
     return [*out, *(f"- {item}" for item in items), ""]
+
+
+def _alert_lines(q: Mapping) -> list[str]:
+    # The link is Markdown of our own; the explanation around it is plain text (CL with its asterisks).
+    link, marker = recovery_dag_link(), "\x00recovery-dag\x00"
+    return [markdown_text(line).replace(marker, link) for line in explain.alert_explanations(q, recovery_dag=marker)]
 
 
 def plan_body(queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str, Any]] = ()) -> str:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mqjournal import explain, timefmt
 from mqjournal.airflow.xcom import CleanupOutcome, DeleteOutcome, SaveOutcome
 from mqjournal.ranges import receiver_ranges
-from mqjournal.report import asp_text, qm_key, range_lines, signed_size, size
+from mqjournal.report import asp_text, markdown_text, qm_key, range_lines, signed_size, size
 from mqjournal.vocabulary import DELETES, SAVES, Action
 
 QUIET_LISTED = 50
@@ -388,21 +388,23 @@ def document(facts: RunFacts) -> list[Block]:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(facts: RunFacts) -> str:
+    """The document as Markdown: its texts are plain (CL with asterisks), so each is escaped where it is written."""
+    md = markdown_text
     out: list[str] = []
     for block in document(facts):
         if isinstance(block, Heading):
-            out += [f"{'#' * block.level} {block.text}", ""]
+            out += [f"{'#' * block.level} {md(block.text)}", ""]
         elif isinstance(block, Para):
-            out += [f"**{block.text}**" if block.strong else block.text, ""]
+            out += [f"**{md(block.text)}**" if block.strong else md(block.text), ""]
         elif isinstance(block, Bullets):
-            out += [f"{block.title}:", ""]
+            out += [f"{md(block.title)}:", ""]
             for item in block.items:
-                out.append(f"- {item.text}")
-                out += [f"  - {child}" for child in item.children]
+                out.append(f"- {md(item.text)}")
+                out += [f"  - {md(child)}" for child in item.children]
             out.append("")
         else:
             out += [

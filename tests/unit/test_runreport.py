@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from mqjournal.airflow.xcom import CleanupOutcome, DeleteOutcome, SaveOutcome
 from mqjournal.runreport import RunFacts, render_html, render_markdown
 from tests.plan.builders import names
+from tests.rendered import as_read
 from tests.unit.test_explain import fleet_rows
 
 PAYROLL = "ibmi-prod1/PAYROLL/QMPAYROLL"
@@ -78,7 +79,7 @@ def test_a_declined_queue_manager_says_so_and_deletes_nothing():
 
 def test_billing_and_payroll_explain_their_kept_receivers_and_alerts_in_both_formats():
     facts = approved_run()
-    for text in (render_markdown(facts), render_html(facts)):
+    for text in (as_read(render_markdown(facts)), render_html(facts)):
         assert (
             "AMQA000024-AMQA000060: 37 receivers kept: needed for media recovery, AMQ7462 point 2026-11-21 08:00:05 "
             "+01:00 (37 h ago)" in text
@@ -92,6 +93,14 @@ def test_billing_and_payroll_explain_their_kept_receivers_and_alerts_in_both_for
         assert "the recovery DAG mq_journal_recovery can do it" in text
         assert "damaged object " in text and "APP.REQUEST.QUEUE" in text and "](" not in text
         assert "a unit of work open since 2026-11-21 08:00:09 +01:00 (37 h ago) holds AMQ7460" in text
+
+
+def test_cl_commands_keep_their_asterisks_when_the_markdown_is_rendered():
+    # Two special values on one line (TYPE(*ALL) ... WHERE(*INDOUBT) once rendered as emphasis, eating both asterisks.
+    read = as_read(render_markdown(approved_run()))
+    assert "WRKMQMTRN TYPE(*ALL) MQMNAME(PAYROLL)" in read
+    assert "WHERE(*INDOUBT *EQ YES)" in read
+    assert "OBJTYPE(*LCLQ)" in read
 
 
 def test_net_space_per_queue_manager_counts_the_save_files_still_on_the_partition():
