@@ -14,6 +14,9 @@ Every save and delete is written twice: an operation *intent* before the command
 (`begin` / `finish`). A worker killed in between leaves an open intent that the next step on that queue manager
 reconciles against the host (`mqjournal.ibmi.reconcile`). A catalog that cannot be written raises
 `CatalogUnavailable` naming the database, and the executor stops before any destructive command.
+
+The tables are made and altered by the migrations in `mqjournal.migrations`, run when a catalog is opened
+(docs/catalog.md).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -30,6 +34,7 @@ from sqlalchemy import (
     BigInteger,
     DateTime,
     Integer,
+    Numeric,
     String,
     Text,
     TypeDecorator,
@@ -37,18 +42,25 @@ from sqlalchemy import (
     create_engine,
     select,
 )
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.types import TypeEngine
 
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostName
 from mqjournal.ibmi.audit import this_worker
 from mqjournal.names import ObjectName, QueueManagerName
 
-# Sizes reach terabytes and sequence numbers 2**63 on IBM i (*MAXOPT2/3): 32-bit columns are refused on PostgreSQL
-# for a 2 GiB receiver. BIGINT is 64-bit everywhere; SQLite keeps its own INTEGER (already 64-bit) for the
-# primary keys so that they stay rowid aliases.
+# Sizes reach terabytes: 32-bit columns are refused on PostgreSQL for a 2 GiB receiver. BIGINT is 64-bit everywhere;
+# SQLite keeps its own INTEGER (already 64-bit) for the primary keys so that they stay rowid aliases.
 _Id = BigInteger().with_variant(Integer(), "sqlite")
+
+# IBM i CRTJRN RCVSIZOPT(*MAXOPT3): journal entries are numbered up to 18 446 744 073 709 551 600 (IBM i
+# documentation, "Resetting the sequence number of journal entries"; *MAXOPT1/2 stop at 9 999 999 999). That is
+# past BIGINT's 2**63 - 1, so sequence numbers take 20 decimal digits.
+MAX_SEQUENCE_NUMBER = 18_446_744_073_709_551_600
+_SEQUENCE_DIGITS = 20
 
 
 class CatalogUnavailable(MqJournalError):
@@ -94,6 +106,36 @@ class _UtcDateTime(TypeDecorator):
         return None if value is None else value.replace(tzinfo=UTC)
 
 
+class _SequenceNumber(TypeDecorator):
+    """A journal sequence number, exact up to 20 digits: NUMERIC(20, 0), or on SQLite the number as 20-digit text.
+
+    SQLite keeps a NUMERIC beyond 2**63 only as a REAL (18446744073709551600 reads back as ...616); zero-padded
+    text is exact and compares as the numbers do. Either way Python sees an int.
+    """
+
+    impl = Numeric(_SEQUENCE_DIGITS, 0)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(String(_SEQUENCE_DIGITS))
+        return dialect.type_descriptor(Numeric(_SEQUENCE_DIGITS, 0))
+
+    def process_bind_param(self, value: int | None, dialect: Dialect) -> str | Decimal | None:
+        if value is None:
+            return None
+        if not 0 <= value < 10**_SEQUENCE_DIGITS:
+            raise ValueError(f"a journal sequence number is from 0 to {MAX_SEQUENCE_NUMBER}, not {value}")
+        return f"{value:0{_SEQUENCE_DIGITS}d}" if dialect.name == "sqlite" else Decimal(value)
+
+    def process_result_value(self, value: str | Decimal | int | None, dialect: Dialect) -> int | None:
+        return None if value is None else int(value)
+
+    @property
+    def python_type(self) -> type:
+        return int
+
+
 class _Base(DeclarativeBase):
     pass
 
@@ -110,8 +152,8 @@ class _Save(_Base):
     library: Mapped[str] = mapped_column(String(10))
     attached_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     detached_at: Mapped[datetime | None] = mapped_column(_UtcDateTime, nullable=True)
-    first_sequence: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    last_sequence: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    first_sequence: Mapped[int | None] = mapped_column(_SequenceNumber, nullable=True)
+    last_sequence: Mapped[int | None] = mapped_column(_SequenceNumber, nullable=True)
     previous: Mapped[str | None] = mapped_column(String(10), nullable=True)
     next: Mapped[str | None] = mapped_column(String(10), nullable=True)
     size_bytes: Mapped[int] = mapped_column(BigInteger)
@@ -454,7 +496,11 @@ class StoredObject(SaveFileCopy):
         ]
 
 
-def engine_for(url: str, *, lock_timeout: float = 30.0):
+class CatalogSchemaTooNew(CatalogUnavailable):
+    """The catalog's schema was migrated by a newer mqjournal than this one; it was left as it is."""
+
+
+def engine_for(url: str, *, lock_timeout: float = 30.0) -> Engine:
     """An engine for the catalog database; for SQLite, its folder is created and writers wait for the lock."""
     from sqlalchemy.engine import make_url
 
@@ -465,16 +511,28 @@ def engine_for(url: str, *, lock_timeout: float = 30.0):
     return create_engine(url)
 
 
+def prepare_schema(engine: Engine, url: str, *, lock_timeout: float = 30.0) -> None:
+    """The catalog database's tables (the catalog's and the SSH session leases') at the revision this code knows."""
+    # Imported here: Alembic is needed once a catalog is opened, not whenever a DAG file imports this module.
+    from mqjournal import migrations
+
+    with catalog_errors(url, "bring its schema up to date"):
+        try:
+            migrations.upgrade(engine, lock_timeout=lock_timeout)
+        except migrations.UnknownRevision as exc:
+            raise CatalogSchemaTooNew(
+                f"backup catalog {display_url(url)}",
+                f"its schema is at revision {', '.join(exc.found)}, which a newer mqjournal made (this one knows up "
+                f"to {exc.known_head})",
+                "upgrade mqjournal on this worker to the version the other workers run; the catalog was not changed",
+            ) from None
+
+
 class Catalog:
     def __init__(self, url: str, *, lock_timeout: float = 30.0) -> None:
         self.url = url
         self.engine = engine_for(url, lock_timeout=lock_timeout)
-        with catalog_errors(url, "create its tables"):
-            try:
-                _Base.metadata.create_all(self.engine)
-            except OperationalError as exc:
-                if "already exists" not in str(exc):
-                    raise  # otherwise created by another task at the same moment
+        prepare_schema(self.engine, url, lock_timeout=lock_timeout)
 
     @contextlib.contextmanager
     def _session(self, doing: str, *, write: bool = False) -> Iterator[Session]:

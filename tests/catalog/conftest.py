@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.catalog.databases import new_postgres_database
+
 
 def _bin(name: str) -> str:
     found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
@@ -62,3 +64,11 @@ def postgres_url() -> Iterator[str]:
     finally:
         run(_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.xdist_group("postgresql"))])
+def empty_database(request, tmp_path) -> str:
+    """The URL of a database with nothing in it, on SQLite (the default catalog) and on PostgreSQL (production)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'catalog.db'}"
+    return new_postgres_database(request.getfixturevalue("postgres_url"))

@@ -1,13 +1,20 @@
-"""The backup catalog on PostgreSQL, as production runs it: sizes and sequence numbers beyond 32 bits."""
+"""The backup catalog on PostgreSQL, as production runs it: sizes beyond 32 bits, sequence numbers beyond 64."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import BigInteger, inspect
+from sqlalchemy import BigInteger, Numeric, inspect
 
-from mqjournal.catalog import Catalog, CatalogUnavailable, DeletionRecord, Operation, SaveRecord
+from mqjournal.catalog import (
+    MAX_SEQUENCE_NUMBER,
+    Catalog,
+    CatalogUnavailable,
+    DeletionRecord,
+    Operation,
+    SaveRecord,
+)
 
 # Under xdist (make test-fast) these run in one worker, which starts the one PostgreSQL server they share.
 pytestmark = pytest.mark.xdist_group("postgresql")
@@ -45,20 +52,27 @@ def test_a_receiver_of_more_than_2_gib_with_sequence_numbers_past_32_bits_is_rec
     assert (back.size_bytes, back.last_sequence) == (3 * 2**30 + 5, 2**40)
 
 
-def test_every_size_and_sequence_column_is_64_bit(postgres_url):
+def test_sizes_are_64_bit_and_sequence_numbers_20_digits(postgres_url):
     catalog = Catalog(postgres_url)
     columns = {
         (t, c["name"]): c["type"]
         for t in ("receiver_saves", "library_saves")
         for c in inspect(catalog.engine).get_columns(t)
     }
-    for key in [
-        ("receiver_saves", "size_bytes"),
-        ("receiver_saves", "first_sequence"),
-        ("receiver_saves", "last_sequence"),
-        ("library_saves", "threshold_kb"),
-    ]:
+    for key in [("receiver_saves", "size_bytes"), ("library_saves", "threshold_kb")]:
         assert isinstance(columns[key], BigInteger), key
+    # RCVSIZOPT(*MAXOPT3) numbers entries up to 18 446 744 073 709 551 600: past BIGINT, within NUMERIC(20, 0).
+    for key in [("receiver_saves", "first_sequence"), ("receiver_saves", "last_sequence")]:
+        assert isinstance(columns[key], Numeric), key
+        assert (columns[key].precision, columns[key].scale) == (20, 0), key
+
+
+def test_a_receiver_at_the_last_sequence_number_of_a_maxopt3_journal_is_recorded(postgres_url):
+    catalog = Catalog(postgres_url)
+    catalog.record_save(_save(size=5 * 2**30, last=MAX_SEQUENCE_NUMBER).model_copy(update={"save_file": "MQJABC1"}))
+    saves = catalog.saves_of("prod1", "QMPAYROLL", "AMQA000042", ATTACHED)
+    assert MAX_SEQUENCE_NUMBER in {s.last_sequence for s in saves}
+    assert MAX_SEQUENCE_NUMBER - 10 in {s.first_sequence for s in saves}
 
 
 def test_operations_and_deletions_round_trip_on_postgresql(postgres_url):

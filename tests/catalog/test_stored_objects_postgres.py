@@ -4,39 +4,28 @@ alone into an empty database."""
 from __future__ import annotations
 
 import io
-import uuid
 
 import pytest
-from sqlalchemy import create_engine, inspect, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import inspect
 
 from mqjournal.backupstore import BackupStore, rebuild_catalog
 from mqjournal.catalog import Catalog
 from tests.backupstore.saves import SAVE_FILE_BYTES, receiver_saves, save_file_copy
+from tests.catalog.databases import new_postgres_database
 
 # Under xdist (make test-fast) these run in one worker, which starts the one PostgreSQL server they share.
 pytestmark = pytest.mark.xdist_group("postgresql")
 
 
-def _new_database(postgres_url: str) -> str:
-    """A database of its own on the shared server: the other catalog tests' rows stay out of the comparison."""
-    name = f"catalog_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-
-
 def test_a_catalog_rebuilt_from_the_store_on_postgresql_has_the_rows_recorded_when_putting(postgres_url, tmp_path):
     store = BackupStore(tmp_path / "backups")
-    recorded = Catalog(_new_database(postgres_url))
+    recorded = Catalog(new_postgres_database(postgres_url))
     for save_file, first in [("MQJ0001", 1), ("MQJ0002", 4)]:
         saves = receiver_saves(save_file, first)
         recorded.record_stored(store.put(io.BytesIO(SAVE_FILE_BYTES), save_file_copy(saves)))
         for save in saves:
             recorded.record_save(save)
-    rebuilt = Catalog(_new_database(postgres_url))
+    rebuilt = Catalog(new_postgres_database(postgres_url))
     assert rebuild_catalog(store, rebuilt).clean
     assert rebuild_catalog(store, rebuilt).clean  # again: nothing recorded twice
     for catalog in (recorded, rebuilt):

@@ -7,6 +7,8 @@ A lease is short (`ttl`, 2 minutes by default: mqjournal.settings.LeaseSettings)
 quarter of it while the work goes on. A task that is killed (SIGKILL, a lost worker, an OOM) stops renewing, so its
 slot is free again within one `ttl`, not after the longest a step could take; a live task holds its slot for as
 long as it works.
+
+The lease table is made by the catalog's migrations (`mqjournal.migrations`), like the catalog's own tables.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import DateTime, Engine, Integer, String, UniqueConstraint, delete, update
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from mqjournal.catalog import catalog_errors, engine_for
+from mqjournal.catalog import catalog_errors, engine_for, prepare_schema
 from mqjournal.errors import MqJournalError
 from mqjournal.settings import LeaseSettings, SshSettings
 
@@ -102,12 +104,7 @@ def host_session_slot(
     poll: float = _DEFAULTS.poll_seconds,
 ) -> Iterator[int]:
     engine = engine_for(url)
-    with _database(url, f"create the SSH session lease table for {host}"):
-        try:
-            _Base.metadata.create_all(engine)
-        except OperationalError as exc:
-            if "already exists" not in str(exc):
-                raise  # otherwise another worker created the table at the same moment
+    prepare_schema(engine, url)
     holder = uuid.uuid4().hex
     deadline = time.monotonic() + wait
     while True:

@@ -1,0 +1,180 @@
+"""The catalog's schema migrations, on SQLite and on PostgreSQL: an older catalog is brought up to date with every
+row kept, one made before migrations is adopted, one from a newer mqjournal is refused untouched, and openers racing
+on one catalog migrate it once."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import MetaData, create_engine, inspect, text
+from sqlalchemy.engine import make_url
+
+from mqjournal import migrations
+from mqjournal.airflow.leases import host_session_slot
+from mqjournal.catalog import MAX_SEQUENCE_NUMBER, Catalog, CatalogSchemaTooNew, display_url
+from tests.catalog.databases import (
+    BIGGEST_BIGINT,
+    drift_from_the_models,
+    every_row,
+    insert_one_row_per_table,
+    make_legacy_catalog,
+    new_postgres_database,
+    save_with_sequences,
+    schema_revision,
+)
+
+
+def _another_database(url: str, tmp_path: Path) -> str:
+    if url.startswith("sqlite"):
+        return f"sqlite:///{tmp_path / 'other.db'}"
+    return new_postgres_database(url)
+
+
+def _upgrade(url: str, to: str) -> None:
+    engine = create_engine(url)
+    migrations.upgrade(engine, to=to)
+    engine.dispose()
+
+
+def _sequence_column_types(url: str) -> set[str]:
+    engine = create_engine(url)
+    columns = inspect(engine).get_columns("receiver_saves")
+    engine.dispose()
+    return {str(c["type"]) for c in columns if c["name"] in ("first_sequence", "last_sequence")}
+
+
+WIDE = {"sqlite": {"VARCHAR(20)"}, "postgresql": {"NUMERIC(20, 0)"}}
+
+
+def test_revision_1_is_the_schema_create_all_made(empty_database, tmp_path):
+    _upgrade(empty_database, "0001")
+    legacy = _another_database(empty_database, tmp_path)
+    make_legacy_catalog(legacy)
+    made_by_create_all = MetaData()
+    engine = create_engine(legacy)
+    made_by_create_all.reflect(engine)
+    engine.dispose()
+    engine = create_engine(empty_database)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection, opts={"version_table": migrations.VERSION_TABLE, "compare_type": True}
+        )
+        assert compare_metadata(context, made_by_create_all) == []
+    engine.dispose()
+
+
+def test_a_catalog_at_revision_1_keeps_every_row_and_gets_20_digit_sequence_numbers(empty_database):
+    _upgrade(empty_database, "0001")
+    insert_one_row_per_table(empty_database)
+    before = every_row(empty_database)
+    assert _sequence_column_types(empty_database) == {"BIGINT"}
+
+    catalog = Catalog(empty_database)
+
+    assert schema_revision(empty_database) == {migrations.head()} == {"0002"}
+    assert every_row(empty_database) == before
+    assert _sequence_column_types(empty_database) == WIDE[make_url(empty_database).get_backend_name()]
+    assert drift_from_the_models(empty_database) == []
+    (kept,) = catalog.saves_for("prod1", "QMPAYROLL")
+    assert (kept.first_sequence, kept.last_sequence) == (1, BIGGEST_BIGINT)
+    catalog.record_save(save_with_sequences(MAX_SEQUENCE_NUMBER - 10, MAX_SEQUENCE_NUMBER))
+    assert [s.last_sequence for s in catalog.saves_for("prod1", "QMPAYROLL")] == [
+        BIGGEST_BIGINT,
+        MAX_SEQUENCE_NUMBER,
+    ]
+    catalog.engine.dispose()
+
+
+def test_a_catalog_made_by_create_all_before_migrations_is_adopted_with_every_row(empty_database, caplog):
+    make_legacy_catalog(empty_database)
+    insert_one_row_per_table(empty_database)
+    before = every_row(empty_database)
+    assert schema_revision(empty_database) == set()
+
+    with caplog.at_level(logging.WARNING, logger="mqjournal.migrations"):
+        Catalog(empty_database).engine.dispose()
+
+    assert "made before its schema had migrations: adopting its 8 tables" in caplog.text
+    assert schema_revision(empty_database) == {"0002"}
+    assert every_row(empty_database) == before
+    assert drift_from_the_models(empty_database) == []
+
+
+def test_a_catalog_no_lease_was_ever_taken_on_gets_the_lease_table(empty_database):
+    make_legacy_catalog(empty_database, without=("host_session_leases",))
+    with host_session_slot(empty_database, "prod1", slots=1) as slot:
+        assert slot == 0
+    assert drift_from_the_models(empty_database) == []
+
+
+def test_a_catalog_from_a_newer_mqjournal_is_refused_and_left_as_it_is(empty_database):
+    Catalog(empty_database).engine.dispose()
+    engine = create_engine(empty_database)
+    with engine.begin() as connection:  # what a later revision might have done
+        connection.execute(text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0003'"))
+        connection.execute(text("ALTER TABLE receiver_saves ADD COLUMN retention_class VARCHAR(10)"))
+    engine.dispose()
+    insert_one_row_per_table(empty_database)
+    before = every_row(empty_database)
+    url = empty_database
+    if url.startswith("postgresql"):  # the test server trusts any password: this one is only to be hidden
+        url = make_url(url).set(password="s3cret").render_as_string(hide_password=False)
+
+    with pytest.raises(CatalogSchemaTooNew) as refused:
+        Catalog(url)
+    with pytest.raises(CatalogSchemaTooNew), host_session_slot(url, "prod1", slots=1):
+        pass
+
+    message = str(refused.value)
+    assert display_url(url) in message and "s3cret" not in message
+    assert "revision 0003" in message and "knows up to 0002" in message
+    assert "upgrade mqjournal" in message and "not changed" in message
+    assert schema_revision(empty_database) == {"0003"}
+    assert every_row(empty_database) == before
+
+
+_OPEN = """
+import pathlib, sys, time
+from mqjournal.catalog import Catalog
+go = pathlib.Path(sys.argv[2])
+print("ready", flush=True)
+while not go.exists():
+    time.sleep(0.002)
+Catalog(sys.argv[1]).saves_for("prod1", "QMPAYROLL")
+"""
+
+
+def test_openers_racing_on_a_catalog_made_before_migrations_migrate_it_once(empty_database, tmp_path):
+    make_legacy_catalog(empty_database)
+    insert_one_row_per_table(empty_database)
+    before = every_row(empty_database)
+    go = tmp_path / "go"
+    openers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN, empty_database, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    try:
+        for opener in openers:
+            assert opener.stdout is not None and opener.stdout.readline().strip() == "ready"
+        go.touch()
+        deadline = time.monotonic() + 60
+        results = [opener.communicate(timeout=max(1.0, deadline - time.monotonic())) for opener in openers]
+    finally:
+        for opener in openers:
+            opener.kill()
+    assert [o.returncode for o in openers] == [0, 0, 0], [err for _, err in results]
+    assert schema_revision(empty_database) == {"0002"}
+    assert every_row(empty_database) == before
+    assert drift_from_the_models(empty_database) == []
