@@ -20,9 +20,10 @@ from airflow.sdk.exceptions import AirflowSkipException
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.approval import QueueManagerApproval, approved_keys
 from mqjournal.airflow.forms import fleet_choices
+from mqjournal.airflow.hostwork import BatchResult, finish, host_batches
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
-from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary, Pulled
+from mqjournal.airflow.xcom import HostBatch, PlanSummary, Pulled
 from mqjournal.backupstore import BackupStore
 from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
@@ -43,15 +44,22 @@ def _policy(params: dict[str, Any]) -> Policy:
     )
 
 
-LABEL = "{{ target_label }}"
-"""map_index_template of the per queue manager tasks: `ibmi-prod1/PAYROLL` in the grid instead of 0, 1, 2."""
+LABEL = "{{ batch_label }}"
+"""map_index_template of the per host tasks: `ibmi-prod1` (or `ibmi-a .. ibmi-d (4 hosts)`) in the grid, not 0, 1, 2."""
 
 
-def labelled(target: Pulled) -> MaintenanceTarget:
-    """The task's target, named for the grid (LABEL) before any work starts, so a failed task is named too."""
-    chosen = MaintenanceTarget.from_xcom(target)
-    get_current_context()["target_label"] = chosen.label  # type: ignore[typeddict-unknown-key]
+def labelled(batch: Pulled) -> HostBatch:
+    """The task's hosts, named for the grid (LABEL) before any work starts, so a failed task is named too."""
+    chosen = HostBatch.from_xcom(batch)
+    get_current_context()["batch_label"] = chosen.label  # type: ignore[typeddict-unknown-key]
     return chosen
+
+
+def returned(result: BatchResult, batch: HostBatch, doing: str) -> list[Any]:
+    """The batch task's value; when some queue managers failed, the others' outcomes are still pushed for the report
+    and the task fails naming each failed one."""
+    ti = get_current_context()["ti"]
+    return finish(result, batch, lambda values: ti.xcom_push("return_value", values), doing=doing)
 
 
 @dag(
@@ -155,6 +163,8 @@ def labelled(target: Pulled) -> MaintenanceTarget:
 def mq_journal_maintenance():
     # Each SSH step is idempotent, so a retry after a dropped connection repeats nothing that was done.
     tasks = settings().tasks
+    # A batch task holds a pool slot per SSH session it may open, so the pool caps sessions fleet-wide.
+    ssh = tasks.ssh_task(sessions=settings().sessions_per_task)
 
     @task(pool=tasks.ssh_pool)
     def preflight(params=None) -> dict[str, Any]:
@@ -163,14 +173,15 @@ def mq_journal_maintenance():
 
     @task
     def select_targets(params=None) -> list[dict[str, Any]]:
+        """The run's queue managers, in batches of hosts: one mapped instance per batch (hostwork.host_batches)."""
         targets = steps.select_targets(settings(), params["hosts"], params["queue_managers"])
-        return [t.to_xcom() for t in targets]
+        return [b.to_xcom() for b in host_batches(targets, tasks.max_mapped_tasks)]
 
-    @task(**tasks.ssh_task(), map_index_template=LABEL)
-    def checkpoint_and_collect(target: Pulled, params=None, run_id=None) -> str:
-        return steps.collect_one(
-            settings(), labelled(target), run_id, params["change_receiver"], dry_run=params["dry_run"]
-        )
+    @task(**ssh, map_index_template=LABEL)
+    def checkpoint_and_collect(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
+        hosts = labelled(batch)
+        done = steps.collect_batch(settings(), hosts, run_id, params["change_receiver"], dry_run=params["dry_run"])
+        return returned(done, hosts, "checkpoint and collect")
 
     @task
     def plan_submission(snapshot_files: Pulled, params=None, run_id=None) -> dict[str, Any]:
@@ -192,8 +203,8 @@ def mq_journal_maintenance():
     )
 
     @task
-    def summarize(targets: Pulled, run_id=None) -> dict[str, Any]:
-        run = MaintenanceTarget.list_from_xcom(targets)
+    def summarize(batches: Pulled, run_id=None) -> dict[str, Any]:
+        run = [t for b in HostBatch.list_from_xcom(batches) for t in b.targets]
         s = settings()
         return steps.summarize(s.plan_dir(run_id), run, BackupStore.from_settings(s)).to_xcom()
 
@@ -203,20 +214,17 @@ def mq_journal_maintenance():
             return "report"
         return ["save", "approve"] if PlanSummary.from_xcom(summary).anything_to_delete else ["save", "report"]
 
-    @task(**tasks.ssh_task(), map_index_template=LABEL)
-    def save(target: Pulled, summary: Pulled, params=None, run_id=None) -> dict[str, Any]:
-        return steps.save_one(
-            settings(),
-            labelled(target),
-            PlanSummary.from_xcom(summary),
-            run_id,
-            params["save_library"],
-            _policy(params),
-        ).to_xcom()
+    @task(**ssh, map_index_template=LABEL)
+    def save(batch: Pulled, summary: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
+        hosts = labelled(batch)
+        plan = PlanSummary.from_xcom(summary)
+        done = steps.save_batch(settings(), hosts, plan, run_id, params["save_library"], _policy(params))
+        return returned(done, hosts, "save")
 
-    @task(**tasks.ssh_task(), map_index_template=LABEL)
-    def clean_up(target: Pulled, params=None, run_id=None) -> dict[str, Any]:
-        return steps.clean_up_one(settings(), labelled(target), run_id, _policy(params)).to_xcom()
+    @task(**ssh, map_index_template=LABEL)
+    def clean_up(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
+        hosts = labelled(batch)
+        return returned(steps.clean_up_batch(settings(), hosts, run_id, _policy(params)), hosts, "clean up")
 
     # One option per queue manager with receivers to delete, several at once; no answer in the form's hours
     # answers "Delete nothing" (declared in QueueManagerApproval) and fails the gate.
@@ -229,13 +237,15 @@ def mq_journal_maintenance():
         notifiers=[GateWaiting(subject="mq_journal_maintenance {{ run_id }}: approval waiting")],
     )
 
-    @task(**tasks.ssh_task(), map_index_template=LABEL)
-    def delete(target: Pulled, summary: Pulled, approval: Pulled, params=None, run_id=None) -> dict[str, Any]:
-        chosen = labelled(target)
+    @task(**ssh, map_index_template=LABEL)
+    def delete(batch: Pulled, summary: Pulled, approval: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
+        hosts = labelled(batch)
         plan = PlanSummary.from_xcom(summary)
-        if chosen.key not in approved_keys(plan, approval):  # type: ignore[arg-type]  # the gate's XCom dict
-            raise AirflowSkipException(f"{chosen.label}: not chosen at the approval gate, nothing deleted")
-        return steps.delete_one(settings(), chosen, plan, run_id, _policy(params)).to_xcom()
+        chosen = approved_keys(plan, approval)  # type: ignore[arg-type]  # the gate's XCom dict
+        done = steps.delete_batch(settings(), hosts, plan, chosen, run_id, _policy(params))
+        if done is None:
+            raise AirflowSkipException(f"{hosts.label}: no queue manager chosen at the approval gate, nothing deleted")
+        return returned(done, hosts, "delete")
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
@@ -260,24 +270,24 @@ def mq_journal_maintenance():
         all succeeded shows as a success: without this leaf a preflight refusal would show green."""
         raise RuntimeError("a step of this run failed: its log says why; the report says what was done")
 
-    targets = select_targets()
+    batches = select_targets()
     ready = preflight()
-    ready >> targets
-    collected = checkpoint_and_collect.expand(target=targets)
+    ready >> batches
+    collected = checkpoint_and_collect.expand(batch=batches)
     submission = plan_submission(collected)
     submission >> plan
-    summary = summarize(targets)
+    summary = summarize(batches)
     plan >> summary
     branch = gate(summary)
-    saved = save.partial(summary=summary).expand(target=targets)
-    deleted = delete.partial(summary=summary, approval=approve.output).expand(target=targets)
-    cleaned = clean_up.expand(target=targets)
+    saved = save.partial(summary=summary).expand(batch=batches)
+    deleted = delete.partial(summary=summary, approval=approve.output).expand(batch=batches)
+    cleaned = clean_up.expand(batch=batches)
     branch >> [saved, approve]
     [saved, approve] >> deleted
     saved >> cleaned
     reported = report()
     [summary, saved, deleted, cleaned] >> reported
-    steps_that_fail = [ready, targets, collected, submission, plan, summary, branch, saved, approve, deleted, cleaned]
+    steps_that_fail = [ready, batches, collected, submission, plan, summary, branch, saved, approve, deleted, cleaned]
     [*steps_that_fail, reported] >> failed_steps()
 
 

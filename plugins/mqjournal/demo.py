@@ -37,11 +37,14 @@ from urllib.parse import quote, urlencode
 
 from mqjournal.fleet import FleetConfig, load_fleet
 from mqjournal.report import DELETE_NOTHING
+from mqjournal.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "mq_journal_maintenance"
 GATE_TASK = "approve"
-SSH_POOL = ("mqjournal_ssh", "4", "SSH sessions to IBM i")
+SSH_POOL = ("mqjournal_ssh", "SSH sessions to IBM i")
+SSH_POOL_TASKS = 2
+"""Batch tasks of a maintenance SSH step running at once: the pool has slots for each one's sessions."""
 SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 ADMIN = "admin"
 FINISHED = {"success", "failed"}
@@ -234,7 +237,10 @@ def prepare_airflow(env: dict[str, str], connections_file: Path, say: Say) -> No
     airflow_cli(env, "db", "migrate", what="creating the Airflow metadata DB")
     say(f"airflow connections import {connections_file} ...")
     airflow_cli(env, "connections", "import", "--overwrite", str(connections_file), what="importing the connections")
-    airflow_cli(env, "pools", "set", *SSH_POOL, what="creating the SSH pool")
+    # Each batch task takes a slot per session it may open (Settings.sessions_per_task): a pool smaller than that
+    # would never run one.
+    slots = SSH_POOL_TASKS * Settings.from_env(env).sessions_per_task
+    airflow_cli(env, "pools", "set", SSH_POOL[0], str(slots), SSH_POOL[1], what="creating the SSH pool")
 
 
 # -- 4. airflow standalone -----------------------------------------------------------------------------------------

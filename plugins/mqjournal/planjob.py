@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,14 +89,15 @@ def application_args(
     snapshots: Path | str,
     out: Path | str,
     *,
-    history: Path | str | None = None,
+    history: Path | str | Sequence[Path | str] | None = None,
     policy: Policy | None = None,
     as_of: datetime | None = None,
 ) -> list[str]:
-    """The plan job's own arguments. `as_of` None means now, fixed here so a retried task plans the same time."""
+    """The plan job's own arguments. `as_of` None means now, fixed here so a retried task plans the same time.
+    `history`: one location, or each partition to read (mqjournal.history.partitions_needed)."""
     args = ["--snapshots", _location(snapshots)]
-    if history is not None:
-        args += ["--history", _location(history)]
+    for location in [history] if isinstance(history, (Path, str)) else history or []:
+        args += ["--history", _location(location)]
     args += [
         "--policy-json",
         (policy or Policy()).model_dump_json(),

@@ -132,6 +132,7 @@ class SshTaskOptions(TypedDict):
     """The keyword arguments of `@task(...)` for a maintenance task that opens an SSH session."""
 
     pool: str
+    pool_slots: int
     retries: int
     retry_delay: float
     max_active_tis_per_dagrun: int
@@ -148,11 +149,23 @@ class TaskSettings(_Section):
     )
     ssh_retry_delay_seconds: float = Field(30.0, ge=0, description="seconds before such a retry")
     ssh_tasks_per_run: int = Field(4, ge=1, description="instances of one mapped SSH task running at once in a run")
+    max_mapped_tasks: int = Field(
+        256,
+        ge=1,
+        le=1024,
+        description="instances of one maintenance SSH step in a run at most: beyond this many hosts, each instance "
+        "works on a batch of hosts (Airflow refuses to map more than [core] max_map_length, 1024 by default)",
+    )
+    hosts_in_parallel: int = Field(
+        4, ge=1, description="hosts one instance of a maintenance SSH step works on at once (discovery too)"
+    )
 
-    def ssh_task(self) -> SshTaskOptions:
-        """`@task(**options)` of a maintenance SSH task (a new dict each time: the decorator fills in its task_id)."""
+    def ssh_task(self, sessions: int = 1) -> SshTaskOptions:
+        """`@task(**options)` of an SSH task that opens up to `sessions` sessions at once, each a slot of the pool, so
+        the pool caps sessions fleet-wide (a new dict each time: the decorator fills in its task_id)."""
         return SshTaskOptions(
             pool=self.ssh_pool,
+            pool_slots=sessions,
             retries=self.ssh_retries,
             retry_delay=self.ssh_retry_delay_seconds,
             max_active_tis_per_dagrun=self.ssh_tasks_per_run,
@@ -222,6 +235,11 @@ class Settings(BaseModel):
             "tasks": TaskSettings.from_env(env),
         }
         return cls.model_validate(values)
+
+    @property
+    def sessions_per_task(self) -> int:
+        """The SSH sessions one instance of a maintenance SSH step may hold at once: the pool slots it takes."""
+        return self.tasks.hosts_in_parallel * self.ssh.sessions_per_host
 
     @property
     def snapshots(self) -> Path:

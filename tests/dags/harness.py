@@ -82,5 +82,5 @@ def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
     from airflow.utils import db
 
     db.initdb()
-    Pool.create_or_update_pool("mqjournal_ssh", slots=4, description="SSH sessions to IBM i", include_deferred=False)
+    Pool.create_or_update_pool("mqjournal_ssh", slots=16, description="SSH sessions to IBM i", include_deferred=False)
     return service, DagBag(dag_folder=str(REPO / "dags"))

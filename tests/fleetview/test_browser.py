@@ -126,6 +126,14 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path)
 # The queue manager approved in the second run: ORDERS lives on ibmi-prod1 and on ibmi-prod2, so approving one
 # host's ORDERS and seeing the other's receivers stay proves the choice is a host/queue manager pair, not a name.
 APPROVED = ("ibmi-prod1", "ORDERS")
+
+
+def qm_heading(page, key: str):
+    """The gate's section heading of a queue manager, `host/QMGR (library X)`. A plain substring, not a regex:
+    Playwright hands a regex to the page as a JS literal, where the slash of host/QMGR ends it."""
+    return page.get_by_role("heading", name=f"{key} (library ")
+
+
 RANGE_TO_DELETE = re.compile(r"AMQA\d{6}(-AMQA\d{6})?: \d+ receivers? to delete, [\d.]+ [KMG]?B, detached \d")
 
 
@@ -183,6 +191,12 @@ def check_in_the_browser(page, demo: RunningDemo, settings: Settings, run_id: st
         expect(billing.locator('[data-alert="MEDIA_POINT_OLD"]')).to_have_count(1)
         expect(payroll.locator('[data-alert="STARTUP_POINT_OLD"]')).to_have_count(1)
         assert (billing.get_attribute("data-light"), payroll.get_attribute("data-light")) == ("red", "amber")
+    # The last run as Airflow knows it: its state and its note (set by the listener plugin in the real scheduler).
+    last_run = billing.locator('td[data-col="run"]')
+    expect(last_run.locator("span.state")).to_have_attribute("data-state", "success")
+    expect(last_run.locator('span.outcome[data-outcome-from="note"]')).to_have_text(
+        re.compile(f"^rejected by {USER}: nothing deleted")
+    )
     shots.take(page, "fleet-overview.png")
 
     # Sorted by bytes online, largest first, then smallest first.
@@ -268,19 +282,15 @@ def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: 
     page.goto(airflow_demo.approval_url(demo.port, run_id).replace("http://localhost", "http://127.0.0.1"))
     # One section per queue manager; each one with deletes lists them as ranges with count, bytes and dates.
     for name in deleting:
-        section = page.get_by_role("heading", name=re.compile(f"^{re.escape(name)} \\(library "))
+        section = qm_heading(page, name)
         expect(section).to_be_visible()
         ranges = section.locator("xpath=following-sibling::ul[1]/li")
         assert any(RANGE_TO_DELETE.match(text) for text in ranges.all_inner_texts()), ranges.all_inner_texts()
-    billing = page.get_by_role("heading", name=re.compile("^ibmi-prod2/BILLING ")).locator(
-        "xpath=following-sibling::ul[1]"
-    )
+    billing = qm_heading(page, "ibmi-prod2/BILLING").locator("xpath=following-sibling::ul[1]")
     expect(billing).to_contain_text("needed for media recovery, AMQ7462 point")
     expect(billing).to_contain_text("damaged APP.REQUEST.QUEUE")
     expect(billing).to_contain_text("RCRMQMOBJ OBJ(APP.REQUEST.QUEUE) OBJTYPE(*LCLQ) MQMNAME(BILLING)")
-    payroll = page.get_by_role("heading", name=re.compile("^ibmi-prod1/PAYROLL ")).locator(
-        "xpath=following-sibling::ul[1]"
-    )
+    payroll = qm_heading(page, "ibmi-prod1/PAYROLL").locator("xpath=following-sibling::ul[1]")
     expect(payroll).to_contain_text("needed for startup recovery, AMQ7460 point")
     # CL as an admin types it: the Markdown of the gate must not eat the asterisks of *ALL or *INDOUBT.
     expect(payroll).to_contain_text("WRKMQMTRN TYPE(*ALL) MQMNAME(PAYROLL)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -18,11 +18,13 @@ from typing import Any, TypeVar
 
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
 from mqjournal.airflow.forms import split_choice
+from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, spread
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
     CleanupOutcome,
     DeleteOutcome,
+    HostBatch,
     MaintenanceTarget,
     PlanSummary,
     Preflight,
@@ -32,6 +34,7 @@ from mqjournal.airflow.xcom import (
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import load_fleet
+from mqjournal.history import partitions_needed
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.cleanup import HostCleanup
 from mqjournal.ibmi.context import HostContext
@@ -60,13 +63,17 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
             f"hosts not in the fleet file {settings.fleet_file}: {', '.join(sorted(unknown))}; "
             f"its hosts are {', '.join(h.name for h in fleet.hosts) or 'none'} (names are case-sensitive)"
         )
+    selected = [h for h in fleet.hosts if not hosts or h.name in hosts]
+
+    def survey(name: str) -> discovery.HostSurvey:
+        with host_session(settings, name) as session:
+            return discovery.survey(session, name, fleet.host(name).queue_managers)
+
+    # Each host is surveyed in its own session, several at once: discovery waits on SSH round trips, not on us.
+    surveys = spread([h.name for h in selected], survey, settings.tasks.hosts_in_parallel)
     targets = []
     found_on: dict[str, list[str]] = {}  # host -> the queue managers discovery found there
-    for host in fleet.hosts:
-        if hosts and host.name not in hosts:
-            continue
-        with host_session(settings, host.name) as session:
-            found = discovery.survey(session, host.name, host.queue_managers)
+    for host, found in zip(selected, surveys, strict=True):
         found_on[host.name] = [t.qmgr for t in found.targets]
         for t in found.targets:
             if queue_managers and not any(
@@ -115,15 +122,27 @@ def collect_one(
     """Checkpoint and collect one queue manager into this run's snapshot folder; returns the file. A dry run only
     reads: no CHGJRN, no RCDMQMIMG."""
     with host_session(settings, target.host) as session:
-        snapshot = collector.collect(
-            session,
-            target.target,
-            host=target.host,
-            run_id=run_id,
-            tz=target.tz,
-            change_receiver=change_receiver and not dry_run,
-            checkpoint=not dry_run,
-        )
+        return collect_on(session, settings, target, run_id, change_receiver, dry_run)
+
+
+def collect_on(
+    session: IbmiSession,
+    settings: Settings,
+    target: MaintenanceTarget,
+    run_id: str,
+    change_receiver: bool,
+    dry_run: bool = False,
+) -> str:
+    """`collect_one` over a session already open to the target's host."""
+    snapshot = collector.collect(
+        session,
+        target.target,
+        host=target.host,
+        run_id=run_id,
+        tz=target.tz,
+        change_receiver=change_receiver and not dry_run,
+        checkpoint=not dry_run,
+    )
     path = settings.snapshot_dir(run_id) / f"{target.host}__{target.library}.jsonl"
     write_snapshots(path, [snapshot])
     return str(path)
@@ -188,7 +207,13 @@ def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, pol
     """Save files of this queue manager that the backup store holds verified leave the partition after
     `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
     with host_session(settings, target.host) as session:
-        result = _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
+        return clean_up_on(session, settings, target, run_id, policy)
+
+
+def clean_up_on(
+    session: IbmiSession, settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy
+) -> CleanupOutcome:
+    result = _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
     return CleanupOutcome(target=target.key, **asdict(result))
 
 
@@ -201,27 +226,146 @@ def save_one(
     policy: Policy | None = None,
 ) -> SaveOutcome:
     # Before any SSH: a save in the queue manager's own library, QTEMP or an IBM library could be lost with it.
-    save_library = save_library_for(save_library, target.library)
-    # The receivers to delete too: one saved only by someone else (status SAVED on the host) is planned "delete", and
-    # is deleted only once a save of ours proves it; those already proven are skipped by the executor.
-    wanted = list(dict.fromkeys(summary.to_save.get(target.key, []) + summary.to_delete.get(target.key, [])))
-    if not wanted:
+    save_library_for(save_library, target.library)
+    if not to_save(summary, target):
         return SaveOutcome(target=target.key)
     with host_session(settings, target.host) as session:
-        executor = _on_host(Executor, settings, session, target, run_id)
-        result = executor.save(wanted, save_library=save_library, policy=policy)
+        return save_on(session, settings, target, summary, run_id, save_library, policy)
+
+
+def to_save(summary: PlanSummary, target: MaintenanceTarget) -> list[str]:
+    """The receivers to delete too: one saved only by someone else (status SAVED on the host) is planned "delete", and
+    is deleted only once a save of ours proves it; those already proven are skipped by the executor."""
+    return list(dict.fromkeys(summary.to_save.get(target.key, []) + summary.to_delete.get(target.key, [])))
+
+
+def save_on(
+    session: IbmiSession,
+    settings: Settings,
+    target: MaintenanceTarget,
+    summary: PlanSummary,
+    run_id: str,
+    save_library: str,
+    policy: Policy | None = None,
+) -> SaveOutcome:
+    """`save_one` over a session already open to the target's host."""
+    save_library = save_library_for(save_library, target.library)
+    wanted = to_save(summary, target)
+    if not wanted:
+        return SaveOutcome(target=target.key)
+    executor = _on_host(Executor, settings, session, target, run_id)
+    result = executor.save(wanted, save_library=save_library, policy=policy)
     return SaveOutcome(target=target.key, **asdict(result))
 
 
 def delete_one(
     settings: Settings, target: MaintenanceTarget, summary: PlanSummary, run_id: str, policy: Policy
 ) -> DeleteOutcome:
+    if not summary.to_delete.get(target.key):
+        return DeleteOutcome(target=target.key)
+    with host_session(settings, target.host) as session:
+        return delete_on(session, settings, target, summary, run_id, policy)
+
+
+def delete_on(
+    session: IbmiSession,
+    settings: Settings,
+    target: MaintenanceTarget,
+    summary: PlanSummary,
+    run_id: str,
+    policy: Policy,
+) -> DeleteOutcome:
+    """`delete_one` over a session already open to the target's host."""
     approved = summary.to_delete.get(target.key, [])
     if not approved:
         return DeleteOutcome(target=target.key)
-    with host_session(settings, target.host) as session:
-        result = _on_host(Executor, settings, session, target, run_id).delete(approved, policy=policy)
+    result = _on_host(Executor, settings, session, target, run_id).delete(approved, policy=policy)
     return DeleteOutcome(target=target.key, **asdict(result))
+
+
+# --- per batch of hosts: what the DAG's mapped tasks run (mqjournal.airflow.hostwork) -----------------------------
+
+
+def collect_batch(
+    settings: Settings, batch: HostBatch, run_id: str, change_receiver: bool, dry_run: bool = False
+) -> BatchResult[str]:
+    return run_per_queue_manager(
+        settings,
+        batch,
+        lambda session, t: collect_on(session, settings, t, run_id, change_receiver, dry_run),
+        doing="read only (dry run)" if dry_run else "checkpoint and collect",
+    )
+
+
+def save_batch(
+    settings: Settings, batch: HostBatch, summary: PlanSummary, run_id: str, save_library: str, policy: Policy
+) -> BatchResult[SaveOutcome]:
+    for t in batch.targets:  # before any SSH, as save_one: the library is refused for every queue manager or none
+        save_library_for(save_library, t.library)
+    return _only_with_work(
+        settings,
+        batch,
+        lambda t: bool(to_save(summary, t)),
+        lambda session, t: save_on(session, settings, t, summary, run_id, save_library, policy),
+        lambda t: SaveOutcome(target=t.key),
+        doing="save and copy to the backup store",
+    )
+
+
+def clean_up_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Policy) -> BatchResult[CleanupOutcome]:
+    return run_per_queue_manager(
+        settings,
+        batch,
+        lambda session, t: clean_up_on(session, settings, t, run_id, policy),
+        doing="clean up save files kept on the partition",
+    )
+
+
+def delete_batch(
+    settings: Settings, batch: HostBatch, summary: PlanSummary, chosen: set[str], run_id: str, policy: Policy
+) -> BatchResult[DeleteOutcome] | None:
+    """The deletes of the batch's queue managers chosen at the gate; None when the gate chose none of them (the
+    task is then skipped, so the grid tells a rejected run from an approved one)."""
+    approved = [t for t in batch.targets if t.key in chosen]
+    for t in batch.targets:
+        if t.key not in chosen and summary.to_delete.get(t.key):
+            log.info("%s: not chosen at the approval gate, nothing deleted", t.label)
+    if not approved:
+        return None
+    return _only_with_work(
+        settings,
+        HostBatch(targets=approved),
+        lambda t: bool(summary.to_delete.get(t.key)),
+        lambda session, t: delete_on(session, settings, t, summary, run_id, policy),
+        lambda t: DeleteOutcome(target=t.key),
+        doing="re-check and delete",
+    )
+
+
+_Outcome = TypeVar("_Outcome")
+
+
+def _only_with_work(
+    settings: Settings,
+    batch: HostBatch,
+    has_work: Callable[[MaintenanceTarget], bool],
+    step: Callable[[IbmiSession, MaintenanceTarget], _Outcome],
+    nothing: Callable[[MaintenanceTarget], _Outcome],
+    *,
+    doing: str,
+) -> BatchResult[_Outcome]:
+    """`step` for the queue managers with work to do; the others' outcome says nothing was done, with no session
+    opened for them (a host with nothing to save is not even connected to)."""
+    busy = HostBatch(targets=[t for t in batch.targets if has_work(t)])
+    done = run_per_queue_manager(settings, busy, step, doing=doing) if busy.targets else BatchResult()
+    return BatchResult(
+        done={
+            t.key: done.done[t.key] if t.key in done.done else nothing(t)
+            for t in batch.targets
+            if t.label not in done.failures
+        },
+        failures=done.failures,
+    )
 
 
 def mapped_results(pulled: object) -> list[dict[str, Any]]:
@@ -231,7 +375,8 @@ def mapped_results(pulled: object) -> list[dict[str, Any]]:
     if isinstance(pulled, dict):
         return [pulled]
     if isinstance(pulled, Iterable):  # a list, or Airflow's lazy sequence of the mapped instances' values
-        return [value for value in pulled if value]
+        # A batch of hosts returns a list of its queue managers' values: one flat list for the report.
+        return [item for value in pulled if value for item in (value if isinstance(value, list) else [value])]
     raise TypeError(f"not the value of a mapped task: {type(pulled).__name__}")
 
 
@@ -337,7 +482,8 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
         args=planjob.application_args(
             settings.snapshot_dir(run_id),
             settings.plan_dir(run_id),
-            history=settings.snapshots,
+            # Only the earlier collections a rule reads, so the job's cost does not grow with the tool's age.
+            history=partitions_needed(settings.snapshots, settings.snapshot_dir(run_id), policy.stuck_after_runs),
             policy=policy,
             as_of=datetime.now(UTC),
         ),
@@ -364,15 +510,18 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
     fleet = load_fleet(settings.fleet_file)
     collected = _collected_hosts(settings.snapshots)
     new = [h for h in fleet.hosts if (not hosts or h.name in hosts) and h.name not in collected]
-    reports = []
-    for host in new:
+
+    def check(name: str) -> HostReport:
+        host = fleet.host(name)
         try:
-            with host_session(settings, host.name) as session:
-                reports.append(check_host(fleet, host, session=session, save_library=save_library))
+            with host_session(settings, name) as session:
+                return check_host(fleet, host, session=session, save_library=save_library)
         except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
-            report = HostReport(host.name)
+            report = HostReport(name)
             report.add("SSH and host key", "fail", exc.problem, exc.action)
-            reports.append(report)
+            return report
+
+    reports = spread([h.name for h in new], check, settings.tasks.hosts_in_parallel)
     text = render(reports) if reports else "every selected host was collected before: no preflight needed"
     log.info("the partitions' readiness (mqjournal doctor):\n%s", text)
     not_ready = [r.host for r in reports if not r.ready]

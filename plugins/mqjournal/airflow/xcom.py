@@ -92,6 +92,27 @@ class MaintenanceTarget(JournalTarget):
         return timezone(timedelta(minutes=self.utc_offset_minutes))
 
 
+class HostBatch(XComValue):
+    """The queue managers of one or more hosts that one mapped task instance works on (mqjournal.airflow.hostwork)."""
+
+    targets: list[MaintenanceTarget] = Field(description="the hosts' queue managers, host by host")
+
+    def by_host(self) -> dict[str, list[MaintenanceTarget]]:
+        hosts: dict[str, list[MaintenanceTarget]] = {}
+        for t in self.targets:
+            hosts.setdefault(t.host, []).append(t)
+        return hosts
+
+    @property
+    def label(self) -> str:
+        """How the grid (map_index_template) and the logs name the batch: `ibmi-prod1`, or
+        `ibmi-prod1 .. ibmi-prod4 (4 hosts)`."""
+        hosts = list(self.by_host())
+        if len(hosts) == 1:
+            return hosts[0]
+        return f"{hosts[0]} .. {hosts[-1]} ({len(hosts)} hosts)" if hosts else "no hosts"
+
+
 class PlanSummary(XComValue):
     """The plan of this run's targets: what the approval gate shows and what save and delete act on."""
 

@@ -1,0 +1,173 @@
+"""One mapped task instance per batch of hosts, never per queue manager: how a step reaches many queue managers.
+
+Airflow refuses to map more than `[core] max_map_length` items (1024 by default) and each mapped instance costs
+seconds of overhead, so the maintenance DAG maps its SSH steps over batches of hosts (`host_batches`): at most
+`max_mapped_tasks` instances, whatever the fleet's size. A batch's task works on `hosts_in_parallel` hosts at once,
+and on one host through at most `sessions_per_host` SSH sessions, each working through the host's queue managers
+one after another (`run_per_queue_manager`). A queue manager that fails is logged by name and the others go on; the
+task then fails naming every one that failed, and its retry repeats nothing that was done (each step is idempotent).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from mqjournal.airflow.sessions import host_session
+from mqjournal.airflow.settings import Settings
+from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, XComValue
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.transport import IbmiSession
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def host_batches(targets: Sequence[MaintenanceTarget], max_tasks: int) -> list[HostBatch]:
+    """The targets grouped by host, the hosts split into at most `max_tasks` batches of consecutive hosts (in the
+    fleet file's order), as even as they go: 1,000 hosts and 256 tasks make 232 batches of 4 hosts and 24 of 3."""
+    by_host: dict[str, list[MaintenanceTarget]] = {}
+    for t in targets:
+        by_host.setdefault(t.host, []).append(t)
+    hosts = list(by_host)
+    if not hosts:
+        return []
+    count = min(max_tasks, len(hosts))
+    base, extra = divmod(len(hosts), count)
+    batches, start = [], 0
+    for i in range(count):
+        size = base + (1 if i < extra else 0)
+        batches.append(HostBatch(targets=[t for h in hosts[start : start + size] for t in by_host[h]]))
+        start += size
+    return batches
+
+
+@dataclass
+class BatchResult(Generic[T]):
+    """Each queue manager's outcome by its key, in the batch's order, and the error of each one that failed (by
+    its label, host/QMGR, as the logs name it)."""
+
+    done: dict[str, T] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def outcomes(self) -> list[T]:
+        return list(self.done.values())
+
+
+class QueueManagersFailed(MqJournalError):
+    """Some queue managers of a batch failed; the others were done."""
+
+
+def run_per_queue_manager(
+    settings: Settings,
+    batch: HostBatch,
+    step: Callable[[IbmiSession, MaintenanceTarget], T],
+    *,
+    doing: str,
+) -> BatchResult[T]:
+    """`step` for every queue manager of the batch, over sessions opened here (within each host's lease)."""
+    results: dict[str, T] = {}
+    failures: dict[str, str] = {}
+    lock = threading.Lock()
+
+    def record(target: MaintenanceTarget, outcome: T | None, error: BaseException | None) -> None:
+        with lock:
+            if error is None:
+                results[target.key] = outcome  # type: ignore[assignment]  # None only with an error
+            else:
+                failures[target.label] = str(error)
+
+    def one_host(targets: list[MaintenanceTarget]) -> None:
+        waiting: queue.SimpleQueue[MaintenanceTarget] = queue.SimpleQueue()
+        for t in targets:
+            waiting.put(t)
+        sessions = min(settings.ssh.sessions_per_host, len(targets))
+        with ThreadPoolExecutor(sessions, thread_name_prefix=f"{targets[0].host}-session") as pool:
+            for _ in range(sessions):
+                pool.submit(_work_through, settings, waiting, step, record, doing)
+
+    hosts = batch.by_host()
+    workers = max(1, min(settings.tasks.hosts_in_parallel, len(hosts)))
+    with ThreadPoolExecutor(workers, thread_name_prefix="host") as pool:
+        for future in [pool.submit(one_host, targets) for targets in hosts.values()]:
+            future.result()
+    return BatchResult(done={t.key: results[t.key] for t in batch.targets if t.key in results}, failures=failures)
+
+
+def _work_through(
+    settings: Settings,
+    waiting: queue.SimpleQueue[MaintenanceTarget],
+    step: Callable[[IbmiSession, MaintenanceTarget], T],
+    record: Callable[[MaintenanceTarget, T | None, BaseException | None], None],
+    doing: str,
+) -> None:
+    """One session's share of a host's queue managers. After a failure the session is opened again for the next
+    one (a dropped connection must not fail the rest); a session that cannot be opened fails every queue manager
+    still waiting on that host, since none of them can be reached either."""
+    while True:
+        target = _next(waiting)
+        if target is None:
+            return
+        try:
+            with host_session(settings, target.host) as session:
+                while target is not None:
+                    log.info("%s: %s", target.label, doing)
+                    try:
+                        outcome = step(session, target)
+                    except Exception as exc:
+                        log.error("%s: %s failed: %s", target.label, doing, exc, exc_info=not _expected(exc))
+                        record(target, None, exc)
+                        break  # a new session for the next queue manager
+                    record(target, outcome, None)
+                    target = _next(waiting)
+        except Exception as exc:  # the session itself: connect, host key, lease
+            if target is None:  # closing a session whose work was all done
+                log.warning("could not close an SSH session: %s", exc)
+                return
+            log.error("%s: no SSH session: %s", target.host, exc, exc_info=not _expected(exc))
+            record(target, None, exc)
+            while (unreached := _next(waiting)) is not None:
+                record(unreached, None, exc)
+            return
+
+
+def _next(waiting: queue.SimpleQueue[MaintenanceTarget]) -> MaintenanceTarget | None:
+    try:
+        return waiting.get_nowait()
+    except queue.Empty:
+        return None
+
+
+def _expected(exc: BaseException) -> bool:
+    """mqjournal's own errors name the object and what to do: their traceback adds nothing for an admin."""
+    return isinstance(exc, MqJournalError)
+
+
+def finish(result: BatchResult[Any], batch: HostBatch, push: Callable[[list[Any]], None], *, doing: str) -> list[Any]:
+    """The batch task's XCom value; when some queue managers failed, the others' outcomes are pushed as the task's
+    value all the same (the report shows what they did) and the task fails naming each one that failed."""
+    values = [o.to_xcom() if isinstance(o, XComValue) else o for o in result.outcomes]
+    if not result.failures:
+        return values
+    push(values)
+    failed = "; ".join(f"{label}: {error}" for label, error in result.failures.items())
+    raise QueueManagersFailed(
+        batch.label,
+        f"{doing} failed for {len(result.failures)} of {len(batch.targets)} queue managers ({failed})",
+        "fix what each error says and clear this task: what was done is not repeated",
+    )
+
+
+def spread(hosts: Sequence[str], work: Callable[[str], T], parallel: int) -> list[T]:
+    """`work` for each host, `parallel` hosts at once, results in the hosts' order (discovery, the preflight)."""
+    if not hosts:
+        return []
+    with ThreadPoolExecutor(max(1, min(parallel, len(hosts))), thread_name_prefix="host") as pool:
+        return list(pool.map(work, hosts))
