@@ -45,11 +45,12 @@ def _sim(args: argparse.Namespace) -> int:
     if args.state:
         config = config.model_copy(update={"state_dir": args.state.resolve()})
     service = SimulatorService(config)
-    ports = service.start(follow_wall_clock=not args.frozen_clock)
+    ports = service.start(follow_wall_clock=not args.frozen_clock, listen=args.listen)
     for name, port in ports.items():
         host = service.hosts[name].partition
         qms = ", ".join(q.name for q in host.queue_managers) or "no queue managers"
-        print(f"{name}: ssh {config.user}@127.0.0.1 -p {port}  ({qms}; receivers: {len(host.receivers)})", flush=True)
+        where = f"{config.user}@{args.listen} -p {port}"
+        print(f"{name}: ssh {where}  ({qms}; receivers: {len(host.receivers)})", flush=True)
     print(f"known_hosts: {config.known_hosts}\nclient key: {config.client_key}\nstate: {config.state_dir}", flush=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -532,6 +533,11 @@ def _add_sim(commands: _Commands) -> None:
     )
     sim.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
     sim.add_argument("--state", type=Path, help="state folder (default: the fleet file's state_dir)")
+    sim.add_argument(
+        "--listen",
+        default="127.0.0.1",
+        help="address the SSH listeners bind (default 127.0.0.1; 0.0.0.0 in a container other containers reach)",
+    )
     sim.add_argument(
         "--frozen-clock", action="store_true", help="do not let simulated time follow the wall clock while serving"
     )

@@ -477,7 +477,7 @@ def test_each_host_has_a_connection_to_the_simulator_that_verifies_its_host_key(
 
 def test_the_workers_connections_reach_the_simulated_fleet_and_verify_its_keys(tmp_path, monkeypatch):
     """The connections as compose gives them, through IbmiHook, to the compose fleet's partitions served here: only
-    what Docker provides is stood in for (the worker's home, the name ibmi-sim and the ports socat forwards)."""
+    what Docker provides is stood in for (the worker's home, the name ibmi-sim and the container's address)."""
     from mqjournal.airflow.hook import IbmiHook
     from mqjournal.ibmi.transport import Command, HostKeyRejected
     from mqjournal.sim.service import SimulatorService

@@ -394,7 +394,8 @@ def _sftp_session(server: paramiko.ServerInterface, factory: SftpFactory) -> par
 
 
 class FleetSshServer:
-    """Serves a fleet of simulated hosts, one SSH listener per host on 127.0.0.1, from daemon threads."""
+    """Serves a fleet of simulated hosts, one SSH listener per host on `listen` (127.0.0.1 unless told: a container
+    serving other containers listens on its own address), from daemon threads."""
 
     def __init__(
         self,
@@ -403,6 +404,7 @@ class FleetSshServer:
         faults: FaultsLookup = lambda host: TransportFaults(),
         received: CommandLog | None = None,
         sftp: SftpFactory | None = None,
+        listen: str = "127.0.0.1",
     ) -> None:
         names = [endpoint.name for endpoint in endpoints]
         if len(set(names)) != len(names):
@@ -413,6 +415,7 @@ class FleetSshServer:
         self._faults = faults
         self._received = received
         self._sftp = sftp
+        self._listen = listen
         self._lock = threading.Lock()  # guards the collections below and every DropRule list it mutates
         self._stopping = threading.Event()
         self._listeners: dict[str, socket.socket] = {}
@@ -423,13 +426,13 @@ class FleetSshServer:
     # lifecycle
 
     def start(self) -> None:
-        """Bind every host's port on 127.0.0.1 and start serving; raises OSError if a port is taken."""
+        """Bind every host's port on the listen address and start serving; raises OSError if a port is taken."""
         if self._listeners:
             raise RuntimeError("already started")
         self._stopping.clear()
         try:
             for endpoint in self._endpoints:
-                listener = socket.create_server(("127.0.0.1", endpoint.port))
+                listener = socket.create_server((self._listen, endpoint.port))
                 # A timeout as well as the shutdown in stop(): closing a socket alone does not wake an accept().
                 listener.settimeout(_ACCEPT_POLL_SECONDS)
                 self._listeners[endpoint.name] = listener

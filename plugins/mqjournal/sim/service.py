@@ -94,7 +94,7 @@ class SimulatorService:
     def handle(self, host: str, user: str, command_line: str) -> ExecResult:
         return self.hosts[host].run(command_line, user)
 
-    def start(self, *, follow_wall_clock: bool = False) -> dict[str, int]:
+    def start(self, *, follow_wall_clock: bool = False, listen: str = "127.0.0.1") -> dict[str, int]:
         endpoints = [
             SimulatedHostEndpoint(
                 name=h.name,
@@ -107,7 +107,7 @@ class SimulatorService:
         ]
         sftp = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
         self.server = FleetSshServer(
-            endpoints, self.handle, lambda host: self.faults[host], received=self.received, sftp=sftp
+            endpoints, self.handle, lambda host: self.faults[host], received=self.received, sftp=sftp, listen=listen
         )
         self.server.start()
         self.write_known_hosts()
