@@ -1,0 +1,215 @@
+"""The maintenance DAG end to end on a simulated fleet of many partitions: where the time goes, and how close the
+run comes to the time the SSH round trips alone need.
+
+    .venv/bin/python bench/fleet_bench.py                       # 500 hosts x 10 queue managers
+    .venv/bin/python bench/fleet_bench.py --hosts 20 --queue-managers 5
+
+It serves the fleet from the IBM i simulator over SSH on loopback (one process), each command answered
+`--delay` seconds late (a partition across a network: the round trip and the command's own time), and runs the
+maintenance DAG with `dag.test()` (Airflow's real task runner, one task instance at a time, the real Spark job in
+local mode), its gate answered with every queue manager it offers. First one host alone, then the whole fleet, in
+the same process: one host's time is the baseline. Prints the wall time per phase (discover, collect, plan, save,
+delete), SSH commands per queue manager (from the audit log) and how many come after the checkpoint, the task
+instances Airflow ran, and the ratio of each SSH phase's wall time to its SSH-bound ideal: hosts / hosts worked on
+at once x one host's time for that phase. Asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PHASES = {
+    "discover": ("select_targets",),
+    "collect": ("checkpoint_and_collect",),
+    "plan": ("plan_submission", "plan", "summarize"),
+    "save": ("save",),
+    "delete": ("delete",),
+}
+SSH_PHASES = ("collect", "save", "delete")
+CHECKPOINT = re.compile(r"RCDMQMIMG ")
+LIBRARY = re.compile(r"\bQMQM\d{2}\b")  # the bench's queue managers QM00.. live in libraries QMQM00..
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=500)
+    parser.add_argument("--queue-managers", type=int, default=10, help="per host")
+    parser.add_argument("--delay", type=float, default=0.25, help="seconds each command answers late")
+    parser.add_argument("--max-mapped-tasks", type=int, default=16, help="MQJOURNAL_TASK_MAX_MAPPED_TASKS")
+    parser.add_argument("--hosts-in-parallel", type=int, default=32, help="MQJOURNAL_TASK_HOSTS_IN_PARALLEL")
+    parser.add_argument("--sessions-per-host", type=int, default=2, help="MQJOURNAL_SSH_SESSIONS_PER_HOST")
+    parser.add_argument("--warmup-hours", type=float, default=1.0, help="simulated churn before the run")
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "mqjournal-fleet-bench")
+    return parser.parse_args()
+
+
+def environment(args: argparse.Namespace) -> None:
+    """Airflow reads its configuration once, at import: everything is set before the first import of it."""
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    args.out.mkdir(parents=True)
+    os.environ.update(
+        {
+            "AIRFLOW_HOME": str(args.out / "airflow"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+            "MQJOURNAL_TASK_MAX_MAPPED_TASKS": str(args.max_mapped_tasks),
+            "MQJOURNAL_TASK_HOSTS_IN_PARALLEL": str(args.hosts_in_parallel),
+            "MQJOURNAL_SSH_SESSIONS_PER_HOST": str(args.sessions_per_host),
+            # Each host task's sessions wait for their lease in the catalog (SQLite here): poll often.
+            "MQJOURNAL_LEASE_POLL_SECONDS": "0.1",
+        }
+    )
+    sys.path.insert(0, str(REPO))
+
+
+def fleet(args: argparse.Namespace) -> list:
+    from mqjournal.fleet import FaultsConfig, HostConfig, QueueManagerConfig
+
+    qms = args.queue_managers
+    return [
+        HostConfig(
+            name=f"ibmi{h:04d}",
+            port=0,
+            utc_offset="+01:00",
+            queue_managers=[QueueManagerConfig(name=f"QM{q:02d}", threshold_kb=500) for q in range(qms)],
+            faults=FaultsConfig(delay_seconds=args.delay),
+        )
+        for h in range(args.hosts)
+    ]
+
+
+def run(dag, hosts: list[str]) -> dict:
+    """One maintenance run over `hosts`, its gate answered with every queue manager offered."""
+    from tests.dags.hitl import EVERY_QUEUE_MANAGER, Responder
+
+    responder = Responder(dag.dag_id, "approve", EVERY_QUEUE_MANAGER, timeout=7200)
+    responder.start()
+    began = datetime.now(UTC)
+    dag_run = dag.test(run_conf={"hosts": hosts, "change_receiver": True, "dry_run": False, "approval_hours": 12.0})
+    ended = datetime.now(UTC)
+    responder.stop.set()
+    tis = dag_run.get_task_instances()
+    phases, windows = {}, {}
+    for phase, task_ids in PHASES.items():
+        mine = [ti for ti in tis if ti.task_id in task_ids and ti.start_date and ti.end_date]
+        if mine:
+            windows[phase] = (min(ti.start_date for ti in mine), max(ti.end_date for ti in mine))
+            phases[phase] = (windows[phase][1] - windows[phase][0]).total_seconds()
+    return {
+        "state": str(dag_run.state),
+        "run_id": dag_run.run_id,
+        "began": began,
+        "ended": ended,
+        "wall": (ended - began).total_seconds(),
+        "phases": phases,
+        "windows": windows,
+        "task_instances": len(tis),
+        "by_task": dict(Counter(ti.task_id for ti in tis)),
+        "states": dict(Counter(str(ti.state) for ti in tis)),
+    }
+
+
+def commands(audit: Path) -> list[dict]:
+    """The commands sent (intent records of the audit log, written before each is sent), with their time."""
+    sent = []
+    with audit.open(encoding="utf-8") as lines:
+        for line in lines:
+            event = json.loads(line)
+            if event.get("event") == "intent" and not event.get("transfer"):
+                sent.append({**event, "at": datetime.fromisoformat(event["at"])})
+    return sent
+
+
+def per_queue_manager(sent: list[dict], windows: dict[str, tuple[datetime, datetime]], qms: int) -> dict[str, float]:
+    """Commands per queue manager in each SSH phase, and in the collect phase those after its checkpoint
+    (RCDMQMIMG): the reads of AMQJRNINF, the receivers and the messages."""
+    counts: dict[str, float] = {}
+    for phase in SSH_PHASES:
+        if phase in windows:
+            start, end = windows[phase]
+            counts[phase] = sum(1 for e in sent if start <= e["at"] <= end) / qms
+    after: dict[tuple[str, str], int] = defaultdict(int)
+    checkpointed: set[tuple[str, str]] = set()
+    start, end = windows.get("collect", (datetime.max.replace(tzinfo=UTC),) * 2)
+    for event in (e for e in sent if start <= e["at"] <= end):
+        named = LIBRARY.search(event["command"])
+        key = (event["host"], named.group(0) if named else "")
+        if CHECKPOINT.search(event["command"]):
+            checkpointed.add(key)
+        elif key in checkpointed:
+            after[key] += 1
+    counts["collect_after_checkpoint"] = sum(after.values()) / max(1, len(checkpointed))
+    return counts
+
+
+def main() -> None:
+    args = arguments()
+    environment(args)
+    from tests.dags.harness import fleet_in_airflow
+    from tests.dags.hitl import TimeoutSweeper
+
+    began = time.monotonic()
+    service, bag = fleet_in_airflow(args.out, fleet(args), hours=args.warmup_hours)
+    ready = time.monotonic() - began
+    dag = bag.dags["mq_journal_maintenance"]
+    audit = args.out / "data" / "audit.jsonl"
+    sweeper = TimeoutSweeper()
+    sweeper.start()
+    names = sorted(service.hosts)
+    try:
+        one = run(dag, names[:1])  # the baseline: one host alone, the same DAG, the same process
+        whole = run(dag, [])
+    finally:
+        sweeper.stop.set()
+        service.stop()
+    qms = args.hosts * args.queue_managers
+    sent = per_queue_manager(commands(audit), whole["windows"], qms)
+    at_once = min(args.hosts_in_parallel, -(-args.hosts // min(args.max_mapped_tasks, args.hosts)))
+    ideal = {p: args.hosts / at_once * one["phases"].get(p, 0.0) for p in SSH_PHASES}
+    ratios = {p: whole["phases"].get(p, 0.0) / ideal[p] for p in SSH_PHASES if ideal[p]}
+    ssh_wall = sum(whole["phases"].get(p, 0.0) for p in SSH_PHASES)
+    result = {
+        "hosts": args.hosts,
+        "queue_managers": qms,
+        "delay_s": args.delay,
+        "max_mapped_tasks": args.max_mapped_tasks,
+        "hosts_in_parallel": args.hosts_in_parallel,
+        "sessions_per_host": args.sessions_per_host,
+        "hosts_at_once": at_once,
+        "fleet_ready_s": round(ready, 1),
+        "one_host": {k: one[k] for k in ("state", "wall", "phases")},
+        "fleet": {k: whole[k] for k in ("state", "wall", "phases", "task_instances", "by_task", "states")},
+        "commands_per_qm": {k: round(v, 2) for k, v in sent.items()},
+        "ratio_per_phase": {p: round(r, 2) for p, r in ratios.items()},
+        "ratio_ssh_phases": round(ssh_wall / sum(ideal.values()), 2) if sum(ideal.values()) else None,
+        "cores": os.cpu_count(),
+    }
+    print(f"fleet: {args.hosts} hosts x {args.queue_managers} queue managers, {args.delay} s per command")
+    print(f"one host: {one['state']}, {one['wall']:.1f} s; phases {fmt(one['phases'])}")
+    print(f"fleet:    {whole['state']}, {whole['wall']:.1f} s; phases {fmt(whole['phases'])}")
+    print(f"task instances: {whole['task_instances']} ({whole['by_task']})")
+    print("SSH commands per queue manager: " + ", ".join(f"{k} {v:.2f}" for k, v in sent.items()))
+    print(f"hosts at once: {at_once}; ratio to the SSH-bound ideal: {result['ratio_ssh_phases']} ({ratios})")
+    print("RESULT " + json.dumps(result, default=str))
+
+
+def fmt(phases: dict[str, float]) -> str:
+    return ", ".join(f"{p} {s:.1f} s" for p, s in phases.items())
+
+
+if __name__ == "__main__":
+    main()
