@@ -308,9 +308,10 @@ def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: 
     page.keyboard.press("Enter")
     expect(page.locator('input[name="element_chosen_options"]')).to_have_value(chosen)
     page.get_by_role("button", name="Respond").click()
-    expect(page.get_by_text("approve response successful")).to_be_visible()
-    answer = airflow_demo.gate_detail(demo.up.api, run_id)
-    assert answer is not None and answer["chosen_options"] == [chosen] and answer["responded_by_user"]["name"] == USER
+    # The answer as Airflow recorded it (the UI's toast comes and goes too fast to be a reliable witness).
+    answer = answered_gate(demo, run_id)
+    shots.take(page, "approval-answered.png")
+    assert answer["chosen_options"] == [chosen] and answer["responded_by_user"]["name"] == USER, answer
 
     state = demo.follow(run_id, say)
     assert state == "success", f"the approved run ended {state}"
@@ -325,6 +326,18 @@ def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: 
     assert deleted <= to_delete, sorted(deleted - to_delete)
     say(f"approved {chosen} in the browser: {len(deleted)} receivers deleted, none elsewhere")
     return run_id
+
+
+def answered_gate(demo: RunningDemo, run_id: str, timeout: float = 60) -> dict:
+    """The gate's HITL detail once it has a response; fails naming the last one seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        detail = airflow_demo.gate_detail(demo.up.api, run_id)
+        if detail is not None and detail.get("responded_by_user"):
+            return detail
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the gate of {run_id} recorded no response within {timeout:g} s: {detail}")
+        time.sleep(1)
 
 
 def deletions_of(settings: Settings, run_id: str) -> set[tuple[str, str, str]]:
