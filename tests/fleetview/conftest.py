@@ -265,8 +265,16 @@ def airflow_orm(airflow_db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterato
     engine.dispose()
 
 
-def add_dag_run(run_id: str, state: str, note: str | None = None, *, dag_id: str = "mq_journal_maintenance") -> None:
-    """A run as the scheduler leaves it in the metadata DB, with its note (the run-notes listener's outcome line)."""
+def add_dag_run(
+    run_id: str,
+    state: str,
+    note: str | None = None,
+    *,
+    dag_id: str = "mq_journal_maintenance",
+    conf: dict | None = None,
+) -> None:
+    """A run as the scheduler leaves it in the metadata DB, with its note (the run-notes listener's outcome line); it
+    was to run at the time its id says, as Airflow's run ids do."""
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from airflow.utils.state import DagRunState
@@ -277,8 +285,9 @@ def add_dag_run(run_id: str, state: str, note: str | None = None, *, dag_id: str
                 dag_id=dag_id,
                 run_id=run_id,
                 run_type="manual",
-                run_after=datetime.now(UTC),
+                run_after=datetime.fromisoformat(run_id.split("__", 1)[1]),
                 state=DagRunState(state),
                 note=note,
+                conf=conf or {},
             )
         )

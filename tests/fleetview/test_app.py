@@ -284,7 +284,8 @@ def test_the_fleet_shows_each_runs_state_and_note_from_airflows_metadata_db_in_o
     from sqlalchemy import event
 
     narrow_plan(fleet.settings, RUN2, "PAYROLL")  # PAYROLL's row is run 1's: two runs to look up
-    add_dag_run(RUN2, "success", "rejected by admin: nothing deleted")
+    # Run 2 selected BILLING's host only (had it selected PAYROLL too, it would be PAYROLL's last run).
+    add_dag_run(RUN2, "success", "rejected by admin: nothing deleted", conf={"hosts": ["ibmi-prod2"]})
     add_dag_run(RUN1, "failed")  # no note: its report's line is the outcome
     add_dag_run(RUN2, "failed", "another DAG's note", dag_id="mq_journal_recovery")
     statements: list[str] = []
@@ -292,7 +293,8 @@ def test_the_fleet_shows_each_runs_state_and_note_from_airflows_metadata_db_in_o
 
     fleet_rows = {r["qmgr"]: r for r in in_airflow.get("/api/fleet").json()}
 
-    assert len([s for s in statements if "dag_run" in s]) == 1
+    # The runs shown in one query, the runs after them in two (their earliest time, then the runs), for every row.
+    assert len([s for s in statements if "dag_run" in s]) == 3
     billing, payroll = fleet_rows["BILLING"], fleet_rows["PAYROLL"]
     assert (billing["run_id"], billing["run_state"], billing["outcome"], billing["outcome_from"]) == (
         RUN2,
@@ -313,6 +315,31 @@ def test_the_fleet_shows_each_runs_state_and_note_from_airflows_metadata_db_in_o
     assert 'data-state="success"' in run_cell(row_html(html, "BILLING"))
     assert "rejected by admin: nothing deleted" in run_cell(row_html(html, "BILLING"))
     assert 'data-state="failed"' in run_cell(row_html(html, "PAYROLL"))
+
+
+def test_a_later_run_that_failed_before_planning_is_the_last_run_of_the_queue_managers_it_selected(
+    airflow_orm, fleet, in_airflow
+):
+    run3 = "manual__2026-11-23T05:00:00+00:00"
+    add_dag_run(RUN1, "success")
+    add_dag_run(RUN2, "success", "rejected by admin: nothing deleted")
+    failed = "failed before a plan was made: nothing was saved or deleted"
+    add_dag_run(run3, "failed", failed, conf={"hosts": ["ibmi-prod1"], "queue_managers": []})
+
+    rows = {r["qmgr"]: r for r in in_airflow.get("/api/fleet").json()}
+
+    payroll, billing = rows["PAYROLL"], rows["BILLING"]
+    assert (payroll["run_id"], payroll["last_run_id"], payroll["run_state"], payroll["outcome"]) == (
+        RUN2,  # the plan it shows
+        run3,
+        "failed",
+        failed,
+    )
+    assert f"the last run failed: {failed}" in payroll["light"]["reasons"]
+    # BILLING is on ibmi-prod2, which run 3 did not select: its last run is still its plan's.
+    assert (billing["last_run_id"], billing["run_state"]) == (None, "success")
+    cell = run_cell(row_html(in_airflow.get("/").text, "PAYROLL"))
+    assert run3 in cell and 'data-state="failed"' in cell and f'data-planned-in="{RUN2}"' in cell
 
 
 def test_without_an_airflow_db_here_the_reports_say_and_no_db_file_is_made(fleet, in_airflow, monkeypatch, tmp_path):

@@ -300,3 +300,34 @@ def test_plan_runs_are_ordered_by_when_they_planned(fleet):
     assert [r.run_id for r in runs] == [RUN1, RUN2]
     assert runs[0].at == COLLECTED1.astimezone(UTC) + timedelta(minutes=2)
     assert runs[1].at < datetime.now(UTC)
+
+
+# --- a later run that planned nothing ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("conf", "selected"),
+    [
+        ({}, True),
+        ({"hosts": [], "queue_managers": []}, True),
+        ({"hosts": ["ibmi-prod1"]}, True),
+        ({"hosts": ["ibmi-prod2"]}, False),
+        ({"queue_managers": ["PAYROLL"]}, True),
+        ({"queue_managers": ["ibmi-prod1/PAYROLL"]}, True),
+        ({"queue_managers": ["ibmi-prod2/PAYROLL"]}, False),
+        ({"hosts": ["ibmi-prod1"], "queue_managers": ["ORDERS"]}, False),
+    ],
+)
+def test_which_queue_managers_a_runs_form_selected(conf, selected):
+    assert data.selects(conf, "ibmi-prod1", "PAYROLL") is selected
+
+
+def test_the_newest_later_run_that_selected_it_is_its_last_run():
+    planned = AirflowRun(run_id=RUN1, state="success", at=datetime(2026, 11, 15, tzinfo=UTC))
+    other_host = AirflowRun(run_id="r4", state="failed", at=datetime(2026, 11, 24, tzinfo=UTC), conf={"hosts": ["x"]})
+    failed = AirflowRun(run_id="r3", state="failed", at=datetime(2026, 11, 23, tzinfo=UTC))
+    older = AirflowRun(run_id="r0", state="failed", at=datetime(2026, 11, 1, tzinfo=UTC))
+
+    assert data.newer_run("ibmi-prod1", "PAYROLL", planned, [other_host, failed, planned, older]) == failed
+    assert data.newer_run("ibmi-prod1", "PAYROLL", planned, [other_host, planned, older]) is None
+    assert data.newer_run("ibmi-prod1", "PAYROLL", None, [failed]) is None  # the plan's run unknown to Airflow

@@ -48,11 +48,39 @@ def dag_runs(run_ids: Collection[str]) -> dict[str, AirflowRun]:
     return {}
 
 
-def _read(run_ids: list[str]) -> dict[str, AirflowRun]:
-    from airflow import settings as airflow_settings
+LATER_RUNS = 200
+"""At most this many runs after the plans' are read: enough for weeks of runs that planned nothing."""
+
+
+def later_runs(run_ids: Collection[str]) -> list[AirflowRun]:
+    """The maintenance DAG's runs after the earliest of `run_ids`, newest first, with their forms (which queue
+    managers each selected): a run that failed before planning a queue manager is still its last run. Never
+    raises."""
+    if not run_ids:
+        return []
+    try:
+        return _read_later(sorted(set(run_ids)))
+    except (ImportError, NoAirflowDB) as exc:
+        _tell(logging.DEBUG, "no Airflow metadata DB to read here (%s): the outcomes are the run reports'", exc)
+    except Exception as exc:
+        _tell(logging.WARNING, "could not read the runs in Airflow's DB (%s): the outcomes are the run reports'", exc)
+    return []
+
+
+def _columns():
     from airflow.models.dagrun import DagRun, DagRunNote
-    from airflow.utils.session import create_session
     from sqlalchemy import select
+
+    return (
+        select(DagRun.run_id, DagRun.state, DagRunNote.content, DagRun.run_after, DagRun.conf)
+        .outerjoin(DagRunNote, DagRunNote.dag_run_id == DagRun.id)
+        .where(DagRun.dag_id == MAINTENANCE_DAG)
+    ), DagRun
+
+
+def _session():
+    from airflow import settings as airflow_settings
+    from airflow.utils.session import create_session
 
     engine = airflow_settings.engine
     if engine is None:
@@ -60,17 +88,37 @@ def _read(run_ids: list[str]) -> dict[str, AirflowRun]:
     if _absent_sqlite_file(engine.url):
         # Connecting would create an empty file where a default configuration points (e.g. ~/airflow/airflow.db).
         raise NoAirflowDB(f"no SQLite file {engine.url.database}")
-    query = (
-        select(DagRun.run_id, DagRun.state, DagRunNote.content)
-        .outerjoin(DagRunNote, DagRunNote.dag_run_id == DagRun.id)
-        .where(DagRun.dag_id == MAINTENANCE_DAG, DagRun.run_id.in_(run_ids))
+    return create_session()
+
+
+def _run(row: Any) -> AirflowRun:
+    run_id, state, note, at, conf = row
+    return AirflowRun(
+        run_id=str(run_id), state=_text(state), note=_text(note), at=at, conf=conf if isinstance(conf, dict) else {}
     )
-    with create_session() as session:
-        rows = session.execute(query).all()
-    return {
-        str(run_id): AirflowRun(run_id=str(run_id), state=_text(state), note=_text(note))
-        for run_id, state, note in rows
-    }
+
+
+def _read(run_ids: list[str]) -> dict[str, AirflowRun]:
+    query, dag_run = _columns()
+    with _session() as session:
+        rows = session.execute(query.where(dag_run.run_id.in_(run_ids))).all()
+    return {run.run_id: run for run in map(_run, rows)}
+
+
+def _read_later(run_ids: list[str]) -> list[AirflowRun]:
+    from sqlalchemy import func, select
+
+    query, dag_run = _columns()
+    with _session() as session:
+        earliest = session.execute(
+            select(func.min(dag_run.run_after)).where(dag_run.dag_id == MAINTENANCE_DAG, dag_run.run_id.in_(run_ids))
+        ).scalar()
+        if earliest is None:
+            return []
+        rows = session.execute(
+            query.where(dag_run.run_after > earliest).order_by(dag_run.run_after.desc()).limit(LATER_RUNS)
+        ).all()
+    return [_run(row) for row in rows]
 
 
 def _absent_sqlite_file(url: Any) -> bool:

@@ -76,6 +76,7 @@ def create_app(
     current_settings: Callable[[], Settings] = settings,
     viewer: Callable[..., Any] | None = None,
     dag_runs: data.RunLookup = airflow_runs.dag_runs,
+    later_runs: data.LaterRuns = airflow_runs.later_runs,
 ) -> FastAPI:
     """The app. `viewer` is the authentication dependency (Airflow's login and the DAG read check by default);
     `current_settings` where the data is (the process's MQJOURNAL_* environment by default); `dag_runs` the runs'
@@ -103,13 +104,13 @@ def create_app(
     @app.get("/", response_class=HTMLResponse, dependencies=[guard])
     def fleet_overview(request: Request, sort: str | None = None, order: str | None = None) -> HTMLResponse:
         s = current_settings()
-        rows = data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs)
+        rows = data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs)
         return HTMLResponse(pages.fleet_page(rows, links(request), sort=sort, order=order, source=str(s.data_dir)))
 
     @app.get("/qm/{host}/{library}", response_class=HTMLResponse, dependencies=[guard])
     def queue_manager(request: Request, host: str, library: str) -> HTMLResponse:
         s = current_settings()
-        found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs)
+        found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs, later=later_runs)
         if found is None:
             return HTMLResponse(pages.not_found(host, library, links(request)), status_code=404)
         return HTMLResponse(pages.queue_manager_page(found, links(request)))
@@ -117,12 +118,15 @@ def create_app(
     @app.get("/api/fleet", dependencies=[guard])
     def fleet_json() -> list[dict[str, Any]]:
         s = current_settings()
-        return [row.model_dump(mode="json") for row in data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs)]
+        return [
+            row.model_dump(mode="json")
+            for row in data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs)
+        ]
 
     @app.get("/api/qm/{host}/{library}", dependencies=[guard])
     def queue_manager_json(host: str, library: str) -> dict[str, Any]:
         s = current_settings()
-        found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs)
+        found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs, later=later_runs)
         if found is None:
             raise HTTPException(404, f"no plan has a queue manager in library {library} on {host}")
         return found.model_dump(mode="json")

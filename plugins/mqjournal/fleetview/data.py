@@ -23,7 +23,7 @@ import importlib
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -84,15 +84,49 @@ class AirflowRun(BaseModel):
     run_id: str
     state: str | None = None
     note: str | None = None
+    at: datetime | None = None
+    """When the run was to run (Airflow's run_after): the order of the runs."""
+    conf: dict[str, Any] = Field(default_factory=dict)
+    """Its trigger form: which hosts and queue managers it selected."""
 
 
 RunLookup = Callable[[Collection[str]], Mapping[str, AirflowRun]]
 """Given run ids of the maintenance DAG, the ones Airflow knows (one read for all of them); never raises."""
 
+LaterRuns = Callable[[Collection[str]], Sequence[AirflowRun]]
+"""Given run ids of the maintenance DAG, the runs Airflow has after the earliest of them, newest first (one read);
+never raises."""
+
 
 def no_airflow(run_ids: Collection[str]) -> Mapping[str, AirflowRun]:
     """The lookup where no Airflow metadata DB is read: every outcome comes from the run reports."""
     return {}
+
+
+def no_later_runs(run_ids: Collection[str]) -> Sequence[AirflowRun]:
+    return []
+
+
+def selects(conf: Mapping[str, Any], host: str, qmgr: str) -> bool:
+    """Whether a maintenance run's form selected the queue manager: its hosts (none: all) and its queue managers,
+    `host/QMGR` or a bare `QMGR` on every selected host (none: all)."""
+    hosts = conf.get("hosts") or []
+    if hosts and host not in hosts:
+        return False
+    pairs = [str(c).rpartition("/") for c in conf.get("queue_managers") or []]
+    return not pairs or any(q == qmgr and h in ("", host) for h, _, q in pairs)
+
+
+def newer_run(host: str, qmgr: str, plan_run: AirflowRun | None, later: Sequence[AirflowRun]) -> AirflowRun | None:
+    """The newest run that selected the queue manager after the run of its newest plan, if any: one that failed
+    before planning it (a collect that could not reach the host), or one still on its way. Its outcome is the
+    queue manager's last run; the plan stays what the row's other columns show."""
+    if plan_run is None or plan_run.at is None:
+        return None
+    for run in later:  # newest first
+        if run.run_id != plan_run.run_id and run.at and run.at > plan_run.at and selects(run.conf, host, qmgr):
+            return run
+    return None
 
 
 class LastRun(BaseModel):
@@ -169,6 +203,9 @@ class QueueManagerRow(BaseModel):
     receivers_to_delete: int = 0
     bytes_to_delete: int = 0
     last_backup: BackupInfo | None = None
+    last_run_id: str | None = None
+    """A run after the plan's that selected the queue manager and made no plan of it (it failed before planning, or
+    is on its way): the last run, whose state and outcome follow. None: the last run is the plan's."""
     run_state: str | None = None
     """Airflow's state of the run (queued, running, success, failed); None when Airflow's DB was not read or does not
     have the run."""
@@ -422,10 +459,15 @@ def backups_of(catalog: Catalog | None, host: str, qmgr: str, library: str, *, h
 
 
 def fleet(
-    settings: Settings, catalog: Catalog | None, *, now: datetime | None = None, airflow: RunLookup = no_airflow
+    settings: Settings,
+    catalog: Catalog | None,
+    *,
+    now: datetime | None = None,
+    airflow: RunLookup = no_airflow,
+    later: LaterRuns = no_later_runs,
 ) -> list[QueueManagerRow]:
     """One row per host and queue manager that any plan has, from its newest plan; sorted by host, queue manager.
-    `airflow` is asked once, for every run the rows show."""
+    `airflow` is asked once, for every run the rows show, and `later` once for the runs after them."""
     now = now or datetime.now(UTC)
     newest = newest_plans(plan_runs(settings))
     by_run: dict[str, list[Key]] = defaultdict(list)
@@ -436,20 +478,29 @@ def fleet(
     online: dict[Key, tuple[int, int]] = {}
     for run_id, keys in by_run.items():
         online |= _online(plan_receivers(runs[run_id]), set(keys))
-    outcomes = last_runs(settings, list(by_run), airflow)
+    runs_of = RunsOf(settings, list(by_run), airflow, later)
     rows = []
     for key, (run, q) in newest.items():
         host, library = key
         snapshot = snapshot_of(settings, run.run_id, host, library)
         backups = backups_of(catalog, host, str(q["qmgr"]), library)
-        rows.append(_row(run, q, snapshot, online.get(key, (0, 0)), backups, outcomes[run.run_id], now))
+        rows.append(_row(run, q, snapshot, online.get(key, (0, 0)), backups, runs_of(run.run_id, host, q), now))
     return sorted(rows, key=lambda r: (r.host, r.qmgr))
 
 
-def last_runs(settings: Settings, run_ids: list[str], airflow: RunLookup) -> dict[str, LastRun]:
-    """Per run its LastRun; `airflow` is asked once for all of them, whatever the number of rows."""
-    known = airflow(run_ids) if run_ids else {}
-    return {run_id: last_run(report_outcome(settings, run_id), known.get(run_id)) for run_id in run_ids}
+class RunsOf:
+    """Each queue manager's last run: its plan's run, or a later run that selected it (RunsOf asks Airflow once for
+    the plans' runs and once for the runs after them, whatever the number of rows)."""
+
+    def __init__(self, settings: Settings, run_ids: list[str], airflow: RunLookup, later: LaterRuns) -> None:
+        self._settings = settings
+        self._known = airflow(run_ids) if run_ids else {}
+        self._later = later(run_ids) if run_ids else []
+
+    def __call__(self, plan_run: str, host: str, q: Row) -> tuple[str, LastRun]:
+        newer = newer_run(host, str(q["qmgr"]), self._known.get(plan_run), self._later)
+        run_id, run = (newer.run_id, newer) if newer else (plan_run, self._known.get(plan_run))
+        return run_id, last_run(report_outcome(self._settings, run_id), run)
 
 
 def _online(receivers: Iterable[Mapping], keys: set[Key]) -> dict[Key, tuple[int, int]]:
@@ -471,7 +522,7 @@ def _row(
     snapshot: Snapshot | None,
     online: tuple[int, int],
     backups: Backups,
-    outcome: LastRun,
+    last: tuple[str, LastRun],
     now: datetime,
 ) -> QueueManagerRow:
     def plan_or_snapshot(column: str) -> Any:
@@ -509,9 +560,10 @@ def _row(
         "receivers_to_delete": int(q.get("receivers_to_delete") or 0),
         "bytes_to_delete": int(q.get("bytes_to_delete") or 0),
         "last_backup": backups.newest(),
-        "run_state": outcome.state,
-        "outcome": outcome.outcome,
-        "outcome_from": outcome.outcome_from,
+        "last_run_id": last[0] if last[0] != run.run_id else None,
+        "run_state": last[1].state,
+        "outcome": last[1].outcome,
+        "outcome_from": last[1].outcome_from,
         "plan": dict(q),
     }
     row = QueueManagerRow.model_validate(values)
@@ -570,6 +622,7 @@ def queue_manager(
     *,
     now: datetime | None = None,
     airflow: RunLookup = no_airflow,
+    later: LaterRuns = no_later_runs,
 ) -> QueueManagerPage | None:
     """The queue manager page's data, None when no plan has the queue manager."""
     now = now or datetime.now(UTC)
@@ -583,7 +636,9 @@ def queue_manager(
     snapshot = snapshot_of(settings, run.run_id, host, library)
     receivers = plan_receivers(run, host, library)
     online = _online(receivers, {(host, library)}).get((host, library), (0, 0))
-    row = _row(run, q, snapshot, online, backups, last_runs(settings, [run.run_id], airflow)[run.run_id], now)
+    row = _row(
+        run, q, snapshot, online, backups, RunsOf(settings, [run.run_id], airflow, later)(run.run_id, host, q), now
+    )
     return QueueManagerPage(
         row=row,
         history=history(settings, runs, backups, host, library),

@@ -219,6 +219,12 @@ def last_run(row: QueueManagerRow, links: Links) -> str:
     else:
         unfinished = row.run_state in ("queued", "running")
         outcome = f'<span class="why outcome">{"no outcome yet" if unfinished else "no report yet"}</span>'
+    if row.last_run_id is not None:  # a later run that made no plan of it: its run id, since it has no collection
+        return (
+            f'<a data-airflow class="run" href="{e(links.run(row.last_run_id))}" title="{e(row.last_run_id)}">'
+            f'{e(row.last_run_id)}</a>{state}{outcome}<span class="why" data-planned-in="{e(row.run_id)}">'
+            f"no plan of it: the row shows the plan of {e(row.run_id)}</span>"
+        )
     return (
         f'<a data-airflow class="run" href="{e(links.run(row.run_id))}" title="{e(row.run_id)}">'
         f"{e(when(row.collected_at, row))}</a>{state}{outcome}"
