@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install check test test-fast safety-long demo clean
+.PHONY: install check test test-fast safety-long cluster-test demo clean
 
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ test-fast: $(INSTALLED)
 # The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
 safety-long: $(INSTALLED)
 	MQJ_STATEFUL=long $(PY) -m pytest tests/safety/test_stateful.py::test_maintenance_under_host_events_and_faults_keeps_every_receiver_and_records_every_command
+
+# The deployment's topology without a Docker engine (docs/cluster-test.md): PostgreSQL, Redis, a Spark standalone
+# master and worker, Airflow's components with the CeleryExecutor, as local processes on loopback; the maintenance DAG
+# end to end on the simulated fleet. Some 2-3 minutes on 2 cores; run it alone. `make test` leaves it out.
+cluster-test: $(INSTALLED)
+	$(PY) -m pytest -m cluster tests/cluster -x -s
 
 demo: $(INSTALLED)
 	$(VENV)/bin/mqjournal demo --fleet docker/fleet.example.yaml $(DEMO_ARGS)
