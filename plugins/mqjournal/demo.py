@@ -254,6 +254,26 @@ def log_tail(path: Path, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def wait_for_log_line(
+    log: Path, start: int, parts: tuple[str, ...], *, timeout: float, alive: Callable[[], bool]
+) -> bool:
+    """Until a line of `log` written after byte `start` holds every one of `parts`; False after `timeout` or once
+    the process writing it is no longer `alive`."""
+    deadline = time.monotonic() + timeout
+    offset, pending = start, b""
+    while True:
+        with log.open("rb") as lines_file:
+            lines_file.seek(offset)
+            chunk = lines_file.read()
+        offset += len(chunk)
+        *lines, pending = (pending + chunk).split(b"\n")
+        if any(all(p.encode() in line for p in parts) for line in lines):
+            return True
+        if time.monotonic() > deadline or not alive():
+            return False
+        time.sleep(0.5)
+
+
 class AirflowProcess:
     """`airflow standalone` in its own process group, so that stopping it stops every process it started."""
 
@@ -281,19 +301,7 @@ class AirflowProcess:
 
     def wait_for_log_line(self, *parts: str, timeout: float) -> bool:
         """Until a line of this Airflow's output holds every one of `parts`; False after `timeout`."""
-        deadline = time.monotonic() + timeout
-        offset, pending = self.log_start, b""
-        while True:
-            with self.log.open("rb") as log:
-                log.seek(offset)
-                chunk = log.read()
-            offset += len(chunk)
-            *lines, pending = (pending + chunk).split(b"\n")
-            if any(all(p.encode() in line for p in parts) for line in lines):
-                return True
-            if time.monotonic() > deadline or not self.alive():
-                return False
-            time.sleep(0.5)
+        return wait_for_log_line(self.log, self.log_start, parts, timeout=timeout, alive=self.alive)
 
     def failure(self, what: str) -> DemoError:
         return DemoError(f"{what}; the last lines of {self.log}:\n{log_tail(self.log)}")

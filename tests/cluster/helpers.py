@@ -129,19 +129,7 @@ class Service:
 
     def wait_for_log_line(self, *parts: str, timeout: float) -> bool:
         """Until a line of the log holds every one of `parts`; False after `timeout` or when the process exits."""
-        deadline = time.monotonic() + timeout
-        offset, pending = 0, b""
-        while True:
-            with self.log.open("rb") as log:
-                log.seek(offset)
-                chunk = log.read()
-            offset += len(chunk)
-            *lines, pending = (pending + chunk).split(b"\n")
-            if any(all(p.encode() in line for p in parts) for line in lines):
-                return True
-            if time.monotonic() > deadline or not self.alive():
-                return False
-            time.sleep(0.5)
+        return demo.wait_for_log_line(self.log, 0, parts, timeout=timeout, alive=self.alive)
 
     def stop(self, grace: float = 30.0) -> None:
         """The stop signal to the whole group, SIGKILL to what is left after `grace` s; the group is gone after."""
