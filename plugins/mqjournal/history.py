@@ -35,15 +35,12 @@ def partitions_needed(snapshots: Path, current: Path, runs: int) -> list[Path]:
     collections of a queue manager collected in `current`, newest first (by the folder's modification time, which
     a collect's write sets). A partition whose files do not say which queue managers they hold is read whenever the
     walk reaches it: when unsure, the plan sees more, never less."""
+    earlier = [p for p in snapshots.glob("run_id=*") if p.is_dir() and p.resolve() != current.resolve()]
     wanted = {key for name in _files(current) if (key := queue_manager_of(name)) is not None}
     if not wanted:  # a current run the names do not describe: every earlier collection may matter
-        return sorted(p for p in snapshots.glob("run_id=*") if p.is_dir() and p != current)
+        return sorted(earlier)
     seen = dict.fromkeys(wanted, 0)
-    partitions = sorted(
-        (p for p in snapshots.glob("run_id=*") if p.is_dir() and p.resolve() != current.resolve()),
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
+    partitions = sorted(earlier, key=lambda p: p.stat().st_mtime, reverse=True)
     needed: list[Path] = []
     for partition in partitions:
         if all(count >= runs for count in seen.values()):

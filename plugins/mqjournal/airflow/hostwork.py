@@ -27,6 +27,7 @@ from mqjournal.ibmi.transport import IbmiSession
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+H = TypeVar("H")
 
 
 def host_batches(targets: Sequence[MaintenanceTarget], max_tasks: int) -> list[HostBatch]:
@@ -165,7 +166,7 @@ def finish(result: BatchResult[Any], batch: HostBatch, push: Callable[[list[Any]
     )
 
 
-def spread(hosts: Sequence[str], work: Callable[[str], T], parallel: int) -> list[T]:
+def spread(hosts: Sequence[H], work: Callable[[H], T], parallel: int) -> list[T]:
     """`work` for each host, `parallel` hosts at once, results in the hosts' order (discovery, the preflight)."""
     if not hosts:
         return []

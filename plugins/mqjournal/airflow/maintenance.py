@@ -33,7 +33,7 @@ from mqjournal.airflow.xcom import (
 )
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
-from mqjournal.fleet import load_fleet
+from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.history import partitions_needed
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.cleanup import HostCleanup
@@ -65,12 +65,12 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
         )
     selected = [h for h in fleet.hosts if not hosts or h.name in hosts]
 
-    def survey(name: str) -> discovery.HostSurvey:
-        with host_session(settings, name) as session:
-            return discovery.survey(session, name, fleet.host(name).queue_managers)
+    def survey(host: HostConfig) -> discovery.HostSurvey:
+        with host_session(settings, host.name) as session:
+            return discovery.survey(session, host.name, host.queue_managers)
 
     # Each host is surveyed in its own session, several at once: discovery waits on SSH round trips, not on us.
-    surveys = spread([h.name for h in selected], survey, settings.tasks.hosts_in_parallel)
+    surveys = spread(selected, survey, settings.tasks.hosts_in_parallel)
     targets = []
     found_on: dict[str, list[str]] = {}  # host -> the queue managers discovery found there
     for host, found in zip(selected, surveys, strict=True):
@@ -511,17 +511,16 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
     collected = _collected_hosts(settings.snapshots)
     new = [h for h in fleet.hosts if (not hosts or h.name in hosts) and h.name not in collected]
 
-    def check(name: str) -> HostReport:
-        host = fleet.host(name)
+    def check(host: HostConfig) -> HostReport:
         try:
-            with host_session(settings, name) as session:
+            with host_session(settings, host.name) as session:
                 return check_host(fleet, host, session=session, save_library=save_library)
         except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
-            report = HostReport(name)
+            report = HostReport(host.name)
             report.add("SSH and host key", "fail", exc.problem, exc.action)
             return report
 
-    reports = spread([h.name for h in new], check, settings.tasks.hosts_in_parallel)
+    reports = spread(new, check, settings.tasks.hosts_in_parallel)
     text = render(reports) if reports else "every selected host was collected before: no preflight needed"
     log.info("the partitions' readiness (mqjournal doctor):\n%s", text)
     not_ready = [r.host for r in reports if not r.ready]

@@ -14,14 +14,15 @@ after it, debug only, since the view reads anew on every request.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mqjournal.fleetview.data import MAINTENANCE_DAG, AirflowRun
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class NoAirflowDB(Exception):
@@ -37,15 +38,7 @@ class _Once:
 def dag_runs(run_ids: Collection[str]) -> dict[str, AirflowRun]:
     """The runs of the maintenance DAG among `run_ids` that Airflow's DB has, by run id: one query for all of them
     (the note joined in, not loaded per run). Never raises."""
-    if not run_ids:
-        return {}
-    try:
-        return _read(sorted(set(run_ids)))
-    except (ImportError, NoAirflowDB) as exc:
-        _tell(logging.DEBUG, "no Airflow metadata DB to read here (%s): the outcomes are the run reports'", exc)
-    except Exception as exc:  # whatever the DB or its driver raises, the page shows the reports instead
-        _tell(logging.WARNING, "could not read the runs in Airflow's DB (%s): the outcomes are the run reports'", exc)
-    return {}
+    return _guarded(lambda: _read(sorted(set(run_ids))), {}) if run_ids else {}
 
 
 LATER_RUNS = 200
@@ -56,18 +49,22 @@ def later_runs(run_ids: Collection[str]) -> list[AirflowRun]:
     """The maintenance DAG's runs after the earliest of `run_ids`, newest first, with their forms (which queue
     managers each selected): a run that failed before planning a queue manager is still its last run. Never
     raises."""
-    if not run_ids:
-        return []
+    return _guarded(lambda: _read_later(sorted(set(run_ids))), []) if run_ids else []
+
+
+def _guarded(read: Callable[[], T], empty: T) -> T:
+    """`read()`, or `empty` when Airflow's DB cannot be read: the page shows the reports' outcomes instead."""
     try:
-        return _read_later(sorted(set(run_ids)))
+        return read()
     except (ImportError, NoAirflowDB) as exc:
         _tell(logging.DEBUG, "no Airflow metadata DB to read here (%s): the outcomes are the run reports'", exc)
-    except Exception as exc:
+    except Exception as exc:  # whatever the DB or its driver raises
         _tell(logging.WARNING, "could not read the runs in Airflow's DB (%s): the outcomes are the run reports'", exc)
-    return []
+    return empty
 
 
-def _columns():
+def _runs_query():
+    """The maintenance DAG's runs with what the fleet view shows of each (the note joined in, not loaded per run)."""
     from airflow.models.dagrun import DagRun, DagRunNote
     from sqlalchemy import select
 
@@ -75,7 +72,7 @@ def _columns():
         select(DagRun.run_id, DagRun.state, DagRunNote.content, DagRun.run_after, DagRun.conf)
         .outerjoin(DagRunNote, DagRunNote.dag_run_id == DagRun.id)
         .where(DagRun.dag_id == MAINTENANCE_DAG)
-    ), DagRun
+    )
 
 
 def _session():
@@ -99,25 +96,25 @@ def _run(row: Any) -> AirflowRun:
 
 
 def _read(run_ids: list[str]) -> dict[str, AirflowRun]:
-    query, dag_run = _columns()
+    from airflow.models.dagrun import DagRun
+
     with _session() as session:
-        rows = session.execute(query.where(dag_run.run_id.in_(run_ids))).all()
+        rows = session.execute(_runs_query().where(DagRun.run_id.in_(run_ids))).all()
     return {run.run_id: run for run in map(_run, rows)}
 
 
 def _read_later(run_ids: list[str]) -> list[AirflowRun]:
+    from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
 
-    query, dag_run = _columns()
     with _session() as session:
         earliest = session.execute(
-            select(func.min(dag_run.run_after)).where(dag_run.dag_id == MAINTENANCE_DAG, dag_run.run_id.in_(run_ids))
+            select(func.min(DagRun.run_after)).where(DagRun.dag_id == MAINTENANCE_DAG, DagRun.run_id.in_(run_ids))
         ).scalar()
         if earliest is None:
             return []
-        rows = session.execute(
-            query.where(dag_run.run_after > earliest).order_by(dag_run.run_after.desc()).limit(LATER_RUNS)
-        ).all()
+        later = _runs_query().where(DagRun.run_after > earliest).order_by(DagRun.run_after.desc()).limit(LATER_RUNS)
+        rows = session.execute(later).all()
     return [_run(row) for row in rows]
 
 
