@@ -20,6 +20,8 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from mqjournal.ibmi.openintents import open_intents
+
 __all__ = ["OUTCOMES", "TRANSFERS", "AuditLog", "read_audit", "read_events", "unexplained_intents"]
 
 log = logging.getLogger(__name__)
@@ -198,7 +200,6 @@ def read_audit(path: Path) -> list[dict]:
 
 
 def unexplained_intents(path: Path, host: str) -> list[dict]:
-    """Intents on `host` with neither an outcome nor a reconciliation: commands interrupted mid-flight."""
-    events = read_events(path)
-    closed = {e["id"] for e in events if e.get("event") in ("outcome", "reconciled")}
-    return [e for e in events if e.get("event") == "intent" and e["host"] == host and e["id"] not in closed]
+    """Intents on `host` with neither an outcome nor a reconciliation: commands interrupted mid-flight (or still
+    waiting for their answer). Read from where the last reader stopped (mqjournal.ibmi.openintents), not whole."""
+    return [e for e in open_intents(path) if e["host"] == host]
