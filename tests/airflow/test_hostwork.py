@@ -165,6 +165,20 @@ def test_an_unreachable_host_fails_its_queue_managers_and_the_other_hosts_are_do
     assert "ibmi3" in result.failures["ibmi3/QM1"]
 
 
+def test_a_host_taken_out_of_the_fleet_file_since_the_run_selected_it_fails_by_name(fleet):
+    _, settings = fleet
+    (batch,) = host_batches(steps.select_targets(settings, [], []), max_tasks=1)
+    listed = yaml.safe_load(settings.fleet_file.read_text())
+    settings.fleet_file.write_text(yaml.safe_dump({"hosts": [h for h in listed["hosts"] if h["name"] != "ibmi2"]}))
+    result = run_per_queue_manager(settings, batch, lambda session, t: t.key, doing="test")
+    assert sorted(result.failures) == [f"ibmi2/{q}" for q in QMGRS]
+    assert (
+        f"(host ibmi2): not in the fleet file {settings.fleet_file} any more; put it back"
+        in result.failures["ibmi2/QM1"]
+    )
+    assert list(result.done) == [t.key for t in batch.targets if t.host != "ibmi2"]
+
+
 def test_the_outcomes_of_a_batch_are_its_task_value():
     batch = HostBatch(targets=[target("ibmi1", "QM1")])
     assert finish(BatchResult(done={"k": "v"}), batch, pytest.fail, doing="collect") == ["v"]

@@ -22,6 +22,7 @@ from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, XComValue
 from mqjournal.errors import MqJournalError
+from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
 
 log = logging.getLogger(__name__)
@@ -85,14 +86,27 @@ def run_per_queue_manager(
             else:
                 failures[target.label] = str(error)
 
+    fleet = load_fleet(settings.fleet_file)  # once: every session of the batch needs its host's entry
+
     def one_host(targets: list[MaintenanceTarget]) -> None:
         waiting: queue.SimpleQueue[MaintenanceTarget] = queue.SimpleQueue()
         for t in targets:
             waiting.put(t)
         sessions = min(settings.ssh.sessions_per_host, len(targets))
-        with ThreadPoolExecutor(sessions, thread_name_prefix=f"{targets[0].host}-session") as pool:
+        try:
+            host = fleet.host(targets[0].host)
+        except KeyError:  # taken out of the fleet file since the run selected it
+            gone = MqJournalError(
+                f"host {targets[0].host}",
+                f"not in the fleet file {settings.fleet_file} any more",
+                "put it back, or start a new run (which no longer selects it)",
+            )
+            for t in targets:
+                record(t, None, gone)
+            return
+        with ThreadPoolExecutor(sessions, thread_name_prefix=f"{host.name}-session") as pool:
             for _ in range(sessions):
-                pool.submit(_work_through, settings, waiting, step, record, doing)
+                pool.submit(_work_through, settings, host, waiting, step, record, doing)
 
     hosts = batch.by_host()
     workers = max(1, min(settings.tasks.hosts_in_parallel, len(hosts)))
@@ -104,6 +118,7 @@ def run_per_queue_manager(
 
 def _work_through(
     settings: Settings,
+    host: HostConfig,
     waiting: queue.SimpleQueue[MaintenanceTarget],
     step: Callable[[IbmiSession, MaintenanceTarget], T],
     record: Callable[[MaintenanceTarget, T | None, BaseException | None], None],
@@ -117,7 +132,7 @@ def _work_through(
         if target is None:
             return
         try:
-            with host_session(settings, target.host) as session:
+            with host_session(settings, host) as session:
                 while target is not None:
                     log.info("%s: %s", target.label, doing)
                     try:

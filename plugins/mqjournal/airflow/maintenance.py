@@ -66,7 +66,7 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     selected = [h for h in fleet.hosts if not hosts or h.name in hosts]
 
     def survey(host: HostConfig) -> discovery.HostSurvey:
-        with host_session(settings, host.name) as session:
+        with host_session(settings, host) as session:
             return discovery.survey(session, host.name, host.queue_managers)
 
     # Each host is surveyed in its own session, several at once: discovery waits on SSH round trips, not on us.
@@ -513,7 +513,7 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
 
     def check(host: HostConfig) -> HostReport:
         try:
-            with host_session(settings, host.name) as session:
+            with host_session(settings, host) as session:
                 return check_host(fleet, host, session=session, save_library=save_library)
         except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
             report = HostReport(host.name)

@@ -9,15 +9,18 @@ from mqjournal.airflow.connections import resolve_conn_id
 from mqjournal.airflow.hook import IbmiHook
 from mqjournal.airflow.leases import host_session_slot
 from mqjournal.airflow.settings import Settings
-from mqjournal.fleet import load_fleet
+from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
 
 
 @contextlib.contextmanager
-def host_session(settings: Settings, host: str) -> Iterator[IbmiSession]:
-    """An SSH session to `host` within its per-host cap (the Airflow pool caps the fleet as a whole)."""
-    # The SQL runner is the fleet file's per-host setting (qsh unless the host says db2): how SQL reaches db2.
-    runner = load_fleet(settings.fleet_file).host(host).sql_runner
+def host_session(settings: Settings, host: str | HostConfig) -> Iterator[IbmiSession]:
+    """An SSH session to `host` (its name, or its entry of the fleet file when the caller has read it) within its
+    per-host cap (the Airflow pool caps the fleet as a whole)."""
+    # The SQL runner is the fleet file's per-host setting (qsh unless the host says db2): how SQL reaches db2. A
+    # caller opening many sessions passes the host's entry: the fleet file is not read (and validated) for each.
+    config = host if isinstance(host, HostConfig) else load_fleet(settings.fleet_file).host(host)
+    host, runner = config.name, config.sql_runner
     lease = settings.lease
     with host_session_slot(
         settings.catalog_url,
