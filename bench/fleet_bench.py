@@ -4,7 +4,8 @@ run comes to the time the SSH round trips alone need.
     .venv/bin/python bench/fleet_bench.py                       # 500 hosts x 10 queue managers
     .venv/bin/python bench/fleet_bench.py --hosts 20 --queue-managers 5
 
-It serves the fleet from the IBM i simulator over SSH on loopback (one process), each command answered
+It serves the fleet from the IBM i simulator over SSH on loopback (`--sim-processes` processes of `mqjournal sim`,
+by default one beside the bench's: the partitions' own work is not the planner's), each command answered
 `--delay` seconds late (a partition across a network: the round trip and the command's own time), and runs the
 maintenance DAG with `dag.test()` (Airflow's real task runner, one task instance at a time, the real Spark job in
 local mode), its gate answered with every queue manager it offers. First one host alone, then the whole fleet, in
@@ -21,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +52,13 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--hosts-in-parallel", type=int, default=32, help="MQJOURNAL_TASK_HOSTS_IN_PARALLEL")
     parser.add_argument("--sessions-per-host", type=int, default=2, help="MQJOURNAL_SSH_SESSIONS_PER_HOST")
     parser.add_argument("--warmup-hours", type=float, default=1.0, help="simulated churn before the run")
+    parser.add_argument(
+        "--sim-processes",
+        type=int,
+        default=1,
+        help="processes serving the simulated fleet (`mqjournal sim`, each a share of the hosts); 0: in the bench's "
+        "own process, where the partitions' work competes with the planner's for one interpreter lock",
+    )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "mqjournal-fleet-bench")
     return parser.parse_args()
 
@@ -90,6 +99,48 @@ def fleet(args: argparse.Namespace) -> list:
         )
         for h in range(args.hosts)
     ]
+
+
+class SimulatorProcesses:
+    """The fleet served by `mqjournal sim` processes, each a share of the hosts (as partitions are other machines:
+    their work is not the planner's). Their host keys and the client key are made here first, so they share them."""
+
+    def __init__(self, out: Path, config, processes: int) -> None:
+        from mqjournal.sim.server import load_or_create_host_key
+        from mqjournal.sim.service import load_or_create_client_key
+
+        config.state_dir.mkdir(parents=True, exist_ok=True)
+        load_or_create_client_key(config.client_key)
+        self.host_keys = {h.name: load_or_create_host_key(config.state_dir / f"{h.name}.hostkey") for h in config.hosts}
+        self.ports: dict[str, int] = {}
+        self.procs: list[subprocess.Popen] = []
+        shares = [config.hosts[i::processes] for i in range(processes)]
+        for i, hosts in enumerate(s for s in shares if s):
+            fleet_file = out / f"sim-{i}.yaml"
+            share = config.model_copy(update={"hosts": hosts, "known_hosts": config.state_dir / f"known_hosts-{i}"})
+            fleet_file.write_text(json.dumps(share.model_dump(mode="json", exclude_none=True)))
+            self.procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "mqjournal.cli", "sim", "--fleet", str(fleet_file), "--frozen-clock"],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for proc in self.procs:  # each prints "<host>: ssh <user>@<address> -p <port> (...)" once it serves
+            for line in proc.stdout:  # type: ignore[union-attr]
+                if m := re.match(r"(\S+): ssh \S+ -p (\d+) ", line):
+                    self.ports[m.group(1)] = int(m.group(2))
+                elif line.startswith("known_hosts:"):
+                    break
+            else:
+                self.stop()
+                raise RuntimeError(f"a simulator process ended before serving (exit {proc.wait()})")
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            proc.wait(timeout=60)
 
 
 def run(dag, hosts: list[str]) -> dict:
@@ -159,17 +210,23 @@ def per_queue_manager(sent: list[dict], windows: dict[str, tuple[datetime, datet
 def main() -> None:
     args = arguments()
     environment(args)
-    from tests.dags.harness import fleet_in_airflow
+    from tests.dags.harness import airflow_for, fleet_in_airflow, fleet_of
     from tests.dags.hitl import TimeoutSweeper
 
     began = time.monotonic()
-    service, bag = fleet_in_airflow(args.out, fleet(args), hours=args.warmup_hours)
+    if args.sim_processes:
+        config = fleet_of(args.out, fleet(args), hours=args.warmup_hours)
+        service = SimulatorProcesses(args.out, config, args.sim_processes)
+        bag = airflow_for(args.out, config, service.host_keys, service.ports)
+        names = sorted(service.ports)
+    else:
+        service, bag = fleet_in_airflow(args.out, fleet(args), hours=args.warmup_hours)
+        names = sorted(service.hosts)
     ready = time.monotonic() - began
     dag = bag.dags["mq_journal_maintenance"]
     audit = args.out / "data" / "audit.jsonl"
     sweeper = TimeoutSweeper()
     sweeper.start()
-    names = sorted(service.hosts)
     try:
         one = run(dag, names[:1])  # the baseline: one host alone, the same DAG, the same process
         whole = run(dag, [])
@@ -190,6 +247,7 @@ def main() -> None:
         "hosts_in_parallel": args.hosts_in_parallel,
         "sessions_per_host": args.sessions_per_host,
         "hosts_at_once": at_once,
+        "sim_processes": args.sim_processes,
         "fleet_ready_s": round(ready, 1),
         "one_host": {k: one[k] for k in ("state", "wall", "phases")},
         "fleet": {k: whole[k] for k in ("state", "wall", "phases", "task_instances", "by_task", "states")},

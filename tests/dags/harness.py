@@ -44,14 +44,26 @@ def run_driver(driver: str, workdir: Path, *, timeout: int) -> dict:
 def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
     """Serve `hosts` (HostConfig) after `hours` of churn, point Airflow's connections and mqjournal's settings at
     them, and return (simulator service, DagBag of dags/). Call from a driver process only."""
-    from mqjournal.airflow.connections import fleet_connections
-    from mqjournal.fleet import FleetConfig
     from mqjournal.sim.service import SimulatorService
 
-    start = datetime.now(UTC) - timedelta(hours=hours)
-    config = FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=hours, hosts=hosts).resolved(workdir)
+    config = fleet_of(workdir, hosts, hours=hours)
     service = SimulatorService(config)
     ports = service.start()
+    return service, airflow_for(workdir, config, service.host_keys, ports)
+
+
+def fleet_of(workdir: Path, hosts: list, *, hours: float):
+    """The simulator's fleet configuration of `hosts`, its state in workdir/state, `hours` of churn before now."""
+    from mqjournal.fleet import FleetConfig
+
+    start = datetime.now(UTC) - timedelta(hours=hours)
+    return FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=hours, hosts=hosts).resolved(workdir)
+
+
+def airflow_for(workdir: Path, config, host_keys: dict, ports: dict[str, int]):
+    """Airflow's connections and mqjournal's settings pointed at the fleet served on `ports`; the DagBag of dags/."""
+    from mqjournal.airflow.connections import fleet_connections
+
     fleet_file = workdir / "fleet.yaml"
     fleet_file.write_text(
         yaml.safe_dump(
@@ -65,12 +77,12 @@ def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
                             q.model_dump(mode="json", include={"name", "clusters"}) for q in h.queue_managers
                         ],
                     }
-                    for h in hosts
+                    for h in config.hosts
                 ],
             }
         )
     )
-    for conn_id, conn in fleet_connections(config, service.host_keys, ports).items():
+    for conn_id, conn in fleet_connections(config, host_keys, ports).items():
         os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
     os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
     os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
@@ -83,4 +95,4 @@ def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
 
     db.initdb()
     Pool.create_or_update_pool("mqjournal_ssh", slots=16, description="SSH sessions to IBM i", include_deferred=False)
-    return service, DagBag(dag_folder=str(REPO / "dags"))
+    return DagBag(dag_folder=str(REPO / "dags"))
