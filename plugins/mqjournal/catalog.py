@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -40,6 +40,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     create_engine,
+    or_,
     select,
 )
 from sqlalchemy.engine import Dialect, Engine
@@ -61,6 +62,12 @@ _Id = BigInteger().with_variant(Integer(), "sqlite")
 # past BIGINT's 2**63 - 1, so sequence numbers take 20 decimal digits.
 MAX_SEQUENCE_NUMBER = 18_446_744_073_709_551_600
 _SEQUENCE_DIGITS = 20
+
+ReceiverIncarnation = tuple[str, str, datetime]
+"""(library, receiver name, attach time): names wrap, so the catalog knows a receiver by its attach time too."""
+
+# Receiver names per IN list: well under every database's limit on bound parameters (SQLite's was 999).
+_NAMES_PER_QUERY = 500
 
 
 class CatalogUnavailable(MqJournalError):
@@ -604,6 +611,23 @@ class Catalog:
             rows = session.scalars(query.order_by(_Save.saved_at.desc())).all()
             return [SaveRecord.model_validate(row) for row in rows]
 
+    def saves_of_each(
+        self, host: str, incarnations: Iterable[ReceiverIncarnation]
+    ) -> dict[ReceiverIncarnation, list[SaveRecord]]:
+        """`saves_of` for many receiver incarnations (library, name, attach time) of one host, newest first: one
+        query per _NAMES_PER_QUERY names instead of one per receiver (a step reads all of a queue manager's)."""
+        found: dict[ReceiverIncarnation, list[SaveRecord]] = {key: [] for key in incarnations}
+        names = sorted({name for _, name, _ in found})
+        with self._session("read the saves of receivers") as session:
+            for start in range(0, len(names), _NAMES_PER_QUERY):
+                query = select(_Save).where(
+                    _Save.host == host, _Save.receiver.in_(names[start : start + _NAMES_PER_QUERY])
+                )
+                for row in session.scalars(query.order_by(_Save.saved_at.desc())):
+                    if (key := (row.library, row.receiver, row.attached_at)) in found:
+                        found[key].append(SaveRecord.model_validate(row))
+        return found
+
     def is_saved(self, host: str, library: str, receiver: str, attached_at: datetime) -> bool:
         return bool(self.saves_of(host, library, receiver, attached_at))
 
@@ -712,6 +736,30 @@ class Catalog:
             ).all()
             found = [_stored(row) for row in rows]
         return [s for s in found if s.holds(library, receiver, attached_at)]
+
+    def off_partition_copies_of_each(
+        self, host: str, incarnations: Iterable[ReceiverIncarnation]
+    ) -> dict[ReceiverIncarnation, list[StoredObject]]:
+        """`off_partition_copies` for many receiver incarnations of one host, newest first, in one query per
+        _NAMES_PER_QUERY names."""
+        found: dict[ReceiverIncarnation, list[StoredObject]] = {key: [] for key in incarnations}
+        names = sorted({name for _, name, _ in found})
+        rows: dict[int, _Stored] = {}  # by id: an object listing names of two queries is found by both
+        with self._session("read the stored objects of receivers") as session:
+            for start in range(0, len(names), _NAMES_PER_QUERY):
+                narrowed = [
+                    _Stored.objects.contains(f'"receiver":"{name}"', autoescape=True)
+                    for name in names[start : start + _NAMES_PER_QUERY]
+                ]
+                rows |= {
+                    row.id: row for row in session.scalars(select(_Stored).where(_Stored.host == host, or_(*narrowed)))
+                }
+        for row in sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True):
+            stored = _stored(row)
+            for key, copies in found.items():
+                if stored.holds(*key):
+                    copies.append(stored)
+        return found
 
     def is_backed_up_off_partition(
         self, host: str, library: str, receiver: str, attached_at: datetime | None = None

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mqjournal.backupstore import BackupStore
-from mqjournal.catalog import Catalog
+from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.ibmi import capabilities, commands
 from mqjournal.ibmi.db2out import Db2Failure, check_sql_runner, parse_results
 from mqjournal.ibmi.transport import IbmiSession
@@ -101,18 +101,18 @@ def evidence_for(
     the backup store: a verified copy there that lists the receiver (none without a store)."""
     require_content_service(session)  # before any save or delete: without it nothing can be proven
     # A receiver without an attach time has no catalogued save: the catalog keys saves on it.
-    saves = {
-        (r.library, r.name, attached): (r, catalog.saves_of(host, r.library, r.name, attached))
-        for r in receivers
-        if (attached := r.attached_at) is not None
-    }
-    files = {f"{s.save_file_library}/{s.save_file}" for _, found in saves.values() for s in found}
+    known = {(r.library, r.name, r.attached_at): r for r in receivers if r.attached_at is not None}
+    # All of the queue manager's receivers in one read of the catalog each, not one per receiver.
+    saves = catalog.saves_of_each(host, known)
+    copies = catalog.off_partition_copies_of_each(host, known) if store is not None else {}
+    files = {f"{s.save_file_library}/{s.save_file}" for found in saves.values() for s in found}
     contents = save_file_contents(session, files) if files else {}
     discarded = catalog.discarded_save_files(host) if files else set()
     evidence: dict[EvidenceKey, list[BackupEvidence]] = {}
     checked: dict[str, str | None] = {}  # store key -> why it does not count (None: it does), asked once per copy
-    for key, (receiver, found) in saves.items():
-        stored = _stored_keys(catalog, store, host, receiver, checked)
+    for key, receiver in known.items():
+        found = saves[key]
+        stored = _stored_keys(copies.get(key, []), store, host, receiver, checked)
         evidence[key] = [
             BackupEvidence(
                 save_file=path,
@@ -131,19 +131,19 @@ def evidence_for(
 
 
 def _stored_keys(
-    catalog: Catalog,
+    copies: list[StoredObject],
     store: BackupStore | None,
     host: str,
     receiver: Receiver,
     checked: dict[str, str | None],
 ) -> dict[str, str]:
-    """{"LIB/NAME": store key} of the save files holding this receiver incarnation that `store` holds now, as
-    verified when they were copied (only the current store counts: another one cannot be checked from here).
-    `checked` carries the store's answers between receivers: one save file holds up to 300 of them."""
+    """{"LIB/NAME": store key} of the save files holding this receiver incarnation (`copies`, as catalogued) that
+    `store` holds now, as verified when they were copied (only the current store counts: another one cannot be
+    checked from here). `checked` carries the store's answers between receivers: one save file holds up to 300."""
     if store is None:
         return {}
     found: dict[str, str] = {}
-    for copy in catalog.off_partition_copies(host, receiver.library, receiver.name, receiver.attached_at):
+    for copy in copies:
         if copy.store_url != store.url or copy.save_file_path in found:
             continue
         if copy.key not in checked:
