@@ -16,12 +16,18 @@ from mqjournal.ibmi.audit import AuditLog, unexplained_intents
 from mqjournal.ibmi.openintents import open_intents, side_file
 
 
+def forget() -> None:
+    """What a new process knows: nothing in memory, only the side file."""
+    openintents._scans.clear()
+    openintents._saved.clear()
+
+
 @pytest.fixture(autouse=True)
 def fresh_process():
     """Each test starts as a new process would: nothing read yet in memory."""
-    openintents._scans.clear()
+    forget()
     yield
-    openintents._scans.clear()
+    forget()
 
 
 def whole_read(path: Path) -> list[dict]:
@@ -55,7 +61,7 @@ _steps = st.lists(
 def test_what_is_open_is_what_a_whole_read_says_whatever_the_reads_in_between(tmp_path_factory, steps):
     path = tmp_path_factory.mktemp("audit") / "audit.jsonl"
     path.touch()
-    openintents._scans.clear()
+    forget()
     unwritten = b""
     for step, (kind, n, host) in enumerate(steps):
         if kind == "read":  # the pieces written so far, cut anywhere, then a read
@@ -65,7 +71,7 @@ def test_what_is_open_is_what_a_whole_read_says_whatever_the_reads_in_between(tm
             unwritten = unwritten[cut:]
             assert open_intents(path) == whole_read(path)
         elif kind == "restart":  # a new process: only the side file is left
-            openintents._scans.clear()
+            forget()
         elif kind == "intent":  # ids are unique (uuid4 in the log); outcomes name any id, an intent's or none
             unwritten += json.dumps(intent(step, host)).encode() + b"\n"
         elif kind == "legacy":
@@ -100,7 +106,7 @@ def test_a_new_process_reads_only_what_was_appended_since_the_side_file(tmp_path
     data = bytearray(path.read_bytes())
     data[5:9] = b"XXXX"
     path.write_bytes(bytes(data))
-    openintents._scans.clear()
+    forget()
     write(path, {"event": "reconciled", "id": "i2"})
     assert [e["id"] for e in open_intents(path)][:1] == ["i10"]
     # What comes after the offset is read, and a record that is no JSON is named by its line.
@@ -115,7 +121,7 @@ def test_a_side_file_that_does_not_describe_the_log_is_ignored(tmp_path, change,
     path = tmp_path / "audit.jsonl"
     write(path, intent(1), intent(2))
     open_intents(path)
-    openintents._scans.clear()
+    forget()
     if change == "replaced":  # another file at the path (a restored or rotated log), longer than the offset
         path.unlink()
         write(path, intent(7), intent(8), intent(9))
@@ -170,3 +176,19 @@ def test_a_side_file_that_cannot_be_written_costs_only_a_whole_read(tmp_path, ca
         assert [e["id"] for e in open_intents(path)] == ["i1"]
     assert "could not write" in caplog.text and side_file(path).is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.jsonl", side_file(path).name]  # no temporary left
+
+
+def test_the_side_file_is_rewritten_only_after_a_quarter_mebibyte_more_was_read(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    write(path, intent(1))
+    open_intents(path)
+    first = json.loads(side_file(path).read_text())["offset"]
+    write(path, *[intent(n) for n in range(2, 50)])
+    assert len(open_intents(path)) == 49 and json.loads(side_file(path).read_text())["offset"] == first
+    while path.stat().st_size - first < openintents._SAVE_EVERY:
+        write(path, *[{"event": "outcome", "id": f"x{n}", "host": "ibmi1", "pad": "." * 200} for n in range(100)])
+    assert len(open_intents(path)) == 49
+    assert json.loads(side_file(path).read_text())["offset"] == path.stat().st_size
+    forget()  # a new process starts from there and reads the rest
+    write(path, {"event": "outcome", "id": "i1"})
+    assert [e["id"] for e in open_intents(path)] == [f"i{n}" for n in range(2, 50)]

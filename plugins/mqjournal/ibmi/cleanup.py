@@ -58,10 +58,17 @@ class HostCleanup(HostContext):
             return result  # nothing is copied off the partition, so nothing may leave it
         live = self.live()
         result.reconciled = self.reconciled(live)
-        due = self._due(store, live.collected_at, policy, result)
+        # Read once for both the choice and the measure (they grow with the host's history of save files).
+        gone = self.catalog.removed_from_host(self.host) | self.catalog.discarded_save_files(self.host)
+        copies = [
+            s
+            for s in self.catalog.stored_objects(self.host, self.target.qmgr)
+            if s.store_url == store.url and s.qmgr_library == self.target.library
+        ]
+        due = self._due(copies, gone, live.collected_at, policy, result)
         if due:
             self._remove_due(store, due, result)
-        self._measure(store, result)
+        self._measure(store, copies, gone | set(result.removed) | set(result.already_gone), result)
         return result
 
     def _remove_due(self, store: BackupStore, due: dict[str, StoredObject], result: CleanupResult) -> None:
@@ -79,23 +86,21 @@ class HostCleanup(HostContext):
             if why is not None:
                 result.kept.append((path, why))
 
-    def _measure(self, store: BackupStore, result: CleanupResult) -> None:
-        gone = self.catalog.removed_from_host(self.host) | self.catalog.discarded_save_files(self.host)
-        copied = {
-            s.save_file_path: s.size_bytes
-            for s in self.catalog.stored_objects(self.host, self.target.qmgr)
-            if s.store_url == store.url and s.qmgr_library == self.target.library
-        }
+    def _measure(self, store: BackupStore, copies: list[StoredObject], gone: set[str], result: CleanupResult) -> None:
+        """The bytes the save files copied into `store` still take on the host (all but those `gone` from it)."""
+        copied = {s.save_file_path: s.size_bytes for s in copies}
         result.save_files_on_host_bytes = sum(size for path, size in copied.items() if path not in gone)
         result.store_bytes = store.total_bytes(self.host, self.target.qmgr)
 
-    def _due(self, store: BackupStore, now: datetime, policy: Policy, result: CleanupResult) -> dict[str, StoredObject]:
-        """{"LIB/NAME": its newest verified copy in `store`} of the save files due to leave the host."""
-        gone = self.catalog.removed_from_host(self.host) | self.catalog.discarded_save_files(self.host)
+    def _due(
+        self, copies: list[StoredObject], gone: set[str], now: datetime, policy: Policy, result: CleanupResult
+    ) -> dict[str, StoredObject]:
+        """{"LIB/NAME": its newest verified copy} of the save files due to leave the host: of `copies` (this queue
+        manager's in the store, oldest first), those not `gone` from it already."""
         due: dict[str, StoredObject] = {}
-        for stored in self.catalog.stored_objects(self.host, self.target.qmgr):
+        for stored in copies:
             path = stored.save_file_path
-            if stored.store_url != store.url or path in gone or stored.qmgr_library != self.target.library:
+            if path in gone:
                 continue
             if _age(stored, now) < policy.keep_on_host:
                 result.not_due.append(path)

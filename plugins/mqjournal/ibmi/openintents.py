@@ -42,7 +42,9 @@ class _Scan:
     open: dict[str, dict] = field(default_factory=dict)  # intent id -> intent, in the log's order
 
 
+_SAVE_EVERY = 256 * 1024
 _scans: dict[Path, _Scan] = {}
+_saved: dict[Path, int] = {}  # the offset of the side file this process last wrote
 _locks: dict[Path, threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -56,9 +58,13 @@ def open_intents(path: Path) -> list[dict]:
         if not path.exists():
             _scans.pop(path, None)
             return []
-        scan, advanced = _advance(path, _usable(path, _scans.get(path)) or _usable(path, _load(path)) or _Scan())
-        if advanced:
+        known = _usable(path, _scans.get(path))
+        scan, _ = _advance(path, known or _usable(path, _load(path)) or _Scan())
+        # The side file is rewritten once the process has read _SAVE_EVERY bytes past it, not at every read: with
+        # many sessions in a task, writing it was a cost of its own; the next process reads at most that much.
+        if known is None or scan.offset - _saved.get(path, 0) >= _SAVE_EVERY or scan.offset < _saved.get(path, 0):
             _save(path, scan)
+            _saved[path] = scan.offset
         _scans[path] = scan
         return list(scan.open.values())
 
