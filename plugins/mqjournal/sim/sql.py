@@ -767,10 +767,12 @@ def _open(translation: _Translation, catalog: SqlCatalog) -> sqlite3.Connection:
     for schema in {view.split(".")[0] for view in VIEWS}:
         conn.execute(f"ATTACH DATABASE ':memory:' AS {schema}")
     for view, columns in VIEWS.items():
+        if view not in translation.referenced:
+            continue  # a statement that does not name a view cannot read it: not built (it was most of the cost)
         present = _service_columns(catalog, view, columns)
         if present is None:
             continue  # the partition's release lacks the view: querying it fails with SQL0204, as on IBM i
-        rows = _BUILTIN_ROWS.get(view) or (_rows(catalog, view) if view in translation.referenced else [])
+        rows = _BUILTIN_ROWS.get(view) or _rows(catalog, view)
         _create_table(conn, view, {c: columns[c] for c in present}, rows)
         # db2 uses SQL naming: an unqualified name means the user's schema, where these views are not.
         name = view.split(".")[1]
