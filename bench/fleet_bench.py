@@ -5,7 +5,7 @@ run comes to the time the SSH round trips alone need.
     .venv/bin/python bench/fleet_bench.py --hosts 20 --queue-managers 5
 
 It serves the fleet from the IBM i simulator over SSH on loopback (`--sim-processes` processes of `mqjournal sim`,
-by default one beside the bench's: the partitions' own work is not the planner's), each command answered
+by default two beside the bench's: the partitions' own work is not the planner's), each command answered
 `--delay` seconds late (a partition across a network: the round trip and the command's own time), and runs the
 maintenance DAG with `dag.test()` (Airflow's real task runner, one task instance at a time, the real Spark job in
 local mode), its gate answered with every queue manager it offers. First one host alone, then the whole fleet, in
@@ -48,14 +48,16 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--hosts", type=int, default=500)
     parser.add_argument("--queue-managers", type=int, default=10, help="per host")
     parser.add_argument("--delay", type=float, default=0.25, help="seconds each command answers late")
-    parser.add_argument("--max-mapped-tasks", type=int, default=16, help="MQJOURNAL_TASK_MAX_MAPPED_TASKS")
-    parser.add_argument("--hosts-in-parallel", type=int, default=32, help="MQJOURNAL_TASK_HOSTS_IN_PARALLEL")
+    # 500 hosts in 25 batches of 20, 10 at once: two rounds per batch; more at once and this 2-core machine, which
+    # also runs the simulated partitions, is out of CPU (bench/README.md).
+    parser.add_argument("--max-mapped-tasks", type=int, default=25, help="MQJOURNAL_TASK_MAX_MAPPED_TASKS")
+    parser.add_argument("--hosts-in-parallel", type=int, default=10, help="MQJOURNAL_TASK_HOSTS_IN_PARALLEL")
     parser.add_argument("--sessions-per-host", type=int, default=2, help="MQJOURNAL_SSH_SESSIONS_PER_HOST")
     parser.add_argument("--warmup-hours", type=float, default=1.0, help="simulated churn before the run")
     parser.add_argument(
         "--sim-processes",
         type=int,
-        default=1,
+        default=2,
         help="processes serving the simulated fleet (`mqjournal sim`, each a share of the hosts); 0: in the bench's "
         "own process, where the partitions' work competes with the planner's for one interpreter lock",
     )
