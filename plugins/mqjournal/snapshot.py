@@ -12,11 +12,11 @@ import json
 import logging
 from collections.abc import Iterable, Iterator
 from importlib import resources
-from pathlib import Path
 from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
+from mqjournal.datafolder import DataPath, modified, write_text_atomically
 from mqjournal.names import ObjectName, QueueManagerName
 
 # The receiver statuses are planning words too: defined once, in the vocabulary (re-exported from here).
@@ -268,24 +268,19 @@ def _path(loc: tuple) -> str:
     return path
 
 
-def write_snapshots(path: Path, snapshots: Iterable[Snapshot]) -> int:
-    """Write JSON Lines atomically: a reader sees the whole collection or none of it, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    count = 0
-    with tmp.open("w", encoding="utf-8") as out:
-        for snapshot in snapshots:
-            out.write(snapshot.model_dump_json() + "\n")
-            count += 1
-    tmp.replace(path)
-    return count
+def write_snapshots(path: DataPath, snapshots: Iterable[Snapshot]) -> int:
+    """Write JSON Lines atomically: a reader sees the whole collection or none of it, never half (a temporary file
+    renamed into place; on an object store, one put)."""
+    lines = [snapshot.model_dump_json() + "\n" for snapshot in snapshots]
+    write_text_atomically(path, "".join(lines))
+    return len(lines)
 
 
-def snapshots_of(root: Path, host: str, qmgr_library: str, *, newest_runs: int = 30) -> list[Snapshot]:
+def snapshots_of(root: DataPath, host: str, qmgr_library: str, *, newest_runs: int = 30) -> list[Snapshot]:
     """One queue manager's snapshots from the newest `newest_runs` collections under `root` (the data folder's
     snapshots/, one run_id=... folder per run). A file that cannot be read is left out, with a warning: an old
     record must not stop a recovery."""
-    files = sorted(root.glob(f"run_id=*/{host}__{qmgr_library}.jsonl"), key=lambda p: p.stat().st_mtime)
+    files = sorted(root.glob(f"run_id=*/{host}__{qmgr_library}.jsonl"), key=modified)
     found = []
     for path in files[-newest_runs:]:
         try:
@@ -295,7 +290,7 @@ def snapshots_of(root: Path, host: str, qmgr_library: str, *, newest_runs: int =
     return found
 
 
-def read_snapshots(path: Path) -> Iterator[Snapshot]:
+def read_snapshots(path: DataPath) -> Iterator[Snapshot]:
     """The records of a JSON Lines file. A line that is not a complete v1 record stops the read, naming the file, the
     line and the field: a record that lacks a key of the contract (even one whose value may be null) is refused,
     never read with a default, so that nothing is planned from half a record."""
