@@ -17,10 +17,14 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import mqjournal
 from mqjournal.errors import MqJournalError
 from mqjournal.policy import Policy, load_policy
+
+if TYPE_CHECKING:
+    from airflow.sdk import ObjectStoragePath
 
 MASTER_ENV = "MQJOURNAL_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
@@ -73,10 +77,35 @@ def build_py_files(directory: Path) -> Path:
     return target
 
 
-def _location(value: Path | str) -> str:
+SPARK_SCHEMES = {"file": "file", "local": "file", "hdfs": "hdfs", "s3": "s3a", "s3a": "s3a", "gs": "gs", "gcs": "gs"}
+"""The scheme under which Spark's Hadoop filesystems read a data folder URL's fsspec protocol: Hadoop 3 has no
+filesystem for s3:// (that is EMR's own), its S3 connector is s3a://; gs:// is the Cloud Storage connector's."""
+
+
+def _location(value: Path | str | ObjectStoragePath) -> str:
     # Paths are made absolute: the driver and the executors do not share this process's working directory.
     # Strings may be URIs (hdfs://, s3a://) and pass as given.
-    return str(Path(value).absolute()) if isinstance(value, Path) else value
+    if isinstance(value, Path):
+        return str(value.absolute())
+    if isinstance(value, str):
+        return value
+    return spark_url(value)
+
+
+def spark_url(path: ObjectStoragePath) -> str:
+    """A data folder URL as Spark reads it (s3://bucket/x is s3a://bucket/x); never with the Airflow connection id
+    that ObjectStoragePath's text carries: Spark has its own credentials (docs/deploy.md)."""
+    scheme = SPARK_SCHEMES.get(path.protocol)
+    if scheme is None:
+        raise ValueError(
+            f"Spark cannot read the data folder {path} ({path.protocol}://): use a folder every Spark process sees, "
+            f"or one of {', '.join(sorted(f'{s}://' for s in SPARK_SCHEMES))}"
+        )
+    if scheme == "hdfs":  # the name node is in the storage options, not in the path
+        options = path.storage_options
+        authority = f"{options.get('host', '')}:{options['port']}" if options.get("port") else options.get("host", "")
+        return f"hdfs://{authority}{path.path}"
+    return f"{scheme}://{path.path}"  # s3 and gs: the bucket leads the path; file: the path is absolute
 
 
 def _as_of_text(as_of: datetime | None) -> str:
@@ -86,10 +115,10 @@ def _as_of_text(as_of: datetime | None) -> str:
 
 
 def application_args(
-    snapshots: Path | str,
-    out: Path | str,
+    snapshots: Path | str | ObjectStoragePath,
+    out: Path | str | ObjectStoragePath,
     *,
-    history: Path | str | Sequence[Path | str] | None = None,
+    history: Path | str | Sequence[Path | str | ObjectStoragePath] | None = None,
     policy: Policy | None = None,
     as_of: datetime | None = None,
 ) -> list[str]:
