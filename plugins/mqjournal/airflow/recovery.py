@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from mqjournal.airflow.sessions import host_session
@@ -18,6 +17,7 @@ from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import JournalTarget, RecoveryPlanMade
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
+from mqjournal.datafolder import DataPath
 from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
@@ -87,7 +87,7 @@ def _clusters(settings: Settings, host: str, qmgr: str) -> list:
     return clusters_of(listed)
 
 
-def _plan_file(settings: Settings, run_id: str) -> Path:
+def _plan_file(settings: Settings, run_id: str) -> DataPath:
     return settings.recovery_plan_file(run_id)
 
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mqjournal.catalog import Catalog, CatalogedReceiver, CatalogUnavailable, DeletionRecord, SaveRecord, StoredObject
+from mqjournal.datafolder import DataPath, arrow_source, modified
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, read_snapshots, snapshots_of
 from mqjournal.vocabulary import ReceiverStatus, alert_text
@@ -281,7 +282,7 @@ class PlanRun:
     """One maintenance run's plan folder, with its `queue_managers` rows."""
 
     run_id: str
-    folder: Path
+    folder: DataPath
     as_of: datetime | None
     queue_managers: tuple[Row, ...]
 
@@ -295,10 +296,10 @@ class PlanRun:
         ]
         if collected:
             return max(collected)
-        return datetime.fromtimestamp(self.folder.stat().st_mtime, UTC)
+        return datetime.fromtimestamp(modified(self.folder), UTC)
 
 
-def read_rows(dataset: Path, *, filters: list[tuple[str, str, Any]] | None = None) -> list[Row] | None:
+def read_rows(dataset: DataPath, *, filters: list[tuple[str, str, Any]] | None = None) -> list[Row] | None:
     """A Parquet dataset's rows as dicts, None when there is none (yet) or it cannot be read. pyarrow skips files
     whose names start with '_' or '.', so a Spark job still writing (its _temporary/) shows nothing half-written."""
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
@@ -306,8 +307,9 @@ def read_rows(dataset: Path, *, filters: list[tuple[str, str, Any]] | None = Non
 
     if not dataset.is_dir():
         return None
+    source, filesystem = arrow_source(dataset)
     try:
-        return pq.read_table(dataset, filters=filters).to_pylist()
+        return pq.read_table(source, filesystem=filesystem, filters=filters).to_pylist()
     except (OSError, ValueError, pa.ArrowException) as exc:
         log.warning("%s left out of the fleet view: %s", dataset, exc)
         return None
@@ -317,7 +319,8 @@ def plan_runs(settings: Settings, *, newest: int = HISTORY_RUNS) -> list[PlanRun
     """The newest `newest` plans under the data folder, oldest first."""
     root = settings.plan_dir("-").parent
     runs = []
-    for folder in sorted(root.glob("run_id=*")) if root.is_dir() else []:
+    folders: list[DataPath] = sorted(root.glob("run_id=*"), key=lambda p: p.name) if root.is_dir() else []
+    for folder in folders:
         rows = read_rows(folder / "queue_managers")
         if rows is None:
             continue
@@ -327,7 +330,7 @@ def plan_runs(settings: Settings, *, newest: int = HISTORY_RUNS) -> list[PlanRun
     return runs[-newest:]
 
 
-def _summary_as_of(path: Path) -> datetime | None:
+def _summary_as_of(path: DataPath) -> datetime | None:
     try:
         return _aware(datetime.fromisoformat(json.loads(path.read_text(encoding="utf-8"))["as_of"]))
     except (OSError, ValueError, KeyError, TypeError):
