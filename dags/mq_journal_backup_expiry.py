@@ -1,11 +1,13 @@
-"""mq_journal_backup_expiry: select -> plan expiry per queue manager -> summary -> approval -> delete -> report.
+"""mq_journal_backup_expiry: select -> plan expiry per batch of hosts -> summary -> approval -> delete -> report.
 
 The retention policy applied to the backups: per queue manager, every save a restore could still need is kept (from
 the oldest receiver the live queue manager needs, AMQJRNINF / AMQ7460 / AMQ7462, back to the oldest library save the
 policy keeps), and the policy's days; the rest is proposed for deletion, by the same planner as
 `mqjournal recover --kind expiry`. Nothing is deleted before an admin approves. Then each plan is made again on its
 live partition (a plan that went stale deletes nothing), the save files are deleted (DLTF) and recorded discarded in
-the catalog, and only then are their copies deleted from the backup store.
+the catalog, and only then are their copies deleted from the backup store. As in mq_journal_maintenance, the SSH
+steps are mapped over batches of hosts (at most MQJOURNAL_TASK_MAX_MAPPED_TASKS instances), each queue manager named
+in the logs, the gate and the report.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import expiry as steps
 from mqjournal.airflow import maintenance
+from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.settings import settings
-from mqjournal.airflow.xcom import ExpiryProposal, ExpirySummary, MaintenanceTarget, Pulled
+from mqjournal.airflow.xcom import ExpiryProposal, ExpirySummary, HostBatch, Pulled
 from mqjournal.policy import Policy
 
 
@@ -75,13 +78,15 @@ def mq_journal_backup_expiry():
 
     @task
     def select_targets(params=None) -> list[dict[str, Any]]:
+        """The run's queue managers, in batches of hosts: one mapped instance per batch (hostwork.host_batches)."""
         targets = maintenance.select_targets(settings(), params["hosts"], params["queue_managers"])
-        return [t.to_xcom() for t in targets]
+        return [b.to_xcom() for b in host_batches(targets, tasks.max_mapped_tasks)]
 
     # Reads only, so a retry after a dropped connection is safe.
-    @task(**tasks.ssh_task())
-    def plan(target: Pulled, params=None, run_id=None) -> dict[str, Any]:
-        return steps.plan_one(settings(), MaintenanceTarget.from_xcom(target), run_id, _policy(params)).to_xcom()
+    @task(**tasks.ssh_task(sessions=settings().sessions_per_task), map_index_template=LABEL)
+    def plan(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
+        hosts = labelled(HostBatch.from_xcom(batch))
+        return returned(steps.plan_batch(settings(), hosts, run_id, _policy(params)), hosts, "plan the expiry")
 
     @task
     def summarize(proposals: Pulled) -> dict[str, Any]:
@@ -100,11 +105,11 @@ def mq_journal_backup_expiry():
 
     # Never retried by Airflow: a plan that went stale or a failed DLTF is for an admin to look at first; a rerun
     # (clear the task) plans again on the live host and deletes only what is still proposed.
-    @task(pool=tasks.ssh_pool, retries=0, max_active_tis_per_dagrun=tasks.ssh_tasks_per_run)
-    def execute(proposal: Pulled, params=None, run_id=None, ti=None) -> None:
-        outcome = steps.execute_one(settings(), ExpiryProposal.from_xcom(proposal), run_id, _policy(params))
-        ti.xcom_push(key="outcome", value=outcome.to_xcom())  # pushed before a failure, so the report has it
-        steps.raise_if_failed(outcome)
+    @task(**tasks.ssh_task(sessions=settings().sessions_per_task, retries=0), map_index_template=LABEL)
+    def execute(proposals: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
+        approved = [ExpiryProposal.from_xcom(p) for p in proposals]  # type: ignore[union-attr]  # a batch's list
+        hosts = labelled(HostBatch(targets=[p.target for p in approved]))
+        return returned(steps.execute_batch(settings(), approved, run_id, _policy(params)), hosts, "expiry")
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
@@ -115,7 +120,7 @@ def mq_journal_backup_expiry():
             run_id,
             dry_run=params["dry_run"],
             summary=ti.xcom_pull(task_ids="summarize"),
-            outcomes=ti.xcom_pull(task_ids="execute", key="outcome"),
+            outcomes=ti.xcom_pull(task_ids="execute"),
             approval=ti.xcom_pull(task_ids="approve"),
             approve_state=str(approve_state) if approve_state else None,
         )
@@ -128,10 +133,10 @@ def mq_journal_backup_expiry():
         raise RuntimeError("a step of this run failed: its log says why; the report says what was done")
 
     targets = select_targets()
-    planned = plan.expand(target=targets)
+    planned = plan.expand(batch=targets)
     summary = summarize(planned)
     branch = gate(summary)
-    done = execute.expand(proposal=planned)
+    done = execute.expand(proposals=planned)
     branch >> approve >> done
     reported = report()
     [summary, done] >> reported

@@ -14,13 +14,13 @@ from typing import Any
 import pendulum
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+from airflow.sdk import Param, TriggerRule, dag, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.approval import QueueManagerApproval, approved_keys
 from mqjournal.airflow.forms import fleet_choices
-from mqjournal.airflow.hostwork import BatchResult, finish, host_batches
+from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import HostBatch, PlanSummary, Pulled
@@ -42,24 +42,6 @@ def _policy(params: dict[str, Any]) -> Policy:
         backup=params["backup"],
         site_save_min_age_hours=params["site_save_min_age_hours"],
     )
-
-
-LABEL = "{{ batch_label }}"
-"""map_index_template of the per host tasks: `ibmi-prod1` (or `ibmi-a .. ibmi-d (4 hosts)`) in the grid, not 0, 1, 2."""
-
-
-def labelled(batch: Pulled) -> HostBatch:
-    """The task's hosts, named for the grid (LABEL) before any work starts, so a failed task is named too."""
-    chosen = HostBatch.from_xcom(batch)
-    get_current_context()["batch_label"] = chosen.label  # type: ignore[typeddict-unknown-key]
-    return chosen
-
-
-def returned(result: BatchResult, batch: HostBatch, doing: str) -> list[Any]:
-    """The batch task's value; when some queue managers failed, the others' outcomes are still pushed for the report
-    and the task fails naming each failed one."""
-    ti = get_current_context()["ti"]
-    return finish(result, batch, lambda values: ti.xcom_push("return_value", values), doing=doing)
 
 
 @dag(
@@ -179,7 +161,7 @@ def mq_journal_maintenance():
 
     @task(**ssh, map_index_template=LABEL)
     def checkpoint_and_collect(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
-        hosts = labelled(batch)
+        hosts = labelled(HostBatch.from_xcom(batch))
         done = steps.collect_batch(settings(), hosts, run_id, params["change_receiver"], dry_run=params["dry_run"])
         return returned(done, hosts, "checkpoint and collect")
 
@@ -216,14 +198,14 @@ def mq_journal_maintenance():
 
     @task(**ssh, map_index_template=LABEL)
     def save(batch: Pulled, summary: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
-        hosts = labelled(batch)
+        hosts = labelled(HostBatch.from_xcom(batch))
         plan = PlanSummary.from_xcom(summary)
         done = steps.save_batch(settings(), hosts, plan, run_id, params["save_library"], _policy(params))
         return returned(done, hosts, "save")
 
     @task(**ssh, map_index_template=LABEL)
     def clean_up(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
-        hosts = labelled(batch)
+        hosts = labelled(HostBatch.from_xcom(batch))
         return returned(steps.clean_up_batch(settings(), hosts, run_id, _policy(params)), hosts, "clean up")
 
     # One option per queue manager with receivers to delete, several at once; no answer in the form's hours
@@ -239,7 +221,7 @@ def mq_journal_maintenance():
 
     @task(**ssh, map_index_template=LABEL)
     def delete(batch: Pulled, summary: Pulled, approval: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
-        hosts = labelled(batch)
+        hosts = labelled(HostBatch.from_xcom(batch))
         plan = PlanSummary.from_xcom(summary)
         chosen = approved_keys(plan, approval)  # type: ignore[arg-type]  # the gate's XCom dict
         done = steps.delete_batch(settings(), hosts, plan, chosen, run_id, _policy(params))

@@ -7,7 +7,8 @@ for the command line, which has no fleet-wide settings): `MQJOURNAL_<FIELD>` at 
 MQJOURNAL_SSH_COMMAND_TIMEOUT=120. The modules that use a setting take it as an argument whose default is the one
 written here, so a test or a library caller needs no environment at all.
 
-This module imports nothing of mqjournal: the SSH transport, the Airflow hook and the DAG files all read it.
+This module imports nothing of mqjournal: the SSH transport, the Airflow hook and the DAG files all read it. (A data
+folder URL is opened by mqjournal.datafolder, imported then.)
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from mqjournal.datafolder import DataPath
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -160,13 +166,14 @@ class TaskSettings(_Section):
         4, ge=1, description="hosts one instance of a maintenance SSH step works on at once (discovery too)"
     )
 
-    def ssh_task(self, sessions: int = 1) -> SshTaskOptions:
+    def ssh_task(self, sessions: int = 1, retries: int | None = None) -> SshTaskOptions:
         """`@task(**options)` of an SSH task that opens up to `sessions` sessions at once, each a slot of the pool, so
-        the pool caps sessions fleet-wide (a new dict each time: the decorator fills in its task_id)."""
+        the pool caps sessions fleet-wide (a new dict each time: the decorator fills in its task_id); `retries`
+        overrides ssh_retries (0 for a step an admin must look at before it runs again)."""
         return SshTaskOptions(
             pool=self.ssh_pool,
             pool_slots=sessions,
-            retries=self.ssh_retries,
+            retries=self.ssh_retries if retries is None else retries,
             retry_delay=self.ssh_retry_delay_seconds,
             max_active_tis_per_dagrun=self.ssh_tasks_per_run,
         )
@@ -180,11 +187,24 @@ class Settings(BaseModel):
     fleet_file: Path = Field(
         description="the fleet file (MQJOURNAL_FLEET; default: docker/fleet.example.yaml of this repository)"
     )
-    data_dir: Path = Field(
-        description="snapshots, plans, reports, the audit log (MQJOURNAL_DATA_DIR; default: $AIRFLOW_HOME/mqjournal)"
+    data_dir: Path | str = Field(
+        description="snapshots, plans, reports, recovery and expiry plans: a folder (local, or a shared mount every "
+        "worker and Spark sees) or an object store URL such as s3://bucket/mqjournal, opened as Airflow's "
+        "ObjectStoragePath (MQJOURNAL_DATA_DIR; default: $AIRFLOW_HOME/mqjournal)"
+    )
+    data_conn_id: str | None = Field(
+        None,
+        description="the Airflow connection that holds the credentials of a data folder URL (MQJOURNAL_DATA_CONN_ID; "
+        "default: none, the filesystem's own configuration, e.g. AWS_* variables)",
+    )
+    local_dir: Path | None = Field(
+        None,
+        description="what must stay on a filesystem: the audit logs, the plan job's package for spark-submit, the "
+        "default SQLite catalog (MQJOURNAL_LOCAL_DIR; default: the data folder when it is a folder, else "
+        "$AIRFLOW_HOME/mqjournal)",
     )
     catalog_url: str = Field(
-        description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<data_dir>/catalog.db)"
+        description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<local_dir>/catalog.db)"
     )
     backup_store_url: str | None = Field(
         None,
@@ -214,17 +234,42 @@ class Settings(BaseModel):
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
 
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _path_unless_url(cls, value: object) -> object:
+        """A URL stays text (it is opened as an ObjectStoragePath); anything else is a path, as it always was."""
+        return value if isinstance(value, str) and is_url(value) else Path(str(value))
+
+    @model_validator(mode="after")
+    def _local_dir_for_a_url(self) -> Self:
+        if isinstance(self.data_dir, str) and self.local_dir is None:
+            raise ValueError(
+                f"the data folder {self.data_dir} is a URL: local_dir must name a folder for the audit logs, the "
+                "plan job's package and the default catalog (MQJOURNAL_LOCAL_DIR)"
+            )
+        return self
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         home = Path(env.get("AIRFLOW_HOME", Path.home() / "airflow"))
-        data = Path(env.get("MQJOURNAL_DATA_DIR", home / "mqjournal"))
+        given = env.get("MQJOURNAL_DATA_DIR", str(home / "mqjournal"))
+        data: Path | str = given.rstrip("/") if is_url(given) else Path(given)
+        if env.get("MQJOURNAL_LOCAL_DIR"):
+            local = Path(env["MQJOURNAL_LOCAL_DIR"])
+        else:
+            local = data if isinstance(data, Path) else home / "mqjournal"
+        data_conn_id = env.get("MQJOURNAL_DATA_CONN_ID") or None
+        store = env.get(BACKUP_STORE_ENV) or None
         values: dict[str, Any] = {
             "fleet_file": env.get("MQJOURNAL_FLEET", REPO / "docker" / "fleet.example.yaml"),
             "data_dir": data,
-            "catalog_url": env.get(CATALOG_URL_ENV, f"sqlite:///{data / 'catalog.db'}"),
-            "backup_store_url": env.get(BACKUP_STORE_ENV) or str(data / "backups"),
-            "backup_store_conn_id": env.get("MQJOURNAL_BACKUP_STORE_CONN_ID") or None,
+            "data_conn_id": data_conn_id,
+            "local_dir": local,
+            "catalog_url": env.get(CATALOG_URL_ENV, f"sqlite:///{local / 'catalog.db'}"),
+            "backup_store_url": store or _backups_in(data),
+            # The default store is in the data folder, so it is reached with the data folder's connection.
+            "backup_store_conn_id": env.get("MQJOURNAL_BACKUP_STORE_CONN_ID") or (None if store else data_conn_id),
             "spark_app": env.get("MQJOURNAL_SPARK_APP", REPO / "spark_apps" / "plan_receivers.py"),
             "spark_conn_id": env.get("MQJOURNAL_SPARK_CONN_ID", "spark_default"),
             "schedule": env.get("MQJOURNAL_SCHEDULE", "0 2 * * 0") or None,
@@ -241,49 +286,82 @@ class Settings(BaseModel):
         """The SSH sessions one instance of a maintenance SSH step may hold at once: the pool slots it takes."""
         return self.tasks.hosts_in_parallel * self.ssh.sessions_per_host
 
-    @property
-    def snapshots(self) -> Path:
-        return self.data_dir / "snapshots"
+    @cached_property
+    def data_folder(self) -> DataPath:
+        """The data folder as a path: the folder's `Path`, or the URL opened as an ObjectStoragePath."""
+        if isinstance(self.data_dir, Path):
+            return self.data_dir
+        from mqjournal.datafolder import open_url  # Airflow is imported only for a URL
 
-    def snapshot_dir(self, run_id: str) -> Path:
+        return open_url(self.data_dir, self.data_conn_id)
+
+    @property
+    def local_folder(self) -> Path:
+        """The folder for what an object store cannot hold: a log appended to and fsync'd record by record, read on
+        from where its side file says (objects are written whole, never appended to); the zip spark-submit ships
+        (--py-files names a local file); a SQLite file (it locks and writes in place)."""
+        if self.local_dir is not None:
+            return self.local_dir
+        assert isinstance(self.data_dir, Path), "a data folder URL comes with local_dir (the model refuses it else)"
+        return self.data_dir
+
+    @property
+    def snapshots(self) -> DataPath:
+        return self.data_folder / "snapshots"
+
+    def snapshot_dir(self, run_id: str) -> DataPath:
         return self.snapshots / f"run_id={safe(run_id)}"
 
-    def plan_dir(self, run_id: str) -> Path:
-        return self.data_dir / "plans" / f"run_id={safe(run_id)}"
+    def plan_dir(self, run_id: str) -> DataPath:
+        return self.data_folder / "plans" / f"run_id={safe(run_id)}"
 
-    def report_file(self, run_id: str) -> Path:
-        return self.data_dir / "reports" / f"{safe(run_id)}.md"
+    def report_file(self, run_id: str) -> DataPath:
+        return self.data_folder / "reports" / f"{safe(run_id)}.md"
 
-    def note_file(self, run_id: str) -> Path:
+    def note_file(self, run_id: str) -> DataPath:
         """The run's one-line outcome, which the listener (mqjournal_listener_plugin) puts in its note in the grid."""
-        return self.data_dir / "reports" / f"{safe(run_id)}.note"
+        return self.data_folder / "reports" / f"{safe(run_id)}.note"
 
-    def recovery_report_file(self, run_id: str) -> Path:
-        return self.data_dir / "reports" / f"recovery_{safe(run_id)}.md"
+    def recovery_report_file(self, run_id: str) -> DataPath:
+        return self.data_folder / "reports" / f"recovery_{safe(run_id)}.md"
 
-    def recovery_plan_file(self, run_id: str) -> Path:
-        return self.data_dir / "recovery" / safe(run_id) / "plan.json"
+    def recovery_plan_file(self, run_id: str) -> DataPath:
+        return self.data_folder / "recovery" / safe(run_id) / "plan.json"
 
-    def expiry_report_file(self, run_id: str) -> Path:
-        return self.data_dir / "reports" / f"expiry_{safe(run_id)}.md"
+    def expiry_report_file(self, run_id: str) -> DataPath:
+        return self.data_folder / "reports" / f"expiry_{safe(run_id)}.md"
 
-    def expiry_plan_file(self, run_id: str, host: str, qmgr: str) -> Path:
-        return self.data_dir / "expiry" / safe(run_id) / f"{safe(host)}__{safe(qmgr)}.json"
+    def expiry_plan_file(self, run_id: str, host: str, qmgr: str) -> DataPath:
+        return self.data_folder / "expiry" / safe(run_id) / f"{safe(host)}__{safe(qmgr)}.json"
+
+    @property
+    def dist_dir(self) -> Path:
+        """Where the plan job's package (mqjournal.zip) is built for spark-submit's --py-files."""
+        return self.local_folder / "dist"
 
     @property
     def audit_log(self) -> Path:
-        return self.data_dir / "audit.jsonl"
+        return self.local_folder / "audit.jsonl"
 
     @property
     def store_audit_log(self) -> Path:
         """Deletions from the backup store (backup expiry), as intent and outcome records like the audit log's; kept
         apart from it because that log is of commands sent to hosts, and its readers match it with what hosts ran."""
-        return self.data_dir / "store-audit.jsonl"
+        return self.local_folder / "store-audit.jsonl"
 
     @property
     def backup_store(self) -> str:
         """The backup store's URL: the one set, or the data folder's backups/."""
-        return self.backup_store_url or str(self.data_dir / "backups")
+        return self.backup_store_url or _backups_in(self.data_dir)
+
+
+def is_url(location: str) -> bool:
+    """Whether a folder setting names an object store URL (`s3://bucket/prefix`, `file:///srv/x`), not a path."""
+    return "://" in location and bool(urlsplit(location).scheme)
+
+
+def _backups_in(data: Path | str) -> str:
+    return f"{data}/backups" if isinstance(data, str) else str(data / "backups")
 
 
 def safe(run_id: str) -> str:

@@ -12,11 +12,12 @@ import pytest
 import yaml
 
 from mqjournal.airflow import expiry as steps
-from mqjournal.airflow import maintenance
+from mqjournal.airflow import hostwork, maintenance
 from mqjournal.airflow.connections import conn_id_for, fleet_connections
+from mqjournal.airflow.hostwork import QueueManagersFailed, finish
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import ExpiryProposal, MaintenanceTarget
+from mqjournal.airflow.xcom import ExpiryProposal, HostBatch, MaintenanceTarget
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import read_audit
@@ -283,3 +284,58 @@ def test_the_report_says_a_rejected_run_deleted_nothing(settings, target):
     )
     assert "Outcome: rejected at the approval gate: nothing was deleted" in text
     assert settings.expiry_report_file("expiry1").read_text() == text
+
+
+# --- per batch of hosts: what the DAG's mapped tasks run ----------------------------------------------------------
+
+
+def test_a_batch_plans_and_expires_like_the_one_queue_manager_steps(settings, target, sim_fleet):
+    (proposal,) = steps.plan_batch(settings, HostBatch(targets=[target]), "expiry1", POLICY).outcomes
+    assert [s.text for s in proposal.plan.steps] == [
+        s.text for s in steps.plan_one(settings, target, "expiry0", POLICY).plan.steps
+    ]
+    done = steps.execute_batch(settings, [proposal], "expiry1", POLICY)
+    assert done.failures == {}
+    (outcome,) = done.outcomes
+    assert set(outcome.discarded) == planned_files(proposal)
+    assert not set(sim_fleet.host().partition.save_files) & planned_files(proposal)
+
+
+def test_a_batch_names_a_queue_manager_whose_copy_stayed_in_the_store_and_still_reports_what_it_did(
+    settings, target, monkeypatch
+):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    stuck = sorted(proposal.approved_keys)[0]
+    real_delete = BackupStore.delete
+
+    def failing_delete(self, key):
+        if key == stuck:
+            raise OSError("the store refused the delete")
+        real_delete(self, key)
+
+    monkeypatch.setattr(BackupStore, "delete", failing_delete)
+    done = steps.execute_batch(settings, [proposal], "expiry1", POLICY)
+    (outcome,) = done.outcomes
+    assert outcome.discarded and [k for k, _ in outcome.store_failed] == [stuck]
+    assert list(done.failures) == ["ibmi1/TEST"] and stuck in done.failures["ibmi1/TEST"]
+    pushed = []
+    with pytest.raises(QueueManagersFailed, match=r"ibmi1/TEST.*still in the backup store"):
+        finish(done, HostBatch(targets=[target]), pushed.append, doing="expiry")
+    assert pushed == [[outcome.to_xcom()]]
+
+
+def test_a_batch_whose_plans_run_nothing_on_the_partition_opens_no_session(settings, target, monkeypatch):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    host_only = proposal.model_copy(update={"leftover_copies": [], "save_files": []})
+    steps.execute_one(settings, host_only, "expiry1", POLICY)  # the host's part only: its copies stay behind
+    later = steps.plan_one(settings, target, "expiry2", POLICY)
+    assert not steps.runs_on_host(later) and later.leftover_copies
+
+    def no_session(*args, **kwargs):
+        raise AssertionError("a session was opened for a plan that runs nothing on the partition")
+
+    monkeypatch.setattr(hostwork, "host_session", no_session)
+    done = steps.execute_batch(settings, [later], "expiry2", POLICY)
+    assert done.failures == {}
+    (outcome,) = done.outcomes
+    assert set(outcome.store_deleted) == proposal.approved_keys

@@ -121,6 +121,7 @@ def main(workdir: Path) -> None:
             "run_id": run.run_id,
             "answered": responder.answered is not None,
             "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in run.get_task_instances()},
+            "labels": {f"{ti.task_id}[{ti.map_index}]": ti.rendered_map_index for ti in run.get_task_instances()},
         }
     results["after"] = {key: state(h, t, tz) for key, (h, t, tz) in targets.items()}
     service.stop()

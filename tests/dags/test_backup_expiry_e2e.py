@@ -25,9 +25,12 @@ def test_the_approved_run_succeeds_through_the_gate(e2e):
     run = results["approved"]
     assert run["state"] == "success" and run["answered"], run
     assert run["tasks"]["approve[-1]"] == "success" and run["tasks"]["report[-1]"] == "success"
-    assert {k: v for k, v in run["tasks"].items() if k.startswith("execute[")} == {
-        f"execute[{i}]": "success" for i in range(3)
-    }
+    # One task instance per host (a batch), not per queue manager: approved has TEST and PAYROLL.
+    for step in ("plan", "execute"):
+        assert {k: v for k, v in run["tasks"].items() if k.startswith(f"{step}[")} == {
+            f"{step}[{i}]": "success" for i in range(2)
+        }
+        assert sorted(v for k, v in run["labels"].items() if k.startswith(f"{step}[")) == ["approved", "offpartition"]
     report = (workdir / "data" / "reports" / f"expiry_{safe(run['run_id'])}.md").read_text()
     discarded = sum(len(results["before"][qm]["proposed"]) for qm in EXPIRED)
     assert "save file(s) discarded" in report and f": {discarded} save file(s) discarded" in report

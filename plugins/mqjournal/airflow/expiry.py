@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mqjournal.airflow.gate import gate_answer
+from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed
 from mqjournal.airflow.maintenance import mapped_results
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
@@ -25,6 +26,7 @@ from mqjournal.airflow.xcom import (
     ExpiryOutcome,
     ExpiryProposal,
     ExpirySummary,
+    HostBatch,
     MaintenanceTarget,
     StoreCopy,
 )
@@ -32,6 +34,7 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.policy import Policy
 from mqjournal.recovery import expiry, store_expiry
 from mqjournal.recovery.execute import RecoveryExecutor, RecoveryResult, StepFailed
@@ -53,22 +56,29 @@ class ExpiryFailed(MqJournalError):
 
 
 def plan_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy) -> ExpiryProposal:
+    """`plan_on` over a session of its own (one queue manager: the tests' and a script's way in)."""
+    with host_session(settings, target.host) as session:
+        return plan_on(session, settings, target, run_id, policy)
+
+
+def plan_on(
+    session: IbmiSession, settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy
+) -> ExpiryProposal:
     """The expiry plan of one queue manager, read from its live partition (no checkpoint: reads only) and the
     catalog, with what each proposed save file holds and its copies in the backup store."""
     catalog = Catalog(settings.catalog_url)
     store = BackupStore.from_settings(settings)
     request = Request(host=target.host, qmgr=target.qmgr, kind=RecoveryKind.EXPIRY)
-    with host_session(settings, target.host) as session:
-        inputs = gather(
-            session,
-            target.target,
-            host=target.host,
-            tz=target.tz,
-            catalog=catalog,
-            request=request,
-            run_id=run_id,
-            store=store,
-        )
+    inputs = gather(
+        session,
+        target.target,
+        host=target.host,
+        tz=target.tz,
+        catalog=catalog,
+        request=request,
+        run_id=run_id,
+        store=store,
+    )
     plan = plan_recovery(inputs, policy=policy)
     proposal = ExpiryProposal(
         target=target,
@@ -81,6 +91,13 @@ def plan_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy:
     path.write_text(json.dumps(proposal.to_xcom(), indent=2, default=str), encoding="utf-8")
     log.info("%s", plan.markdown())
     return proposal
+
+
+def plan_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Policy) -> BatchResult[ExpiryProposal]:
+    """The expiry plans of a batch of hosts' queue managers (mqjournal.airflow.hostwork)."""
+    return run_per_queue_manager(
+        settings, batch, lambda session, t: plan_on(session, settings, t, run_id, policy), doing="plan the expiry"
+    )
 
 
 def store_copy(stored: StoredObject) -> StoreCopy:
@@ -203,11 +220,27 @@ def next_after_summary(summary: ExpirySummary, dry_run: bool) -> str | None:
 
 
 def execute_one(settings: Settings, proposal: ExpiryProposal, run_id: str, policy: Policy) -> ExpiryOutcome:
+    """`execute_on` over a session of its own when its plan runs anything on the partition (one queue manager)."""
+    if not runs_on_host(proposal):
+        return execute_on(None, settings, proposal, run_id, policy)
+    with host_session(settings, proposal.target.host) as session:
+        return execute_on(session, settings, proposal, run_id, policy)
+
+
+def runs_on_host(proposal: ExpiryProposal) -> bool:
+    """Whether the approved plan has anything to run on the partition; without, only the store's copies go."""
+    return bool(proposal.plan.steps) and not proposal.plan.gaps
+
+
+def execute_on(
+    session: IbmiSession | None, settings: Settings, proposal: ExpiryProposal, run_id: str, policy: Policy
+) -> ExpiryOutcome:
     """Run one approved expiry plan on its partition, then delete the copies of what it discarded from the store.
 
     The RecoveryExecutor makes the plan again on the live host first and refuses (nothing run) when it has gaps now
     or needs a step the approver did not see. A refusal or a failed step is reported in `failure`; the copies of
-    whatever was discarded before it are still deleted from the store.
+    whatever was discarded before it are still deleted from the store. `session` is None when the plan runs nothing
+    on the partition (runs_on_host).
     """
     target = proposal.target
     catalog = Catalog(settings.catalog_url)
@@ -215,8 +248,8 @@ def execute_one(settings: Settings, proposal: ExpiryProposal, run_id: str, polic
     planned = {f.path for f in proposal.save_files}
     discarded_before = catalog.discarded_save_files(target.host) & planned
     host_part: dict[str, Any] = {}
-    if proposal.plan.steps and not proposal.plan.gaps:
-        host_part = _expire_on_host(settings, proposal, run_id, policy, catalog, store)
+    if session is not None and runs_on_host(proposal):
+        host_part = _expire_on_host(session, proposal, run_id, policy, catalog, store)
     removed = store_expiry.expire_copies(
         catalog,
         store,
@@ -240,19 +273,39 @@ def execute_one(settings: Settings, proposal: ExpiryProposal, run_id: str, polic
     return outcome
 
 
+def execute_batch(
+    settings: Settings, proposals: Sequence[ExpiryProposal], run_id: str, policy: Policy
+) -> BatchResult[ExpiryOutcome]:
+    """The approved plans of a batch of hosts, over sessions only to the hosts whose plans run anything there. A
+    queue manager whose expiry stopped or left a copy in the store is among the failures, by name, with its outcome
+    still among the done ones (the report shows what it did)."""
+    by_key = {p.target.key: p for p in proposals}
+    done = run_where_needed(
+        settings,
+        HostBatch(targets=[p.target for p in proposals]),
+        lambda t: runs_on_host(by_key[t.key]),
+        lambda session, t: execute_on(session, settings, by_key[t.key], run_id, policy),
+        lambda t: execute_on(None, settings, by_key[t.key], run_id, policy),
+        doing="expire the backups",
+    )
+    for key, outcome in done.done.items():
+        if problems := outcome_problems(outcome):
+            done.failures[by_key[key].target.label] = problems
+    return done
+
+
 def _expire_on_host(
-    settings: Settings, proposal: ExpiryProposal, run_id: str, policy: Policy, catalog: Catalog, store: BackupStore
+    session: IbmiSession, proposal: ExpiryProposal, run_id: str, policy: Policy, catalog: Catalog, store: BackupStore
 ) -> dict[str, Any]:
     """The executor's run, as ExpiryOutcome fields: what it ran, or why it stopped and what it ran before."""
     target = proposal.target
     try:
-        with host_session(settings, target.host) as session:
-            result = RecoveryExecutor(
-                session, target.target, target.host, target.tz, catalog, run_id, store, policy=policy
-            ).execute(proposal.plan)
+        result = RecoveryExecutor(
+            session, target.target, target.host, target.tz, catalog, run_id, store, policy=policy
+        ).execute(proposal.plan)
     except StepFailed as exc:
         return {"steps": [f"{d.outcome}: {d.command}" for d in exc.done], "failure": str(exc)}
-    except MqJournalError as exc:  # went stale, has gaps now, the host unreachable or busy: nothing was run
+    except MqJournalError as exc:  # went stale, has gaps now, the host dropped or busy: nothing was run
         return {"failure": str(exc)}
     return _ran(result)
 
@@ -265,15 +318,22 @@ def _ran(result: RecoveryResult) -> dict[str, Any]:
     }
 
 
-def raise_if_failed(outcome: ExpiryOutcome) -> None:
-    """Fail the task (after its outcome was pushed for the report) when the host or the store part failed."""
+def outcome_problems(outcome: ExpiryOutcome) -> str | None:
+    """Why a queue manager's expiry failed, in one line; None when it did not."""
     if not outcome.failed:
-        return
+        return None
     problems = [outcome.failure] if outcome.failure else []
     problems += [f"the copy {key} is still in the backup store: {why}" for key, why in outcome.store_failed]
+    return "; ".join(problems)
+
+
+def raise_if_failed(outcome: ExpiryOutcome) -> None:
+    """Fail the task (after its outcome was pushed for the report) when the host or the store part failed."""
+    if (problems := outcome_problems(outcome)) is None:
+        return
     raise ExpiryFailed(
         outcome.target,
-        "; ".join(problems),
+        problems,
         "fix the cause, then clear this task or trigger the DAG again: it plans again on the live host and deletes "
         "from the store the copies of whatever was discarded",
     )

@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from airflow.sdk import get_current_context
+
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, XComValue
@@ -116,6 +118,29 @@ def run_per_queue_manager(
     return BatchResult(done={t.key: results[t.key] for t in batch.targets if t.key in results}, failures=failures)
 
 
+def run_where_needed(
+    settings: Settings,
+    batch: HostBatch,
+    has_work: Callable[[MaintenanceTarget], bool],
+    step: Callable[[IbmiSession, MaintenanceTarget], T],
+    without_session: Callable[[MaintenanceTarget], T],
+    *,
+    doing: str,
+) -> BatchResult[T]:
+    """`step` for the queue managers with work on their host; the others' outcome is `without_session`'s, with no
+    session opened for them (a host with nothing to save is not even connected to)."""
+    busy = HostBatch(targets=[t for t in batch.targets if has_work(t)])
+    done = run_per_queue_manager(settings, busy, step, doing=doing) if busy.targets else BatchResult()
+    return BatchResult(
+        done={
+            t.key: done.done[t.key] if t.key in done.done else without_session(t)
+            for t in batch.targets
+            if t.label not in done.failures
+        },
+        failures=done.failures,
+    )
+
+
 def _work_through(
     settings: Settings,
     host: HostConfig,
@@ -187,3 +212,22 @@ def spread(hosts: Sequence[H], work: Callable[[H], T], parallel: int) -> list[T]
         return []
     with ThreadPoolExecutor(max(1, min(parallel, len(hosts))), thread_name_prefix="host") as pool:
         return list(pool.map(work, hosts))
+
+
+# --- what a DAG's batch task calls around its step ----------------------------------------------------------------
+
+LABEL = "{{ batch_label }}"
+"""map_index_template of the batch tasks: `ibmi-prod1` (or `ibmi-a .. ibmi-d (4 hosts)`) in the grid, not 0, 1, 2."""
+
+
+def labelled(batch: HostBatch) -> HostBatch:
+    """Names the running task for the grid (LABEL) before any work starts, so a failed task is named too."""
+    get_current_context()["batch_label"] = batch.label  # type: ignore[typeddict-unknown-key]
+    return batch
+
+
+def returned(result: BatchResult[Any], batch: HostBatch, doing: str) -> list[Any]:
+    """The batch task's value; when some queue managers failed, the others' outcomes are still pushed for the report
+    and the task fails naming each failed one."""
+    ti = get_current_context()["ti"]
+    return finish(result, batch, lambda values: ti.xcom_push("return_value", values), doing=doing)
