@@ -230,6 +230,22 @@ def test_airflow_init_migrates_the_database_and_creates_the_pool():
         assert service(name)["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully", name
 
 
+def test_the_ssh_pool_runs_a_batch_task_and_airflow_init_refuses_one_too_small_before_making_it():
+    from mqjournal.airflow.pools import pool_too_small
+
+    script = "\n".join(service("airflow-init")["command"])
+    assert 0 <= script.index('python -m mqjournal.airflow.pools "$$SSH_POOL_SLOTS"') < script.index("airflow pools set")
+    default = re.fullmatch(r"\$\{SSH_POOL_SLOTS:-(\d+)\}", environment("airflow-init")["SSH_POOL_SLOTS"])
+    assert default is not None
+    example = dict(
+        line.split("=", 1)
+        for line in (DOCKER / ".env.example").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    )
+    for slots in (default.group(1), example["SSH_POOL_SLOTS"]):
+        assert pool_too_small(settings_of("airflow-worker"), int(slots)) is None, slots
+
+
 # -- the image -----------------------------------------------------------------------------------------------------
 
 
