@@ -30,11 +30,11 @@ def pool_too_small(settings: Settings, slots: int) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not args[0].isdigit():
-        print("usage: python -m mqjournal.airflow.pools SLOTS", file=sys.stderr)
+        sys.stderr.write("usage: python -m mqjournal.airflow.pools SLOTS\n")
         return 2
     problem = pool_too_small(Settings.from_env(), int(args[0]))
     if problem is not None:
-        print(f"mqjournal: {problem}", file=sys.stderr)
+        sys.stderr.write(f"mqjournal: {problem}\n")
         return 1
     return 0
 
