@@ -7,12 +7,15 @@ snapshots folder holds one partition per run (`run_id=...`), and the DAG names e
 (`<host>__<library>.jsonl`), so the partitions needed are found from listings alone, newest first, without opening
 a file.
 
-A partition is as new as its newest file: an object store has no folders, so a folder's modification time is no
-measure on one, and the same measure serves both kinds of data folder (mqjournal.datafolder). Every earlier
-partition's files are listed with their times for that (one listing per partition on an object store); none is read.
+How new a partition is: in a folder, the partition folder's modification time, which a collect's write (a rename
+into it) sets: one stat per partition, none per file, so a year of daily runs costs 365 stats, not 365 x the
+fleet's files. An object store has no folders: there a partition is as new as its newest file, which takes one
+listing of each earlier partition (mqjournal.datafolder). No file is read either way.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from mqjournal.datafolder import DataPath, file_modified
 
@@ -28,32 +31,35 @@ def queue_manager_of(file_name: str) -> tuple[str, str] | None:
     return (host, library) if sep and host and library else None
 
 
-def _files(partition: DataPath) -> dict[str, float]:
-    """The partition's collection files, with when each was last written."""
-    found = {}
-    for entry in partition.iterdir():
-        if entry.name.endswith(SUFFIX) and (time := file_modified(entry)) is not None:
-            found[entry.name] = time
-    return found
+def _files(partition: DataPath) -> list[str]:
+    """The partition's collection files."""
+    return [entry.name for entry in partition.iterdir() if entry.name.endswith(SUFFIX) and entry.is_file()]
+
+
+def _written(partition: DataPath) -> float:
+    """When the partition was last written to: its folder's time, or on an object store its newest file's."""
+    if isinstance(partition, Path):
+        return partition.stat().st_mtime
+    times = [file_modified(entry) for entry in partition.iterdir() if entry.name.endswith(SUFFIX)]
+    return max((t for t in times if t is not None), default=0.0)
 
 
 def partitions_needed(snapshots: DataPath, current: DataPath, runs: int) -> list[DataPath]:
     """The run partitions under `snapshots`, other than `current`, that hold one of the newest `runs` earlier
-    collections of a queue manager collected in `current`, newest first (by their newest file's modification time,
-    which a collect's write sets). A partition whose files do not say which queue managers they hold is read
-    whenever the walk reaches it: when unsure, the plan sees more, never less."""
+    collections of a queue manager collected in `current`, newest first (by when each was last written). A partition
+    whose files do not say which queue managers they hold is read whenever the walk reaches it: when unsure, the plan
+    sees more, never less. Only the partitions the walk reaches are listed."""
     earlier = [p for p in snapshots.glob("run_id=*") if p.is_dir() and p.name != current.name]
     wanted = {key for name in _files(current) if (key := queue_manager_of(name)) is not None}
     if not wanted:  # a current run the names do not describe: every earlier collection may matter
         return sorted(earlier, key=lambda p: p.name)
-    files = {p.name: _files(p) for p in earlier}
     seen = dict.fromkeys(wanted, 0)
-    partitions = sorted(earlier, key=lambda p: max(files[p.name].values(), default=0.0), reverse=True)
+    partitions = sorted(earlier, key=_written, reverse=True)
     needed: list[DataPath] = []
     for partition in partitions:
         if all(count >= runs for count in seen.values()):
             break
-        keys = [queue_manager_of(name) for name in files[partition.name]]
+        keys = [queue_manager_of(name) for name in _files(partition)]
         if any(k is None or seen.get(k, runs) < runs for k in keys):
             needed.append(partition)
             for k in keys:

@@ -11,13 +11,14 @@ RUNS = 3
 
 
 def collected(snapshots: Path, run: int, *files: str) -> Path:
-    """Run `run`'s partition with the files named, each written `run` hours after an epoch (a partition is as new as
-    its newest file)."""
+    """Run `run`'s partition with the files named, it and each file written `run` hours after an epoch (a folder's
+    partition is as new as the folder's time, an object store's as its newest file)."""
     partition = snapshots / f"run_id=scheduled__{run:04d}"
     partition.mkdir(parents=True)
     for name in files:
         (partition / name).write_text("{}\n")
         os.utime(partition / name, (run * 3600, run * 3600))
+    os.utime(partition, (run * 3600, run * 3600))
     return partition
 
 
