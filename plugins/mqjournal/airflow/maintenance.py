@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
 from mqjournal.airflow.forms import split_choice
-from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, spread
+from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, spread
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
@@ -33,6 +33,7 @@ from mqjournal.airflow.xcom import (
 )
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
+from mqjournal.datafolder import DataPath, arrow_source
 from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.history import partitions_needed
 from mqjournal.ibmi import collector, discovery
@@ -148,13 +149,16 @@ def collect_on(
     return str(path)
 
 
-def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: BackupStore | None = None) -> PlanSummary:
+def summarize(
+    plan_dir: DataPath, targets: Sequence[MaintenanceTarget], store: BackupStore | None = None
+) -> PlanSummary:
     """What the approval gate shows and what save/delete act on, for this run's targets only; with `store`, what
     each queue manager already has in the backup store."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
     wanted = {t.key for t in targets}
-    qms = [q for q in pq.read_table(plan_dir / "queue_managers").to_pylist() if qm_key(q) in wanted]
+    source, filesystem = arrow_source(plan_dir / "queue_managers")
+    qms = [q for q in pq.read_table(source, filesystem=filesystem).to_pylist() if qm_key(q) in wanted]
     receivers = plan_receivers(plan_dir, wanted)
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
@@ -179,13 +183,14 @@ def summarize(plan_dir: Path, targets: Sequence[MaintenanceTarget], store: Backu
     return summary
 
 
-def plan_receivers(plan_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
+def plan_receivers(plan_dir: DataPath, keys: set[str]) -> list[dict[str, Any]]:
     """The plan's receivers of the queue managers `keys` (host/QMGR/LIBRARY), in chain order per queue manager
     (non-members last); only their hosts' rows are read."""
     import pyarrow.parquet as pq
 
     hosts = sorted({key.split("/", 1)[0] for key in keys})
-    rows = pq.read_table(plan_dir / "receivers", filters=[("host", "in", hosts)]).to_pylist()
+    source, filesystem = arrow_source(plan_dir / "receivers")
+    rows = pq.read_table(source, filesystem=filesystem, filters=[("host", "in", hosts)]).to_pylist()
     return sorted(
         (r for r in rows if qm_key(r) in keys),
         key=lambda r: (r["host"], r["qmgr"], r["qmgr_library"], r["chain_position"] is None, r["chain_position"] or 0),
@@ -302,7 +307,7 @@ def save_batch(
 ) -> BatchResult[SaveOutcome]:
     for t in batch.targets:  # before any SSH, as save_one: the library is refused for every queue manager or none
         save_library_for(save_library, t.library)
-    return _only_with_work(
+    return run_where_needed(
         settings,
         batch,
         lambda t: bool(to_save(summary, t)),
@@ -332,39 +337,13 @@ def delete_batch(
             log.info("%s: not chosen at the approval gate, nothing deleted", t.label)
     if not approved:
         return None
-    return _only_with_work(
+    return run_where_needed(
         settings,
         HostBatch(targets=approved),
         lambda t: bool(summary.to_delete.get(t.key)),
         lambda session, t: delete_on(session, settings, t, summary, run_id, policy),
         lambda t: DeleteOutcome(target=t.key),
         doing="re-check and delete",
-    )
-
-
-_Outcome = TypeVar("_Outcome")
-
-
-def _only_with_work(
-    settings: Settings,
-    batch: HostBatch,
-    has_work: Callable[[MaintenanceTarget], bool],
-    step: Callable[[IbmiSession, MaintenanceTarget], _Outcome],
-    nothing: Callable[[MaintenanceTarget], _Outcome],
-    *,
-    doing: str,
-) -> BatchResult[_Outcome]:
-    """`step` for the queue managers with work to do; the others' outcome says nothing was done, with no session
-    opened for them (a host with nothing to save is not even connected to)."""
-    busy = HostBatch(targets=[t for t in batch.targets if has_work(t)])
-    done = run_per_queue_manager(settings, busy, step, doing=doing) if busy.targets else BatchResult()
-    return BatchResult(
-        done={
-            t.key: done.done[t.key] if t.key in done.done else nothing(t)
-            for t in batch.targets
-            if t.label not in done.failures
-        },
-        failures=done.failures,
     )
 
 
@@ -495,7 +474,7 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
 
 
 def _dist(settings: Settings) -> Path:
-    path = settings.data_dir / "dist"
+    path = settings.dist_dir
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -532,7 +511,7 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
     return Preflight(checked=[r.host for r in reports], ready=True)
 
 
-def _collected_hosts(snapshots: Path) -> set[str]:
+def _collected_hosts(snapshots: DataPath) -> set[str]:
     """The hosts any run has collected: only each record's host is read. A line that is not JSON is skipped here; the
     plan job refuses it, naming it."""
     hosts: set[str] = set()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mqjournal.catalog import Catalog
 from mqjournal.collection import fleet_connector
+from mqjournal.datafolder import DataPath, modified
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
 from mqjournal.ibmi import commands
@@ -107,7 +108,7 @@ def existing_catalog(given: str | None, *, new_catalog_hint: bool = False) -> st
     path = Path(database)
     if path.is_file():
         return url
-    default = Settings.from_env().data_dir / "catalog.db"
+    default = Settings.from_env().local_folder / "catalog.db"
     action = (
         f"give the path (or sqlite:/// URL) of the catalog the DAGs write ({CATALOG_ENV}; by default the data "
         f"folder's, {default}); check the spelling (a URL with a path from / needs four slashes: sqlite:////...)"
@@ -119,7 +120,7 @@ def existing_catalog(given: str | None, *, new_catalog_hint: bool = False) -> st
     )
 
 
-def confirm_queue_manager(setup: Setup, session: IbmiSession, snapshots: Path) -> Setup:
+def confirm_queue_manager(setup: Setup, session: IbmiSession, snapshots: DataPath) -> Setup:
     """The setup for a queue manager some source knows for the host, with the library that source gives when the
     fleet file does not name it; UnknownQueueManager listing the known ones otherwise.
 
@@ -155,10 +156,10 @@ def confirm_queue_manager(setup: Setup, session: IbmiSession, snapshots: Path) -
     )
 
 
-def _in_snapshots(root: Path, host: str) -> dict[str, str]:
+def _in_snapshots(root: DataPath, host: str) -> dict[str, str]:
     """{queue manager: library} of the host's snapshot files (one per library and run; the newest of each read)."""
-    newest: dict[str, Path] = {}
-    files = sorted(root.glob(f"run_id=*/{host}__*.jsonl"), key=lambda p: p.stat().st_mtime)
+    newest: dict[str, DataPath] = {}
+    files = sorted(root.glob(f"run_id=*/{host}__*.jsonl"), key=modified)
     for path in files:
         newest[path.name] = path
     found: dict[str, str] = {}
