@@ -22,7 +22,7 @@ from mqjournal.airflow import expiry as steps
 from mqjournal.airflow import maintenance
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.settings import settings
-from mqjournal.airflow.xcom import ExpiryProposal, ExpirySummary, HostBatch, Pulled
+from mqjournal.airflow.xcom import ExpirySummary, HostBatch, Pulled
 from mqjournal.policy import Policy
 
 
@@ -107,7 +107,7 @@ def mq_journal_backup_expiry():
     # (clear the task) plans again on the live host and deletes only what is still proposed.
     @task(**tasks.ssh_task(sessions=settings().sessions_per_task, retries=0), map_index_template=LABEL)
     def execute(proposals: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
-        approved = [ExpiryProposal.from_xcom(p) for p in proposals]  # type: ignore[union-attr]  # a batch's list
+        approved = steps.proposals_from_xcom(proposals)  # the batch's list
         hosts = labelled(HostBatch(targets=[p.target for p in approved]))
         return returned(steps.execute_batch(settings(), approved, run_id, _policy(params)), hosts, "expiry")
 
