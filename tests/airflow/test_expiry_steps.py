@@ -98,6 +98,19 @@ def in_store(settings: Settings, keys: set[str]) -> set[str]:
     return {key for key in keys if store(settings).get(key) is not None}
 
 
+def refuse_store_delete(monkeypatch, stuck: str):
+    """The backup store refuses to delete the copy `stuck` (and only it); returns the real delete."""
+    real_delete = BackupStore.delete
+
+    def failing_delete(self, key):
+        if key == stuck:
+            raise OSError("the store refused the delete")
+        real_delete(self, key)
+
+    monkeypatch.setattr(BackupStore, "delete", failing_delete)
+    return real_delete
+
+
 def test_the_proposal_is_the_recover_expiry_planners_plan_with_each_save_files_copies(settings, target):
     proposal = steps.plan_one(settings, target, "expiry1", POLICY)
     with host_session(settings, "ibmi1") as session:
@@ -191,14 +204,7 @@ def test_a_store_that_fails_leaves_the_catalog_discarded_reports_the_copy_and_th
     proposal = steps.plan_one(settings, target, "expiry1", POLICY)
     keys = sorted(proposal.approved_keys)
     stuck = keys[0]
-    real_delete = BackupStore.delete
-
-    def failing_delete(self, key):
-        if key == stuck:
-            raise OSError("the store refused the delete")
-        real_delete(self, key)
-
-    monkeypatch.setattr(BackupStore, "delete", failing_delete)
+    real_delete = refuse_store_delete(monkeypatch, stuck)
     outcome = steps.execute_one(settings, proposal, "expiry1", POLICY)
     assert [key for key, _ in outcome.store_failed] == [stuck] and outcome.failed
     assert set(outcome.store_deleted) == set(keys) - {stuck}
@@ -306,14 +312,7 @@ def test_a_batch_names_a_queue_manager_whose_copy_stayed_in_the_store_and_still_
 ):
     proposal = steps.plan_one(settings, target, "expiry1", POLICY)
     stuck = sorted(proposal.approved_keys)[0]
-    real_delete = BackupStore.delete
-
-    def failing_delete(self, key):
-        if key == stuck:
-            raise OSError("the store refused the delete")
-        real_delete(self, key)
-
-    monkeypatch.setattr(BackupStore, "delete", failing_delete)
+    refuse_store_delete(monkeypatch, stuck)
     done = steps.execute_batch(settings, [proposal], "expiry1", POLICY)
     (outcome,) = done.outcomes
     assert outcome.discarded and [k for k, _ in outcome.store_failed] == [stuck]
