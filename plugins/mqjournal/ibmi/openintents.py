@@ -59,7 +59,7 @@ def open_intents(path: Path) -> list[dict]:
             _scans.pop(path, None)
             return []
         known = _usable(path, _scans.get(path))
-        scan, _ = _advance(path, known or _usable(path, _load(path)) or _Scan())
+        scan = _advance(path, known or _usable(path, _load(path)) or _Scan())
         # The side file is rewritten once the process has read _SAVE_EVERY bytes past it, not at every read: with
         # many sessions in a task, writing it was a cost of its own; the next process reads at most that much.
         if known is None or scan.offset - _saved.get(path, 0) >= _SAVE_EVERY or scan.offset < _saved.get(path, 0):
@@ -86,16 +86,15 @@ def _usable(path: Path, scan: _Scan | None) -> _Scan | None:
         return scan if handle.read(len(tail)) == tail else None
 
 
-def _advance(path: Path, scan: _Scan) -> tuple[_Scan, bool]:
-    """`scan` with the whole lines appended since its offset read, and whether there were any. A last line without
-    its newline is left for later: its writer (maybe another process) may be writing it now."""
+def _advance(path: Path, scan: _Scan) -> _Scan:
+    """`scan` with the whole lines appended since its offset read. A last line without its newline is left for
+    later: its writer (maybe another process) may be writing it now."""
     with path.open("rb") as handle:
         stat = os.fstat(handle.fileno())
         if (stat.st_dev, stat.st_ino) != (scan.device, scan.inode):  # another file than the one read: from its start
             scan = _Scan(device=stat.st_dev, inode=stat.st_ino)
         handle.seek(scan.offset)
         pending = b""
-        advanced = False
         while chunk := handle.read(_CHUNK):
             pending += chunk
             end = pending.rfind(b"\n") + 1
@@ -105,8 +104,7 @@ def _advance(path: Path, scan: _Scan) -> tuple[_Scan, bool]:
             scan.tail = (bytes.fromhex(scan.tail) + pending[:end])[-_TAIL_BYTES:].hex()
             scan.offset += end
             pending = pending[end:]
-            advanced = True
-    return scan, advanced
+    return scan
 
 
 def _apply(path: Path, scan: _Scan, data: bytes) -> None:
