@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install check test test-fast safety-long cluster-test demo clean
+.PHONY: install check test test-fast safety-long cluster-test demo clean demo-packages fast-packages test-packages cluster-packages
 
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,18 @@ $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	touch $@
 
 install: $(INSTALLED)
+
+# What each target needs from Debian besides the virtualenv. scripts/system-packages.sh knows how each is found and
+# which package brings it; as root it installs what is missing, as another user it stops at once with the command to
+# run. Listed first in each target, so a missing package is found in seconds, before the install and the tests.
+demo-packages:
+	@sh scripts/system-packages.sh java
+fast-packages:
+	@sh scripts/system-packages.sh java postgresql
+test-packages:
+	@sh scripts/system-packages.sh java postgresql chromium
+cluster-packages:
+	@sh scripts/system-packages.sh java postgresql redis
 
 # Lint, format and types (pyproject's [tool.ruff] and [tool.mypy]); .ci/run makes these before the tests and the
 # pre-commit hooks (.pre-commit-config.yaml) make them on each commit.
@@ -33,14 +45,14 @@ XDIST := -n $(TEST_WORKERS) --dist loadgroup
 # Everything. The end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo) run after the others, in
 # one process, with the machine to themselves as before: they start Airflow and Spark and wait on gates and timers.
 # Both parts run whatever the first gave; the target fails if either did.
-test: $(INSTALLED)
+test: test-packages $(INSTALLED)
 	$(PY) -m pytest -m "not e2e" $(XDIST); rest=$$?; \
 	$(PY) -m pytest -m e2e; e2e=$$?; \
 	test $$rest -eq 0 && test $$e2e -eq 0
 
 # The inner loop: everything but the end-to-end tests, and the stateful safety test as a smoke run. `make test` (and
 # CI) runs it all.
-test-fast: $(INSTALLED)
+test-fast: fast-packages $(INSTALLED)
 	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q $(XDIST)
 
 # The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
@@ -50,10 +62,10 @@ safety-long: $(INSTALLED)
 # The deployment's topology without a Docker engine (docs/cluster-test.md): PostgreSQL, Redis, a Spark standalone
 # master and worker, Airflow's components with the CeleryExecutor, as local processes on loopback; the maintenance DAG
 # end to end on the simulated fleet. Some 2-3 minutes on 2 cores; run it alone. `make test` leaves it out.
-cluster-test: $(INSTALLED)
+cluster-test: cluster-packages $(INSTALLED)
 	$(PY) -m pytest -m cluster tests/cluster -x -s
 
-demo: $(INSTALLED)
+demo: demo-packages $(INSTALLED)
 	$(VENV)/bin/mqjournal demo --fleet docker/fleet.example.yaml $(DEMO_ARGS)
 
 clean:
