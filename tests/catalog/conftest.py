@@ -20,7 +20,7 @@ def _bin(name: str) -> str:
     found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
     if found is None:
         raise RuntimeError(
-            f"PostgreSQL's {name} is not installed (Debian: apt-get install postgresql); .ci/run installs it"
+            f"PostgreSQL's {name} is not installed (Debian: apt-get install postgresql); make test installs it (scripts/system-packages.sh)"
         )
     return found
 

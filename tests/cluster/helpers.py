@@ -173,7 +173,9 @@ def postgres_bin(name: str) -> str:
     # Debian's server binaries are under /usr/lib/postgresql/<major>/bin, not on PATH (initdb aside, on some images).
     found = next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None) or shutil.which(name)
     if found is None:
-        raise ClusterError(f"PostgreSQL's {name} is not installed (Debian: apt-get install postgresql); .ci/run does")
+        raise ClusterError(
+            f"PostgreSQL's {name} is not installed (Debian: apt-get install postgresql); make cluster-test installs it"
+        )
     return found
 
 
@@ -241,7 +243,9 @@ def postgres_url(port: int, database: str, driver: str = "postgresql+psycopg") -
 def start_redis(folder: Path, env: dict[str, str], say: Say, started: list[Service]) -> int:
     executable = shutil.which("redis-server")
     if executable is None:
-        raise ClusterError("redis-server is not installed (Debian: apt-get install redis-server); .ci/run does")
+        raise ClusterError(
+            "redis-server is not installed (Debian: apt-get install redis-server); make cluster-test installs it"
+        )
     folder.mkdir()
     port = free_port()
     # No snapshots, no append-only file: the broker's queue lives as long as the test.

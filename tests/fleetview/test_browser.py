@@ -60,7 +60,7 @@ def status_of(url: str, **headers: str) -> int:
 def chromium() -> str:
     if not Path(CHROMIUM).exists():
         pytest.fail(
-            f"no Chromium at {CHROMIUM}: install Debian's (apt-get install -y chromium chromium-driver), or set "
+            f"no Chromium at {CHROMIUM}: run make test-packages (Debian's chromium), or set "
             "MQJ_CHROMIUM to a Chromium binary"
         )
     return CHROMIUM
