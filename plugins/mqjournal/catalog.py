@@ -236,6 +236,8 @@ class _Stored(_Base):
     key: Mapped[str] = mapped_column(String(1024))
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     sha256: Mapped[str] = mapped_column(String(64))
+    # The host's digest of the save file when it was copied (migration 0003); NULL: never vouched for by the host.
+    host_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     verified_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     objects: Mapped[str] = mapped_column(Text)  # the save file's object list, JSON: a list of SavedReceiver
@@ -446,6 +448,9 @@ class SaveFileCopy(BaseModel):
     save_file: ObjectName
     run_id: str = Field(min_length=1, max_length=250)
     objects: tuple[SavedReceiver, ...] = ()
+    host_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    """The SHA-256 the host computed of the save file right before it was copied, while its object list held
+    `objects` before and after (ibmi/hostdigest.py). None: the host gave none, so the copy proves nothing."""
 
     @property
     def save_file_path(self) -> str:
@@ -466,6 +471,12 @@ class StoredObject(SaveFileCopy):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     created_at: AwareDatetime
     verified_at: AwareDatetime
+
+    @property
+    def vouched(self) -> bool:
+        """Whether the host's own digest of the save file vouches for these bytes: only such a copy is a backup
+        that a receiver may be deleted against (a download of the right length can still be the wrong bytes)."""
+        return self.host_sha256 is not None and self.host_sha256 == self.sha256
 
     def holds(self, library: str, receiver: str, attached_at: datetime | None) -> bool:
         """Whether the object list has this receiver: with `attached_at`, that incarnation of the name only (names

@@ -1,6 +1,7 @@
 """`mqjournal doctor`: is each partition ready for mqjournal? A read-only preflight, per host pass / fail / how to fix.
 
-It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, and CHKOBJ
+It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, the digest
+programs on /dev/null (`hostdigest.discover`), and CHKOBJ
 (which checks an object's existence and the job user's authority to it, and changes nothing). Nothing it sends
 creates, changes or deletes anything; a test holds it to that through the simulator's log of received commands.
 
@@ -25,7 +26,7 @@ from typing import Literal
 
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
-from mqjournal.ibmi import asp, capabilities, commands
+from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
@@ -246,8 +247,24 @@ def _checks(
         for m in caps.missing_columns():
             report.add("SQL columns", "warn", str(m), f"install {m.brought_by}")
 
+    _digest(report, session)
     profile = _profile(report, h, user)
     _mq_and_authorities(report, h, host, user, profile, save_library, caps)
+
+
+def _digest(report: HostReport, session: IbmiSession) -> None:
+    """Whether the partition can digest a save file: without it no copy off the partition proves a backup."""
+    tool = hostdigest.discover(session)
+    if tool is None:
+        report.add(
+            "SHA-256 of a save file on the host",
+            "fail",
+            f"none of {hostdigest.TRY_TOOLS} gives a file's SHA-256: no copy of this host's save files can be compared "
+            "with the host's bytes, so none counts as a backup and no receiver is deleted on its account",
+            hostdigest.INSTALL,
+        )
+    else:
+        report.add("SHA-256 of a save file on the host", "pass", f"{tool.program} ({tool.brought_by})")
 
 
 def _profile(report: HostReport, h: _Host, user: str) -> Profile | None:

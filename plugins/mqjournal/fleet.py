@@ -158,6 +158,13 @@ def _default_special_authorities() -> list[SpecialAuthority]:
     return ["*JOBCTL", "*SAVSYS", "*IOSYSCFG"]
 
 
+DigestProgram = Literal["/QOpenSys/usr/bin/openssl", "/QOpenSys/pkgs/bin/openssl", "/QOpenSys/pkgs/bin/sha256sum"]
+
+
+def _default_digest_programs() -> list[DigestProgram]:
+    return ["/QOpenSys/usr/bin/openssl"]
+
+
 class PartitionSystemConfig(_Config):
     """Simulator only: how a simulated partition is set up. A real partition answers these itself (the collector and
     `mqjournal doctor` read the release, the services and the job's formats from it), so the client never reads them."""
@@ -180,6 +187,11 @@ class PartitionSystemConfig(_Config):
         False,
         description="an admin made /QOpenSys/usr/bin/db2 (a link to qsh) so a bare `db2` runs in PASE; "
         "a stock partition has none",
+    )
+    digest_programs: list[DigestProgram] = Field(
+        default_factory=_default_digest_programs,
+        description="the PASE programs that can digest a file: 5733-SC1's openssl (with the sshd it brings), the "
+        "open-source RPMs' openssl and sha256sum; [] for a partition that has none",
     )
     # The user profile SSH signs on with, and what else an admin set up (for `mqjournal doctor`'s tests).
     special_authorities: list[SpecialAuthority] = Field(

@@ -78,7 +78,7 @@ def test_a_catalog_at_revision_1_keeps_every_row_and_gets_20_digit_sequence_numb
 
     catalog = Catalog(empty_database)
 
-    assert schema_revision(empty_database) == {migrations.head()} == {"0002"}
+    assert schema_revision(empty_database) == {migrations.head()} == {"0003_host_sha256"}
     assert every_row(empty_database) == before
     assert _sequence_column_types(empty_database) == WIDE[make_url(empty_database).get_backend_name()]
     assert drift_from_the_models(empty_database) == []
@@ -102,7 +102,7 @@ def test_a_catalog_made_by_create_all_before_migrations_is_adopted_with_every_ro
         Catalog(empty_database).engine.dispose()
 
     assert "made before its schema had migrations: adopting its 8 tables" in caplog.text
-    assert schema_revision(empty_database) == {"0002"}
+    assert schema_revision(empty_database) == {migrations.head()}
     assert every_row(empty_database) == before
     assert drift_from_the_models(empty_database) == []
 
@@ -134,7 +134,7 @@ def test_a_catalog_from_a_newer_mqjournal_is_refused_and_left_as_it_is(empty_dat
 
     message = str(refused.value)
     assert display_url(url) in message and "s3cret" not in message
-    assert "revision 0003" in message and "knows up to 0002" in message
+    assert "revision 0003" in message and f"knows up to {migrations.head()}" in message
     assert "upgrade mqjournal" in message and "not changed" in message
     assert schema_revision(empty_database) == {"0003"}
     assert every_row(empty_database) == before
@@ -175,6 +175,6 @@ def test_openers_racing_on_a_catalog_made_before_migrations_migrate_it_once(empt
         for opener in openers:
             opener.kill()
     assert [o.returncode for o in openers] == [0, 0, 0], [err for _, err in results]
-    assert schema_revision(empty_database) == {"0002"}
+    assert schema_revision(empty_database) == {migrations.head()}
     assert every_row(empty_database) == before
     assert drift_from_the_models(empty_database) == []

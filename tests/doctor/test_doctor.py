@@ -18,7 +18,9 @@ from mqjournal.sim.service import SimulatorService
 
 # What the doctor may send: the login probe, SQL (through qsh or a bare db2), mqs.ini, and CHKOBJ.
 READ_ONLY = re.compile(
-    r"^(true|cat /QIBM/UserData/mqm/mqs\.ini|(/QOpenSys/usr/bin/qsh -c )?'?db2 .*|system 'CHKOBJ [^']*')$", re.S
+    r"^(true|cat /QIBM/UserData/mqm/mqs\.ini|(/QOpenSys/usr/bin/qsh -c )?'?db2 .*|system 'CHKOBJ [^']*'"
+    r"|/QOpenSys/(usr|pkgs)/bin/(openssl dgst -sha256 -r|sha256sum) /dev/null)$",
+    re.S,
 )
 
 
@@ -150,6 +152,28 @@ def test_each_broken_prerequisite_is_named_with_its_fix(tmp_path: Path, case: st
     assert not report.ready and check in failed, _failed(report)
     assert fix_word in failed[check].fix
     assert set(failed) == {check, *(also[0] if also else ())}, _failed(report)  # nothing else is blamed
+
+
+def test_a_host_without_a_digest_program_is_not_ready_and_names_what_to_install(tmp_path: Path):
+    doctor = Doctor(tmp_path, [_host(digest_programs=[])])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    failed = _failed(report)
+    assert set(failed) == {"SHA-256 of a save file on the host"}, failed
+    assert "no receiver is deleted" in failed["SHA-256 of a save file on the host"]
+    assert "fix: install 5733-SC1" in failed["SHA-256 of a save file on the host"]
+
+
+def test_a_host_with_only_the_rpm_sha256sum_passes_the_digest_check(tmp_path: Path):
+    doctor = Doctor(tmp_path, [_host(digest_programs=["/QOpenSys/pkgs/bin/sha256sum"])])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    (check,) = [c for c in report.checks if c.name == "SHA-256 of a save file on the host"]
+    assert report.ready and check.status == "pass" and "/QOpenSys/pkgs/bin/sha256sum" in check.detail
 
 
 def test_a_clock_two_hours_ahead_is_a_warning_naming_ntp_and_the_host_stays_ready(tmp_path: Path):

@@ -3,11 +3,14 @@ was verified, by the partition's clock, and never while the store's copy does no
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import fields, replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from mqjournal.ibmi.cleanup import HostCleanup
 from mqjournal.ibmi.readings import cl_messages
@@ -83,6 +86,49 @@ def test_a_stored_copy_that_no_longer_verifies_keeps_the_save_file_on_the_host(s
     assert result.removed == [] and on_host(sim_fleet, path)
     ((kept, why),) = result.kept
     assert kept == path and "does not verify" in why and "SHA-256" in why
+
+
+def a_copy_of_other_bytes(executor, key: str) -> None:
+    """The stored copy replaced by bytes of the save file's length that are not the save file's, its sidecar and
+    catalog row rewritten to match them: a copy that verifies in the store, as a corrupted download did when only
+    its length was compared with the host's."""
+    stored = Path(executor.store.root) / key
+    data = bytearray(stored.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    stored.write_bytes(bytes(data))
+    sha = hashlib.sha256(data).hexdigest()
+    sidecar = Path(f"{stored}.json")
+    sidecar.write_text(json.dumps(json.loads(sidecar.read_text()) | {"sha256": sha, "host_sha256": sha}))
+    with executor.catalog._session("forge the copy", write=True) as session:
+        session.execute(
+            text("UPDATE stored_objects SET sha256 = :sha, host_sha256 = :sha WHERE key = :key"),
+            {"sha": sha, "key": key},
+        )
+
+
+def test_a_copy_whose_bytes_are_not_the_hosts_keeps_the_save_file_on_the_host(sim_fleet, executor, saved):
+    path, key, _ = saved
+    a_copy_of_other_bytes(executor, key)
+    assert executor.store.verify(key).ok  # the store alone cannot tell
+    sim_fleet.host().advance(timedelta(hours=1))
+
+    result = cleanup_of(executor).clean_up(KEEP)
+
+    assert result.removed == [] and on_host(sim_fleet, path)
+    ((kept, why),) = result.kept
+    assert kept == path and "the host's SHA-256 of it is" in why
+
+
+def test_a_copy_the_host_never_vouched_for_keeps_the_save_file_on_the_host(sim_fleet, executor, saved):
+    path, key, _ = saved
+    with executor.catalog._session("forget the host's digest", write=True) as session:
+        session.execute(text("UPDATE stored_objects SET host_sha256 = NULL WHERE key = :key"), {"key": key})
+    sim_fleet.host().advance(timedelta(hours=1))
+
+    result = cleanup_of(executor).clean_up(KEEP)
+
+    assert result.removed == [] and on_host(sim_fleet, path)
+    assert "never vouched for" in result.kept[0][1]
 
 
 def test_a_failed_dltf_keeps_the_save_file_and_the_next_cleanup_removes_it(sim_fleet, executor, saved):

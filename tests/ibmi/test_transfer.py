@@ -16,6 +16,7 @@ from mqjournal.catalog import SavedReceiver, SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
+from mqjournal.ibmi.hostdigest import TOOLS, CopyNotVouched, NoHostDigest, NotOurBytes, discover
 from mqjournal.ibmi.transfer import (
     RECORD_BYTES,
     SaveFileAuthorityMissing,
@@ -152,6 +153,97 @@ def test_a_download_dropped_on_every_attempt_leaves_nothing_in_the_store_and_is_
         stored_copy(session, store, meta)
     assert store_files(store) == []
     assert [e.state for e in transfers(sim_fleet, "GET")] == ["dropped", "dropped"]
+
+
+# --- the host's digest: what makes a copy proof (issue #28) ---------------------------------------------------------
+
+
+def another_jobs_save(fleet: SimFleet, receiver: str) -> None:
+    """Another job saves `receiver` alone into QGPL/RCVSAV, clearing what was there (SAVOBJ ... CLEAR(*ALL))."""
+    out = fleet.host().run(
+        f"system 'SAVOBJ OBJ({receiver}) LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/RCVSAV) CLEAR(*ALL)'",
+        "OTHERJOB",
+    )
+    assert out.exit_status == 0, out.stderr
+
+
+def test_a_copy_carries_the_hosts_digest_of_the_save_file_and_is_vouched_for(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    stored = stored_copy(session, store, meta)
+    assert stored.host_sha256 == hashlib.sha256(served(sim_fleet)).hexdigest() == stored.sha256
+    assert stored.vouched and store.get(stored.key) == stored  # the sidecar carries it too
+    sent = [e.command for e in sim_fleet.service.received.entries()]
+    digests = [c for c in sent if c.startswith("/QOpenSys/usr/bin/openssl dgst -sha256 -r ")]
+    assert digests == [
+        "/QOpenSys/usr/bin/openssl dgst -sha256 -r /dev/null",
+        f"/QOpenSys/usr/bin/openssl dgst -sha256 -r {SAVF}",
+    ]
+
+
+def test_a_download_of_the_right_length_with_other_bytes_is_not_kept(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    sim_fleet.service.faults["ibmi1"].transfers.append(
+        TransferFault("RCVSAV", "get", after_bytes=len(served(sim_fleet)) // 2, corrupt=True)
+    )
+    with pytest.raises(CopyNotVouched, match=r"ibmi1 QGPL/RCVSAV.*is not the host's.*removed from the store"):
+        stored_copy(session, store, meta)
+    assert store_files(store) == [] and store.list_objects() == []
+
+
+def test_a_save_file_saved_into_again_during_the_download_is_not_kept(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    # The host's digest is read, then another job's SAVOBJ CLEAR(*ALL) lands as the download starts.
+    last = detached(sim_fleet)[-1]
+
+    def save_on_arrival(entry, event: str) -> None:
+        if event == "arrived" and entry.command.startswith("SFTP GET"):
+            sim_fleet.service.transfers.listeners.clear()
+            another_jobs_save(sim_fleet, last)
+
+    sim_fleet.service.transfers.listeners.append(save_on_arrival)
+    with pytest.raises(CopyNotVouched):
+        stored_copy(session, store, meta)
+    assert store_files(store) == []
+
+
+def test_a_save_file_that_no_longer_lists_the_receivers_is_not_copied(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    last = detached(sim_fleet)[-1]
+    another_jobs_save(sim_fleet, last)
+    with pytest.raises(NotOurBytes, match=r"no longer lists QMTEST/AMQA\d{6}.*another save went into it"):
+        stored_copy(session, store, meta)
+    assert store_files(store) == [] and transfers(sim_fleet, "GET") == []
+
+
+def test_a_host_without_a_digest_program_copies_nothing_and_says_what_to_install(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    with sim_fleet.host().state() as partition:
+        partition.digest_programs = []
+    with pytest.raises(NoHostDigest, match=r"no SHA-256 of a file.*no receiver is deleted.*5733-SC1"):
+        stored_copy(session, store, meta)
+    assert store_files(store) == [] and transfers(sim_fleet, "GET") == []
+
+
+def test_the_digest_program_is_found_once_per_session_in_the_documented_order(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    with sim_fleet.host().state() as partition:
+        partition.digest_programs = ["/QOpenSys/pkgs/bin/sha256sum"]
+    mark = len(sim_fleet.service.received)
+    assert stored_copy(session, store, meta).vouched
+    probes = [e.command for e in sim_fleet.service.received.entries(since=mark) if e.command.endswith("/dev/null")]
+    assert probes == [
+        "/QOpenSys/usr/bin/openssl dgst -sha256 -r /dev/null",
+        "/QOpenSys/pkgs/bin/openssl dgst -sha256 -r /dev/null",
+        "/QOpenSys/pkgs/bin/sha256sum /dev/null",
+    ]
+    assert discover(session) == TOOLS[2]
+    assert len([e for e in sim_fleet.service.received.entries(since=mark) if e.command.endswith("/dev/null")]) == 3
 
 
 def test_the_session_runs_commands_again_after_a_dropped_download(
@@ -300,9 +392,17 @@ def test_every_transfer_has_an_intent_and_an_outcome_in_the_audit_log(
     assert unexplained_intents(audit_path(session), "ibmi1") == []
 
 
-def test_a_failed_transfer_is_recorded_with_its_error(session: IbmiSession, store: BackupStore, meta: SaveFileCopy):
+def test_a_failed_transfer_is_recorded_with_its_error(
+    sim_fleet: SimFleet, session: IbmiSession, store: BackupStore, meta: SaveFileCopy
+):
+    def delete_on_arrival(entry, event: str) -> None:  # another job's DLTF lands as the download starts
+        if event == "arrived" and entry.command.startswith("SFTP GET"):
+            sim_fleet.service.transfers.listeners.clear()
+            assert sim_fleet.host().run("system 'DLTF FILE(QGPL/RCVSAV)'", "OTHERJOB").exit_status == 0
+
+    sim_fleet.service.transfers.listeners.append(delete_on_arrival)
     with pytest.raises(SaveFileNotFound):
-        download_save_file(session, "QGPL", "NOSUCH", store, meta.model_copy(update={"save_file": "NOSUCH"}))
+        stored_copy(session, store, meta)
     [outcome] = [e for e in read_events(audit_path(session)) if e.get("transfer") and e["event"] == "outcome"]
     assert outcome["outcome"] == "failed" and outcome["sha256"] is None and outcome["error"]
 

@@ -12,7 +12,9 @@ the catalog are what mqjournal wrote down. The invariants:
    DLTJRNRCV the host ran for mqjournal) has a catalog save record naming a save file that is on the host and whose
    content lists that receiver, fully saved (or, once the file is gone from the host, whose copy in the backup store
    verifies and lists it); and, when the scenario has a backup store, a copy of such a save file in the store that
-   verifies (size and SHA-256 re-read) and whose object list holds that receiver incarnation.
+   verifies (size and SHA-256 re-read) and whose object list holds that receiver incarnation; and a copy whose
+   bytes the host's digest vouched for (`host_sha256` equal to its SHA-256) and whose bytes themselves, read as the
+   save file's records, hold that receiver incarnation.
 3. **Every command recorded**: every command the host received has an audit record (an intent, or an old-style
    record), the audit's answers are the host's, and every intent has an outcome or, when none came back, a
    `reconciled` record written by a later run.
@@ -42,7 +44,7 @@ from pathlib import Path
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
-from mqjournal.sim import mq
+from mqjournal.sim import mq, savfdata
 from mqjournal.sim.joblog import CommandError, JobLog
 from mqjournal.sim.model import Partition
 
@@ -316,7 +318,31 @@ class SafetyChecker:
                         "deleted without a copy off the partition",
                         f"{d.library}/{d.receiver} was deleted and no verified copy in {self.store.url} holds it",
                     )
+                elif not any(
+                    s.key in verified and s.vouched and self._bytes_hold(s.key, d.library, d.receiver, d.attached_at)
+                    for s in stored
+                ):
+                    report.add(
+                        "deleted without a copy the host vouched for",
+                        f"{d.library}/{d.receiver} was deleted and no copy in {self.store.url} whose bytes the host's "
+                        "digest vouched for holds it",
+                    )
         return report
+
+    def _bytes_hold(self, key: str, library: str, name: str, attached_at) -> bool:
+        """The stored object's own bytes, read as the simulator's save file records, hold this receiver incarnation:
+        the truth behind a sidecar's object list."""
+        assert self.store is not None
+        try:
+            data = savfdata.decode(self.store.fs.cat_file(self.store._path(key)))
+        except savfdata.DamagedSaveFile:
+            return False
+        return any(
+            o.receiver.name == name
+            and o.receiver.library == library
+            and (attached_at is None or _same_instant(o.receiver.attached_at, attached_at))
+            for o in data.objects
+        )
 
     def _backed(self, report: Report, partition: Partition, receiver: str, attached_at, saves, gone, excused) -> None:
         library, _, name = receiver.partition("/")

@@ -67,6 +67,8 @@ def label(command: str) -> str:
         obj = next((_obj(command, k) for k in ("JRNRCV", "OBJ", "FILE", "MQMNAME") if cl_param(command, k)), "")
         obj = obj.strip("'").split()[0] if obj.strip("'") else ""
         return f"{verb}.{obj}" if obj else verb
+    if " dgst -sha256 " in command or "sha256sum " in command:  # the host's digest (ibmi/hostdigest.py)
+        return "digest.probe" if command.endswith("/dev/null") else "digest"
     text = command.upper()
     for needle, name in (
         ("ASSOCIATE_JOURNAL_RECEIVER", "sql.associate"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import timedelta
 
@@ -93,6 +94,36 @@ def test_a_deleted_receiver_whose_save_file_and_copy_are_gone_is_found_unless_so
     s.removed_save_files.add(save_file)
     s.excused_deletions.update((f"{LIBRARY}/{name}", save_file) for name in run.deleted.deleted)
     assert rules(s.check()) == {"deleted without a copy off the partition"}
+
+
+def _rewrite_sidecar(s: Scenario, key: str, **changes) -> None:
+    sidecar = s.store_path / f"{key}.json"
+    sidecar.write_text(json.dumps(json.loads(sidecar.read_text()) | changes))
+
+
+def test_a_deleted_receiver_whose_only_copy_the_host_never_vouched_for_is_found(s: Scenario):
+    run = maintained(s)
+    (save_file,), (key,) = run.saved.save_files, run.saved.copied
+    assert s.operator(f"DLTF FILE({save_file})").exit_status == 0
+    _rewrite_sidecar(s, key, host_sha256=None)
+    assert "deleted without a copy the host vouched for" in rules(s.check())
+
+
+def test_a_deleted_receiver_whose_only_copy_holds_other_bytes_is_found_though_the_store_verifies_it(s: Scenario):
+    # What a corrupted download of the right length was when only its length was compared with the host's.
+    run = maintained(s)
+    (save_file,), (key,) = run.saved.save_files, run.saved.copied
+    assert s.operator(f"DLTF FILE({save_file})").exit_status == 0
+    path = s.store_path / key
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    sha = hashlib.sha256(data).hexdigest()
+    _rewrite_sidecar(s, key, sha256=sha, host_sha256=sha)
+    assert s.store.verify(key).ok
+    found = rules(s.check())
+    assert "deleted without a copy the host vouched for" in found
+    assert not {"deleted without save", "deleted without a copy off the partition"} & found  # those cannot tell
 
 
 def test_a_save_file_cleared_behind_the_catalogs_back_is_found(s: Scenario):

@@ -9,10 +9,13 @@ verified copy in the store, then reruns the step and a whole maintenance run, an
 from __future__ import annotations
 
 import shutil
+from dataclasses import fields
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import text
 
+from mqjournal.ibmi.cleanup import HostCleanup
 from mqjournal.ibmi.transfer import RECORD_BYTES
 from mqjournal.policy import Policy
 from mqjournal.sim.server import TransferFault
@@ -104,3 +107,64 @@ def test_a_copy_cut_off_by_a_killed_worker_is_no_backup_and_the_rerun_replaces_i
     _nothing_deletable(s, to_delete)
     _held_after_rerun(s, arg)
     assert s.store.verify(key).ok
+
+
+# --- the host's digest (issue #28): a copy counts only when its bytes are the ones the host digested -------------
+
+
+def test_a_corrupted_download_of_the_right_length_is_no_backup_and_nothing_is_deletable(s):
+    # One byte changed on the way: the length is the save file's, the bytes are not.
+    s.service.faults[sc.HOST].transfers.append(TransferFault(sc.SAVE_LIBRARY, "get", after_bytes=100, corrupt=True))
+
+    arg, result, to_delete = _save(s)
+
+    assert result.saved and result.copied == [] and "is not the host's" in result.not_copied[0][1]
+    assert s.store.list_objects() == [] and s.store.unrecorded_objects() == []
+    _nothing_deletable(s, to_delete)
+    _held_after_rerun(s, arg)
+
+
+def test_a_save_file_saved_into_between_its_content_check_and_its_download_is_no_backup(s):
+    # Another job's SAVOBJ ... CLEAR(*ALL) of one receiver into our save file lands as the download starts: the copy
+    # would hold that receiver alone, while the catalog says the save file holds them all.
+    def other_save_on_arrival(entry, event: str) -> None:
+        if event == "arrived" and entry.command.startswith("SFTP GET"):
+            s.service.transfers.listeners.clear()
+            savf = entry.command.removeprefix("SFTP GET /QSYS.LIB/").replace(".LIB/", "/").removesuffix(".FILE")
+            out = s.operator(
+                f"SAVOBJ OBJ({to_delete[-1]}) LIB({sc.LIBRARY}) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({savf}) CLEAR(*ALL)"
+            )
+            assert out.exit_status == 0, out.stderr
+
+    arg = sc.PATHS["save"].setup(s)
+    to_delete = arg[2]
+    s.service.transfers.listeners.append(other_save_on_arrival)
+    result = sc.PATHS["save"].run(s, arg, None)
+
+    assert result.copied == [] and len(result.not_copied) == 1
+    (path,) = result.save_files
+    # Even once that save file is gone from the host, no receiver is deleted on account of a copy of it.
+    assert s.remove_save_file(path).exit_status == 0
+    _nothing_deletable(s, to_delete)
+    assert s.maintain("run2").unfinished() == []
+    report = s.check()
+    assert report.ok, str(report)
+
+
+def test_clean_up_keeps_a_save_file_whose_bytes_are_not_its_stored_copys(s):
+    _, result, _ = _save(s)
+    (key,), (path,) = result.copied, result.save_files
+    # Someone saves the same receiver again into that save file: it lists what the copy lists, its bytes differ.
+    receivers = [o.receiver for o in s.store.get(key).objects]
+    out = s.operator(
+        f"SAVOBJ OBJ({' '.join(receivers)}) LIB({sc.LIBRARY}) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF({path}) CLEAR(*ALL)"
+    )
+    assert out.exit_status == 0, out.stderr
+    s.advance(timedelta(hours=2))
+
+    executor = s.executor("cleanup1")
+    cleanup = HostCleanup(**{f.name: getattr(executor, f.name) for f in fields(HostCleanup)})
+    cleaned = cleanup.clean_up(Policy(keep_on_host_days=0.01))
+
+    assert cleaned.removed == [] and path in s.host.partition.save_files
+    assert "the host's SHA-256 of it is" in cleaned.kept[0][1]

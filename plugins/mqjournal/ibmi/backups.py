@@ -8,8 +8,9 @@ Whether a save file exists is read apart from its content (QSYS2.OBJECT_STATISTI
 is told from one whose content could not be read without reading any message text (which comes in the job's
 language): only a gone save file lets a step conclude that nothing was saved in it.
 
-The backup store is asked too: a verified copy there of a save file that lists the receiver is what makes a save
-a backup to delete against (`rules.BackupEvidence.proven`), and outlives the save file's removal from the host.
+The backup store is asked too: a verified copy there of a save file that lists the receiver, whose bytes the host's
+own digest vouched for when it was copied (`StoredObject.vouched`), is what makes a save a backup to delete against
+(`rules.BackupEvidence.proven`), and outlives the save file's removal from the host.
 """
 
 from __future__ import annotations
@@ -147,7 +148,13 @@ def _stored_keys(
         if copy.store_url != store.url or copy.save_file_path in found:
             continue
         if copy.key not in checked:
-            checked[copy.key] = store.still_holds(copy)
+            # Only bytes the host's own digest vouched for are a backup (ibmi/hostdigest.py): a copy made before the
+            # host's digest was read, or from a host without one, is kept in the store and proves nothing.
+            checked[copy.key] = (
+                store.still_holds(copy)
+                if copy.vouched
+                else f"{copy.key}: the host's digest never vouched for its bytes (copied without one)"
+            )
         problem = checked[copy.key]
         if problem is None:
             found[copy.save_file_path] = copy.key

@@ -5,8 +5,9 @@ its copy in the backup store is the backup. So `keep_on_host_days` (policy) afte
 verified, the save file is deleted from the host (DLTF), and only when all of these hold right before:
 
 - the store's copy verifies now (size and SHA-256 re-read: after the DLTF it is the only copy);
-- the save file on the host is the one copied: same size (SFTP stat), and its content (QSYS2.SAVE_FILE_OBJECTS)
-  lists every receiver the copy's object list names;
+- the save file on the host is the one copied: its content (QSYS2.SAVE_FILE_OBJECTS) lists every receiver the
+  copy's object list names, and the host's SHA-256 of it, read now with that list unchanged around it
+  (`hostdigest.read_proof`), is the copy's (which the host vouched for when it was copied);
 - the catalog does not mark it discarded (backup expiry deletes those, with their copies).
 
 Age is measured on the partition's clock: the live snapshot's collection time minus the save time its receivers
@@ -24,11 +25,10 @@ from datetime import UTC, datetime, timedelta
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import StoredObject
-from mqjournal.ibmi import commands
+from mqjournal.ibmi import commands, hostdigest
 from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
-from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.ibmi.transport import OutcomeUnknown
 from mqjournal.policy import Policy
 
@@ -121,17 +121,23 @@ class HostCleanup(HostContext):
         missing = [f"{o.library}/{o.receiver}" for o in stored.objects if not content.holds(o.library, o.receiver)]
         if missing:
             return f"the save file on the host does not list {' '.join(missing)}, which its stored copy does: kept"
-        return self._size_differs(stored)
+        return self._digest_differs(stored)
 
-    def _size_differs(self, stored: StoredObject) -> str | None:
-        path = save_file_path(stored.save_file_library, stored.save_file)
+    def _digest_differs(self, stored: StoredObject) -> str | None:
+        """Why the host's bytes are not the stored copy's (None: the host's digest of the save file, read now with its
+        object list unchanged around it, is the copy's SHA-256). After the DLTF the copy is the only one."""
+        if not stored.vouched:
+            return "its stored copy was never vouched for by the host's digest: kept"
+        expected = ((o.library, o.receiver) for o in stored.objects)
         try:
-            with self.session.sftp() as sftp:
-                size = sftp.stat(path).st_size
-        except (OSError, OutcomeUnknown) as exc:
-            return f"its size on the host could not be read ({exc}): kept"
-        if size != stored.size_bytes:
-            return f"it holds {size} bytes on the host where its stored copy has {stored.size_bytes}: kept"
+            proof = hostdigest.read_proof(self.session, stored.save_file_library, stored.save_file, expected)
+        except (hostdigest.HostDigestError, OutcomeUnknown) as exc:
+            return f"the host's digest of it could not vouch for the copy ({exc.problem}): kept"
+        if proof.sha256 != stored.sha256:
+            return (
+                f"the host's SHA-256 of it is {proof.sha256} where its stored copy's is {stored.sha256} (the save file "
+                "changed since it was copied): kept"
+            )
         return None
 
     def _remove(self, path: str, stored: StoredObject) -> str | None:

@@ -21,6 +21,7 @@ import shlex
 from datetime import datetime
 from typing import Literal
 
+from mqjournal.errors import InvalidName
 from mqjournal.ibmi.transport import Command
 from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_name, receiver_prefix
 
@@ -454,6 +455,34 @@ def save_file_objects(save_library: str, save_file: str) -> str:
         f"SAVE_FILE => {_lit(object_name(save_file))}, SAVE_FILE_LIBRARY => {_lit(object_name(save_library))},"
         " OBJECT_TYPE_FILTER => '*JRNRCV')) X ORDER BY LIBRARY_NAME, OBJECT_NAME"
     )
+
+
+# --- the host's SHA-256 of a save file (ibmi/hostdigest.py; docs/ibmi-interfaces.md, section 5) ----------------
+
+DIGEST_TOOLS = ("openssl", "openssl-rpm", "sha256sum")
+"""The PASE programs that can give a file's SHA-256, in the order the client tries them (hostdigest.TOOLS says
+which product brings each)."""
+
+DIGEST_PROBE = "/dev/null"
+"""What discovery digests: every PASE has it, it is empty, and its SHA-256 is known, so a tool that answers anything
+else is not trusted."""
+
+_SAVE_FILE_PATH = re.compile(r"/QSYS\.LIB/(?:[A-Z0-9$#@_]{1,10}\.LIB/)?[A-Z0-9$#@_]{1,10}\.FILE")
+
+
+def file_sha256(tool: str, path: str) -> Command:
+    """The SHA-256 of `path` (a save file's /QSYS.LIB path, or DIGEST_PROBE) computed on the partition by `tool`.
+    Reads only, so it is sent again after a dropped connection."""
+    if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path):
+        raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with transfer.save_file_path")
+    quoted = shlex.quote(path)
+    if tool == "openssl":
+        return Command(text=f"/QOpenSys/usr/bin/openssl dgst -sha256 -r {quoted}", idempotent=True)
+    if tool == "openssl-rpm":
+        return Command(text=f"/QOpenSys/pkgs/bin/openssl dgst -sha256 -r {quoted}", idempotent=True)
+    if tool == "sha256sum":
+        return Command(text=f"/QOpenSys/pkgs/bin/sha256sum {quoted}", idempotent=True)
+    raise ValueError(f"unknown digest tool {tool!r}: one of {', '.join(DIGEST_TOOLS)}")
 
 
 def save_files(library: str) -> str:

@@ -31,6 +31,7 @@ from mqjournal.ibmi import commands
 from mqjournal.ibmi.backups import evidence_for, save_file_contents
 from mqjournal.ibmi.collector import collect
 from mqjournal.ibmi.context import HostContext
+from mqjournal.ibmi.hostdigest import HostDigestError
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
 from mqjournal.ibmi.savefiles import create_save_file
@@ -176,7 +177,7 @@ class Executor(HostContext):
             in_file = [s for s in saves if f"{s.save_file_library}/{s.save_file}" == path]
             try:
                 copy = self._copy(self.store, path, in_file)
-            except (SaveFileTransferError, BackupStoreError) as exc:
+            except (SaveFileTransferError, BackupStoreError, HostDigestError) as exc:
                 result.not_copied.append((path, str(exc)))
                 continue
             self.catalog.record_stored(copy)
@@ -199,6 +200,8 @@ class Executor(HostContext):
         except StoreObjectExists:
             # Copied and verified by an earlier attempt that stopped before the catalog row: check it, adopt it.
             check = store.verify(key_for(meta))
+            if check.ok and check.stored is not None and not check.stored.vouched:
+                check = check.model_copy(update={"problem": "the host's digest never vouched for its bytes"})
             if not check.ok or check.stored is None:
                 raise StoreVerificationFailed(
                     check.key,

@@ -4,7 +4,9 @@ IBM i's sftp-server shows save file LIB/NAME as ``/QSYS.LIB/LIB.LIB/NAME.FILE``,
 (docs/ibmi-interfaces.md, section 5, with the sources). What that section says mqjournal must check is checked here:
 
 - A download is compared with the size the host gave (`stat`) while the backup store computes its SHA-256 and
-  re-reads the copy; a short one leaves nothing in the store. Downloading changes nothing on the host, so a dropped
+  re-reads the copy; a short one leaves nothing in the store. What makes it proof is the host's own digest of the
+  save file, read before the download with its object list unchanged around it (`hostdigest`): a copy whose SHA-256
+  differs is removed again. Downloading changes nothing on the host, so a dropped
   one is tried again like an idempotent command.
 - An upload goes only into a save file that exists and is empty: CRTSAVF is the caller's (a write to a missing
   ``.FILE`` may create a physical file instead, IBM's C runtime and FTP say), and the file is opened without the
@@ -33,6 +35,7 @@ from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
 from mqjournal.backupstore import BackupStore, BackupStoreError, SourceIncomplete
 from mqjournal.catalog import SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName, MqJournalError
+from mqjournal.ibmi import hostdigest
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.names import object_name
 
@@ -105,11 +108,32 @@ def download_save_file(
     """Copy save file `library`/`name` from the host into `store`, verified, described by `meta` (whose save file
     it must be). A dropped or short transfer is tried again by the session's retry policy, and ends in
     TransferInterrupted; a missing save file or missing authority is raised at once; nothing but a verified copy is
-    ever left in the store."""
+    ever left in the store. The copy carries the host's digest (`host_sha256`) and is kept only when its bytes hash
+    to it: NoHostDigest (a host without a digest program), NotOurBytes (the save file no longer lists `meta`'s
+    receivers, or changed while it was digested) and CopyNotVouched (other bytes arrived) leave nothing in the store."""
     path = save_file_path(library, name)
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
         raise ValueError(f"{where}: the copy's description is of {meta.save_file_path}")
+    # The host's digest first, while the object list holds what `meta` says (hostdigest): the copy must hash to it.
+    try:
+        proof = hostdigest.read_proof(session, library, name, ((o.library, o.receiver) for o in meta.objects))
+    except hostdigest.SaveFileAbsent as exc:
+        raise _refused(FileNotFoundError(errno.ENOENT, exc.problem), where, path, session.user, "download") from exc
+    except hostdigest.SaveFileUnreadable as exc:
+        raise _refused(PermissionError(errno.EACCES, exc.problem), where, path, session.user, "download") from exc
+    stored = _download_with_retries(session, path, where, store, meta.model_copy(update={"host_sha256": proof.sha256}))
+    try:
+        hostdigest.check_copy(proof, stored)
+    except hostdigest.CopyNotVouched:
+        store.delete(stored.key)  # the sidecar first: a copy of other bytes is never left looking like a backup
+        raise
+    return stored
+
+
+def _download_with_retries(
+    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy
+) -> StoredObject:
     try:
         return _with_retries(
             session,

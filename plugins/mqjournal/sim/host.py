@@ -24,7 +24,7 @@ from mqjournal.sim.model import (
     Workload,
 )
 from mqjournal.sim.protocol import ExecResult
-from mqjournal.sim.shell import qsh, run_line, system_arguments
+from mqjournal.sim.shell import Utility, qsh, run_line, system_arguments
 from mqjournal.sim.system import run_cl
 from mqjournal.sim.views import PartitionCatalog
 
@@ -87,6 +87,7 @@ class SimulatedHost:
             # Not a fault, but read from the fleet file on every start like one: whether an admin linked
             # /QOpenSys/usr/bin/db2 to qsh, so that a bare `db2` runs in the PASE shell.
             self.partition.db2_link = config.system.db2_link
+            self.partition.digest_programs = list(config.system.digest_programs)
 
     def apply_system(self, config: HostConfig) -> None:
         """The fleet file's partition setup: release, the signed-on user profile, libraries an admin made, clock."""
@@ -234,7 +235,23 @@ class SimulatedHost:
         }
         if self.partition.db2_link:
             utilities["db2"] = db2  # the admin's link: qsh started as `db2` runs the db2 utility
+        utilities |= self._digest_programs()
         return run_line(command_line, utilities)
+
+    def _digest_programs(self) -> dict[str, Utility]:
+        """The installed digest programs, by their full path (they are not on the PATH the client relies on)."""
+        from mqjournal.sim import digest
+
+        def program(path: str) -> Utility:
+            def run(args: list[str]) -> ExecResult:
+                with self.lock:
+                    if path == digest.SHA256SUM:
+                        return digest.sha256sum(self.partition, args)
+                    return digest.openssl(self.partition, path, args)
+
+            return run
+
+        return {path: program(path) for path in self.partition.digest_programs}
 
     def _cat(self, args: list[str]) -> ExecResult:
         """Only the IFS file the planner reads: MQ's mqs.ini, which maps queue managers to their libraries."""

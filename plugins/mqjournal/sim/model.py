@@ -355,6 +355,8 @@ class Partition(_State):
     # Whether an admin linked /QOpenSys/usr/bin/db2 to qsh: only then does a bare `db2` run in the PASE shell (a
     # stock partition has no db2 in PASE; see shell.py). Set from the fleet file's system.db2_link on every start.
     db2_link: bool = False
+    # The PASE programs that digest a file (sim/digest.py), from the fleet file's system.digest_programs on every start.
+    digest_programs: list[str] = Field(default_factory=lambda: ["/QOpenSys/usr/bin/openssl"])
     job: JobAttributes = Field(default_factory=JobAttributes)
     message_counter: int = 0
     job_counter: int = 0

@@ -181,13 +181,17 @@ TRANSFER_DIRECTIONS = frozenset({"get", "put"})
 class TransferFault:
     """The connection drops in the middle of an SFTP transfer of a path matching `pattern` (a regex searched in the
     upper-case path): a download (``get``) once `after_bytes` of the file have been sent, an upload (``put``) once
-    `after_bytes` have been received; `times` transfers, then the fault is spent. The client sees its connection
+    `after_bytes` have been received (or, with `corrupt`, a download arrives whole with one byte changed); `times`
+    transfers, then the fault is spent. The client sees its connection
     lost mid-file, as when a network or the partition's sshd fails during a copy: what arrived is short."""
 
     pattern: str
     direction: str = "get"
     after_bytes: int = 0
     times: int = 1
+    corrupt: bool = False
+    """A download only: instead of dropping, the byte at `after_bytes` arrives changed and the rest whole, so the copy
+    has the save file's length and other bytes (what a faulty link, proxy or disk in between can do)."""
 
     def __post_init__(self) -> None:
         if self.direction not in TRANSFER_DIRECTIONS:

@@ -40,6 +40,7 @@ outcome) or dropped (``dropped`` with `fault` ``transfer_fault``).
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import posixpath
@@ -64,7 +65,7 @@ from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.model import Partition, SaveFile, qualified
 from mqjournal.sim.server import CommandLog, HostTransportFaults, ReceivedCommand, SftpSession, TransferFault
 
-__all__ = ["QsysLibSftp"]
+__all__ = ["QsysLibSftp", "read_save_file"]
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,30 @@ def _resolve(path: str) -> _Path:
     if len(upper) != 1:
         raise _Refused(SFTP_NO_SUCH_FILE)
     return _Path(f"{ROOT}/{upper[0]}", "QSYS", first.group(1), first.group(2))
+
+
+def read_save_file(partition: Partition, path: str) -> bytes:
+    """The bytes a PASE program that opens `path` for reading gets (what `openssl dgst` or `sha256sum` digest), by the
+    same rules as an SFTP download: FileNotFoundError for no such save file (or library), PermissionError without
+    *X on the library or *R to the save file, IsADirectoryError for a library, and OSError (ENOTSUP) for an object
+    QSYS.LIB has no stream I/O for (the caller holds the host's lock)."""
+    try:
+        where = _resolve(path)
+    except _Refused:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory") from None
+    if not where.is_object:
+        raise IsADirectoryError(errno.EISDIR, "Is a directory")
+    assert where.library is not None and where.name is not None
+    if where.library != "QSYS" and where.library not in partition.libraries:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+    if authority.withheld(partition, where.library, where.library, "*LIB", _LIBRARY_X):
+        raise PermissionError(errno.EACCES, "Permission denied")
+    save_file = partition.save_files.get(qualified(where.library, where.name))
+    if save_file is None or where.suffix != "FILE":
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+    if authority.withheld(partition, save_file.library, save_file.name, "*FILE", _READ):
+        raise PermissionError(errno.EACCES, "Permission denied")
+    return savfdata.encode(save_file)
 
 
 def _attributes(
@@ -440,6 +465,11 @@ class _ReadHandle(paramiko.SFTPHandle):
         if self._dropped:
             return SFTP_FAILURE
         end = min(offset + length, len(self._data))
+        if self._fault is not None and self._fault.corrupt:
+            data = bytearray(self._data[offset:end])
+            if offset <= self._fault.after_bytes < end:
+                data[self._fault.after_bytes - offset] ^= 0xFF
+            return bytes(data)
         if self._fault is not None and end > self._fault.after_bytes:
             # The connection goes: the client's pending reads fail and what it has is short of the file.
             self._dropped = True

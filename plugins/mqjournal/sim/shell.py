@@ -166,8 +166,9 @@ def run_line(
     for operator, argv in commands:
         if (operator == "&&" and status != 0) or (operator == "||" and status == 0):
             continue
-        program = argv[0].rsplit("/", 1)[-1]
-        utility = utilities.get(program)
+        # A program installed outside the PATH (an RPM's, by its full path) is found only by that path.
+        utility = utilities.get(argv[0]) if argv[0].startswith("/") else None
+        utility = utility or utilities.get(argv[0].rsplit("/", 1)[-1])
         result = not_found(argv[0]) if utility is None else utility(argv[1:])
         out.append(result.stdout)
         err.append(result.stderr)
