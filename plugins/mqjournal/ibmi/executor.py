@@ -100,13 +100,15 @@ class Executor(HostContext):
                 to_copy |= _not_yet_copied(evidence, on_host[decision.receiver])
             else:
                 todo.append(on_host[decision.receiver])
+        compression = (policy or Policy()).save_compression
         for start in range(0, len(todo), commands.MAX_SAVOBJ_OBJECTS):
-            if path := self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, result):
+            batch = todo[start : start + commands.MAX_SAVOBJ_OBJECTS]
+            if path := self._save_batch(batch, save_library, compression, result):
                 to_copy.add(path)
         self._copy_off_partition(sorted(to_copy), result)
         return result
 
-    def _save_batch(self, batch: list[Receiver], save_library: str, result: SaveResult) -> str | None:
+    def _save_batch(self, batch: list[Receiver], save_library: str, compression: str, result: SaveResult) -> str | None:
         """SAVOBJ of `batch` into a new save file; the save file's LIB/NAME when it holds a save to copy off."""
         save_file = self._new_save_file(save_library, batch)
         path = f"{save_library}/{save_file}"
@@ -115,7 +117,9 @@ class Executor(HostContext):
         operation = self.catalog.begin(
             self.operation("save", names, save_file_library=save_library, save_file=save_file)
         )
-        out = self.session.run(commands.save_receivers(self.target.library, names, save_library, save_file))
+        out = self.session.run(
+            commands.save_receivers(self.target.library, names, save_library, save_file, compression=compression)
+        )
         message = _messages(out) or "no message"
         # Only the save file's own content counts: SAVOBJ's answer, or a SAVE_TIMESTAMP set by another save of the
         # same library (the nightly SAVLIB) landing meanwhile, prove nothing about this file.
