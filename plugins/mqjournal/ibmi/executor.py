@@ -33,7 +33,7 @@ from mqjournal.ibmi.collector import collect
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
-from mqjournal.ibmi.savefiles import create_save_file
+from mqjournal.ibmi.savefiles import create_save_file, save_file_sizes
 from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import receiver_save_text, save_file_names, save_library_for
@@ -52,6 +52,7 @@ class SaveResult:
     already_saved: list[str] = field(default_factory=list)
     not_saved: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why)
     save_files: list[str] = field(default_factory=list)  # LIB/NAME
+    save_file_bytes: dict[str, int] = field(default_factory=dict)  # LIB/NAME: its size on the host after the step
     copied: list[str] = field(default_factory=list)  # backup store keys of the copies verified by this step
     not_copied: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why): only on the partition
     reconciled: list[str] = field(default_factory=list)  # what an interrupted earlier step turned out to have done
@@ -106,6 +107,8 @@ class Executor(HostContext):
             if path := self._save_batch(batch, save_library, compression, result):
                 to_copy.add(path)
         self._copy_off_partition(sorted(to_copy), result)
+        # What this step's save files take on the ASP: the run report's net space (mqjournal.space).
+        result.save_file_bytes = save_file_sizes(self.session, result.save_files)
         return result
 
     def _save_batch(self, batch: list[Receiver], save_library: str, compression: str, result: SaveResult) -> str | None:
