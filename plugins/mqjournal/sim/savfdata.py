@@ -118,9 +118,9 @@ class SaveFileImage:
 
     def __init__(self, data: SaveFileData) -> None:
         self.data = data
+        self._blocks: dict[int, bytes] = {}  # the last data blocks made, by number
         if data.empty:
             self.description_records, self.count, self._head, self._key = 0, 0, b"", b""
-            self._blocks = {}
             self.size = 0
             return
         payload = data.description()
@@ -129,7 +129,6 @@ class SaveFileImage:
         self.count = len(chunks) + -(-data.data_bytes // RECORD_BYTES)
         self._head = b"".join(_record(number, self.count, chunk) for number, chunk in enumerate(chunks))
         self._key = hashlib.sha256(payload).digest()
-        self._blocks: dict[int, bytes] = {}
         self.size = self.count * RECORD_BYTES
 
     @classmethod
@@ -178,7 +177,7 @@ class SaveFileImage:
         stream = (
             Cipher(algorithms.ChaCha20(self._key, nonce), mode=None).encryptor().update(bytes(count * PAYLOAD_BYTES))
         )
-        parts = []
+        parts: list[bytes] = []
         for at in range(count):
             area = stream[at * PAYLOAD_BYTES : (at + 1) * PAYLOAD_BYTES]
             head = _HEAD.pack(MAGIC, FORMAT_VERSION, first + at, self.count, PAYLOAD_BYTES)
