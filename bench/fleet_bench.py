@@ -55,6 +55,13 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sessions-per-host", type=int, default=2, help="MQJOURNAL_SSH_SESSIONS_PER_HOST")
     parser.add_argument("--warmup-hours", type=float, default=1.0, help="simulated churn before the run")
     parser.add_argument(
+        "--save-file-size-factor",
+        type=float,
+        default=1.0,
+        help="the simulated save files' size against what they save (fleet file system.save_file_size_factor); "
+        "1.0: sized like their receivers, less DTACPR, so the save and copy phases move the real bytes",
+    )
+    parser.add_argument(
         "--sim-processes",
         type=int,
         default=2,
@@ -88,7 +95,7 @@ def environment(args: argparse.Namespace) -> None:
 
 
 def fleet(args: argparse.Namespace) -> list:
-    from mqjournal.fleet import FaultsConfig, HostConfig, QueueManagerConfig
+    from mqjournal.fleet import FaultsConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig
 
     qms = args.queue_managers
     return [
@@ -96,6 +103,7 @@ def fleet(args: argparse.Namespace) -> list:
             name=f"ibmi{h:04d}",
             port=0,
             utc_offset="+01:00",
+            system=PartitionSystemConfig(save_file_size_factor=args.save_file_size_factor),
             queue_managers=[QueueManagerConfig(name=f"QM{q:02d}", threshold_kb=500) for q in range(qms)],
             faults=FaultsConfig(delay_seconds=args.delay),
         )

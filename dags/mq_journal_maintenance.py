@@ -27,6 +27,7 @@ from mqjournal.airflow.xcom import HostBatch, PlanSummary, Pulled
 from mqjournal.backupstore import BackupStore
 from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
+from mqjournal.space import DATA_COMPRESSION_VALUES
 
 
 def _policy_max(field: str) -> float:
@@ -41,6 +42,8 @@ def _policy(params: dict[str, Any]) -> Policy:
         keep_on_host_days=params["keep_on_host_days"],
         backup=params["backup"],
         site_save_min_age_hours=params["site_save_min_age_hours"],
+        # A run triggered before the parameter existed has none: the policy's default.
+        save_compression=params.get("save_compression") or Policy.model_fields["save_compression"].default,
     )
 
 
@@ -116,6 +119,15 @@ def _policy(params: dict[str, Any]) -> Policy:
             description="mqjournal: saved here and copied to the backup store; site: the site's own backup (BRMS, "
             "SAVLIB) saves them and mqjournal only deletes what IBM i shows saved (docs/site-backup.md)",
         ),
+        "save_compression": Param(
+            Policy.model_fields["save_compression"].default,
+            type="string",
+            enum=list(DATA_COMPRESSION_VALUES),
+            title="Data compression of the saves (DTACPR)",
+            description="*LOW (the default) about halves the save files for about twice the save's time; *MEDIUM "
+            "and *HIGH make them smaller still, at much more of the partition's CPU; *NO: none "
+            "(docs/ibmi-interfaces.md)",
+        ),
         "site_save_min_age_hours": Param(
             Policy.model_fields["site_save_min_age_hours"].default,
             type="number",
@@ -185,10 +197,10 @@ def mq_journal_maintenance():
     )
 
     @task
-    def summarize(batches: Pulled, run_id=None) -> dict[str, Any]:
+    def summarize(batches: Pulled, params=None, run_id=None) -> dict[str, Any]:
         run = [t for b in HostBatch.list_from_xcom(batches) for t in b.targets]
         s = settings()
-        return steps.summarize(s.plan_dir(run_id), run, BackupStore.from_settings(s)).to_xcom()
+        return steps.summarize(s.plan_dir(run_id), run, BackupStore.from_settings(s), _policy(params)).to_xcom()
 
     @task.branch
     def gate(summary: Pulled, params=None) -> list[str] | str:

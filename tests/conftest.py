@@ -13,12 +13,13 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
+from mqjournal.fleet import FleetConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import Db2Failure, parse_single
 from mqjournal.sim.service import SimulatorService
 
 START = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+TEST_SIZE_FACTOR = 0.001
 
 
 @dataclass
@@ -81,6 +82,8 @@ def fleet_config(tmp_path: Path, hosts: list[HostConfig] | None = None) -> Fleet
             name="ibmi1",
             port=0,
             utc_offset="+01:00",
+            # Save files a thousandth of what they save: the shape of real ones, at a test's speed.
+            system=PartitionSystemConfig(save_file_size_factor=TEST_SIZE_FACTOR),
             queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)],
         )
     ]

@@ -15,6 +15,7 @@ import yaml
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from mqjournal.names import OBJECT_NAME_PATTERN, ObjectName, QueueManagerName, qmgr_library_for
+from mqjournal.space import DataCompression
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
 _MQ_OBJECT = re.compile(r"[A-Za-z0-9._/%]{1,48}")
@@ -203,6 +204,28 @@ class PartitionSystemConfig(_Config):
     withheld_authorities: list[WithheldAuthorityConfig] = Field(default_factory=list)
     libraries: list[ObjectName] = Field(default_factory=list, description="libraries an admin created (a save library)")
     clock_offset_seconds: float = Field(0, description="how far the partition's clock runs ahead of real time")
+    # How large the simulated save files are: what they save (the receivers' storage), less the save's data
+    # compression, times this factor. 1.0 moves save files sized like their receivers (benches); a small factor
+    # keeps tests and the demo fast with the same shape.
+    save_file_size_factor: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="save files are the saved storage, compressed, times this (above 0, at most 1; 1.0: real size)",
+    )
+    save_compression_ratios: dict[DataCompression, float] = Field(
+        default_factory=dict,
+        description="bytes of save file per byte saved, by DTACPR value, where they differ from "
+        "mqjournal.space.EXPECTED_RATIO (each above 0, at most 2)",
+    )
+
+    @model_validator(mode="after")
+    def _ratios_in_bounds(self) -> PartitionSystemConfig:
+        for value, ratio in self.save_compression_ratios.items():
+            if not 0 < ratio <= 2:
+                raise ValueError(f"save_compression_ratios: {value} {ratio} is not above 0 and at most 2")
+        return self
 
 
 class HostConfig(_Config):

@@ -12,6 +12,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from mqjournal.space import DataCompression, estimated_save_file_bytes
+
 
 class Policy(BaseModel):
     # Finite numbers only (no inf or NaN), each within a bound that is documented in its description: a value past
@@ -91,6 +93,23 @@ class Policy(BaseModel):
         "before mqjournal deletes the receiver, so that the site's backup had time to finish, verify and move its "
         "media off site (hours, 0 to at most 8760: a year)",
     )
+    save_compression: DataCompression = Field(
+        "*LOW",
+        description="SAVOBJ's data compression (DTACPR) for the receivers' save files: *NO, *YES (to a save file the "
+        "same as *LOW), *LOW, *MEDIUM or *HIGH. IBM: *LOW is usually faster and its data larger than *MEDIUM's or "
+        "*HIGH's, *HIGH the slowest and usually the smallest; software compression takes the partition's CPU. The "
+        "default *LOW about halves the save file (and its copy over the network) for about twice the save's time "
+        "(docs/ibmi-interfaces.md, mqjournal/space.py)",
+    )
+    save_compression_ratio: float | None = Field(
+        None,
+        gt=0,
+        le=2,
+        description="bytes of save file per byte of receiver saved, as measured on the site's own partitions; the "
+        "approval gate estimates the save files' size with it before the save. Default: the ratio expected for "
+        "save_compression (space.EXPECTED_RATIO: 1.0 *NO, 0.475 *YES and *LOW, 0.221 *MEDIUM, 0.149 *HIGH; above 0, "
+        "at most 2)",
+    )
     clock_skew_seconds: float = Field(
         300,
         ge=0,
@@ -127,6 +146,10 @@ class Policy(BaseModel):
     def site_backup(self) -> bool:
         """The site's own backup saves the receivers; mqjournal saves nothing (docs/site-backup.md)."""
         return self.backup == "site"
+
+    def estimated_save_file_bytes(self, receiver_bytes: int) -> int:
+        """What the save files of receivers of `receiver_bytes` are expected to take on the partition."""
+        return estimated_save_file_bytes(receiver_bytes, self.save_compression, self.save_compression_ratio)
 
     @property
     def clock_skew(self) -> timedelta:

@@ -7,7 +7,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from mqjournal import explain, timefmt
+from mqjournal.policy import Policy
 from mqjournal.ranges import ReceiverRange, receiver_ranges
+from mqjournal.space import net_bytes
 from mqjournal.vocabulary import DELETES, IMPLAUSIBLE_NEEDS, Action, Alert, alert_text
 
 TABLE_ROWS = 100
@@ -40,9 +42,16 @@ def _needs_look_doubtful(q: Mapping) -> bool:
     return Alert.RECOVERY_POINTS_DISAGREE in q["alerts"] or not blocks.isdisjoint(IMPLAUSIBLE_NEEDS)
 
 
-def _net(q: Mapping) -> int:
-    """Bytes freed on the ASP less the new save files, which are about the size of the receivers they hold."""
-    return (q["bytes_freed"] or 0) - (q["bytes_to_save"] or 0)
+def planned_save_file_bytes(q: Mapping, policy: Policy) -> int:
+    """The save files the run is expected to write for queue manager `q` (a plan row): its receivers to save, as
+    compressed by the policy's save_compression (DTACPR). The run report has their real sizes."""
+    return policy.estimated_save_file_bytes(q.get("bytes_to_save") or 0)
+
+
+def planned_net(q: Mapping, policy: Policy) -> int:
+    """Net space as the gate shows it: what the deletes free less the save files the run is expected to write
+    (mqjournal.space.net_bytes, as the run report counts it with the real sizes)."""
+    return net_bytes(q.get("bytes_freed") or 0, planned_save_file_bytes(q, policy))
 
 
 def qm_key(q: Mapping) -> str:
@@ -136,7 +145,7 @@ def range_lines(
     return lines
 
 
-def _detail(q: Mapping, rows: Sequence[Mapping]) -> list[str]:
+def _detail(q: Mapping, rows: Sequence[Mapping], policy: Policy) -> list[str]:
     """A queue manager's section of the gate: its receivers as ranges, space, blocks and alerts."""
     out = [f"### {q['host']}/{q['qmgr']} (library {q['qmgr_library']})", ""]
     deletes = [r for r in rows if r.get("action") in DELETES]
@@ -153,7 +162,11 @@ def _detail(q: Mapping, rows: Sequence[Mapping]) -> list[str]:
         items.append(
             f"{q.get('receivers_to_delete') or 0} receivers to delete, {q.get('receivers_to_save') or 0} to save"
         )
-    space = [f"frees {size(q.get('bytes_freed'))}", f"net {signed_size(_net(q))} after this run's save files"]
+    space = [
+        f"frees {size(q.get('bytes_freed'))}",
+        f"net {signed_size(planned_net(q, policy))} after this run's save files (about "
+        f"{size(planned_save_file_bytes(q, policy))}, DTACPR({policy.save_compression}))",
+    ]
     if asp_text(q):
         space.append(asp_text(q))
     if q.get("store_bytes") is not None:
@@ -169,11 +182,14 @@ def _alert_lines(q: Mapping) -> list[str]:
     return [markdown_text(line).replace(marker, link) for line in explain.alert_explanations(q, recovery_dag=marker)]
 
 
-def plan_body(queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str, Any]] = ()) -> str:
+def plan_body(
+    queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str, Any]] = (), policy: Policy | None = None
+) -> str:
     """The approval gate's body: the fleet's totals, a table per host and queue manager, then per queue manager its
-    receivers to delete and save as ranges (count, bytes, detach dates), those it keeps grouped by why, net space,
-    ASP use, blocks and alerts with what to do. Bounded for a large fleet: TABLE_ROWS, DETAILED_QUEUE_MANAGERS and
-    RANGES_PER_LIST cap it, and say what they leave out."""
+    receivers to delete and save as ranges (count, bytes, detach dates), those it keeps grouped by why, net space
+    (the save files estimated with `policy`'s compression), ASP use, blocks and alerts with what to do. Bounded for
+    a large fleet: TABLE_ROWS, DETAILED_QUEUE_MANAGERS and RANGES_PER_LIST cap it, and say what they leave out."""
+    policy = policy or Policy()
     rows = sorted(
         ({**q, "alerts": list(q.get("alerts") or [])} for q in queue_managers),
         key=lambda q: (q["host"], q["qmgr"], q["qmgr_library"]),
@@ -187,25 +203,28 @@ def plan_body(queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str
     blocked = sum(1 for q in rows if q.get("block_reason"))
     alerted = sum(1 for q in rows if q["alerts"])
     total = sum(q.get("bytes_freed") or 0 for q in rows)
-    net = sum(_net(q) for q in rows)
+    net = sum(planned_net(q, policy) for q in rows)
     out = [
         f"**{deletes} receivers to delete on {deleting} of {len(rows)} queue managers, {size(total)} to free, "
         f"{signed_size(net)} net** ({saves} receivers to save, {size(sum(q.get('bytes_to_save') or 0 for q in rows))}"
+        f" in about {size(sum(planned_save_file_bytes(q, policy) for q in rows))} of save files"
         f"; {blocked} blocked, {alerted} with alerts).",
         "",
         "Choose the queue managers whose deletes may run: the gate's options are named `host/QMGR`. Only the chosen "
         "ones delete; the others delete nothing (their saves stand) and the run report names them declined.",
         "",
         "Net: the receivers freed on the partition's disk minus the save files this run writes there; those stay "
-        "until the cleanup step removes them, `keep_on_host_days` after their copy in the backup store is verified.",
+        "until the cleanup step removes them, `keep_on_host_days` after their copy in the backup store is verified. "
+        f"The save files are estimated from the receivers to save and the policy's data compression "
+        f"(DTACPR({policy.save_compression})); the run report counts the same with their real sizes.",
         "",
-        *_table(rows),
+        *_table(rows, policy),
     ]
     detailed = sorted(sorted(rows, key=_priority)[:DETAILED_QUEUE_MANAGERS], key=lambda q: (q["host"], q["qmgr"]))
     if detailed:
         out += ["", "## Per queue manager", ""]
         for q in detailed:
-            out += _detail(q, by_key.get(qm_key(q), []))
+            out += _detail(q, by_key.get(qm_key(q), []), policy)
         left = len(rows) - len(detailed)
         if left:
             out += [
@@ -229,7 +248,7 @@ def plan_body(queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str
     return "\n".join(out)
 
 
-def _table(rows: Sequence[Mapping]) -> list[str]:
+def _table(rows: Sequence[Mapping], policy: Policy) -> list[str]:
     listed = list(rows) if len(rows) <= TABLE_ROWS else [q for q in rows if _notable(q)][:TABLE_ROWS]
     lines = [
         "| host | queue manager | library | delete | frees | save | net | ASP | in the store | oldest needed "
@@ -241,7 +260,7 @@ def _table(rows: Sequence[Mapping]) -> list[str]:
         lines.append(
             f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q.get('receivers_to_delete') or 0} "
             f"| {size(q.get('bytes_freed'))} | {q.get('receivers_to_save') or 0} ({size(q.get('bytes_to_save'))}) "
-            f"| {signed_size(_net(q))} | {asp} "
+            f"| {signed_size(planned_net(q, policy))} | {asp} "
             f"| {size(q['store_bytes']) if q.get('store_bytes') is not None else '-'} "
             f"| {q.get('oldest_needed') or '-'} | {held_by(q)} | {q.get('block_reason') or 'no'} "
             f"| {', '.join(q['alerts']) or '-'} |"

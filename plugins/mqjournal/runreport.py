@@ -22,6 +22,7 @@ from mqjournal import explain, timefmt
 from mqjournal.airflow.xcom import CleanupOutcome, DeleteOutcome, SaveOutcome
 from mqjournal.ranges import receiver_ranges
 from mqjournal.report import asp_text, markdown_text, qm_key, range_lines, signed_size, size
+from mqjournal.space import net_bytes
 from mqjournal.vocabulary import DELETES, SAVES, Action
 
 QUIET_LISTED = 50
@@ -240,19 +241,43 @@ def _kept(qm: _Qm) -> Bullets | None:
     return Bullets("Kept, and why", tuple(Item(t) for t in lines))
 
 
+@dataclass(frozen=True)
+class _Net:
+    """A queue manager's net space this run, counted as the gate counts it (mqjournal.space.net_bytes): the
+    receivers deleted less the save files written, with their real sizes."""
+
+    freed: int
+    written: int
+    unknown: tuple[str, ...]  # save files written whose size could not be read
+
+    @property
+    def net(self) -> int:
+        return net_bytes(self.freed, self.written)
+
+
+def _net(qm: _Qm) -> _Net:
+    freed = qm.delete.freed_bytes if qm.delete else 0
+    files = qm.save.save_files if qm.save else []
+    sizes = qm.save.save_file_bytes if qm.save else {}
+    return _Net(freed, sum(sizes.get(f, 0) for f in files), tuple(f for f in files if f not in sizes))
+
+
 def _space(facts: RunFacts, qm: _Qm) -> Bullets | None:
     items = []
-    if not facts.dry_run and (qm.delete is not None or qm.cleanup is not None):
-        freed = qm.delete.freed_bytes if qm.delete else 0
-        on_host = qm.cleanup.save_files_on_host_bytes if qm.cleanup else None
-        if on_host is None:
-            items.append(f"receivers freed {size(freed)}; save files on the partition not known (no cleanup ran)")
-        else:
-            items.append(
-                f"receivers freed {size(freed)}, save files still on the partition {size(on_host)}: net "
-                f"{signed_size(freed - on_host)}"
-            )
+    if not facts.dry_run and (qm.save is not None or qm.delete is not None or qm.cleanup is not None):
+        n = _net(qm)
+        line = f"receivers freed {size(n.freed)}, save files written {size(n.written)}: net {signed_size(n.net)}"
+        estimate = qm.row.get("save_file_bytes_estimate")
+        if estimate is not None and qm.save is not None and qm.save.save_files:
+            line += f" (the gate estimated the save files at {size(estimate)})"
+        items.append(line)
+        if n.unknown:
+            items.append(f"size not known of {', '.join(n.unknown)}: not in the net")
         if qm.cleanup is not None:
+            items.append(
+                f"save files still on the partition, of this run and earlier ones: "
+                f"{size(qm.cleanup.save_files_on_host_bytes)}"
+            )
             items.append(f"{size(qm.cleanup.store_bytes)} in the backup store")
     if asp_text(qm.row):
         items.append(asp_text(qm.row))
@@ -327,19 +352,27 @@ def _totals(facts: RunFacts, qms: Sequence[_Qm]) -> str:
 
 
 def _space_table(facts: RunFacts, qms: Sequence[_Qm]) -> list[Block]:
-    """Net space per queue manager, as maintenance.space_table counts it: receivers freed on the ASP less the save
-    files still on it; and what the backup store holds."""
+    """Net space per queue manager, counted as the approval gate counts it (mqjournal.space.net_bytes): receivers
+    freed on the ASP less the save files this run wrote there, at their real sizes; then the save files still on the
+    partition (this run's and earlier ones', after the cleanup) and what the backup store holds."""
     rows = []
     for q in qms:
-        if q.delete is None and q.cleanup is None:
+        if q.save is None and q.delete is None and q.cleanup is None:
             continue
-        freed = q.delete.freed_bytes if q.delete else 0
-        on_host = q.cleanup.save_files_on_host_bytes if q.cleanup else 0
+        n = _net(q)
+        on_host = size(q.cleanup.save_files_on_host_bytes) if q.cleanup else "-"
         stored = size(q.cleanup.store_bytes) if q.cleanup else "-"
-        rows.append((q.key, size(freed), size(on_host), signed_size(freed - on_host), stored))
+        rows.append((q.key, size(n.freed), size(n.written), signed_size(n.net), on_host, stored))
     if facts.dry_run or not rows:
         return []
-    header = ("queue manager", "receivers freed", "save files on the partition", "net", "in the backup store")
+    header = (
+        "queue manager",
+        "receivers freed",
+        "save files written",
+        "net",
+        "save files on the partition",
+        "in the backup store",
+    )
     return [Heading(2, "Space"), Table(header, tuple(rows))]
 
 

@@ -32,3 +32,11 @@ def test_the_policy_fields_of_the_form_have_the_policys_maximum(params, field):
 
 def test_the_approval_wait_has_a_maximum(params):
     assert params.get_param("approval_hours").schema["maximum"] <= 24 * 7
+
+
+def test_the_form_offers_the_policys_data_compression_values_and_default(params):
+    schema = params.get_param("save_compression").schema
+    assert schema["enum"] == ["*NO", "*YES", "*LOW", "*MEDIUM", "*HIGH"]
+    assert params.get_param("save_compression").resolve() == Policy().save_compression == "*LOW"
+    with pytest.raises(Exception, match="is not one of"):
+        params.get_param("save_compression").resolve("*MAX")

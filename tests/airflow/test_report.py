@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mqjournal.airflow.maintenance import outcome
 from mqjournal.airflow.xcom import DeleteOutcome, PlanSummary
+from mqjournal.policy import Policy
 from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, RECOVERY_PAGE, plan_body
 from tests.rendered import as_read
 from tests.unit.test_explain import fleet_rows
@@ -28,8 +29,8 @@ def test_the_gate_body_starts_with_the_fleets_totals_and_says_how_to_choose():
     qms, rows = fleet_rows()
     body = plan_body(qms, rows)
     assert body.startswith(
-        "**48 receivers to delete on 2 of 2 queue managers, 46.9 MB to free, -21.5 MB net** (70 receivers to save, "
-        "68.4 MB; 0 blocked, 2 with alerts)."
+        "**48 receivers to delete on 2 of 2 queue managers, 46.9 MB to free, 14.4 MB net** (70 receivers to save, "
+        "68.4 MB in about 32.5 MB of save files; 0 blocked, 2 with alerts)."
     )
     assert "the gate's options are named `host/QMGR`" in body
 
@@ -93,16 +94,29 @@ def test_the_gate_shows_net_space_asp_use_and_the_backup_store():
     billing = {**next(q for q in qms if q["qmgr"] == "BILLING"), "store_bytes": 5 * 1024**2}
     billing.update(asp_number=1, asp_capacity_bytes=64 * 1024**3, asp_available_bytes=16 * 1024**3)
     body = plan_body([billing], rows)
-    assert "- Space: frees 23.4 MB; net 12.7 MB after this run's save files; ASP 1: 75% used, 16.0 GB free of " in body
-    assert "64.0 GB; 5.0 MB in the backup store" in body
-    assert "| 23.4 MB | 11 (10.7 MB) | 12.7 MB | 75% used | 5.0 MB |" in body
+    # DTACPR(*LOW), the policy's default: the 10.7 MB of receivers to save make about 5.1 MB of save files.
+    assert (
+        "- Space: frees 23.4 MB; net 18.3 MB after this run's save files (about 5.1 MB, DTACPR(*LOW)); ASP 1: 75% "
+        "used, 16.0 GB free of 64.0 GB; 5.0 MB in the backup store" in body
+    )
+    assert "| 23.4 MB | 11 (10.7 MB) | 18.3 MB | 75% used | 5.0 MB |" in body
 
 
 def test_a_plan_without_receivers_rows_still_renders_each_queue_manager():
     body = plan_body([QM])
-    assert "| prod1 | PAYROLL | QMPAYROLL | 2 | 2.0 MB | 3 (3.0 MB) | -1.0 MB | - | - | AMQA000024 | - | no " in body
+    assert "| prod1 | PAYROLL | QMPAYROLL | 2 | 2.0 MB | 3 (3.0 MB) | 588.8 KB | - | - | AMQA000024 | - | no " in body
     assert "- 2 receivers to delete, 3 to save" in body
     assert "open unit of work" in body
+
+
+def test_the_gates_net_space_follows_the_policys_data_compression():
+    no_compression = plan_body([QM], policy=Policy(save_compression="*NO"))
+    assert "| 3 (3.0 MB) | -1.0 MB |" in no_compression  # save files as large as their receivers
+    assert "net -1.0 MB after this run's save files (about 3.0 MB, DTACPR(*NO))" in no_compression
+    high = plan_body([QM], policy=Policy(save_compression="*HIGH"))
+    assert "net 1.6 MB after this run's save files (about 457.7 KB, DTACPR(*HIGH))" in high
+    measured = plan_body([QM], policy=Policy(save_compression="*HIGH", save_compression_ratio=0.5))
+    assert "(about 1.5 MB, DTACPR(*HIGH))" in measured
 
 
 def test_a_blocked_queue_manager_shows_why_in_words():

@@ -137,3 +137,18 @@ def test_a_save_file_is_named_for_its_queue_manager_and_day_and_its_text_names_t
     today = datetime.now(executor.tz).date()
     assert save_file.name in save_file_names("QMTEST", today)
     assert save_file.text == receiver_save_text("TEST", to_save[0], to_save[-1], today)
+
+
+def test_the_save_compresses_as_the_policy_says(sim_fleet, executor):
+    to_save, _ = planned(executor)
+    result = executor.save(to_save, save_library="QGPL", policy=Policy(save_compression="*HIGH"))
+    (save_file,) = result.save_files
+    sent = [e.command for e in sim_fleet.service.received.entries() if "SAVOBJ" in e.command]
+    assert len(sent) == 1 and "DTACPR(*HIGH)" in sent[0]
+    assert sim_fleet.host().partition.save_files[save_file].compression == "*HIGH"
+
+
+def test_without_a_policy_the_save_uses_the_default_compression(sim_fleet, executor):
+    to_save, _ = planned(executor)
+    (save_file,) = executor.save(to_save, save_library="QGPL").save_files
+    assert sim_fleet.host().partition.save_files[save_file].compression == Policy().save_compression == "*LOW"

@@ -60,7 +60,7 @@ def session(sim_fleet: SimFleet, tmp_path) -> Iterator[IbmiSession]:
         sleep=lambda _: None,
     )
     run(session, commands.create_save_file("QGPL", "RCVSAV", "mqjournal TEST test save"))
-    run(session, commands.save_receivers("QMTEST", detached(sim_fleet), "QGPL", "RCVSAV"))
+    run(session, commands.save_receivers("QMTEST", detached(sim_fleet), "QGPL", "RCVSAV", compression="*LOW"))
     yield session
     session.close()
 

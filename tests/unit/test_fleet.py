@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from mqjournal.fleet import (
     FleetConfig,
     HostConfig,
+    PartitionSystemConfig,
     QueueManagerConfig,
     conn_id_for,
     legacy_conn_id_for,
@@ -259,3 +260,21 @@ def test_host_tz_turns_amqjrninf_local_time_into_an_aware_time(fleet):
     # AMQJRNINF holds the partition's local time; ibmi1 runs at +02:00.
     local = datetime(2024, 5, 27, 14, 5, 35).replace(tzinfo=fleet.host("ibmi1").tz)
     assert local.astimezone(UTC) == datetime(2024, 5, 27, 12, 5, 35, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("factor", [0, -1, 1.5, float("inf")])
+def test_a_save_file_size_factor_out_of_bounds_is_refused(factor):
+    with pytest.raises(ValueError, match="save_file_size_factor"):
+        PartitionSystemConfig(save_file_size_factor=factor)
+
+
+def test_a_compression_ratio_out_of_bounds_or_for_no_dtacpr_value_is_refused():
+    with pytest.raises(ValueError, match="save_compression_ratios"):
+        PartitionSystemConfig.model_validate({"save_compression_ratios": {"*LOW": 0}})
+    with pytest.raises(ValueError, match="save_compression_ratios"):
+        PartitionSystemConfig.model_validate({"save_compression_ratios": {"*ZIP": 0.5}})
+
+
+def test_the_demo_fleet_moves_save_files_sized_like_their_receivers_at_a_twentieth():
+    fleet = load_fleet(Path(__file__).resolve().parents[2] / "docker" / "fleet.example.yaml")
+    assert {h.system.save_file_size_factor for h in fleet.hosts} == {0.05}

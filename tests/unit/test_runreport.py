@@ -31,9 +31,12 @@ def approved_run(**changes) -> RunFacts:
         "saves": [
             SaveOutcome(
                 target=PAYROLL, saved=names(0, 59), save_files=["MQJSAVE/PAY0001"],
-                copied=["ibmi-prod1/PAYROLL/MQJSAVE/PAY0001.savf"],
+                save_file_bytes={"MQJSAVE/PAY0001": 28_000 * KB}, copied=["ibmi-prod1/PAYROLL/MQJSAVE/PAY0001.savf"],
             ),
-            SaveOutcome(target=BILLING, saved=names(50, 11), already_saved=names(0, 24), save_files=["MQJSAVE/BIL0001"]),
+            SaveOutcome(
+                target=BILLING, saved=names(50, 11), already_saved=names(0, 24), save_files=["MQJSAVE/BIL0001"],
+                save_file_bytes={"MQJSAVE/BIL0001": 5_200 * KB},
+            ),
         ],
         "deletes": [
             DeleteOutcome(
@@ -103,10 +106,21 @@ def test_cl_commands_keep_their_asterisks_when_the_markdown_is_rendered():
     assert "OBJTYPE(*LCLQ)" in read
 
 
-def test_net_space_per_queue_manager_counts_the_save_files_still_on_the_partition():
+def test_net_space_per_queue_manager_is_the_receivers_freed_less_the_save_files_this_run_wrote():
     md = render_markdown(approved_run())
-    assert f"| {PAYROLL} | 21.5 MB | 58.6 MB | -37.1 MB | 58.6 MB |" in md
-    assert "- receivers freed 21.5 MB, save files still on the partition 58.6 MB: net -37.1 MB" in md
+    assert f"| {PAYROLL} | 21.5 MB | 27.3 MB | -5.9 MB | 58.6 MB | 58.6 MB |" in md
+    assert "- receivers freed 21.5 MB, save files written 27.3 MB: net -5.9 MB" in md
+    assert "- save files still on the partition, of this run and earlier ones: 58.6 MB" in md
+    # Declined at the gate, BILLING deleted nothing: its save file only took space.
+    assert f"| {BILLING} | 0 B | 5.1 MB | -5.1 MB | - | - |" in md
+
+
+def test_a_save_file_whose_size_was_not_read_is_named_and_left_out_of_the_net():
+    facts = approved_run()
+    saves = [facts.saves[0].model_copy(update={"save_file_bytes": {}}), facts.saves[1]]
+    md = render_markdown(approved_run(saves=saves))
+    assert "- receivers freed 21.5 MB, save files written 0 B: net 21.5 MB" in md
+    assert "- size not known of MQJSAVE/PAY0001: not in the net" in md
 
 
 def test_a_dry_run_says_what_would_happen_and_nothing_about_approval():

@@ -43,7 +43,7 @@ from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
 from mqjournal.policy import Policy
-from mqjournal.report import plan_body, qm_key, size
+from mqjournal.report import plan_body, planned_save_file_bytes, qm_key, size
 from mqjournal.runreport import RunFacts, render_html, render_markdown
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
@@ -150,10 +150,15 @@ def collect_on(
 
 
 def summarize(
-    plan_dir: DataPath, targets: Sequence[MaintenanceTarget], store: BackupStore | None = None
+    plan_dir: DataPath,
+    targets: Sequence[MaintenanceTarget],
+    store: BackupStore | None = None,
+    policy: Policy | None = None,
 ) -> PlanSummary:
     """What the approval gate shows and what save/delete act on, for this run's targets only; with `store`, what
-    each queue manager already has in the backup store."""
+    each queue manager already has in the backup store; the save files' size estimated with `policy`'s data
+    compression (each row's `save_file_bytes_estimate`, which the run report sets beside the real sizes)."""
+    policy = policy or Policy()
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
     wanted = {t.key for t in targets}
@@ -170,6 +175,7 @@ def summarize(
             to_delete[k].append(r["receiver"])
     for q in qms:
         q["alerts"] = list(q["alerts"] or [])
+        q["save_file_bytes_estimate"] = planned_save_file_bytes(q, policy)
         if store is not None:
             q["store_bytes"] = store.total_bytes(q["host"], q["qmgr"])
     summary = PlanSummary(
@@ -177,7 +183,7 @@ def summarize(
         to_save=dict(to_save),
         to_delete=dict(to_delete),
         anything_to_delete=any(to_delete.values()),
-        body=plan_body(qms, receivers),
+        body=plan_body(qms, receivers, policy),
     )
     log.info("the plan of this run's targets:\n%s", summary.body)
     return summary

@@ -137,6 +137,11 @@ class SaveOutcome(XComValue):
     already_saved: list[str] = Field(default_factory=list, description="a catalogued save is proven on the host")
     not_saved: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why)")
     save_files: list[str] = Field(default_factory=list, description="the save files written, LIB/NAME")
+    save_file_bytes: dict[str, int] = Field(
+        default_factory=dict,
+        description="LIB/NAME: the save file's size on the partition after the step (those whose size could not be "
+        "read are left out); what net space subtracts",
+    )
     copied: list[str] = Field(default_factory=list, description="backup store keys of the copies verified now")
     not_copied: list[tuple[str, str]] = Field(
         default_factory=list, description="(LIB/NAME, why): save files not copied off the partition"

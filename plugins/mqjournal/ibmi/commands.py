@@ -24,6 +24,7 @@ from typing import Literal
 from mqjournal.errors import InvalidName
 from mqjournal.ibmi.transport import Command
 from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_name, receiver_prefix
+from mqjournal.space import data_compression
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
 RECOVERY_MESSAGES = ("AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472")
@@ -260,14 +261,18 @@ def create_save_file(library: str, name: str, text: str) -> Command:
     )
 
 
-def save_receivers(library: str, receivers: list[str], save_library: str, save_file: str) -> Command:
-    """SAVOBJ of journal receivers into an empty save file. Sending it twice only saves them twice."""
+def save_receivers(
+    library: str, receivers: list[str], save_library: str, save_file: str, *, compression: str
+) -> Command:
+    """SAVOBJ of journal receivers into an empty save file, with data compression DTACPR(`compression`) (the
+    policy's `save_compression`). Sending it twice only saves them twice."""
     if not 1 <= len(receivers) <= MAX_SAVOBJ_OBJECTS:
         raise ValueError(f"SAVOBJ takes 1 to {MAX_SAVOBJ_OBJECTS} objects, not {len(receivers)}")
     objects = " ".join(object_name(r) for r in receivers)
     return cl(
         f"SAVOBJ OBJ({objects}) LIB({object_name(library)}) DEV(*SAVF) OBJTYPE(*JRNRCV)"
-        f" SAVF({object_name(save_library)}/{object_name(save_file)}) UPDHST(*YES)",
+        f" SAVF({object_name(save_library)}/{object_name(save_file)}) UPDHST(*YES)"
+        f" DTACPR({data_compression(compression)})",
         idempotent=True,
     )
 

@@ -34,7 +34,7 @@ from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.hostdigest import HostDigestError
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
-from mqjournal.ibmi.savefiles import create_save_file
+from mqjournal.ibmi.savefiles import create_save_file, save_file_sizes
 from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import receiver_save_text, save_file_names, save_library_for
@@ -53,6 +53,7 @@ class SaveResult:
     already_saved: list[str] = field(default_factory=list)
     not_saved: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why)
     save_files: list[str] = field(default_factory=list)  # LIB/NAME
+    save_file_bytes: dict[str, int] = field(default_factory=dict)  # LIB/NAME: its size on the host after the step
     copied: list[str] = field(default_factory=list)  # backup store keys of the copies verified by this step
     not_copied: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why): only on the partition
     reconciled: list[str] = field(default_factory=list)  # what an interrupted earlier step turned out to have done
@@ -101,13 +102,17 @@ class Executor(HostContext):
                 to_copy |= _not_yet_copied(evidence, on_host[decision.receiver])
             else:
                 todo.append(on_host[decision.receiver])
+        compression = (policy or Policy()).save_compression
         for start in range(0, len(todo), commands.MAX_SAVOBJ_OBJECTS):
-            if path := self._save_batch(todo[start : start + commands.MAX_SAVOBJ_OBJECTS], save_library, result):
+            batch = todo[start : start + commands.MAX_SAVOBJ_OBJECTS]
+            if path := self._save_batch(batch, save_library, compression, result):
                 to_copy.add(path)
         self._copy_off_partition(sorted(to_copy), result)
+        # What this step's save files take on the ASP: the run report's net space (mqjournal.space).
+        result.save_file_bytes = save_file_sizes(self.session, result.save_files)
         return result
 
-    def _save_batch(self, batch: list[Receiver], save_library: str, result: SaveResult) -> str | None:
+    def _save_batch(self, batch: list[Receiver], save_library: str, compression: str, result: SaveResult) -> str | None:
         """SAVOBJ of `batch` into a new save file; the save file's LIB/NAME when it holds a save to copy off."""
         save_file = self._new_save_file(save_library, batch)
         path = f"{save_library}/{save_file}"
@@ -116,7 +121,9 @@ class Executor(HostContext):
         operation = self.catalog.begin(
             self.operation("save", names, save_file_library=save_library, save_file=save_file)
         )
-        out = self.session.run(commands.save_receivers(self.target.library, names, save_library, save_file))
+        out = self.session.run(
+            commands.save_receivers(self.target.library, names, save_library, save_file, compression=compression)
+        )
         message = _messages(out) or "no message"
         # Only the save file's own content counts: SAVOBJ's answer, or a SAVE_TIMESTAMP set by another save of the
         # same library (the nightly SAVLIB) landing meanwhile, prove nothing about this file.

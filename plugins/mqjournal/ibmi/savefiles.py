@@ -3,12 +3,16 @@ holds. The receiver saves (executor) and the library saves (recovery) both make 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Sequence
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.readings import cl_messages
-from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.ibmi.transfer import save_file_path
+from mqjournal.ibmi.transport import IbmiSession, TransportError
+
+log = logging.getLogger(__name__)
 
 
 def create_save_file(
@@ -43,3 +47,23 @@ def create_save_file(
         "every save file name of the day is taken",
         "clear save files that are backed up elsewhere, or save into another library (save_library)",
     )
+
+
+def save_file_sizes(session: IbmiSession, paths: Sequence[str]) -> dict[str, int]:
+    """The size on the host of each save file "LIB/NAME" of `paths` (SFTP stat of its QSYS.LIB path, one channel):
+    what it takes on the ASP, for net space. A save file whose size cannot be read now is left out: net space says
+    it is not known, rather than guess."""
+    sizes: dict[str, int] = {}
+    if not paths:
+        return sizes
+    try:
+        with session.sftp() as sftp:
+            for path in paths:
+                library, name = path.split("/")
+                try:
+                    sizes[path] = sftp.stat(save_file_path(library, name)).st_size or 0
+                except OSError as exc:
+                    log.info("%s: the size of save file %s could not be read (%s)", session.host, path, exc)
+    except (OSError, TransportError) as exc:
+        log.info("%s: the sizes of save files %s could not be read (%s)", session.host, ", ".join(paths), exc)
+    return sizes

@@ -24,7 +24,7 @@ from mqjournal.errors import InvalidName
 from mqjournal.names import object_name, qmgr_name
 from mqjournal.sim import journal as jrn
 from mqjournal.sim import library as lib
-from mqjournal.sim import mq
+from mqjournal.sim import mq, savfdata
 from mqjournal.sim.clparse import ClCommand, ClSyntaxError, unquote
 from mqjournal.sim.joblog import CommandError, JobLog, escape, post
 from mqjournal.sim.model import Partition, SavedObject, SaveFile, Status, qualified
@@ -276,6 +276,7 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
         # IBM i would ask CPA4067 (C G); a save that must not overwrite a backup is cancelled instead.
         raise escape("CPF3770", library)
     free = command.single("STG", "*KEEP") == "*FREE"
+    compression = _data_compression(command)
     if partition.faults.asp_full:
         raise escape("CPF9898", "Auxiliary storage pool 1 is full; the save file cannot be extended")
     patterns = [_pattern(v) for v in command.values("OBJ") or []]
@@ -309,6 +310,7 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     save_file.clear()
     save_file.objects = saved
     save_file.saved_library = library
+    _compressed(partition, save_file, compression)
     if missing or len(saved) < len(selected):
         # A partial save to a save file ends with CPF3701 (CPF3771 is a partial save of one library to media):
         # IBM i "Retrieving the device name from save completion messages",
@@ -317,6 +319,25 @@ def savobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
             log.send("CPF3701", str(len(saved)), library, str(len(missing) + len(selected) - len(saved))), log.messages
         )
     log.send("CPC3722", str(len(saved)), library)
+
+
+def _data_compression(command: ClCommand) -> str:
+    """DTACPR: *DEV (the default: compression only on tape, none in a save file), *NO, *YES, *LOW, *MEDIUM, *HIGH."""
+    value = command.single("DTACPR", "*DEV") or ""
+    if value not in savfdata.DATA_COMPRESSION:
+        raise ClSyntaxError("CPD0084", "", "DTACPR", value)
+    return value
+
+
+def _compressed(partition: Partition, save_file: SaveFile, compression: str) -> None:
+    """The save's data as written into the save file: its storage, compressed, times the partition's size factor."""
+    save_file.compression = compression
+    save_file.data_bytes = savfdata.saved_data_bytes(
+        save_file.saved_storage_bytes,
+        compression,
+        partition.save_file_size_factor,
+        partition.save_compression_ratios,
+    )
 
 
 def _pattern(value: str) -> str:
@@ -373,6 +394,7 @@ def savlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     updhst = command.single("UPDHST", "*YES")
     if updhst not in ("*YES", "*NO"):
         raise ClSyntaxError("CPD0084", "", "UPDHST", updhst or "")
+    compression = _data_compression(command)
     save_file = _save_file(partition, command, "SAVF")
     if library not in partition.libraries:
         raise escape("CPF3781", library)
@@ -383,6 +405,7 @@ def savlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     if partition.faults.asp_full:
         raise escape("CPF9898", "Auxiliary storage pool 1 is full; the save file cannot be extended")
     lib.save_library(partition, library, save_file, omits, update_history=updhst == "*YES", log=log)
+    _compressed(partition, save_file, compression)
 
 
 def rstlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:

@@ -28,12 +28,13 @@ SHA256SUM = "/QOpenSys/pkgs/bin/sha256sum"
 PROGRAMS = (OPENSSL, OPENSSL_RPM, SHA256SUM)
 
 
-def _read(partition: Partition, path: str) -> bytes:
+def _sha256(partition: Partition, path: str) -> str:
     from mqjournal.sim.sftp import read_save_file  # sftp imports the host, which runs these programs
 
-    if path == "/dev/null":
-        return b""
-    return read_save_file(partition, path)
+    digest = hashlib.sha256()
+    for chunk in () if path == "/dev/null" else read_save_file(partition, path):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _strerror(exc: OSError) -> str:
@@ -52,7 +53,7 @@ def openssl(partition: Partition, program: str, args: list[str]) -> ExecResult:
     out, err, status = [], [], 0
     for path in files:
         try:
-            digest = hashlib.sha256(_read(partition, path)).hexdigest()
+            digest = _sha256(partition, path)
         except OSError as exc:
             err.append(f"Can't open {path} for reading, {_strerror(exc)}\n")
             err.append(
@@ -73,7 +74,7 @@ def sha256sum(partition: Partition, args: list[str]) -> ExecResult:
     out, err, status = [], [], 0
     for path in args:
         try:
-            digest = hashlib.sha256(_read(partition, path)).hexdigest()
+            digest = _sha256(partition, path)
         except OSError as exc:
             err.append(f"sha256sum: {path}: {_strerror(exc)}\n")
             status = 1

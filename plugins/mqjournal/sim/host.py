@@ -99,6 +99,9 @@ class SimulatedHost:
             # The job's language and formats too: a simulator restarted on an edited fleet file answers as it says.
             p.job = JobAttributes(**system.model_dump(include=JOB_FIELDS))
             p.clock_offset_seconds = system.clock_offset_seconds
+            # Read on every start: save files made from now on take these sizes; those made before keep theirs.
+            p.save_file_size_factor = system.save_file_size_factor
+            p.save_compression_ratios = {str(value): ratio for value, ratio in system.save_compression_ratios.items()}
             p.user_profile = UserProfile(
                 special_authorities=list(system.special_authorities),
                 group_profile=system.group_profile,

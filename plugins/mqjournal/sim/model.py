@@ -252,6 +252,10 @@ class SaveFile(_State):
     saved_library: str | None = None
     objects: list[SavedObject] = Field(default_factory=list)
     library_image: LibraryImage | None = None
+    # The save's DTACPR value (None: saved before the simulator recorded it) and the bytes of saved data it wrote:
+    # the saved storage, less the compression, times the partition's size factor (savfdata.saved_data_bytes).
+    compression: str | None = None
+    data_bytes: int = 0
 
     @property
     def key(self) -> str:
@@ -266,15 +270,24 @@ class SaveFile(_State):
         self.library_image = None
         self.saved_library = None
         self.kind = "OBJ"
+        self.compression = None
+        self.data_bytes = 0
 
     @property
-    def size_bytes(self) -> int:
-        size = 8_192 + sum(o.receiver.size_bytes for o in self.objects)
+    def saved_storage_bytes(self) -> int:
+        """The storage of what the save holds, as the simulator models it: the receivers' sizes, plus a library
+        save's other objects (SIMPLIFICATION: 4 KB a journal, user space or message queue; 64 KB for MQ's data)."""
+        size = sum(o.receiver.size_bytes for o in self.objects)
         if self.library_image is not None:
             image = self.library_image
             size += 4_096 * (len(image.journals) + len(image.user_spaces) + len(image.message_queues))
             size += 65_536 if image.queue_manager is not None else 0
         return size
+
+    @property
+    def size_bytes(self) -> int:
+        """The object's storage on the ASP (OBJSIZE): a description page and the saved data it holds."""
+        return 8_192 + self.data_bytes
 
 
 class UserSpace(_State):
@@ -367,6 +380,10 @@ class Partition(_State):
     # The system ASP (1): what QSYS2.ASP_INFO shows. Receivers and save files count against it (views.py).
     asp_capacity_bytes: int = 200 * 2**30
     asp_other_used_bytes: int = 60 * 2**30  # the operating system, the applications and their data
+    # How large save files are (fleet file `system:`, set on every start): the saved storage times this factor, after
+    # the data compression of the save at these ratios (by DTACPR value; savfdata.saved_data_bytes).
+    save_file_size_factor: float = 1.0
+    save_compression_ratios: dict[str, float] = Field(default_factory=dict)
     # How far the partition's clock runs ahead of real time (negative: behind), for the simulated wall clock.
     clock_offset_seconds: float = 0
     user_profile: UserProfile = Field(default_factory=UserProfile)

@@ -11,8 +11,10 @@ What IBM i does (sources in docs/ibmi-interfaces.md, "SFTP of save files"):
 
 What the simulator does, and where it simplifies or assumes (each marked):
 - Download (open for reading): the save file's bytes in the stand-in format of `savfdata` (SIMPLIFICATION: not IBM's
-  format, and not `SaveFile.size_bytes` long). A snapshot is taken at open: a CL command changing the save file
-  meanwhile does not change a download under way (SIMPLIFICATION: IBM i would lock the file instead).
+  format), as large as the save (the saved storage, compressed, times the fleet's `save_file_size_factor`). Each
+  read makes just the range asked for (`savfdata.SaveFileImage`): a save file of gigabytes is never in memory. The
+  save is taken at open: a CL command changing the save file meanwhile does not change a download under way
+  (SIMPLIFICATION: IBM i would lock the file instead).
 - Upload (open for writing): only into an existing, empty save file (assumed for a non-empty one: refused, where
   IBM i might clear it). Records are checked as they arrive (`savfdata.RecordWriter`); a bad or out-of-order one
   fails that write, and the rest of the upload with it. The save file takes the data when the upload is closed
@@ -47,7 +49,7 @@ import posixpath
 import re
 import stat
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -127,11 +129,12 @@ def _resolve(path: str) -> _Path:
     return _Path(f"{ROOT}/{upper[0]}", "QSYS", first.group(1), first.group(2))
 
 
-def read_save_file(partition: Partition, path: str) -> bytes:
+def read_save_file(partition: Partition, path: str) -> Iterator[bytes]:
     """The bytes a PASE program that opens `path` for reading gets (what `openssl dgst` or `sha256sum` digest), by the
     same rules as an SFTP download: FileNotFoundError for no such save file (or library), PermissionError without
     *X on the library or *R to the save file, IsADirectoryError for a library, and OSError (ENOTSUP) for an object
-    QSYS.LIB has no stream I/O for (the caller holds the host's lock)."""
+    QSYS.LIB has no stream I/O for (the caller holds the host's lock). The bytes come a chunk at a time: a save file
+    of gigabytes is never whole in memory."""
     try:
         where = _resolve(path)
     except _Refused:
@@ -148,7 +151,7 @@ def read_save_file(partition: Partition, path: str) -> bytes:
         raise FileNotFoundError(errno.ENOENT, "No such file or directory")
     if authority.withheld(partition, save_file.library, save_file.name, "*FILE", _READ):
         raise PermissionError(errno.EACCES, "Permission denied")
-    return savfdata.encode(save_file)
+    return savfdata.SaveFileImage.of(save_file).chunks()
 
 
 def _attributes(
@@ -285,7 +288,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
         partition = self._partition()
         if where.suffix == "FILE" and key in partition.save_files:
             save_file = partition.save_files[key]
-            size = len(savfdata.encode(save_file))
+            size = savfdata.SaveFileImage.of(save_file).size
             return _attributes(posixpath.basename(where.text), directory=False, size=size, moment=_modified(save_file))
         for table, suffix in _LISTED:
             found = getattr(partition, table).get(key)
@@ -342,7 +345,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
     def _objects_in(self, library: str) -> list[paramiko.SFTPAttributes]:
         partition = self._partition()
         found = [
-            _attributes(f"{s.name}.FILE", directory=False, size=len(savfdata.encode(s)), moment=_modified(s))
+            _attributes(f"{s.name}.FILE", directory=False, size=savfdata.SaveFileImage.of(s).size, moment=_modified(s))
             for s in partition.save_files.values()
             if s.library == library
         ]
@@ -378,7 +381,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
                     raise _Refused(SFTP_FAILURE)
                 save_file = self._save_file(where)
                 self._require(save_file.library, save_file.name, "*FILE", _READ)
-                data = savfdata.encode(save_file)
+                image = savfdata.SaveFileImage.of(save_file)  # the save as it is now; bytes made as they are read
                 key = (self._session.host, save_file.key)
                 if not self._sftp.open_files.open(key, write=False):
                     raise _Refused(SFTP_FAILURE)  # open for writing elsewhere
@@ -386,7 +389,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
             self._settle(entry, refused.status)
             return refused.status
         fault = self._sftp.take_transfer_fault(self._session.host, where.text, "get")
-        return _ReadHandle(self, key, data, entry, fault)
+        return _ReadHandle(self, key, image, entry, fault)
 
     def _open_write(self, path: str, flags: int, entry: ReceivedCommand | None) -> paramiko.SFTPHandle:
         where = _resolve(path)
@@ -452,21 +455,21 @@ class _ReadHandle(paramiko.SFTPHandle):
         self,
         view: _QsysLibView,
         key: tuple[str, str],
-        data: bytes,
+        image: savfdata.SaveFileImage,
         entry: ReceivedCommand | None,
         fault: TransferFault | None,
     ) -> None:
         super().__init__(os.O_RDONLY)
-        self._view, self._key, self._data, self._entry, self._fault = view, key, data, entry, fault
+        self._view, self._key, self._image, self._entry, self._fault = view, key, image, entry, fault
         self._closed = False
         self._dropped = False
 
     def read(self, offset: int, length: int) -> bytes | int:
         if self._dropped:
             return SFTP_FAILURE
-        end = min(offset + length, len(self._data))
+        end = min(offset + length, self._image.size)
         if self._fault is not None and self._fault.corrupt:
-            data = bytearray(self._data[offset:end])
+            data = bytearray(self._image.read(offset, end - offset))
             if offset <= self._fault.after_bytes < end:
                 data[self._fault.after_bytes - offset] ^= 0xFF
             return bytes(data)
@@ -476,10 +479,10 @@ class _ReadHandle(paramiko.SFTPHandle):
             log.debug("%s: dropping the connection while %s is read", self._view._session.host, self._key[1])
             self._view._session.drop()
             return SFTP_FAILURE
-        return self._data[offset:end]
+        return self._image.read(offset, end - offset)
 
     def stat(self) -> paramiko.SFTPAttributes | int:
-        return _attributes(self._key[1], directory=False, size=len(self._data))
+        return _attributes(self._key[1], directory=False, size=self._image.size)
 
     def close(self) -> None:
         if self._closed:
