@@ -80,7 +80,7 @@ def mq_journal_backup_expiry():
     def select_targets(params=None) -> list[dict[str, Any]]:
         """The run's queue managers, in batches of hosts: one mapped instance per batch (hostwork.host_batches)."""
         targets = maintenance.select_targets(settings(), params["hosts"], params["queue_managers"])
-        return [b.to_xcom() for b in host_batches(targets, tasks.max_mapped_tasks)]
+        return [b.to_xcom() for b in host_batches(targets.targets, tasks.max_mapped_tasks, targets.not_found)]
 
     # Reads only, so a retry after a dropped connection is safe.
     @task(**tasks.ssh_task(sessions=settings().sessions_per_task), map_index_template=LABEL)

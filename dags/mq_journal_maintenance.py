@@ -169,7 +169,7 @@ def mq_journal_maintenance():
     def select_targets(params=None) -> list[dict[str, Any]]:
         """The run's queue managers, in batches of hosts: one mapped instance per batch (hostwork.host_batches)."""
         targets = steps.select_targets(settings(), params["hosts"], params["queue_managers"])
-        return [b.to_xcom() for b in host_batches(targets, tasks.max_mapped_tasks)]
+        return [b.to_xcom() for b in host_batches(targets.targets, tasks.max_mapped_tasks, targets.not_found)]
 
     @task(**ssh, map_index_template=LABEL)
     def checkpoint_and_collect(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
@@ -253,6 +253,7 @@ def mq_journal_maintenance():
             saves=ti.xcom_pull(task_ids="save"),
             deletes=ti.xcom_pull(task_ids="delete"),
             cleanups=ti.xcom_pull(task_ids="clean_up"),
+            batches=ti.xcom_pull(task_ids="select_targets"),
             approval=ti.xcom_pull(task_ids="approve"),
             approve_state=str(approve_state) if approve_state else None,
         )

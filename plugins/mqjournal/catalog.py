@@ -50,7 +50,7 @@ from sqlalchemy.types import TypeEngine
 
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostName
-from mqjournal.ibmi.audit import this_worker
+from mqjournal.ibmi.workers import Worker
 from mqjournal.names import ObjectName, QueueManagerName
 
 # Sizes reach terabytes: 32-bit columns are refused on PostgreSQL for a 2 GiB receiver. BIGINT is 64-bit everywhere;
@@ -574,7 +574,7 @@ class Catalog:
         """Record that `operation` is about to be sent; raises CatalogUnavailable (then it must not be sent)."""
         row = operation.model_dump(exclude={"id"}) | {
             "state": "intent",
-            "worker": operation.worker or this_worker(),
+            "worker": operation.worker or str(Worker.this()),
             "started_at": datetime.now(UTC),
         }
         with self._session(f"record the intent to {operation.kind} {operation.receivers}", write=True) as session:

@@ -51,6 +51,11 @@ class RunFacts(BaseModel):
     saves: list[SaveOutcome] = Field(default_factory=list)
     deletes: list[DeleteOutcome] = Field(default_factory=list)
     cleanups: list[CleanupOutcome] = Field(default_factory=list)
+    not_found: list[str] = Field(
+        default_factory=list,
+        description="`host/QMGR: why` of each queue manager the fleet file names whose journal was not found: "
+        "not collected, saved or deleted",
+    )
 
 
 # --- the document, once, for both formats ---------------------------------------------------------------------------
@@ -376,6 +381,13 @@ def _space_table(facts: RunFacts, qms: Sequence[_Qm]) -> list[Block]:
     return [Heading(2, "Space"), Table(header, tuple(rows))]
 
 
+def _not_found(facts: RunFacts) -> list[Block]:
+    """Named near the top: a queue manager the run could not find is one nobody's journal housekeeping covered."""
+    if not facts.not_found:
+        return []
+    return [Bullets("Not found on their hosts (this run did nothing for them)", tuple(map(Item, facts.not_found)))]
+
+
 def document(facts: RunFacts) -> list[Block]:
     """The report as blocks, rendered by render_markdown and render_html."""
     qms = _gather(facts)
@@ -384,6 +396,7 @@ def document(facts: RunFacts) -> list[Block]:
         Para(f"Outcome: {facts.outcome}", strong=True),
         *_approval(facts),
         Para(_totals(facts, qms)),
+        *_not_found(facts),
         *_space_table(facts, qms),
     ]
     quiet = []

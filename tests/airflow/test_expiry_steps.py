@@ -53,7 +53,7 @@ def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
 @pytest.fixture
 def target(settings: Settings, sim_fleet: SimFleet) -> MaintenanceTarget:
     """TEST on ibmi1 after three rounds of maintenance and library saves: the first round's save files may go."""
-    (found,) = maintenance.select_targets(settings, [], [])
+    (found,) = maintenance.select_targets(settings, [], []).targets
     with host_session(settings, "ibmi1") as session:
         expiry_scene.build_history(
             session,
@@ -256,7 +256,7 @@ def test_the_gate_body_names_each_save_file_its_copies_and_why_and_a_dry_run_ski
 
 
 def test_a_queue_manager_without_a_library_save_keeps_everything_and_needs_no_gate(settings, sim_fleet):
-    (found,) = maintenance.select_targets(settings, [], [])
+    (found,) = maintenance.select_targets(settings, [], []).targets
     sim_fleet.host().advance(timedelta(hours=2))
     with host_session(settings, "ibmi1") as session:
         expiry_scene.maintain(

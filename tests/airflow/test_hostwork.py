@@ -94,7 +94,7 @@ def fleet(tmp_path: Path, monkeypatch):
 
 def test_discovery_surveys_every_host_and_a_batch_collects_every_queue_manager(fleet):
     _, settings = fleet
-    targets = steps.select_targets(settings, [], [])
+    targets = steps.select_targets(settings, [], []).targets
     assert {(t.host, t.qmgr) for t in targets} == {(h, q) for h in HOSTS for q in QMGRS}
     (batch,) = host_batches(targets, max_tasks=1)
     result = steps.collect_batch(settings, batch, "run1", change_receiver=False, dry_run=True)
@@ -105,7 +105,7 @@ def test_discovery_surveys_every_host_and_a_batch_collects_every_queue_manager(f
 
 def test_a_host_gets_at_most_sessions_per_host_sessions_while_hosts_work_in_parallel(fleet):
     _, settings = fleet
-    (batch,) = host_batches(steps.select_targets(settings, [], []), max_tasks=1)
+    (batch,) = host_batches(steps.select_targets(settings, [], []).targets, max_tasks=1)
     lock = threading.Lock()
     active: Counter[str] = Counter()
     most: Counter[str] = Counter()
@@ -132,7 +132,7 @@ def test_a_host_gets_at_most_sessions_per_host_sessions_while_hosts_work_in_para
 
 def test_a_failing_queue_manager_is_named_and_the_others_are_done(fleet):
     _, settings = fleet
-    (batch,) = host_batches(steps.select_targets(settings, [], []), max_tasks=1)
+    (batch,) = host_batches(steps.select_targets(settings, [], []).targets, max_tasks=1)
 
     def step(session, t: MaintenanceTarget) -> str:
         if t.label == "ibmi2/QM3":
@@ -152,7 +152,7 @@ def test_a_failing_queue_manager_is_named_and_the_others_are_done(fleet):
 
 def test_an_unreachable_host_fails_its_queue_managers_and_the_other_hosts_are_done(fleet, monkeypatch):
     _, settings = fleet
-    (batch,) = host_batches(steps.select_targets(settings, [], []), max_tasks=1)
+    (batch,) = host_batches(steps.select_targets(settings, [], []).targets, max_tasks=1)
     # ibmi3 goes away after discovery: its connection now leads to a port nothing listens on.
     name = f"AIRFLOW_CONN_{conn_id_for('ibmi3').upper()}"
     with socket.socket() as s:
@@ -167,7 +167,7 @@ def test_an_unreachable_host_fails_its_queue_managers_and_the_other_hosts_are_do
 
 def test_a_host_taken_out_of_the_fleet_file_since_the_run_selected_it_fails_by_name(fleet):
     _, settings = fleet
-    (batch,) = host_batches(steps.select_targets(settings, [], []), max_tasks=1)
+    (batch,) = host_batches(steps.select_targets(settings, [], []).targets, max_tasks=1)
     listed = yaml.safe_load(settings.fleet_file.read_text())
     settings.fleet_file.write_text(yaml.safe_dump({"hosts": [h for h in listed["hosts"] if h["name"] != "ibmi2"]}))
     result = run_per_queue_manager(settings, batch, lambda session, t: t.key, doing="test")

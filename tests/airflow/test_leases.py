@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 from mqjournal.airflow.leases import HostBusy, host_session_slot
+from tests.airflow.skewed_workers import holding_slot, try_slot
 
 
 def test_no_more_sessions_than_slots_run_on_one_host_at_once(tmp_path):
@@ -83,3 +84,15 @@ def test_the_slot_of_a_killed_task_is_free_again_within_one_ttl(tmp_path):
     with host_session_slot(url, "ibmi1", slots=1, wait=10, poll=0.05):
         waited = time.monotonic() - started
     assert waited <= 1.5 + 1.0  # one ttl plus polling, not the 2 hours a lease used to last
+
+
+TEN_MINUTES = 600.0
+
+
+@pytest.mark.parametrize("skew", [TEN_MINUTES, -TEN_MINUTES], ids=["ahead", "behind"])
+def test_a_worker_whose_clock_is_wrong_opens_no_third_session_on_a_host_capped_at_two(tmp_path, skew):
+    url = f"sqlite:///{tmp_path / 'leases.db'}"
+    with host_session_slot(url, "ibmi1", slots=2), holding_slot(url, "ibmi1", skew=skew, slots=2):
+        assert try_slot(url, "ibmi1", skew=skew, slots=2) == "busy"  # the wrong clock takes no expired-looking lease
+        assert try_slot(url, "ibmi1", skew=0, slots=2) == "busy"  # nor does a right one take the wrong one's lease
+    assert try_slot(url, "ibmi1", skew=skew, slots=2) == "slot 0"  # given back, the slots are free to any clock

@@ -56,7 +56,7 @@ def plan(settings: Settings, run_id: str) -> None:
 
 
 def run_until_summary(settings: Settings, run_id: str) -> tuple[MaintenanceTarget, PlanSummary]:
-    (target,) = steps.select_targets(settings, [], [])
+    (target,) = steps.select_targets(settings, [], []).targets
     steps.collect_one(settings, target, run_id, change_receiver=True)
     plan(settings, run_id)
     return target, steps.summarize(settings.plan_dir(run_id), [target])
@@ -67,7 +67,7 @@ def on_host(sim_fleet: SimFleet) -> set[str]:
 
 
 def test_collecting_twice_in_one_run_leaves_one_snapshot(settings):
-    (target,) = steps.select_targets(settings, [], [])
+    (target,) = steps.select_targets(settings, [], []).targets
     first = steps.collect_one(settings, target, "run1", change_receiver=False)
     second = steps.collect_one(settings, target, "run1", change_receiver=False)
     assert first == second

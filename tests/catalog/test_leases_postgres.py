@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.airflow.skewed_workers import holding_slot, try_slot
 from tests.catalog.databases import new_postgres_database
 
 # Under xdist (make test-fast) these run in one worker, which starts the one PostgreSQL server they share.
@@ -97,3 +98,12 @@ def test_three_workers_hold_a_hosts_two_slots_at_most_two_at_once(postgres_url, 
     assert _most_at_once(every) == 2  # two at once happened, three never
     for slot in (0, 1):
         assert _most_at_once([h for h in every if h[0] == slot]) == 1  # a slot has one holder at a time
+
+
+@pytest.mark.parametrize("skew", [600.0, -600.0], ids=["ahead", "behind"])
+def test_a_worker_whose_clock_is_ten_minutes_wrong_opens_no_third_session_on_a_host_capped_at_two(postgres_url, skew):
+    url = new_postgres_database(postgres_url)
+    with holding_slot(url, "ibmi1", skew=0, slots=2), holding_slot(url, "ibmi1", skew=skew, slots=2):
+        assert try_slot(url, "ibmi1", skew=skew, slots=2) == "busy"
+        assert try_slot(url, "ibmi1", skew=0, slots=2) == "busy"
+    assert try_slot(url, "ibmi1", skew=skew, slots=2) == "slot 0"

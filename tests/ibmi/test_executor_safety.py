@@ -6,11 +6,13 @@ exists; 4. a command and a catalog record that could go missing when a step is i
 
 from __future__ import annotations
 
+import os
 import socket
 import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -222,14 +224,93 @@ def test_the_intent_of_a_live_worker_is_left_alone(sim_fleet, executor):
     assert next(op.state for op in executor.catalog.operations("ibmi1")) == "intent"
 
 
-def _rewrite_worker(path, worker: str) -> None:
+def _rewrite_worker(path, worker: str, **identity) -> None:
+    """The last record of the audit log as written by `worker` (and its process identity fields, when given)."""
     lines = path.read_text().splitlines()
     import json
 
     last = json.loads(lines[-1])
     last["worker"] = worker
+    for field in ("worker_started", "worker_boot"):
+        last.pop(field, None)
+    last |= identity
     lines[-1] = json.dumps(last)
     path.write_text("\n".join(lines) + "\n")
+
+
+def _start_ticks(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rfind(")") + 2 :].split()[19])
+
+
+def test_a_delete_interrupted_by_a_worker_whose_pid_another_process_has_now_is_recorded(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    first = sim_fleet.host().partition.receivers[f"QMTEST/{to_delete[0]}"]
+    # After a restart, the killed worker's PID belongs to another live process (here: `sleep`); the worker started
+    # at another time than that process did, since this boot.
+    reused = subprocess.Popen(["sleep", "60"])
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        killed_worker_started = _start_ticks(reused.pid) - 100
+        worker = f"{socket.gethostname()}:{reused.pid}"
+        executor.catalog.begin(
+            Operation(
+                host="ibmi1",
+                qmgr="TEST",
+                qmgr_library="QMTEST",
+                kind="delete",
+                library="QMTEST",
+                receivers=first.name,
+                attached_at=first.attached_at,
+                delete_option="*NONE",
+                run_id="run0",
+                worker=f"{worker} started={killed_worker_started} boot={boot}",
+            )
+        )
+        command = f"system 'DLTJRNRCV JRNRCV(QMTEST/{first.name}) DLTOPT(*NONE)'"
+        executor.session.audit.intent(host="ibmi1", user="MQADMIN", command=command, attempt=1)
+        _rewrite_worker(executor.session.audit.path, worker, worker_started=killed_worker_started, worker_boot=boot)
+        assert sim_fleet.connect().cl(f"DLTJRNRCV JRNRCV(QMTEST/{first.name})")[0] == 0
+
+        result = executor.delete(to_delete, policy=Policy())
+    finally:
+        reused.kill()
+        reused.wait()
+
+    assert any("the interrupted DLTJRNRCV deleted it" in line for line in result.reconciled)
+    assert [d.receiver for d in executor.catalog.deletions_for("ibmi1", "QMTEST")] == to_delete
+    reconciled = [e for e in read_events(executor.session.audit.path) if e["event"] == "reconciled"]
+    assert [e["finding"] for e in reconciled] == [f"{first.name} is gone from the host"]
+
+
+def test_the_intents_of_a_live_worker_with_its_identity_are_left_alone(sim_fleet, executor):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    first = sim_fleet.host().partition.receivers[f"QMTEST/{to_delete[0]}"]
+    live = executor.catalog.begin(
+        Operation(
+            host="ibmi1",
+            qmgr="TEST",
+            qmgr_library="QMTEST",
+            kind="delete",
+            library="QMTEST",
+            receivers=first.name,
+            attached_at=first.attached_at,
+            delete_option="*NONE",
+            run_id="run0",
+        )
+    )  # this very process, named with its start time and boot id: its DLTJRNRCV may still be on its way
+    assert live.worker.endswith(
+        f" started={_start_ticks(os.getpid())} boot={Path('/proc/sys/kernel/random/boot_id').read_text().strip()}"
+    )
+    command = f"system 'DLTJRNRCV JRNRCV(QMTEST/{first.name}) DLTOPT(*NONE)'"
+    executor.session.audit.intent(host="ibmi1", user="MQADMIN", command=command, attempt=1)
+
+    executor.delete(to_delete[1:], policy=Policy())
+
+    assert next(op.state for op in executor.catalog.operations("ibmi1") if op.id == live.id) == "intent"
+    assert not [e for e in read_events(executor.session.audit.path) if e["event"] == "reconciled"]
 
 
 def test_an_interrupted_dltf_of_an_expired_save_file_is_recorded_discarded_by_the_next_step(sim_fleet, executor):

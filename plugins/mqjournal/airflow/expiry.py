@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mqjournal.airflow.gate import gate_answer
-from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed
+from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, with_not_found
 from mqjournal.airflow.maintenance import mapped_results
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
@@ -94,10 +94,12 @@ def plan_on(
 
 
 def plan_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Policy) -> BatchResult[ExpiryProposal]:
-    """The expiry plans of a batch of hosts' queue managers (mqjournal.airflow.hostwork)."""
-    return run_per_queue_manager(
+    """The expiry plans of a batch of hosts' queue managers (mqjournal.airflow.hostwork); those whose journal was
+    not found fail here, by name."""
+    done = run_per_queue_manager(
         settings, batch, lambda session, t: plan_on(session, settings, t, run_id, policy), doing="plan the expiry"
     )
+    return with_not_found(done, batch)
 
 
 def store_copy(stored: StoredObject) -> StoreCopy:

@@ -22,7 +22,7 @@ from airflow.sdk import get_current_context
 
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, XComValue
+from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, NotFound, XComValue
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
@@ -33,13 +33,20 @@ T = TypeVar("T")
 H = TypeVar("H")
 
 
-def host_batches(targets: Sequence[MaintenanceTarget], max_tasks: int) -> list[HostBatch]:
+def host_batches(
+    targets: Sequence[MaintenanceTarget], max_tasks: int, not_found: Sequence[NotFound] = ()
+) -> list[HostBatch]:
     """The targets grouped by host, the hosts split into at most `max_tasks` batches of consecutive hosts (in the
-    fleet file's order), as even as they go: 1,000 hosts and 256 tasks make 232 batches of 4 hosts and 24 of 3."""
+    fleet file's order), as even as they go: 1,000 hosts and 256 tasks make 232 batches of 4 hosts and 24 of 3.
+    A queue manager `not_found` goes with its host's batch, whose first step fails it by name (`with_not_found`): a
+    host whose every queue manager is missing still gets a batch, so it is not silently left out."""
     by_host: dict[str, list[MaintenanceTarget]] = {}
     for t in targets:
         by_host.setdefault(t.host, []).append(t)
-    hosts = list(by_host)
+    missing: dict[str, list[NotFound]] = {}
+    for n in not_found:
+        missing.setdefault(n.host, []).append(n)
+    hosts = list(dict.fromkeys([*by_host, *missing]))
     if not hosts:
         return []
     count = min(max_tasks, len(hosts))
@@ -47,9 +54,21 @@ def host_batches(targets: Sequence[MaintenanceTarget], max_tasks: int) -> list[H
     batches, start = [], 0
     for i in range(count):
         size = base + (1 if i < extra else 0)
-        batches.append(HostBatch(targets=[t for h in hosts[start : start + size] for t in by_host[h]]))
+        chosen = hosts[start : start + size]
+        batches.append(
+            HostBatch(
+                targets=[t for h in chosen for t in by_host.get(h, [])],
+                not_found=[n for h in chosen for n in missing.get(h, [])],
+            )
+        )
         start += size
     return batches
+
+
+def with_not_found(result: BatchResult[T], batch: HostBatch) -> BatchResult[T]:
+    """`result` with the batch's configured queue managers whose journal was not found among its failures: the run's
+    first step on a host fails them by name, as `mqjournal collect` does, and the others' outcomes stand."""
+    return BatchResult(done=result.done, failures=result.failures | {n.label: n.error for n in batch.not_found})
 
 
 @dataclass
@@ -88,6 +107,8 @@ def run_per_queue_manager(
             else:
                 failures[target.label] = str(error)
 
+    if not batch.targets:  # only queue managers whose journal was not found: no session, no fleet file needed
+        return BatchResult()
     fleet = load_fleet(settings.fleet_file)  # once: every session of the batch needs its host's entry
 
     def one_host(targets: list[MaintenanceTarget]) -> None:
@@ -198,10 +219,12 @@ def finish(result: BatchResult[Any], batch: HostBatch, push: Callable[[list[Any]
     if not result.failures:
         return values
     push(values)
+    failed_not_found = [n for n in batch.not_found if n.label in result.failures]
     failed = "; ".join(f"{label}: {error}" for label, error in result.failures.items())
     raise QueueManagersFailed(
         batch.label,
-        f"{doing} failed for {len(result.failures)} of {len(batch.targets)} queue managers ({failed})",
+        f"{doing} failed for {len(result.failures)} of {len(batch.targets) + len(failed_not_found)} queue managers "
+        f"({failed})",
         "fix what each error says and clear this task: what was done is not repeated",
     )
 

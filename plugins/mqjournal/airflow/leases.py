@@ -8,6 +8,11 @@ quarter of it while the work goes on. A task that is killed (SIGKILL, a lost wor
 slot is free again within one `ttl`, not after the longest a step could take; a live task holds its slot for as
 long as it works.
 
+Every time a lease is compared with is the catalog database's own clock, read in the statement that takes, renews
+or expires the lease: the workers' clocks take no part. A worker whose clock ran 10 minutes ahead used to take the
+leases of the others for expired (a third session on a host capped at two), and one 10 minutes behind wrote leases
+the others took for long expired.
+
 The lease table is made by the catalog's migrations (`mqjournal.migrations`), like the catalog's own tables.
 """
 
@@ -19,11 +24,15 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import DateTime, Engine, Integer, String, UniqueConstraint, delete, update
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy import DateTime, Engine, Float, Integer, String, UniqueConstraint, delete, insert, literal, update
+from sqlalchemy.exc import CompileError, IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from mqjournal.catalog import catalog_errors, engine_for, prepare_schema
 from mqjournal.errors import MqJournalError
@@ -47,15 +56,44 @@ class _Lease(_Base):
     host: Mapped[str] = mapped_column(String(255))
     slot: Mapped[int] = mapped_column(Integer)
     holder: Mapped[str] = mapped_column(String(64))
-    expires_at: Mapped[datetime] = mapped_column(DateTime)  # naive UTC
+    expires_at: Mapped[datetime] = mapped_column(DateTime)  # naive UTC, by the database's clock
 
 
 class HostBusy(MqJournalError):
     pass
 
 
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
+class _DatabaseTime(FunctionElement[datetime]):
+    """The catalog database's time now plus `seconds`, in UTC without a zone, as `expires_at` holds it."""
+
+    type = DateTime()
+    inherit_cache = True
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        super().__init__(literal(seconds, Float()))
+
+
+@compiles(_DatabaseTime, "sqlite")
+def _sqlite_time(element: _DatabaseTime, compiler: SQLCompiler, **kw: Any) -> str:
+    # 'now' is UTC and the same for the whole statement; %f is seconds with milliseconds, and the 000 makes the
+    # microseconds of the text SQLAlchemy stores for a DateTime, so the two compare as times (SQLite compares text).
+    (seconds,) = element.clauses
+    return f"strftime('%Y-%m-%d %H:%M:%f000', 'now', {compiler.process(seconds, **kw)} || ' seconds')"
+
+
+@compiles(_DatabaseTime, "postgresql")
+def _postgresql_time(element: _DatabaseTime, compiler: SQLCompiler, **kw: Any) -> str:
+    # now() is the time the transaction that takes or renews the lease began, the same for each of its statements.
+    (seconds,) = element.clauses
+    return f"(now() AT TIME ZONE 'UTC') + make_interval(secs => {compiler.process(seconds, **kw)})"
+
+
+@compiles(_DatabaseTime)
+def _other_time(element: _DatabaseTime, compiler: SQLCompiler, **kw: Any) -> str:
+    raise CompileError(
+        f"SSH session leases read the catalog database's clock, which mqjournal reads on SQLite and PostgreSQL, "
+        f"not on {compiler.dialect.name}: put the catalog on one of those"
+    )
 
 
 class _Renewal(threading.Thread):
@@ -71,7 +109,10 @@ class _Renewal(threading.Thread):
             try:
                 with Session(self._engine) as session, session.begin():
                     session.execute(
-                        update(_Lease).where(_Lease.holder == self._holder).values(expires_at=_now() + self._ttl)
+                        update(_Lease)
+                        .where(_Lease.holder == self._holder)
+                        .values(expires_at=_DatabaseTime(self._ttl.total_seconds()))
+                        .execution_options(synchronize_session=False)
                     )
             except SQLAlchemyError as exc:  # a missed renewal is retried; the lease lasts a whole ttl
                 log.warning("could not renew the SSH session lease %s: %s", self._holder, exc)
@@ -108,9 +149,12 @@ def host_session_slot(
     holder = uuid.uuid4().hex
     deadline = time.monotonic() + wait
     while True:
-        now = _now()
         with _database(url, f"take an SSH session lease for {host}"), Session(engine) as session, session.begin():
-            session.execute(delete(_Lease).where(_Lease.host == host, _Lease.expires_at < now))
+            session.execute(
+                delete(_Lease)
+                .where(_Lease.host == host, _Lease.expires_at < _DatabaseTime())
+                .execution_options(synchronize_session=False)
+            )
         for slot in range(slots):
             try:
                 with (
@@ -118,7 +162,11 @@ def host_session_slot(
                     Session(engine) as session,
                     session.begin(),
                 ):
-                    session.add(_Lease(host=host, slot=slot, holder=holder, expires_at=now + ttl))
+                    session.execute(
+                        insert(_Lease).values(
+                            host=host, slot=slot, holder=holder, expires_at=_DatabaseTime(ttl.total_seconds())
+                        )
+                    )
             except IntegrityError:
                 continue
             renewal = _Renewal(engine, holder, ttl)

@@ -11,14 +11,14 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
 from mqjournal.airflow.forms import split_choice
-from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, spread
+from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, spread, with_not_found
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
@@ -26,6 +26,7 @@ from mqjournal.airflow.xcom import (
     DeleteOutcome,
     HostBatch,
     MaintenanceTarget,
+    NotFound,
     PlanSummary,
     Preflight,
     SaveOutcome,
@@ -55,7 +56,16 @@ def key(t: MaintenanceTarget) -> str:
     return t.key
 
 
-def select_targets(settings: Settings, hosts: list[str], queue_managers: list[str]) -> list[MaintenanceTarget]:
+@dataclass(frozen=True)
+class Selection:
+    """A run's queue managers: those found on their hosts, and those the fleet file names whose journal is not there
+    (each failed by name in the run's first step on its host, never silently left out)."""
+
+    targets: list[MaintenanceTarget]
+    not_found: list[NotFound]
+
+
+def select_targets(settings: Settings, hosts: list[str], queue_managers: list[str]) -> Selection:
     """The queue managers this run works on: the fleet file's, narrowed by the trigger form, found on each host."""
     fleet = load_fleet(settings.fleet_file)
     unknown = set(hosts) - {h.name for h in fleet.hosts}
@@ -73,13 +83,19 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     # Each host is surveyed in its own session, several at once: discovery waits on SSH round trips, not on us.
     surveys = spread(selected, survey, settings.tasks.hosts_in_parallel)
     targets = []
-    found_on: dict[str, list[str]] = {}  # host -> the queue managers discovery found there
+    not_found: list[NotFound] = []
+    found_on: dict[str, list[str]] = {}  # host -> the queue managers discovery found there, or was told to look for
+
+    def chosen(host: str, name: str) -> bool:
+        return not queue_managers or any(
+            qmgr == name and on in (None, host) for on, qmgr in map(split_choice, queue_managers)
+        )
+
     for host, found in zip(selected, surveys, strict=True):
-        found_on[host.name] = [t.qmgr for t in found.targets]
+        found_on[host.name] = [t.qmgr for t in found.targets] + [qmgr for qmgr, _ in found.missing]
+        not_found += [NotFound(host=host.name, qmgr=q, why=why) for q, why in found.missing if chosen(host.name, q)]
         for t in found.targets:
-            if queue_managers and not any(
-                qmgr == t.qmgr and on in (None, host.name) for on, qmgr in map(split_choice, queue_managers)
-            ):
+            if not chosen(host.name, t.qmgr):
                 continue
             targets.append(
                 MaintenanceTarget(
@@ -107,7 +123,9 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
             f"queue managers found on none of the selected hosts: {', '.join(missing)}; found there: {known} "
             "(queue manager names are case-sensitive); correct the trigger form's queue_managers"
         )
-    return targets
+    for n in not_found:
+        log.error("%s: %s", n.label, n.error)
+    return Selection(targets=targets, not_found=not_found)
 
 
 def _offset_minutes(tz: tzinfo) -> int:
@@ -300,12 +318,14 @@ def delete_on(
 def collect_batch(
     settings: Settings, batch: HostBatch, run_id: str, change_receiver: bool, dry_run: bool = False
 ) -> BatchResult[str]:
-    return run_per_queue_manager(
+    """Collect the batch's queue managers; those whose journal was not found fail here, by name."""
+    done = run_per_queue_manager(
         settings,
         batch,
         lambda session, t: collect_on(session, settings, t, run_id, change_receiver, dry_run),
         doing="read only (dry run)" if dry_run else "checkpoint and collect",
     )
+    return with_not_found(done, batch)
 
 
 def save_batch(
@@ -422,6 +442,7 @@ def report(
     approval: dict[str, Any] | None,
     approve_state: str | None,
     cleanups: object = None,
+    batches: object = None,
 ) -> str:
     """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
     line, and the report file written. Returns the Markdown text."""
@@ -433,6 +454,7 @@ def report(
     offered = {k for k, names in (plan.to_delete if plan else {}).items() if names}
     chosen = approved_keys(plan, approval) if plan and not dry_run else set()
     answered = (approval or {}).get("responded_by_user") or {}
+    not_found = [n for b in (HostBatch.list_from_xcom(batches) if batches else []) for n in b.not_found]
     facts = RunFacts(
         run_id=run_id,
         dry_run=dry_run,
@@ -447,6 +469,7 @@ def report(
         saves=saved,
         deletes=deleted,
         cleanups=cleaned,
+        not_found=[f"{n.label}: {n.error}" for n in not_found],
     )
     text = write_report(settings, facts)
     settings.note_file(run_id).write_text(result, encoding="utf-8")

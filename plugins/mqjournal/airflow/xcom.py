@@ -92,10 +92,34 @@ class MaintenanceTarget(JournalTarget):
         return timezone(timedelta(minutes=self.utc_offset_minutes))
 
 
+class NotFound(XComValue):
+    """A queue manager the fleet file names whose journal discovery did not find on its host: the run's first step
+    on its host fails it by name (as `mqjournal collect` does), and the report lists it."""
+
+    host: str = Field(description="the partition, as named in the fleet file")
+    qmgr: str = Field(description="the queue manager's name, as the fleet file names it")
+    why: str = Field(description="what discovery found missing: `journal QMxxx/AMQAJRN not found on <host>`")
+
+    @property
+    def label(self) -> str:
+        """host/QMGR, as MaintenanceTarget.label."""
+        return f"{self.host}/{self.qmgr}"
+
+    @property
+    def error(self) -> str:
+        return (
+            f"{self.why}: correct the queue manager's library or instance in the fleet file, or take it out of the "
+            "fleet file if the queue manager is gone; nothing of it was collected, saved or deleted"
+        )
+
+
 class HostBatch(XComValue):
     """The queue managers of one or more hosts that one mapped task instance works on (mqjournal.airflow.hostwork)."""
 
     targets: list[MaintenanceTarget] = Field(description="the hosts' queue managers, host by host")
+    not_found: list[NotFound] = Field(
+        default_factory=list, description="the hosts' configured queue managers whose journal was not found"
+    )
 
     def by_host(self) -> dict[str, list[MaintenanceTarget]]:
         hosts: dict[str, list[MaintenanceTarget]] = {}
@@ -107,7 +131,7 @@ class HostBatch(XComValue):
     def label(self) -> str:
         """How the grid (map_index_template) and the logs name the batch: `ibmi-prod1`, or
         `ibmi-prod1 .. ibmi-prod4 (4 hosts)`."""
-        hosts = list(self.by_host())
+        hosts = list(dict.fromkeys([*self.by_host(), *(n.host for n in self.not_found)]))
         if len(hosts) == 1:
             return hosts[0]
         return f"{hosts[0]} .. {hosts[-1]} ({len(hosts)} hosts)" if hosts else "no hosts"

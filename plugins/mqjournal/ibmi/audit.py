@@ -4,7 +4,8 @@ An operator reconstructing an incident needs every attempt, including the ones t
 command whose connection dropped may still have run on the host, and a worker killed while DLTJRNRCV runs leaves
 nothing but what was written before the command left. So each attempt writes two records with one `id`: an
 `intent`, flushed to disk *before* the command is sent, and its `outcome` after. An intent without an outcome is
-an interrupted command; the next step on that host explains it against the host and appends a `reconciled`
+an interrupted command (its intent names the worker process that wrote it: mqjournal.ibmi.workers); the next step
+on that host explains it against the host and appends a `reconciled`
 record (see `mqjournal.ibmi.reconcile`). Records hold only the command line (built from validated object names)
 and what came back; credentials never reach this module.
 """
@@ -14,13 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import threading
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 from mqjournal.ibmi.openintents import open_intents
+from mqjournal.ibmi.workers import Worker
 
 __all__ = ["OUTCOMES", "TRANSFERS", "AuditLog", "read_audit", "read_events", "unexplained_intents"]
 
@@ -55,8 +56,7 @@ class AuditLog:
             "user": user,
             "command": command,
             "attempt": attempt,
-            "worker": this_worker(),
-        }
+        } | Worker.this().fields()
         self._write(entry | _transfer(transfer), durable=True)
         return record_id
 
@@ -142,27 +142,6 @@ def _transfer(transfer: str | None) -> dict:
     if transfer not in TRANSFERS:
         raise ValueError(f"audit transfer {transfer!r} is not one of {sorted(TRANSFERS)}")
     return {"transfer": transfer}
-
-
-def this_worker() -> str:
-    """host:pid of the process writing: a reconciling step leaves the intents of a live worker alone."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def interrupted(intent: dict, *, stale_after: float = 900.0) -> bool:
-    """The intent's command can no longer be waiting for its answer: its worker on this machine is gone, or (a
-    worker elsewhere) it is older than any command may run (command timeout and retries included)."""
-    machine, _, pid = str(intent.get("worker", "")).rpartition(":")
-    if machine == socket.gethostname() and pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            pass  # alive, another user's
-        return False  # alive: its command may still be running
-    started = datetime.fromisoformat(intent["at"])
-    return (datetime.now(UTC) - started).total_seconds() > stale_after
 
 
 def _now() -> str:

@@ -22,14 +22,15 @@ from typing import Any
 
 from mqjournal.catalog import Catalog, DeletionRecord, Operation, SaveRecord
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.audit import interrupted, unexplained_intents
+from mqjournal.ibmi.audit import unexplained_intents
 from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.ibmi.workers import Worker, interrupted
 from mqjournal.rules import is_saved
 from mqjournal.snapshot import Receiver, Snapshot
 
 WorkerIsGone = Callable[[dict[str, Any]], bool]
-"""Whether an intent's worker can no longer be waiting for its command's answer (mqjournal.ibmi.audit.interrupted)."""
+"""Whether an intent's worker can no longer be waiting for its command's answer (mqjournal.ibmi.workers.interrupted)."""
 
 _DLTJRNRCV = re.compile(r"DLTJRNRCV JRNRCV\((\w+)/(\w+)\)")
 _SAVOBJ = re.compile(r"SAVOBJ OBJ\(([^)]*)\) LIB\((\w+)\).* SAVF\((\w+)/(\w+)\)")
@@ -95,7 +96,9 @@ def reconcile(
 def _gone(op: Operation, worker_is_gone: WorkerIsGone) -> bool:
     # The catalog stamps every operation it stores (Catalog.begin); one without a time is as old as can be.
     at = op.started_at or datetime.min.replace(tzinfo=UTC)
-    return worker_is_gone({"worker": op.worker, "at": at.isoformat()})
+    # The catalog keeps the worker as text (Catalog.begin): read back into the fields an audit intent has.
+    worker = Worker.parse(op.worker)
+    return worker_is_gone((worker.fields() if worker else {"worker": op.worker}) | {"at": at.isoformat()})
 
 
 def _save_file_of(op: Operation) -> tuple[str, str]:
