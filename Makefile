@@ -42,12 +42,14 @@ check: $(INSTALLED)
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
-# Everything. The end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo) run after the others, in
-# one process, with the machine to themselves as before: they start Airflow and Spark and wait on gates and timers.
-# Both parts run whatever the first gave; the target fails if either did.
+# Everything. The end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo) run after the others, with
+# the machine to themselves, in E2E_WORKERS processes: they mostly wait on JVMs, gates and timers. Each test module is
+# one unit of work (its tests share one driver run or Spark job) and the two `airflow standalone` tests take turns
+# (tests/conftest.py). Both parts run whatever the first gave; the target fails if either did.
+E2E_WORKERS ?= 2
 test: test-packages $(INSTALLED)
 	$(PY) -m pytest -m "not e2e" $(XDIST); rest=$$?; \
-	$(PY) -m pytest -m e2e; e2e=$$?; \
+	$(PY) -m pytest -m e2e -n $(E2E_WORKERS) --dist loadgroup; e2e=$$?; \
 	test $$rest -eq 0 && test $$e2e -eq 0
 
 # The inner loop: everything but the end-to-end tests, and the stateful safety test as a smoke run. `make test` (and

@@ -138,3 +138,18 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _fault_matrix_tallies:
         terminalreporter.write_line(fault_matrix_line(_fault_matrix_tallies))
+
+
+# Airflow's `standalone` (the demo and the browser test) starts five processes and takes a minute on 2 cores: two at
+# once would each run against their own timeouts, so those two tests take turns in one unit of work.
+AIRFLOW_STANDALONE = pytest.mark.xdist_group("airflow_standalone")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`make test` runs the end-to-end tier in two processes (--dist loadgroup). A module's end-to-end tests share one
+    driver run or one Spark job (a module-scoped fixture), so each module is one unit of work: split across two
+    processes, its fixture would run twice."""
+    for item in items:
+        if item.get_closest_marker("e2e") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))

@@ -15,6 +15,7 @@ import yaml
 
 from mqjournal.catalog import Catalog
 from mqjournal.sim.host import SimulatedHost
+from tests.conftest import AIRFLOW_STANDALONE
 
 
 def free_port() -> int:
@@ -35,6 +36,7 @@ def port_is_free(port: int) -> bool:
 
 
 @pytest.mark.e2e
+@AIRFLOW_STANDALONE
 def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(tmp_path: Path):
     ssh_port, api_port = free_port(), free_port()
     fleet = tmp_path / "fleet.yaml"

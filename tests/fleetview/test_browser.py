@@ -36,9 +36,10 @@ from mqjournal.catalog import Catalog
 from mqjournal.report import DELETE_NOTHING
 from mqjournal.settings import Settings
 from mqjournal.snapshot import read_snapshots
+from tests.conftest import AIRFLOW_STANDALONE
 from tests.fleetview.demo_airflow import RunningDemo, running_demo
 
-pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+pytestmark = [pytest.mark.e2e, pytest.mark.browser, AIRFLOW_STANDALONE]
 
 CHROMIUM = os.environ.get("MQJ_CHROMIUM", "/usr/bin/chromium")
 USER, PASSWORD = "admin", "admin"  # the demo's SimpleAuthManager login
