@@ -33,6 +33,7 @@ from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
 from mqjournal.backupstore import BackupStore, BackupStoreError, SourceIncomplete
 from mqjournal.catalog import SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName, MqJournalError
+from mqjournal.ibmi import sftpcopy
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.names import object_name
 
@@ -56,10 +57,6 @@ RECORD_BYTES = 528
 
 UPLOAD_CHUNK = RECORD_BYTES * 62
 """32,736 bytes: the most whole records in one SFTP write (paramiko sends at most 32,768 bytes a request)."""
-
-DOWNLOAD_WINDOW = 4 * 1024 * 1024
-"""Bytes of a download asked for at once (pipelined 32 KB reads): one request at a time would cost a round trip
-per 32 KB over a WAN, and the whole file at once (paramiko's prefetch) could sit in memory if the store is slow."""
 
 
 class SaveFileTransferError(MqJournalError):
@@ -111,10 +108,12 @@ def download_save_file(
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
         raise ValueError(f"{where}: the copy's description is of {meta.save_file_path}")
     try:
+        # A drop is resumed inside the attempt (sftpcopy, the session's attempts); a copy that came out short or
+        # long, or a file that changed, starts over.
         return _with_retries(
             session,
             lambda attempt: _download(session, path, where, store, meta, attempt),
-            (HostUnreachable, ConnectionLost, SourceIncomplete),
+            (SourceIncomplete,),
             where,
             "downloading again",
         )
@@ -157,28 +156,36 @@ def _with_retries(
 def _download(
     session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, attempt: int
 ) -> StoredObject:
-    audit = _Audit(session, "get", path, attempt)
-    received = [0]
+    # How the bytes come (OpenSSH's client or the session's channel, reads in flight, resumed after a drop from the
+    # last byte received) is sftpcopy's; what they are checked against and where they go is this module's.
+    remote = sftpcopy.RemoteFile(
+        sftpcopy.carrier_for(session),
+        path,
+        host=session.host,
+        attempts=session.retry.attempts,
+        delay_after=session.retry.delay_after,
+        pause=session.pause,
+        begin=lambda attempt: _Audit(session, "get", path, attempt),
+    )
     try:
-        with session.sftp() as sftp:
-            size = sftp.stat(path).st_size or 0
-            with sftp.open(path, "rb") as remote:
-                try:
-                    stored = store.put(_windows(remote, size, received), meta, expected_size=size)
-                except _RemoteReadFailed as failed:
-                    raise failed.cause from None  # the SFTP error, for the session to tell a drop from a refusal
-                except OSError as exc:
-                    raise _store_error(store, exc) from exc
+        with remote:
+            size = remote.open()
+            try:
+                stored = store.put(_from_host(remote.chunks()), meta, expected_size=size)
+            except _RemoteReadFailed as failed:
+                raise failed.cause from None  # the SFTP error, apart from the store's own OSErrors
+            except OSError as exc:
+                raise _store_error(store, exc) from exc
     except OSError as exc:
-        audit.done("failed", error=str(exc), size_bytes=received[0])
+        remote.done("failed", error=str(exc))
         raise _refused(exc, where, path, session.user, "download") from exc
     except (HostUnreachable, ConnectionLost) as exc:
-        audit.done("transport_error", error=str(exc), size_bytes=received[0])
+        remote.done("transport_error", error=str(exc))
         raise
-    except MqJournalError as exc:  # SourceIncomplete, or the store's own refusal
-        audit.done("failed", error=str(exc), size_bytes=received[0])
+    except MqJournalError as exc:  # SourceIncomplete, the host key or login refused, or the store's own refusal
+        remote.done("failed", error=str(exc))
         raise
-    audit.done("ok", size_bytes=stored.size_bytes, sha256=stored.sha256)
+    remote.done("ok", sha256=stored.sha256)
     log.info("%s: %s downloaded into %s (%d bytes)", where, path, stored.key, stored.size_bytes)
     return stored
 
@@ -191,22 +198,10 @@ class _RemoteReadFailed(Exception):
         self.cause = cause
 
 
-def _windows(remote: paramiko.SFTPFile, size: int, received: list[int]) -> Iterator[bytes]:
-    offset = 0
+def _from_host(chunks: Iterator[bytes]) -> Iterator[bytes]:
     try:
-        while offset < size:
-            length = min(DOWNLOAD_WINDOW, size - offset)
-            for data in remote.readv([(offset, length)]):
-                if not data:
-                    return  # short of the size: put's expected_size names it
-                received[0] += len(data)
-                offset += len(data)
-                yield data
-        # One read past the size the host gave: a save file that grew since the stat is not this copy.
-        if extra := remote.read(RECORD_BYTES):
-            received[0] += len(extra)
-            yield extra
-    except (OSError, EOFError, paramiko.SSHException) as exc:
+        yield from chunks
+    except OSError as exc:
         raise _RemoteReadFailed(exc) from exc
 
 
