@@ -152,7 +152,7 @@ class _PipeWire:
         self._poll = select.poll()
         self._poll.register(self._out, select.POLLIN)
         with contextlib.suppress(OSError, AttributeError):
-            fcntl.fcntl(self._out, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[attr-defined]  # Linux only
+            fcntl.fcntl(self._out, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # Linux only: elsewhere the default pipe
 
     def send(self, data: bytes) -> None:
         view = memoryview(data)
@@ -579,7 +579,7 @@ class RemoteFile:
                 while (chunk := self._guarded(functools.partial(next, reader, None))) is not None:
                     self.received += len(chunk)
                     self._attempt_bytes += len(chunk)
-                    yield chunk  # type: ignore[misc]  # a bytearray: hashed and written as bytes are
+                    yield chunk  # a bytearray: hashed and written as bytes are
                 return
             except (HostUnreachable, ConnectionLost) as exc:
                 self._lost(exc)
