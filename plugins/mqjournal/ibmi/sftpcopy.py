@@ -37,6 +37,7 @@ import io
 import logging
 import math
 import os
+import re
 import select
 import shutil
 import struct
@@ -500,29 +501,50 @@ def _said(process: subprocess.Popen[bytes], said: IO[bytes]) -> str:
     lines = [line.strip() for line in said.read(16384).decode("utf-8", "replace").splitlines() if line.strip()]
     # The warning banner around a changed key is noise; the lines that say what happened are kept.
     lines = [line for line in lines if not set(line) <= set("@ ")]
-    return redact(" ".join(lines))[:600]
+    return redact(" ".join(lines))
+
+
+_PRESENTED = re.compile(
+    r"fingerprint for the (?P<kind>\S+) key sent by the remote host is\s+(?P<fingerprint>\S+?)\.?\s"
+)
+_UNKNOWN = re.compile(r"Host key verification failed\.?")
+
+
+def _shown(text: str) -> str:
+    """ssh's words in a message: its first 300 characters (a changed key's warning runs to a screenful)."""
+    text = text.strip()
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _not_connected(host: str, process: subprocess.Popen[bytes], said: IO[bytes], exc: BaseException) -> Exception:
     text = _said(process, said)
     lowered = text.lower()
     if "host key verification failed" in lowered or "host identification has changed" in lowered:
-        return HostKeyRejected(host, f"OpenSSH's client refused the host's key: {text}", _VERIFY_KEY)
+        presented = _PRESENTED.search(text)
+        problem = (
+            f"the host presented the {presented['kind']} key {presented['fingerprint']}, not the key it is verified "
+            "against; it may have been reinstalled, or be an impostor (OpenSSH's client: host key verification failed)"
+            if presented
+            else f"the host's key is not known (OpenSSH's client: {_shown(_UNKNOWN.sub('', text)) or 'refused'})"
+        )
+        return HostKeyRejected(host, problem, _VERIFY_KEY)
     if "permission denied" in lowered or "too many authentication failures" in lowered:
         return AuthenticationRejected(
             host,
-            f"the host refused the login (OpenSSH's client: {text})",
+            f"the host refused the login (OpenSSH's client: {_shown(text)})",
             "authorize the key for the user on the host (~/.ssh/authorized_keys) or fix the connection's user and key",
         )
     return HostUnreachable(
-        host, f"no SFTP session could be opened with OpenSSH's client ({text or type(exc).__name__})", _CHECK_NETWORK
+        host,
+        f"no SFTP session could be opened with OpenSSH's client ({_shown(text) or type(exc).__name__})",
+        _CHECK_NETWORK,
     )
 
 
 def _dropped(host: str, process: subprocess.Popen[bytes], said: IO[bytes], exc: BaseException) -> ConnectionLost:
     process.kill()  # a stall as much as a drop: this connection is done either way
     text = _said(process, said)
-    why = f"{type(exc).__name__}: {exc}" + (f"; ssh said: {text}" if text else "")
+    why = f"{type(exc).__name__}: {exc}" + (f"; ssh said: {_shown(text)}" if text else "")
     return ConnectionLost(
         host, f"the connection dropped or stalled during an SFTP transfer ({why})", _CHECK_NETWORK, sent=True
     )
@@ -545,8 +567,11 @@ class RemoteFile:
         delay_after: Callable[[int], float],
         pause: Callable[[float], None],
         begin: Callable[[int], AttemptRecord],
+        max_read: int = MAX_READ,
     ) -> None:
+        """`max_read`: the longest read asked for (the server's own limit, when it tells a smaller one, wins)."""
         self.path, self.host = path, host
+        self._max_read = max_read
         self.size = 0
         self.received = 0
         """Bytes handed on, in order: where a resumed attempt asks from."""
@@ -622,6 +647,7 @@ class RemoteFile:
         self._sftp = stack.enter_context(self._carrier())
         self._stack = stack
         sftp = self._sftp
+        sftp.read_length = min(sftp.read_length, self._max_read)
         self._handle = self._guarded(lambda: sftp.open(self.path))
         stat = self._guarded(lambda: sftp.fstat(self._handle, self.path))
         if self._stat is None:
