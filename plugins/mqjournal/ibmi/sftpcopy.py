@@ -192,7 +192,7 @@ class _Sftp:
         self.read_length = read_length
 
     def handshake(self) -> None:
-        """INIT and VERSION; then the server's read limit, when it tells one (OpenSSH 8.7 and later do)."""
+        """INIT and VERSION; then the server's read limit, when it announces limits@openssh.com (OpenSSH's does)."""
         self._wire.send(struct.pack(">IBI", 5, _INIT, 3))
         kind, body = self._packet()
         if kind != _VERSION:

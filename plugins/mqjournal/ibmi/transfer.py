@@ -4,8 +4,10 @@ IBM i's sftp-server shows save file LIB/NAME as ``/QSYS.LIB/LIB.LIB/NAME.FILE``,
 (docs/ibmi-interfaces.md, section 5, with the sources). What that section says mqjournal must check is checked here:
 
 - A download is compared with the size the host gave (`stat`) while the backup store computes its SHA-256 and
-  re-reads the copy; a short one leaves nothing in the store. Downloading changes nothing on the host, so a dropped
-  one is tried again like an idempotent command.
+  re-reads the copy; a short one leaves nothing in the store. How the bytes come is `sftpcopy`'s: OpenSSH's ssh
+  client where the session's login allows it (else the session's channel), reads kept in flight, and a dropped
+  download resumed from the last byte received (downloading changes nothing on the host), within the session's
+  retry attempts; a copy that came out short or long, or a file that changed meanwhile, starts over.
 - An upload goes only into a save file that exists and is empty: CRTSAVF is the caller's (a write to a missing
   ``.FILE`` may create a physical file instead, IBM's C runtime and FTP say), and the file is opened without the
   create flag so that no upload can make one. The bytes come from `BackupStore.open_for_restore`, which refuses a
