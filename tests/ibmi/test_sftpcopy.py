@@ -22,7 +22,7 @@ from mqjournal.catalog import SaveFileCopy
 from mqjournal.ibmi import commands, sftpcopy
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
 from mqjournal.ibmi.transfer import RECORD_BYTES, _Audit, download_save_file, save_file_path
-from mqjournal.ibmi.transport import HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.ibmi.transport import AuthenticationRejected, HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
 from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status
 from mqjournal.sim.server import TransferFault
@@ -298,3 +298,51 @@ def test_a_host_missing_from_known_hosts_is_refused_and_not_learnt(sim_fleet: Si
         download_save_file(unknown, "QGPL", "BIGSAV", BackupStore(tmp_path / "backups"), meta_for("BIGSAV"))
     assert empty.read_text() == ""
     assert [e["event"] for e in read_events(tmp_path / "audit.jsonl") if e.get("transfer")] == ["intent", "outcome"]
+
+
+def test_a_save_file_that_changed_before_the_resume_is_copied_again_from_its_first_byte(
+    sim_fleet: SimFleet, session: IbmiSession, tmp_path
+):
+    big_save_files(sim_fleet, session, "BIGSAV", mib=2)
+    partition = sim_fleet.host().partition
+
+    def saved_again(_seconds: float) -> None:
+        # Between the drop and the resume, the save file gets other data (as a new SAVOBJ into it would).
+        with sim_fleet.host().lock:
+            partition.save_files["QGPL/BIGSAV"].objects[0].receiver.text = "saved again"
+
+    changing = IbmiSession(
+        "ibmi1",
+        sim_fleet.config.user,
+        connector(sim_fleet),
+        audit=AuditLog(tmp_path / "changing.jsonl"),
+        command_timeout=60,
+        retry=RetryPolicy(attempts=3, first_delay=0),
+        sleep=saved_again,
+    )
+    sim_fleet.service.faults["ibmi1"].transfers.append(TransferFault("BIGSAV", "get", after_bytes=MIB))
+    stored = download_save_file(changing, "QGPL", "BIGSAV", BackupStore(tmp_path / "backups"), meta_for("BIGSAV"))
+    with sim_fleet.host().lock:
+        now = savfdata.encode(partition.save_files["QGPL/BIGSAV"])
+    assert (stored.size_bytes, stored.sha256) == (len(now), hashlib.sha256(now).hexdigest())
+    outcomes = [(r["attempt"], r["outcome"]) for r in gets(changing)]
+    assert outcomes == [(1, "transport_error"), (2, "failed"), (1, "ok")]
+    assert "changed while it was copied" in gets(changing)[1]["error"]
+
+
+def test_a_login_the_host_refuses_is_named_and_not_tried_again(sim_fleet: SimFleet, session: IbmiSession, tmp_path):
+    big_save_files(sim_fleet, session, "BIGSAV", mib=1)
+    stranger = new_session(
+        sim_fleet,
+        tmp_path,
+        ssh_connector(
+            address="127.0.0.1",
+            port=sim_fleet.ports["ibmi1"],
+            user=sim_fleet.config.user,
+            key=paramiko.ECDSAKey.generate(),
+            known_hosts=sim_fleet.config.known_hosts,
+        ),
+    )
+    with pytest.raises(AuthenticationRejected, match="refused the login"):
+        download_save_file(stranger, "QGPL", "BIGSAV", BackupStore(tmp_path / "backups"), meta_for("BIGSAV"))
+    assert [r["outcome"] for r in gets(stranger)] == ["failed"]
