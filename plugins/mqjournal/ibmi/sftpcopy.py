@@ -6,12 +6,12 @@ included: docs/ibmi-interfaces.md, section 5) are this module's own, carried to 
 - **OpenSSH's ssh client**, in a process of its own, running the host's sftp subsystem (``ssh -s <host> sftp``),
   whenever the session's connections come from `ssh_connector` with a login key (`IbmiSession.openssh`) and an ssh
   client is installed. Its encryption is C and runs beside this interpreter, not under its lock, so several files of
-  one host copy at once. Measured on loopback (bench/copy_bench.py): paramiko's readv in 4 MiB windows ran at
-  0.14-0.25x of OpenSSH's sftp client, paramiko with prefetch at about 0.3-0.5x, and four paramiko downloads in one
-  process were no faster than one. The host key is checked as the session checks it: StrictHostKeyChecking=yes
-  against a known_hosts holding the pinned key alone (or the connection's known_hosts), never learnt, and no
-  ssh_config is read (``-F none``), so nothing there can loosen it. A key held in memory (an Airflow connection's
-  private_key) reaches ssh through a memfd, never a file on disk.
+  one host copy at once. Measured on loopback (issue #28): paramiko's readv in 4 MiB windows ran at 0.14-0.25x of
+  OpenSSH's sftp client, paramiko with prefetch at about 0.3-0.5x, and four paramiko downloads in one process were
+  no faster than one; this module's ratios are in bench/README.md (copy_bench.py). The host key is checked as the
+  session checks it: StrictHostKeyChecking=yes against a known_hosts holding the pinned key alone (or the
+  connection's known_hosts), never learnt, and no ssh_config is read (``-F none``), so nothing there can loosen it.
+  A key held in memory (an Airflow connection's private_key) reaches ssh through a memfd, never a file on disk.
 - **the session's own paramiko connection** (an SFTP channel) otherwise: a password login (OpenSSH takes a password
   only from a terminal), paramiko-only algorithm settings, or no ssh client.
 
