@@ -6,8 +6,10 @@ IBM i's sftp-server shows save file LIB/NAME as ``/QSYS.LIB/LIB.LIB/NAME.FILE``,
 - A download is compared with the size the host gave (`stat`) while the backup store computes its SHA-256 and
   re-reads the copy; a short one leaves nothing in the store. What makes it proof is the host's own digest of the
   save file, read before the download with its object list unchanged around it (`hostdigest`): a copy whose SHA-256
-  differs is removed again. Downloading changes nothing on the host, so a dropped
-  one is tried again like an idempotent command.
+  differs is removed again. How the bytes come is `sftpcopy`'s: OpenSSH's ssh client where the session's login
+  allows it (else the session's channel), reads kept in flight, and a dropped download resumed from the last byte
+  received (downloading changes nothing on the host), within the session's retry attempts; a copy that came out
+  short or long, or a file that changed meanwhile, starts over.
 - An upload goes only into a save file that exists and is empty: CRTSAVF is the caller's (a write to a missing
   ``.FILE`` may create a physical file instead, IBM's C runtime and FTP say), and the file is opened without the
   create flag so that no upload can make one. The bytes come from `BackupStore.open_for_restore`, which refuses a
@@ -35,7 +37,7 @@ from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
 from mqjournal.backupstore import BackupStore, BackupStoreError, SourceIncomplete
 from mqjournal.catalog import SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName, MqJournalError
-from mqjournal.ibmi import hostdigest
+from mqjournal.ibmi import hostdigest, sftpcopy
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.names import object_name
 
@@ -59,10 +61,6 @@ RECORD_BYTES = 528
 
 UPLOAD_CHUNK = RECORD_BYTES * 62
 """32,736 bytes: the most whole records in one SFTP write (paramiko sends at most 32,768 bytes a request)."""
-
-DOWNLOAD_WINDOW = 4 * 1024 * 1024
-"""Bytes of a download asked for at once (pipelined 32 KB reads): one request at a time would cost a round trip
-per 32 KB over a WAN, and the whole file at once (paramiko's prefetch) could sit in memory if the store is slow."""
 
 
 class SaveFileTransferError(MqJournalError):
@@ -135,10 +133,12 @@ def _download_with_retries(
     session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy
 ) -> StoredObject:
     try:
+        # A drop is resumed inside the attempt (sftpcopy, the session's attempts); a copy that came out short or
+        # long, or a file that changed, starts over.
         return _with_retries(
             session,
             lambda attempt: _download(session, path, where, store, meta, attempt),
-            (HostUnreachable, ConnectionLost, SourceIncomplete),
+            (SourceIncomplete,),
             where,
             "downloading again",
         )
@@ -181,28 +181,36 @@ def _with_retries(
 def _download(
     session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, attempt: int
 ) -> StoredObject:
-    audit = _Audit(session, "get", path, attempt)
-    received = [0]
+    # How the bytes come (OpenSSH's client or the session's channel, reads in flight, resumed after a drop from the
+    # last byte received) is sftpcopy's; what they are checked against and where they go is this module's.
+    remote = sftpcopy.RemoteFile(
+        sftpcopy.carrier_for(session),
+        path,
+        host=session.host,
+        attempts=session.retry.attempts,
+        delay_after=session.retry.delay_after,
+        pause=session.pause,
+        begin=lambda attempt: _Audit(session, "get", path, attempt),
+    )
     try:
-        with session.sftp() as sftp:
-            size = sftp.stat(path).st_size or 0
-            with sftp.open(path, "rb") as remote:
-                try:
-                    stored = store.put(_windows(remote, size, received), meta, expected_size=size)
-                except _RemoteReadFailed as failed:
-                    raise failed.cause from None  # the SFTP error, for the session to tell a drop from a refusal
-                except OSError as exc:
-                    raise _store_error(store, exc) from exc
+        with remote:
+            size = remote.open()
+            try:
+                stored = store.put(_from_host(remote.chunks()), meta, expected_size=size)
+            except _RemoteReadFailed as failed:
+                raise failed.cause from None  # the SFTP error, apart from the store's own OSErrors
+            except OSError as exc:
+                raise _store_error(store, exc) from exc
     except OSError as exc:
-        audit.done("failed", error=str(exc), size_bytes=received[0])
+        remote.done("failed", error=str(exc))
         raise _refused(exc, where, path, session.user, "download") from exc
     except (HostUnreachable, ConnectionLost) as exc:
-        audit.done("transport_error", error=str(exc), size_bytes=received[0])
+        remote.done("transport_error", error=str(exc))
         raise
-    except MqJournalError as exc:  # SourceIncomplete, or the store's own refusal
-        audit.done("failed", error=str(exc), size_bytes=received[0])
+    except MqJournalError as exc:  # SourceIncomplete, the host key or login refused, or the store's own refusal
+        remote.done("failed", error=str(exc))
         raise
-    audit.done("ok", size_bytes=stored.size_bytes, sha256=stored.sha256)
+    remote.done("ok", sha256=stored.sha256)
     log.info("%s: %s downloaded into %s (%d bytes)", where, path, stored.key, stored.size_bytes)
     return stored
 
@@ -215,22 +223,10 @@ class _RemoteReadFailed(Exception):
         self.cause = cause
 
 
-def _windows(remote: paramiko.SFTPFile, size: int, received: list[int]) -> Iterator[bytes]:
-    offset = 0
+def _from_host(chunks: Iterator[bytes]) -> Iterator[bytes]:
     try:
-        while offset < size:
-            length = min(DOWNLOAD_WINDOW, size - offset)
-            for data in remote.readv([(offset, length)]):
-                if not data:
-                    return  # short of the size: put's expected_size names it
-                received[0] += len(data)
-                offset += len(data)
-                yield data
-        # One read past the size the host gave: a save file that grew since the stat is not this copy.
-        if extra := remote.read(RECORD_BYTES):
-            received[0] += len(extra)
-            yield extra
-    except (OSError, EOFError, paramiko.SSHException) as exc:
+        yield from chunks
+    except OSError as exc:
         raise _RemoteReadFailed(exc) from exc
 
 

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, NoReturn
@@ -48,6 +48,7 @@ __all__ = [
     "HostKeyRejected",
     "HostUnreachable",
     "IbmiSession",
+    "OpenSshLogin",
     "OutcomeUnknown",
     "RetryPolicy",
     "TransportError",
@@ -260,6 +261,44 @@ class OutcomeUnknown(TransportError):
 
 # --- connecting -----------------------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class OpenSshLogin:
+    """How OpenSSH's own client reaches the host an `ssh_connector` connects to: the same address, user, login key
+    and host-key check. Save file downloads use it (mqjournal.ibmi.sftpcopy: OpenSSH's C encryption, in its own
+    process, copies at the link's speed where paramiko's does not); commands never do."""
+
+    address: str
+    port: int
+    user: str
+    known_hosts_line: str | None
+    """The pinned host key as a known_hosts line for address:port: then the only key accepted."""
+    known_hosts: Path | None
+    """Without a pin: the known_hosts file the host must be listed in."""
+    key_file: Path | None
+    passphrase: str | None = field(default=None, repr=False)
+    key: paramiko.PKey | None = field(default=None, repr=False)
+    proxy_command: str | None = None
+    connect_timeout: float = _DEFAULTS.connect_timeout
+
+    def load_key(self) -> paramiko.PKey:
+        """The login key (read from `key_file` with its passphrase, as `ssh_connector` reads it)."""
+        if self.key is not None:
+            return self.key
+        return _load_key(self.key_file, self.passphrase, f"{self.user}@{self.address}:{self.port}")
+
+
+class _Connector:
+    """A ConnectFactory that also says how OpenSSH's client reaches the same host (None: it cannot, e.g. a
+    password login, which OpenSSH takes only from a terminal)."""
+
+    def __init__(self, connect: ConnectFactory, openssh: OpenSshLogin | None) -> None:
+        self._connect, self.openssh = connect, openssh
+
+    def __call__(self) -> paramiko.SSHClient:
+        return self._connect()
+
+
 ConnectFactory = Callable[[], paramiko.SSHClient]
 """Returns a connected client; raises paramiko/socket errors (classified by IbmiSession) or a TransportError."""
 
@@ -390,7 +429,22 @@ def ssh_connector(
             raise
         return client
 
-    return connect
+    login = None
+    if (key is not None or key_file is not None) and not disabled_algorithms:
+        # disabled_algorithms are paramiko's names, with no faithful OpenSSH spelling: such a host keeps paramiko.
+        login = OpenSshLogin(
+            address=address,
+            port=port,
+            user=user,
+            known_hosts_line=f"{known_name} {pinned.get_name()} {pinned.get_base64()}" if pinned is not None else None,
+            known_hosts=None if pinned is not None else known_hosts,
+            key_file=key_file,
+            passphrase=passphrase,
+            key=key,
+            proxy_command=proxy_command,
+            connect_timeout=timeout,
+        )
+    return _Connector(connect, login)
 
 
 def _load_key(path: Path | None, passphrase: str | None, where: str) -> paramiko.PKey:
@@ -502,6 +556,17 @@ class IbmiSession:
     def retry(self) -> RetryPolicy:
         """How often and after what pause a failed attempt is made again (save file transfers follow it too)."""
         return self._retry
+
+    @property
+    def command_timeout(self) -> float:
+        """Seconds a command, or one SFTP request of a transfer, may take before it counts as stalled."""
+        return self._command_timeout
+
+    @property
+    def openssh(self) -> OpenSshLogin | None:
+        """How OpenSSH's client reaches this host, when the session's connections come from `ssh_connector`."""
+        login = getattr(self._connect, "openssh", None)
+        return login if isinstance(login, OpenSshLogin) else None
 
     def pause(self, seconds: float) -> None:
         """Wait between attempts, as the session does (tests pass a `sleep` that does not)."""

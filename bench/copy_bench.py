@@ -1,0 +1,488 @@
+"""Benchmark: mqjournal's download of save files against OpenSSH's sftp client, on the same link.
+
+    .venv/bin/python bench/copy_bench.py [--size-mib 1024] [--parallel 4] [--parallel-size-mib 256] [--repeats 2]
+
+It needs root (a network namespace, a chroot for sshd's sftp) and the real OpenSSH server, /usr/sbin/sshd from
+Debian's openssh-server, and installs nothing: without sshd it says `apt-get install -y openssh-server` and stops.
+
+1. Writes random save files once (default one of 1 GiB, four of 256 MiB) under a root-owned folder that sshd serves
+   as its sftp root (ChrootDirectory, internal-sftp), as IBM i's sftp-server shows them:
+   /QSYS.LIB/BENCH.LIB/<NAME>.FILE. Makes a host key and a login key of its own, a known_hosts from the host key,
+   and an sshd_config of its own, and starts sshd (never the system's) on a free port.
+2. Times, alternately and `--repeats` times each, on the same link:
+   - OpenSSH's sftp client: `sftp -b` get of the file(s), the host key checked against the known_hosts (strict);
+   - mqjournal: `download_save_file` (what the save step calls) into a BackupStore, the host key pinned; its
+     SHA-256 computed on the way and the store's verification read included;
+   - once, for reference: mqjournal over the session's paramiko channel (no OpenSSH client: password logins).
+   Each of one file, then `--parallel` files of one host at once (sftp processes; mqjournal threads, one session
+   each, in one Python process, as a task's threads run them).
+3. First on loopback, then with `--rtt-ms` (20) of round trip added: 10 ms each way by netem on a veth pair into a
+   network namespace where sshd then listens, both made and removed by the bench. Where the kernel has no netem
+   (`tc` answers "Specified qdisc kind is unknown"), a relay process of the bench's holds each piece 10 ms in each
+   direction instead, and the output says so.
+4. Prints MB/s of each and the ratio mqjournal / sftp (best of the repeats and median), and a JSON line.
+
+It cleans up what it started (sshd, the namespace, the relay, the folders; `--keep-data` keeps the files for a
+later run). A benchmark, not a test: nothing here asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from mqjournal.backupstore import BackupStore
+from mqjournal.catalog import SaveFileCopy
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.transfer import download_save_file, save_file_path
+from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+
+MIB = 1024 * 1024
+LIBRARY = "BENCH"
+DATA_FOLDER = Path("/var/lib/mqjournal-copy-bench")
+"""Root-owned and not writable by others up to /: what sshd's ChrootDirectory requires (/tmp is not)."""
+NETNS_PREFIX = "mqjcb"
+WAIT_SECONDS = 20.0
+TOOLS = {
+    "/usr/sbin/sshd": "apt-get update && apt-get install -y openssh-server",
+    "ssh": "apt-get install -y openssh-client",
+    "sftp": "apt-get install -y openssh-client",
+    "ssh-keygen": "apt-get install -y openssh-client",
+    "ip": "apt-get install -y iproute2",
+    "tc": "apt-get install -y iproute2",
+}
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mib", type=int, default=1024, help="the single save file")
+    parser.add_argument("--parallel", type=int, default=4, help="save files of one host copied at once")
+    parser.add_argument("--parallel-size-mib", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=2, help="timed copies per client and case")
+    parser.add_argument("--rtt-ms", type=float, default=20.0, help="round trip added in the second pass (0: none)")
+    parser.add_argument("--no-paramiko", action="store_true", help="skip the reference copy over paramiko")
+    parser.add_argument("--keep-data", action="store_true", help="keep the save files for a later run")
+    parser.add_argument("--relay", nargs=4, metavar=("HOST", "PORT", "TARGET_PORT", "DELAY_MS"), help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+# --- the server ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    address: str
+    port: int
+    host_key_line: str  # "type base64"
+    known_hosts: Path
+    client_key: Path
+
+
+def check_tools() -> None:
+    missing = [(tool, how) for tool, how in TOOLS.items() if shutil.which(tool) is None and not Path(tool).exists()]
+    if missing:
+        for tool, how in missing:
+            print(f"missing {tool}: {how}", file=sys.stderr)
+        sys.exit(2)
+    if os.geteuid() != 0:
+        sys.exit("copy_bench needs root: sshd's chroot and the network namespace")
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return int(s.getsockname()[1])
+
+
+def write_save_files(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
+    """Random bytes, written once (kept with --keep-data); returns each file's SHA-256."""
+    library = folder / "QSYS.LIB" / f"{LIBRARY}.LIB"
+    library.mkdir(parents=True, exist_ok=True)
+    digests = {}
+    for name, size in sizes.items():
+        path = library / f"{name}.FILE"
+        digest = hashlib.sha256()
+        if path.exists() and path.stat().st_size == size:
+            with path.open("rb") as f:
+                while chunk := f.read(8 * MIB):
+                    digest.update(chunk)
+        else:
+            with path.open("wb") as f:
+                for _ in range(size // MIB):
+                    chunk = os.urandom(MIB)
+                    digest.update(chunk)
+                    f.write(chunk)
+        digests[name] = digest.hexdigest()
+    return digests
+
+
+def make_keys(work: Path) -> tuple[Path, Path, str]:
+    host_key, client_key = work / "ssh_host_ed25519_key", work / "client_key"
+    for key in (host_key, client_key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    (work / "authorized_keys").write_text(Path(f"{client_key}.pub").read_text())
+    kind, b64 = Path(f"{host_key}.pub").read_text().split()[:2]
+    return host_key, client_key, f"{kind} {b64}"
+
+
+def start_sshd(work: Path, data: Path, address: str, port: int, netns: str | None) -> subprocess.Popen[bytes]:
+    host_key = work / "ssh_host_ed25519_key"
+    config = work / "sshd_config"
+    config.write_text(
+        "\n".join(
+            [
+                f"Port {port}",
+                f"ListenAddress {address}",
+                f"HostKey {host_key}",
+                f"PidFile {work}/sshd.pid",
+                f"AuthorizedKeysFile {work}/authorized_keys",
+                "PermitRootLogin prohibit-password",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "StrictModes no",
+                "MaxSessions 32",
+                "MaxStartups 32:30:64",
+                "Subsystem sftp internal-sftp",
+                f"ChrootDirectory {data}",
+                "",
+            ]
+        )
+    )
+    argv = ["/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
+    if netns:
+        argv = ["ip", "netns", "exec", netns, *argv]
+    log = (work / f"sshd-{port}.log").open("wb")
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    wait_for_port(address, port, process, netns)
+    return process
+
+
+def wait_for_port(address: str, port: int, process: subprocess.Popen[bytes], netns: str | None) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"the server on {address}:{port} ended at its start (exit status {process.returncode})")
+        with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
+            return
+        time.sleep(0.1)
+    sys.exit(f"nothing listens on {address}:{port} after {WAIT_SECONDS:g} s")
+
+
+def stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is None or process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)  # its own session: sshd and the children it forked for logins
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+# --- the added round trip -----------------------------------------------------------------------------------------
+
+
+def ip(*argv: str, netns: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    command = ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+    return subprocess.run(command, capture_output=True, text=True, check=check)
+
+
+@contextlib.contextmanager
+def netem_link(delay_ms: float) -> Iterator[tuple[str, str] | None]:
+    """A namespace reached through a veth pair with `delay_ms` each way; yields (namespace, its address), or None
+    when the kernel has no netem (everything made so far removed again)."""
+    ns = f"{NETNS_PREFIX}{os.getpid()}"
+    outside, inside = f"{ns}h", f"{ns}n"
+    subnet = 100 + os.getpid() % 100
+    try:
+        ip("ip", "netns", "add", ns)
+        ip("ip", "link", "add", outside, "type", "veth", "peer", "name", inside)
+        ip("ip", "link", "set", inside, "netns", ns)
+        ip("ip", "addr", "add", f"10.231.{subnet}.1/30", "dev", outside)
+        ip("ip", "link", "set", outside, "up")
+        ip("ip", "addr", "add", f"10.231.{subnet}.2/30", "dev", inside, netns=ns)
+        ip("ip", "link", "set", inside, "up", netns=ns)
+        ip("ip", "link", "set", "lo", "up", netns=ns)
+        delay = f"{delay_ms:g}ms"
+        added = ip("tc", "qdisc", "add", "dev", outside, "root", "netem", "delay", delay, check=False)
+        if added.returncode != 0:
+            print(f"  netem: {added.stderr.strip()} (this kernel has no netem): a delaying relay instead")
+            yield None
+            return
+        ip("tc", "qdisc", "add", "dev", inside, "root", "netem", "delay", delay, netns=ns)
+        yield ns, f"10.231.{subnet}.2"
+    finally:
+        ip("ip", "link", "del", outside, check=False)
+        ip("ip", "netns", "del", ns, check=False)
+
+
+def relay_main(host: str, port: int, target_port: int, delay_ms: float) -> None:
+    """A TCP relay from host:port to 127.0.0.1:target_port holding each piece `delay_ms` in each direction: the
+    round trip of a WAN for a kernel without netem. Runs in a process of its own (beside the timed clients)."""
+    delay = delay_ms / 1000
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def deliver() -> None:
+            with contextlib.suppress(OSError):
+                while data := (piece := await queue.get())[1]:
+                    await asyncio.sleep(max(0.0, piece[0] - time.monotonic()))
+                    writer.write(data)
+                    await writer.drain()
+            writer.close()
+
+        sender = asyncio.create_task(deliver())
+        try:
+            with contextlib.suppress(OSError):
+                while data := await reader.read(1024 * 1024):
+                    queue.put_nowait((time.monotonic() + delay, data))
+        finally:
+            queue.put_nowait((0.0, b""))  # the end, delivered after what is still held
+            await sender
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        target_reader, target_writer = await asyncio.open_connection("127.0.0.1", target_port)
+        with contextlib.suppress(OSError):
+            await asyncio.gather(pipe(reader, target_writer), pipe(target_reader, writer))
+
+    async def main() -> None:
+        server = await asyncio.start_server(accept, host, port)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def start_relay(port: int, target_port: int, delay_ms: float) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, __file__, "--relay", "127.0.0.1", str(port), str(target_port), str(delay_ms)]
+    process = subprocess.Popen(argv, start_new_session=True)
+    wait_for_port("127.0.0.1", port, process, None)
+    return process
+
+
+# --- the clients --------------------------------------------------------------------------------------------------
+
+
+def sftp_get(server: Server, names: list[str], into: Path) -> float:
+    """OpenSSH's sftp client, one process per file, all at once; seconds until the last is done."""
+    processes = []
+    started = time.monotonic()
+    for name in names:
+        batch = f'get {save_file_path(LIBRARY, name)} "{into / name}"\n'
+        argv = [
+            "sftp", "-F", "none", "-q", "-b", "-", "-P", str(server.port), "-i", str(server.client_key),
+            "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={server.known_hosts}",
+            "-o", "GlobalKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes", f"root@{server.address}",
+        ]  # fmt: skip
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert process.stdin is not None
+        process.stdin.write(batch.encode())
+        process.stdin.close()
+        processes.append(process)
+    for process in processes:
+        if process.wait() != 0:
+            assert process.stderr is not None
+            sys.exit(f"sftp failed: {process.stderr.read().decode().strip()}")
+    return time.monotonic() - started
+
+
+def session_for(server: Server, work: Path, *, openssh: bool) -> IbmiSession:
+    connect = ssh_connector(
+        address=server.address,
+        port=server.port,
+        user="root",
+        key_file=server.client_key,
+        host_key=server.host_key_line,
+    )
+    # Without the connector's OpenSSH description the download goes over the session's paramiko channel.
+    factory = connect if openssh else (lambda: connect())
+    return IbmiSession("bench", "ROOT", factory, audit=AuditLog(work / "audit.jsonl"))
+
+
+def mqjournal_get(server: Server, names: list[str], into: Path, work: Path, *, openssh: bool = True) -> float:
+    """download_save_file of each file into a BackupStore at `into`, one thread and session per file, all at once;
+    seconds until the last is stored (verified, sidecar written)."""
+    store = BackupStore(into)
+    sessions = [session_for(server, work, openssh=openssh) for _ in names]
+    errors: list[BaseException] = []
+
+    def copy(session: IbmiSession, name: str) -> None:
+        meta = SaveFileCopy(
+            host="bench", qmgr="BENCH", qmgr_library="QMBENCH", save_file_library=LIBRARY, save_file=name, run_id="b"
+        )
+        try:
+            download_save_file(session, LIBRARY, name, store, meta)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=copy, args=pair) for pair in zip(sessions, names, strict=True)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.monotonic() - started
+    for session in sessions:
+        session.close()
+    if errors:
+        raise errors[0]
+    return seconds
+
+
+def check_copies(into: Path, names: list[str], digests: dict[str, str]) -> None:
+    """Each file arrived once, byte for byte (untimed)."""
+    found = {
+        path.name.removeprefix(f"{LIBRARY}.").removesuffix(".savf"): path
+        for path in into.rglob("*")
+        if path.is_file() and not path.name.endswith(".json")
+    }
+    if sorted(found) != sorted(names):
+        sys.exit(f"copied {sorted(found)}, not {sorted(names)}")
+    for name, path in found.items():
+        digest = hashlib.sha256()
+        with path.open("rb") as f:
+            while chunk := f.read(8 * MIB):
+                digest.update(chunk)
+        if digest.hexdigest() != digests[name]:
+            sys.exit(f"{path}: the copy's SHA-256 differs from the save file's")
+
+
+# --- the run ------------------------------------------------------------------------------------------------------
+
+
+def timed(label: str, run: Callable[[Path], float], nbytes: int, scratch: Path, names: list[str],
+          digests: dict[str, str]) -> float:  # fmt: skip
+    into = Path(tempfile.mkdtemp(prefix="into-", dir=scratch))
+    try:
+        seconds = run(into)
+        check_copies(into, names, digests)
+    finally:
+        shutil.rmtree(into)
+    rate = nbytes / seconds / 1e6
+    print(f"    {label:<34} {seconds:7.2f} s  {rate:7.1f} MB/s")
+    return rate
+
+
+def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: dict[str, int],
+            digests: dict[str, str], args: argparse.Namespace, paramiko: bool) -> dict[str, object]:  # fmt: skip
+    nbytes = sum(sizes[n] for n in names)
+    rates: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
+    for _ in range(args.repeats):
+        rates["sftp"].append(
+            timed("OpenSSH sftp", lambda into: sftp_get(server, names, into), nbytes, scratch, names, digests)
+        )
+        rates["mqjournal"].append(
+            timed("mqjournal", lambda into: mqjournal_get(server, names, into, work), nbytes, scratch, names, digests)
+        )
+    result: dict[str, object] = {
+        "files": len(names),
+        "mib_each": sizes[names[0]] // MIB,
+        "sftp_mb_s": rates["sftp"],
+        "mqjournal_mb_s": rates["mqjournal"],
+        "ratio_best": max(rates["mqjournal"]) / max(rates["sftp"]),
+        "ratio_median": statistics.median(rates["mqjournal"]) / statistics.median(rates["sftp"]),
+    }
+    if paramiko:
+        result["paramiko_channel_mb_s"] = timed(
+            "mqjournal, paramiko channel",
+            lambda into: mqjournal_get(server, names, into, work, openssh=False),
+            nbytes,
+            scratch,
+            names,
+            digests,
+        )
+    print(
+        f"    ratio mqjournal / sftp: {result['ratio_best']:.2f} (best of each), {result['ratio_median']:.2f} (median)"
+    )
+    return result
+
+
+def main() -> None:
+    args = arguments()
+    if args.relay:
+        host, port, target, delay = args.relay
+        relay_main(host, int(port), int(target), float(delay))
+        return
+    check_tools()
+    several = [f"PAR{i}" for i in range(1, args.parallel + 1)]
+    sizes = {"BIG": args.size_mib * MIB} | dict.fromkeys(several, args.parallel_size_mib * MIB)
+    work = Path(tempfile.mkdtemp(prefix="mqjournal-copy-bench-"))
+    scratch = Path(tempfile.mkdtemp(prefix="mqjournal-copy-bench-into-"))
+    DATA_FOLDER.mkdir(mode=0o755, exist_ok=True)
+    made_privsep = not Path("/run/sshd").exists()
+    if made_privsep:
+        Path("/run/sshd").mkdir(mode=0o755)  # sshd's privilege separation folder, which Debian's unit makes
+    processes: list[subprocess.Popen[bytes]] = []
+    results: dict[str, object] = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(), "ssh": ssh_version()}
+    try:
+        print(f"writing the save files under {DATA_FOLDER} ...")
+        digests = write_save_files(DATA_FOLDER, sizes)
+        _host_key, client_key, host_key_line = make_keys(work)
+        links: list[tuple[str, float]] = [("loopback", 0.0)] + ([("rtt", args.rtt_ms)] if args.rtt_ms else [])
+        for link, rtt in links:
+            with contextlib.ExitStack() as stack:
+                address, port, how = "127.0.0.1", free_port(), "loopback"
+                netns = None
+                if rtt:
+                    made = stack.enter_context(netem_link(rtt / 2))
+                    if made is not None:
+                        netns, address = made
+                        port, how = 22_222, f"netem {rtt / 2:g} ms each way"
+                sshd = start_sshd(work, DATA_FOLDER, address, port, netns)
+                processes.append(sshd)
+                stack.callback(stop, sshd)
+                if rtt and netns is None:
+                    relay_port = free_port()
+                    relay = start_relay(relay_port, port, rtt / 2)
+                    processes.append(relay)
+                    stack.callback(stop, relay)
+                    port, how = relay_port, f"relay process, {rtt / 2:g} ms each way (no netem)"
+                known_hosts = work / f"known_hosts-{link}"
+                name = address if port == 22 else f"[{address}]:{port}"
+                known_hosts.write_text(f"{name} {host_key_line}\n")
+                server = Server(address, port, host_key_line, known_hosts, client_key)
+                print(f"\n{link} ({how}), sshd {address}:{port}")
+                print(f"  one save file of {args.size_mib} MiB")
+                one = measure(server, work, scratch, ["BIG"], sizes, digests, args, paramiko=not args.no_paramiko)
+                print(f"  {args.parallel} save files of {args.parallel_size_mib} MiB at once")
+                many = measure(server, work, scratch, several, sizes, digests, args, paramiko=False)
+                results[link] = {"how": how, "one": one, "parallel": many}
+    finally:
+        for process in processes:
+            stop(process)
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not args.keep_data:
+            shutil.rmtree(DATA_FOLDER, ignore_errors=True)
+        if made_privsep:
+            with contextlib.suppress(OSError):
+                Path("/run/sshd").rmdir()
+    print(json.dumps(results))
+
+
+def ssh_version() -> str:
+    return subprocess.run(["ssh", "-V"], capture_output=True, text=True).stderr.strip()
+
+
+if __name__ == "__main__":
+    main()
