@@ -21,13 +21,13 @@ install: $(INSTALLED)
 # which package brings it; as root it installs what is missing, as another user it stops at once with the command to
 # run. Listed first in each target, so a missing package is found in seconds, before the install and the tests.
 demo-packages:
-	@sh scripts/system-packages.sh java
+	@sh scripts/system-packages.sh java ssh
 fast-packages:
-	@sh scripts/system-packages.sh java postgresql
+	@sh scripts/system-packages.sh java ssh postgresql
 test-packages:
-	@sh scripts/system-packages.sh java postgresql chromium
+	@sh scripts/system-packages.sh java ssh postgresql chromium
 cluster-packages:
-	@sh scripts/system-packages.sh java postgresql redis
+	@sh scripts/system-packages.sh java ssh postgresql redis
 
 # Lint, format and types (pyproject's [tool.ruff] and [tool.mypy]); .ci/run makes these before the tests and the
 # pre-commit hooks (.pre-commit-config.yaml) make them on each commit.

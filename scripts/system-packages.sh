@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian packages the tests use outside the virtualenv, checked before anything else runs, installed when missing.
 #
-#   scripts/system-packages.sh NEED...      NEED: java, chromium, postgresql, redis
+#   scripts/system-packages.sh NEED...      NEED: java, ssh, chromium, postgresql, redis
 #
 # The Makefile says which of its targets needs what; this script is the one place that knows how each need is found
 # on the machine and which Debian package brings it. As root it installs what is missing with apt-get; as any other
@@ -12,10 +12,11 @@ set -eu
 present() {
     case "$1" in
         java) command -v java >/dev/null 2>&1 ;;
+        ssh) command -v ssh >/dev/null 2>&1 ;;
         chromium) [ -x "${MQJ_CHROMIUM:-/usr/bin/chromium}" ] ;;
         postgresql) command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 ;;
         redis) command -v redis-server >/dev/null 2>&1 ;;
-        *) echo "system-packages.sh: unknown need '$1' (known: java chromium postgresql redis)" >&2; exit 2 ;;
+        *) echo "system-packages.sh: unknown need '$1' (known: java ssh chromium postgresql redis)" >&2; exit 2 ;;
     esac
 }
 
@@ -23,6 +24,7 @@ present() {
 package() {
     case "$1" in
         java) echo openjdk-17-jre-headless ;;
+        ssh) echo openssh-client ;;
         chromium) echo chromium ;;
         postgresql) echo postgresql ;;
         redis) echo redis-server ;;
@@ -32,6 +34,7 @@ package() {
 why() {
     case "$1" in
         java) echo "Spark's JVM for the plan job" ;;
+        ssh) echo "OpenSSH's client, which copies save files off the partitions (ibmi/sftpcopy.py)" ;;
         chromium) echo "the fleet view's and the approval gate's browser test (headless, driven by Playwright)" ;;
         postgresql) echo "the catalog's tests and the cluster test start a PostgreSQL server on loopback" ;;
         redis) echo "the cluster test's Celery broker" ;;
