@@ -83,7 +83,9 @@ def plan_on(
     proposal = ExpiryProposal(
         target=target,
         plan=plan,
-        save_files=expiring_save_files(plan, inputs, catalog.stored_objects(target.host, target.qmgr), store.url),
+        save_files=expiring_save_files(
+            plan, inputs, catalog.stored_objects(target.host, target.qmgr, unproven=True), store.url
+        ),
         leftover_copies=[store_copy(s) for s in store_expiry.leftover_copies(catalog, store, target.host, target.qmgr)],
     )
     path = settings.expiry_plan_file(run_id, target.host, target.qmgr)

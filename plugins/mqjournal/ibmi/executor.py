@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from mqjournal import rules
 from mqjournal.backupstore import BackupStore, BackupStoreError, StoreObjectExists, StoreVerificationFailed, key_for
-from mqjournal.catalog import DeletionRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject
+from mqjournal.catalog import DeletionRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject, StoredProof
 from mqjournal.decisions import SaveVerdict, save_decisions, unproven_save
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
@@ -34,7 +34,7 @@ from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
 from mqjournal.ibmi.savefiles import create_save_file
-from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
+from mqjournal.ibmi.transfer import SaveFileTransferError, digest_save_file, download_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import receiver_save_text, save_file_names, save_library_for
 from mqjournal.policy import Policy
@@ -175,14 +175,18 @@ class Executor(HostContext):
                 continue
             in_file = [s for s in saves if f"{s.save_file_library}/{s.save_file}" == path]
             try:
-                copy = self._copy(self.store, path, in_file)
+                copy, proof = self._copy(self.store, path, in_file)
             except (SaveFileTransferError, BackupStoreError) as exc:
                 result.not_copied.append((path, str(exc)))
                 continue
-            self.catalog.record_stored(copy)
+            self.catalog.record_stored(copy, proof)
+            if proof == "host_save_file":  # a row a rebuild recorded as a claim is proven now
+                self.catalog.record_proof(copy.store_url, copy.key, proof, at=datetime.now(UTC))
             result.copied.append(copy.key)
 
-    def _copy(self, store: BackupStore, path: str, saves: list[SaveRecord]) -> StoredObject:
+    def _copy(self, store: BackupStore, path: str, saves: list[SaveRecord]) -> tuple[StoredObject, StoredProof]:
+        """The save file's copy in the store, and what proves it: copied now, or, when a copy is there already (from
+        an earlier attempt, or one a rebuild recorded from its sidecar), matched with the host's save file."""
         library, name = path.split("/")
         meta = SaveFileCopy(
             host=self.host,
@@ -195,17 +199,44 @@ class Executor(HostContext):
             objects=tuple(SavedReceiver.from_save(s) for s in saves),
         )
         try:
-            return download_save_file(self.session, library, name, store, meta)
+            return download_save_file(self.session, library, name, store, meta), "copied"
         except StoreObjectExists:
-            # Copied and verified by an earlier attempt that stopped before the catalog row: check it, adopt it.
-            check = store.verify(key_for(meta))
-            if not check.ok or check.stored is None:
-                raise StoreVerificationFailed(
-                    check.key,
-                    f"a copy from an earlier attempt is in the store but does not verify ({check.problem})",
-                    "delete that copy from the store (it is no backup) and run the step again",
-                ) from None
-            return check.stored
+            pass
+        # A copy is there: from an earlier attempt that stopped before the catalog row, or one a rebuild recorded
+        # from its sidecar. Its sidecar is only a claim: the copy counts once its bytes are the host's save file's
+        # and the host's save file lists every receiver the sidecar names.
+        check = store.verify(key_for(meta))
+        if not check.ok or check.stored is None:
+            raise StoreVerificationFailed(
+                check.key,
+                f"a copy from an earlier attempt is in the store but does not verify ({check.problem})",
+                "delete that copy from the store (it is no backup) and run the step again",
+            ) from None
+        if why := self._differs_from_host(check.stored):
+            raise StoreVerificationFailed(
+                check.key,
+                f"a copy of {path} is in the store but {why}; it proves no save",
+                "delete that copy from the store (BackupStore.delete: it is no backup of this save file) and run the "
+                "save step again, which copies the host's save file",
+            )
+        return check.stored, "host_save_file"
+
+    def _differs_from_host(self, stored: StoredObject) -> str | None:
+        """Why `stored` is not the host's save file as it is now (None when it is): the host's bytes read in full
+        and their SHA-256 compared, and its content read for every receiver the stored object list names."""
+        size, sha256 = digest_save_file(self.session, stored.save_file_library, stored.save_file)
+        if (size, sha256) != (stored.size_bytes, stored.sha256):
+            return (
+                f"its {stored.size_bytes} bytes (SHA-256 {stored.sha256}) are not the host's {size} bytes "
+                f"(SHA-256 {sha256})"
+            )
+        content = save_file_contents(self.session, [stored.save_file_path])[stored.save_file_path]
+        if content.receivers is None:
+            return "the save file's content could not be read on the host now"
+        missing = [f"{o.library}/{o.receiver}" for o in stored.objects if not content.holds(o.library, o.receiver)]
+        if missing:
+            return f"its sidecar lists {' '.join(missing)}, which the host's save file does not hold"
+        return None
 
     def _new_save_file(self, save_library: str, batch: list[Receiver]) -> str:
         """A save file of its own for this batch: a rerun never writes into an earlier save."""

@@ -22,6 +22,7 @@ outcome holding the bytes moved and their SHA-256.
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -44,6 +45,7 @@ __all__ = [
     "SaveFileTransferError",
     "TransferInterrupted",
     "UploadIncomplete",
+    "digest_save_file",
     "download_save_file",
     "save_file_path",
     "upload_save_file",
@@ -181,6 +183,48 @@ def _download(
     audit.done("ok", size_bytes=stored.size_bytes, sha256=stored.sha256)
     log.info("%s: %s downloaded into %s (%d bytes)", where, path, stored.key, stored.size_bytes)
     return stored
+
+
+def digest_save_file(session: IbmiSession, library: str, name: str) -> tuple[int, str]:
+    """The size and SHA-256 of save file `library`/`name` as the host serves it now, read over SFTP in full and
+    written nowhere: what a copy in the backup store is matched against when only its sidecar vouches for it. An
+    attempt is audited like a download (``SFTP GET``); a dropped one is tried again; a missing save file or missing
+    authority is raised at once (SaveFileTransferError)."""
+    path = save_file_path(library, name)
+    where = f"{session.host} {object_name(library)}/{object_name(name)}"
+
+    def attempt_once(attempt: int) -> tuple[int, str]:
+        audit = _Audit(session, "get", path, attempt)
+        received = [0]
+        digest = hashlib.sha256()
+        try:
+            with session.sftp() as sftp:
+                size = sftp.stat(path).st_size or 0
+                with sftp.open(path, "rb") as remote:
+                    try:
+                        for chunk in _windows(remote, size, received):
+                            digest.update(chunk)
+                    except _RemoteReadFailed as failed:
+                        raise failed.cause from None
+        except OSError as exc:
+            audit.done("failed", error=str(exc), size_bytes=received[0])
+            raise _refused(exc, where, path, session.user, "download") from exc
+        except (HostUnreachable, ConnectionLost) as exc:
+            audit.done("transport_error", error=str(exc), size_bytes=received[0])
+            raise
+        audit.done("ok", size_bytes=received[0], sha256=digest.hexdigest())
+        return received[0], digest.hexdigest()
+
+    try:
+        return _with_retries(session, attempt_once, (HostUnreachable, ConnectionLost), where, "reading again")
+    except (HostUnreachable, ConnectionLost) as exc:
+        raise TransferInterrupted(
+            where,
+            f"reading {path} to match it with its stored copy failed on all {session.retry.attempts} attempt(s), "
+            f"the last: {_why(exc)}",
+            "check the network to the partition and its sshd, then run the step again; the stored copy is not "
+            "counted as a backup until it matches",
+        ) from exc
 
 
 class _RemoteReadFailed(Exception):
