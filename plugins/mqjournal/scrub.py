@@ -21,10 +21,14 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from mqjournal.backupstore import BackupStore
+from mqjournal.backupstore import BackupStore, BackupStoreError
 from mqjournal.catalog import Catalog, StoredCopy
 
 log = logging.getLogger(__name__)
+
+
+class CopiesMismatched(BackupStoreError):
+    """A scrub found stored copies that no longer match their recorded digest: they no longer count as backups."""
 
 
 class ScrubResult(BaseModel):
@@ -43,6 +47,18 @@ class ScrubResult(BaseModel):
     @property
     def clean(self) -> bool:
         return not self.mismatched
+
+    def check(self) -> None:
+        """CopiesMismatched naming every copy that did not match (nothing when all did)."""
+        if self.mismatched:
+            raise CopiesMismatched(
+                f"backup store {self.store_url}",
+                f"{len(self.mismatched)} stored copy(ies) no longer match the digest recorded when they were copied, "
+                f"and no longer count as backups: {'; '.join(self.mismatched)}",
+                "put each back from another copy of the store (the next scrub then finds it matching), or delete it "
+                "and let the save step copy the save file again while the host still has it; until then the "
+                "receivers it holds are not deleted on its account",
+            )
 
     def text(self) -> str:
         lines = [

@@ -141,7 +141,10 @@ class ScrubSettings(_Section):
     env_prefix: ClassVar[str] = "MQJOURNAL_SCRUB_"
 
     every_days: float = Field(
-        30.0, gt=0, description="every stored copy is read again and compared with its recorded digest within this"
+        30.0,
+        ge=0,
+        description="every stored copy is read again and compared with its recorded digest within this many days (0: "
+        "every copy at every run, up to max_gib_per_run)",
     )
     max_gib_per_run: float = Field(
         4096.0, gt=0, description="GiB one scrub reads at most; what is left is read first by the next run"

@@ -112,3 +112,20 @@ def test_the_command_scrubs_what_is_due_and_exits_3_on_a_mismatch(store, catalog
     _flip(store, stored.key)
     assert main(args) == 3
     assert f"MISMATCH: {stored.key}" in capsys.readouterr().out
+
+
+def test_the_expiry_dags_scrub_step_fails_loudly_on_a_mismatch(tmp_path):
+    from mqjournal.airflow.expiry import scrub_store
+    from mqjournal.airflow.settings import Settings
+    from mqjournal.scrub import CopiesMismatched
+
+    settings = Settings.from_env(
+        {"MQJOURNAL_DATA_DIR": str(tmp_path), "MQJOURNAL_SCRUB_EVERY_DAYS": "0", "AIRFLOW_HOME": str(tmp_path)}
+    )
+    store, catalog = BackupStore.from_settings(settings), Catalog(settings.catalog_url)
+    stored = _copied(store, catalog, "MQJ0001", 1)
+    assert "1 read again and matching" in scrub_store(settings)
+    _flip(store, stored.key)
+    with pytest.raises(CopiesMismatched, match=stored.key) as failed:
+        scrub_store(settings)
+    assert "no longer count as backups" in str(failed.value)

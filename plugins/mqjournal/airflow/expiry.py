@@ -44,6 +44,7 @@ from mqjournal.recovery.plan import Action, Plan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.restore import Inputs
 from mqjournal.report import size
+from mqjournal.scrub import scrub
 
 log = logging.getLogger(__name__)
 
@@ -219,6 +220,20 @@ def next_after_summary(summary: ExpirySummary, dry_run: bool) -> str | None:
 
 
 # --- execute ------------------------------------------------------------------------------------------------------
+
+
+def scrub_store(settings: Settings) -> str:
+    """The backup store's weekly scrub (mqjournal.scrub), after the expiry deleted what goes: its report, or
+    CopiesMismatched (the task fails, and the run with it) when a copy no longer matches."""
+    result = scrub(
+        BackupStore.from_settings(settings),
+        Catalog(settings.catalog_url),
+        every=settings.scrub.every,
+        max_bytes=settings.scrub.max_bytes,
+    )
+    log.info("%s", result.text())
+    result.check()
+    return result.text()
 
 
 def execute_one(settings: Settings, proposal: ExpiryProposal, run_id: str, policy: Policy) -> ExpiryOutcome:
