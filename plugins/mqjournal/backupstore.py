@@ -16,6 +16,16 @@ stored object and compares, and only then writes the sidecar (under a temporary 
 half-written one is never read as a record). A failed copy or verification removes what it wrote. `delete` removes
 the sidecar first for the same reason. An object without a sidecar is an interrupted copy, never a backup.
 
+**A sidecar is the store's record, not proof for the catalog.** The catalog counts a copy as a backup only when
+the copy step made it (or the save step matched it with the host's save file); a catalog rebuilt from sidecars
+holds their copies as claims (`catalog.StoredProof`). Right before a delete counts a copy, `still_holds` reads its
+bytes again in full against the catalog's digest; the scrub (`mqjournal.scrub`) reads every copy within a set
+number of days. docs/backup-store.md gives what each reads.
+
+**A folder store follows no symbolic link below its root**, for writes, reads and deletes (`StoreLinkRefused`): a
+folder of the store linked elsewhere would receive copies and sidecars outside it. The store's URL is shown, and
+recorded, without its password (`catalog.display_url`).
+
 **fsspec, not ObjectStoragePath, is the front.** Airflow's ObjectStoragePath (airflow.sdk) is a pathlib face on an
 fsspec filesystem; what it adds is credentials from an Airflow connection (`airflow.sdk.io.get_fs(scheme,
 conn_id)`), plus lineage wrappers on every file handle. The store needs the filesystem calls only, and it must work
@@ -426,11 +436,6 @@ class BackupStore:
         else:
             return result
         return result.model_copy(update={"problem": f"mismatch: {problem}"})
-
-    def digest(self, key: str) -> tuple[int, str]:
-        """The size and SHA-256 of a stored object's bytes, read now in full (BackupStoreError, OSError)."""
-        found = self._digest(self._path(key))
-        return found.size_bytes, found.sha256
 
     def open_for_restore(self, key: str) -> RestoreReader:
         """The stored object's bytes for a restore, after a verification; StoreObjectCorrupt when it does not match.

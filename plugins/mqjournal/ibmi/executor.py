@@ -4,10 +4,13 @@ Every step is idempotent, so an on-call engineer can rerun any of them:
 - each step first reconciles what an interrupted earlier step left open (`reconcile`), from the host;
 - save skips receivers whose catalogued save is proven on the host now, never reuses a save file that holds data,
   and counts a receiver saved only when the new save file's content lists it (QSYS2.SAVE_FILE_OBJECTS); then it
-  copies every save file holding the wanted receivers into the backup store, unless a verified copy is there
-  already (a rerun finishes a copy an earlier attempt lost), and records each verified copy in the catalog;
+  copies every save file holding the wanted receivers into the backup store, unless a proven copy is there
+  already (a rerun finishes a copy an earlier attempt lost), and records each verified copy in the catalog; a copy
+  the store holds but the catalog does not count (an earlier attempt's, or one a rebuild recorded from its sidecar)
+  is matched with the host's save file, bytes and object list, before it counts;
 - delete takes a fresh checkpoint (RCDMQMIMG), re-reads AMQJRNINF, the recovery points and the chain, checks every
-  catalogued save in the save files on the host and in the backup store, and deletes exactly what
+  catalogued save in the save files on the host and in the backup store (each copy counted on is read again in
+  full and matched with the digest the catalog recorded), and deletes exactly what
   `rules.delete_decisions` allows (a save counts only once its copy is verified off the partition), oldest first,
   stopping at the first failure. Receivers already gone are skipped.
 With `backup: site` the save step does nothing, and the delete step's proof is the live receiver's own save
