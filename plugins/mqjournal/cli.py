@@ -351,8 +351,8 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _catalog_rebuild(args: argparse.Namespace) -> int:
-    """Record every verified object of a backup store, and the receiver saves it proves, in the catalog: exit 0 when
-    every sidecar read and every object verified, 3 when some did not (they are named, and not recorded)."""
+    """Record every verified object of a backup store (as a claim), and the receiver saves it lists, in the catalog:
+    exit 0 when every sidecar read and every object verified, 3 when some did not (named, and not recorded)."""
     import os
 
     from mqjournal.backupstore import BackupStore, StoreUnavailable, rebuild_catalog
@@ -706,8 +706,10 @@ def _add_catalog(commands: _Commands) -> None:
         help="record every verified object of a backup store, and the receiver saves it holds, in the catalog",
         description="Reads every sidecar of the backup store, re-reads each object and compares its size and "
         "SHA-256, and records the ones that match (the stored object and the receiver saves of its object list) in "
-        "the catalog, empty or not; running it again records nothing twice. Objects that do not match, unreadable "
-        "sidecars and objects without one are named and not recorded. Exit status: 0 everything recorded, 3 some "
+        "the catalog, empty or not, as claims: restores may use them, but no receiver is deleted on their account "
+        "until the save step has matched each with the host's save file (docs/backup-store.md); running it again "
+        "records nothing twice. Objects that do not match, unreadable sidecars and objects without one are named "
+        "and not recorded. Exit status: 0 everything recorded, 3 some "
         "objects or sidecars named as not recorded, 2 bad input (no such store, no catalog), 1 the catalog failed.",
     )
     rebuild.add_argument(
