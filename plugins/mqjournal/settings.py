@@ -233,6 +233,7 @@ class Settings(BaseModel):
     )
     backup_store_url: str | None = Field(
         None,
+        repr=False,  # it may hold a password (user:password@host): shown by BackupStore.url, masked
         description="the backup store save files are copied into off the partition: a folder, a file:// URL or any "
         "fsspec URL such as s3://bucket/mqjournal (MQJOURNAL_BACKUP_STORE; default: <data_dir>/backups)",
     )

@@ -75,3 +75,13 @@ def test_an_unreadable_sidecar_is_named_without_the_password():
     with pytest.raises(BackupStoreError) as refused:
         store.get("prod1/PAYROLL/run/MQSAVES.MQJ0001.savf")
     assert SECRET not in str(refused.value) and "backup:***@store.example.com" in str(refused.value)
+
+
+def test_the_settings_repr_does_not_show_the_store_url(tmp_path):
+    from mqjournal.settings import Settings
+
+    settings = Settings.from_env(
+        {"MQJOURNAL_DATA_DIR": str(tmp_path), "MQJOURNAL_BACKUP_STORE": f"nosuch://backup:{SECRET}@store.example.com/x"}
+    )
+    assert settings.backup_store.endswith("store.example.com/x")
+    assert SECRET not in repr(settings) and SECRET not in str(settings)
