@@ -7,7 +7,8 @@ policy keeps), and the policy's days; the rest is proposed for deletion, by the 
 live partition (a plan that went stale deletes nothing), the save files are deleted (DLTF) and recorded discarded in
 the catalog, and only then are their copies deleted from the backup store. As in mq_journal_maintenance, the SSH
 steps are mapped over batches of hosts (at most MQJOURNAL_TASK_MAX_MAPPED_TASKS instances), each queue manager named
-in the logs, the gate and the report.
+in the logs, the gate and the report. Last, `scrub_store` reads again the backup store's copies that are due
+(docs/backup-store.md) and fails when one no longer matches its recorded digest.
 """
 
 from __future__ import annotations
@@ -126,6 +127,12 @@ def mq_journal_backup_expiry():
         )
         return str(settings().expiry_report_file(run_id))
 
+    # The store only, no SSH: every copy re-read within MQJOURNAL_SCRUB_EVERY_DAYS (docs/backup-store.md), after the
+    # expiry, so nothing about to be deleted is read. A copy that no longer matches fails the task, loudly.
+    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0)
+    def scrub_store() -> str:
+        return steps.scrub_store(settings())
+
     @task(trigger_rule=TriggerRule.ONE_FAILED, retries=0)
     def failed_steps() -> None:
         """Fails the run when any step failed: the report runs whatever happened (ALL_DONE), and a run whose leaves
@@ -140,7 +147,9 @@ def mq_journal_backup_expiry():
     branch >> approve >> done
     reported = report()
     [summary, done] >> reported
-    [targets, planned, summary, branch, approve, done, reported] >> failed_steps()
+    scrubbed = scrub_store()
+    done >> scrubbed
+    [targets, planned, summary, branch, approve, done, reported, scrubbed] >> failed_steps()
 
 
 mq_journal_backup_expiry()

@@ -16,6 +16,16 @@ stored object and compares, and only then writes the sidecar (under a temporary 
 half-written one is never read as a record). A failed copy or verification removes what it wrote. `delete` removes
 the sidecar first for the same reason. An object without a sidecar is an interrupted copy, never a backup.
 
+**A sidecar is the store's record, not proof for the catalog.** The catalog counts a copy as a backup only when
+the copy step made it (or the save step matched it with the host's save file); a catalog rebuilt from sidecars
+holds their copies as claims (`catalog.StoredProof`). Right before a delete counts a copy, `still_holds` reads its
+bytes again in full against the catalog's digest; the scrub (`mqjournal.scrub`) reads every copy within a set
+number of days. docs/backup-store.md gives what each reads.
+
+**A folder store follows no symbolic link below its root**, for writes, reads and deletes (`StoreLinkRefused`): a
+folder of the store linked elsewhere would receive copies and sidecars outside it. The store's URL is shown, and
+recorded, without its password (`catalog.display_url`).
+
 **fsspec, not ObjectStoragePath, is the front.** Airflow's ObjectStoragePath (airflow.sdk) is a pathlib face on an
 fsspec filesystem; what it adds is credentials from an Airflow connection (`airflow.sdk.io.get_fs(scheme,
 conn_id)`), plus lineage wrappers on every file handle. The store needs the filesystem calls only, and it must work
@@ -29,8 +39,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import posixpath
 import re
+import stat
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -42,7 +54,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mqjournal.catalog import Catalog, SaveFileCopy, StoredObject
+from mqjournal.catalog import Catalog, SaveFileCopy, StoredObject, display_url
 from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.settings import Settings, safe
 
@@ -84,6 +96,11 @@ class StoreObjectCorrupt(BackupStoreError):
 
 class StoreObjectExists(BackupStoreError):
     """A verified copy is already at that key: a backup is never overwritten."""
+
+
+class StoreLinkRefused(BackupStoreError):
+    """A symbolic link on the path of a key in a folder store: the store writes, reads and deletes only under its own
+    folder, so nothing is done through it."""
 
 
 class InvalidStoreKey(InvalidName):
@@ -169,8 +186,13 @@ class BackupStore:
 
     def __init__(self, url: str | Path, *, fs: AbstractFileSystem | None = None, conn_id: str | None = None) -> None:
         self.fs, self.root = _open(str(url), fs=fs, conn_id=conn_id)
-        self.url: str = self.fs.unstrip_protocol(self.root)
-        """The store's URL in one spelling (file:///srv/backups for /srv/backups): the catalog's store_url."""
+        self.url: str = display_url(self.fs.unstrip_protocol(self.root))
+        """The store's URL in one spelling (file:///srv/backups for /srv/backups), its password as ***: the catalog's
+        and the sidecars' store_url, and the name in every message (a password rotates; the store stays the same)."""
+        protocols = (self.fs.protocol,) if isinstance(self.fs.protocol, str) else tuple(self.fs.protocol)
+        self._folder: str | None = os.path.realpath(self.root) if {"file", "local"} & set(protocols) else None
+        """A folder store's root with its links resolved (the configured folder may be a link to a mount): every
+        path of a key must stay under it. None on other filesystems, which have no links."""
 
     def __repr__(self) -> str:
         return f"BackupStore({self.url!r})"
@@ -181,7 +203,45 @@ class BackupStore:
         return cls(settings.backup_store, conn_id=settings.backup_store_conn_id)
 
     def _path(self, key: str) -> str:
-        return posixpath.join(self.root, check_key(key))
+        path = posixpath.join(self.root, check_key(key))
+        self._refuse_links(path)
+        self._refuse_links(path + SIDECAR_SUFFIX)
+        return path
+
+    def _refuse_links(self, path: str) -> None:
+        """StoreLinkRefused when any component of `path` below the root is a symbolic link, or the path resolves
+        outside the root: a folder of the store linked elsewhere would receive copies and sidecars outside it, and a
+        copy replaced by a link is no longer the store's. Each component is looked at without following links
+        (lstat); components not there yet are what a write creates, as real folders."""
+        if self._folder is None:
+            return
+        current = self.root
+        for part in posixpath.relpath(path, self.root).split("/"):
+            current = posixpath.join(current, part)
+            try:
+                mode = os.lstat(current).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                break  # not there (yet), or under a file: the read or write itself fails, with its own error
+            except OSError as exc:
+                raise self._link_refused(current, f"could not be looked at ({exc})") from None
+            if stat.S_ISLNK(mode):
+                raise self._link_refused(current, f"is a symbolic link (to {os.readlink(current)})")
+        resolved = os.path.realpath(path)
+        if resolved != self._folder and not resolved.startswith(self._folder.rstrip("/") + "/"):
+            raise self._link_refused(path, f"resolves to {resolved}, outside the store")
+
+    def _link_refused(self, path: str, problem: str) -> StoreLinkRefused:
+        return StoreLinkRefused(
+            self._where(path),
+            f"{problem}: the backup store writes, reads and deletes only under its own folder {self._folder} and "
+            "follows no symbolic link below it; nothing was done through it",
+            "replace the link by a real folder or file of the store (move what it points to into the store), or set "
+            "the store's URL to the folder the link points to",
+        )
+
+    def _where(self, path: str) -> str:
+        """A path of the store as messages name it: as a URL, without a password."""
+        return display_url(self.fs.unstrip_protocol(path))
 
     def exists(self) -> bool:
         """Whether the store's root is there (a folder; on object stores, anything under the prefix)."""
@@ -211,6 +271,7 @@ class BackupStore:
             )
         created_at = datetime.now(UTC)
         self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        self._refuse_links(path)  # a link put in place while the folders were made
         try:
             written = self._write(source, path)
             if expected_size is not None and written.size_bytes != expected_size:
@@ -288,7 +349,9 @@ class BackupStore:
         try:
             self._remove(path)
         except OSError:
-            log.warning("could not remove %s from the backup store after a failed copy", path, exc_info=True)
+            log.warning(
+                "could not remove %s from the backup store after a failed copy", self._where(path), exc_info=True
+            )
 
     # --- reading ----------------------------------------------------------------------------------------------
 
@@ -300,6 +363,7 @@ class BackupStore:
         return self._read_sidecar(path, key)
 
     def _read_sidecar(self, path: str, key: str) -> StoredObject:
+        self._refuse_links(path)
         try:
             with self.fs.open(path, "rb") as f:
                 stored = StoredObject.model_validate_json(f.read())
@@ -307,28 +371,32 @@ class BackupStore:
             first = exc.errors(include_url=False)[0]
             where = ".".join(map(str, first["loc"])) or "(the whole file)"
             raise BackupStoreError(
-                self.fs.unstrip_protocol(path),
+                self._where(path),
                 f"the sidecar is not a valid {stored_format()} record ({where}: {first['msg']})",
                 "restore the sidecar from another copy of the store; the object next to it is not used until then",
             ) from None
         except OSError as exc:
             raise BackupStoreError(
-                self.fs.unstrip_protocol(path),
+                self._where(path),
                 f"the sidecar could not be read ({exc})",
                 "check the store's permissions and reachability",
             ) from None
         if stored.key != key:
             raise BackupStoreError(
-                self.fs.unstrip_protocol(path),
+                self._where(path),
                 f"the sidecar describes {stored.key}, not the object next to it ({key})",
                 "a sidecar was moved or copied by hand: put it back beside its own object",
             )
         return stored
 
     def still_holds(self, stored: StoredObject) -> str | None:
-        """Why the store no longer holds `stored` as recorded (None when it does), without reading its bytes: the
-        sidecar reads and records the same copy, and the object is there with the recorded size. Cheap enough to
-        ask right before every delete; `verify` is the full re-read."""
+        """Why the store does not hold `stored` as recorded now (None when it does): asked right before a delete
+        counts the copy as the receivers' backup. The sidecar must record the same copy, and the object's bytes,
+        read again in full, must have the recorded size and SHA-256 (`stored` is the catalog's record, so the
+        digest compared is the one recorded when the copy verified, not whatever the sidecar says now).
+
+        A size alone proves nothing: an object overwritten with zeros, or one flipped byte, keeps its size. The cost
+        is one full read of each copy a delete counts on (docs/backup-store.md)."""
         try:
             found = self.get(stored.key)
         except BackupStoreError as exc:
@@ -338,17 +406,18 @@ class BackupStore:
         if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
             return f"the sidecar of {stored.key} records another copy than the catalog"
         try:
-            size = self.fs.size(self._path(stored.key))
+            now = self._digest(self._path(stored.key))
+        except BackupStoreError as exc:
+            return exc.problem
         except OSError as exc:
-            return f"{stored.key} could not be found in {self.url} ({exc})"
-        if size != stored.size_bytes:
-            return f"{stored.key} holds {size} bytes where {stored.size_bytes} were verified"
-        return None
+            return f"{stored.key} could not be read in {self.url} ({exc})"
+        return _differs(stored, now)
 
     def verify(self, key: str) -> VerifyResult:
         """Re-read a stored object and compare its size and SHA-256 with its sidecar."""
-        path = self._path(key)
+        check_key(key)  # a key outside the layout is refused, not reported
         try:
+            path = self._path(key)
             stored = self.get(key)
         except BackupStoreError as exc:
             return VerifyResult(key=key, problem=f"{exc.problem}; {exc.action}")
@@ -384,6 +453,7 @@ class BackupStore:
         return RestoreReader(self.fs.open(self._path(key), "rb"), result.stored)
 
     def _digest(self, path: str) -> _Digest:
+        self._refuse_links(path)
         digest, size = hashlib.sha256(), 0
         with self.fs.open(path, "rb") as f:
             while chunk := f.read(CHUNK_SIZE):
@@ -417,6 +487,20 @@ class BackupStore:
             if not self.fs.exists(path + SIDECAR_SUFFIX)
             for key in [posixpath.relpath(path, self.root)]
         )
+
+    def links(self) -> list[str]:
+        """Every symbolic link below a folder store's root (none elsewhere): what is behind one is not the store's,
+        and is never listed, read or recorded from it (`_refuse_links`)."""
+        if self._folder is None:
+            return []
+        found = []
+        for folder, dirs, files in os.walk(self.root, followlinks=False):
+            found += [
+                posixpath.relpath(posixpath.join(folder, name), self.root)
+                for name in dirs + files
+                if os.path.islink(posixpath.join(folder, name))
+            ]
+        return sorted(found)
 
     def total_bytes(self, host: str, qmgr: str) -> int:
         """What one queue manager's save files take in the store (by their sidecars)."""
@@ -463,6 +547,18 @@ class RestoreReader:
         self.close()
 
 
+def _differs(stored: StoredObject, now: _Digest) -> str | None:
+    """Why bytes read now are not the copy `stored` records (None when they are)."""
+    if now.size_bytes != stored.size_bytes:
+        return f"{stored.key} holds {now.size_bytes} bytes where {stored.size_bytes} were verified"
+    if now.sha256 != stored.sha256:
+        return (
+            f"{stored.key} re-read now has SHA-256 {now.sha256} where {stored.sha256} was verified (the same size: "
+            "its bytes changed)"
+        )
+    return None
+
+
 def _chunks(source: Source) -> Iterator[bytes]:
     read = getattr(source, "read", None)
     if read is None:
@@ -492,14 +588,14 @@ def _open(url: str, *, fs: AbstractFileSystem | None, conn_id: str | None) -> tu
         opened, root = fsspec.core.url_to_fs(url)
     except ImportError as exc:
         raise StoreUnavailable(
-            url,
+            display_url(url),
             f"the filesystem for {scheme}:// is not installed ({exc.name or exc})",
             f"install fsspec's package for {scheme}:// (s3fs for s3://, gcsfs for gs://) on this machine",
         ) from None
     except ValueError as exc:
         raise StoreUnavailable(
-            url,
-            f"not a backup store URL ({exc})",
+            display_url(url),
+            f"not a backup store URL ({str(exc).replace(url, display_url(url))})",
             "give a folder, a file:// URL or an fsspec URL such as s3://bucket/x",
         ) from None
     return opened, root.rstrip("/") or "/"
@@ -514,33 +610,43 @@ class RebuildSummary(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     store_url: str
-    recorded: list[str] = []  # keys of the stored objects recorded (again) in the catalog
+    recorded: list[str] = []  # keys of the stored objects recorded in the catalog, as claims (claimed_by_sidecar)
     receiver_saves: int = 0  # receiver saves recorded from their object lists
     without_attach_time: list[str] = []  # receivers listed without an attach time: not recorded as saves
     mismatches: list[str] = []  # objects that failed their verification: not recorded
     unreadable: list[str] = []  # sidecars that could not be read: not recorded
     unrecorded: list[str] = []  # objects without a sidecar (interrupted copies): not recorded
+    links: list[str] = []  # symbolic links in a folder store: nothing behind them is read or recorded
 
     @property
     def clean(self) -> bool:
-        return not (self.mismatches or self.unreadable)
+        return not (self.mismatches or self.unreadable or self.links)
 
     def text(self) -> str:
         lines = [
-            f"backup store {self.store_url}: {len(self.recorded)} stored object(s) verified and recorded, "
-            f"{self.receiver_saves} receiver save(s) recorded"
+            f"backup store {self.store_url}: {len(self.recorded)} stored object(s) verified against their sidecars "
+            f"and recorded as claimed, {self.receiver_saves} receiver save(s) recorded",
+            "  a claimed copy proves no save (no receiver is deleted on its account) until the save step matches its "
+            "bytes with the host's save file; restores may use it",
         ]
         lines += [f"  mismatch, not recorded: {m}" for m in self.mismatches]
         lines += [f"  unreadable sidecar, not recorded: {u}" for u in self.unreadable]
         lines += [f"  no sidecar (an interrupted copy), not recorded: {k}" for k in self.unrecorded]
+        lines += [f"  a symbolic link, nothing behind it read or recorded: {link}" for link in self.links]
         lines += [f"  listed without an attach time, no receiver save recorded: {r}" for r in self.without_attach_time]
         return "\n".join(lines)
 
 
 def rebuild_catalog(store: BackupStore, catalog: Catalog) -> RebuildSummary:
-    """Record every stored object of `store` that verifies, and the receiver saves it proves, in `catalog` (empty
-    or not: recording is idempotent). The rows are the sidecars' values but for `store_url`, which is where the
-    store is read from now (a store moved or mounted elsewhere is restored from where it is)."""
+    """Record every stored object of `store` that verifies against its sidecar, and the receiver saves its sidecar
+    lists, in `catalog` (empty or not: recording is idempotent). The rows are the sidecars' values but for
+    `store_url`, which is where the store is read from now (a store moved or mounted elsewhere is restored from
+    where it is).
+
+    A sidecar is a claim: one with the right SHA-256 may list receivers its bytes do not hold (written by hand, by
+    another tool, or damaged with its digest recomputed). So each object is recorded `claimed_by_sidecar`, which
+    proves no save: no receiver is deleted and no host save file is cleaned up on its account until the save step
+    matches its bytes with the host's save file (`host_save_file`). A row already in the catalog keeps its proof."""
     if not store.exists():
         raise StoreUnavailable(
             store.url, "the backup store does not exist or cannot be read", "give the URL of an existing backup store"
@@ -556,7 +662,7 @@ def rebuild_catalog(store: BackupStore, catalog: Catalog) -> RebuildSummary:
             mismatches.append(str(result))
             continue
         stored = sidecar.stored.model_copy(update={"store_url": store.url})
-        catalog.record_stored(stored)
+        catalog.record_stored(stored, proof="claimed_by_sidecar")
         for save in stored.save_records():
             catalog.record_save(save)
             saves += 1
@@ -570,4 +676,5 @@ def rebuild_catalog(store: BackupStore, catalog: Catalog) -> RebuildSummary:
         mismatches=mismatches,
         unreadable=unreadable,
         unrecorded=store.unrecorded_objects(),
+        links=store.links(),
     )

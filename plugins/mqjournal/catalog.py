@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from sqlalchemy import (
@@ -75,10 +76,21 @@ class CatalogUnavailable(MqJournalError):
 
 
 def display_url(url: str) -> str:
-    """The catalog's URL as errors and logs may show it: without its password."""
+    """A URL as errors, logs and records may show it: its password replaced by ***, the rest as given (the catalog's
+    database URL, the backup store's URL; a URL without a password, or a plain path, is returned unchanged, so a
+    store's URL recorded before stays the same text)."""
     from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
-    return make_url(url).render_as_string(hide_password=True)
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        # Not of the form SQLAlchemy reads (a path, a URL with an unusual scheme): the password of its netloc.
+        split = urlsplit(url) if "://" in url else None
+        if split is None or split.password is None:
+            return url
+        return split._replace(netloc=split.netloc.replace(f":{split.password}@", ":***@", 1)).geturl()
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 @contextlib.contextmanager
@@ -241,6 +253,11 @@ class _Stored(_Base):
     created_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     verified_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     objects: Mapped[str] = mapped_column(Text)  # the save file's object list, JSON: a list of SavedReceiver
+    # What proves the copy (StoredProof), when its bytes were last read again and matched, and what such a read
+    # found wrong (while set, the copy proves nothing). The catalog's own: never in a sidecar, which is a claim.
+    proof: Mapped[str] = mapped_column(String(24), server_default="copied")
+    proof_checked_at: Mapped[datetime | None] = mapped_column(_UtcDateTime, nullable=True)
+    proof_problem: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class _Operation(_Base):
@@ -282,6 +299,19 @@ class _RemovedFromHost(_Base):
 
 
 OperationState = Literal["intent", "done", "failed", "reconciled"]
+
+
+StoredProof = Literal["copied", "host_save_file", "claimed_by_sidecar"]
+"""What makes a stored object a backup to delete against:
+
+- ``copied``: the copy step streamed the host's save file into the store and read the stored bytes back equal;
+- ``host_save_file``: recorded as a claim, then its bytes matched the host's save file, whose content listed every
+  receiver the object list names;
+- ``claimed_by_sidecar``: recorded from its sidecar alone (`mqjournal catalog rebuild --from-store`). A sidecar with
+  the right SHA-256 may still list receivers its bytes do not hold: a claim, never proof of a save."""
+
+PROVING: frozenset[StoredProof] = frozenset({"copied", "host_save_file"})
+"""The proofs a delete, an evidence check or the cleanup step may count on; any other state proves nothing."""
 
 
 OperationKind = Literal["save", "delete", "discard", "clean_up"]
@@ -514,6 +544,26 @@ class StoredObject(SaveFileCopy):
         ]
 
 
+class StoredCopy(BaseModel):
+    """A stored object as the catalog knows it: the copy, what proves it, and what its last re-read found."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stored: StoredObject
+    proof: StoredProof
+    checked_at: AwareDatetime | None = None  # the last re-read that matched (or found `problem`); None: none yet
+    problem: str | None = None  # what the last re-read found wrong; the copy proves nothing while it is set
+
+    @property
+    def proves(self) -> bool:
+        return self.proof in PROVING and self.problem is None
+
+    @property
+    def last_verified(self) -> datetime:
+        """When the bytes were last known to match: the last re-read, else the copy's own verification."""
+        return self.checked_at or self.stored.verified_at
+
+
 class CatalogSchemaTooNew(CatalogUnavailable):
     """The catalog's schema was migrated by a newer mqjournal than this one; it was left as it is."""
 
@@ -716,33 +766,88 @@ class Catalog:
 
     # --- the backup store -------------------------------------------------------------------------------------
 
-    def record_stored(self, stored: StoredObject) -> None:
-        """A verified copy of a save file in a backup store. Idempotent: one row per store and key."""
+    def record_stored(self, stored: StoredObject, proof: StoredProof = "copied") -> None:
+        """A copy of a save file in a backup store, and what proves it (`copied`: the copy step verified it; a
+        rebuild records `claimed_by_sidecar`). Idempotent: one row per store and key, whose proof is not changed
+        here (a rebuild into the catalog that made the copies leaves them proven)."""
         row = stored.model_dump(exclude={"objects", "sidecar"}) | {
             # Compact, so that `off_partition_copies` can narrow by the text '"receiver":"<name>"'.
-            "objects": json.dumps([o.model_dump(mode="json") for o in stored.objects], separators=(",", ":"))
+            "objects": json.dumps([o.model_dump(mode="json") for o in stored.objects], separators=(",", ":")),
+            "proof": proof,
         }
         self._insert_once(_Stored, row, "store_url", "key")
 
-    def stored_objects(self, host: str, qmgr: str | None = None) -> list[StoredObject]:
-        """The save files of a host (one queue manager's, with `qmgr`) in a backup store, oldest first."""
+    def stored_objects(self, host: str, qmgr: str | None = None, *, unproven: bool = False) -> list[StoredObject]:
+        """The save files of a host (one queue manager's, with `qmgr`) in a backup store, oldest first: only those
+        that prove their saves (`StoredCopy.proves`) unless `unproven`, for the readers that show, expire or restore
+        copies rather than count them as backups (a restore checks the bytes it uploads anyway)."""
         query = select(_Stored).where(_Stored.host == host)
         if qmgr is not None:
             query = query.where(_Stored.qmgr == qmgr)
+        if not unproven:
+            query = query.where(*_PROVES)
         with self._session("read the stored objects") as session:
             rows = session.scalars(query.order_by(_Stored.created_at, _Stored.id)).all()
             return [_stored(row) for row in rows]
 
+    def stored_copies(self, store_url: str, *, host: str | None = None) -> list[StoredCopy]:
+        """Every stored object of one backup store (of one host), proven or not, with its proof and last re-read:
+        the least recently verified first (the scrub's order)."""
+        query = select(_Stored).where(_Stored.store_url == store_url)
+        if host is not None:
+            query = query.where(_Stored.host == host)
+        with self._session("read the stored objects of a backup store") as session:
+            rows = session.scalars(query.order_by(_Stored.id)).all()
+            found = [
+                StoredCopy.model_validate(
+                    {
+                        "stored": _stored(row),
+                        "proof": row.proof,
+                        "checked_at": row.proof_checked_at,
+                        "problem": row.proof_problem,
+                    }
+                )
+                for row in rows
+            ]
+        return sorted(found, key=lambda c: c.last_verified)
+
+    def record_check(self, store_url: str, key: str, *, at: datetime, problem: str | None) -> None:
+        """A stored object's bytes read again at `at`: matching (`problem` None), or not, and then it proves nothing
+        until a later read matches again."""
+        with self._session(f"record the check of {key}", write=True) as session:
+            row = self._stored_row(session, store_url, key)
+            row.proof_checked_at, row.proof_problem = at, problem
+
+    def record_proof(
+        self, store_url: str, key: str, proof: StoredProof, *, at: datetime, host_sha256: str | None = None
+    ) -> None:
+        """A claimed stored object proven (`host_save_file`): from now on it counts as a backup. `host_sha256`: the
+        host's digest of the save file that proved it, which vouches for the copy (StoredObject.vouched)."""
+        with self._session(f"record the proof of {key}", write=True) as session:
+            row = self._stored_row(session, store_url, key)
+            row.proof, row.proof_checked_at, row.proof_problem = proof, at, None
+            if host_sha256 is not None:
+                row.host_sha256 = host_sha256
+
+    @staticmethod
+    def _stored_row(session: Session, store_url: str, key: str) -> _Stored:
+        row = session.scalars(select(_Stored).where(_Stored.store_url == store_url, _Stored.key == key)).first()
+        if row is None:
+            raise LookupError(f"{key} of {store_url} is not a stored object of the catalog")
+        return row
+
     def off_partition_copies(
         self, host: str, library: str, receiver: str, attached_at: datetime | None = None
     ) -> list[StoredObject]:
-        """The verified stored objects whose object list holds the receiver, newest first."""
+        """The stored objects that prove their saves (`StoredCopy.proves`) and whose object list holds the receiver,
+        newest first."""
         with self._session("read the stored objects of a receiver") as session:
             # The object list is JSON text, read in Python rather than with each database's JSON functions: a
             # host has one stored object per save file, and the receiver's name narrows them first.
             rows = session.scalars(
                 select(_Stored)
                 .where(_Stored.host == host, _Stored.objects.contains(f'"receiver":"{receiver}"', autoescape=True))
+                .where(*_PROVES)
                 .order_by(_Stored.created_at.desc(), _Stored.id.desc())
             ).all()
             found = [_stored(row) for row in rows]
@@ -763,7 +868,8 @@ class Catalog:
                     for name in names[start : start + _NAMES_PER_QUERY]
                 ]
                 rows |= {
-                    row.id: row for row in session.scalars(select(_Stored).where(_Stored.host == host, or_(*narrowed)))
+                    row.id: row
+                    for row in session.scalars(select(_Stored).where(_Stored.host == host, or_(*narrowed), *_PROVES))
                 }
         for row in sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True):
             stored = _stored(row)
@@ -837,6 +943,12 @@ class Catalog:
             return {f"{lib}/{name}" for lib, name in rows}
 
 
+_PROVES = (_Stored.proof.in_(sorted(PROVING)), _Stored.proof_problem.is_(None))
+"""The rows `StoredCopy.proves`: a claimed copy, or one whose last re-read did not match, is not a backup."""
+
+_NOT_IN_A_SIDECAR = {"id", "proof", "proof_checked_at", "proof_problem"}
+
+
 def _stored(row: _Stored) -> StoredObject:
-    values = {c.name: getattr(row, c.name) for c in _Stored.__table__.columns if c.name != "id"}
+    values = {c.name: getattr(row, c.name) for c in _Stored.__table__.columns if c.name not in _NOT_IN_A_SIDECAR}
     return StoredObject.model_validate(values | {"objects": json.loads(row.objects)})

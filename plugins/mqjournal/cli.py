@@ -7,7 +7,7 @@ import logging
 import signal
 import sys
 import threading
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -351,12 +351,12 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _catalog_rebuild(args: argparse.Namespace) -> int:
-    """Record every verified object of a backup store, and the receiver saves it proves, in the catalog: exit 0 when
-    every sidecar read and every object verified, 3 when some did not (they are named, and not recorded)."""
+    """Record every verified object of a backup store (as a claim), and the receiver saves it lists, in the catalog:
+    exit 0 when every sidecar read and every object verified, 3 when some did not (named, and not recorded)."""
     import os
 
     from mqjournal.backupstore import BackupStore, StoreUnavailable, rebuild_catalog
-    from mqjournal.catalog import Catalog
+    from mqjournal.catalog import Catalog, display_url
     from mqjournal.settings import CATALOG_URL_ENV
 
     url = args.catalog or os.environ.get(CATALOG_URL_ENV)
@@ -370,14 +370,37 @@ def _catalog_rebuild(args: argparse.Namespace) -> int:
         store = BackupStore(args.from_store, conn_id=args.conn_id)
         if not store.exists():
             return _bad_input(
-                f"the backup store {args.from_store} does not exist or cannot be read; give the URL (or folder) the "
-                "save files were copied into"
+                f"the backup store {display_url(args.from_store)} does not exist or cannot be read; give the URL (or "
+                "folder) the save files were copied into"
             )
     except StoreUnavailable as exc:
         return _bad_input(str(exc))
     summary = rebuild_catalog(store, Catalog(url))
     print(summary.text())
     return 0 if summary.clean else 3
+
+
+def _store_scrub(args: argparse.Namespace) -> int:
+    """Read again the copies of a backup store that are due, and record the outcome: exit 0 when every copy read
+    matched, 3 when some did not (named: they no longer count as backups), 2 bad input."""
+    from mqjournal.backupstore import BackupStore, StoreUnavailable
+    from mqjournal.catalog import Catalog, display_url
+    from mqjournal.scrub import scrub
+    from mqjournal.settings import Settings
+
+    settings = Settings.from_env()
+    location = args.store or settings.backup_store
+    try:
+        store = BackupStore(location, conn_id=args.conn_id if args.store else settings.backup_store_conn_id)
+    except StoreUnavailable as exc:
+        return _bad_input(str(exc))
+    if not store.exists():
+        return _bad_input(f"the backup store {display_url(str(location))} does not exist or cannot be read")
+    every = timedelta(days=args.every_days) if args.every_days is not None else settings.scrub.every
+    max_bytes = int(args.max_gib * 1024**3) if args.max_gib is not None else settings.scrub.max_bytes
+    result = scrub(store, Catalog(args.catalog or settings.catalog_url), every=every, max_bytes=max_bytes)
+    print(result.model_dump_json(indent=2) if args.json else result.text())
+    return 0 if result.clean else 3
 
 
 def _bad_input(message: str) -> int:
@@ -520,6 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_save_library(commands)
     _add_doctor(commands)
     _add_catalog(commands)
+    _add_store(commands)
     _add_schema(commands)
     return parser
 
@@ -682,8 +706,10 @@ def _add_catalog(commands: _Commands) -> None:
         help="record every verified object of a backup store, and the receiver saves it holds, in the catalog",
         description="Reads every sidecar of the backup store, re-reads each object and compares its size and "
         "SHA-256, and records the ones that match (the stored object and the receiver saves of its object list) in "
-        "the catalog, empty or not; running it again records nothing twice. Objects that do not match, unreadable "
-        "sidecars and objects without one are named and not recorded. Exit status: 0 everything recorded, 3 some "
+        "the catalog, empty or not, as claims: restores may use them, but no receiver is deleted on their account "
+        "until the save step has matched each with the host's save file (docs/backup-store.md); running it again "
+        "records nothing twice. Objects that do not match, unreadable sidecars and objects without one are named "
+        "and not recorded. Exit status: 0 everything recorded, 3 some "
         "objects or sidecars named as not recorded, 2 bad input (no such store, no catalog), 1 the catalog failed.",
     )
     rebuild.add_argument(
@@ -697,6 +723,41 @@ def _add_catalog(commands: _Commands) -> None:
     )
     rebuild.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
     rebuild.set_defaults(run=_catalog_rebuild)
+
+
+def _add_store(commands: _Commands) -> None:
+    store = commands.add_parser(
+        "store",
+        help="maintain the backup store: scrub it",
+        description="Work on the backup store's copies themselves rather than on a host.",
+    )
+    actions = store.add_subparsers(dest="action", required=True, metavar="ACTION")
+    scrub = actions.add_parser(
+        "scrub",
+        help="read again the stored copies due (oldest verification first) and compare them with the catalog",
+        description="Reads every copy of the backup store whose last verification is --every-days old or older, "
+        "oldest first, up to --max-gib GiB, compares its size and SHA-256 with the digest the catalog recorded, and "
+        "records the time of the read; a copy that does not match is flagged in the catalog and no longer counts as "
+        "a backup (docs/backup-store.md). Exit status: 0 every copy read matched, 3 some did not (named), 2 bad "
+        "input, 1 the catalog failed.",
+    )
+    scrub.add_argument(
+        "--store", metavar="URL", help="the backup store (default: the settings', $MQJOURNAL_BACKUP_STORE)"
+    )
+    scrub.add_argument(
+        "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
+    )
+    scrub.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    scrub.add_argument(
+        "--every-days",
+        type=float,
+        help="read copies last verified this many days ago or more (default: 30, $MQJOURNAL_SCRUB_EVERY_DAYS)",
+    )
+    scrub.add_argument(
+        "--max-gib", type=float, help="GiB to read at most (default: 4096, $MQJOURNAL_SCRUB_MAX_GIB_PER_RUN)"
+    )
+    scrub.add_argument("--json", action="store_true", help="print the result as JSON")
+    scrub.set_defaults(run=_store_scrub)
 
 
 def _add_schema(commands: _Commands) -> None:

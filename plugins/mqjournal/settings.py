@@ -134,6 +134,31 @@ class ApprovalSettings(_Section):
         return timedelta(hours=self.expiry_hours)
 
 
+class ScrubSettings(_Section):
+    """The backup store's scrub (mqjournal.scrub, docs/backup-store.md): every copy read again in full within a set
+    number of days, a bounded number of bytes per run."""
+
+    env_prefix: ClassVar[str] = "MQJOURNAL_SCRUB_"
+
+    every_days: float = Field(
+        30.0,
+        ge=0,
+        description="every stored copy is read again and compared with its recorded digest within this many days (0: "
+        "every copy at every run, up to max_gib_per_run)",
+    )
+    max_gib_per_run: float = Field(
+        4096.0, gt=0, description="GiB one scrub reads at most; what is left is read first by the next run"
+    )
+
+    @property
+    def every(self) -> timedelta:
+        return timedelta(days=self.every_days)
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_gib_per_run * 1024**3)
+
+
 class SshTaskOptions(TypedDict):
     """The keyword arguments of `@task(...)` for a maintenance task that opens an SSH session."""
 
@@ -208,6 +233,7 @@ class Settings(BaseModel):
     )
     backup_store_url: str | None = Field(
         None,
+        repr=False,  # it may hold a password (user:password@host): shown by BackupStore.url, masked
         description="the backup store save files are copied into off the partition: a folder, a file:// URL or any "
         "fsspec URL such as s3://bucket/mqjournal (MQJOURNAL_BACKUP_STORE; default: <data_dir>/backups)",
     )
@@ -233,6 +259,7 @@ class Settings(BaseModel):
     lease: LeaseSettings = Field(default_factory=LeaseSettings)
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
+    scrub: ScrubSettings = Field(default_factory=ScrubSettings)
 
     @field_validator("data_dir", mode="before")
     @classmethod
@@ -278,6 +305,7 @@ class Settings(BaseModel):
             "lease": LeaseSettings.from_env(env),
             "approval": ApprovalSettings.from_env(env),
             "tasks": TaskSettings.from_env(env),
+            "scrub": ScrubSettings.from_env(env),
         }
         return cls.model_validate(values)
 

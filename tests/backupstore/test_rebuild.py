@@ -23,7 +23,7 @@ def _put_and_record(store: BackupStore, catalog: Catalog, save_file: str, first:
 
 
 def _rows(catalog: Catalog) -> tuple[list[StoredObject], list]:
-    return catalog.stored_objects("prod1", "PAYROLL"), catalog.saves_for("prod1", "QMPAYROLL")
+    return catalog.stored_objects("prod1", "PAYROLL", unproven=True), catalog.saves_for("prod1", "QMPAYROLL")
 
 
 @pytest.fixture
@@ -86,6 +86,35 @@ def test_a_catalog_rebuilt_from_the_store_has_the_rows_recorded_when_putting(sto
     assert _rows(empty) == _rows(recorded)
 
 
+def test_a_rebuilt_catalog_holds_its_stored_objects_as_claims_that_prove_no_save(store, recorded, tmp_path):
+    empty = Catalog(f"sqlite:///{tmp_path / 'rebuilt.db'}")
+    rebuild_catalog(store, empty)
+    assert {c.proof for c in empty.stored_copies(store.url)} == {"claimed_by_sidecar"}
+    assert not any(c.proves for c in empty.stored_copies(store.url))
+    assert empty.stored_objects("prod1") == []
+    (save,) = empty.saves_of("prod1", "QMPAYROLL", "AMQA000002")
+    assert not empty.is_backed_up_off_partition("prod1", "QMPAYROLL", "AMQA000002", save.attached_at)
+    assert empty.off_partition_copies_of_each("prod1", [("QMPAYROLL", "AMQA000002", save.attached_at)]) == {
+        ("QMPAYROLL", "AMQA000002", save.attached_at): []
+    }
+
+
+def test_a_sidecar_listing_receivers_its_bytes_do_not_hold_makes_none_of_them_deletable(store, tmp_path):
+    # Bytes of one save file, with a sidecar whose SHA-256 is right but whose object list names other receivers.
+    lying = save_file_copy(receiver_saves("MQJ0009", first=40))
+    store.put(io.BytesIO(SAVE_FILE_BYTES), lying)
+    catalog = Catalog(f"sqlite:///{tmp_path / 'rebuilt.db'}")
+    rebuild_catalog(store, catalog)
+    for save in receiver_saves("MQJ0009", first=40):
+        assert not catalog.is_backed_up_off_partition("prod1", "QMPAYROLL", save.receiver, save.attached_at)
+
+
+def test_a_rebuild_into_the_catalog_that_made_the_copies_leaves_them_proven(store, recorded):
+    rebuild_catalog(store, recorded)
+    assert {c.proof for c in recorded.stored_copies(store.url)} == {"copied"}
+    assert recorded.is_backed_up_off_partition("prod1", "QMPAYROLL", "AMQA000002")
+
+
 def test_rebuilding_twice_records_nothing_twice(store, recorded, tmp_path):
     empty = Catalog(f"sqlite:///{tmp_path / 'rebuilt.db'}")
     rebuild_catalog(store, empty)
@@ -106,7 +135,7 @@ def test_a_flipped_byte_is_named_by_the_rebuild_and_not_recorded(store, recorded
     assert not summary.clean
     (mismatch,) = summary.mismatches
     assert damaged.key in mismatch and "SHA-256" in mismatch
-    assert [s.key for s in empty.stored_objects("prod1")] == summary.recorded != [damaged.key]
+    assert [s.key for s in empty.stored_objects("prod1", unproven=True)] == summary.recorded != [damaged.key]
     assert not empty.is_backed_up_off_partition("prod1", "QMPAYROLL", "AMQA000001")
 
 
@@ -114,7 +143,8 @@ def test_the_command_rebuilds_an_empty_catalog_and_prints_a_summary(store, recor
     url = f"sqlite:///{tmp_path / 'rebuilt.db'}"
     assert main(["catalog", "rebuild", "--from-store", store.url, "--catalog", url]) == 0
     out = capsys.readouterr().out
-    assert "2 stored object(s) verified and recorded, 6 receiver save(s) recorded" in out
+    assert "2 stored object(s) verified against their sidecars and recorded as claimed, 6 receiver save(s)" in out
+    assert "proves no save" in out
     assert main(["catalog", "rebuild", "--from-store", store.url, "--catalog", url]) == 0
     assert _rows(Catalog(url)) == _rows(recorded)
 
@@ -126,7 +156,7 @@ def test_the_command_names_an_unreadable_sidecar_and_exits_3(store, recorded, tm
     assert main(["catalog", "rebuild", "--from-store", store.url, "--catalog", url]) == 3
     out = capsys.readouterr().out
     assert f"unreadable sidecar, not recorded: {broken.key}" in out
-    assert len(Catalog(url).stored_objects("prod1")) == 1
+    assert len(Catalog(url).stored_objects("prod1", unproven=True)) == 1
 
 
 def test_the_command_refuses_a_store_that_is_not_there_without_a_traceback(tmp_path, capsys):

@@ -50,6 +50,16 @@ def _sequence_column_types(url: str) -> set[str]:
     return {str(c["type"]) for c in columns if c["name"] in ("first_sequence", "last_sequence")}
 
 
+_PROOF_COLUMNS = ("proof", "proof_checked_at", "proof_problem")
+
+
+def _as_before_proof(rows: dict[str, list[dict[str, object]]]) -> dict[str, list[dict[str, object]]]:
+    """The rows without revision 0004's columns, each checked to say what every copy before it was: copied."""
+    stored = rows["stored_objects"]
+    assert all((r["proof"], r["proof_checked_at"], r["proof_problem"]) == ("copied", None, None) for r in stored)
+    return rows | {"stored_objects": [{k: v for k, v in r.items() if k not in _PROOF_COLUMNS} for r in stored]}
+
+
 WIDE = {"sqlite": {"VARCHAR(20)"}, "postgresql": {"NUMERIC(20, 0)"}}
 
 
@@ -78,8 +88,8 @@ def test_a_catalog_at_revision_1_keeps_every_row_and_gets_20_digit_sequence_numb
 
     catalog = Catalog(empty_database)
 
-    assert schema_revision(empty_database) == {migrations.head()} == {"0003_host_sha256"}
-    assert every_row(empty_database) == before
+    assert schema_revision(empty_database) == {migrations.head()} == {"0004"}
+    assert _as_before_proof(every_row(empty_database)) == before
     assert _sequence_column_types(empty_database) == WIDE[make_url(empty_database).get_backend_name()]
     assert drift_from_the_models(empty_database) == []
     (kept,) = catalog.saves_for("prod1", "QMPAYROLL")
@@ -103,7 +113,7 @@ def test_a_catalog_made_by_create_all_before_migrations_is_adopted_with_every_ro
 
     assert "made before its schema had migrations: adopting its 8 tables" in caplog.text
     assert schema_revision(empty_database) == {migrations.head()}
-    assert every_row(empty_database) == before
+    assert _as_before_proof(every_row(empty_database)) == before
     assert drift_from_the_models(empty_database) == []
 
 
@@ -118,7 +128,7 @@ def test_a_catalog_from_a_newer_mqjournal_is_refused_and_left_as_it_is(empty_dat
     Catalog(empty_database).engine.dispose()
     engine = create_engine(empty_database)
     with engine.begin() as connection:  # what a later revision might have done
-        connection.execute(text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0003'"))
+        connection.execute(text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0099'"))
         connection.execute(text("ALTER TABLE receiver_saves ADD COLUMN retention_class VARCHAR(10)"))
     engine.dispose()
     insert_one_row_per_table(empty_database)
@@ -134,9 +144,9 @@ def test_a_catalog_from_a_newer_mqjournal_is_refused_and_left_as_it_is(empty_dat
 
     message = str(refused.value)
     assert display_url(url) in message and "s3cret" not in message
-    assert "revision 0003" in message and f"knows up to {migrations.head()}" in message
+    assert "revision 0099" in message and f"knows up to {migrations.head()}" in message
     assert "upgrade mqjournal" in message and "not changed" in message
-    assert schema_revision(empty_database) == {"0003"}
+    assert schema_revision(empty_database) == {"0099"}
     assert every_row(empty_database) == before
 
 
@@ -176,5 +186,21 @@ def test_openers_racing_on_a_catalog_made_before_migrations_migrate_it_once(empt
             opener.kill()
     assert [o.returncode for o in openers] == [0, 0, 0], [err for _, err in results]
     assert schema_revision(empty_database) == {migrations.head()}
-    assert every_row(empty_database) == before
+    assert _as_before_proof(every_row(empty_database)) == before
     assert drift_from_the_models(empty_database) == []
+
+
+def test_stored_objects_of_a_catalog_at_revision_2_are_kept_as_copied_and_still_prove_their_saves(empty_database):
+    _upgrade(empty_database, "0002")
+    insert_one_row_per_table(empty_database)
+    before = every_row(empty_database)
+
+    catalog = Catalog(empty_database)
+
+    assert schema_revision(empty_database) == {migrations.head()}
+    assert _as_before_proof(every_row(empty_database)) == before
+    assert drift_from_the_models(empty_database) == []
+    (row,) = before["stored_objects"]
+    (copy,) = catalog.stored_copies(str(row["store_url"]))
+    assert copy.proof == "copied" and copy.proves
+    catalog.engine.dispose()

@@ -71,6 +71,7 @@ def test_the_backup_expiry_dag_runs_weekly_and_deletes_only_after_approval():
     assert dag.task_dict["plan"].pool == "mqjournal_ssh" and dag.task_dict["execute"].pool == "mqjournal_ssh"
     assert dag.task_dict["execute"].retries == 0
     assert dag.task_dict["report"].trigger_rule == "all_done" and "execute" in upstream["report"]
+    assert upstream["scrub_store"] == {"execute"} and dag.task_dict["scrub_store"].trigger_rule == "all_done"
     watched = set(dag.task_dict) - {"failed_steps"}
     assert upstream["failed_steps"] == watched and dag.task_dict["failed_steps"].trigger_rule == "one_failed"
     assert {"hosts", "queue_managers", "dry_run", "keep_library_saves", "backup_retention_days"} <= set(dag.params)

@@ -7,6 +7,7 @@ import hashlib
 import json
 from dataclasses import fields, replace
 from datetime import timedelta
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,22 @@ def test_a_discarded_save_file_is_not_the_cleanups_to_delete(sim_fleet, executor
     result = cleanup_of(executor).clean_up(KEEP)
 
     assert (result.removed, result.kept, result.not_due) == ([], [], []) and on_host(sim_fleet, path)
+
+
+def test_a_stored_copy_replaced_with_its_sidecar_keeps_the_save_file_on_the_host(sim_fleet, executor, saved):
+    # Zeros of the same size, the sidecar rewritten to their SHA-256: the sidecar agrees, the catalog's digest not.
+    path, key, _ = saved
+    stored = Path(executor.store.root) / key
+    zeros = bytes(stored.stat().st_size)
+    stored.write_bytes(zeros)
+    sidecar = Path(f"{stored}.json")
+    sidecar.write_text(
+        sidecar.read_text().replace(executor.catalog.stored_objects("ibmi1")[0].sha256, sha256(zeros).hexdigest())
+    )
+    sim_fleet.host().advance(timedelta(hours=1))
+
+    result = cleanup_of(executor).clean_up(KEEP)
+
+    assert result.removed == [] and on_host(sim_fleet, path)
+    ((kept, why),) = result.kept
+    assert kept == path and "does not verify" in why

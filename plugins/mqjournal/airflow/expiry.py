@@ -44,6 +44,7 @@ from mqjournal.recovery.plan import Action, Plan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.restore import Inputs
 from mqjournal.report import size
+from mqjournal.scrub import scrub
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,9 @@ def plan_on(
     proposal = ExpiryProposal(
         target=target,
         plan=plan,
-        save_files=expiring_save_files(plan, inputs, catalog.stored_objects(target.host, target.qmgr), store.url),
+        save_files=expiring_save_files(
+            plan, inputs, catalog.stored_objects(target.host, target.qmgr, unproven=True), store.url
+        ),
         leftover_copies=[store_copy(s) for s in store_expiry.leftover_copies(catalog, store, target.host, target.qmgr)],
     )
     path = settings.expiry_plan_file(run_id, target.host, target.qmgr)
@@ -219,6 +222,20 @@ def next_after_summary(summary: ExpirySummary, dry_run: bool) -> str | None:
 
 
 # --- execute ------------------------------------------------------------------------------------------------------
+
+
+def scrub_store(settings: Settings) -> str:
+    """The backup store's weekly scrub (mqjournal.scrub), after the expiry deleted what goes: its report, or
+    CopiesMismatched (the task fails, and the run with it) when a copy no longer matches."""
+    result = scrub(
+        BackupStore.from_settings(settings),
+        Catalog(settings.catalog_url),
+        every=settings.scrub.every,
+        max_bytes=settings.scrub.max_bytes,
+    )
+    log.info("%s", result.text())
+    result.check()
+    return result.text()
 
 
 def execute_one(settings: Settings, proposal: ExpiryProposal, run_id: str, policy: Policy) -> ExpiryOutcome:

@@ -4,7 +4,8 @@ A save file on the partition it saves takes space on the same ASP as the receive
 its copy in the backup store is the backup. So `keep_on_host_days` (policy) after its save, once its copy is
 verified, the save file is deleted from the host (DLTF), and only when all of these hold right before:
 
-- the store's copy verifies now (size and SHA-256 re-read: after the DLTF it is the only copy);
+- the store's copy verifies now (re-read in full, its size and SHA-256 those the catalog recorded: after the DLTF
+  it is the only copy);
 - the save file on the host is the one copied: its content (QSYS2.SAVE_FILE_OBJECTS) lists every receiver the
   copy's object list names, and the host's SHA-256 of it, read now with that list unchanged around it
   (`hostdigest.read_proof`), is the copy's (which the host vouched for when it was copied);
@@ -111,9 +112,11 @@ class HostCleanup(HostContext):
 
     def _why_kept(self, store: BackupStore, stored: StoredObject, content: SaveFileContent) -> str | None:
         """Why the host's save file must stay (None: it may go, or it is gone already)."""
-        check = store.verify(stored.key)
-        if not check.ok:
-            return f"its copy in the backup store does not verify ({check.problem}): the host's save file stays"
+        # Against the catalog's digest, not the sidecar's: a copy replaced together with its sidecar agrees with
+        # the sidecar, and after the DLTF it would be the only copy.
+        problem = store.still_holds(stored)
+        if problem is not None:
+            return f"its copy in the backup store does not verify ({problem}): the host's save file stays"
         if content.exists is False:
             return None
         if not content.known:

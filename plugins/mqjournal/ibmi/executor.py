@@ -4,10 +4,13 @@ Every step is idempotent, so an on-call engineer can rerun any of them:
 - each step first reconciles what an interrupted earlier step left open (`reconcile`), from the host;
 - save skips receivers whose catalogued save is proven on the host now, never reuses a save file that holds data,
   and counts a receiver saved only when the new save file's content lists it (QSYS2.SAVE_FILE_OBJECTS); then it
-  copies every save file holding the wanted receivers into the backup store, unless a verified copy is there
-  already (a rerun finishes a copy an earlier attempt lost), and records each verified copy in the catalog;
+  copies every save file holding the wanted receivers into the backup store, unless a proven copy is there
+  already (a rerun finishes a copy an earlier attempt lost), and records each verified copy in the catalog; a copy
+  the store holds but the catalog does not count (an earlier attempt's, or one a rebuild recorded from its sidecar)
+  is matched with the host's save file, bytes and object list, before it counts;
 - delete takes a fresh checkpoint (RCDMQMIMG), re-reads AMQJRNINF, the recovery points and the chain, checks every
-  catalogued save in the save files on the host and in the backup store, and deletes exactly what
+  catalogued save in the save files on the host and in the backup store (each copy counted on is read again in
+  full and matched with the digest the catalog recorded), and deletes exactly what
   `rules.delete_decisions` allows (a save counts only once its copy is verified off the partition), oldest first,
   stopping at the first failure. Receivers already gone are skipped.
 With `backup: site` the save step does nothing, and the delete step's proof is the live receiver's own save
@@ -24,10 +27,10 @@ from datetime import UTC, datetime
 
 from mqjournal import rules
 from mqjournal.backupstore import BackupStore, BackupStoreError, StoreObjectExists, StoreVerificationFailed, key_for
-from mqjournal.catalog import DeletionRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject
+from mqjournal.catalog import DeletionRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject, StoredProof
 from mqjournal.decisions import SaveVerdict, save_decisions, unproven_save
 from mqjournal.errors import MqJournalError
-from mqjournal.ibmi import commands
+from mqjournal.ibmi import commands, hostdigest
 from mqjournal.ibmi.backups import evidence_for, save_file_contents
 from mqjournal.ibmi.collector import collect
 from mqjournal.ibmi.context import HostContext
@@ -173,24 +176,32 @@ class Executor(HostContext):
             result.not_copied += [(path, why) for path in save_files]
             return
         saves = self.catalog.saves_for(self.host, self.target.library)
+        # A copy the host's digest never vouched for (made before copies were, or rebuilt from a sidecar) is matched
+        # with the host's save file again by `_copy`.
         stored = {
             s.save_file_path
             for s in self.catalog.stored_objects(self.host, self.target.qmgr)
-            if s.store_url == self.store.url
+            if s.store_url == self.store.url and s.vouched
         }
         for path in save_files:
             if path in stored:
                 continue
             in_file = [s for s in saves if f"{s.save_file_library}/{s.save_file}" == path]
             try:
-                copy = self._copy(self.store, path, in_file)
+                copy, proof = self._copy(self.store, path, in_file)
             except (SaveFileTransferError, BackupStoreError, HostDigestError) as exc:
                 result.not_copied.append((path, str(exc)))
                 continue
-            self.catalog.record_stored(copy)
+            self.catalog.record_stored(copy, proof)
+            if proof == "host_save_file":  # a claimed or not yet vouched row is proven now, by the host's digest
+                self.catalog.record_proof(
+                    copy.store_url, copy.key, proof, at=datetime.now(UTC), host_sha256=copy.host_sha256
+                )
             result.copied.append(copy.key)
 
-    def _copy(self, store: BackupStore, path: str, saves: list[SaveRecord]) -> StoredObject:
+    def _copy(self, store: BackupStore, path: str, saves: list[SaveRecord]) -> tuple[StoredObject, StoredProof]:
+        """The save file's copy in the store, and what proves it: copied now, or, when a copy is there already (from
+        an earlier attempt, or one a rebuild recorded from its sidecar), matched with the host's save file."""
         library, name = path.split("/")
         meta = SaveFileCopy(
             host=self.host,
@@ -203,19 +214,31 @@ class Executor(HostContext):
             objects=tuple(SavedReceiver.from_save(s) for s in saves),
         )
         try:
-            return download_save_file(self.session, library, name, store, meta)
+            return download_save_file(self.session, library, name, store, meta), "copied"
         except StoreObjectExists:
-            # Copied and verified by an earlier attempt that stopped before the catalog row: check it, adopt it.
-            check = store.verify(key_for(meta))
-            if check.ok and check.stored is not None and not check.stored.vouched:
-                check = check.model_copy(update={"problem": "the host's digest never vouched for its bytes"})
-            if not check.ok or check.stored is None:
-                raise StoreVerificationFailed(
-                    check.key,
-                    f"a copy from an earlier attempt is in the store but does not verify ({check.problem})",
-                    "delete that copy from the store (it is no backup) and run the step again",
-                ) from None
-            return check.stored
+            pass
+        # A copy is there: from an earlier attempt that stopped before the catalog row, one a rebuild recorded from
+        # its sidecar, or one made before copies were vouched for by the host's digest. Its sidecar is only a claim:
+        # the copy counts once its bytes are the host's save file's, by the host's own digest read now while the
+        # save file's object list holds every receiver the copy names (hostdigest.read_proof).
+        check = store.verify(key_for(meta))
+        if not check.ok or check.stored is None:
+            raise StoreVerificationFailed(
+                check.key,
+                f"a copy from an earlier attempt is in the store but does not verify ({check.problem})",
+                "delete that copy from the store (it is no backup) and run the step again",
+            ) from None
+        stored = check.stored
+        host = hostdigest.read_proof(self.session, library, name, ((o.library, o.receiver) for o in stored.objects))
+        if host.sha256 != stored.sha256:
+            raise StoreVerificationFailed(
+                check.key,
+                f"a copy of {path} is in the store but its {stored.size_bytes} bytes (SHA-256 {stored.sha256}) are "
+                f"not the host's save file (the host's SHA-256 {host.sha256}, {host.tool}); it proves no save",
+                "delete that copy from the store (BackupStore.delete: it is no backup of this save file) and run the "
+                "save step again, which copies the host's save file",
+            )
+        return stored.model_copy(update={"host_sha256": host.sha256}), "host_save_file"
 
     def _new_save_file(self, save_library: str, batch: list[Receiver]) -> str:
         """A save file of its own for this batch: a rerun never writes into an earlier save."""

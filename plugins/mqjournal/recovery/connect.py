@@ -181,10 +181,10 @@ def _cataloged(catalog: Catalog, host: str, qm: QueueManagerConfig) -> bool:
     library = qm.qmgr_library
     return bool(
         catalog.library_saves(host, library, include_discarded=True)
-        or catalog.stored_objects(host, qm.name)
+        or catalog.stored_objects(host, qm.name, unproven=True)
         or catalog.saves_for(host, library)
     )
 
 
 def _catalog_names(catalog: Catalog, host: str) -> set[str]:
-    return {s.qmgr for s in catalog.stored_objects(host)} | {o.qmgr for o in catalog.operations(host)}
+    return {s.qmgr for s in catalog.stored_objects(host, unproven=True)} | {o.qmgr for o in catalog.operations(host)}

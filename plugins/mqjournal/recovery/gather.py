@@ -208,7 +208,9 @@ def _copies(catalog: Catalog, store: BackupStore, host: str, qmgr: str) -> dict[
     """The catalog's copies of each save file ("LIB/NAME") in this backup store, newest first (another store cannot
     be read from here)."""
     copies: dict[str, list[StoredObject]] = {}
-    for stored in reversed(catalog.stored_objects(host, qmgr)):
+    # Claimed copies too (a catalog rebuilt from the store has only those): a restore re-reads each copy it uploads
+    # against its sidecar, and reads the save file's object list on the host before RSTOBJ.
+    for stored in reversed(catalog.stored_objects(host, qmgr, unproven=True)):
         if stored.store_url == store.url:
             copies.setdefault(stored.save_file_path, []).append(stored)
     return {path: tuple(found) for path, found in copies.items()}

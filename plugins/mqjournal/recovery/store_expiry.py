@@ -48,7 +48,7 @@ def discarded_copies(
     discarded = catalog.discarded_save_files(host)
     return [
         s
-        for s in catalog.stored_objects(host, qmgr)
+        for s in catalog.stored_objects(host, qmgr, unproven=True)  # a claimed copy goes with its save file too
         if s.save_file_path in discarded and (save_files is None or s.save_file_path in save_files)
     ]
 
