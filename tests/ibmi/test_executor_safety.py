@@ -48,6 +48,9 @@ class OutsideSaveLands:
             assert self._shell.cl("SAVLIB LIB(QMTEST) DEV(*SAVF) SAVF(QGPL/NIGHTLY)")[0] == 0
         return self._session.run(command)
 
+    def __getattr__(self, name):  # the rest (sftp, openssh, ...) is the session's own
+        return getattr(self._session, name)
+
 
 def test_a_failed_savobj_is_not_taken_as_saved_when_another_save_of_the_library_lands_meanwhile(sim_fleet, executor):
     to_save, to_delete = planned(executor)
