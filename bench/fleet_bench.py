@@ -10,7 +10,8 @@ by default two beside the bench's: the partitions' own work is not the planner's
 maintenance DAG with `dag.test()` (Airflow's real task runner, one task instance at a time, the real Spark job in
 local mode), its gate answered with every queue manager it offers. First one host alone, then the whole fleet, in
 the same process: one host's time is the baseline. Prints the wall time per phase (discover, collect, plan, save,
-delete), SSH commands per queue manager (from the audit log) and how many come after the checkpoint, the task
+delete), SSH commands per queue manager (from the audit log) and how many come after the checkpoint, the bytes the
+save phase copied off the partitions (in all, per second, per worker process and per second of transfer), the task
 instances Airflow ran, and the ratio of each SSH phase's wall time to its SSH-bound ideal: hosts / hosts worked on
 at once x one host's time for that phase. Asserts nothing about time.
 """
@@ -195,6 +196,50 @@ def commands(audit: Path) -> list[dict]:
     return sent
 
 
+def bytes_moved(audit: Path, window: tuple[datetime, datetime] | None) -> dict:
+    """The save files copied off the partitions in `window` (the save phase, whose step copies each new save file
+    into the backup store): bytes in all, per second of the phase, and per worker process (the audit's `worker`),
+    each worker's bytes per second of the phase and per second of transfer (one SFTP stream's speed), to size a
+    maintenance window from."""
+    if window is None:
+        return {}
+    start, end = window
+    workers: dict[str, str] = {}  # intent id -> worker
+    moved: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0])  # worker -> bytes, transfer seconds, copies
+    with audit.open(encoding="utf-8") as lines:
+        for line in lines:
+            event = json.loads(line)
+            if event.get("transfer") != "get":
+                continue
+            if event["event"] == "intent":
+                workers[event["id"]] = event.get("worker", "?")
+            elif (
+                event["event"] == "outcome"
+                and event["outcome"] == "ok"
+                and event.get("size_bytes") is not None
+                and start <= datetime.fromisoformat(event["at"]) <= end
+            ):
+                found = moved[workers.get(event["id"], "?")]
+                found[0] += event["size_bytes"]
+                found[1] += event["duration_ms"] / 1000
+                found[2] += 1
+    wall = (end - start).total_seconds()
+    total = sum(int(m[0]) for m in moved.values())
+    return {
+        "bytes": total,
+        "bytes_per_s": round(total / wall) if wall else None,
+        "per_worker": {
+            worker: {
+                "copies": int(copies),
+                "bytes": int(size),
+                "bytes_per_s": round(size / wall) if wall else None,
+                "bytes_per_transfer_s": round(size / seconds) if seconds else None,
+            }
+            for worker, (size, seconds, copies) in sorted(moved.items())
+        },
+    }
+
+
 def per_queue_manager(sent: list[dict], windows: dict[str, tuple[datetime, datetime]], qms: int) -> dict[str, float]:
     """Commands per queue manager in each SSH phase, and in the collect phase those after its checkpoint
     (RCDMQMIMG): the reads of AMQJRNINF, the receivers and the messages."""
@@ -245,6 +290,7 @@ def main() -> None:
         service.stop()
     qms = args.hosts * args.queue_managers
     sent = per_queue_manager(commands(audit), whole["windows"], qms)
+    copied = bytes_moved(audit, whole["windows"].get("save"))
     at_once = min(args.hosts_in_parallel, -(-args.hosts // min(args.max_mapped_tasks, args.hosts)))
     ideal = {p: args.hosts / at_once * one["phases"].get(p, 0.0) for p in SSH_PHASES}
     ratios = {p: whole["phases"].get(p, 0.0) / ideal[p] for p in SSH_PHASES if ideal[p]}
@@ -262,6 +308,7 @@ def main() -> None:
         "one_host": {k: one[k] for k in ("state", "wall", "phases")},
         "fleet": {k: whole[k] for k in ("state", "wall", "phases", "task_instances", "by_task", "states")},
         "commands_per_qm": {k: round(v, 2) for k, v in sent.items()},
+        "save_phase_copies": copied,
         "ratio_per_phase": {p: round(r, 2) for p, r in ratios.items()},
         "ratio_ssh_phases": round(ssh_wall / sum(ideal.values()), 2) if sum(ideal.values()) else None,
         "cores": os.cpu_count(),
@@ -271,6 +318,16 @@ def main() -> None:
     print(f"fleet:    {whole['state']}, {whole['wall']:.1f} s; phases {fmt(whole['phases'])}")
     print(f"task instances: {whole['task_instances']} ({whole['by_task']})")
     print("SSH commands per queue manager: " + ", ".join(f"{k} {v:.2f}" for k, v in sent.items()))
+    if copied:
+        print(
+            f"save phase: {copied['bytes'] / 2**20:,.1f} MiB copied off the partitions, "
+            f"{copied['bytes_per_s'] / 2**20:,.2f} MiB/s; per worker: "
+            + "; ".join(
+                f"{w} {c['copies']} copies, {c['bytes'] / 2**20:,.1f} MiB, {c['bytes_per_s'] / 2**20:,.2f} MiB/s "
+                f"({c['bytes_per_transfer_s'] / 2**20:,.2f} MiB per second of transfer)"
+                for w, c in copied["per_worker"].items()
+            )
+        )
     print(f"hosts at once: {at_once}; ratio to the SSH-bound ideal: {result['ratio_ssh_phases']} ({ratios})")
     print("RESULT " + json.dumps(result, default=str))
 

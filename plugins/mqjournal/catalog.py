@@ -23,17 +23,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from sqlalchemy import (
     BigInteger,
     DateTime,
+    ForeignKey,
+    Index,
     Integer,
     Numeric,
     String,
@@ -41,10 +44,10 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     create_engine,
-    or_,
+    event,
     select,
 )
-from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.types import TypeEngine
@@ -53,6 +56,8 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostName
 from mqjournal.ibmi.workers import Worker
 from mqjournal.names import ObjectName, QueueManagerName
+
+log = logging.getLogger(__name__)
 
 # Sizes reach terabytes: 32-bit columns are refused on PostgreSQL for a 2 GiB receiver. BIGINT is 64-bit everywhere;
 # SQLite keeps its own INTEGER (already 64-bit) for the primary keys so that they stay rowid aliases.
@@ -184,6 +189,11 @@ class _Save(_Base):
     run_id: Mapped[str] = mapped_column(String(250))
 
 
+# What makes a save or a deletion the same fact: recorded twice, it is kept once.
+_SAVE_KEY = ("host", "library", "receiver", "attached_at", "save_file_library", "save_file")
+_DELETION_KEY = ("host", "library", "receiver", "attached_at")
+
+
 class _Deletion(_Base):
     __tablename__ = "receiver_deletions"
 
@@ -258,6 +268,20 @@ class _Stored(_Base):
     proof: Mapped[str] = mapped_column(String(24), server_default="copied")
     proof_checked_at: Mapped[datetime | None] = mapped_column(_UtcDateTime, nullable=True)
     proof_problem: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class _StoredReceiver(_Base):
+    """One receiver in a stored object's object list (migration 0005): the stored objects holding a receiver are
+    found through the index on (host, receiver), not by reading every object list of the host."""
+
+    __tablename__ = "stored_object_receivers"
+    __table_args__ = (Index("ix_stored_object_receivers_host_receiver", "host", "receiver"),)
+
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
+    stored_object_id: Mapped[int] = mapped_column(_Id, ForeignKey("stored_objects.id"))
+    host: Mapped[str] = mapped_column(String(255))
+    library: Mapped[str] = mapped_column(String(10))
+    receiver: Mapped[str] = mapped_column(String(10))
 
 
 class _Operation(_Base):
@@ -569,14 +593,45 @@ class CatalogSchemaTooNew(CatalogUnavailable):
 
 
 def engine_for(url: str, *, lock_timeout: float = 30.0) -> Engine:
-    """An engine for the catalog database; for SQLite, its folder is created and writers wait for the lock."""
+    """An engine for the catalog database; for SQLite, its folder is created, writers wait for the lock, and every
+    connection writes ahead (`_write_ahead`)."""
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        return create_engine(url, connect_args={"timeout": lock_timeout})
+        engine = create_engine(url, connect_args={"timeout": lock_timeout})
+        event.listen(engine, "connect", _write_ahead)
+        return engine
     return create_engine(url)
+
+
+def _write_ahead(dbapi_connection, _record) -> None:
+    """SQLite's write-ahead log, synchronous=NORMAL, on every connection of a file catalog.
+
+    In WAL mode readers never block the writer, nor the writer them, and a commit is one append to the log instead of
+    a rollback journal written, synced and deleted. With synchronous=NORMAL a commit is durable across a crash of
+    the application (every worker killed mid-step), and only an operating system crash or a power cut can take back
+    the last commits, never corrupting the database (sqlite.org, PRAGMA synchronous and "Write-Ahead Logging").
+    That is safe for every row written after the host's change: a verified save, a deletion, a stored copy, an
+    outcome. Their operation's intent stays open until its outcome lands, and the next step on that queue manager
+    reconciles the open intent against the host (mqjournal.ibmi.reconcile). The intent itself is written before the
+    command leaves, when nothing on the host can stand in for it: `Catalog.begin` commits it at synchronous=FULL.
+    The mode stays with the database file; WAL needs the file's shared memory, so the catalog must be on a local
+    disk, not a network share (which SQLite cannot lock either).
+    """
+    cursor = dbapi_connection.cursor()
+    try:
+        (mode,) = cursor.execute("PRAGMA journal_mode=WAL").fetchone()
+        if mode != "wal":
+            log.warning("backup catalog: SQLite kept journal mode %s, not WAL: each write costs more syncs", mode)
+        cursor.execute(f"PRAGMA synchronous={_SYNCHRONOUS_NORMAL}")
+    finally:
+        cursor.close()
+
+
+# PRAGMA synchronous's levels (sqlite.org): NORMAL syncs the log at checkpoints, FULL at every commit too.
+_SYNCHRONOUS_NORMAL, _SYNCHRONOUS_FULL = "NORMAL", "FULL"
 
 
 def prepare_schema(engine: Engine, url: str, *, lock_timeout: float = 30.0) -> None:
@@ -603,20 +658,30 @@ class Catalog:
         prepare_schema(self.engine, url, lock_timeout=lock_timeout)
 
     @contextlib.contextmanager
-    def _session(self, doing: str, *, write: bool = False) -> Iterator[Session]:
-        with catalog_errors(self.url, doing), Session(self.engine) as session:
-            if write:
-                with session.begin():
-                    yield session
+    def _session(self, doing: str, *, write: bool = False, synced: bool = False) -> Iterator[Session]:
+        """A session; with `write`, one transaction committed when the block ends. With `synced` too, on SQLite, the
+        commit is on disk before the block ends, power cut or not (synchronous=FULL): an intent's (`_write_ahead`)."""
+        with catalog_errors(self.url, doing):
+            if write and synced and self.engine.dialect.name == "sqlite":
+                with self.engine.connect() as connection:
+                    _synchronous(connection, _SYNCHRONOUS_FULL)
+                    try:
+                        with Session(bind=connection) as session, session.begin():
+                            yield session
+                    finally:
+                        _synchronous(connection, _SYNCHRONOUS_NORMAL)  # before the pool hands it out again
             else:
-                yield session
+                with Session(self.engine) as session:
+                    if write:
+                        with session.begin():
+                            yield session
+                    else:
+                        yield session
 
     def _insert_once(self, table: type[_Base], row: dict, *key: str) -> None:
         """Add `row` unless a row with the same `key` columns exists: recording a fact twice keeps one row."""
         with self._session(f"record a row in {table.__tablename__}", write=True) as session:
-            exists = session.scalars(select(table).where(*(getattr(table, k) == row[k] for k in key)).limit(1)).first()
-            if exists is None:
-                session.add(table(**row))
+            _add_once(session, table, row, *key)
 
     # --- operations: intent, then outcome ------------------------------------------------------------------
 
@@ -627,14 +692,31 @@ class Catalog:
             "worker": operation.worker or str(Worker.this()),
             "started_at": datetime.now(UTC),
         }
-        with self._session(f"record the intent to {operation.kind} {operation.receivers}", write=True) as session:
+        doing = f"record the intent to {operation.kind} {operation.receivers}"
+        # Synced: nothing on the host can stand in for an intent lost with the machine (`_write_ahead`).
+        with self._session(doing, write=True, synced=True) as session:
             record = _Operation(**row)
             session.add(record)
             session.flush()
             return Operation.model_validate(record)
 
-    def finish(self, operation: Operation, state: OperationState, detail: str) -> None:
+    def finish(
+        self,
+        operation: Operation,
+        state: OperationState,
+        detail: str,
+        *,
+        saves: Iterable[SaveRecord] = (),
+        deletions: Iterable[DeletionRecord] = (),
+    ) -> None:
+        """Record the outcome of `operation`, with what it proved on the host (`saves`, `deletions`, each recorded
+        once as `record_save` and `record_deletion` do), in one transaction: the intent closes only with them. Lost
+        together (the worker killed first), the intent stays open, and reconciling it reads them from the host."""
         with self._session(f"record the outcome of {operation.kind} {operation.receivers}", write=True) as session:
+            for save in saves:
+                _add_once(session, _Save, save.model_dump(), *_SAVE_KEY)
+            for deletion in deletions:
+                _add_once(session, _Deletion, deletion.model_dump(), *_DELETION_KEY)
             record = session.get(_Operation, operation.id)
             if record is None:
                 raise LookupError(
@@ -659,9 +741,7 @@ class Catalog:
 
     def record_save(self, record: SaveRecord) -> None:
         """Idempotent: recording the same save twice keeps one row."""
-        self._insert_once(
-            _Save, record.model_dump(), "host", "library", "receiver", "attached_at", "save_file_library", "save_file"
-        )
+        self._insert_once(_Save, record.model_dump(), *_SAVE_KEY)
 
     def saves_of(self, host: str, library: str, receiver: str, attached_at: datetime | None = None) -> list[SaveRecord]:
         """Every verified save of a receiver, newest first (all of its incarnations unless `attached_at`)."""
@@ -701,7 +781,7 @@ class Catalog:
 
     def record_deletion(self, record: DeletionRecord) -> None:
         """Idempotent: a deletion reconciled after an interrupted step is recorded once."""
-        self._insert_once(_Deletion, record.model_dump(), "host", "library", "receiver", "attached_at")
+        self._insert_once(_Deletion, record.model_dump(), *_DELETION_KEY)
 
     def deletions_for(self, host: str, library: str) -> list[DeletionRecord]:
         with self._session("read the deletions") as session:
@@ -767,15 +847,19 @@ class Catalog:
     # --- the backup store -------------------------------------------------------------------------------------
 
     def record_stored(self, stored: StoredObject, proof: StoredProof = "copied") -> None:
-        """A copy of a save file in a backup store, and what proves it (`copied`: the copy step verified it; a
-        rebuild records `claimed_by_sidecar`). Idempotent: one row per store and key, whose proof is not changed
-        here (a rebuild into the catalog that made the copies leaves them proven)."""
+        """A copy of a save file in a backup store with each receiver of its object list, and what proves it
+        (`copied`: the copy step verified it; a rebuild records `claimed_by_sidecar`). Idempotent: one row per store
+        and key, whose proof is not changed here (a rebuild into the catalog that made the copies leaves them
+        proven)."""
         row = stored.model_dump(exclude={"objects", "sidecar"}) | {
-            # Compact, so that `off_partition_copies` can narrow by the text '"receiver":"<name>"'.
             "objects": json.dumps([o.model_dump(mode="json") for o in stored.objects], separators=(",", ":")),
             "proof": proof,
         }
-        self._insert_once(_Stored, row, "store_url", "key")
+        with self._session("record a row in stored_objects", write=True) as session:
+            added = _add_once(session, _Stored, row, "store_url", "key")
+            if added is not None:
+                session.flush()  # the new row's id, for its receivers
+                session.add_all(_receivers_of(added.id, stored.host, stored.objects))
 
     def stored_objects(self, host: str, qmgr: str | None = None, *, unproven: bool = False) -> list[StoredObject]:
         """The save files of a host (one queue manager's, with `qmgr`) in a backup store, oldest first: only those
@@ -841,36 +925,27 @@ class Catalog:
     ) -> list[StoredObject]:
         """The stored objects that prove their saves (`StoredCopy.proves`) and whose object list holds the receiver,
         newest first."""
-        with self._session("read the stored objects of a receiver") as session:
-            # The object list is JSON text, read in Python rather than with each database's JSON functions: a
-            # host has one stored object per save file, and the receiver's name narrows them first.
-            rows = session.scalars(
-                select(_Stored)
-                .where(_Stored.host == host, _Stored.objects.contains(f'"receiver":"{receiver}"', autoescape=True))
-                .where(*_PROVES)
-                .order_by(_Stored.created_at.desc(), _Stored.id.desc())
-            ).all()
-            found = [_stored(row) for row in rows]
-        return [s for s in found if s.holds(library, receiver, attached_at)]
+        return self.off_partition_copies_of_each(host, [(library, receiver, attached_at)])[
+            (library, receiver, attached_at)
+        ]
 
     def off_partition_copies_of_each(
-        self, host: str, incarnations: Iterable[ReceiverIncarnation]
-    ) -> dict[ReceiverIncarnation, list[StoredObject]]:
-        """`off_partition_copies` for many receiver incarnations of one host, newest first, in one query per
-        _NAMES_PER_QUERY names."""
-        found: dict[ReceiverIncarnation, list[StoredObject]] = {key: [] for key in incarnations}
+        self, host: str, incarnations: Iterable[tuple[str, str, datetime | None]]
+    ) -> dict[tuple[str, str, datetime | None], list[StoredObject]]:
+        """`off_partition_copies` for many receiver incarnations of one host (an attach time None: any of the name's
+        incarnations), newest first: one indexed query per _NAMES_PER_QUERY names (stored_object_receivers)."""
+        found: dict[tuple[str, str, datetime | None], list[StoredObject]] = {key: [] for key in incarnations}
         names = sorted({name for _, name, _ in found})
         rows: dict[int, _Stored] = {}  # by id: an object listing names of two queries is found by both
         with self._session("read the stored objects of receivers") as session:
             for start in range(0, len(names), _NAMES_PER_QUERY):
-                narrowed = [
-                    _Stored.objects.contains(f'"receiver":"{name}"', autoescape=True)
-                    for name in names[start : start + _NAMES_PER_QUERY]
-                ]
+                listing = select(_StoredReceiver.stored_object_id).where(
+                    _StoredReceiver.host == host, _StoredReceiver.receiver.in_(names[start : start + _NAMES_PER_QUERY])
+                )
                 rows |= {
-                    row.id: row
-                    for row in session.scalars(select(_Stored).where(_Stored.host == host, or_(*narrowed), *_PROVES))
+                    row.id: row for row in session.scalars(select(_Stored).where(_Stored.id.in_(listing), *_PROVES))
                 }
+        # The object list itself decides (library and attach time too); the index only narrowed by host and name.
         for row in sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True):
             stored = _stored(row)
             for key, copies in found.items():
@@ -952,3 +1027,32 @@ _NOT_IN_A_SIDECAR = {"id", "proof", "proof_checked_at", "proof_problem"}
 def _stored(row: _Stored) -> StoredObject:
     values = {c.name: getattr(row, c.name) for c in _Stored.__table__.columns if c.name not in _NOT_IN_A_SIDECAR}
     return StoredObject.model_validate(values | {"objects": json.loads(row.objects)})
+
+
+def _synchronous(connection: Connection, level: str) -> None:
+    # Between transactions: SQLite applies the level to the commits that follow on this connection.
+    connection.exec_driver_sql(f"PRAGMA synchronous={level}")
+    connection.commit()
+
+
+_Row = TypeVar("_Row", bound=_Base)
+
+
+def _add_once(session: Session, table: type[_Row], row: dict, *key: str) -> _Row | None:
+    """Add `row` unless a row with the same `key` columns exists (recording a fact twice keeps one row); the row
+    added, or None."""
+    exists = session.scalars(select(table).where(*(getattr(table, k) == row[k] for k in key)).limit(1)).first()
+    if exists is not None:
+        return None
+    added = table(**row)
+    session.add(added)
+    return added
+
+
+def _receivers_of(stored_object_id: int, host: str, objects: Iterable[SavedReceiver]) -> list[_StoredReceiver]:
+    """A stored object's rows in stored_object_receivers: one per receiver name of its object list."""
+    named = sorted({(o.library, o.receiver) for o in objects})
+    return [
+        _StoredReceiver(stored_object_id=stored_object_id, host=host, library=library, receiver=receiver)
+        for library, receiver in named
+    ]

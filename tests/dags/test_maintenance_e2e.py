@@ -11,11 +11,15 @@ from mqjournal.airflow.settings import safe
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.cli import main
+from mqjournal.ibmi import hostdigest
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.sim.host import SimulatedHost
 from tests.dags.harness import run_driver
 
 pytestmark = pytest.mark.e2e
+
+# The host's SHA-256 programs, as the preflight finds the one a partition has (on /dev/null: ibmi/hostdigest.py).
+DIGESTS = tuple(f"{tool.program} " for tool in hostdigest.TOOLS)
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +122,7 @@ def test_a_partition_not_ready_fails_the_run_at_the_preflight_and_only_reads(e2e
     assert not run["answered"]
     sent = [r["command"] for r in read_audit(workdir / "data" / "audit.jsonl") if r["host"] == "not-ready"]
     # Only reads: the login check, SQL SELECTs, mqs.ini, and CHKOBJ (which changes nothing).
-    reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ")
+    reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ", *DIGESTS)
     assert sent and [c for c in sent if not c.startswith(reads)] == []
 
 
@@ -150,7 +154,7 @@ def test_a_dry_run_sends_no_command_that_changes_the_partition(e2e):
     assert run["state"] == "success" and run["tasks"]["approve[-1]"] == "skipped" and not run["answered"]
     assert run["note"] == "dry run: plan only, nothing saved or deleted"
     sent = [r["command"] for r in read_audit(workdir / "data" / "audit.jsonl") if r["host"] == "dry-run"]
-    reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ")
+    reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ", *DIGESTS)
     assert sent and [c for c in sent if not c.startswith(reads)] == []
     report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
     assert "approv" not in report.lower()
@@ -187,7 +191,9 @@ def test_a_catalog_rebuilt_from_the_runs_store_has_its_stored_objects_and_saves(
     hosts = {s.host for s in store.list_objects()}
     assert hosts, "the approved run should have copied save files into the store"
     for host in hosts:
-        assert rebuilt.stored_objects(host) == original.stored_objects(host)
+        # A rebuilt catalog holds its copies as claims (their sidecars), not as proof, until matched with the host.
+        assert rebuilt.stored_objects(host) == []
+        assert rebuilt.stored_objects(host, unproven=True) == original.stored_objects(host)
         for stored in original.stored_objects(host):
             for o in stored.objects:
                 keep = ("receiver", "library", "attached_at", "save_file_library", "save_file", "last_sequence")

@@ -21,6 +21,7 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
 from mqjournal.ibmi import commands, sftpcopy
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
+from mqjournal.ibmi.hostdigest import CopyNotVouched
 from mqjournal.ibmi.transfer import RECORD_BYTES, _Audit, download_save_file, save_file_path
 from mqjournal.ibmi.transport import AuthenticationRejected, HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
 from mqjournal.sim import savfdata
@@ -76,7 +77,7 @@ def big_save_files(fleet: SimFleet, session: IbmiSession, *names: str, mib: int 
         with fleet.host().lock:
             detached[0].text = base64.b64encode(os.urandom(mib * MIB * 3 // 4)).decode()
         run(session, commands.create_save_file("QGPL", name, "mqjournal TEST big save"))
-        run(session, commands.save_receivers("QMTEST", [r.name for r in detached], "QGPL", name))
+        run(session, commands.save_receivers("QMTEST", [r.name for r in detached], "QGPL", name, compression="*NO"))
         with fleet.host().lock:
             served[name] = savfdata.encode(partition.save_files[f"QGPL/{name}"])
     with fleet.host().lock:
@@ -271,10 +272,15 @@ def test_a_host_presenting_another_key_than_the_pinned_one_is_refused_before_any
     store = BackupStore(tmp_path / "backups")
     gets_before = [e for e in sim_fleet.service.transfers.entries() if e.command.startswith("SFTP GET ")]
     presented = sim_fleet.service.host_keys["ibmi1"]
-    with pytest.raises(HostKeyRejected, match=f"presented the ECDSA key {re.escape(presented.fingerprint)}, not the"):
-        download_save_file(pinned, "QGPL", "BIGSAV", store, meta_for("BIGSAV"))
+    # OpenSSH's client, as the copy runs it (download_save_file's session would refuse the host first, when it asks
+    # for the host's digest: paramiko's refusal, tested in test_transport.py).
+    with (
+        pytest.raises(HostKeyRejected, match=f"presented the ECDSA key {re.escape(presented.fingerprint)}, not the"),
+        remote_file(pinned, "BIGSAV") as remote,
+    ):
+        remote.open()
     # Never tried again (it could be an impostor), nothing asked of the host, nothing in the store.
-    assert [r["outcome"] for r in gets(pinned)] == ["failed"]
+    assert len(gets(pinned)) == 1  # one attempt (its outcome is the caller's, transfer._download)
     assert [e for e in sim_fleet.service.transfers.entries() if e.command.startswith("SFTP GET ")] == gets_before
     assert store.fs.find(store.root) == []
 
@@ -294,13 +300,17 @@ def test_a_host_missing_from_known_hosts_is_refused_and_not_learnt(sim_fleet: Si
             known_hosts=empty,
         ),
     )
-    with pytest.raises(HostKeyRejected, match="the host's key is not known"):
-        download_save_file(unknown, "QGPL", "BIGSAV", BackupStore(tmp_path / "backups"), meta_for("BIGSAV"))
+    with (
+        pytest.raises(HostKeyRejected, match="the host's key is not known"),
+        remote_file(unknown, "BIGSAV") as remote,
+    ):
+        remote.open()
     assert empty.read_text() == ""
-    assert [e["event"] for e in read_events(tmp_path / "audit.jsonl") if e.get("transfer")] == ["intent", "outcome"]
+    # One attempt's intent (its outcome is the caller's, transfer._download): never tried again.
+    assert [e["event"] for e in read_events(tmp_path / "audit.jsonl") if e.get("transfer")] == ["intent"]
 
 
-def test_a_save_file_that_changed_before_the_resume_is_copied_again_from_its_first_byte(
+def test_a_save_file_that_changed_before_the_resume_is_copied_again_from_its_first_byte_and_counts_for_nothing(
     sim_fleet: SimFleet, session: IbmiSession, tmp_path
 ):
     big_save_files(sim_fleet, session, "BIGSAV", mib=2)
@@ -321,10 +331,12 @@ def test_a_save_file_that_changed_before_the_resume_is_copied_again_from_its_fir
         sleep=saved_again,
     )
     sim_fleet.service.faults["ibmi1"].transfers.append(TransferFault("BIGSAV", "get", after_bytes=MIB))
-    stored = download_save_file(changing, "QGPL", "BIGSAV", BackupStore(tmp_path / "backups"), meta_for("BIGSAV"))
-    with sim_fleet.host().lock:
-        now = savfdata.encode(partition.save_files["QGPL/BIGSAV"])
-    assert (stored.size_bytes, stored.sha256) == (len(now), hashlib.sha256(now).hexdigest())
+    store = BackupStore(tmp_path / "backups")
+    # The copy starts over from the first byte and arrives whole, but the host digested the bytes saved before: the
+    # copy is not this save's, so it is removed and nothing counts (hostdigest).
+    with pytest.raises(CopyNotVouched, match="not the host's"):
+        download_save_file(changing, "QGPL", "BIGSAV", store, meta_for("BIGSAV"))
+    assert store.fs.find(store.root) == []
     outcomes = [(r["attempt"], r["outcome"]) for r in gets(changing)]
     assert outcomes == [(1, "transport_error"), (2, "failed"), (1, "ok")]
     assert "changed while it was copied" in gets(changing)[1]["error"]
@@ -343,6 +355,6 @@ def test_a_login_the_host_refuses_is_named_and_not_tried_again(sim_fleet: SimFle
             known_hosts=sim_fleet.config.known_hosts,
         ),
     )
-    with pytest.raises(AuthenticationRejected, match="refused the login"):
-        download_save_file(stranger, "QGPL", "BIGSAV", BackupStore(tmp_path / "backups"), meta_for("BIGSAV"))
-    assert [r["outcome"] for r in gets(stranger)] == ["failed"]
+    with pytest.raises(AuthenticationRejected, match="refused the login"), remote_file(stranger, "BIGSAV") as remote:
+        remote.open()
+    assert len(gets(stranger)) == 1  # one attempt, not tried again

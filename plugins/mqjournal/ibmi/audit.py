@@ -35,7 +35,10 @@ class AuditLog:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one record written at a time
+        self._sync_lock = threading.Lock()  # one fsync at a time; the writers waiting for it share the next
+        self._written = 0  # records written (flushed to the file) by this log
+        self._synced = 0  # records of those known to be on disk
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -124,12 +127,29 @@ class AuditLog:
             return
         # One write of one whole line per record, under the lock and in append mode: concurrent sessions in this
         # process never interleave, and a crash can at worst lose the last line, never corrupt an earlier one.
-        # fsync: an intent must survive the worker (and the machine) dying while the command runs on the host.
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")
             handle.flush()
-            if durable:
+            self._written += 1
+            mine = self._written
+        if durable:
+            self._sync(mine)
+
+    def _sync(self, record: int) -> None:
+        """Return once the `record`-th record this log wrote is on disk: an intent must survive the worker (and the
+        machine) dying while its command runs on the host.
+
+        Group commit: one fsync covers every record written before it started, so a writer whose record an fsync
+        in progress does not cover waits for it, then syncs once for all the records written meanwhile; sessions
+        writing at once share fsyncs instead of queueing one each behind the write lock."""
+        with self._sync_lock:
+            if self._synced >= record:
+                return  # another writer's fsync started after this record was written
+            with self._lock:
+                covered = self._written  # every record written so far is in the file before this fsync starts
+            with self.path.open("a", encoding="utf-8") as handle:  # type: ignore[union-attr]
                 os.fsync(handle.fileno())
+            self._synced = covered
 
 
 TRANSFERS = frozenset({"get", "put"})

@@ -138,7 +138,7 @@ class Executor(HostContext):
             result.not_saved += [(r.name, why) for r in batch]
             return None
         after = receivers_by_name(self.live(), self.target.library)
-        saved = []
+        saved: list[SaveRecord] = []
         for receiver in batch:
             now = after.get(receiver.name)
             in_file = content.holds(receiver.library, receiver.name)
@@ -146,7 +146,7 @@ class Executor(HostContext):
             if why or now is None:
                 result.not_saved.append((receiver.name, why))
             else:
-                self.catalog.record_save(
+                saved.append(
                     save_record(
                         now,
                         host=self.host,
@@ -157,9 +157,10 @@ class Executor(HostContext):
                         run_id=self.run_id,
                     )
                 )
-                saved.append(receiver.name)
-        result.saved += saved
-        self.catalog.finish(operation, "done", f"{len(saved)} of {len(batch)} saved in {path}: {message}")
+        # The saves, proven in the save file that exists now, and the outcome in one transaction.
+        detail = f"{len(saved)} of {len(batch)} saved in {path}: {message}"
+        self.catalog.finish(operation, "done", detail, saves=saved)
+        result.saved += [s.receiver for s in saved]
         return path if saved else None
 
     # --- copy off the partition ------------------------------------------------------------------------------
@@ -312,19 +313,18 @@ class Executor(HostContext):
         if not ok:
             self.catalog.finish(operation, "failed", message or "DLTJRNRCV failed")
             return message or "DLTJRNRCV failed"
-        self.catalog.record_deletion(
-            DeletionRecord(
-                host=self.host,
-                qmgr=self.target.qmgr,
-                receiver=receiver.name,
-                library=receiver.library,
-                attached_at=attached_at,
-                deleted_at=datetime.now(UTC),
-                delete_option=option,
-                run_id=self.run_id,
-            )
+        deletion = DeletionRecord(
+            host=self.host,
+            qmgr=self.target.qmgr,
+            receiver=receiver.name,
+            library=receiver.library,
+            attached_at=attached_at,
+            deleted_at=datetime.now(UTC),
+            delete_option=option,
+            run_id=self.run_id,
         )
-        self.catalog.finish(operation, "done", message or "deleted")
+        # The deletion with the outcome: lost together, the open intent is reconciled into it from the host.
+        self.catalog.finish(operation, "done", message or "deleted", deletions=[deletion])
         return None
 
 
