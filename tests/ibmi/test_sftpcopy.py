@@ -22,7 +22,7 @@ from mqjournal.catalog import SaveFileCopy
 from mqjournal.ibmi import commands, sftpcopy
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
 from mqjournal.ibmi.hostdigest import CopyNotVouched
-from mqjournal.ibmi.transfer import RECORD_BYTES, _Audit, download_save_file, save_file_path
+from mqjournal.ibmi.transfer import RECORD_BYTES, download_save_file, remote_save_file, save_file_path
 from mqjournal.ibmi.transport import AuthenticationRejected, HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
 from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status
@@ -103,17 +103,7 @@ def gets(session: IbmiSession) -> list[dict]:
 
 
 def remote_file(session: IbmiSession, name: str, *, carrier=None, max_read: int = sftpcopy.MAX_READ):
-    path = save_file_path("QGPL", name)
-    return sftpcopy.RemoteFile(
-        carrier or sftpcopy.carrier_for(session),
-        path,
-        host=session.host,
-        attempts=session.retry.attempts,
-        delay_after=session.retry.delay_after,
-        pause=session.pause,
-        begin=lambda attempt: _Audit(session, "get", path, attempt),
-        max_read=max_read,
-    )
+    return remote_save_file(session, save_file_path("QGPL", name), carrier=carrier, max_read=max_read)
 
 
 # --- the carrier --------------------------------------------------------------------------------------------------

@@ -178,20 +178,29 @@ def _with_retries(
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _download(
-    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, attempt: int
-) -> StoredObject:
-    # How the bytes come (OpenSSH's client or the session's channel, reads in flight, resumed after a drop from the
-    # last byte received) is sftpcopy's; what they are checked against and where they go is this module's.
-    remote = sftpcopy.RemoteFile(
-        sftpcopy.carrier_for(session),
+def remote_save_file(
+    session: IbmiSession, path: str, *, carrier: sftpcopy.Carrier | None = None, max_read: int = sftpcopy.MAX_READ
+) -> sftpcopy.RemoteFile:
+    """The save file at `path` as sftpcopy reads it for `session`: its carrier, the session's retry attempts, and an
+    audit intent written before each attempt (its outcome is the caller's)."""
+    return sftpcopy.RemoteFile(
+        carrier or sftpcopy.carrier_for(session),
         path,
         host=session.host,
         attempts=session.retry.attempts,
         delay_after=session.retry.delay_after,
         pause=session.pause,
         begin=lambda attempt: _Audit(session, "get", path, attempt),
+        max_read=max_read,
     )
+
+
+def _download(
+    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, attempt: int
+) -> StoredObject:
+    # How the bytes come (OpenSSH's client or the session's channel, reads in flight, resumed after a drop from the
+    # last byte received) is sftpcopy's; what they are checked against and where they go is this module's.
+    remote = remote_save_file(session, path)
     try:
         with remote:
             size = remote.open()
