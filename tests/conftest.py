@@ -4,6 +4,7 @@ fault matrix's summary line (tests/safety), printed at the end of the session.""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,12 @@ from mqjournal.ibmi.db2out import Db2Failure, parse_single
 from mqjournal.sim.service import SimulatorService
 
 START = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+
+# Every JVM the tests start (the plan job's spark-submit, the Spark sessions, through Airflow and the drivers, whose
+# environments inherit this one) lives for seconds to a few minutes on small input: C2's compile threads spent half of
+# a one-host plan job's CPU time (91 s of CPU, 49 s with C1 alone, measured 2026-11-27) and the other e2e worker
+# waited for the cores. A test setting only: deployments keep the JVM's defaults.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 TEST_SIZE_FACTOR = 0.001
 
 
