@@ -101,6 +101,11 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path)
     from playwright.sync_api import sync_playwright
 
     began = time.monotonic()
+    from playwright.sync_api import expect
+
+    # Playwright's 5 s default for an element to show is a quiet machine's: with the other e2e worker's JVMs on the
+    # same 2 cores, Airflow's React pages took longer to render a run's note (CI, 2026-11-27).
+    expect.set_options(timeout=30_000)
     with running_demo(workdir, say) as demo:
         run_id, state = demo.maintenance_run(say, answer="Reject")
         settings = Settings.from_env({"MQJOURNAL_DATA_DIR": str(demo.home.data_dir)})
