@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import time
 from datetime import timedelta
 
 import pytest
@@ -207,10 +206,8 @@ def full_library(attached: str, keep_free: tuple[str, ...] = ()) -> tuple[Receiv
 
 
 def test_every_name_taken_gives_no_crtjrnrcv_but_rule_3_with_a_gap_and_rcdmqmimg():
-    started = time.monotonic()
     snap = snapshot(list(full_library("AMQA000500")), oldest="AMQA000499")
     plan = plan_for(snap)
-    assert time.monotonic() - started < 20
     assert all(s.action is not Action.CREATE_RECEIVER for s in plan.steps)
     assert [s.action for s in plan.steps] == [Action.RECORD_MEDIA_IMAGES]
     assert texts(plan) == ["RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME('TEST') DSPJRNDTA(*YES)"]

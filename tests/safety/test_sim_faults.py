@@ -89,13 +89,13 @@ def test_hold_after_holds_the_answer_until_the_client_goes(sim_fleet: SimFleet):
         shell.run('system "CRTSAVF FILE(QGPL/HELD)"', timeout=0.3)
     assert "QGPL/HELD" in sim_fleet.host().partition.save_files  # it ran; only the answer is held
     assert seen == [('system "CRTSAVF FILE(QGPL/HELD)"', "arrived"), ('system "CRTSAVF FILE(QGPL/HELD)"', "ran")]
-    started = time.monotonic()
     shell.client.close()
-    # The held worker notices the client is gone and ends, long before its 30 s.
-    deadline = time.monotonic() + 5
+    # The held worker notices the client is gone and ends, long before its 30 s (waited for up to 20 s: a loaded
+    # machine is slow, and the hold would still be on).
+    deadline = time.monotonic() + 20
     while time.monotonic() < deadline and any(t.name == "sim-ssh-exec-ibmi1" for t in threading.enumerate()):
         time.sleep(0.02)
-    assert time.monotonic() - started < 5
+    assert not any(t.name == "sim-ssh-exec-ibmi1" for t in threading.enumerate())
     assert not log(sim_fleet)[0].answered
 
 

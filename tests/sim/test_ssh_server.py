@@ -134,19 +134,28 @@ def test_exec_round_trip_separates_stdout_stderr_and_exit_status(serve, host_key
 
 
 def test_many_commands_on_one_connection_in_sequence_and_concurrently(serve, host_key, client_key) -> None:
+    running, most = [0], [0]
+    lock = threading.Lock()
+
     def slow_echo(host: str, user: str, command: str) -> ExecResult:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
         time.sleep(0.1)
+        with lock:
+            running[0] -= 1
         return ExecResult(0, stdout=command)
 
     fleet = serve(Recorder(slow_echo))
     with connect(fleet.ports["AS400A"], host_key, client_key) as client:
         assert [run(client, f"echo {i}")[1] for i in range(5)] == [f"echo {i}" for i in range(5)]
 
-        started = time.monotonic()
+        most[0] = 0
         with ThreadPoolExecutor(max_workers=8) as pool:
             outputs = list(pool.map(lambda i: run(client, f"echo {i}")[1], range(8)))
         assert outputs == [f"echo {i}" for i in range(8)]
-        assert time.monotonic() - started < 0.8  # they overlapped rather than queued behind each other
+        # They overlapped rather than queued behind each other (counted, not timed: a loaded machine is slow).
+        assert most[0] > 1
 
 
 def test_instant_commands_in_a_burst_all_get_their_answer(serve, host_key, client_key) -> None:
@@ -341,7 +350,8 @@ def test_stop_closes_ports_and_connections_quickly(serve, host_key, client_key) 
 
     started = time.monotonic()
     fleet.stop()
-    assert time.monotonic() - started < 2
+    # Not held up by the open connection's idle wait (paramiko's is minutes); loose, for a loaded machine.
+    assert time.monotonic() - started < 10
 
     for port in ports.values():
         with pytest.raises(ConnectionRefusedError):
