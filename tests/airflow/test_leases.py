@@ -17,16 +17,18 @@ from tests.airflow.skewed_workers import holding_slot, try_slot
 
 def test_no_more_sessions_than_slots_run_on_one_host_at_once(tmp_path):
     url = f"sqlite:///{tmp_path / 'leases.db'}"
-    active, peak, lock = [0], [0], threading.Lock()
+    active, peak, changed = [0], [0], threading.Condition()
 
     def work():
-        with host_session_slot(url, "ibmi1", slots=2, poll=0.01):
-            with lock:
-                active[0] += 1
-                peak[0] = max(peak[0], active[0])
-            time.sleep(0.05)
-            with lock:
-                active[0] -= 1
+        with host_session_slot(url, "ibmi1", slots=2, poll=0.01), changed:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            changed.notify_all()
+            # Hold the slot until a second holder has been seen (or 10 s), so that two overlap however slowly a
+            # loaded machine starts the threads; a third would raise the peak past 2.
+            changed.wait_for(lambda: peak[0] >= 2, timeout=10)
+            time.sleep(0.01)
+            active[0] -= 1
 
     threads = [threading.Thread(target=work) for _ in range(6)]
     for t in threads:
