@@ -45,6 +45,7 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    func,
     select,
 )
 from sqlalchemy.engine import Connection, Dialect, Engine
@@ -1005,8 +1006,6 @@ class Catalog:
 
     def drill_count(self) -> int:
         """How many drills were ever recorded: the next scratch save file's number starts after it."""
-        from sqlalchemy import func
-
         with self._session("count the restore drills") as session:
             return int(session.scalar(select(func.count(_RestoreDrill.id))) or 0)
 

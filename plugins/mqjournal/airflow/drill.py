@@ -67,7 +67,7 @@ def gate_body(sample: Sample, store_url: str, library: str) -> str:
         last = f"{local_time(c.last_drilled_at)} ({c.last_outcome})" if c.last_drilled_at else "never"
         proof = "proven" if c.proven else "**unproven** (a claim, or a problem found)"
         lines.append(
-            f"| {c.host} | {c.qmgr} | `{c.key}` | {c.key.rsplit('/', 1)[-1]} | {size(c.size_bytes)} | {proof} | {last} |"
+            f"| {c.host} | {c.qmgr} | `{c.key}` | {c.save_file} | {size(c.size_bytes)} | {proof} | {last} |"
         )
     lines += ["", sample.text()]
     return "\n".join(lines) + "\n"

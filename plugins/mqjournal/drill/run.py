@@ -48,6 +48,7 @@ def candidates(catalog: Catalog, store_url: str) -> list[Candidate]:
                 proven=c.proves,
                 last_drilled_at=d.drilled_at if d else None,
                 last_outcome=d.outcome if d else None,
+                save_file=s.save_file_path,
             )
         )
     return found

@@ -35,6 +35,7 @@ class Candidate:
     proven: bool  # counts as a backup now (StoredCopy.proves)
     last_drilled_at: datetime | None = None
     last_outcome: str | None = None  # "passed", "failed", "error"; None: never drilled
+    save_file: str = ""  # the copy's save file on its partition, LIB/NAME: for the approver
 
 
 @dataclass(frozen=True)
