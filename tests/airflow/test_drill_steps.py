@@ -5,6 +5,7 @@ note say what came out; a failed drill fails the report task, so the run is red.
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def test_a_failed_drill_is_named_in_the_report_and_fails_the_report_task(sim_fle
     proposal = steps.propose(settings)
     results = steps.execute(settings, proposal["keys"], "drill-run-2")
 
-    with pytest.raises(steps.DrillsFailed, match=copied):
+    with pytest.raises(steps.DrillsFailed, match=re.escape(copied)):
         steps.report(
             settings, "drill-run-2", proposal=proposal, results=results, approval=APPROVED, approve_state="success"
         )

@@ -78,11 +78,11 @@ def test_the_previous_runs_copy_is_drilled_again_when_nothing_else_is_due():
 
 
 def test_the_byte_budget_takes_the_first_copy_whatever_its_size_and_then_only_what_fits():
-    copies = [copy("huge", size=1000), copy("big", size=600), copy("small", size=50)]
+    copies = [copy("a-huge", size=1000), copy("b-big", size=600), copy("c-small", size=50)]
     sample = choose(copies, Rule(copies_per_run=5, every=EVERY, max_bytes_per_run=500), NOW)
-    assert keys(sample) == ["huge"]
+    assert keys(sample) == ["a-huge"]
     sample = choose(copies[1:], Rule(copies_per_run=5, every=EVERY, max_bytes_per_run=700), NOW)
-    assert keys(sample) == ["big", "small"]
+    assert keys(sample) == ["b-big", "c-small"]
 
 
 def test_nothing_due_is_an_empty_sample():
