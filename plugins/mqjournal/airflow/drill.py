@@ -141,7 +141,10 @@ def write_report(settings: Settings, run_id: str, proposal: dict[str, Any] | Non
 
 
 def results_from_xcom(pulled: object) -> list[DrillResult]:
-    return [DrillResult(**r) for r in (pulled or [])]  # type: ignore[union-attr]
+    """The drill task's XCom value (None when it did not run) as results."""
+    if not isinstance(pulled, (list, tuple)):
+        return []
+    return [DrillResult(**r) for r in pulled]
 
 
 def report(
