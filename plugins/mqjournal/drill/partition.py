@@ -82,8 +82,8 @@ def drill_copy(
     session: IbmiSession, store: BackupStore, stored: StoredObject, *, library: str, first_number: int
 ) -> DrillResult:
     """Drill `stored` (the catalog's record of the copy) on the partition of `session`, in scratch library `library`,
-    trying scratch names from `first_number`. Never raises for what the drill finds; raises only for programming
-    errors."""
+    trying scratch names from `first_number`. What the drill finds, and what keeps it from being made, is in the
+    result; only a scratch library that may not hold scratch files raises (InvalidName), before anything is sent."""
     result = DrillResult(
         key=stored.key, store_url=stored.store_url, host=stored.host, qmgr=stored.qmgr, save_file=stored.save_file_path
     )
