@@ -15,7 +15,9 @@ AT = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 
 def _catalog_with_a_copy(tmp_path, proof="copied") -> tuple[Catalog, StoredObject]:
     catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
-    stored = BackupStore(tmp_path / "backups").put(io.BytesIO(SAVE_FILE_BYTES), save_file_copy(receiver_saves("MQJ0001", 1, 3)))
+    stored = BackupStore(tmp_path / "backups").put(
+        io.BytesIO(SAVE_FILE_BYTES), save_file_copy(receiver_saves("MQJ0001", 1, 3))
+    )
     catalog.record_stored(stored, proof=proof)
     return catalog, stored
 

@@ -97,7 +97,7 @@ def test_a_good_copy_passes_is_recorded_and_its_scratch_save_file_is_deleted(sim
 
 
 def test_a_copy_corrupted_in_the_store_fails_by_name_records_no_proof_and_its_scratch_file_goes(sim_fleet, executor):
-    _, to_delete, save_file, key = _saved(executor)
+    _, to_delete, _, key = _saved(executor)
     path = _store_file(executor, key)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01

@@ -62,13 +62,14 @@ def gate_body(sample: Sample, store_url: str, library: str) -> str:
     ]
     if not sample.chosen:
         return "\n".join([*lines, sample.text()]) + "\n"
-    lines += ["| host | queue manager | copy | save file | size | proof now | last drill |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "| host | queue manager | copy | save file | size | proof now | last drill |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in sample.chosen:
         last = f"{local_time(c.last_drilled_at)} ({c.last_outcome})" if c.last_drilled_at else "never"
         proof = "proven" if c.proven else "**unproven** (a claim, or a problem found)"
-        lines.append(
-            f"| {c.host} | {c.qmgr} | `{c.key}` | {c.save_file} | {size(c.size_bytes)} | {proof} | {last} |"
-        )
+        lines.append(f"| {c.host} | {c.qmgr} | `{c.key}` | {c.save_file} | {size(c.size_bytes)} | {proof} | {last} |")
     lines += ["", sample.text()]
     return "\n".join(lines) + "\n"
 
@@ -111,7 +112,9 @@ def outcome_line(
     if who is None:
         return refusal.replace("nothing was deleted", "nothing was drilled")
     counts = {o: sum(1 for r in results if r.outcome == o) for o in ("passed", "failed", "error")}
-    line = f"approved by {who}: {len(results)} cop{'y' if len(results) == 1 else 'ies'} drilled, {counts['passed']} passed"
+    line = (
+        f"approved by {who}: {len(results)} cop{'y' if len(results) == 1 else 'ies'} drilled, {counts['passed']} passed"
+    )
     if counts["failed"]:
         line += f", {counts['failed']} FAILED ({', '.join(r.key for r in results if r.outcome == 'failed')})"
     if counts["error"]:
@@ -122,7 +125,9 @@ def outcome_line(
     return line
 
 
-def write_report(settings: Settings, run_id: str, proposal: dict[str, Any] | None, results: Sequence[DrillResult], outcome: str) -> str:
+def write_report(
+    settings: Settings, run_id: str, proposal: dict[str, Any] | None, results: Sequence[DrillResult], outcome: str
+) -> str:
     lines = [f"# {DAG_ID} {run_id}", "", f"Outcome: {outcome}", ""]
     if proposal is not None:
         lines += ["## Proposal", "", str(proposal.get("body", "")), ""]

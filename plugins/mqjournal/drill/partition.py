@@ -36,9 +36,9 @@ from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.backups import require_content_service, save_file_contents
 from mqjournal.ibmi.readings import cl_messages
-from mqjournal.names import TEXT_LENGTH
 from mqjournal.ibmi.transfer import SaveFileTransferError, UploadIncomplete, upload_save_file
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession, OutcomeUnknown, TransportError
+from mqjournal.names import TEXT_LENGTH
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,9 @@ def candidates(catalog: Catalog, store_url: str) -> list[Candidate]:
 
 
 def sample(catalog: Catalog, store_url: str, rule: Rule, now: datetime | None = None) -> Sample:
-    previous = previous_run_keys([(d.run_id, d.key, d.drilled_at) for d in catalog.drills() if d.store_url == store_url])
+    previous = previous_run_keys(
+        [(d.run_id, d.key, d.drilled_at) for d in catalog.drills() if d.store_url == store_url]
+    )
     return choose(candidates(catalog, store_url), rule, now or datetime.now(UTC), previous)
 
 

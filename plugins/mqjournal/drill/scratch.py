@@ -30,8 +30,7 @@ def scratch_library(name: str) -> str:
     if library == "QTEMP" or (library.startswith("Q") and library not in _USER_Q_LIBRARIES):
         raise InvalidName(
             library,
-            "a restore drill's scratch save files may not go into QTEMP (a new one for each command) or an IBM "
-            "library",
+            "a restore drill's scratch save files may not go into QTEMP (a new one for each command) or an IBM library",
             "set MQJOURNAL_DRILL_LIBRARY to a user library (QGPL, or one made for drills with CRTLIB)",
         )
     return library

@@ -634,9 +634,9 @@ def _damaged(q: Row, snapshot: Snapshot | None) -> list[str]:
 
 
 def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
-    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full, a last restore drill that failed. Amber: any other alert, the ASP at least 75%
-    full, a last run Airflow says failed (or, where Airflow's DB is not read, a run without its report), no
-    collection for over 8 days. Green otherwise. Each reason is said.
+    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full, a last restore drill that failed. Amber: any
+    other alert, the ASP at least 75% full, a last run Airflow says failed (or, where Airflow's DB is not read, a run
+    without its report), no collection for over 8 days. Green otherwise. Each reason is said.
 
     A failed run is amber, not red: it asks for a look at the run, while what MQ needs is judged by the plan's
     alerts and blocks, red on their own; what it left undone costs space, and the ASP and threshold reasons turn the

@@ -213,7 +213,7 @@ def drill(row: QueueManagerRow) -> str:
         detail += f"; not made: {len(d.not_made)}"
     return (
         f'<span class="drill {css}" data-drill="{e(d.outcome)}" title="{e("; ".join(d.problems))}">'
-        f"{e(when(d.at, row))}</span><span class=\"why\">{e(d.outcome)}: {e(detail)}</span>"
+        f'{e(when(d.at, row))}</span><span class="why">{e(d.outcome)}: {e(detail)}</span>'
     )
 
 
