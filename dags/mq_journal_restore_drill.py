@@ -18,6 +18,7 @@ from airflow.sdk import TriggerRule, dag, task
 
 from mqjournal.airflow import drill as steps
 from mqjournal.airflow.settings import settings
+from mqjournal.airflow.xcom import Pulled
 
 
 @dag(
@@ -35,8 +36,8 @@ def mq_journal_restore_drill():
         return steps.propose(settings())
 
     @task.branch
-    def gate(proposal: dict[str, Any]) -> str | None:
-        return steps.next_after_proposal(proposal)
+    def gate(proposal: Pulled) -> str | None:
+        return steps.next_after_proposal(steps.proposal_from_xcom(proposal))
 
     approve = ApprovalOperator(
         task_id="approve",
@@ -47,8 +48,8 @@ def mq_journal_restore_drill():
 
     # Never retried by Airflow: each drill's outcome is in the catalog as it ends; the next run takes what is due.
     @task(**settings().tasks.ssh_task(sessions=1, retries=0))
-    def drill(proposal: dict[str, Any], run_id=None) -> list[dict[str, Any]]:
-        return steps.execute(settings(), proposal["keys"], run_id)
+    def drill(proposal: Pulled, run_id=None) -> list[dict[str, Any]]:
+        return steps.execute(settings(), steps.proposal_from_xcom(proposal)["keys"], run_id)
 
     @task(trigger_rule=TriggerRule.ALL_DONE, retries=0)
     def report(run_id=None, ti=None) -> str:

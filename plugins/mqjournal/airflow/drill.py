@@ -74,6 +74,13 @@ def gate_body(sample: Sample, store_url: str, library: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def proposal_from_xcom(pulled: object) -> dict[str, Any]:
+    """The propose task's XCom value, checked: {"keys": [...], "body": str, "anything": bool}."""
+    if not isinstance(pulled, dict) or not isinstance(pulled.get("keys"), list):
+        raise TypeError(f"not a restore drill proposal: {pulled!r}")
+    return pulled
+
+
 def next_after_proposal(proposal: dict[str, Any]) -> str | None:
     """The approval gate when there is anything to drill; otherwise nothing (the report runs whatever happened)."""
     return "approve" if proposal.get("anything") else None

@@ -37,7 +37,7 @@ def candidates(catalog: Catalog, store_url: str) -> list[Candidate]:
             discarded[s.host] = catalog.discarded_save_files(s.host)
         if s.save_file_path in discarded[s.host]:
             continue
-        d = last.get(s.key)
+        drilled = last.get(s.key)
         found.append(
             Candidate(
                 store_url=store_url,
@@ -46,8 +46,8 @@ def candidates(catalog: Catalog, store_url: str) -> list[Candidate]:
                 qmgr=s.qmgr,
                 size_bytes=s.size_bytes,
                 proven=c.proves,
-                last_drilled_at=d.drilled_at if d else None,
-                last_outcome=d.outcome if d else None,
+                last_drilled_at=drilled.drilled_at if drilled else None,
+                last_outcome=drilled.outcome if drilled else None,
                 save_file=s.save_file_path,
             )
         )
