@@ -45,6 +45,7 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    func,
     select,
 )
 from sqlalchemy.engine import Connection, Dialect, Engine
@@ -270,6 +271,32 @@ class _Stored(_Base):
     proof_problem: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
+class _RestoreDrill(_Base):
+    """One stored copy drilled (migration 0006): uploaded into a scratch save file on a partition and its object list
+    read back. The sampling rule reads when each copy was last drilled; the fleet view the last drill per queue
+    manager."""
+
+    __tablename__ = "restore_drills"
+    __table_args__ = (
+        Index("ix_restore_drills_store_key", "store_url", "key"),
+        Index("ix_restore_drills_host_qmgr", "host", "qmgr"),
+    )
+
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    qmgr: Mapped[str] = mapped_column(String(48))
+    store_url: Mapped[str] = mapped_column(String(1024))
+    key: Mapped[str] = mapped_column(String(1024))
+    save_file_library: Mapped[str] = mapped_column(String(10))
+    save_file: Mapped[str] = mapped_column(String(10))
+    run_id: Mapped[str] = mapped_column(String(250))
+    drilled_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    outcome: Mapped[str] = mapped_column(String(12))
+    scratch: Mapped[str | None] = mapped_column(String(21), nullable=True)  # LIB/NAME of the scratch save file
+    problem: Mapped[str | None] = mapped_column(Text, nullable=True)
+    action: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
 class _StoredReceiver(_Base):
     """One receiver in a stored object's object list (migration 0005): the stored objects holding a receiver are
     found through the index on (host, receiver), not by reading every object list of the host."""
@@ -325,16 +352,18 @@ class _RemovedFromHost(_Base):
 OperationState = Literal["intent", "done", "failed", "reconciled"]
 
 
-StoredProof = Literal["copied", "host_save_file", "claimed_by_sidecar"]
+StoredProof = Literal["copied", "host_save_file", "claimed_by_sidecar", "restore_drill"]
 """What makes a stored object a backup to delete against:
 
 - ``copied``: the copy step streamed the host's save file into the store and read the stored bytes back equal;
 - ``host_save_file``: recorded as a claim, then its bytes matched the host's save file, whose content listed every
   receiver the object list names;
 - ``claimed_by_sidecar``: recorded from its sidecar alone (`mqjournal catalog rebuild --from-store`). A sidecar with
-  the right SHA-256 may still list receivers its bytes do not hold: a claim, never proof of a save."""
+  the right SHA-256 may still list receivers its bytes do not hold: a claim, never proof of a save;
+- ``restore_drill``: recorded as a claim, then a restore drill uploaded its bytes into a scratch save file on a
+  partition, which took them as a save file and listed every receiver the object list names (mqjournal.drill)."""
 
-PROVING: frozenset[StoredProof] = frozenset({"copied", "host_save_file"})
+PROVING: frozenset[StoredProof] = frozenset({"copied", "host_save_file", "restore_drill"})
 """The proofs a delete, an evidence check or the cleanup step may count on; any other state proves nothing."""
 
 
@@ -566,6 +595,35 @@ class StoredObject(SaveFileCopy):
             for o in self.objects
             if o.attached_at is not None
         ]
+
+
+DrillOutcome = Literal["passed", "failed", "error"]
+"""A restore drill of one copy: `passed` (the partition listed every receiver the catalog names), `failed` (the copy
+does not restore: its bytes were refused or list other objects; the copy then proves nothing), `error` (the drill
+could not be made, e.g. CRTSAVF refused or the host dropped: nothing is known about the copy)."""
+
+
+DRILL_PROBLEM = "restore drill "
+"""How a failed drill's `proof_problem` starts: a scrub whose read matches the digest does not clear it."""
+
+
+class DrillRecord(BaseModel):
+    """One copy's restore drill, as the catalog keeps it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: HostName
+    qmgr: QueueManagerName
+    store_url: str
+    key: str
+    save_file_library: ObjectName
+    save_file: ObjectName
+    run_id: str = Field(min_length=1, max_length=250)
+    drilled_at: AwareDatetime
+    outcome: DrillOutcome
+    scratch: str | None = None
+    problem: str | None = None
+    action: str | None = None
 
 
 class StoredCopy(BaseModel):
@@ -900,6 +958,10 @@ class Catalog:
         until a later read matches again."""
         with self._session(f"record the check of {key}", write=True) as session:
             row = self._stored_row(session, store_url, key)
+            if problem is None and (row.proof_problem or "").startswith(DRILL_PROBLEM):
+                # Bytes that match their digest still list what they listed: only a drill that passes clears this.
+                row.proof_checked_at = at
+                return
             row.proof_checked_at, row.proof_problem = at, problem
 
     def record_proof(
@@ -912,6 +974,40 @@ class Catalog:
             row.proof, row.proof_checked_at, row.proof_problem = proof, at, None
             if host_sha256 is not None:
                 row.host_sha256 = host_sha256
+
+    # --- restore drills --------------------------------------------------------------------------------------
+
+    def record_drill(self, record: DrillRecord) -> None:
+        """A copy's drill and what it proved, in one transaction: `passed` on a claimed copy proves it
+        (`restore_drill`); `failed` leaves the copy proving nothing until a later read or drill matches
+        (`proof_problem`); `error` changes nothing about the copy."""
+        with self._session(f"record the restore drill of {record.key}", write=True) as session:
+            session.add(_RestoreDrill(**record.model_dump()))
+            row = self._stored_row(session, record.store_url, record.key)
+            if record.outcome == "passed":
+                if row.proof not in PROVING:
+                    row.proof = "restore_drill"
+                row.proof_checked_at, row.proof_problem = record.drilled_at, None
+            elif record.outcome == "failed":
+                row.proof_checked_at = record.drilled_at
+                row.proof_problem = f"{DRILL_PROBLEM}{record.run_id}: {record.problem}"
+
+    def drills(self, *, host: str | None = None, qmgr: str | None = None) -> list[DrillRecord]:
+        """Every restore drill (of a host, of one queue manager), oldest first."""
+        query = select(_RestoreDrill)
+        if host is not None:
+            query = query.where(_RestoreDrill.host == host)
+        if qmgr is not None:
+            query = query.where(_RestoreDrill.qmgr == qmgr)
+        with self._session("read the restore drills") as session:
+            rows = session.scalars(query.order_by(_RestoreDrill.drilled_at, _RestoreDrill.id)).all()
+            columns = [c.name for c in _RestoreDrill.__table__.columns if c.name != "id"]
+            return [DrillRecord.model_validate({c: getattr(r, c) for c in columns}) for r in rows]
+
+    def drill_count(self) -> int:
+        """How many drills were ever recorded: the next scratch save file's number starts after it."""
+        with self._session("count the restore drills") as session:
+            return int(session.scalar(select(func.count(_RestoreDrill.id))) or 0)
 
     @staticmethod
     def _stored_row(session: Session, store_url: str, key: str) -> _Stored:

@@ -159,6 +159,49 @@ class ScrubSettings(_Section):
         return int(self.max_gib_per_run * 1024**3)
 
 
+DEFAULT_DRILL_SCHEDULE = "0 6 * * 0"
+"""Sunday 06:00: after the backup expiry (05:00), so no copy about to expire is drilled."""
+
+
+class DrillSettings(_Section):
+    """The restore drill (mqjournal.drill, docs/backup-store.md): a sample of stored copies uploaded into scratch save
+    files on their partitions and their object lists read back, behind an approval, a bounded amount per run."""
+
+    env_prefix: ClassVar[str] = "MQJOURNAL_DRILL_"
+
+    schedule: str | None = Field(
+        DEFAULT_DRILL_SCHEDULE,
+        description="the restore drill DAG's cron schedule (MQJOURNAL_DRILL_SCHEDULE; empty: triggered by hand only)",
+    )
+    copies_per_run: int = Field(2, ge=1, le=1000, description="stored copies one drill run uploads at most")
+    max_gib_per_run: float = Field(
+        8.0, gt=0, description="GiB one drill run uploads at most (the first copy is drilled whatever its size)"
+    )
+    every_days: float = Field(
+        90.0, gt=0, description="every stored copy is drilled again within this many days (if the runs keep up)"
+    )
+    library: str = Field(
+        "QGPL",
+        min_length=1,
+        max_length=10,
+        description="the library the scratch save files (DRLnnnnnnn) are created in and deleted from; not QTEMP or "
+        "an IBM library",
+    )
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @property
+    def every(self) -> timedelta:
+        return timedelta(days=self.every_days)
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_gib_per_run * 1024**3)
+
+
 class SshTaskOptions(TypedDict):
     """The keyword arguments of `@task(...)` for a maintenance task that opens an SSH session."""
 
@@ -260,6 +303,7 @@ class Settings(BaseModel):
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
     scrub: ScrubSettings = Field(default_factory=ScrubSettings)
+    drill: DrillSettings = Field(default_factory=DrillSettings)
 
     @field_validator("data_dir", mode="before")
     @classmethod
@@ -306,6 +350,7 @@ class Settings(BaseModel):
             "approval": ApprovalSettings.from_env(env),
             "tasks": TaskSettings.from_env(env),
             "scrub": ScrubSettings.from_env(env),
+            "drill": DrillSettings.from_env(env),
         }
         return cls.model_validate(values)
 
@@ -358,6 +403,13 @@ class Settings(BaseModel):
 
     def expiry_report_file(self, run_id: str) -> DataPath:
         return self.data_folder / "reports" / f"expiry_{safe(run_id)}.md"
+
+    def drill_report_file(self, run_id: str) -> DataPath:
+        return self.data_folder / "reports" / f"drill_{safe(run_id)}.md"
+
+    def drill_note_file(self, run_id: str) -> DataPath:
+        """The restore drill run's one-line outcome, for its note in the grid (as `note_file` for maintenance)."""
+        return self.data_folder / "reports" / f"drill_{safe(run_id)}.note"
 
     def expiry_plan_file(self, run_id: str, host: str, qmgr: str) -> DataPath:
         return self.data_folder / "expiry" / safe(run_id) / f"{safe(host)}__{safe(qmgr)}.json"

@@ -84,3 +84,25 @@ def test_the_backup_expiry_schedule_is_a_setting(monkeypatch):
     assert Settings.from_env().expiry_schedule == "0 6 1 * *"
     monkeypatch.setenv("MQJOURNAL_EXPIRY_SCHEDULE", "")
     assert Settings.from_env().expiry_schedule is None
+
+
+def test_the_restore_drill_dag_drills_only_after_approval_and_reports_whatever_happened():
+    dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_restore_drill"]
+    upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
+    assert dag.timetable.expression == "0 6 * * 0"  # Sunday 06:00, after the backup expiry
+    assert upstream["gate"] == {"propose"} and upstream["approve"] == {"gate"}
+    assert upstream["drill"] == {"approve", "propose"}
+    assert dag.task_dict["approve"].__class__.__name__ == "ApprovalOperator"
+    assert dag.task_dict["drill"].pool == "mqjournal_ssh" and dag.task_dict["drill"].retries == 0
+    assert dag.task_dict["report"].trigger_rule == "all_done" and upstream["report"] == {"propose", "drill"}
+
+
+def test_the_restore_drill_settings_have_their_defaults_and_are_read_from_the_environment(monkeypatch):
+    from mqjournal.airflow.settings import Settings
+
+    drill = Settings.from_env().drill
+    assert (drill.copies_per_run, drill.max_gib_per_run, drill.every_days, drill.library) == (2, 8.0, 90.0, "QGPL")
+    monkeypatch.setenv("MQJOURNAL_DRILL_COPIES_PER_RUN", "5")
+    monkeypatch.setenv("MQJOURNAL_DRILL_SCHEDULE", "")
+    drill = Settings.from_env().drill
+    assert drill.copies_per_run == 5 and drill.schedule is None

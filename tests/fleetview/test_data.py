@@ -331,3 +331,75 @@ def test_the_newest_later_run_that_selected_it_is_its_last_run():
     assert data.newer_run("ibmi-prod1", "PAYROLL", planned, [other_host, failed, planned, older]) == failed
     assert data.newer_run("ibmi-prod1", "PAYROLL", planned, [other_host, planned, older]) is None
     assert data.newer_run("ibmi-prod1", "PAYROLL", None, [failed]) is None  # the plan's run unknown to Airflow
+
+
+# --- the last restore drill --------------------------------------------------------------------------------------
+
+
+def _drilled(fleet, outcome: str, run_id: str, at: datetime, problem: str | None = None) -> None:
+    from mqjournal.catalog import DrillRecord
+
+    (copy,) = fleet.catalog.stored_copies(fleet.catalog.stored_objects("ibmi-prod2", unproven=True)[0].store_url)
+    s = copy.stored
+    fleet.catalog.record_drill(
+        DrillRecord(
+            host=s.host, qmgr=s.qmgr, store_url=s.store_url, key=s.key, save_file_library=s.save_file_library,
+            save_file=s.save_file, run_id=run_id, drilled_at=at, outcome=outcome, scratch="QGPL/DRL0000001",
+            problem=problem,
+        )
+    )  # fmt: skip
+
+
+def test_a_queue_manager_never_drilled_has_no_last_drill(fleet):
+    assert rows_by_qmgr(fleet)["BILLING"].last_drill is None
+
+
+def test_the_last_drill_is_the_newest_drill_run_of_the_queue_managers_copies(fleet):
+    _drilled(fleet, "failed", "drill-1", COLLECTED1, problem="does not list QMBILL01/AMQA000003")
+    _drilled(fleet, "passed", "drill-2", COLLECTED2)
+
+    row = rows_by_qmgr(fleet)["BILLING"]
+
+    assert row.last_drill is not None
+    assert (row.last_drill.run_id, row.last_drill.at, row.last_drill.copies, row.last_drill.passed) == (
+        "drill-2",
+        COLLECTED2,
+        1,
+        1,
+    )
+    assert row.last_drill.outcome == "passed" and not any("restore drill" in r for r in row.light.reasons)
+    assert rows_by_qmgr(fleet)["PAYROLL"].last_drill is None  # another queue manager's copies
+
+
+def test_a_failed_last_drill_turns_the_light_red_naming_the_copy(fleet):
+    _drilled(fleet, "failed", "drill-1", COLLECTED2, problem="does not list QMBILL01/AMQA000003")
+
+    row = rows_by_qmgr(fleet)["BILLING"]
+
+    assert row.last_drill is not None and row.last_drill.outcome == "failed"
+    assert row.last_drill.failed == ["ibmi-prod2/BILLING/QGPL/MQJAAAAAA0.savf"]
+    assert row.light.color == "red"
+    assert any("last restore drill" in r and "MQJAAAAAA0" in r for r in row.light.reasons), row.light.reasons
+
+
+def test_a_drill_that_could_not_be_made_is_shown_but_is_no_reason_for_the_light(fleet):
+    _drilled(fleet, "error", "drill-1", COLLECTED2, problem="no session to ibmi-prod2")
+
+    row = rows_by_qmgr(fleet)["BILLING"]
+
+    assert row.last_drill is not None and row.last_drill.outcome == "not made"
+    assert row.last_drill.not_made == ["ibmi-prod2/BILLING/QGPL/MQJAAAAAA0.savf"]
+    assert not any("restore drill" in r for r in row.light.reasons)
+
+
+def test_the_fleet_page_shows_the_last_drill_and_a_failed_one_stands_out(fleet):
+    from mqjournal.fleetview import pages
+
+    _drilled(fleet, "failed", "drill-1", COLLECTED2, problem="does not list QMBILL01/AMQA000003")
+    rows = data.fleet(fleet.settings, fleet.catalog, now=NOW)
+    html = pages.fleet_page(rows, pages.Links(base="/mqjournal", airflow="/"), sort=None, order=None, source="test")
+
+    assert 'data-col="drill"' in html and "last restore drill" in html
+    assert 'class="drill drill-failed" data-drill="failed"' in html
+    assert "failed: 0 of 1 passed; FAILED: ibmi-prod2/BILLING/QGPL/MQJAAAAAA0.savf" in html
+    assert "never drilled" in html  # PAYROLL

@@ -18,7 +18,7 @@ from mqjournal.airflow.settings import settings
 
 log = logging.getLogger(__name__)
 
-NOTED_DAGS = frozenset({"mq_journal_maintenance"})
+NOTED_DAGS = frozenset({"mq_journal_maintenance", "mq_journal_restore_drill"})
 MAX_NOTE = 1000  # the UI shows a note as a line: the outcome is one
 
 
@@ -26,7 +26,8 @@ def outcome_note(dag_id: str, run_id: str) -> str | None:
     """The line the run's report task left, or None (another DAG, or the report did not run)."""
     if dag_id not in NOTED_DAGS:
         return None
-    path = settings().note_file(run_id)
+    s = settings()
+    path = s.drill_note_file(run_id) if dag_id == "mq_journal_restore_drill" else s.note_file(run_id)
     if not path.is_file():
         return None
     return path.read_text(encoding="utf-8").strip()[:MAX_NOTE] or None

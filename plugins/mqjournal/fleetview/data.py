@@ -32,7 +32,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mqjournal.catalog import Catalog, CatalogedReceiver, CatalogUnavailable, DeletionRecord, SaveRecord, StoredObject
+from mqjournal.catalog import (
+    Catalog,
+    CatalogedReceiver,
+    CatalogUnavailable,
+    DeletionRecord,
+    DrillRecord,
+    SaveRecord,
+    StoredObject,
+)
 from mqjournal.datafolder import DataPath, arrow_source, modified
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, read_snapshots, snapshots_of
@@ -173,6 +181,46 @@ class BackupInfo(BaseModel):
     detail: str
 
 
+class DrillInfo(BaseModel):
+    """The last restore drill run that drilled any copy of a queue manager (mq_journal_restore_drill): when, how many
+    of its copies, and how each came out."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    at: datetime
+    copies: int
+    passed: int
+    failed: list[str] = Field(default_factory=list)  # keys of the copies that do not restore
+    not_made: list[str] = Field(default_factory=list)  # keys whose drill could not be made (nothing known)
+    problems: list[str] = Field(default_factory=list)
+
+    @property
+    def outcome(self) -> Literal["passed", "failed", "not made"]:
+        if self.failed:
+            return "failed"
+        return "not made" if self.not_made else "passed"
+
+
+def last_drill(drills: Iterable[DrillRecord]) -> DrillInfo | None:
+    """The newest drill run among one queue manager's drills, summed up."""
+    runs: dict[str, list[DrillRecord]] = defaultdict(list)
+    for d in drills:
+        runs[d.run_id].append(d)
+    if not runs:
+        return None
+    run_id, done = max(runs.items(), key=lambda item: max(d.drilled_at for d in item[1]))
+    return DrillInfo(
+        run_id=run_id,
+        at=max(d.drilled_at for d in done),
+        copies=len(done),
+        passed=sum(1 for d in done if d.outcome == "passed"),
+        failed=[d.key for d in done if d.outcome == "failed"],
+        not_made=[d.key for d in done if d.outcome == "error"],
+        problems=[f"{d.key}: {d.problem}" for d in done if d.problem],
+    )
+
+
 class QueueManagerRow(BaseModel):
     """One row of the fleet overview: the queue manager as its newest plan, snapshot and run (Airflow's state and note,
     else its report) show it."""
@@ -204,6 +252,7 @@ class QueueManagerRow(BaseModel):
     receivers_to_delete: int = 0
     bytes_to_delete: int = 0
     last_backup: BackupInfo | None = None
+    last_drill: DrillInfo | None = None
     last_run_id: str | None = None
     """A run after the plan's that selected the queue manager and made no plan of it (it failed before planning, or
     is on its way): the last run, whose state and outcome follow. None: the last run is the plan's."""
@@ -406,6 +455,7 @@ class Backups:
     removed_from_host: frozenset[str] = frozenset()  # save files ("LIB/NAME") deleted after the store verified them
     saves: tuple[SaveRecord, ...] = ()  # every save ever recorded, discarded or not: the history
     deletions: tuple[DeletionRecord, ...] = ()
+    drills: tuple[DrillRecord, ...] = ()  # the restore drills of the queue manager's copies
 
     def newest(self) -> BackupInfo | None:
         """The newest verified backup: a copy in the store, else a save file on the partition."""
@@ -452,6 +502,7 @@ def backups_of(catalog: Catalog | None, host: str, qmgr: str, library: str, *, h
             removed_from_host=frozenset(catalog.removed_from_host(host)),
             saves=tuple(catalog.saves_for(host, library)) if history else (),
             deletions=tuple(catalog.deletions_for(host, library)) if history else (),
+            drills=tuple(catalog.drills(host=host, qmgr=qmgr)),
         )
     except CatalogUnavailable as exc:
         log.warning("the fleet view shows no backups of %s/%s: %s", host, qmgr, exc)
@@ -563,6 +614,7 @@ def _row(
         "receivers_to_delete": int(q.get("receivers_to_delete") or 0),
         "bytes_to_delete": int(q.get("bytes_to_delete") or 0),
         "last_backup": backups.newest(),
+        "last_drill": last_drill(backups.drills),
         "last_run_id": last[0] if last[0] != run.run_id else None,
         "run_state": last[1].state,
         "outcome": last[1].outcome,
@@ -582,9 +634,9 @@ def _damaged(q: Row, snapshot: Snapshot | None) -> list[str]:
 
 
 def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
-    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full. Amber: any other alert, the ASP at least 75%
-    full, a last run Airflow says failed (or, where Airflow's DB is not read, a run without its report), no
-    collection for over 8 days. Green otherwise. Each reason is said.
+    """Red: blocked, an alert of RED_ALERTS, the ASP at least 90% full, a last restore drill that failed. Amber: any
+    other alert, the ASP at least 75% full, a last run Airflow says failed (or, where Airflow's DB is not read, a run
+    without its report), no collection for over 8 days. Green otherwise. Each reason is said.
 
     A failed run is amber, not red: it asks for a look at the run, while what MQ needs is judged by the plan's
     alerts and blocks, red on their own; what it left undone costs space, and the ASP and threshold reasons turn the
@@ -604,6 +656,12 @@ def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
         red.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
     elif used is not None and used >= ASP_AMBER_PERCENT:
         amber.append(f"ASP {row.asp_number if row.asp_number is not None else '?'} is {used:.0f}% full")
+    if row.last_drill is not None and row.last_drill.failed:
+        # A copy that does not restore is a backup that is not there: a restore counting on it would stop.
+        red.append(
+            f"the last restore drill ({row.last_drill.at:%Y-%m-%d}) failed: {', '.join(row.last_drill.failed)} "
+            "do not restore what the catalog says"
+        )
     if row.run_state == "failed":
         amber.append("the last run failed" + (f": {row.outcome}" if row.outcome else ""))
     elif row.run_state is None and row.outcome is None:

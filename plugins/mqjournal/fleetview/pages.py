@@ -102,6 +102,8 @@ td.time { white-space: nowrap; }
 .state { display: inline-block; border-radius: 9px; padding: 0 6px; margin-left: 4px; font-size: 11px;
        border: 1px solid #0002; background: var(--bg); color: var(--muted); }
 .state-success { background: #dafbe1; color: #116329; } .state-failed { background: #ffebe9; color: #a40e26; }
+.drill-failed { background: #ffebe9; color: #a40e26; font-weight: 600; padding: 0 4px; border-radius: 4px; }
+.drill-not-made { color: #9a6700; }
 .state-running, .state-queued { background: #ddf4ff; color: #0550ae; }
 .point-name { font-weight: 600; }
 .why { display: block; color: var(--muted); font-size: 12px; }
@@ -198,6 +200,23 @@ def backup(row: QueueManagerRow) -> str:
     return f'{e(when(row.last_backup.at, row))}<span class="why">{e(row.last_backup.where)}</span>'
 
 
+def drill(row: QueueManagerRow) -> str:
+    """The last restore drill: when, how many copies, the outcome; a failed one in the drill-failed class."""
+    d = row.last_drill
+    if d is None:
+        return '<span class="why">never drilled</span>'
+    css = {"failed": "drill-failed", "not made": "drill-not-made", "passed": "drill-passed"}[d.outcome]
+    detail = f"{d.passed} of {d.copies} passed"
+    if d.failed:
+        detail += f"; FAILED: {', '.join(d.failed)}"
+    if d.not_made:
+        detail += f"; not made: {len(d.not_made)}"
+    return (
+        f'<span class="drill {css}" data-drill="{e(d.outcome)}" title="{e("; ".join(d.problems))}">'
+        f'{e(when(d.at, row))}</span><span class="why">{e(d.outcome)}: {e(detail)}</span>'
+    )
+
+
 STATE_TITLE = "the run's state in Airflow"
 OUTCOME_FROM = {"note": "the run's note in Airflow", "report": "the run report's outcome line"}
 
@@ -283,6 +302,14 @@ COLUMNS: tuple[Column, ...] = (
         "last verified backup",
         lambda r: r.last_backup.at if r.last_backup else None,
         lambda r, _: backup(r),
+        "time",
+        True,
+    ),
+    Column(
+        "drill",
+        "last restore drill",
+        lambda r: r.last_drill.at if r.last_drill else None,
+        lambda r, _: drill(r),
         "time",
         True,
     ),
@@ -387,6 +414,7 @@ def queue_manager_page(p: QueueManagerPage, links: Links) -> str:
             "last verified backup",
             backup(row) + (f'<span class="why">{e(row.last_backup.detail)}</span>' if row.last_backup else ""),
         ),
+        ("last restore drill", drill(row)),
         ("last run", last_run(row, links)),
         (
             "its plan",
