@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from fsspec.asyn import sync
 from s3fs import S3FileSystem
 
 from mqjournal import storechecksum
@@ -183,3 +184,41 @@ def test_a_catalog_rebuilt_from_an_s3_store_holds_its_copies_as_claims(s3_store,
     assert summary.clean and summary.recorded == [stored.key]
     assert catalog.stored_objects("prod1", "PAYROLL") == []  # a claim proves nothing
     assert [s.key for s in catalog.stored_objects("prod1", "PAYROLL", unproven=True)] == [stored.key]
+
+
+def test_a_multipart_upload_asked_for_sha256_keeps_no_sha256_of_the_whole_object(s3_store):
+    # Why a copy larger than a block is re-read: even asked for SHA-256, a multipart upload's checksum is of its
+    # parts (COMPOSITE), and the store keeps nothing that equals the SHA-256 of the object.
+    path = f"{s3_store.root}/composite/MQSAVES.MQJ0009.savf"
+    with s3_store.fs.open(path, "wb", **storechecksum.SHA256_ON_PUT) as out:
+        for chunk in _large_chunks(LARGE_MIB):
+            out.write(chunk)
+    bucket, key, _ = s3_store.fs.split_path(path)
+    head = s3_store.fs.call_s3("head_object", Bucket=bucket, Key=key, ChecksumMode="ENABLED")
+    whole = base64.b64encode(bytes.fromhex(_sha256_of(_large_chunks(LARGE_MIB)))).decode()
+    kept = head.get("ChecksumSHA256")
+    print(f"multipart upload asked for SHA-256: ChecksumSHA256={kept!r} ChecksumType={head.get('ChecksumType')!r}")
+    assert kept != whole, "the store kept the whole object's SHA-256 for a multipart upload: storechecksum could use it"
+    assert kept is None or kept.endswith(f"-{-(-LARGE_MIB * CHUNK_SIZE // s3_store.fs.default_block_size)}")
+    assert storechecksum.kept_sha256(s3_store.fs, path) is None
+
+
+def test_a_versioned_bucket_keeps_the_verified_copy_when_the_key_is_overwritten(s3_server: S3Server, monkeypatch, copy):
+    # Versioning is the store operator's protection, not the proof: the overwrite is caught as on any bucket, and the
+    # verified bytes stay as an older version to be put back.
+    for name, value in s3_server.environment().items():
+        monkeypatch.setenv(name, value)
+    bucket = f"{s3_server.bucket}-versioned"
+    store = BackupStore(f"s3://{bucket}/copies")
+    store.fs.call_s3("create_bucket", Bucket=bucket)
+    store.fs.call_s3("put_bucket_versioning", Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    assert store.fs.call_s3("get_bucket_versioning", Bucket=bucket)["Status"] == "Enabled"
+    stored = store.put(io.BytesIO(SAVE_FILE_BYTES), copy, expected_size=len(SAVE_FILE_BYTES))
+    _, key = _s3_key(store, stored)
+    store.fs.call_s3("put_object", Bucket=bucket, Key=key, Body=bytes(len(SAVE_FILE_BYTES)))
+    assert "SHA-256" in (store.still_holds(stored) or "")
+    versions = store.fs.call_s3("list_object_versions", Bucket=bucket, Prefix=key)["Versions"]
+    older = [v for v in versions if v["Key"] == key and not v["IsLatest"]]
+    assert len(older) == 1
+    kept = store.fs.call_s3("get_object", Bucket=bucket, Key=key, VersionId=older[0]["VersionId"])
+    assert hashlib.sha256(sync(store.fs.loop, kept["Body"].read)).hexdigest() == stored.sha256
