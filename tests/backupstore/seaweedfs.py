@@ -115,7 +115,10 @@ def seaweedfs() -> Iterator[S3Server]:
         f"-master.port={master}",
         f"-master.port.grpc={master_grpc}",
         # Volumes of 1 GiB, not 30: the tests write a few hundred MiB at most (a GiB when asked), in 4 MiB chunks.
+        # Each bucket is a collection that grows several volumes at its first write; the default of 8 slots ran out at
+        # the second bucket ("No writable volumes and no free volumes left"). A volume is a sparse file until written.
         "-master.volumeSizeLimitMB=1024",
+        "-volume.max=64",
         f"-volume.port={volume}",
         f"-volume.port.grpc={volume_grpc}",
         "-volume.preStopSeconds=0",  # its default waits 10 s at the stop for a cluster to notice: there is none
