@@ -18,9 +18,10 @@ the sidecar first for the same reason. An object without a sidecar is an interru
 
 **A sidecar is the store's record, not proof for the catalog.** The catalog counts a copy as a backup only when
 the copy step made it (or the save step matched it with the host's save file); a catalog rebuilt from sidecars
-holds their copies as claims (`catalog.StoredProof`). Right before a delete counts a copy, `still_holds` reads its
-bytes again in full against the catalog's digest; the scrub (`mqjournal.scrub`) reads every copy within a set
-number of days. docs/backup-store.md gives what each reads.
+holds their copies as claims (`catalog.StoredProof`). Right before a delete counts a copy, `still_holds` proves it
+against the catalog's digest: by the SHA-256 an S3 store computed and keeps for it when there is one
+(`storechecksum`), else by reading its bytes again in full; the scrub (`mqjournal.scrub`) reads every copy in full
+within a set number of days. docs/backup-store.md gives what each reads.
 
 **A folder store follows no symbolic link below its root**, for writes, reads and deletes (`StoreLinkRefused`): a
 folder of the store linked elsewhere would receive copies and sidecars outside it. The store's URL is shown, and
@@ -54,6 +55,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mqjournal import storechecksum
 from mqjournal.catalog import Catalog, SaveFileCopy, StoredObject, display_url
 from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.settings import Settings, safe
@@ -273,7 +275,7 @@ class BackupStore:
         self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
         self._refuse_links(path)  # a link put in place while the folders were made
         try:
-            written = self._write(source, path)
+            written = self._write(source, path, storechecksum.write_options(self.fs, expected_size))
             if expected_size is not None and written.size_bytes != expected_size:
                 raise SourceIncomplete(
                     self._name(key, copy),
@@ -312,9 +314,9 @@ class BackupStore:
             raise
         return stored
 
-    def _write(self, source: Source, path: str) -> _Digest:
+    def _write(self, source: Source, path: str, options: dict[str, Any]) -> _Digest:
         digest, size = hashlib.sha256(), 0
-        with self.fs.open(path, "wb") as out:
+        with self.fs.open(path, "wb", **options) as out:
             for chunk in _chunks(source):
                 digest.update(chunk)
                 size += len(chunk)
@@ -389,14 +391,16 @@ class BackupStore:
             )
         return stored
 
-    def still_holds(self, stored: StoredObject) -> str | None:
+    def still_holds(self, stored: StoredObject, *, reread: bool = False) -> str | None:
         """Why the store does not hold `stored` as recorded now (None when it does): asked right before a delete
-        counts the copy as the receivers' backup. The sidecar must record the same copy, and the object's bytes,
-        read again in full, must have the recorded size and SHA-256 (`stored` is the catalog's record, so the
-        digest compared is the one recorded when the copy verified, not whatever the sidecar says now).
+        counts the copy as the receivers' backup. The sidecar must record the same copy, and the object must have
+        the recorded size and SHA-256 (`stored` is the catalog's record, so the digest compared is the one recorded
+        when the copy verified, not whatever the sidecar says now).
 
-        A size alone proves nothing: an object overwritten with zeros, or one flipped byte, keeps its size. The cost
-        is one full read of each copy a delete counts on (docs/backup-store.md)."""
+        The SHA-256 is the one an S3 store computed and keeps for the object when it equals the catalog's
+        (`storechecksum`: a copy written in one PutObject); otherwise, and always with `reread` (the scrub, which
+        looks for rot under the store), the object's bytes read again in full. A size alone proves nothing: an
+        object overwritten with zeros, or one flipped byte, keeps its size. docs/backup-store.md gives the cost."""
         try:
             found = self.get(stored.key)
         except BackupStoreError as exc:
@@ -406,7 +410,11 @@ class BackupStore:
         if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
             return f"the sidecar of {stored.key} records another copy than the catalog"
         try:
-            now = self._digest(self._path(stored.key))
+            path = self._path(stored.key)
+            recorded = storechecksum.KeptChecksum(stored.size_bytes, stored.sha256)
+            if not reread and storechecksum.kept_sha256(self.fs, path) == recorded:
+                return None  # the store computed it from the bytes it holds at the key now: none is read
+            now = self._digest(path)
         except BackupStoreError as exc:
             return exc.problem
         except OSError as exc:

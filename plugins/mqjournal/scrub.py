@@ -95,7 +95,7 @@ def scrub(
         if read >= max_bytes:
             later.append(copy.stored.key)
             continue
-        problem = store.still_holds(copy.stored)
+        problem = store.still_holds(copy.stored, reread=True)  # the store's own checksum would not see rot
         read += copy.stored.size_bytes
         catalog.record_check(store.url, copy.stored.key, at=datetime.now(UTC), problem=problem)
         if problem is None:
