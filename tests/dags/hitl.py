@@ -25,7 +25,10 @@ EVERY_QUEUE_MANAGER = "<every queue manager the maintenance gate offers>"
 
 
 class Responder(threading.Thread):
-    """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once."""
+    """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once. The drivers set
+    `stop` when their run has ended; `timeout` only bounds a responder nobody stops. It must outlast the steps before
+    the gate: on a loaded machine the recovery driver's plan job took 5.6 min, a 300 s responder had given up, and
+    the run waited on its gate until the driver's own timeout."""
 
     def __init__(
         self,
@@ -34,7 +37,7 @@ class Responder(threading.Thread):
         option: str | list[str],
         *,
         before: Callable[[], None] | None = None,
-        timeout: float = 300,
+        timeout: float = 3600,
     ):
         super().__init__(daemon=True)
         self.dag_id, self.task_id, self.before, self.timeout = dag_id, task_id, before, timeout
