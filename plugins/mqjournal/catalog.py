@@ -24,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -680,12 +682,30 @@ def _write_ahead(dbapi_connection, _record) -> None:
     """
     cursor = dbapi_connection.cursor()
     try:
-        (mode,) = cursor.execute("PRAGMA journal_mode=WAL").fetchone()
+        mode = _switch_to_wal(cursor)
         if mode != "wal":
             log.warning("backup catalog: SQLite kept journal mode %s, not WAL: each write costs more syncs", mode)
         cursor.execute(f"PRAGMA synchronous={_SYNCHRONOUS_NORMAL}")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor) -> str:
+    """PRAGMA journal_mode=WAL, waiting for the lock as long as the connection's busy timeout.
+
+    SQLite answers this pragma "database is locked" at once, without calling the busy handler, while another
+    connection converts the same new file or holds its write lock (two workers opening a new catalog together):
+    the wait the busy timeout gives every other statement is given here by retrying."""
+    (busy_ms,) = cursor.execute("PRAGMA busy_timeout").fetchone()
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            (mode,) = cursor.execute("PRAGMA journal_mode=WAL").fetchone()
+            return str(mode)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 # PRAGMA synchronous's levels (sqlite.org): NORMAL syncs the log at checkpoints, FULL at every commit too.

@@ -4,6 +4,7 @@ operation's outcome lands in one transaction with the saves or deletion it prove
 from __future__ import annotations
 
 import sqlite3
+import threading
 
 import pytest
 from sqlalchemy import event
@@ -51,6 +52,37 @@ def test_a_sqlite_catalog_writes_ahead_with_normal_sync(tmp_path):
     # The mode stays with the file: any other client of it writes ahead too.
     with sqlite3.connect(tmp_path / "catalog.db") as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_catalog_opened_while_another_connection_holds_the_new_files_lock_waits_for_it(tmp_path):
+    # Two workers opening a new catalog together: SQLite answers the switch to WAL "database is locked" at once,
+    # busy timeout or not, while the other holds the file's lock (CI saw a parallel host survey fail on it).
+    path = tmp_path / "catalog.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE other_opener (x)")
+    released = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    released.start()
+    try:
+        catalog = Catalog(f"sqlite:///{path}")
+    finally:
+        released.join()
+        holder.close()
+    with catalog.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    catalog.engine.dispose()
+
+
+def test_a_catalog_whose_lock_is_held_past_its_lock_timeout_is_named_unavailable(tmp_path):
+    path = tmp_path / "catalog.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE other_opener (x)")
+    try:
+        with pytest.raises(CatalogUnavailable, match="database is locked"):
+            Catalog(f"sqlite:///{path}", lock_timeout=0.3)
+    finally:
+        holder.close()
 
 
 def test_an_intent_is_committed_synced_and_an_outcome_is_not(tmp_path):
