@@ -14,7 +14,7 @@ from typing import Any
 import pendulum
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Param, TriggerRule, dag, task
+from airflow.sdk import Param, TriggerRule, XComArg, dag, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from mqjournal.airflow import maintenance as steps
@@ -177,24 +177,18 @@ def mq_journal_maintenance():
         done = steps.collect_batch(settings(), hosts, run_id, params["change_receiver"], dry_run=params["dry_run"])
         return returned(done, hosts, "checkpoint and collect")
 
+    # With a Spark Connect connection the plan is a session on that standing server (no JVM started per run);
+    # without, a spark-submit through the Spark connection.
+    @task.pyspark(task_id="plan", conn_id=settings().spark_connect_conn_id)
+    def plan_on_spark_connect(snapshot_files: Pulled, spark=None, params=None, run_id=None) -> None:
+        steps.plan_in_session(spark, settings(), run_id, _policy(params))
+
     @task
     def plan_submission(snapshot_files: Pulled, params=None, run_id=None) -> dict[str, Any]:
         s = settings()
         # The hook resolves the master from the connection exactly as the operator will (no public accessor).
         master = SparkSubmitHook(conn_id=s.spark_conn_id)._connection["master"]
         return steps.plan_submission(s, run_id, _policy(params), master).to_xcom()
-
-    plan = SparkSubmitOperator(
-        task_id="plan",
-        conn_id=settings().spark_conn_id,
-        application=str(settings().spark_app),
-        # Templates, rendered to the list and dicts at run time (render_template_as_native_obj).
-        application_args="{{ ti.xcom_pull(task_ids='plan_submission')['args'] }}",  # type: ignore[arg-type]
-        py_files="{{ ti.xcom_pull(task_ids='plan_submission')['py_files'] }}",
-        env_vars="{{ ti.xcom_pull(task_ids='plan_submission')['env'] }}",  # type: ignore[arg-type]
-        conf="{{ ti.xcom_pull(task_ids='plan_submission')['conf'] }}",  # type: ignore[arg-type]
-        name="mq-journal-plan",
-    )
 
     @task
     def summarize(batches: Pulled, params=None, run_id=None) -> dict[str, Any]:
@@ -269,8 +263,23 @@ def mq_journal_maintenance():
     ready = preflight()
     ready >> batches
     collected = checkpoint_and_collect.expand(batch=batches)
-    submission = plan_submission(collected)
-    submission >> plan
+    plan: XComArg | SparkSubmitOperator
+    if settings().spark_connect_conn_id:
+        submission = plan = plan_on_spark_connect(collected)
+    else:
+        submission = plan_submission(collected)
+        plan = SparkSubmitOperator(
+            task_id="plan",
+            conn_id=settings().spark_conn_id,
+            application=str(settings().spark_app),
+            # Templates, rendered to the list and dicts at run time (render_template_as_native_obj).
+            application_args="{{ ti.xcom_pull(task_ids='plan_submission')['args'] }}",  # type: ignore[arg-type]
+            py_files="{{ ti.xcom_pull(task_ids='plan_submission')['py_files'] }}",
+            env_vars="{{ ti.xcom_pull(task_ids='plan_submission')['env'] }}",  # type: ignore[arg-type]
+            conf="{{ ti.xcom_pull(task_ids='plan_submission')['conf'] }}",  # type: ignore[arg-type]
+            name="mq-journal-plan",
+        )
+        submission >> plan
     summary = summarize(batches)
     plan >> summary
     branch = gate(summary)

@@ -160,3 +160,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("e2e") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory) -> Iterator[str]:
+    """One standing Spark Connect server per test process, started when a test first asks for it: the plan jobs of
+    the DAG drivers and of the tests that check rules, not the launcher, run on it warm instead of each starting and
+    warming a JVM of its own. Its URL (sc://127.0.0.1:PORT)."""
+    from mqjournal.sparkconnect import standing_server
+
+    log = tmp_path_factory.mktemp("spark-connect") / "server.log"
+    with standing_server(log, master="local[2]") as url:
+        yield url

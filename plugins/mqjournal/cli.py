@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -105,7 +106,7 @@ def _print_collection(results) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from mqjournal.planjob import run_plan
+    from mqjournal.planjob import run_plan, run_plan_connect
 
     for what, path in (("snapshots", args.snapshots), ("history", args.history)):
         if path is not None and not path.exists():
@@ -113,7 +114,17 @@ def _plan(args: argparse.Namespace) -> int:
                 f"the {what} {path} does not exist: give a snapshot file or folder (JSON Lines) that "
                 "`mqjournal collect` wrote"
             )
-    summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
+    if args.spark_connect:
+        summary = run_plan_connect(
+            args.spark_connect,
+            args.snapshots,
+            args.out,
+            history=args.history,
+            policy_file=args.policy,
+            as_of=args.as_of,
+        )
+    else:
+        summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
     print(_plan_summary(summary))
     print(f"plan: {args.out / 'receivers'}, {args.out / 'queue_managers'}, {args.out / 'summary.json'}")
     return 0
@@ -592,7 +603,8 @@ def _add_plan(commands: _Commands) -> None:
         "plan",
         help="decide per receiver: keep, save or delete, and flag trouble (a Spark job)",
         description="Run the plan job on snapshots with spark-submit (master from MQJOURNAL_SPARK_MASTER, "
-        "default local[*]). Writes Parquet datasets OUT/receivers and OUT/queue_managers and OUT/summary.json. "
+        "default local[*]), or on a standing Spark Connect server (--spark-connect). Writes Parquet datasets "
+        "OUT/receivers and OUT/queue_managers and OUT/summary.json. "
         "The rules are in docs/planning-rules.md.",
     )
     plan.add_argument("--snapshots", type=Path, required=True, help="snapshot file or folder (JSON Lines)")
@@ -600,6 +612,13 @@ def _add_plan(commands: _Commands) -> None:
     plan.add_argument("--policy", type=Path, help="policy file (YAML or JSON); default: the documented defaults")
     plan.add_argument("--as-of", type=_aware, help="planning time, ISO 8601 (default: now)")
     plan.add_argument("--out", type=Path, required=True, help="output folder")
+    plan.add_argument(
+        "--spark-connect",
+        metavar="URL",
+        default=os.environ.get("MQJOURNAL_SPARK_CONNECT"),
+        help="plan on this Spark Connect server (sc://HOST:PORT; default: MQJOURNAL_SPARK_CONNECT, else spark-submit);"
+        " it must see the snapshots and the output folder at the same paths",
+    )
     plan.set_defaults(run=_plan)
 
 

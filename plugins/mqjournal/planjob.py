@@ -25,6 +25,7 @@ from mqjournal.policy import Policy, load_policy
 
 if TYPE_CHECKING:
     from airflow.sdk import ObjectStoragePath
+    from pyspark.sql import SparkSession
 
 MASTER_ENV = "MQJOURNAL_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
@@ -40,13 +41,14 @@ _LOG_NOISE = re.compile(r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (INFO|DEBUG|TRAC
 
 
 class PlanJobFailed(MqJournalError):
-    """spark-submit of the plan job ended with a non-zero status."""
+    """The plan job failed: spark-submit ended with a non-zero status, or the plan failed in a Spark Connect
+    session (then `returncode` is what spark-submit would have ended with: 2 for bad input, 1 otherwise)."""
 
-    def __init__(self, returncode: int, stderr_tail: str) -> None:
+    def __init__(self, returncode: int, stderr_tail: str, *, job: str = "spark-submit plan_receivers.py") -> None:
         self.returncode = returncode
         self.stderr_tail = stderr_tail  # the job's stderr, which spark-submit interleaves with its stdout
         super().__init__(
-            "spark-submit plan_receivers.py",
+            job,
             f"exited with status {returncode}; the last lines of its stderr:\n{stderr_tail}\n",
             "fix the cause shown above and plan again; nothing was planned",
         )
@@ -108,10 +110,14 @@ def spark_url(path: ObjectStoragePath) -> str:
     return f"{scheme}://{path.path}"  # s3 and gs: the bucket leads the path; file: the path is absolute
 
 
-def _as_of_text(as_of: datetime | None) -> str:
+def _as_of(as_of: datetime | None) -> datetime:
     value = as_of or datetime.now(UTC)
     # A time without offset is taken as UTC, the planner's default zone (the job does the same).
-    return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).isoformat()
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _as_of_text(as_of: datetime | None) -> str:
+    return _as_of(as_of).isoformat()
 
 
 def application_args(
@@ -166,8 +172,13 @@ def spark_submit_args(
     return args + application_args(snapshots, out, history=history, policy=policy, as_of=as_of)
 
 
+# What pyspark leaves in os.environ once this process opened a Spark Connect session: inherited, they would make
+# the spark-submit job's own session a Connect client too.
+CONNECT_MODE_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+
+
 def submit_environment(master: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in CONNECT_MODE_ENV}
     # pip's spark-submit only finds its Spark home through find-spark-home on PATH; point it at the package.
     if "SPARK_HOME" not in env:
         import pyspark
@@ -234,12 +245,79 @@ def run_plan(
     return json.loads((Path(out) / "summary.json").read_text(encoding="utf-8"))
 
 
+def connect_address(remote: str) -> str:
+    """A Spark Connect URL as logs may show it: scheme, host and port, never its parameters (a token)."""
+    return remote.split("/;", 1)[0].split(";", 1)[0]
+
+
+def plan_in_session(
+    spark: SparkSession,
+    snapshots: Path | str | ObjectStoragePath,
+    out: Path | str | ObjectStoragePath,
+    *,
+    history: Sequence[Path | str | ObjectStoragePath] = (),
+    policy: Policy,
+    as_of: datetime | None,
+    job: str,
+) -> dict:
+    """The plan job in a session this process holds (a Spark Connect client's), failing as spark-submit's would."""
+    import traceback
+
+    from mqjournal.sparkplan.job import SESSION_CONF, failure_text, plan
+
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
+    inputs = [_location(snapshots), *[_location(h) for h in history]]
+    try:
+        return plan(spark, inputs=inputs, out=_location(out), policy=policy, as_of=_as_of(as_of))
+    except Exception as exc:
+        failure, of_input = failure_text(exc, inputs)
+        trace = "" if of_input else output_tail(traceback.format_exc()) + "\n"
+        raise PlanJobFailed(2 if of_input else 1, f"{trace}mqjournal plan failed: {failure}", job=job) from exc
+
+
+def run_plan_connect(
+    remote: str,
+    snapshots: Path,
+    out: Path,
+    *,
+    history: Path | None,
+    policy_file: Path | None,
+    as_of: datetime | None,
+) -> dict:
+    """The plan job on a standing Spark Connect server (`remote`, sc://HOST:PORT): no JVM started here, none
+    warmed up again. The server must see the snapshots and the output folder at the same paths as this process."""
+    from pyspark.sql import SparkSession
+
+    before = {k: os.environ.get(k) for k in CONNECT_MODE_ENV}
+    spark = SparkSession.builder.remote(remote).getOrCreate()
+    try:
+        return plan_in_session(
+            spark,
+            snapshots,
+            out,
+            history=[history] if history else [],
+            policy=load_policy(policy_file),
+            as_of=as_of,
+            job=f"the plan job on Spark Connect {connect_address(remote)}",
+        )
+    finally:
+        spark.stop()
+        for key, value in before.items():  # this process's later sessions and spark-submits are as before
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 __all__ = [
     "PlanJobFailed",
     "application_args",
     "application_path",
     "build_py_files",
+    "plan_in_session",
     "run_plan",
+    "run_plan_connect",
     "spark_submit_args",
     "spark_submit_executable",
     "submit_environment",

@@ -289,6 +289,12 @@ class Settings(BaseModel):
         description="the plan job (MQJOURNAL_SPARK_APP; default: spark_apps/plan_receivers.py of this repository)"
     )
     spark_conn_id: str = Field(description="the Spark connection (MQJOURNAL_SPARK_CONN_ID; default: spark_default)")
+    spark_connect_conn_id: str | None = Field(
+        None,
+        description="a Spark Connect connection (type spark_connect): the plan runs as a session on that standing "
+        "server instead of a spark-submit per run, which must then see the data folder at the same path "
+        "(MQJOURNAL_SPARK_CONNECT_CONN_ID; default: none, spark-submit through spark_conn_id)",
+    )
     schedule: str | None = Field(
         description="the maintenance DAG's cron schedule (MQJOURNAL_SCHEDULE; default: Sunday 02:00, the weekly "
         "maintenance window, in the scheduler's time zone; empty: triggered by hand only)"
@@ -343,6 +349,7 @@ class Settings(BaseModel):
             "backup_store_conn_id": env.get("MQJOURNAL_BACKUP_STORE_CONN_ID") or (None if store else data_conn_id),
             "spark_app": env.get("MQJOURNAL_SPARK_APP", REPO / "spark_apps" / "plan_receivers.py"),
             "spark_conn_id": env.get("MQJOURNAL_SPARK_CONN_ID", "spark_default"),
+            "spark_connect_conn_id": env.get("MQJOURNAL_SPARK_CONNECT_CONN_ID") or None,
             "schedule": env.get("MQJOURNAL_SCHEDULE", "0 2 * * 0") or None,
             "expiry_schedule": env.get("MQJOURNAL_EXPIRY_SCHEDULE", DEFAULT_EXPIRY_SCHEDULE) or None,
             "ssh": SshSettings.from_env(env),

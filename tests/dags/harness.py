@@ -18,10 +18,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_driver(driver: str, workdir: Path, *, timeout: int) -> dict:
-    """Run tests/dags/<driver> on `workdir` with an Airflow home of its own; its RESULTS line, parsed."""
+SPARK_CONNECT_ENV = "MQJOURNAL_TEST_SPARK_CONNECT"
+
+
+def run_driver(driver: str, workdir: Path, *, timeout: int, spark_connect: str | None = None) -> dict:
+    """Run tests/dags/<driver> on `workdir` with an Airflow home of its own; its RESULTS line, parsed. With
+    `spark_connect` (a server's sc:// URL) the DAGs plan on that server, through a Spark Connect connection."""
     env = {
         **os.environ,
+        **({SPARK_CONNECT_ENV: spark_connect} if spark_connect else {}),
         "AIRFLOW_HOME": str(workdir / "airflow"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
@@ -85,6 +90,12 @@ def airflow_for(workdir: Path, config, host_keys: dict, ports: dict[str, int]):
     for conn_id, conn in fleet_connections(config, host_keys, ports).items():
         os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
     os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
+    if url := os.environ.get(SPARK_CONNECT_ENV):
+        host, port = url.removeprefix("sc://").rsplit(":", 1)
+        os.environ["AIRFLOW_CONN_MQJ_SPARK_CONNECT"] = json.dumps(
+            {"conn_type": "spark_connect", "host": host, "port": int(port)}
+        )
+        os.environ["MQJOURNAL_SPARK_CONNECT_CONN_ID"] = "mqj_spark_connect"
     os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
     os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")
     os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"

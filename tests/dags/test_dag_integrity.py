@@ -106,3 +106,20 @@ def test_the_restore_drill_settings_have_their_defaults_and_are_read_from_the_en
     monkeypatch.setenv("MQJOURNAL_DRILL_SCHEDULE", "")
     drill = Settings.from_env().drill
     assert drill.copies_per_run == 5 and drill.schedule is None
+
+
+def test_with_a_spark_connect_connection_the_plan_is_a_session_on_that_server(monkeypatch):
+    monkeypatch.setenv("MQJOURNAL_SPARK_CONNECT_CONN_ID", "plan_server")
+    dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_maintenance"]
+    plan = dag.task_dict["plan"]
+    assert plan.__class__.__name__ == "_PySparkDecoratedOperator" and plan.conn_id == "plan_server"
+    assert "plan_submission" not in dag.task_dict
+    upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
+    assert upstream["plan"] == {"checkpoint_and_collect"} and "plan" in upstream["summarize"]
+
+
+def test_without_one_the_plan_is_a_spark_submit_through_the_spark_connection(monkeypatch):
+    monkeypatch.delenv("MQJOURNAL_SPARK_CONNECT_CONN_ID", raising=False)
+    dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_maintenance"]
+    assert dag.task_dict["plan"].__class__.__name__ == "SparkSubmitOperator"
+    assert {t.task_id for t in dag.task_dict["plan"].upstream_list} == {"plan_submission"}

@@ -26,9 +26,9 @@ DIGESTS = tuple(f"{tool.program} " for tool in hostdigest.TOOLS)
 
 
 @pytest.fixture(scope="module")
-def e2e(tmp_path_factory):
+def e2e(tmp_path_factory, spark_connect):
     workdir = tmp_path_factory.mktemp("maintenance")
-    return workdir, run_driver("maintenance_driver.py", workdir, timeout=1200)
+    return workdir, run_driver("maintenance_driver.py", workdir, timeout=1200, spark_connect=spark_connect)
 
 
 def partition(workdir: Path, host: str) -> SimulatedHost:

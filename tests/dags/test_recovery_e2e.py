@@ -24,9 +24,9 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def e2e(tmp_path_factory):
+def e2e(tmp_path_factory, spark_connect):
     workdir = tmp_path_factory.mktemp("recovery")
-    results = run_driver("recovery_driver.py", workdir, timeout=1500)
+    results = run_driver("recovery_driver.py", workdir, timeout=1500, spark_connect=spark_connect)
     audit = [r for r in read_audit(workdir / "data" / "audit.jsonl") if r["at"] >= results["recovery_started_at"]]
     results["workdir"] = str(workdir)
     return results, audit

@@ -1,4 +1,7 @@
-"""The Spark job and the reference planner produce the same plan on random fleets (hypothesis)."""
+"""The Spark job and the reference planner produce the same plan on random fleets (hypothesis).
+
+The job runs on the tests' standing Spark Connect server: what is compared is the rules, not the launcher
+(tests/plan/test_spark_job.py runs the job through spark-submit)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mqjournal.planjob import run_plan
+from mqjournal.planjob import run_plan_connect
 from mqjournal.rules import as_rows, plan_fleet
 from mqjournal.snapshot import read_snapshots, write_snapshots
 from tests.plan.strategies import fleets, policies, site_policies
@@ -84,8 +87,8 @@ def normalise(rows: list[dict], columns: tuple[str, ...]) -> list[tuple]:
     policy=policies,
     hours_later=st.integers(0, 30),
 )
-def test_the_spark_job_and_the_reference_planner_agree(tmp_path_factory, parts, policy, hours_later):
-    _agree(tmp_path_factory, parts, policy, hours_later)
+def test_the_spark_job_and_the_reference_planner_agree(tmp_path_factory, spark_connect, parts, policy, hours_later):
+    _agree(tmp_path_factory, spark_connect, parts, policy, hours_later)
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -94,12 +97,12 @@ def test_the_spark_job_and_the_reference_planner_agree(tmp_path_factory, parts, 
     policy=site_policies,
     hours_later=st.integers(0, 30),
 )
-def test_the_two_planners_agree_with_the_site_s_backup(tmp_path_factory, parts, policy, hours_later):
+def test_the_two_planners_agree_with_the_site_s_backup(tmp_path_factory, spark_connect, parts, policy, hours_later):
     # backup: site (section 3.1): the save ages around site_save_min_age_hours, saves while attached, none at all.
-    _agree(tmp_path_factory, parts, policy, hours_later)
+    _agree(tmp_path_factory, spark_connect, parts, policy, hours_later)
 
 
-def _agree(tmp_path_factory, parts, policy, hours_later):
+def _agree(tmp_path_factory, spark_connect, parts, policy, hours_later):
     # Each part is its own little fleet; distinct host names keep their queue managers apart in one input.
     snapshots = [s.model_copy(update={"host": f"{s.host}-{i}"}) for i, part in enumerate(parts) for s in part]
     work: Path = tmp_path_factory.mktemp("agree")
@@ -110,7 +113,9 @@ def _agree(tmp_path_factory, parts, policy, hours_later):
 
     policy_file = work / "policy.json"
     policy_file.write_text(policy.model_dump_json())
-    summary = run_plan(work / "in", work / "out", history=None, policy_file=policy_file, as_of=as_of, master="local[2]")
+    summary = run_plan_connect(
+        spark_connect, work / "in", work / "out", history=None, policy_file=policy_file, as_of=as_of
+    )
 
     reference = plan_fleet(snapshots, as_of=as_of, policy=policy)
     qms, receivers = as_rows(reference)

@@ -8,6 +8,7 @@ failure tests start the job again, in local mode, because they stop before any p
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -19,7 +20,7 @@ import pytest
 from mqjournal import planjob
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import format_amqjrninf, parse_amqjrninf
-from mqjournal.planjob import PlanJobFailed, run_plan, spark_submit_args
+from mqjournal.planjob import PlanJobFailed, run_plan, run_plan_connect, spark_submit_args
 from mqjournal.policy import Policy
 from mqjournal.snapshot import (
     ADDED_KEYS,
@@ -934,23 +935,33 @@ def test_the_package_zip_holds_the_domain_modules(tmp_path):
     assert not any("__pycache__" in name for name in names)
 
 
-def _failed_run(folder: Path, lines: list[str]) -> tuple[PlanJobFailed | None, bool]:
+def _failed_run(folder: Path, lines: list[str], spark_connect: str | None) -> tuple[PlanJobFailed | None, bool]:
+    """The plan of `lines` on the Spark Connect server, or with spark-submit when there is none."""
     (folder / "out").mkdir(parents=True)
     (folder / "out" / "summary.json").write_text("{}")  # from an earlier plan: must not survive a failed one
     (folder / "snapshots.jsonl").write_text("".join(line + "\n" for line in lines))
     try:
-        run_plan(
-            folder / "snapshots.jsonl", folder / "out", history=None, policy_file=None, as_of=AS_OF, master="local[1]"
-        )
+        if spark_connect:
+            run_plan_connect(
+                spark_connect, folder / "snapshots.jsonl", folder / "out", history=None, policy_file=None, as_of=AS_OF
+            )
+        else:
+            run_plan(
+                folder / "snapshots.jsonl",
+                folder / "out",
+                history=None,
+                policy_file=None,
+                as_of=AS_OF,
+                master="local[1]",
+            )
     except PlanJobFailed as failure:
         return failure, (folder / "out" / "summary.json").exists()
     return None, (folder / "out" / "summary.json").exists()
 
 
 @pytest.fixture(scope="module")
-def failures(tmp_path_factory) -> dict[str, tuple[PlanJobFailed | None, bool]]:
-    """Bad inputs, each planned once; both jobs run side by side, as they stop at their first read."""
-    root = tmp_path_factory.mktemp("failures")
+def bad_inputs() -> dict[str, list[str]]:
+    """Inputs the job must refuse, by what is wrong with them."""
     good = simple("ibmi1", "GOOD", OLD4, 2).model_dump_json()
     half = json.loads(simple("ibmi1", "HALF", OLD4, 2).model_dump_json())
     del half["receivers"][0]["size_bytes"]
@@ -978,9 +989,38 @@ def failures(tmp_path_factory) -> dict[str, tuple[PlanJobFailed | None, bool]]:
         "history_key": [json.dumps(hist("R1", 2)), json.dumps(keyless_r2), json.dumps(hist("R3", 0))],
         "unknown_key": [json.dumps(colour), good],
     }
-    with ThreadPoolExecutor(len(inputs)) as pool:
-        runs = {name: pool.submit(_failed_run, root / name, lines) for name, lines in inputs.items()}
-        return {name: run.result() for name, run in runs.items()}
+    return inputs
+
+
+@pytest.fixture(scope="module")
+def failures(tmp_path_factory, bad_inputs, spark_connect) -> dict[str, tuple[PlanJobFailed | None, bool]]:
+    """Each bad input planned once, in a session on the standing Spark Connect server: the job's own checks."""
+    root = tmp_path_factory.mktemp("failures")
+    return {name: _failed_run(root / name, lines, spark_connect) for name, lines in bad_inputs.items()}
+
+
+def test_spark_submit_fails_on_bad_input_as_a_session_does_with_the_job_s_own_words(
+    tmp_path_factory, bad_inputs, failures
+):
+    """The launcher's part: spark-submit's exit status and the job's last words on stderr. One failure of the JSON
+    reader (FAILFAST) and one of the job's checks, side by side, as they stop at their first read."""
+    root = tmp_path_factory.mktemp("submitted")
+    cases = ("truncated", "missing_key")
+    with ThreadPoolExecutor(len(cases)) as pool:
+        runs = {name: pool.submit(_failed_run, root / name, bad_inputs[name], None) for name in cases}
+        submitted = {name: run.result() for name, run in runs.items()}
+    for name in cases:
+        by_submit, wrote_summary = submitted[name]
+        in_session, _ = failures[name]
+        assert by_submit is not None and in_session is not None and not wrote_summary
+        assert by_submit.returncode == in_session.returncode == 2
+        assert "spark-submit plan_receivers.py" in str(by_submit) and "Spark Connect" in str(in_session)
+        assert _last_words(by_submit) == _last_words(in_session)
+
+
+def _last_words(failure: PlanJobFailed) -> str:
+    """The job's last line, with the input's folder left out (each run has its own)."""
+    return re.sub(r"/\S*/(snapshots\.jsonl)", r"\1", failure.stderr_tail.splitlines()[-1])
 
 
 def test_a_malformed_line_fails_the_job_rather_than_dropping_a_queue_manager(failures):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
 from mqjournal.airflow.forms import split_choice
@@ -48,6 +48,9 @@ from mqjournal.report import plan_body, planned_save_file_bytes, qm_key, size
 from mqjournal.runreport import RunFacts, render_html, render_markdown
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -499,6 +502,24 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
         env={k: env[k] for k in SPARK_ENV if k in env},
         conf=planjob.default_conf(master),
         py_files=str(py_files),
+    )
+
+
+def plan_in_session(spark: SparkSession, settings: Settings, run_id: str, policy: Policy) -> None:
+    """The plan job in the plan task's own session (a Spark Connect connection's): the inputs of
+    `plan_submission`, and the same output folder, which `summarize` reads."""
+    from datetime import datetime
+
+    from mqjournal import planjob
+
+    planjob.plan_in_session(
+        spark,
+        settings.snapshot_dir(run_id),
+        settings.plan_dir(run_id),
+        history=partitions_needed(settings.snapshots, settings.snapshot_dir(run_id), policy.stuck_after_runs),
+        policy=policy,
+        as_of=datetime.now(UTC),
+        job=f"the plan job on Spark Connect ({settings.spark_connect_conn_id})",
     )
 
 

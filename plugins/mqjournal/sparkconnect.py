@@ -1,0 +1,87 @@
+"""A standing Spark Connect server for the plan job: the command that starts one from this environment's pyspark,
+and a server held for the length of a `with` block (the tests' and the benchmarks').
+
+pip's pyspark ships Spark's Connect server (jars/spark-connect_*.jar) but not Spark's sbin/start-connect-server.sh,
+which is a spark-submit of the server's class; `server_command` is that spark-submit. A deployment with a Spark
+distribution may run the script instead: the plan task needs only the connection (docs/deploy.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from mqjournal.errors import MqJournalError
+from mqjournal.planjob import default_conf, spark_submit_executable, submit_environment
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+DEFAULT_PORT = 15002  # Spark Connect's own default
+
+
+class ConnectServerFailed(MqJournalError):
+    """The Spark Connect server did not start listening."""
+
+
+def server_command(*, address: str = "127.0.0.1", port: int = DEFAULT_PORT, master: str = "local[*]") -> list[str]:
+    """spark-submit of Spark's Connect server, listening on `address` only (loopback unless told otherwise: the
+    server runs whatever a client sends it, with the server's own file access)."""
+    conf = default_conf(master) | {
+        "spark.connect.grpc.binding.address": address,
+        "spark.connect.grpc.binding.port": str(port),
+    }
+    args = [str(spark_submit_executable()), "--class", SERVER_CLASS, "--name", "mqjournal-spark-connect"]
+    args += ["--master", master]
+    for key, value in conf.items():
+        args += ["--conf", f"{key}={value}"]
+    return [*args, "spark-internal"]
+
+
+def _listening(address: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
+        return True
+    return False
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    with socket.socket() as probe:
+        probe.bind((address, 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def standing_server(
+    log: Path, *, address: str = "127.0.0.1", port: int | None = None, master: str = "local[*]", wait: float = 180
+) -> Iterator[str]:
+    """A Connect server for the block's length; yields its URL (sc://ADDRESS:PORT). Its output goes to `log`."""
+    port = port or free_port(address)
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            server_command(address=address, port=port, master=master),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=submit_environment(master),
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + wait
+        while not _listening(address, port):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise ConnectServerFailed(
+                    f"Spark Connect server on {address}:{port}",
+                    f"did not start listening within {wait:.0f} s (exit status {server.poll()})",
+                    f"read its output in {log}",
+                )
+            time.sleep(0.5)
+        yield f"sc://{address}:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

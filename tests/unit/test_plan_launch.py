@@ -1,0 +1,47 @@
+"""How the plan job is launched: spark-submit's environment, and a Spark Connect server's command and address."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqjournal import planjob
+from mqjournal.sparkconnect import server_command
+from mqjournal.sparkplan.job import ClientFiles
+
+
+def test_a_spark_submit_after_a_connect_session_in_the_same_process_is_a_classic_job(monkeypatch):
+    # pyspark leaves these in os.environ once a process opened a Connect session: the job's own session would
+    # then be a Connect client with no server (seen when the tests ran both launches in one process).
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")
+    monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:15002")
+    env = planjob.submit_environment("local[*]")
+    assert "SPARK_CONNECT_MODE_ENABLED" not in env and "SPARK_REMOTE" not in env
+    assert env["SPARK_HOME"]
+
+
+def test_a_connect_url_is_shown_without_its_token():
+    assert planjob.connect_address("sc://spark.example:15002/;token=s3cr3t;use_ssl=true") == "sc://spark.example:15002"
+    assert planjob.connect_address("sc://127.0.0.1:15002") == "sc://127.0.0.1:15002"
+
+
+def test_the_connect_server_listens_on_loopback_unless_told_otherwise():
+    command = server_command(port=15999)
+    assert "spark.connect.grpc.binding.address=127.0.0.1" in command
+    assert "spark.connect.grpc.binding.port=15999" in command
+    assert command[-1] == "spark-internal" and "org.apache.spark.sql.connect.service.SparkConnectServer" in command
+
+
+@pytest.mark.parametrize("url", ["s3a://bucket/plans/run_id=x", "s3://bucket/plans/run_id=x"])
+def test_a_connect_client_reaches_hadoop_s_s3a_urls_through_fsspec_s_s3(url):
+    fs, path = ClientFiles._fs(url)
+    assert "s3" in fs.protocol and path == "bucket/plans/run_id=x"
+
+
+def test_a_connect_client_writes_and_removes_summary_json_next_to_the_plan(tmp_path):
+    files = ClientFiles()
+    files.write_text(str(tmp_path / "plan"), "summary.json", '{"a": 1}\n')
+    assert (tmp_path / "plan" / "summary.json").read_text() == '{"a": 1}\n'
+    assert files.is_folder(str(tmp_path / "plan")) and not files.is_folder(str(tmp_path / "plan" / "summary.json"))
+    files.remove(str(tmp_path / "plan"), "summary.json")
+    files.remove(str(tmp_path / "plan"), "summary.json")  # already gone: nothing to do
+    assert not (tmp_path / "plan" / "summary.json").exists()
