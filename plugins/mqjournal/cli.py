@@ -61,6 +61,16 @@ def _sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spark_connect(args: argparse.Namespace) -> int:
+    from mqjournal.planjob import submit_environment
+    from mqjournal.sparkconnect import server_command
+
+    address, _, port = args.listen.rpartition(":")
+    command = server_command(address=address or "127.0.0.1", port=int(port), master=args.master)
+    # Spark's own process in this one's place: signals and the exit status are the server's.
+    os.execve(command[0], command, submit_environment(args.master))
+
+
 def _collect(args: argparse.Namespace) -> int:
     from mqjournal.collection import collect_fleet
     from mqjournal.fleet import load_fleet
@@ -549,6 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sim(commands)
     _add_collect(commands)
     _add_plan(commands)
+    _add_spark_connect(commands)
     _add_demo(commands)
     _add_recover(commands)
     _add_save_library(commands)
@@ -577,6 +588,23 @@ def _add_sim(commands: _Commands) -> None:
         "--frozen-clock", action="store_true", help="do not let simulated time follow the wall clock while serving"
     )
     sim.set_defaults(run=_sim)
+
+
+def _add_spark_connect(commands: _Commands) -> None:
+    server = commands.add_parser(
+        "spark-connect",
+        help="run a standing Spark Connect server for the plan job (pyspark's own Spark)",
+        description="Run Spark's Connect server from this environment's pyspark, in the foreground, for the plan "
+        "(mqjournal plan --spark-connect, or the DAG's MQJOURNAL_SPARK_CONNECT_CONN_ID): each plan is then a session "
+        "on a warm JVM instead of a spark-submit. The server reads and writes the data folder itself: run it where "
+        "the data folder is at the same path as on the workers. It runs whatever a client sends: listen on loopback, "
+        "or on a network only the workers reach.",
+    )
+    server.add_argument(
+        "--listen", default="127.0.0.1:15002", metavar="ADDRESS:PORT", help="default 127.0.0.1:15002 (Spark's port)"
+    )
+    server.add_argument("--master", default="local[*]", help="the server's Spark master (default local[*])")
+    server.set_defaults(run=_spark_connect)
 
 
 def _add_collect(commands: _Commands) -> None:

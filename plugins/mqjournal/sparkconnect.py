@@ -11,12 +11,13 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from mqjournal.errors import MqJournalError
-from mqjournal.planjob import default_conf, spark_submit_executable, submit_environment
+from mqjournal.planjob import default_conf, spark_submit_executable
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002  # Spark Connect's own default
@@ -59,12 +60,13 @@ def standing_server(
     """A Connect server for the block's length; yields its URL (sc://ADDRESS:PORT). Its output goes to `log`."""
     port = port or free_port(address)
     with log.open("wb") as output:
+        # The command line's server (`mqjournal spark-connect`), which becomes Spark's process: what users run.
+        cli = Path(sys.executable).parent / "mqjournal"
         server = subprocess.Popen(
-            server_command(address=address, port=port, master=master),
+            [str(cli), "spark-connect", "--listen", f"{address}:{port}", "--master", master],
             stdout=output,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=submit_environment(master),
             start_new_session=True,
         )
     try:

@@ -449,6 +449,18 @@ def test_spark_default_points_at_the_spark_master_service():
     assert "org.apache.spark.deploy.worker.Worker spark://spark-master:7077" in worker
 
 
+def test_the_spark_connect_connection_reaches_the_spark_connect_service_which_runs_on_the_spark_cluster():
+    conn = json.loads(environment("airflow-worker")["AIRFLOW_CONN_SPARK_CONNECT"])
+    assert conn["conn_type"] == "spark_connect"
+    server = service(conn["host"])
+    command = " ".join(server["command"])
+    assert f"mqjournal spark-connect --listen 0.0.0.0:{conn['port']}" in command
+    assert "--master spark://spark-master:7077" in command
+    # Opt-in: without the profile and MQJOURNAL_SPARK_CONNECT_CONN_ID the plan stays a spark-submit.
+    assert server["profiles"] == ["spark-connect"] and "ports" not in server
+    assert environment("airflow-worker")["MQJOURNAL_SPARK_CONNECT_CONN_ID"] == "${MQJOURNAL_SPARK_CONNECT_CONN_ID:-}"
+
+
 # -- the partitions ------------------------------------------------------------------------------------------------
 
 
