@@ -1,8 +1,8 @@
 """The Spark plan job (spark_apps/plan_receivers.py) against docs/planning-rules.md, on a hand-built fleet.
 
-The job is started once for the whole fleet, under local-cluster[2,1,1024]: two executor JVMs that share nothing
-with the driver but the --py-files zip, as on a real cluster. Each test then reads the Parquet back. Only the
-failure tests start the job again, in local mode, because they stop before any planning.
+The job plans the whole fleet once, in a session on the tests' standing Spark Connect server, and each test reads
+the Parquet back. The failure tests plan each bad input there too, and two of them again with spark-submit, whose
+exit status and last words must be the session's.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ CEST = timezone(timedelta(hours=2))
 AS_OF = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 COLLECTED = AS_OF - timedelta(hours=1)
 POLICY = Policy(max_snapshot_age_hours=24, retention_days=2, keep_min_receivers=1, stuck_after_runs=3)
-CLUSTER = "local-cluster[2,1,1024]"
 
 
 def ago(days: float = 0, hours: float = 0) -> datetime:
@@ -493,7 +492,7 @@ class Plan:
 
 
 @pytest.fixture(scope="module")
-def plan(tmp_path_factory) -> Plan:
+def plan(tmp_path_factory, spark_connect) -> Plan:
     root = tmp_path_factory.mktemp("plan")
     current, history = fleet()
     special = (REORDERED, BEFORE_ADDED_KEYS)
@@ -522,8 +521,11 @@ def plan(tmp_path_factory) -> Plan:
     policy_file = root / "policy.json"
     policy_file.write_text(POLICY.model_dump_json())
     out = root / "out"
-    summary = run_plan(
-        root / "snapshots", out, history=root / "history", policy_file=policy_file, as_of=AS_OF, master=CLUSTER
+    # On the tests' standing Spark Connect server: these tests check the rules on a hand-built fleet. The launch by
+    # spark-submit is checked by test_spark_submit_fails_on_bad_input_... here, tests/plan/test_plan_from_a_url_
+    # data_folder.py and the demo; executors in JVMs of their own by `make cluster-test` (a standalone cluster).
+    summary = run_plan_connect(
+        spark_connect, root / "snapshots", out, history=root / "history", policy_file=policy_file, as_of=AS_OF
     )
     return Plan(summary, pd.read_parquet(out / "receivers"), pd.read_parquet(out / "queue_managers"), out)
 
