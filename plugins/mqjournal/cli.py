@@ -173,6 +173,7 @@ def _demo(args: argparse.Namespace) -> int:
         answer="Approve" if args.approve else "Reject" if args.reject else None,
         keep_running=args.keep_running,
         timeout_minutes=args.timeout,
+        spark_connect=args.spark_connect,
     )
 
 
@@ -667,6 +668,13 @@ def _add_demo(commands: _Commands) -> None:
         "--keep-running", action="store_true", help="after the run, keep Airflow and the simulator up until Ctrl-C"
     )
     demo.add_argument("--port", type=int, default=8080, help="Airflow API server and UI port (default 8080)")
+    demo.add_argument(
+        "--spark-connect",
+        metavar="URL",
+        default=os.environ.get("MQJOURNAL_SPARK_CONNECT"),
+        help="plan on this Spark Connect server (sc://HOST:PORT, e.g. `mqjournal spark-connect`'s; default: "
+        "MQJOURNAL_SPARK_CONNECT, else a spark-submit per run)",
+    )
     demo.add_argument("--home", type=Path, help="AIRFLOW_HOME for the demo (default: .airflow of the repository)")
     demo.add_argument(
         "--timeout", type=float, default=60, metavar="MINUTES", help="give up on the run after this long (default 60)"

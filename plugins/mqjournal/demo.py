@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from mqjournal.fleet import FleetConfig, load_fleet
+from mqjournal.planjob import connect_address
 from mqjournal.report import DELETE_NOTHING
 from mqjournal.settings import Settings
 
@@ -101,8 +102,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def airflow_environment(home: DemoHome, fleet_file: Path, port: int) -> dict[str, str]:
-    """The environment of every Airflow process of the demo: its configuration is all here, nothing global."""
+# The demo's Spark Connect connection, when it plans on a standing server.
+SPARK_CONNECT_CONN_ID = "mqj_spark_connect"
+
+
+def airflow_environment(
+    home: DemoHome, fleet_file: Path, port: int, spark_connect: str | None = None
+) -> dict[str, str]:
+    """The environment of every Airflow process of the demo: its configuration is all here, nothing global. With
+    `spark_connect` (sc://HOST:PORT) the plan is a session on that server, not a spark-submit."""
     # Nothing from an Airflow or mqjournal setup in the caller's shell (AIRFLOW_CONFIG, AIRFLOW__*, AIRFLOW_CONN_*).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "MQJOURNAL_"))}
     env.update(
@@ -136,6 +144,11 @@ def airflow_environment(home: DemoHome, fleet_file: Path, port: int) -> dict[str
             "NO_COLOR": "1",
         }
     )
+    if spark_connect:
+        host, _, server_port = spark_connect.removeprefix("sc://").partition("/")[0].rpartition(":")
+        connection = {"conn_type": "spark_connect", "host": host, "port": int(server_port)}
+        env[f"AIRFLOW_CONN_{SPARK_CONNECT_CONN_ID.upper()}"] = json.dumps(connection)
+        env["MQJOURNAL_SPARK_CONNECT_CONN_ID"] = SPARK_CONNECT_CONN_ID
     return env
 
 
@@ -692,6 +705,7 @@ def run_demo(
     keep_running: bool = False,
     timeout_minutes: float = 60,
     startup_timeout: float = 240,
+    spark_connect: str | None = None,
     say: Say = _say,
 ) -> int:
     """0 when the run succeeded, 1 when it did not, 2 when the demo could not set it up, 130 on Ctrl-C."""
@@ -701,7 +715,9 @@ def run_demo(
     logging.getLogger("mqjournal.sim.server.transport").setLevel(logging.CRITICAL)
     try:
         with _sigterm_as_interrupt(), contextlib.ExitStack() as cleanup:
-            up = _start_fleet_and_airflow(cleanup, fleet_file, demo_home, port, startup_timeout, say)
+            up = _start_fleet_and_airflow(
+                cleanup, fleet_file, demo_home, port, startup_timeout, say, spark_connect=spark_connect
+            )
             state = _trigger_and_follow(up, demo_home, port=port, answer=answer, timeout=timeout_minutes * 60, say=say)
             result = 0 if state == "success" else 1
             if keep_running:
@@ -726,7 +742,14 @@ class _Running:
 
 
 def _start_fleet_and_airflow(
-    cleanup: contextlib.ExitStack, fleet_file: Path, demo_home: DemoHome, port: int, startup_timeout: float, say: Say
+    cleanup: contextlib.ExitStack,
+    fleet_file: Path,
+    demo_home: DemoHome,
+    port: int,
+    startup_timeout: float,
+    say: Say,
+    *,
+    spark_connect: str | None = None,
 ) -> _Running:
     """The simulated fleet, then `airflow standalone` with its connections, up to the DAG being loaded; `cleanup`
     stops both, in reverse order, however the demo ends."""
@@ -734,9 +757,10 @@ def _start_fleet_and_airflow(
         raise DemoError(f"fleet file {fleet_file} not found")
     config = load_fleet(fleet_file)
     check_ports(config, fleet_file, port)
-    env = airflow_environment(demo_home, fleet_file, port)
+    env = airflow_environment(demo_home, fleet_file, port, spark_connect)
     password = admin_password(demo_home)
-    say(f"Airflow home: {demo_home.root}  (SQLite metadata DB, Spark local[*])")
+    spark = f"Spark Connect {connect_address(spark_connect)}" if spark_connect else "Spark local[*]"
+    say(f"Airflow home: {demo_home.root}  (SQLite metadata DB, {spark})")
     began = time.monotonic()
 
     service, ports = start_simulator(config, say)

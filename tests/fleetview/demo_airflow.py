@@ -82,13 +82,18 @@ def demo_fleet_file(folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def running_demo(folder: Path, say: demo.Say, *, startup_timeout: float = 240) -> Iterator[RunningDemo]:
-    """The demo fleet's simulator and `airflow standalone` (plugins from the repository's plugins/), stopped after."""
+def running_demo(
+    folder: Path, say: demo.Say, *, startup_timeout: float = 240, spark_connect: str | None = None
+) -> Iterator[RunningDemo]:
+    """The demo fleet's simulator and `airflow standalone` (plugins from the repository's plugins/), stopped after;
+    with `spark_connect`, its plans are sessions on that Spark Connect server."""
     logging.getLogger("mqjournal.sim.server.transport").setLevel(logging.CRITICAL)
     port = demo.free_port()
     home = demo.DemoHome(folder / "airflow")
     began = time.monotonic()
     with contextlib.ExitStack() as cleanup:
-        up = demo._start_fleet_and_airflow(cleanup, demo_fleet_file(folder), home, port, startup_timeout, say)
+        up = demo._start_fleet_and_airflow(
+            cleanup, demo_fleet_file(folder), home, port, startup_timeout, say, spark_connect=spark_connect
+        )
         say(f"Airflow up on port {port} after {time.monotonic() - began:.0f} s")
         yield RunningDemo(up, home, port)

@@ -94,7 +94,7 @@ def workdir(request: pytest.FixtureRequest) -> Iterator[Path]:
             shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path):
+def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path, spark_connect: str):
     shots = Screenshots(workdir / "screenshots", os.environ.get("MQJ_SCREENSHOTS"))
     say(f"screenshots: {shots.folder}" + (f" (and the README's in {shots.readme})" if shots.readme else ""))
     executable = chromium()
@@ -106,7 +106,9 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path)
     # Playwright's 5 s default for an element to show is a quiet machine's: with the other e2e worker's JVMs on the
     # same 2 cores, Airflow's React pages took longer to render a run's note (CI, 2026-11-27).
     expect.set_options(timeout=30_000)
-    with running_demo(workdir, say) as demo:
+    # The UI is under test, not the plan's launch (test_demo.py runs the demo's spark-submit): its two runs plan on
+    # the tests' standing Spark Connect server.
+    with running_demo(workdir, say, spark_connect=spark_connect) as demo:
         run_id, state = demo.maintenance_run(say, answer="Reject")
         settings = Settings.from_env({"MQJOURNAL_DATA_DIR": str(demo.home.data_dir)})
         assert settings.plan_dir(run_id).joinpath("queue_managers").is_dir(), f"the run ({state}) made no plan"

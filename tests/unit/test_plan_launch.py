@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mqjournal import planjob
@@ -45,3 +47,16 @@ def test_a_connect_client_writes_and_removes_summary_json_next_to_the_plan(tmp_p
     files.remove(str(tmp_path / "plan"), "summary.json")
     files.remove(str(tmp_path / "plan"), "summary.json")  # already gone: nothing to do
     assert not (tmp_path / "plan" / "summary.json").exists()
+
+
+def test_the_demo_plans_on_a_connect_server_through_a_connection_of_its_own(tmp_path, monkeypatch):
+    from mqjournal.demo import DemoHome, airflow_environment
+
+    monkeypatch.setenv("MQJOURNAL_SPARK_CONNECT_CONN_ID", "from_the_shell")  # never the caller's setup
+    home = DemoHome(tmp_path / "airflow")
+    plain = airflow_environment(home, tmp_path / "fleet.yaml", 8080)
+    assert "MQJOURNAL_SPARK_CONNECT_CONN_ID" not in plain
+    env = airflow_environment(home, tmp_path / "fleet.yaml", 8080, "sc://127.0.0.1:15002")
+    conn_id = env["MQJOURNAL_SPARK_CONNECT_CONN_ID"]
+    connection = json.loads(env[f"AIRFLOW_CONN_{conn_id.upper()}"])
+    assert connection == {"conn_type": "spark_connect", "host": "127.0.0.1", "port": 15002}
