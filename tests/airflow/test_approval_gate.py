@@ -12,10 +12,12 @@ import pytest
 from mqjournal.airflow.approval import DELETE_NOTHING, QueueManagerApproval, approval_options, chosen_keys
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.xcom import PlanSummary
+from mqjournal.planrows import PlannedQueueManager
+from tests.plan.builders import planned_queue_manager
 
 
-def qm(host: str, qmgr: str, library: str) -> dict:
-    return {"host": host, "qmgr": qmgr, "qmgr_library": library}
+def qm(host: str, qmgr: str, library: str) -> PlannedQueueManager:
+    return planned_queue_manager(host=host, qmgr=qmgr, qmgr_library=library)
 
 
 SUMMARY = PlanSummary(

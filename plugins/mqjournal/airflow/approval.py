@@ -16,7 +16,7 @@ from typing import Any
 from airflow.providers.standard.operators.hitl import HITLOperator
 
 from mqjournal.airflow.xcom import PlanSummary
-from mqjournal.report import DELETE_NOTHING, gate_option, qm_key
+from mqjournal.report import DELETE_NOTHING
 
 __all__ = [
     "DELETE_NOTHING",
@@ -35,7 +35,7 @@ class GateUnanswered(Exception):
 def approval_options(summary: PlanSummary) -> list[str]:
     """`host/QMGR` of every queue manager with receivers to delete, sorted, then "Delete nothing"."""
     keys = {k for k, names in summary.to_delete.items() if names}
-    options = sorted({gate_option(q) for q in summary.queue_managers if qm_key(q) in keys})
+    options = sorted({q.ref.label for q in summary.queue_managers if q.ref.key in keys})
     return [*options, DELETE_NOTHING]
 
 
@@ -45,7 +45,7 @@ def chosen_keys(summary: PlanSummary, chosen_options: Iterable[str]) -> set[str]
     chosen = set(chosen_options)
     if DELETE_NOTHING in chosen:
         return set()
-    return {qm_key(q) for q in summary.queue_managers if gate_option(q) in chosen and summary.to_delete.get(qm_key(q))}
+    return {q.ref.key for q in summary.queue_managers if q.ref.label in chosen and summary.to_delete.get(q.ref.key)}
 
 
 def approved_keys(summary: PlanSummary, answer: Mapping[str, Any] | None) -> set[str]:
