@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_serializer, model_validator
 
@@ -66,7 +66,8 @@ class QueueManagerRef(BaseModel):
 
     @property
     def key(self) -> str:
-        """`host/QMGR/LIBRARY`: how the plan summary, the save, delete and cleanup steps and the report key it."""
+        """`host/QMGR/LIBRARY`: how the run's plan (RunPlan), the save, delete and cleanup steps and the report key
+        it."""
         return f"{self.host}/{self.qmgr}/{self.library}"
 
     @property
@@ -183,6 +184,19 @@ class PlannedQueueManager(_PlanRow):
     def block_reasons(self) -> list[str]:
         """The block reasons, in BLOCK_ORDER (empty when not blocked)."""
         return [code for code in (self.block_reason or "").split(",") if code]
+
+
+class PlanRows(NamedTuple):
+    """A written plan's rows: its queue managers, and their receivers in chain order."""
+
+    queue_managers: list[PlannedQueueManager]
+    receivers: list[PlannedReceiver]
+
+
+def read_plan(plan_dir: DataPath, refs: Collection[QueueManagerRef] | None = None) -> PlanRows:
+    """The plan the job wrote to `plan_dir` (only the queue managers `refs`, when given: only their hosts' rows are
+    read), as typed rows."""
+    return PlanRows(read_queue_managers(plan_dir, refs), read_receivers(plan_dir, refs))
 
 
 def read_queue_managers(

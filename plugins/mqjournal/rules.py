@@ -533,7 +533,7 @@ def plan_fleet(
     for s in snapshots:
         seen = by_key[key_of(s)].get((s.run_id, s.collected_at))
         if seen is not None and seen != s:
-            raise ValueError(f"two different snapshots of {key_of(s)} for run {s.run_id} at {s.collected_at}")
+            raise ValueError(f"two different snapshots of {key_of(s).order} for run {s.run_id} at {s.collected_at}")
         by_key[key_of(s)][(s.run_id, s.collected_at)] = s
     queue_managers, receivers = [], []
     for key in sorted(by_key, key=lambda ref: ref.order):

@@ -41,7 +41,7 @@ class RunFacts(BaseModel):
     approved_by: str | None = Field(None, description="who approved at the gate; None: nobody (or a dry run)")
     approved_at: datetime | None = Field(None, description="when the gate was answered")
     chosen: list[str] = Field(
-        default_factory=list, description="host/QMGR/LIBRARY keys (PlanSummary.to_delete's) the approver chose"
+        default_factory=list, description="host/QMGR/LIBRARY keys (RunPlan.to_delete's) the approver chose"
     )
     declined: list[str] = Field(
         default_factory=list, description="host/QMGR/LIBRARY keys with receivers to delete the approver did not choose"

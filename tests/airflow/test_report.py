@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mqjournal.airflow.maintenance import outcome
-from mqjournal.airflow.xcom import PlanSummary
+from mqjournal.airflow.xcom import RunPlan
 from mqjournal.outcomes import DeleteResult
 from mqjournal.policy import Policy
 from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, RECOVERY_PAGE, plan_body
@@ -159,7 +159,7 @@ def test_many_ranges_of_one_queue_manager_are_summed_up():
 
 def test_the_report_says_who_decided_what():
     payroll, billing = "prod1/PAYROLL/QMPAYROLL", "prod2/BILLING/QMBILL01"
-    summary = PlanSummary(
+    summary = RunPlan(
         queue_managers=[
             planned_queue_manager(host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL"),
             planned_queue_manager(host="prod2", qmgr="BILLING", qmgr_library="QMBILL01"),
@@ -185,7 +185,7 @@ def test_the_report_says_who_decided_what():
     assert outcome(False, summary, timed_out, []).startswith("no answer before the gate's timeout")
     assert outcome(False, summary, None, [], approve_state="failed").startswith("no answer before the gate's timeout")
     assert outcome(True, summary, None, []).startswith("dry run")
-    assert outcome(False, PlanSummary(anything_to_delete=False), None, []).startswith("nothing to delete")
+    assert outcome(False, RunPlan(anything_to_delete=False), None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")
 
 

@@ -25,8 +25,8 @@ from mqjournal.airflow.xcom import (
     HostBatch,
     MaintenanceTarget,
     NotFound,
-    PlanSummary,
     Preflight,
+    RunPlan,
     SparkSubmission,
 )
 from mqjournal.backupstore import BackupStore
@@ -41,7 +41,7 @@ from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
 from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
-from mqjournal.planrows import read_queue_managers, read_receivers
+from mqjournal.planrows import read_plan, read_receivers
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body, planned_save_file_bytes, size
 from mqjournal.runreport import RunFacts, render_html, render_markdown
@@ -171,14 +171,13 @@ def summarize(
     targets: Sequence[MaintenanceTarget],
     store: BackupStore | None = None,
     policy: Policy | None = None,
-) -> PlanSummary:
+) -> RunPlan:
     """What the approval gate shows and what save/delete act on, for this run's targets only; with `store`, what
     each queue manager already has in the backup store; the save files' size estimated with `policy`'s data
     compression (which the run report sets beside the real sizes)."""
     policy = policy or Policy()
     wanted = {t.ref for t in targets}
-    qms = read_queue_managers(plan_dir, wanted)
-    receivers = read_receivers(plan_dir, wanted)
+    qms, receivers = read_plan(plan_dir, wanted)
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
     for r in receivers:
@@ -187,7 +186,7 @@ def summarize(
         if r.action in DELETES:
             to_delete[r.ref.key].append(r.receiver)
     store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else {}
-    summary = PlanSummary(
+    summary = RunPlan(
         queue_managers=qms,
         to_save=dict(to_save),
         to_delete=dict(to_delete),
@@ -227,7 +226,7 @@ def clean_up_on(
 def save_one(
     settings: Settings,
     target: MaintenanceTarget,
-    summary: PlanSummary,
+    summary: RunPlan,
     run_id: str,
     save_library: str,
     policy: Policy | None = None,
@@ -240,7 +239,7 @@ def save_one(
         return save_on(session, settings, target, summary, run_id, save_library, policy)
 
 
-def to_save(summary: PlanSummary, target: MaintenanceTarget) -> list[str]:
+def to_save(summary: RunPlan, target: MaintenanceTarget) -> list[str]:
     """The receivers to delete too: one saved only by someone else (status SAVED on the host) is planned "delete", and
     is deleted only once a save of ours proves it; those already proven are skipped by the executor."""
     return list(dict.fromkeys(summary.to_save.get(target.key, []) + summary.to_delete.get(target.key, [])))
@@ -250,7 +249,7 @@ def save_on(
     session: IbmiSession,
     settings: Settings,
     target: MaintenanceTarget,
-    summary: PlanSummary,
+    summary: RunPlan,
     run_id: str,
     save_library: str,
     policy: Policy | None = None,
@@ -265,7 +264,7 @@ def save_on(
 
 
 def delete_one(
-    settings: Settings, target: MaintenanceTarget, summary: PlanSummary, run_id: str, policy: Policy
+    settings: Settings, target: MaintenanceTarget, summary: RunPlan, run_id: str, policy: Policy
 ) -> DeleteResult:
     if not summary.to_delete.get(target.key):
         return DeleteResult(target=target.ref)
@@ -277,7 +276,7 @@ def delete_on(
     session: IbmiSession,
     settings: Settings,
     target: MaintenanceTarget,
-    summary: PlanSummary,
+    summary: RunPlan,
     run_id: str,
     policy: Policy,
 ) -> DeleteResult:
@@ -305,7 +304,7 @@ def collect_batch(
 
 
 def save_batch(
-    settings: Settings, batch: HostBatch, summary: PlanSummary, run_id: str, save_library: str, policy: Policy
+    settings: Settings, batch: HostBatch, summary: RunPlan, run_id: str, save_library: str, policy: Policy
 ) -> BatchResult[SaveResult]:
     for t in batch.targets:  # before any SSH, as save_one: the library is refused for every queue manager or none
         save_library_for(save_library, t.library)
@@ -329,7 +328,7 @@ def clean_up_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Po
 
 
 def delete_batch(
-    settings: Settings, batch: HostBatch, summary: PlanSummary, chosen: set[str], run_id: str, policy: Policy
+    settings: Settings, batch: HostBatch, summary: RunPlan, chosen: set[str], run_id: str, policy: Policy
 ) -> BatchResult[DeleteResult] | None:
     """The deletes of the batch's queue managers chosen at the gate; None when the gate chose none of them (the
     task is then skipped, so the grid tells a rejected run from an approved one)."""
@@ -363,7 +362,7 @@ def mapped_results(pulled: object) -> list[object]:
 
 def outcome(
     dry_run: bool,
-    summary: PlanSummary | None,
+    summary: RunPlan | None,
     approval: dict[str, Any] | None,
     deletes: Sequence[DeleteResult],
     approve_state: str | None = None,
@@ -422,7 +421,7 @@ def report(
 ) -> str:
     """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
     line, and the report file written. Returns the Markdown text."""
-    plan = PlanSummary.from_xcom(summary) if summary is not None else None
+    plan = RunPlan.from_xcom(summary) if summary is not None else None
     deleted = [DeleteResult.from_xcom(d) for d in mapped_results(deletes)]
     result = outcome(dry_run, plan, approval, deleted, approve_state)
     saved = [SaveResult.from_xcom(s) for s in mapped_results(saves)]

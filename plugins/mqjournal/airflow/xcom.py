@@ -3,7 +3,8 @@
 A step returns a model; its task pushes `to_xcom()` (plain dicts and lists, what Airflow has always stored for these
 tasks, so the UI, the templates such as `xcom_pull(task_ids='summarize')['body']` and the pulls of an earlier run
 read the same); the next step's task validates what it pulls with `from_xcom()`, so a value of the wrong shape
-fails at that seam, naming the field.
+fails at that seam, naming the field. The save, delete and cleanup steps' values are the executor's own results
+(mqjournal.outcomes), and a plan's rows are mqjournal.planrows'.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import ConfigDict, Field
 from mqjournal.ibmi import collector
 from mqjournal.outcomes import StepValue
 from mqjournal.planrows import PlannedQueueManager, QueueManagerRef
-from mqjournal.recovery.plan import Plan
+from mqjournal.recovery.plan import RecoveryPlan
 
 Pulled: TypeAlias = object
 """A task argument another task returned: an XComArg while the DAG is wired, its pushed value once the task runs;
@@ -72,7 +73,7 @@ class MaintenanceTarget(JournalTarget):
 
     @property
     def key(self) -> str:
-        """host/QMGR/LIBRARY: how the plan summary lists this queue manager's receivers."""
+        """host/QMGR/LIBRARY: how the run's plan (RunPlan) lists this queue manager's receivers."""
         return self.ref.key
 
     @property
@@ -130,8 +131,9 @@ class HostBatch(XComValue):
         return f"{hosts[0]} .. {hosts[-1]} ({len(hosts)} hosts)" if hosts else "no hosts"
 
 
-class PlanSummary(XComValue):
-    """The plan of this run's targets: what the approval gate shows and what save and delete act on."""
+class RunPlan(XComValue):
+    """The plan of this run's targets (the `summarize` task's value): what the approval gate shows and what save and
+    delete act on."""
 
     queue_managers: list[PlannedQueueManager] = Field(
         default_factory=list, description="the plan's queue managers of this run's targets"
@@ -180,7 +182,7 @@ class Preflight(XComValue):
 class RecoveryPlanMade(XComValue):
     """The plan task's value: the plan, its Markdown for the gate, and where it runs."""
 
-    plan: Plan
+    plan: RecoveryPlan
     body: str = Field(description="the plan's Markdown: the approval gate's body")
     executable: bool = Field(description="no gaps and at least one step: it needs approval")
     target: JournalTarget
@@ -224,7 +226,7 @@ class ExpiryProposal(XComValue):
     execute step."""
 
     target: MaintenanceTarget
-    plan: Plan = Field(description="the expiry plan: DLTF steps, or the gaps that keep everything")
+    plan: RecoveryPlan = Field(description="the expiry plan: DLTF steps, or the gaps that keep everything")
     save_files: list[ExpiringSaveFile] = Field(default_factory=list, description="one per DLTF step, in plan order")
     leftover_copies: list[StoreCopy] = Field(
         default_factory=list, description="copies still in the store of save files discarded by an earlier run"

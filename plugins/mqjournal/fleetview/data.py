@@ -396,7 +396,7 @@ def newest_plans(runs: Iterable[PlanRun]) -> dict[QueueManagerRef, tuple[PlanRun
     return newest
 
 
-def plan_receivers(run: PlanRun, host: str | None = None, library: str | None = None) -> list[PlannedReceiver]:
+def run_receivers(run: PlanRun, host: str | None = None, library: str | None = None) -> list[PlannedReceiver]:
     """The run's receivers (of one queue manager with `host` and `library`), in chain order."""
     filters = [("host", "=", host), ("qmgr_library", "=", library)] if host is not None else None
     return in_chain_order(read_rows(run.folder / "receivers", PlannedReceiver, filters=filters) or [])
@@ -531,7 +531,7 @@ def fleet(
         runs[run.run_id] = run
     online: dict[QueueManagerRef, tuple[int, int]] = {}
     for run_id, refs in by_run.items():
-        online |= _online(plan_receivers(runs[run_id]), set(refs))
+        online |= _online(run_receivers(runs[run_id]), set(refs))
     runs_of = RunsOf(settings, list(by_run), airflow, later)
     rows = []
     for ref, (run, q) in newest.items():
@@ -692,7 +692,7 @@ def queue_manager(
     run, q = newest
     backups = backups_of(catalog, host, q.qmgr, library, history=True)
     snapshot = snapshot_of(settings, run.run_id, host, library)
-    receivers = plan_receivers(run, host, library)
+    receivers = run_receivers(run, host, library)
     online = _online(receivers, {q.ref}).get(q.ref, (0, 0))
     row = _row(run, q, snapshot, online, backups, RunsOf(settings, [run.run_id], airflow, later)(run.run_id, q), now)
     return QueueManagerPage(
