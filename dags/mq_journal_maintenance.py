@@ -23,7 +23,7 @@ from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
-from mqjournal.airflow.xcom import HostBatch, PlanSummary, Pulled
+from mqjournal.airflow.xcom import HostBatch, Pulled, RunPlan
 from mqjournal.backupstore import BackupStore
 from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
@@ -200,12 +200,12 @@ def mq_journal_maintenance():
     def gate(summary: Pulled, params=None) -> list[str] | str:
         if params["dry_run"]:
             return "report"
-        return ["save", "approve"] if PlanSummary.from_xcom(summary).anything_to_delete else ["save", "report"]
+        return ["save", "approve"] if RunPlan.from_xcom(summary).anything_to_delete else ["save", "report"]
 
     @task(**ssh, map_index_template=LABEL)
     def save(batch: Pulled, summary: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
         hosts = labelled(HostBatch.from_xcom(batch))
-        plan = PlanSummary.from_xcom(summary)
+        plan = RunPlan.from_xcom(summary)
         done = steps.save_batch(settings(), hosts, plan, run_id, params["save_library"], _policy(params))
         return returned(done, hosts, "save")
 
@@ -228,7 +228,7 @@ def mq_journal_maintenance():
     @task(**ssh, map_index_template=LABEL)
     def delete(batch: Pulled, summary: Pulled, approval: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
         hosts = labelled(HostBatch.from_xcom(batch))
-        plan = PlanSummary.from_xcom(summary)
+        plan = RunPlan.from_xcom(summary)
         chosen = approved_keys(plan, approval)  # type: ignore[arg-type]  # the gate's XCom dict
         done = steps.delete_batch(settings(), hosts, plan, chosen, run_id, _policy(params))
         if done is None:

@@ -19,7 +19,7 @@ from mqjournal.recovery.kinds import RecoveryKind
 if TYPE_CHECKING:
     from mqjournal.backupstore import BackupStore
     from mqjournal.recovery.execute import RecoveryExecutor
-    from mqjournal.recovery.plan import Plan, Request
+    from mqjournal.recovery.plan import RecoveryPlan, Request
 
     # What add_subparsers returns: argparse names that class only privately.
     _Commands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -269,7 +269,7 @@ def _recovery_request(args: argparse.Namespace, host: str, qmgr: str, tz: tzinfo
     )
 
 
-def _execute_recovery(executor: RecoveryExecutor, plan: Plan, *, as_json: bool) -> int:
+def _execute_recovery(executor: RecoveryExecutor, plan: RecoveryPlan, *, as_json: bool) -> int:
     """Run an approved (--yes) plan; exit 3 when it has gaps or went stale, 1 when a step failed."""
     from mqjournal.errors import MqJournalError
     from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale

@@ -1,8 +1,7 @@
 """Why a receiver has its action, and what an alert asks of an admin, in the words a person reads.
 
-The input is the plan as the Spark job writes it and pyarrow reads it back (`.to_pylist()`): one `receivers` row and
-its `queue_managers` row, plain dicts whose times are datetimes (naive ones are UTC). Columns added after a plan was
-written are read with `.get()`, so an older plan still explains itself, with less detail.
+The input is the plan's rows (mqjournal.planrows): one receiver and its queue manager. A plan written before some
+of its columns were added still explains itself, with less detail.
 
 The rules themselves are rules.py's (docs/planning-rules.md); this module only says them. Every time is written by
 mqjournal.timefmt: the partition's local time with its offset, as DSPJRN and QMQMMSG show it.
@@ -13,14 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from mqjournal import timefmt
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.restore import _OBJTYPES as RCRMQMOBJ_TYPES  # AMQ7472's type text -> RCRMQMOBJ OBJTYPE
 from mqjournal.vocabulary import Action, BlockReason, Reason, alert_text
 
-Row = Mapping[str, Any]
+QM = PlannedQueueManager
+Receiver = PlannedReceiver
 
 STARTUP, MEDIA, AMQJRNINF = "AMQ7460", "AMQ7462", "AMQJRNINF"  # vocabulary.HoldingPoint's values
 
@@ -64,21 +64,18 @@ _VERBS: dict[str, str] = {
 }
 
 
-def offset_of(qm: Row) -> int | None:
+def offset_of(qm: QM | None) -> int | None:
     """The partition's UTC offset in minutes, when the plan carries it."""
-    value = qm.get("utc_offset_minutes")
-    return int(value) if value is not None else None
+    return qm.utc_offset_minutes if qm is not None else None
 
 
-def when(moment: datetime | None, qm: Row, age_seconds: float | None = None) -> str:
+def when(moment: datetime | None, qm: QM, age_seconds: float | None = None) -> str:
     """`2026-11-21 14:00:05 +01:00 (46 h ago)`; the age from `age_seconds`, else measured to the collection."""
     if moment is None:
         return "-"
     text = timefmt.local_time(moment, offset_of(qm))
     if age_seconds is None:
-        collected = qm.get("collected_at")
-        if isinstance(collected, datetime):
-            age_seconds = (_aware(collected) - _aware(moment)).total_seconds()
+        age_seconds = (_aware(qm.collected_at) - _aware(moment)).total_seconds()
     return f"{text} ({timefmt.age(age_seconds)} ago)" if age_seconds is not None else text
 
 
@@ -86,31 +83,30 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timefmt.zone(0))
 
 
-def block_words(qm: Row) -> str:
+def block_words(qm: QM) -> str:
     """The queue manager's block reasons in words, in BLOCK_ORDER ("" when it is not blocked)."""
-    codes = [c for c in (qm.get("block_reason") or "").split(",") if c]
-    return "; ".join(BLOCK_WORDS.get(c, c) for c in codes)
+    return "; ".join(BLOCK_WORDS.get(c, c) for c in qm.block_reasons)
 
 
-def needed_because(qm: Row) -> str:
+def needed_because(qm: QM) -> str:
     """Which of MQ's points holds the oldest needed receiver, with its time and age: what every needed receiver of
     the queue manager is kept for."""
-    point = qm.get("holding_point")
+    point = qm.holding_point
     if point in _HOLDERS:
-        return f"{_HOLDERS[point]} {when(qm.get('holding_point_at'), qm, qm.get('holding_point_age_seconds'))}"
-    oldest = qm.get("oldest_needed")
+        return f"{_HOLDERS[point]} {when(qm.holding_point_at, qm, qm.holding_point_age_seconds)}"
+    oldest = qm.oldest_needed
     return f"needed by MQ: {oldest} is the oldest receiver it needs" if oldest else "needed by MQ"
 
 
-def _not_needed(qm: Row) -> str:
-    oldest = qm.get("oldest_needed")
+def _not_needed(qm: QM) -> str:
+    oldest = qm.oldest_needed
     return f"not needed by MQ (older than {oldest}, the oldest receiver it needs)" if oldest else "not needed by MQ"
 
 
-def explanation(receiver: Row, qm: Row) -> str:
+def explanation(receiver: Receiver, qm: QM) -> str:
     """Why the receiver has its action, the same words for every receiver kept for the same reason (the report groups
     receivers into ranges by it): the reason, without the action's verb and without the receiver's own times."""
-    reason, action = receiver.get("reason"), receiver.get("action")
+    reason, action = receiver.reason, receiver.action
     needed = needed_because(qm)
     texts: dict[str, str] = {
         Reason.NOT_IN_CHAIN: "not in the journal's receiver chain: mqjournal never deletes it",
@@ -134,30 +130,30 @@ def explanation(receiver: Row, qm: Row) -> str:
     return texts.get(str(reason), str(reason))
 
 
-def verb(receiver: Row) -> str:
+def verb(receiver: Receiver) -> str:
     """What the plan does with the receiver: `kept`, `saved by this run, then kept`, ..."""
-    action = str(receiver.get("action"))
+    action = str(receiver.action)
     return _VERBS.get(action, action)
 
 
-def _detail(receiver: Row, qm: Row) -> str:
+def _detail(receiver: Receiver, qm: QM) -> str:
     """The receiver's own times where its reason turns on them."""
-    reason = receiver.get("reason")
-    if reason in (Reason.RETAINED, Reason.RETAINED_NOT_SAVED) and receiver.get("detached_at") is not None:
-        return f" (detached {when(receiver['detached_at'], qm)})"
-    if reason in (Reason.SAVED_BY_SITE, Reason.SITE_SAVE_TOO_RECENT) and receiver.get("saved_at") is not None:
-        return f" (saved {when(receiver['saved_at'], qm)})"
+    reason = receiver.reason
+    if reason in (Reason.RETAINED, Reason.RETAINED_NOT_SAVED) and receiver.detached_at is not None:
+        return f" (detached {when(receiver.detached_at, qm)})"
+    if reason in (Reason.SAVED_BY_SITE, Reason.SITE_SAVE_TOO_RECENT) and receiver.saved_at is not None:
+        return f" (saved {when(receiver.saved_at, qm)})"
     return ""
 
 
-def why(receiver: Row, qm: Row) -> str:
+def why(receiver: Receiver, qm: QM) -> str:
     """One sentence: what the plan does with this receiver and why, naming the point that holds it with the point's
     time and age (`AMQA000030 kept: needed for media recovery, AMQ7462 point 2026-11-21 14:00:05 +01:00 (46 h
     ago)`)."""
-    return f"{receiver.get('receiver')} {verb(receiver)}: {explanation(receiver, qm)}{_detail(receiver, qm)}"
+    return f"{receiver.receiver} {verb(receiver)}: {explanation(receiver, qm)}{_detail(receiver, qm)}"
 
 
-def why_kept(receiver: Row, qm: Row) -> str:
+def why_kept(receiver: Receiver, qm: QM) -> str:
     """`why` for a receiver the plan keeps (it reads as well for any action)."""
     return why(receiver, qm)
 
@@ -167,12 +163,12 @@ def why_kept(receiver: Row, qm: Row) -> str:
 _POINT_TEXT = r"(?P<receiver>\S+) (?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?"
 
 
-def point_time(qm: Row, label: str) -> tuple[datetime | None, float | None]:
+def point_time(qm: QM, label: str) -> tuple[datetime | None, float | None]:
     """AMQ7460's or AMQ7462's time and age: the holding point's columns when it is that point, else its time as
     `recovery_points` writes it (the partition's wall clock), its age measured to the collection."""
-    if qm.get("holding_point") == label and qm.get("holding_point_at") is not None:
-        return qm["holding_point_at"], qm.get("holding_point_age_seconds")
-    found = re.search(rf"{label} {_POINT_TEXT}", qm.get("recovery_points") or "")
+    if qm.holding_point == label and qm.holding_point_at is not None:
+        return qm.holding_point_at, qm.holding_point_age_seconds
+    found = re.search(rf"{label} {_POINT_TEXT}", qm.recovery_points or "")
     offset = offset_of(qm)
     if not found or offset is None:
         return None, None
@@ -180,25 +176,20 @@ def point_time(qm: Row, label: str) -> tuple[datetime | None, float | None]:
     return at, None
 
 
-def damaged_objects(qm: Row) -> list[tuple[str, str, str]]:
+def damaged_objects(qm: QM) -> list[tuple[str, str, str]]:
     """(object, RCRMQMOBJ OBJTYPE, as reported) for each object AMQ7472 reported damaged. Rows hold text such as
-    `APP.REQUEST.QUEUE (QLOCAL), reported by AMQ7472 at <time>`, or structs with `object` and `object_type`."""
+    `APP.REQUEST.QUEUE (QLOCAL), reported by AMQ7472 at <time>`."""
     found = []
-    for item in qm.get("damaged_objects") or []:
-        if isinstance(item, Mapping):
-            name, kind = str(item.get("object") or ""), str(item.get("object_type") or "")
-            text = f"{name} ({kind})"
-        else:
-            text = str(item)
-            match = re.match(r"(?P<name>[^\s(]+)\s*\((?P<kind>[^)]*)\)", text)
-            name, kind = (match["name"], match["kind"]) if match else (text.split(" ")[0], "")
+    for text in qm.damaged_objects:
+        match = re.match(r"(?P<name>[^\s(]+)\s*\((?P<kind>[^)]*)\)", text)
+        name, kind = (match["name"], match["kind"]) if match else (text.split(" ")[0], "")
         # AMQ7472 prints the type as MQ names it (QLOCAL); RCRMQMOBJ takes its own values (*LCLQ).
         found.append((name, RCRMQMOBJ_TYPES.get(kind.strip().upper().lstrip("*"), "*ALL"), text))
     return found
 
 
-def startup_point_old(qm: Row) -> str:
-    qmgr = qm.get("qmgr")
+def startup_point_old(qm: QM) -> str:
+    qmgr = qm.qmgr
     at, age_seconds = point_time(qm, STARTUP)
     since = f"since {when(at, qm, age_seconds)}" if at is not None else "since the AMQ7460 time"
     return (
@@ -212,11 +203,11 @@ def startup_point_old(qm: Row) -> str:
     )
 
 
-def media_recovery_forms(qm: Row) -> list[dict[str, str]]:
+def media_recovery_forms(qm: QM) -> list[dict[str, str]]:
     """What to enter in the recovery DAG's trigger form for AMQ7462's damaged objects: host, queue manager, kind media,
     and each object with its RCRMQMOBJ type, one run per object; without a reported object, none is filled in (the
     DAG then reads the newest AMQ7472, and refuses when there is none)."""
-    base = {"host": str(qm.get("host")), "qmgr": str(qm.get("qmgr")), "kind": RecoveryKind.MEDIA.value}
+    base = {"host": qm.host, "qmgr": qm.qmgr, "kind": RecoveryKind.MEDIA.value}
     objects = damaged_objects(qm)
     if not objects:
         return [base]
@@ -229,9 +220,9 @@ def form_values(values: Mapping[str, str]) -> str:
     return ", ".join(f'{FORM_FIELDS.get(key, key)} "{value}"' for key, value in values.items())
 
 
-def media_point_old(qm: Row, recovery_dag: str = RECOVERY_DAG) -> str:
+def media_point_old(qm: QM, recovery_dag: str = RECOVERY_DAG) -> str:
     """`recovery_dag`: how the text names the recovery DAG, its id or (Markdown) a link to it."""
-    qmgr, library = qm.get("qmgr"), qm.get("qmgr_library")
+    qmgr, library = qm.qmgr, qm.qmgr_library
     at, age_seconds = point_time(qm, MEDIA)
     since = f" since {when(at, qm, age_seconds)}" if at is not None else ""
     objects = damaged_objects(qm)
@@ -257,12 +248,12 @@ def media_point_old(qm: Row, recovery_dag: str = RECOVERY_DAG) -> str:
     )
 
 
-def alert_explanations(qm: Row, *, recovery_dag: str = RECOVERY_DAG) -> list[str]:
+def alert_explanations(qm: QM, *, recovery_dag: str = RECOVERY_DAG) -> list[str]:
     """One line per alert of the queue manager, `CODE: what it means and what to do`, with the evidence collected.
     Where a recovery helps, the line names the recovery DAG and what to enter in its form; `recovery_dag` is how it is
     named: its id for plain text, a link where the caller writes Markdown (report.recovery_dag_link)."""
     lines = []
-    for code in qm.get("alerts") or []:
+    for code in qm.alerts:
         if code == "STARTUP_POINT_OLD":
             lines.append(f"{code}: {startup_point_old(qm)}")
         elif code == "MEDIA_POINT_OLD":

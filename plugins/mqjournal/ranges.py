@@ -2,21 +2,21 @@
 
 A range is a run of consecutive chain members (by `chain_position`, never by name: names wrap) of one queue manager
 that share an action, and optionally a label (why they are kept, say). A receiver that is not in the chain is a range
-of its own. The rows are the plan's `receivers` rows as pyarrow reads them back (dicts); `detached_at` is read with
-`.get()`, so a plan without it reads without dates.
+of its own. The rows are the plan's receivers (mqjournal.planrows); a plan written without `detached_at` reads
+without dates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
 from mqjournal import timefmt
+from mqjournal.planrows import PlannedReceiver, QueueManagerRef
 from mqjournal.vocabulary import ReceiverStatus
 
-Row = Mapping[str, Any]
+Row = PlannedReceiver
 
 
 def _size(n: int) -> str:
@@ -45,9 +45,8 @@ class ReceiverRange:
     attached: bool  # the attached receiver is a member
 
     @property
-    def key(self) -> str:
-        """host/qmgr/library, as PlanSummary keys a queue manager."""
-        return f"{self.host}/{self.qmgr}/{self.qmgr_library}"
+    def ref(self) -> QueueManagerRef:
+        return QueueManagerRef(host=self.host, qmgr=self.qmgr, library=self.qmgr_library)
 
     @property
     def names(self) -> str:
@@ -74,67 +73,62 @@ class ReceiverRange:
         return f"{head} {verb}, {facts}" if verb else f"{head}, {facts}"
 
 
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _qm(row: Row) -> tuple[str, str, str]:
-    return (str(row["host"]), str(row["qmgr"]), str(row["qmgr_library"]))
-
-
 def _order(row: Row) -> tuple:
-    position = row.get("chain_position")
-    return (*_qm(row), position is None, position if position is not None else 0, str(row["receiver"]))
+    position = row.chain_position
+    return (*row.ref.order, position is None, position if position is not None else 0, row.receiver)
 
 
-def receiver_ranges(rows: Iterable[Row], key: Callable[[Row], str] | None = None) -> list[ReceiverRange]:
+def receiver_ranges(
+    rows: Iterable[Row], key: Callable[[Row], str] | None = None, *, by_action: bool = True
+) -> list[ReceiverRange]:
     """The rows as ranges, per queue manager (host, qmgr, library order), oldest first; receivers not in the chain
     last, one range each. Members are consecutive when their chain positions follow one another, so rows left out
-    (another action, another label) split a range. `key(row)` is the label members must share besides the action."""
+    (another action, another label) split a range. `key(row)` is the label members must share besides the action;
+    without `by_action` they need not share it (and the range's action is "")."""
     ranges: list[ReceiverRange] = []
     group: list[Row] = []
 
     def close() -> None:
         if group:
-            ranges.append(_range(group, key(group[0]) if key else ""))
+            ranges.append(_range(group, key(group[0]) if key else "", by_action))
             group.clear()
 
     for row in sorted(rows, key=_order):
-        if group and not _continues(group[-1], row, key):
+        if group and not _continues(group[-1], row, key, by_action):
             close()
         group.append(row)
     close()
     return ranges
 
 
-def _continues(previous: Row, row: Row, key: Callable[[Row], str] | None) -> bool:
-    a, b = previous.get("chain_position"), row.get("chain_position")
+def _continues(previous: Row, row: Row, key: Callable[[Row], str] | None, by_action: bool) -> bool:
+    a, b = previous.chain_position, row.chain_position
     return (
         a is not None
         and b is not None
         and b == a + 1
-        and _qm(previous) == _qm(row)
-        and previous.get("action") == row.get("action")
+        and previous.ref == row.ref
+        and (not by_action or previous.action == row.action)
         and (key is None or key(previous) == key(row))
     )
 
 
-def _range(members: list[Row], label: str) -> ReceiverRange:
-    detached = [_utc(r["detached_at"]) for r in members if r.get("detached_at") is not None]
-    host, qmgr, library = _qm(members[0])
+def _range(members: list[Row], label: str, by_action: bool) -> ReceiverRange:
+    detached = [r.detached_at for r in members if r.detached_at is not None]
+    first, last = members[0], members[-1]
     return ReceiverRange(
-        host=host,
-        qmgr=qmgr,
-        qmgr_library=library,
-        action=str(members[0].get("action")),
+        host=first.host,
+        qmgr=first.qmgr,
+        qmgr_library=first.qmgr_library,
+        action=str(first.action) if by_action else "",
         label=label,
-        first=str(members[0]["receiver"]),
-        last=str(members[-1]["receiver"]),
-        first_position=members[0].get("chain_position"),
-        last_position=members[-1].get("chain_position"),
+        first=first.receiver,
+        last=last.receiver,
+        first_position=first.chain_position,
+        last_position=last.chain_position,
         count=len(members),
-        size_bytes=sum(int(r.get("size_bytes") or 0) for r in members),
+        size_bytes=sum(r.size_bytes for r in members),
         detached_first=min(detached) if detached else None,
         detached_last=max(detached) if detached else None,
-        attached=any(r.get("status") == ReceiverStatus.ATTACHED for r in members),
+        attached=any(r.status == ReceiverStatus.ATTACHED for r in members),
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from mqjournal import explain, timefmt
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.policy import Policy
 from mqjournal.ranges import ReceiverRange, receiver_ranges
 from mqjournal.space import net_bytes
@@ -36,27 +36,21 @@ def signed_size(n: int) -> str:
     return f"-{size(-n)}" if n < 0 else size(n)
 
 
-def _needs_look_doubtful(q: Mapping) -> bool:
+def _needs_look_doubtful(q: PlannedQueueManager) -> bool:
     """AMQJRNINF and the recovery points disagree, or one of them cannot be true."""
-    blocks = set((q["block_reason"] or "").split(","))
-    return Alert.RECOVERY_POINTS_DISAGREE in q["alerts"] or not blocks.isdisjoint(IMPLAUSIBLE_NEEDS)
+    return Alert.RECOVERY_POINTS_DISAGREE in q.alerts or not set(q.block_reasons).isdisjoint(IMPLAUSIBLE_NEEDS)
 
 
-def planned_save_file_bytes(q: Mapping, policy: Policy) -> int:
-    """The save files the run is expected to write for queue manager `q` (a plan row): its receivers to save, as
-    compressed by the policy's save_compression (DTACPR). The run report has their real sizes."""
-    return policy.estimated_save_file_bytes(q.get("bytes_to_save") or 0)
+def planned_save_file_bytes(q: PlannedQueueManager, policy: Policy) -> int:
+    """The save files the run is expected to write for queue manager `q`: its receivers to save, as compressed by the
+    policy's save_compression (DTACPR). The run report has their real sizes."""
+    return policy.estimated_save_file_bytes(q.bytes_to_save)
 
 
-def planned_net(q: Mapping, policy: Policy) -> int:
+def planned_net(q: PlannedQueueManager, policy: Policy) -> int:
     """Net space as the gate shows it: what the deletes free less the save files the run is expected to write
     (mqjournal.space.net_bytes, as the run report counts it with the real sizes)."""
-    return net_bytes(q.get("bytes_freed") or 0, planned_save_file_bytes(q, policy))
-
-
-def qm_key(q: Mapping) -> str:
-    """host/qmgr/library: how PlanSummary, the save and delete steps and the report key a queue manager."""
-    return f"{q['host']}/{q['qmgr']}/{q['qmgr_library']}"
+    return net_bytes(q.bytes_freed, planned_save_file_bytes(q, policy))
 
 
 DELETE_NOTHING = "Delete nothing"
@@ -82,39 +76,36 @@ def markdown_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace("*", "\\*")
 
 
-def gate_option(q: Mapping) -> str:
-    """The approval gate's option for a queue manager: `host/QMGR`."""
-    return f"{q['host']}/{q['qmgr']}"
-
-
-def asp_text(q: Mapping) -> str:
+def asp_text(q: PlannedQueueManager | None) -> str:
     """`ASP 1: 72% used, 17.9 GB free of 64.0 GB`, or "" when the collector could not read it."""
-    capacity, available = q.get("asp_capacity_bytes"), q.get("asp_available_bytes")
+    if q is None:
+        return ""
+    capacity, available = q.asp_capacity_bytes, q.asp_available_bytes
     if not capacity or available is None:
         return ""
     used = 100 * (capacity - available) / capacity
-    number = q.get("asp_number")
+    number = q.asp_number
     return f"ASP {number if number is not None else '?'}: {used:.0f}% used, {size(available)} free of {size(capacity)}"
 
 
-def held_by(q: Mapping) -> str:
+def held_by(q: PlannedQueueManager) -> str:
     """`AMQ7462, 46 h`: which point holds the oldest needed receiver, and its age ("-" when not known)."""
-    point = q.get("holding_point")
+    point = q.holding_point
     if not point:
         return "-"
-    age = q.get("holding_point_age_seconds")
+    age = q.holding_point_age_seconds
     return f"{point}, {timefmt.age(age)}" if age is not None else str(point)
 
 
-def _notable(q: Mapping) -> bool:
-    return bool(q.get("receivers_to_delete") or q.get("receivers_to_save") or q.get("block_reason") or q["alerts"])
+def _notable(q: PlannedQueueManager) -> bool:
+    return bool(q.receivers_to_delete or q.receivers_to_save or q.block_reason or q.alerts)
 
 
-def _priority(q: Mapping) -> tuple:
-    return (not (q["alerts"] or q.get("block_reason")), -(q.get("bytes_freed") or 0), q["host"], q["qmgr"])
+def _priority(q: PlannedQueueManager) -> tuple:
+    return (not (q.alerts or q.block_reason), -q.bytes_freed, q.host, q.qmgr)
 
 
-def grouped_ranges(rows: Iterable[Mapping], q: Mapping) -> list[ReceiverRange]:
+def grouped_ranges(rows: Iterable[PlannedReceiver], q: PlannedQueueManager) -> list[ReceiverRange]:
     """The queue manager's receivers as ranges of the same action and the same explanation."""
     return receiver_ranges(rows, key=lambda r: explain.explanation(r, q))
 
@@ -123,12 +114,16 @@ def _keep_verb(r: ReceiverRange) -> str:
     return "to save, then keep" if r.action == Action.SAVE else "kept"
 
 
-def _delete_label(row: Mapping) -> str:
-    return "saved by this run first" if row.get("action") == Action.SAVE_THEN_DELETE else "saved before"
+def _delete_label(row: PlannedReceiver) -> str:
+    return "saved by this run first" if row.action == Action.SAVE_THEN_DELETE else "saved before"
 
 
 def range_lines(
-    ranges: Sequence[ReceiverRange], q: Mapping, *, verb: str | Callable[[ReceiverRange], str] = "", why: bool = True
+    ranges: Sequence[ReceiverRange],
+    q: PlannedQueueManager | None,
+    *,
+    verb: str | Callable[[ReceiverRange], str] = "",
+    why: bool = True,
 ) -> list[str]:
     """One line per range, at most RANGES_PER_LIST, then the rest summed up; `verb` may depend on the range."""
     offset = explain.offset_of(q)
@@ -145,68 +140,71 @@ def range_lines(
     return lines
 
 
-def _detail(q: Mapping, rows: Sequence[Mapping], policy: Policy) -> list[str]:
+def _detail(
+    q: PlannedQueueManager, rows: Sequence[PlannedReceiver], policy: Policy, store_bytes: int | None
+) -> list[str]:
     """A queue manager's section of the gate: its receivers as ranges, space, blocks and alerts."""
-    out = [f"### {q['host']}/{q['qmgr']} (library {q['qmgr_library']})", ""]
-    deletes = [r for r in rows if r.get("action") in DELETES]
-    saves = [r for r in rows if r.get("action") == Action.SAVE]
-    kept = [r for r in rows if r.get("action") == Action.KEEP]
+    out = [f"### {q.ref.label} (library {q.qmgr_library})", ""]
+    deletes = [r for r in rows if r.action in DELETES]
+    saves = [r for r in rows if r.action == Action.SAVE]
+    kept = [r for r in rows if r.action == Action.KEEP]
     items: list[str] = []
-    if q.get("block_reason"):
+    if q.block_reason:
         items.append(f"**Blocked**: {markdown_text(explain.block_words(q))}. Nothing of it is deleted.")
     if deletes:
         items += range_lines(receiver_ranges(deletes, key=_delete_label), q, verb="to delete", why=False)
     if saves or kept:
         items += map(markdown_text, range_lines(grouped_ranges([*saves, *kept], q), q, verb=_keep_verb))
     if not rows:
-        items.append(
-            f"{q.get('receivers_to_delete') or 0} receivers to delete, {q.get('receivers_to_save') or 0} to save"
-        )
+        items.append(f"{q.receivers_to_delete} receivers to delete, {q.receivers_to_save} to save")
     space = [
-        f"frees {size(q.get('bytes_freed'))}",
+        f"frees {size(q.bytes_freed)}",
         f"net {signed_size(planned_net(q, policy))} after this run's save files (about "
         f"{size(planned_save_file_bytes(q, policy))}, DTACPR({policy.save_compression}))",
     ]
     if asp_text(q):
         space.append(asp_text(q))
-    if q.get("store_bytes") is not None:
-        space.append(f"{size(q['store_bytes'])} in the backup store")
+    if store_bytes is not None:
+        space.append(f"{size(store_bytes)} in the backup store")
     items.append("Space: " + "; ".join(space))
     items += _alert_lines(q)
     return [*out, *(f"- {item}" for item in items), ""]
 
 
-def _alert_lines(q: Mapping) -> list[str]:
+def _alert_lines(q: PlannedQueueManager) -> list[str]:
     # The link is Markdown of our own; the explanation around it is plain text (CL with its asterisks).
     link, marker = recovery_dag_link(), "\x00recovery-dag\x00"
     return [markdown_text(line).replace(marker, link) for line in explain.alert_explanations(q, recovery_dag=marker)]
 
 
 def plan_body(
-    queue_managers: Iterable[Mapping], receivers: Iterable[Mapping[str, Any]] = (), policy: Policy | None = None
+    queue_managers: Iterable[PlannedQueueManager],
+    receivers: Iterable[PlannedReceiver] = (),
+    policy: Policy | None = None,
+    *,
+    store_bytes: Mapping[str, int] | None = None,
 ) -> str:
     """The approval gate's body: the fleet's totals, a table per host and queue manager, then per queue manager its
     receivers to delete and save as ranges (count, bytes, detach dates), those it keeps grouped by why, net space
-    (the save files estimated with `policy`'s compression), ASP use, blocks and alerts with what to do. Bounded for
-    a large fleet: TABLE_ROWS, DETAILED_QUEUE_MANAGERS and RANGES_PER_LIST cap it, and say what they leave out."""
+    (the save files estimated with `policy`'s compression), ASP use, what the backup store holds of it
+    (`store_bytes`, by QueueManagerRef.key), blocks and alerts with what to do. Bounded for a large fleet:
+    TABLE_ROWS, DETAILED_QUEUE_MANAGERS and RANGES_PER_LIST cap it, and say what they leave out."""
     policy = policy or Policy()
-    rows = sorted(
-        ({**q, "alerts": list(q.get("alerts") or [])} for q in queue_managers),
-        key=lambda q: (q["host"], q["qmgr"], q["qmgr_library"]),
-    )
-    by_key: dict[str, list[Mapping]] = defaultdict(list)
+    stored = store_bytes or {}
+    rows = sorted(queue_managers, key=lambda q: q.ref.order)
+    by_key: dict[str, list[PlannedReceiver]] = defaultdict(list)
     for r in receivers:
-        by_key[qm_key(r)].append(r)
-    deletes = sum(q.get("receivers_to_delete") or 0 for q in rows)
-    saves = sum(q.get("receivers_to_save") or 0 for q in rows)
-    deleting = sum(1 for q in rows if q.get("receivers_to_delete"))
-    blocked = sum(1 for q in rows if q.get("block_reason"))
-    alerted = sum(1 for q in rows if q["alerts"])
-    total = sum(q.get("bytes_freed") or 0 for q in rows)
+        by_key[r.ref.key].append(r)
+    deletes = sum(q.receivers_to_delete for q in rows)
+    saves = sum(q.receivers_to_save for q in rows)
+    deleting = sum(1 for q in rows if q.receivers_to_delete)
+    blocked = sum(1 for q in rows if q.block_reason)
+    alerted = sum(1 for q in rows if q.alerts)
+    total = sum(q.bytes_freed for q in rows)
     net = sum(planned_net(q, policy) for q in rows)
     out = [
         f"**{deletes} receivers to delete on {deleting} of {len(rows)} queue managers, {size(total)} to free, "
-        f"{signed_size(net)} net** ({saves} receivers to save, {size(sum(q.get('bytes_to_save') or 0 for q in rows))}"
+        f"{signed_size(net)} net** ({saves} receivers to save, {size(sum(q.bytes_to_save for q in rows))}"
         f" in about {size(sum(planned_save_file_bytes(q, policy) for q in rows))} of save files"
         f"; {blocked} blocked, {alerted} with alerts).",
         "",
@@ -218,13 +216,13 @@ def plan_body(
         f"The save files are estimated from the receivers to save and the policy's data compression "
         f"(DTACPR({policy.save_compression})); the run report counts the same with their real sizes.",
         "",
-        *_table(rows, policy),
+        *_table(rows, policy, stored),
     ]
-    detailed = sorted(sorted(rows, key=_priority)[:DETAILED_QUEUE_MANAGERS], key=lambda q: (q["host"], q["qmgr"]))
+    detailed = sorted(sorted(rows, key=_priority)[:DETAILED_QUEUE_MANAGERS], key=lambda q: (q.host, q.qmgr))
     if detailed:
         out += ["", "## Per queue manager", ""]
         for q in detailed:
-            out += _detail(q, by_key.get(qm_key(q), []), policy)
+            out += _detail(q, by_key.get(q.ref.key, []), policy, stored.get(q.ref.key))
         left = len(rows) - len(detailed)
         if left:
             out += [
@@ -232,14 +230,14 @@ def plan_body(
                 "plan's receivers dataset has every receiver).",
                 "",
             ]
-    codes = sorted({code for q in rows for code in q["alerts"]})
+    codes = sorted({code for q in rows for code in q.alerts})
     if codes:
         out += ["Alerts:"] + [f"- {code}: {alert_text(code)}" for code in codes]
     # What MQ says it needs, side by side, wherever the three disagree or one of them cannot be true.
     doubtful = [q for q in rows if _needs_look_doubtful(q)]
     if doubtful:
         out += ["", "What MQ needs (AMQJRNINF, AMQ7460 startup, AMQ7462 media) where they disagree or cannot be true:"]
-        out += [f"- {qm_key(q)}: {q.get('recovery_points') or '-'}" for q in doubtful]
+        out += [f"- {q.ref.key}: {q.recovery_points or '-'}" for q in doubtful]
     out += [
         "",
         "Approving deletes only what is still deletable when the delete runs: AMQJRNINF and the chain are "
@@ -248,7 +246,7 @@ def plan_body(
     return "\n".join(out)
 
 
-def _table(rows: Sequence[Mapping], policy: Policy) -> list[str]:
+def _table(rows: Sequence[PlannedQueueManager], policy: Policy, stored: Mapping[str, int]) -> list[str]:
     listed = list(rows) if len(rows) <= TABLE_ROWS else [q for q in rows if _notable(q)][:TABLE_ROWS]
     lines = [
         "| host | queue manager | library | delete | frees | save | net | ASP | in the store | oldest needed "
@@ -257,13 +255,14 @@ def _table(rows: Sequence[Mapping], policy: Policy) -> list[str]:
     ]
     for q in listed:
         asp = asp_text(q).split(": ", 1)[-1].split(",")[0] if asp_text(q) else "-"
+        in_store = stored.get(q.ref.key)
         lines.append(
-            f"| {q['host']} | {q['qmgr']} | {q['qmgr_library']} | {q.get('receivers_to_delete') or 0} "
-            f"| {size(q.get('bytes_freed'))} | {q.get('receivers_to_save') or 0} ({size(q.get('bytes_to_save'))}) "
+            f"| {q.host} | {q.qmgr} | {q.qmgr_library} | {q.receivers_to_delete} "
+            f"| {size(q.bytes_freed)} | {q.receivers_to_save} ({size(q.bytes_to_save)}) "
             f"| {signed_size(planned_net(q, policy))} | {asp} "
-            f"| {size(q['store_bytes']) if q.get('store_bytes') is not None else '-'} "
-            f"| {q.get('oldest_needed') or '-'} | {held_by(q)} | {q.get('block_reason') or 'no'} "
-            f"| {', '.join(q['alerts']) or '-'} |"
+            f"| {size(in_store) if in_store is not None else '-'} "
+            f"| {q.oldest_needed or '-'} | {held_by(q)} | {q.block_reason or 'no'} "
+            f"| {', '.join(q.alerts) or '-'} |"
         )
     left = [q for q in rows if q not in listed]
     if left:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.names import ReceiverName, is_receiver_name
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef
 from mqjournal.policy import Policy
 from mqjournal.snapshot import Receiver, RecoveryPoint, Snapshot
 from mqjournal.vocabulary import (
@@ -37,64 +38,15 @@ from mqjournal.vocabulary import (
 
 STARS = "*" * 10
 
-Key = tuple[str, str, str]  # (host, qmgr, qmgr_library)
-
 
 @dataclass(frozen=True)
-class ReceiverPlan:
-    host: str
-    qmgr: str
-    qmgr_library: str
-    receiver: str
-    library: str
-    chain_position: int | None
-    status: str
-    size_bytes: int
-    action: Action
-    reason: Reason
-    # What WRKJRNRCV shows of it, for the people reading the plan (the rules above decide without these).
-    attached_at: datetime | None
-    detached_at: datetime | None
-    saved_at: datetime | None
-    first_sequence: int | None
-    last_sequence: int | None
+class FleetPlan:
+    """The reference planner's plan of a fleet: the rows the plan job writes, and the planning time and policy."""
 
-
-@dataclass(frozen=True)
-class QueueManagerPlan:
-    host: str
-    qmgr: str
-    qmgr_library: str
-    oldest_needed: str | None
-    blocked: bool
-    block_reason: str | None  # the BlockReasons that apply, comma-separated in BLOCK_ORDER
-    alerts: tuple[Alert, ...]
-    recovery_points: str
-    receivers_to_save: int
-    bytes_to_save: int
-    receivers_to_delete: int
-    bytes_to_delete: int
-    bytes_freed: int
-    chain_length: int
-    oldest_needed_age_seconds: int | None
-    collected_at: datetime
-    run_id: str
-    utc_offset_minutes: int  # the partition's, at the collection: every time shown to people is in its local time
-    holding_point: HoldingPoint | None  # which statement holds the oldest needed receiver; None when blocked
-    holding_point_at: datetime | None
-    holding_point_age_seconds: int | None
-    damaged_objects: tuple[str, ...]  # "NAME (TYPE)" reported by AMQ7472 since the media recovery point
-    asp_number: int | None
-    asp_capacity_bytes: int | None
-    asp_available_bytes: int | None
-
-
-@dataclass(frozen=True)
-class Plan:
     as_of: datetime
     policy: Policy
-    queue_managers: list[QueueManagerPlan]
-    receivers: list[ReceiverPlan]
+    queue_managers: list[PlannedQueueManager]
+    receivers: list[PlannedReceiver]
 
     def summary(self) -> dict:
         actions: dict[Action, int] = defaultdict(int)
@@ -350,7 +302,7 @@ def _site_decision(receiver: Receiver, site: SiteBackup) -> tuple[Action, Reason
     return Action.DELETE, Reason.SAVED_BY_SITE
 
 
-def _oldest_first(rows: list[ReceiverPlan]) -> list[ReceiverPlan]:
+def _oldest_first(rows: list[PlannedReceiver]) -> list[PlannedReceiver]:
     """Section 3.1, the last row: behind a member that waits for the site's backup, nothing is deletable.
 
     With mqjournal's own backup every not-needed, not-retained member is deleted (after its save if need be), so
@@ -362,7 +314,7 @@ def _oldest_first(rows: list[ReceiverPlan]) -> list[ReceiverPlan]:
         return rows
     first = min(waits)
     return [
-        replace(r, action=Action.KEEP, reason=Reason.OLDER_NOT_SAVED_BY_SITE)
+        r.model_copy(update={"action": Action.KEEP, "reason": Reason.OLDER_NOT_SAVED_BY_SITE})
         if r.reason == Reason.SAVED_BY_SITE and r.chain_position is not None and r.chain_position > first
         else r
         for r in rows
@@ -481,13 +433,13 @@ def alerts_for(
 # --- the plan --------------------------------------------------------------------------------------------------
 
 
-def key_of(snapshot: Snapshot) -> Key:
-    return (snapshot.host, snapshot.qmgr, snapshot.qmgr_library)
+def key_of(snapshot: Snapshot) -> QueueManagerRef:
+    return QueueManagerRef(host=snapshot.host, qmgr=snapshot.qmgr, library=snapshot.qmgr_library)
 
 
 def plan_queue_manager(
     current: Snapshot, history: list[Snapshot], *, as_of: datetime, policy: Policy
-) -> tuple[QueueManagerPlan, list[ReceiverPlan]]:
+) -> tuple[PlannedQueueManager, list[PlannedReceiver]]:
     """Plan one queue manager from its current snapshot; `history` (oldest first, current included) feeds alerts."""
     chain = chain_of(current)
     needed = oldest_needed(current, chain, policy=policy)
@@ -510,7 +462,7 @@ def plan_queue_manager(
         else:
             action, reason = decide(r, needed=i >= n, blocked=blocked, retained=i in retained, site=site)
         rows.append(
-            ReceiverPlan(
+            PlannedReceiver(
                 host=current.host,
                 qmgr=current.qmgr,
                 qmgr_library=current.qmgr_library,
@@ -533,7 +485,7 @@ def plan_queue_manager(
     to_save = [r for r in rows if r.action in SAVES]
     to_delete = [r for r in rows if r.action in DELETES]
     needed_at = needed.needed_at  # None: AMQJRNINF is unusable
-    qm = QueueManagerPlan(
+    qm = PlannedQueueManager(
         host=current.host,
         qmgr=current.qmgr,
         qmgr_library=current.qmgr_library,
@@ -571,28 +523,30 @@ def _offset_minutes(moment: datetime) -> int:
     return math.floor(offset.total_seconds() / 60)
 
 
-def plan_fleet(snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, policy: Policy | None = None) -> Plan:
+def plan_fleet(
+    snapshots: Iterable[Snapshot], *, as_of: datetime | None = None, policy: Policy | None = None
+) -> FleetPlan:
     """Plan every queue manager; per key the latest snapshot is the current state, all of them its history."""
     as_of = as_of or datetime.now(UTC)
     policy = policy or Policy()
-    by_key: dict[Key, dict[tuple[str, datetime], Snapshot]] = defaultdict(dict)
+    by_key: dict[QueueManagerRef, dict[tuple[str, datetime], Snapshot]] = defaultdict(dict)
     for s in snapshots:
         seen = by_key[key_of(s)].get((s.run_id, s.collected_at))
         if seen is not None and seen != s:
-            raise ValueError(f"two different snapshots of {key_of(s)} for run {s.run_id} at {s.collected_at}")
+            raise ValueError(f"two different snapshots of {key_of(s).order} for run {s.run_id} at {s.collected_at}")
         by_key[key_of(s)][(s.run_id, s.collected_at)] = s
     queue_managers, receivers = [], []
-    for key in sorted(by_key):
+    for key in sorted(by_key, key=lambda ref: ref.order):
         history = sorted(by_key[key].values(), key=lambda s: (s.collected_at, s.run_id))
         qm, rows = plan_queue_manager(history[-1], history, as_of=as_of, policy=policy)
         queue_managers.append(qm)
         receivers.extend(rows)
-    return Plan(as_of=as_of, policy=policy, queue_managers=queue_managers, receivers=receivers)
+    return FleetPlan(as_of=as_of, policy=policy, queue_managers=queue_managers, receivers=receivers)
 
 
-def as_rows(plan: Plan) -> tuple[list[dict], list[dict]]:
+def as_rows(plan: FleetPlan) -> tuple[list[dict], list[dict]]:
     """Plain dicts, in the Parquet datasets' column order (for comparison with the Spark job)."""
-    return [asdict(q) for q in plan.queue_managers], [asdict(r) for r in plan.receivers]
+    return [q.model_dump() for q in plan.queue_managers], [r.model_dump() for r in plan.receivers]
 
 
 # --- 6. deleting: the re-check on the live host ----------------------------------------------------------------

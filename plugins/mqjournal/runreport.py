@@ -11,17 +11,17 @@ Pure: the report task gathers the facts (`RunFacts`) and writes the texts where 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mqjournal import explain, timefmt
-from mqjournal.airflow.xcom import CleanupOutcome, DeleteOutcome, SaveOutcome
+from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef
 from mqjournal.ranges import receiver_ranges
-from mqjournal.report import asp_text, markdown_text, qm_key, range_lines, signed_size, size
+from mqjournal.report import asp_text, markdown_text, range_lines, signed_size, size
 from mqjournal.space import net_bytes
 from mqjournal.vocabulary import DELETES, SAVES, Action
 
@@ -41,16 +41,19 @@ class RunFacts(BaseModel):
     approved_by: str | None = Field(None, description="who approved at the gate; None: nobody (or a dry run)")
     approved_at: datetime | None = Field(None, description="when the gate was answered")
     chosen: list[str] = Field(
-        default_factory=list, description="host/QMGR/LIBRARY keys (PlanSummary.to_delete's) the approver chose"
+        default_factory=list, description="host/QMGR/LIBRARY keys (RunPlan.to_delete's) the approver chose"
     )
     declined: list[str] = Field(
         default_factory=list, description="host/QMGR/LIBRARY keys with receivers to delete the approver did not choose"
     )
-    queue_managers: list[dict[str, Any]] = Field(default_factory=list, description="the plan's queue_managers rows")
-    receivers: list[dict[str, Any]] = Field(default_factory=list, description="the plan's receivers rows")
-    saves: list[SaveOutcome] = Field(default_factory=list)
-    deletes: list[DeleteOutcome] = Field(default_factory=list)
-    cleanups: list[CleanupOutcome] = Field(default_factory=list)
+    queue_managers: list[PlannedQueueManager] = Field(default_factory=list, description="the plan's queue managers")
+    receivers: list[PlannedReceiver] = Field(default_factory=list, description="the plan's receivers")
+    save_file_bytes_estimate: dict[str, int] = Field(
+        default_factory=dict, description="by QueueManagerRef.key: the save files' bytes as the gate estimated them"
+    )
+    saves: list[SaveResult] = Field(default_factory=list)
+    deletes: list[DeleteResult] = Field(default_factory=list)
+    cleanups: list[CleanupResult] = Field(default_factory=list)
     not_found: list[str] = Field(
         default_factory=list,
         description="`host/QMGR: why` of each queue manager the fleet file names whose journal was not found: "
@@ -96,47 +99,47 @@ Block = Heading | Para | Bullets | Table
 
 @dataclass
 class _Qm:
-    """One queue manager's plan rows and step outcomes."""
+    """One queue manager's plan rows (none when only a step's outcome names it) and step outcomes."""
 
-    key: str
-    row: Mapping[str, Any]
-    receivers: list[Mapping[str, Any]] = field(default_factory=list)
-    save: SaveOutcome | None = None
-    delete: DeleteOutcome | None = None
-    cleanup: CleanupOutcome | None = None
+    ref: QueueManagerRef
+    row: PlannedQueueManager | None
+    estimate: int | None = None  # the gate's estimate of its save files' bytes
+    receivers: list[PlannedReceiver] = field(default_factory=list)
+    save: SaveResult | None = None
+    delete: DeleteResult | None = None
+    cleanup: CleanupResult | None = None
+
+    @property
+    def key(self) -> str:
+        return self.ref.key
 
 
 def _gather(facts: RunFacts) -> list[_Qm]:
-    qms = {qm_key(q): _Qm(qm_key(q), {**q, "alerts": list(q.get("alerts") or [])}) for q in facts.queue_managers}
+    estimates = facts.save_file_bytes_estimate
+    qms = {q.ref.key: _Qm(q.ref, q, estimates.get(q.ref.key)) for q in facts.queue_managers}
     for r in facts.receivers:
-        if qm_key(r) in qms:
-            qms[qm_key(r)].receivers.append(r)
+        if r.ref.key in qms:
+            qms[r.ref.key].receivers.append(r)
     for s in facts.saves:
-        qms.setdefault(s.target, _Qm(s.target, _row_of(s.target))).save = s
+        qms.setdefault(s.target.key, _Qm(s.target, None)).save = s
     for d in facts.deletes:
-        qms.setdefault(d.target, _Qm(d.target, _row_of(d.target))).delete = d
+        qms.setdefault(d.target.key, _Qm(d.target, None)).delete = d
     for c in facts.cleanups:
-        qms.setdefault(c.target, _Qm(c.target, _row_of(c.target))).cleanup = c
+        qms.setdefault(c.target.key, _Qm(c.target, None)).cleanup = c
     return [qms[k] for k in sorted(qms)]
 
 
-def _row_of(key: str) -> dict[str, Any]:
-    """A queue manager the plan rows lack (a step's outcome only): its key's parts."""
-    host, qmgr, library = [*key.split("/"), "", "", ""][:3]
-    return {"host": host, "qmgr": qmgr, "qmgr_library": library, "alerts": []}
-
-
-def _named(qm: _Qm, names: Iterable[str]) -> tuple[list[Mapping[str, Any]], list[str]]:
+def _named(qm: _Qm, names: Iterable[str]) -> tuple[list[PlannedReceiver], list[str]]:
     """The plan rows of these receivers, and the names the plan does not have."""
     wanted = list(dict.fromkeys(names))
-    by_name = {str(r["receiver"]): r for r in qm.receivers}
+    by_name = {r.receiver: r for r in qm.receivers}
     return [by_name[n] for n in wanted if n in by_name], [n for n in wanted if n not in by_name]
 
 
 def _ranges_of(qm: _Qm, names: Iterable[str], verb: str = "") -> list[str]:
     """The named receivers as ranges of consecutive chain members, whatever the plan's action for each."""
     rows, unknown = _named(qm, names)
-    lines = range_lines(receiver_ranges({**r, "action": ""} for r in rows), qm.row, verb=verb, why=False)
+    lines = range_lines(receiver_ranges(rows, by_action=False), qm.row, verb=verb, why=False)
     return lines + ([f"{', '.join(unknown)} (not in the plan)"] if unknown else [])
 
 
@@ -165,7 +168,7 @@ def _run_line(names: list[str], why: str) -> str:
 
 
 def _status(facts: RunFacts, qm: _Qm) -> str:
-    planned = qm.row.get("receivers_to_delete") or 0
+    planned = qm.row.receivers_to_delete if qm.row else 0
     if facts.dry_run:
         return (
             f"dry run: {planned} receivers would be deleted, nothing was saved or deleted"
@@ -189,7 +192,7 @@ def _status(facts: RunFacts, qm: _Qm) -> str:
 
 def _saved(facts: RunFacts, qm: _Qm) -> Bullets | None:
     if facts.dry_run:
-        lines = _ranges_of(qm, [str(r["receiver"]) for r in qm.receivers if r.get("action") in SAVES])
+        lines = _ranges_of(qm, [r.receiver for r in qm.receivers if r.action in SAVES])
         return Bullets("Would be saved", tuple(Item(t) for t in lines)) if lines else None
     s = qm.save
     if s is None:
@@ -213,7 +216,7 @@ def _saved(facts: RunFacts, qm: _Qm) -> Bullets | None:
 
 
 def _deleted(facts: RunFacts, qm: _Qm) -> Bullets | None:
-    planned = [str(r["receiver"]) for r in qm.receivers if r.get("action") in DELETES]
+    planned = [r.receiver for r in qm.receivers if r.action in DELETES]
     if facts.dry_run:
         lines = _ranges_of(qm, planned)
         return Bullets("Would be deleted", tuple(Item(t) for t in lines)) if lines else None
@@ -237,11 +240,12 @@ def _deleted(facts: RunFacts, qm: _Qm) -> Bullets | None:
 
 def _kept(qm: _Qm) -> Bullets | None:
     # What the plan keeps on the partition, saved or not: a receiver saved by this run and kept is kept.
-    rows = [r for r in qm.receivers if r.get("action") in (Action.KEEP, Action.SAVE)]
-    if not rows:
+    rows = [r for r in qm.receivers if r.action in (Action.KEEP, Action.SAVE)]
+    if not rows or qm.row is None:
         return None
-    why = {str(r["receiver"]): explain.explanation(r, qm.row) for r in rows}
-    ranges = receiver_ranges(({**r, "action": Action.KEEP} for r in rows), key=lambda r: why[str(r["receiver"])])
+    row = qm.row
+    why = {r.receiver: explain.explanation(r, row) for r in rows}
+    ranges = receiver_ranges(rows, key=lambda r: why[r.receiver], by_action=False)
     lines = range_lines(ranges, qm.row, verb="kept")
     return Bullets("Kept, and why", tuple(Item(t) for t in lines))
 
@@ -272,7 +276,7 @@ def _space(facts: RunFacts, qm: _Qm) -> Bullets | None:
     if not facts.dry_run and (qm.save is not None or qm.delete is not None or qm.cleanup is not None):
         n = _net(qm)
         line = f"receivers freed {size(n.freed)}, save files written {size(n.written)}: net {signed_size(n.net)}"
-        estimate = qm.row.get("save_file_bytes_estimate")
+        estimate = qm.estimate
         if estimate is not None and qm.save is not None and qm.save.save_files:
             line += f" (the gate estimated the save files at {size(estimate)})"
         items.append(line)
@@ -304,17 +308,14 @@ def _cleanup(qm: _Qm) -> Bullets | None:
 
 
 def _alerts(qm: _Qm) -> Bullets | None:
-    lines = explain.alert_explanations(qm.row)
+    lines = explain.alert_explanations(qm.row) if qm.row else []
     return Bullets("Alerts", tuple(Item(t) for t in lines)) if lines else None
 
 
 def _busy(facts: RunFacts, qm: _Qm) -> bool:
     row = qm.row
     return bool(
-        row.get("receivers_to_delete")
-        or row.get("receivers_to_save")
-        or row.get("block_reason")
-        or row["alerts"]
+        (row and (row.receivers_to_delete or row.receivers_to_save or row.block_reason or row.alerts))
         or qm.key in facts.declined
         or (qm.save and (qm.save.saved or qm.save.not_saved or qm.save.not_copied))
         or (qm.delete and (qm.delete.deleted or qm.delete.failed or qm.delete.kept))
@@ -338,9 +339,9 @@ def _approval(facts: RunFacts) -> list[Block]:
 
 def _totals(facts: RunFacts, qms: Sequence[_Qm]) -> str:
     if facts.dry_run:
-        deletes = sum(q.row.get("receivers_to_delete") or 0 for q in qms)
-        saves = sum(q.row.get("receivers_to_save") or 0 for q in qms)
-        freed = sum(q.row.get("bytes_freed") or 0 for q in qms)
+        deletes = sum(q.row.receivers_to_delete for q in qms if q.row)
+        saves = sum(q.row.receivers_to_save for q in qms if q.row)
+        freed = sum(q.row.bytes_freed for q in qms if q.row)
         return (
             f"The plan would save {saves} receivers and delete {deletes} ({size(freed)}) across {len(qms)} queue "
             "managers."
@@ -349,7 +350,7 @@ def _totals(facts: RunFacts, qms: Sequence[_Qm]) -> str:
     freed = sum(q.delete.freed_bytes for q in qms if q.delete)
     saved = sum(len(q.save.saved) for q in qms if q.save)
     files = sum(len(q.save.save_files) for q in qms if q.save)
-    alerted = sum(1 for q in qms if q.row["alerts"])
+    alerted = sum(1 for q in qms if q.row and q.row.alerts)
     return (
         f"{deleted} receivers deleted ({size(freed)} freed), {saved} saved in {files} save files, across {len(qms)} "
         f"queue managers; {len(facts.declined)} declined at the gate, {alerted} with alerts."
@@ -405,10 +406,10 @@ def document(facts: RunFacts) -> list[Block]:
             quiet.append(qm.key)
             continue
         blocks += [
-            Heading(2, f"{qm.row['host']}/{qm.row['qmgr']} (library {qm.row['qmgr_library']})"),
+            Heading(2, f"{qm.ref.label} (library {qm.ref.library})"),
             Para(_status(facts, qm)),
         ]
-        if qm.row.get("block_reason"):
+        if qm.row and qm.row.block_reason:
             blocks.append(Para(f"Blocked: {explain.block_words(qm.row)}. Nothing of it was deletable."))
         for section in (
             _saved(facts, qm),

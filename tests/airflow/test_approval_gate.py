@@ -11,14 +11,16 @@ import pytest
 
 from mqjournal.airflow.approval import DELETE_NOTHING, QueueManagerApproval, approval_options, chosen_keys
 from mqjournal.airflow.notify import GateWaiting
-from mqjournal.airflow.xcom import PlanSummary
+from mqjournal.airflow.xcom import RunPlan
+from mqjournal.planrows import PlannedQueueManager
+from tests.plan.builders import planned_queue_manager
 
 
-def qm(host: str, qmgr: str, library: str) -> dict:
-    return {"host": host, "qmgr": qmgr, "qmgr_library": library}
+def qm(host: str, qmgr: str, library: str) -> PlannedQueueManager:
+    return planned_queue_manager(host=host, qmgr=qmgr, qmgr_library=library)
 
 
-SUMMARY = PlanSummary(
+SUMMARY = RunPlan(
     queue_managers=[
         qm("ibmi-prod1", "PAYROLL", "QMPAYROLL"),
         qm("ibmi-prod2", "BILLING", "QMBILL01"),

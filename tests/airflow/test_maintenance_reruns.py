@@ -15,7 +15,7 @@ from mqjournal import rules
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary
+from mqjournal.airflow.xcom import MaintenanceTarget, RunPlan
 from mqjournal.catalog import Catalog
 from mqjournal.policy import Policy
 from mqjournal.sim.model import CommandFault
@@ -55,7 +55,7 @@ def plan(settings: Settings, run_id: str) -> None:
         )
 
 
-def run_until_summary(settings: Settings, run_id: str) -> tuple[MaintenanceTarget, PlanSummary]:
+def run_until_summary(settings: Settings, run_id: str) -> tuple[MaintenanceTarget, RunPlan]:
     (target,) = steps.select_targets(settings, [], []).targets
     steps.collect_one(settings, target, run_id, change_receiver=True)
     plan(settings, run_id)

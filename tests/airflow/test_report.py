@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from mqjournal.airflow.maintenance import outcome
-from mqjournal.airflow.xcom import DeleteOutcome, PlanSummary
+from mqjournal.airflow.xcom import RunPlan
+from mqjournal.outcomes import DeleteResult
 from mqjournal.policy import Policy
 from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, RECOVERY_PAGE, plan_body
+from tests.plan.builders import changed, planned_queue_manager
 from tests.rendered import as_read
 from tests.unit.test_explain import fleet_rows
 
-QM = {
+COLUMNS = {
     "host": "prod1",
     "qmgr": "PAYROLL",
     "qmgr_library": "QMPAYROLL",
@@ -23,6 +25,7 @@ QM = {
     "block_reason": None,
     "alerts": ["STARTUP_RECOVERY_STUCK"],
 }
+QM = planned_queue_manager(**COLUMNS)
 
 
 def test_the_gate_body_starts_with_the_fleets_totals_and_says_how_to_choose():
@@ -91,9 +94,9 @@ def test_the_gates_relative_link_resolves_where_airflows_ui_is_served():
 
 def test_the_gate_shows_net_space_asp_use_and_the_backup_store():
     qms, rows = fleet_rows()
-    billing = {**next(q for q in qms if q["qmgr"] == "BILLING"), "store_bytes": 5 * 1024**2}
-    billing.update(asp_number=1, asp_capacity_bytes=64 * 1024**3, asp_available_bytes=16 * 1024**3)
-    body = plan_body([billing], rows)
+    billing = next(q for q in qms if q.qmgr == "BILLING")
+    billing = changed(billing, asp_number=1, asp_capacity_bytes=64 * 1024**3, asp_available_bytes=16 * 1024**3)
+    body = plan_body([billing], rows, store_bytes={billing.ref.key: 5 * 1024**2})
     # DTACPR(*LOW), the policy's default: the 10.7 MB of receivers to save make about 5.1 MB of save files.
     assert (
         "- Space: frees 23.4 MB; net 18.3 MB after this run's save files (about 5.1 MB, DTACPR(*LOW)); ASP 1: 75% "
@@ -120,7 +123,7 @@ def test_the_gates_net_space_follows_the_policys_data_compression():
 
 
 def test_a_blocked_queue_manager_shows_why_in_words():
-    body = plan_body([{**QM, "block_reason": "SNAPSHOT_STALE", "receivers_to_delete": 0}])
+    body = plan_body([changed(QM, block_reason="SNAPSHOT_STALE", receivers_to_delete=0)])
     assert "| SNAPSHOT_STALE |" in body
     assert "**Blocked**: its snapshot is older than the policy's max_snapshot_age_hours." in body
 
@@ -130,9 +133,9 @@ def test_the_gate_stays_bounded_for_five_hundred_queue_managers():
     fleet_qms, fleet_rows_ = [], []
     for i in range(250):
         for q in qms:
-            fleet_qms.append({**q, "host": f"ibmi-{i:03d}"})
+            fleet_qms.append(changed(q, host=f"ibmi-{i:03d}"))
         for r in rows:
-            fleet_rows_.append({**r, "host": f"ibmi-{i:03d}"})
+            fleet_rows_.append(changed(r, host=f"ibmi-{i:03d}"))
     body = plan_body(fleet_qms, fleet_rows_)
     assert body.count("\n### ") == DETAILED_QUEUE_MANAGERS
     assert f"The receivers of {500 - DETAILED_QUEUE_MANAGERS} more queue managers are not shown here" in body
@@ -142,12 +145,12 @@ def test_the_gate_stays_bounded_for_five_hundred_queue_managers():
 
 def test_many_ranges_of_one_queue_manager_are_summed_up():
     qms, rows = fleet_rows()
-    billing = next(q for q in qms if q["qmgr"] == "BILLING")
+    billing = next(q for q in qms if q.qmgr == "BILLING")
     # every other receiver retained: a range each
     mixed = [
-        {**r, "action": "keep", "reason": "RETAINED"} if r["chain_position"] % 2 and r["chain_position"] < 24 else r
+        changed(r, action="keep", reason="RETAINED") if r.chain_position % 2 and r.chain_position < 24 else r
         for r in rows
-        if r["qmgr"] == "BILLING"
+        if r.qmgr == "BILLING" and r.chain_position is not None
     ]
     body = plan_body([billing], mixed)
     assert "- ... and " in body
@@ -156,10 +159,10 @@ def test_many_ranges_of_one_queue_manager_are_summed_up():
 
 def test_the_report_says_who_decided_what():
     payroll, billing = "prod1/PAYROLL/QMPAYROLL", "prod2/BILLING/QMBILL01"
-    summary = PlanSummary(
+    summary = RunPlan(
         queue_managers=[
-            {"host": "prod1", "qmgr": "PAYROLL", "qmgr_library": "QMPAYROLL"},
-            {"host": "prod2", "qmgr": "BILLING", "qmgr_library": "QMBILL01"},
+            planned_queue_manager(host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL"),
+            planned_queue_manager(host="prod2", qmgr="BILLING", qmgr_library="QMBILL01"),
         ],
         to_delete={payroll: ["A", "B"], billing: ["C"]},
         anything_to_delete=True,
@@ -170,8 +173,8 @@ def test_the_report_says_who_decided_what():
     nothing = {"chosen_options": ["Delete nothing"], "responded_by_user": {"id": "u2", "name": "Bo"}}
     timed_out = {"chosen_options": ["Delete nothing"], "responded_by_user": None}
     deletes = [
-        DeleteOutcome(target=payroll, deleted=["A", "B"], freed_bytes=3 * 1024 * 1024),
-        DeleteOutcome(target=billing, deleted=["C"], freed_bytes=1024 * 1024),
+        DeleteResult(target=payroll, deleted=["A", "B"], freed_bytes=3 * 1024 * 1024),
+        DeleteResult(target=billing, deleted=["C"], freed_bytes=1024 * 1024),
     ]
     assert outcome(False, summary, both, deletes) == "approved by Ana: 3 deleted, 4.0 MB freed"
     assert (
@@ -182,7 +185,7 @@ def test_the_report_says_who_decided_what():
     assert outcome(False, summary, timed_out, []).startswith("no answer before the gate's timeout")
     assert outcome(False, summary, None, [], approve_state="failed").startswith("no answer before the gate's timeout")
     assert outcome(True, summary, None, []).startswith("dry run")
-    assert outcome(False, PlanSummary(anything_to_delete=False), None, []).startswith("nothing to delete")
+    assert outcome(False, RunPlan(anything_to_delete=False), None, []).startswith("nothing to delete")
     assert outcome(False, None, None, []).startswith("failed before a plan")
 
 

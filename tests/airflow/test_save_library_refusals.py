@@ -8,7 +8,7 @@ import pytest
 
 from mqjournal.airflow import maintenance
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import MaintenanceTarget, PlanSummary
+from mqjournal.airflow.xcom import MaintenanceTarget, RunPlan
 from mqjournal.catalog import Catalog
 from mqjournal.errors import InvalidName
 from mqjournal.ibmi.collector import Target
@@ -61,7 +61,7 @@ def no_ssh(monkeypatch):
     ],
 )
 def test_the_maintenance_save_refuses_an_unsafe_save_library_before_any_ssh(tmp_path, no_ssh, library, why):
-    summary = PlanSummary(to_save={TARGET.key: ["AMQA000001"]})
+    summary = RunPlan(to_save={TARGET.key: ["AMQA000001"]})
     with pytest.raises(InvalidName, match=why) as caught:
         maintenance.save_one(settings(tmp_path), TARGET, summary, "run1", library)
     assert library in str(caught.value) and "QGPL" in str(caught.value)
@@ -69,7 +69,7 @@ def test_the_maintenance_save_refuses_an_unsafe_save_library_before_any_ssh(tmp_
 
 def test_the_maintenance_save_refuses_it_even_with_nothing_to_save(tmp_path, no_ssh):
     with pytest.raises(InvalidName, match="QTEMP"):
-        maintenance.save_one(settings(tmp_path), TARGET, PlanSummary(to_save={}), "run1", "QTEMP")
+        maintenance.save_one(settings(tmp_path), TARGET, RunPlan(to_save={}), "run1", "QTEMP")
 
 
 def test_a_library_save_refuses_to_go_into_the_library_it_saves(tmp_path):

@@ -32,7 +32,8 @@ def run_driver(driver: str, workdir: Path, *, timeout: int, spark_connect: str |
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
         # The repository's plugins: the run-notes listener among them.
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-        "PYTHONPATH": str(REPO),
+        # This checkout's mqjournal before the virtualenv's editable install, which may point at another worktree.
+        "PYTHONPATH": os.pathsep.join([str(REPO / "plugins"), str(REPO)]),
     }
     done = subprocess.run(
         [sys.executable, str(REPO / "tests" / "dags" / driver), str(workdir)],

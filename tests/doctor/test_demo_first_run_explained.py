@@ -3,7 +3,6 @@ plan, the gate's body and the run report, with no history needed (the stuck aler
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -47,8 +46,7 @@ def test_the_demos_first_run_says_why_billing_and_payroll_keep_their_receivers(t
     assert payroll.holding_point == HoldingPoint.STARTUP and Alert.STARTUP_POINT_OLD in payroll.alerts
     assert payroll.holding_point_age_seconds and payroll.holding_point_age_seconds > 40 * 3600
 
-    qm_rows = [asdict(q) for q in plan.queue_managers]
-    receiver_rows = [asdict(r) for r in plan.receivers]
+    qm_rows, receiver_rows = plan.queue_managers, plan.receivers
     body = plan_body(qm_rows, receiver_rows)
     facts = RunFacts(run_id="first", outcome="dry run", dry_run=True, queue_managers=qm_rows, receivers=receiver_rows)
     for text in (body, render_markdown(facts), render_html(facts)):

@@ -5,13 +5,11 @@ a partition whose save files are real size and compress as expected, the two agr
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import pytest
 
 from mqjournal import rules
-from mqjournal.airflow.xcom import DeleteOutcome, SaveOutcome
 from mqjournal.ibmi.collector import collect
+from mqjournal.planrows import PlannedQueueManager
 from mqjournal.policy import Policy
 from mqjournal.report import planned_net, planned_save_file_bytes, signed_size, size
 from mqjournal.runreport import RunFacts, render_markdown
@@ -20,13 +18,13 @@ from mqjournal.sim import savfdata
 KEY = "ibmi1/TEST/QMTEST"
 
 
-def plan(executor, policy: Policy) -> tuple[dict, list[str], list[str]]:
+def plan(executor, policy: Policy) -> tuple[PlannedQueueManager, list[str], list[str]]:
     """The gate's row for TEST, and what it saves and deletes (as rules.plan_queue_manager plans them)."""
     snap = collect(executor.session, executor.target, host="ibmi1", run_id="run1", tz=executor.tz)
     qm, rows = rules.plan_queue_manager(snap, [snap], as_of=snap.collected_at, policy=policy)
     to_save = [r.receiver for r in rows if r.action in rules.SAVES]
     to_delete = [r.receiver for r in sorted(rows, key=lambda r: r.chain_position or 0) if r.action in rules.DELETES]
-    return asdict(qm), to_save, to_delete
+    return qm, to_save, to_delete
 
 
 @pytest.mark.parametrize("compression", ["*NO", "*LOW", "*HIGH"])
@@ -35,7 +33,7 @@ def test_the_gate_and_the_report_of_one_run_agree_on_net_space(sim_fleet, execut
         partition.save_file_size_factor = 1.0  # save files as large as IBM i makes them
     policy = Policy(save_compression=compression)
     row, to_save, to_delete = plan(executor, policy)
-    assert row["bytes_to_save"] > 1_000_000 and to_delete
+    assert row.bytes_to_save > 1_000_000 and to_delete
 
     saved = executor.save(to_save, save_library="QGPL", policy=policy)
     deleted = executor.delete(to_delete, policy=policy)
@@ -43,8 +41,8 @@ def test_the_gate_and_the_report_of_one_run_agree_on_net_space(sim_fleet, execut
         run_id="run1",
         outcome="approved",
         queue_managers=[row],
-        saves=[SaveOutcome(target=KEY, **asdict(saved))],
-        deletes=[DeleteOutcome(target=KEY, **asdict(deleted))],
+        saves=[saved],
+        deletes=[deleted],
     )
 
     written = sum(saved.save_file_bytes.values())
@@ -54,6 +52,7 @@ def test_the_gate_and_the_report_of_one_run_agree_on_net_space(sim_fleet, execut
     slack = 0.01 * written + 16 * savfdata.RECORD_BYTES * len(saved.save_files)
     assert abs(planned_save_file_bytes(row, policy) - written) <= slack
     report_net = deleted.freed_bytes - written
-    assert deleted.freed_bytes == row["bytes_freed"]
+    assert saved.target.key == deleted.target.key == KEY
+    assert deleted.freed_bytes == row.bytes_freed
     assert abs(planned_net(row, policy) - report_net) <= slack
     assert f"save files written {size(written)}: net {signed_size(report_net)}" in render_markdown(facts)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
 
 from mqjournal.jrninf import format_amqjrninf
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.snapshot import Checkpoint, JournalRef, Receiver, RecoveryPoint, Snapshot
 
 CET = timezone(timedelta(hours=1))
@@ -113,3 +115,35 @@ def snapshot(
 
 def names(first: int, count: int, prefix: str = "AMQA0") -> list[str]:
     return [f"{prefix}{(first + i) % 100_000:05d}" for i in range(count)]
+
+
+# --- plan rows, as the plan job writes them (mqjournal.planrows) ---------------------------------------------------
+
+
+def planned_queue_manager(**columns: Any) -> PlannedQueueManager:
+    """A queue manager's plan row: nothing to save or delete, no alerts, collected at T0; `columns` set the rest."""
+    row: dict[str, Any] = {
+        "host": "ibmi1", "qmgr": "TEST", "qmgr_library": "QMTEST", "oldest_needed": None, "blocked": False,
+        "block_reason": None, "alerts": (), "receivers_to_save": 0, "bytes_to_save": 0, "receivers_to_delete": 0,
+        "bytes_to_delete": 0, "bytes_freed": 0, "chain_length": 0, "oldest_needed_age_seconds": None,
+        "collected_at": T0, "run_id": "run1",
+    }  # fmt: skip
+    return PlannedQueueManager.model_validate(row | columns)
+
+
+def planned_receiver(**columns: Any) -> PlannedReceiver:
+    """A receiver's plan row: the oldest of QMTEST's chain, kept because it is needed; `columns` set the rest."""
+    row: dict[str, Any] = {
+        "host": "ibmi1", "qmgr": "TEST", "qmgr_library": "QMTEST", "receiver": "AMQA000000", "library": "QMTEST",
+        "chain_position": 0, "status": "ONLINE", "size_bytes": 1000 * KB, "action": "keep",
+        "reason": "NEEDED_NOT_SAVED",
+    }  # fmt: skip
+    return PlannedReceiver.model_validate(row | columns)
+
+
+Row = TypeVar("Row", PlannedQueueManager, PlannedReceiver)
+
+
+def changed(row: Row, **columns: Any) -> Row:
+    """The plan row with `columns` changed (validated, as the plan job would have written them)."""
+    return type(row).model_validate(row.model_dump() | columns)

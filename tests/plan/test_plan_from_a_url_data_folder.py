@@ -13,6 +13,7 @@ import pytest
 from mqjournal import planjob, rules
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.xcom import MaintenanceTarget
+from mqjournal.planrows import read_receivers
 from mqjournal.policy import Policy
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, write_snapshots
@@ -80,10 +81,10 @@ def test_the_plan_job_reads_its_snapshots_and_history_from_a_file_url_and_writes
     as_of = datetime.fromisoformat(args[args.index("--as-of") + 1])
     reference = rules.plan_fleet(written, as_of=as_of, policy=POLICY)
     (qm,) = summary.queue_managers
-    assert {"STARTUP_RECOVERY_STUCK", "MEDIA_RECOVERY_STUCK"} <= set(qm["alerts"])
-    assert sorted(qm["alerts"]) == sorted(reference.queue_managers[0].alerts)
-    planned = steps.plan_receivers(settings.plan_dir("r2"), {TARGET.key})
-    assert sorted((r["receiver"], r["action"], r["reason"]) for r in planned) == sorted(
+    assert {"STARTUP_RECOVERY_STUCK", "MEDIA_RECOVERY_STUCK"} <= set(qm.alerts)
+    assert sorted(qm.alerts) == sorted(reference.queue_managers[0].alerts)
+    planned = read_receivers(settings.plan_dir("r2"), {TARGET.ref})
+    assert sorted((r.receiver, r.action, r.reason) for r in planned) == sorted(
         (r.receiver, r.action, r.reason) for r in reference.receivers
     )
     assert (tmp_path / "shared" / "plans" / "run_id=r2" / "summary.json").is_file()

@@ -29,7 +29,7 @@ def test_no_plan_deletes_an_attached_needed_or_unsaved_receiver(fleet, policy, h
             current[key_of(s)].run_id,
         ):
             current[key_of(s)] = s
-    by_key = {(q.host, q.qmgr, q.qmgr_library): q for q in plan.queue_managers}
+    by_key = {q.ref: q for q in plan.queue_managers}
     for key, snap in current.items():
         chain = chain_of(snap)
         position = {(r.name, r.library): i for i, r in enumerate(chain)}
@@ -128,10 +128,6 @@ def test_with_the_site_s_backup_nothing_is_saved_and_only_old_enough_site_saves_
         if row.action not in DELETES:
             continue
         assert row.action == "delete" and row.reason == "SAVED_BY_SITE"
-        receiver = next(
-            r
-            for r in current[(row.host, row.qmgr, row.qmgr_library)].receivers
-            if (r.name, r.library) == (row.receiver, row.library)
-        )
+        receiver = next(r for r in current[row.ref].receivers if (r.name, r.library) == (row.receiver, row.library))
         assert site_saved(receiver) and receiver.saved_at is not None
         assert as_of - receiver.saved_at >= policy.site_save_min_age

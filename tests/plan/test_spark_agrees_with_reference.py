@@ -15,55 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mqjournal.planjob import run_plan_connect
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.rules import as_rows, plan_fleet
 from mqjournal.snapshot import read_snapshots, write_snapshots
 from tests.plan.strategies import fleets, policies, site_policies
 
 pytestmark = pytest.mark.e2e
 
-QM_COLUMNS = (
-    "host",
-    "qmgr",
-    "qmgr_library",
-    "oldest_needed",
-    "blocked",
-    "block_reason",
-    "alerts",
-    "recovery_points",
-    "receivers_to_save",
-    "bytes_to_save",
-    "receivers_to_delete",
-    "bytes_to_delete",
-    "bytes_freed",
-    "chain_length",
-    "oldest_needed_age_seconds",
-    "run_id",
-    "utc_offset_minutes",
-    "holding_point",
-    "holding_point_at",
-    "holding_point_age_seconds",
-    "damaged_objects",
-    "asp_number",
-    "asp_capacity_bytes",
-    "asp_available_bytes",
-)
-RECEIVER_COLUMNS = (
-    "host",
-    "qmgr",
-    "qmgr_library",
-    "receiver",
-    "library",
-    "chain_position",
-    "status",
-    "size_bytes",
-    "action",
-    "reason",
-    "attached_at",
-    "detached_at",
-    "saved_at",
-    "first_sequence",
-    "last_sequence",
-)
+# Every column of the plan rows; collected_at is the Spark job's own tests' (test_spark_job), as it always was.
+QM_COLUMNS = tuple(c for c in PlannedQueueManager.model_fields if c != "collected_at")
+RECEIVER_COLUMNS = tuple(PlannedReceiver.model_fields)
 
 
 def _comparable(value: object) -> object:

@@ -21,6 +21,7 @@ from mqjournal import planjob
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import format_amqjrninf, parse_amqjrninf
 from mqjournal.planjob import PlanJobFailed, run_plan, run_plan_connect, spark_submit_args
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, read_queue_managers, read_receivers
 from mqjournal.policy import Policy
 from mqjournal.snapshot import (
     ADDED_KEYS,
@@ -877,17 +878,15 @@ def test_collected_at_is_a_utc_timestamp(plan):
     assert plan.qm("WRAP").collected_at == pd.Timestamp(COLLECTED)
 
 
-def test_output_columns_are_exactly_the_documented_ones(plan):
-    assert list(plan.receivers.columns) == [
-        "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action",
-        "reason", "attached_at", "detached_at", "saved_at", "first_sequence", "last_sequence",
-    ]  # fmt: skip
-    assert list(plan.queue_managers.columns) == [
-        "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
-        "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
-        "oldest_needed_age_seconds", "collected_at", "run_id", "utc_offset_minutes", "holding_point", "holding_point_at",
-        "holding_point_age_seconds", "damaged_objects", "asp_number", "asp_capacity_bytes", "asp_available_bytes",
-    ]  # fmt: skip
+def test_output_columns_are_exactly_the_plan_rows_fields(plan):
+    assert list(plan.receivers.columns) == list(PlannedReceiver.model_fields)
+    assert list(plan.queue_managers.columns) == list(PlannedQueueManager.model_fields)
+
+
+def test_every_output_row_reads_as_a_plan_row(plan):
+    receivers = read_receivers(plan.out)
+    queue_managers = read_queue_managers(plan.out)
+    assert len(receivers) == len(plan.receivers) and len(queue_managers) == len(plan.queue_managers)
 
 
 def test_summary_json_holds_the_aggregates(plan):

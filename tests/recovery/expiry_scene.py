@@ -22,7 +22,7 @@ from mqjournal.recovery import expiry
 from mqjournal.recovery.gather import gather
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
-from mqjournal.recovery.plan import Plan, Request
+from mqjournal.recovery.plan import RecoveryPlan, Request
 from mqjournal.recovery.restore import plan_restore
 
 
@@ -77,7 +77,7 @@ def restore_plans(
     catalog: Catalog,
     store: BackupStore,
     policy: Policy,
-) -> dict[str, Plan]:
+) -> dict[str, RecoveryPlan]:
     """The restores the recovery rules promise for this queue manager, planned now from the host, the catalog and
     the store:
 
@@ -107,6 +107,6 @@ def restore_plans(
     return plans
 
 
-def gaps(plans: dict[str, Plan]) -> dict[str, list[str]]:
+def gaps(plans: dict[str, RecoveryPlan]) -> dict[str, list[str]]:
     """The gaps of each plan that has any: empty when every restore can run."""
     return {name: [str(g) for g in plan.gaps] for name, plan in plans.items() if plan.gaps}

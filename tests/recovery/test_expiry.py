@@ -14,7 +14,7 @@ from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.policy import Policy
 from mqjournal.recovery.expiry import plan_expiry
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Plan, Request
+from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.snapshot import Receiver, RecoveryPoint
 from tests.plan.builders import HOUR, KB, T0, chain, names, snapshot
@@ -132,7 +132,7 @@ def scene() -> list[CatalogedReceiver]:
     )
 
 
-def plan_for(snap=None, cataloged=None, library_saves=None, *, now=NOW, **policy) -> Plan:
+def plan_for(snap=None, cataloged=None, library_saves=None, *, now=NOW, **policy) -> RecoveryPlan:
     return plan_expiry(
         request(),
         live() if snap is None else snap,
@@ -143,7 +143,7 @@ def plan_for(snap=None, cataloged=None, library_saves=None, *, now=NOW, **policy
     )
 
 
-def deleted(plan: Plan) -> list[str]:
+def deleted(plan: RecoveryPlan) -> list[str]:
     assert all(s.action is Action.DELETE_SAVE_FILE for s in plan.steps)
     return [f"{s.args['library']}/{s.args['name']}" for s in plan.steps]
 
@@ -261,7 +261,7 @@ def test_saves_of_another_host_are_ignored():
 # --- nothing is discarded ---------------------------------------------------------------------------------------
 
 
-def nothing(plan: Plan) -> None:
+def nothing(plan: RecoveryPlan) -> None:
     assert plan.steps == [] and plan.gaps and not plan.executable
     assert "Nothing is discarded." in plan.notes
 
@@ -327,5 +327,5 @@ def test_the_policy_keeps_at_least_one_library_save_and_defaults_to_two():
 
 def test_the_plan_round_trips_through_json():
     plan = plan_for()
-    assert Plan.model_validate_json(plan.model_dump_json()) == plan
+    assert RecoveryPlan.model_validate_json(plan.model_dump_json()) == plan
     assert "DLTF FILE(MQSAVES/F1)" in plan.markdown()

@@ -12,7 +12,7 @@ from mqjournal.ibmi import commands
 from mqjournal.names import next_receiver_name
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.naming import plan_naming
-from mqjournal.recovery.plan import Action, Plan, Request
+from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.snapshot import QueueMessage, Receiver
 from tests.plan.builders import HOUR, T0, chain, names, snapshot
@@ -33,11 +33,11 @@ def now_of(snap) -> object:
     return snap.collected_at + timedelta(minutes=5)
 
 
-def plan_for(snap, **kw) -> Plan:
+def plan_for(snap, **kw) -> RecoveryPlan:
     return plan_naming(request(**kw), snap, now_of(snap))
 
 
-def texts(plan: Plan) -> list[str]:
+def texts(plan: RecoveryPlan) -> list[str]:
     return [s.text for s in plan.steps]
 
 
@@ -276,7 +276,7 @@ def test_a_stale_snapshot_is_a_gap():
 
 def test_the_plan_is_data_that_round_trips_through_json():
     plan = plan_for(snapshot([*chain(names(10, 4)), stray("AMQA000014")]))
-    again = Plan.model_validate_json(plan.model_dump_json())
+    again = RecoveryPlan.model_validate_json(plan.model_dump_json())
     assert again == plan
     assert [s.text for s in again.steps] == texts(plan)
     assert "CRTJRNRCV" in plan.markdown()

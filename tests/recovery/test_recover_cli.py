@@ -12,7 +12,7 @@ import yaml
 from mqjournal.cli import main
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.ibmi.transfer import save_file_path
-from mqjournal.recovery.plan import Plan
+from mqjournal.recovery.plan import RecoveryPlan
 from mqjournal.timefmt import local_time
 from tests.conftest import SimFleet
 from tests.recovery.test_recovery_on_simulator import broken_startup, make_rig
@@ -57,7 +57,7 @@ def test_plan_only_prints_the_plan_and_changes_nothing(cli, capsys):
     assert not [r for r in read_audit(audit) if r["command"].startswith("system ")]
 
     assert main(["recover", "--plan-only", *base, "--kind", "startup", "--json"]) == 0
-    plan = Plan.model_validate_json(capsys.readouterr().out)
+    plan = RecoveryPlan.model_validate_json(capsys.readouterr().out)
     assert plan.restored_receivers == victims[::-1]
 
 

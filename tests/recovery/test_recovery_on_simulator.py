@@ -24,7 +24,7 @@ from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale, RecoveryExecu
 from mqjournal.recovery.gather import gather
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
-from mqjournal.recovery.plan import Action, Plan, Request
+from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq
 from mqjournal.sim.model import CommandFault
@@ -92,7 +92,7 @@ class Rig:
     def request(self, kind: RecoveryKind, **fields) -> Request:
         return Request(host="ibmi1", qmgr="TEST", kind=kind, **fields)
 
-    def plan(self, kind: RecoveryKind, **fields) -> Plan:
+    def plan(self, kind: RecoveryKind, **fields) -> RecoveryPlan:
         inputs = gather(
             self.session,
             self.target,
@@ -510,7 +510,7 @@ def test_backup_expiry_deletes_the_save_files_no_restore_needs_and_records_them_
     assert rig.plan(RecoveryKind.EXPIRY).steps == []
 
 
-def lost_library(rig: Rig) -> Plan:
+def lost_library(rig: Rig) -> RecoveryPlan:
     rig.fleet.host().advance(timedelta(hours=2))
     rig.maintain("maint1")
     take_library_save(rig)

@@ -21,7 +21,7 @@ from mqjournal.recovery.execute import PlanHasGaps, RecoveryExecutor, StepFailed
 from mqjournal.recovery.gather import gather
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
-from mqjournal.recovery.plan import Action, Plan
+from mqjournal.recovery.plan import Action, RecoveryPlan
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim.server import TransferFault
 from tests.conftest import SimFleet
@@ -71,7 +71,7 @@ def remove_from_host(rig: Rig, paths: list[str]) -> None:
         assert rig.cl(f"DLTF FILE({path})")[0] == 0
 
 
-def plan(rig: Rig, kind: RecoveryKind) -> Plan:
+def plan(rig: Rig, kind: RecoveryKind) -> RecoveryPlan:
     inputs = gather(
         rig.session,
         rig.target,

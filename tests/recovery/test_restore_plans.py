@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from mqjournal import mqmessages
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Plan, Request
+from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.restore import Inputs, plan_restore
 from mqjournal.snapshot import Checkpoint, JournalRef, QueueMessage, Receiver, RecoveryPoint, Snapshot
 
@@ -135,7 +135,7 @@ def inputs(kind: RecoveryKind, snap: Snapshot | None, known: list[CatalogedRecei
     )
 
 
-def actions(plan: Plan) -> list[Action]:
+def actions(plan: RecoveryPlan) -> list[Action]:
     return [s.action for s in plan.steps]
 
 
@@ -363,7 +363,7 @@ def test_beyond_90_days_a_full_repository_is_demoted_refreshed_with_repos_yes_an
 def test_a_plan_survives_json_and_rebuilds_the_same_commands():
     snap = snapshot(LIVE, [amq7432(T0 + 2 * HOUR + timedelta(minutes=30))])
     plan = plan_restore(inputs(RecoveryKind.STARTUP, snap, cataloged(0, 1, 2, 3)))
-    again = Plan.model_validate_json(plan.model_dump_json())
+    again = RecoveryPlan.model_validate_json(plan.model_dump_json())
     assert again == plan
     assert [s.command() for s in again.steps] == [s.command() for s in plan.steps]
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.naming import plan_naming
-from mqjournal.recovery.plan import Plan
+from mqjournal.recovery.plan import RecoveryPlan
 from mqjournal.recovery.restore import plan_restore
 from tests.plan.builders import chain, names
 from tests.plan.builders import snapshot as naming_snapshot
@@ -49,7 +49,7 @@ def in_utc(record: Any) -> Any:
     return record.model_copy(update=update)
 
 
-def shown(plan: Plan) -> str:
+def shown(plan: RecoveryPlan) -> str:
     """Everything of the plan a person reads: the gate's markdown and each step's reason."""
     return "\n".join([plan.markdown(), *(s.why for s in plan.steps), *(str(g) for g in plan.gaps)])
 

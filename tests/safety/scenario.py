@@ -29,7 +29,7 @@ from mqjournal.policy import Policy
 from mqjournal.recovery.execute import RecoveryExecutor
 from mqjournal.recovery.gather import gather
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Plan, Request
+from mqjournal.recovery.plan import RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq
 from mqjournal.sim.protocol import ExecResult
@@ -146,7 +146,7 @@ class Scenario:
         deleted = executor.delete(to_delete, policy=Policy())
         return Maintenance(run_id, to_save, to_delete, saved, deleted)
 
-    def recovery_plan(self, kind: RecoveryKind, **fields) -> Plan:
+    def recovery_plan(self, kind: RecoveryKind, **fields) -> RecoveryPlan:
         request = Request(host=HOST, qmgr=QMGR, kind=kind, **fields)
         inputs = gather(self.session, self.target, host=HOST, tz=self.tz, catalog=self.catalog, request=request)
         return plan_recovery(inputs)
@@ -239,7 +239,7 @@ def _delete_out_of_band(s: Scenario, count: int) -> list[str]:
     return victims
 
 
-def _broken_startup(s: Scenario) -> tuple[str, Plan]:
+def _broken_startup(s: Scenario) -> tuple[str, RecoveryPlan]:
     """A unit of work holds the startup point; after maintenance someone deletes two needed (saved) receivers and
     the partition loses power: STRMQM fails with AMQ7432."""
     s.advance(timedelta(minutes=40))
@@ -257,7 +257,7 @@ def _broken_startup(s: Scenario) -> tuple[str, Plan]:
     return "recovery1", plan
 
 
-def _damaged_queue(s: Scenario) -> tuple[str, Plan]:
+def _damaged_queue(s: Scenario) -> tuple[str, RecoveryPlan]:
     """A damaged queue holds the media recovery point; someone deletes the two oldest (saved) receivers."""
     s.advance(timedelta(minutes=40))
     with s.host.state() as partition:

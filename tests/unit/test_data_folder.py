@@ -21,6 +21,7 @@ from mqjournal.airflow.xcom import MaintenanceTarget
 from mqjournal.datafolder import DataPath, write_text_atomically
 from mqjournal.fleetview.data import read_rows
 from mqjournal.history import partitions_needed
+from mqjournal.planrows import PlannedQueueManager
 from mqjournal.policy import Policy
 from mqjournal.settings import Settings
 from mqjournal.snapshot import read_snapshots, snapshots_of, write_snapshots
@@ -204,8 +205,8 @@ def test_the_plan_summary_is_read_from_parquet_in_an_object_store_as_from_a_fold
 def test_the_fleet_view_reads_a_plan_in_an_object_store(tmp_path, memory_url):
     settings = settings_for(memory_url, tmp_path)
     write_plan(settings.plan_dir("r1"))
-    rows = read_rows(settings.plan_dir("r1") / "queue_managers")
-    assert rows is not None and [(q["host"], q["qmgr_library"]) for q in rows] == [("ibmi1", "QMTEST")]
+    rows = read_rows(settings.plan_dir("r1") / "queue_managers", PlannedQueueManager)
+    assert rows is not None and [(q.host, q.qmgr_library) for q in rows] == [("ibmi1", "QMTEST")]
 
 
 def test_the_run_report_and_its_note_are_written_to_an_object_store_and_the_note_read_back(

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 from mqjournal import rules
 from mqjournal.explain import alert_explanations, explanation, media_recovery_forms, why, why_kept
-from tests.plan.builders import HOUR, T0, chain, names, snapshot
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
+from tests.plan.builders import HOUR, T0, chain, changed, names, snapshot
 
 BILL = names(0, 62)
 PAY = names(0, 60)
@@ -43,27 +44,30 @@ _EXTRA = {
 }  # fmt: skip
 
 
-def fleet_rows() -> tuple[list[dict], list[dict]]:
-    """The plan rows of BILLING and PAYROLL as the Spark job writes them and pyarrow reads them back."""
+def fleet_rows() -> tuple[list[PlannedQueueManager], list[PlannedReceiver]]:
+    """The plan rows of BILLING and PAYROLL as the Spark job writes them and read_plan reads them back."""
     snaps = [_billing(), _payroll()]
     as_of = max(s.collected_at for s in snaps)
-    qms, rows = rules.as_rows(rules.plan_fleet(snaps, as_of=as_of))
+    plan = rules.plan_fleet(snaps, as_of=as_of)
     times = {(s.qmgr, r.name): r for s in snaps for r in s.receivers}
-    for q in qms:
-        extra = _EXTRA[q["qmgr"]]
+    qms = []
+    for q in plan.queue_managers:
+        extra = _EXTRA[q.qmgr]
         age = int((as_of - extra["holding_point_at"]).total_seconds())
-        q.update(extra, utc_offset_minutes=60, holding_point_age_seconds=age, collected_at=as_of)
-        q.setdefault("asp_number", 1)
-    for r in rows:
-        source = times[(r["qmgr"], r["receiver"])]
-        r.update(attached_at=source.attached_at, detached_at=source.detached_at, saved_at=source.saved_at)
+        qms.append(changed(q, **extra, utc_offset_minutes=60, holding_point_age_seconds=age, collected_at=as_of))
+    rows = []
+    for r in plan.receivers:
+        source = times[(r.qmgr, r.receiver)]
+        rows.append(
+            changed(r, attached_at=source.attached_at, detached_at=source.detached_at, saved_at=source.saved_at)
+        )
     return qms, rows
 
 
-def _pick(qmgr: str, receiver: str) -> tuple[dict, dict]:
+def _pick(qmgr: str, receiver: str) -> tuple[PlannedReceiver, PlannedQueueManager]:
     qms, rows = fleet_rows()
-    q = next(q for q in qms if q["qmgr"] == qmgr)
-    return next(r for r in rows if r["qmgr"] == qmgr and r["receiver"] == receiver), q
+    q = next(q for q in qms if q.qmgr == qmgr)
+    return next(r for r in rows if r.qmgr == qmgr and r.receiver == receiver), q
 
 
 def test_a_receiver_held_by_a_damaged_object_names_the_media_point_with_its_time_and_age():
@@ -98,7 +102,7 @@ def test_the_attached_receiver_says_so():
 
 def test_a_retained_receiver_says_when_it_was_detached():
     receiver, q = _pick("BILLING", "AMQA000010")
-    retained = {**receiver, "action": "keep", "reason": "RETAINED"}
+    retained = changed(receiver, action="keep", reason="RETAINED")
     assert why(retained, q) == (
         "AMQA000010 kept: retention policy: recently detached, or among the newest receivers kept online "
         "(detached 2026-11-20 19:00:00 +01:00 (50 h ago))"
@@ -107,8 +111,8 @@ def test_a_retained_receiver_says_when_it_was_detached():
 
 def test_a_blocked_queue_manager_says_why_in_words():
     receiver, q = _pick("BILLING", "AMQA000010")
-    blocked = {**q, "block_reason": "SNAPSHOT_STALE,CHAIN_BROKEN"}
-    text = why({**receiver, "action": "keep", "reason": "BLOCKED"}, blocked)
+    blocked = changed(q, block_reason="SNAPSHOT_STALE,CHAIN_BROKEN")
+    text = why(changed(receiver, action="keep", reason="BLOCKED"), blocked)
     assert text == (
         "AMQA000010 kept: the queue manager is blocked: its snapshot is older than the policy's "
         "max_snapshot_age_hours; the receiver chain is broken (a sequence gap, or links that disagree)"
@@ -117,23 +121,30 @@ def test_a_blocked_queue_manager_says_why_in_words():
 
 def test_receivers_outside_the_chain_and_the_site_backups_reasons_read_as_words():
     receiver, q = _pick("BILLING", "AMQA000010")
-    assert "not in the journal's receiver chain" in why({**receiver, "reason": "NOT_IN_CHAIN", "action": "keep"}, q)
-    waits = why({**receiver, "reason": "NOT_SAVED_BY_SITE", "action": "keep"}, q)
+    assert "not in the journal's receiver chain" in why(changed(receiver, reason="NOT_IN_CHAIN", action="keep"), q)
+    waits = why(changed(receiver, reason="NOT_SAVED_BY_SITE", action="keep"), q)
     assert waits.endswith("not saved by the site's backup yet")
-    older = why({**receiver, "reason": "OLDER_NOT_SAVED_BY_SITE", "action": "keep"}, q)
+    older = why(changed(receiver, reason="OLDER_NOT_SAVED_BY_SITE", action="keep"), q)
     assert "DLTJRNRCV deletes the oldest first" in older
 
 
 def test_receivers_kept_for_one_reason_share_one_explanation():
     qms, rows = fleet_rows()
-    q = next(q for q in qms if q["qmgr"] == "BILLING")
-    needed = {explanation(r, q) for r in rows if r["qmgr"] == "BILLING" and 24 <= r["chain_position"] < 61}
+    q = next(q for q in qms if q.qmgr == "BILLING")
+    needed = {
+        explanation(r, q)
+        for r in rows
+        if r.qmgr == "BILLING" and r.chain_position is not None and 24 <= r.chain_position < 61
+    }
     assert len(needed) == 1
 
 
 def test_a_plan_written_before_the_holding_point_columns_still_explains():
     receiver, q = _pick("BILLING", "AMQA000030")
-    old = {k: v for k, v in q.items() if not k.startswith("holding_point") and k != "utc_offset_minutes"}
+    written = q.model_dump().items()
+    old = PlannedQueueManager.model_validate(
+        {k: v for k, v in written if not k.startswith("holding_point") and k != "utc_offset_minutes"}
+    )
     assert why(receiver, old) == "AMQA000030 kept: needed by MQ: AMQA000024 is the oldest receiver it needs"
 
 
@@ -150,7 +161,7 @@ def test_an_old_startup_point_says_how_to_find_the_unit_of_work():
 
 def test_an_old_startup_point_that_does_not_hold_the_oldest_receiver_is_read_from_the_recovery_points():
     _, q = _pick("BILLING", "AMQA000030")
-    [line] = alert_explanations({**q, "alerts": ["STARTUP_POINT_OLD"]})
+    [line] = alert_explanations(changed(q, alerts=["STARTUP_POINT_OLD"]))
     assert "open since 2026-11-22 21:29:00 +01:00 (1 min ago)" in line
 
 
@@ -184,7 +195,7 @@ def test_an_old_media_point_names_the_recovery_dag_and_what_to_enter_in_its_form
 
 def test_each_damaged_object_gets_its_own_recovery_run():
     _, q = _pick("BILLING", "AMQA000030")
-    two = {**q, "damaged_objects": ["APP.REQUEST.QUEUE (QLOCAL)", "APP.REPLY (QALIAS)"]}
+    two = changed(q, damaged_objects=["APP.REQUEST.QUEUE (QLOCAL)", "APP.REPLY (QALIAS)"])
     [line] = alert_explanations(two)
     assert 'trigger it once per object, with host "ibmi-prod2"' in line
     assert 'damaged object "APP.REQUEST.QUEUE", object type "*LCLQ"; with host "ibmi-prod2"' in line
@@ -200,7 +211,7 @@ def test_the_caller_names_the_recovery_dag_its_own_way():
 
 def test_an_old_media_point_without_a_reported_object_points_to_qmqmmsg():
     _, q = _pick("BILLING", "AMQA000030")
-    [line] = alert_explanations({**q, "damaged_objects": []})
+    [line] = alert_explanations(changed(q, damaged_objects=[]))
     assert "DSPMSG MSGQ(QMBILL01/QMQMMSG)" in line
     assert "RCRMQMOBJ OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(BILLING)" in line
     assert line.endswith(
@@ -211,6 +222,6 @@ def test_an_old_media_point_without_a_reported_object_points_to_qmqmmsg():
 
 def test_other_alerts_keep_their_vocabulary_text():
     _, q = _pick("BILLING", "AMQA000030")
-    assert alert_explanations({**q, "alerts": ["NEXT_RECEIVER_NAME_TAKEN"]}) == [
+    assert alert_explanations(changed(q, alerts=["NEXT_RECEIVER_NAME_TAKEN"])) == [
         "NEXT_RECEIVER_NAME_TAKEN: the next receiver name exists: switching will stop (CPI70E3)"
     ]

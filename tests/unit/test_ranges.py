@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from mqjournal.planrows import PlannedReceiver
 from mqjournal.ranges import receiver_ranges
+from tests.plan.builders import planned_receiver
 
 MB = 1024 * 1024
 DAY0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
-def row(position: int | None, action: str = "delete", *, qmgr: str = "PAYROLL", name: str | None = None, **extra):
-    return {
-        "host": "ibmi-prod1", "qmgr": qmgr, "qmgr_library": f"QM{qmgr}", "chain_position": position,
-        "receiver": name or f"AMQA{position:06d}", "status": "ONLINE", "size_bytes": int(4.825 * MB),
-        "action": action, "reason": "NOT_NEEDED_NOT_SAVED",
+def row(
+    position: int | None, action: str = "delete", *, qmgr: str = "PAYROLL", name: str | None = None, **extra
+) -> PlannedReceiver:
+    return planned_receiver(**{
+        "host": "ibmi-prod1", "qmgr": qmgr, "qmgr_library": f"QM{qmgr}", "library": f"QM{qmgr}",
+        "chain_position": position, "receiver": name or f"AMQA{position:06d}", "status": "ONLINE",
+        "size_bytes": int(4.825 * MB), "action": action, "reason": "NOT_NEEDED_NOT_SAVED",
         "detached_at": DAY0 + timedelta(hours=2 * (position or 0)), **extra,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def test_consecutive_members_with_one_action_read_as_one_range():
@@ -48,7 +52,7 @@ def test_the_chain_order_counts_not_the_names_which_wrap():
 
 def test_a_label_splits_ranges_of_one_action():
     rows = [row(i, "keep", reason="RETAINED" if i < 2 else "NEEDED_SAVED") for i in range(4)]
-    ranges = receiver_ranges(rows, key=lambda r: r["reason"])
+    ranges = receiver_ranges(rows, key=lambda r: r.reason)
     assert [(r.names, r.label) for r in ranges] == [
         ("AMQA000000-AMQA000001", "RETAINED"),
         ("AMQA000002-AMQA000003", "NEEDED_SAVED"),
@@ -77,7 +81,7 @@ def test_the_attached_receiver_and_a_plan_without_detach_times():
     assert receiver_ranges([attached])[0].text(60) == "AMQA000003: 1 receiver, 4.8 MB, attached"
     [r] = receiver_ranges([row(1, "keep"), row(2, "keep"), attached])
     assert r.text(60) == "AMQA000001-AMQA000003: 3 receivers, 14.5 MB, detached 20 Nov, and the attached receiver"
-    bare = {k: v for k, v in row(4).items() if k != "detached_at"}
+    bare = PlannedReceiver.model_validate({k: v for k, v in row(4).model_dump().items() if k != "detached_at"})
     assert receiver_ranges([bare])[0].text() == "AMQA000004: 1 receiver, 4.8 MB"
 
 

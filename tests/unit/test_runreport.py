@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from mqjournal.airflow.xcom import CleanupOutcome, DeleteOutcome, SaveOutcome
+from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
 from mqjournal.runreport import RunFacts, render_html, render_markdown
-from tests.plan.builders import names
+from tests.plan.builders import changed, names
 from tests.rendered import as_read
 from tests.unit.test_explain import fleet_rows
 
@@ -29,23 +29,23 @@ def approved_run(**changes) -> RunFacts:
         "queue_managers": qms,
         "receivers": rows,
         "saves": [
-            SaveOutcome(
+            SaveResult(
                 target=PAYROLL, saved=names(0, 59), save_files=["MQJSAVE/PAY0001"],
                 save_file_bytes={"MQJSAVE/PAY0001": 28_000 * KB}, copied=["ibmi-prod1/PAYROLL/MQJSAVE/PAY0001.savf"],
             ),
-            SaveOutcome(
+            SaveResult(
                 target=BILLING, saved=names(50, 11), already_saved=names(0, 24), save_files=["MQJSAVE/BIL0001"],
                 save_file_bytes={"MQJSAVE/BIL0001": 5_200 * KB},
             ),
         ],
         "deletes": [
-            DeleteOutcome(
+            DeleteResult(
                 target=PAYROLL, deleted=names(0, 22), freed_bytes=22 * 1000 * KB,
                 kept=[("AMQA000022", "no proven backup: MQJSAVE/PAY0001 has no verified copy in the backup store"),
                       ("AMQA000023", "AMQA000022, older in the chain, was not deleted")],
             )
         ],
-        "cleanups": [CleanupOutcome(target=PAYROLL, save_files_on_host_bytes=60 * 1000 * KB, store_bytes=60 * 1000 * KB)],
+        "cleanups": [CleanupResult(target=PAYROLL, save_files_on_host_bytes=60 * 1000 * KB, store_bytes=60 * 1000 * KB)],
     }  # fmt: skip
     return RunFacts(**{**facts, **changes})
 
@@ -146,7 +146,7 @@ def test_the_html_page_is_self_contained_and_escapes_every_value():
     hostile = '<script>alert("x")</script>'
     facts = approved_run(
         approved_by=hostile,
-        saves=[SaveOutcome(target=PAYROLL, note=f'<img src="http://evil.example/x.png">{hostile}')],
+        saves=[SaveResult(target=PAYROLL, note=f'<img src="http://evil.example/x.png">{hostile}')],
         outcome=f"approved by {hostile}",
     )
     page = render_html(facts)
@@ -161,14 +161,7 @@ def test_the_html_page_is_self_contained_and_escapes_every_value():
 def test_queue_managers_with_nothing_to_say_are_named_in_one_line():
     qms, _ = fleet_rows()
     quiet = [
-        {
-            **q,
-            "host": f"ibmi-q{i}",
-            "receivers_to_delete": 0,
-            "receivers_to_save": 0,
-            "alerts": [],
-            "block_reason": None,
-        }
+        changed(q, host=f"ibmi-q{i}", receivers_to_delete=0, receivers_to_save=0, alerts=[], block_reason=None)
         for i, q in enumerate(qms * 30)
     ]
     md = render_markdown(approved_run(queue_managers=qms + quiet))

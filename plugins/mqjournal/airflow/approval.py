@@ -15,8 +15,8 @@ from typing import Any
 
 from airflow.providers.standard.operators.hitl import HITLOperator
 
-from mqjournal.airflow.xcom import PlanSummary
-from mqjournal.report import DELETE_NOTHING, gate_option, qm_key
+from mqjournal.airflow.xcom import RunPlan
+from mqjournal.report import DELETE_NOTHING
 
 __all__ = [
     "DELETE_NOTHING",
@@ -32,23 +32,23 @@ class GateUnanswered(Exception):
     """Nobody answered the gate in time: its default, "Delete nothing", was applied."""
 
 
-def approval_options(summary: PlanSummary) -> list[str]:
+def approval_options(summary: RunPlan) -> list[str]:
     """`host/QMGR` of every queue manager with receivers to delete, sorted, then "Delete nothing"."""
     keys = {k for k, names in summary.to_delete.items() if names}
-    options = sorted({gate_option(q) for q in summary.queue_managers if qm_key(q) in keys})
+    options = sorted({q.ref.label for q in summary.queue_managers if q.ref.key in keys})
     return [*options, DELETE_NOTHING]
 
 
-def chosen_keys(summary: PlanSummary, chosen_options: Iterable[str]) -> set[str]:
-    """The PlanSummary keys (host/QMGR/LIBRARY) the answer approves. "Delete nothing" among other choices is a
+def chosen_keys(summary: RunPlan, chosen_options: Iterable[str]) -> set[str]:
+    """The RunPlan keys (host/QMGR/LIBRARY) the answer approves. "Delete nothing" among other choices is a
     contradiction, and the safe reading of it wins: nothing."""
     chosen = set(chosen_options)
     if DELETE_NOTHING in chosen:
         return set()
-    return {qm_key(q) for q in summary.queue_managers if gate_option(q) in chosen and summary.to_delete.get(qm_key(q))}
+    return {q.ref.key for q in summary.queue_managers if q.ref.label in chosen and summary.to_delete.get(q.ref.key)}
 
 
-def approved_keys(summary: PlanSummary, answer: Mapping[str, Any] | None) -> set[str]:
+def approved_keys(summary: RunPlan, answer: Mapping[str, Any] | None) -> set[str]:
     """What the gate's XCom value (None: the gate did not answer) approves."""
     if not answer:
         return set()
@@ -65,7 +65,7 @@ class QueueManagerApproval(HITLOperator):
         self.timeout_param = timeout_param
 
     def _plan_options(self, context: Any) -> None:
-        summary = PlanSummary.from_xcom(context["ti"].xcom_pull(task_ids=self.summary_task_id))
+        summary = RunPlan.from_xcom(context["ti"].xcom_pull(task_ids=self.summary_task_id))
         self.options = approval_options(summary)
 
     def execute(self, context: Any) -> Any:

@@ -40,7 +40,7 @@ from mqjournal.recovery import expiry, store_expiry
 from mqjournal.recovery.execute import RecoveryExecutor, RecoveryResult, StepFailed
 from mqjournal.recovery.gather import gather
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Plan, Request
+from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.restore import Inputs
 from mqjournal.report import size
@@ -112,7 +112,7 @@ def store_copy(stored: StoredObject) -> StoreCopy:
 
 
 def expiring_save_files(
-    plan: Plan, inputs: Inputs, stored: Sequence[StoredObject], store_url: str
+    plan: RecoveryPlan, inputs: Inputs, stored: Sequence[StoredObject], store_url: str
 ) -> list[ExpiringSaveFile]:
     """One entry per DLTF step of the plan: what the catalog records in the save file, whether the partition still
     has it, and its copies in this store (those go with it)."""

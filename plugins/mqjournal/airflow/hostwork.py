@@ -22,10 +22,11 @@ from airflow.sdk import get_current_context
 
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, NotFound, XComValue
+from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, NotFound
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.outcomes import StepValue
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +216,7 @@ def _expected(exc: BaseException) -> bool:
 def finish(result: BatchResult[Any], batch: HostBatch, push: Callable[[list[Any]], None], *, doing: str) -> list[Any]:
     """The batch task's XCom value; when some queue managers failed, the others' outcomes are pushed as the task's
     value all the same (the report shows what they did) and the task fails naming each one that failed."""
-    values = [o.to_xcom() if isinstance(o, XComValue) else o for o in result.outcomes]
+    values = [o.to_xcom() if isinstance(o, StepValue) else o for o in result.outcomes]
     if not result.failures:
         return values
     push(values)

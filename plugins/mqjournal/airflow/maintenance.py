@@ -11,7 +11,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,19 +22,16 @@ from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_w
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import (
-    CleanupOutcome,
-    DeleteOutcome,
     HostBatch,
     MaintenanceTarget,
     NotFound,
-    PlanSummary,
     Preflight,
-    SaveOutcome,
+    RunPlan,
     SparkSubmission,
 )
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
-from mqjournal.datafolder import DataPath, arrow_source
+from mqjournal.datafolder import DataPath
 from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.history import partitions_needed
 from mqjournal.ibmi import collector, discovery
@@ -43,8 +40,10 @@ from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
+from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
+from mqjournal.planrows import read_plan, read_receivers
 from mqjournal.policy import Policy
-from mqjournal.report import plan_body, planned_save_file_bytes, qm_key, size
+from mqjournal.report import plan_body, planned_save_file_bytes, size
 from mqjournal.runreport import RunFacts, render_html, render_markdown
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
@@ -175,53 +174,32 @@ def summarize(
     targets: Sequence[MaintenanceTarget],
     store: BackupStore | None = None,
     policy: Policy | None = None,
-) -> PlanSummary:
+) -> RunPlan:
     """What the approval gate shows and what save/delete act on, for this run's targets only; with `store`, what
     each queue manager already has in the backup store; the save files' size estimated with `policy`'s data
-    compression (each row's `save_file_bytes_estimate`, which the run report sets beside the real sizes)."""
+    compression (which the run report sets beside the real sizes)."""
     policy = policy or Policy()
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
-
-    wanted = {t.key for t in targets}
-    source, filesystem = arrow_source(plan_dir / "queue_managers")
-    qms = [q for q in pq.read_table(source, filesystem=filesystem).to_pylist() if qm_key(q) in wanted]
-    receivers = plan_receivers(plan_dir, wanted)
+    wanted = {t.ref for t in targets}
+    qms, receivers = read_plan(plan_dir, wanted)
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
     for r in receivers:
-        k = qm_key(r)
-        if r["action"] in SAVES:
-            to_save[k].append(r["receiver"])
-        if r["action"] in DELETES:
-            to_delete[k].append(r["receiver"])
-    for q in qms:
-        q["alerts"] = list(q["alerts"] or [])
-        q["save_file_bytes_estimate"] = planned_save_file_bytes(q, policy)
-        if store is not None:
-            q["store_bytes"] = store.total_bytes(q["host"], q["qmgr"])
-    summary = PlanSummary(
+        if r.action in SAVES:
+            to_save[r.ref.key].append(r.receiver)
+        if r.action in DELETES:
+            to_delete[r.ref.key].append(r.receiver)
+    store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else {}
+    summary = RunPlan(
         queue_managers=qms,
         to_save=dict(to_save),
         to_delete=dict(to_delete),
+        save_file_bytes_estimate={q.ref.key: planned_save_file_bytes(q, policy) for q in qms},
+        store_bytes=store_bytes,
         anything_to_delete=any(to_delete.values()),
-        body=plan_body(qms, receivers, policy),
+        body=plan_body(qms, receivers, policy, store_bytes=store_bytes),
     )
     log.info("the plan of this run's targets:\n%s", summary.body)
     return summary
-
-
-def plan_receivers(plan_dir: DataPath, keys: set[str]) -> list[dict[str, Any]]:
-    """The plan's receivers of the queue managers `keys` (host/QMGR/LIBRARY), in chain order per queue manager
-    (non-members last); only their hosts' rows are read."""
-    import pyarrow.parquet as pq
-
-    hosts = sorted({key.split("/", 1)[0] for key in keys})
-    source, filesystem = arrow_source(plan_dir / "receivers")
-    rows = pq.read_table(source, filesystem=filesystem, filters=[("host", "in", hosts)]).to_pylist()
-    return sorted(
-        (r for r in rows if qm_key(r) in keys),
-        key=lambda r: (r["host"], r["qmgr"], r["qmgr_library"], r["chain_position"] is None, r["chain_position"] or 0),
-    )
 
 
 _Step = TypeVar("_Step", bound=HostContext)
@@ -235,7 +213,7 @@ def _on_host(
     return step(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
 
 
-def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy) -> CleanupOutcome:
+def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy) -> CleanupResult:
     """Save files of this queue manager that the backup store holds verified leave the partition after
     `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
     with host_session(settings, target.host) as session:
@@ -244,28 +222,27 @@ def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, pol
 
 def clean_up_on(
     session: IbmiSession, settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy
-) -> CleanupOutcome:
-    result = _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
-    return CleanupOutcome(target=target.key, **asdict(result))
+) -> CleanupResult:
+    return _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
 
 
 def save_one(
     settings: Settings,
     target: MaintenanceTarget,
-    summary: PlanSummary,
+    summary: RunPlan,
     run_id: str,
     save_library: str,
     policy: Policy | None = None,
-) -> SaveOutcome:
+) -> SaveResult:
     # Before any SSH: a save in the queue manager's own library, QTEMP or an IBM library could be lost with it.
     save_library_for(save_library, target.library)
     if not to_save(summary, target):
-        return SaveOutcome(target=target.key)
+        return SaveResult(target=target.ref)
     with host_session(settings, target.host) as session:
         return save_on(session, settings, target, summary, run_id, save_library, policy)
 
 
-def to_save(summary: PlanSummary, target: MaintenanceTarget) -> list[str]:
+def to_save(summary: RunPlan, target: MaintenanceTarget) -> list[str]:
     """The receivers to delete too: one saved only by someone else (status SAVED on the host) is planned "delete", and
     is deleted only once a save of ours proves it; those already proven are skipped by the executor."""
     return list(dict.fromkeys(summary.to_save.get(target.key, []) + summary.to_delete.get(target.key, [])))
@@ -275,26 +252,25 @@ def save_on(
     session: IbmiSession,
     settings: Settings,
     target: MaintenanceTarget,
-    summary: PlanSummary,
+    summary: RunPlan,
     run_id: str,
     save_library: str,
     policy: Policy | None = None,
-) -> SaveOutcome:
+) -> SaveResult:
     """`save_one` over a session already open to the target's host."""
     save_library = save_library_for(save_library, target.library)
     wanted = to_save(summary, target)
     if not wanted:
-        return SaveOutcome(target=target.key)
+        return SaveResult(target=target.ref)
     executor = _on_host(Executor, settings, session, target, run_id)
-    result = executor.save(wanted, save_library=save_library, policy=policy)
-    return SaveOutcome(target=target.key, **asdict(result))
+    return executor.save(wanted, save_library=save_library, policy=policy)
 
 
 def delete_one(
-    settings: Settings, target: MaintenanceTarget, summary: PlanSummary, run_id: str, policy: Policy
-) -> DeleteOutcome:
+    settings: Settings, target: MaintenanceTarget, summary: RunPlan, run_id: str, policy: Policy
+) -> DeleteResult:
     if not summary.to_delete.get(target.key):
-        return DeleteOutcome(target=target.key)
+        return DeleteResult(target=target.ref)
     with host_session(settings, target.host) as session:
         return delete_on(session, settings, target, summary, run_id, policy)
 
@@ -303,16 +279,15 @@ def delete_on(
     session: IbmiSession,
     settings: Settings,
     target: MaintenanceTarget,
-    summary: PlanSummary,
+    summary: RunPlan,
     run_id: str,
     policy: Policy,
-) -> DeleteOutcome:
+) -> DeleteResult:
     """`delete_one` over a session already open to the target's host."""
     approved = summary.to_delete.get(target.key, [])
     if not approved:
-        return DeleteOutcome(target=target.key)
-    result = _on_host(Executor, settings, session, target, run_id).delete(approved, policy=policy)
-    return DeleteOutcome(target=target.key, **asdict(result))
+        return DeleteResult(target=target.ref)
+    return _on_host(Executor, settings, session, target, run_id).delete(approved, policy=policy)
 
 
 # --- per batch of hosts: what the DAG's mapped tasks run (mqjournal.airflow.hostwork) -----------------------------
@@ -332,8 +307,8 @@ def collect_batch(
 
 
 def save_batch(
-    settings: Settings, batch: HostBatch, summary: PlanSummary, run_id: str, save_library: str, policy: Policy
-) -> BatchResult[SaveOutcome]:
+    settings: Settings, batch: HostBatch, summary: RunPlan, run_id: str, save_library: str, policy: Policy
+) -> BatchResult[SaveResult]:
     for t in batch.targets:  # before any SSH, as save_one: the library is refused for every queue manager or none
         save_library_for(save_library, t.library)
     return run_where_needed(
@@ -341,12 +316,12 @@ def save_batch(
         batch,
         lambda t: bool(to_save(summary, t)),
         lambda session, t: save_on(session, settings, t, summary, run_id, save_library, policy),
-        lambda t: SaveOutcome(target=t.key),
+        lambda t: SaveResult(target=t.ref),
         doing="save and copy to the backup store",
     )
 
 
-def clean_up_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Policy) -> BatchResult[CleanupOutcome]:
+def clean_up_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Policy) -> BatchResult[CleanupResult]:
     return run_per_queue_manager(
         settings,
         batch,
@@ -356,8 +331,8 @@ def clean_up_batch(settings: Settings, batch: HostBatch, run_id: str, policy: Po
 
 
 def delete_batch(
-    settings: Settings, batch: HostBatch, summary: PlanSummary, chosen: set[str], run_id: str, policy: Policy
-) -> BatchResult[DeleteOutcome] | None:
+    settings: Settings, batch: HostBatch, summary: RunPlan, chosen: set[str], run_id: str, policy: Policy
+) -> BatchResult[DeleteResult] | None:
     """The deletes of the batch's queue managers chosen at the gate; None when the gate chose none of them (the
     task is then skipped, so the grid tells a rejected run from an approved one)."""
     approved = [t for t in batch.targets if t.key in chosen]
@@ -371,12 +346,12 @@ def delete_batch(
         HostBatch(targets=approved),
         lambda t: bool(summary.to_delete.get(t.key)),
         lambda session, t: delete_on(session, settings, t, summary, run_id, policy),
-        lambda t: DeleteOutcome(target=t.key),
+        lambda t: DeleteResult(target=t.ref),
         doing="re-check and delete",
     )
 
 
-def mapped_results(pulled: object) -> list[dict[str, Any]]:
+def mapped_results(pulled: object) -> list[object]:
     """A mapped task's XCom values as a list: Airflow gives one instance's value bare, and None when skipped."""
     if pulled is None:
         return []
@@ -390,9 +365,9 @@ def mapped_results(pulled: object) -> list[dict[str, Any]]:
 
 def outcome(
     dry_run: bool,
-    summary: PlanSummary | None,
+    summary: RunPlan | None,
     approval: dict[str, Any] | None,
-    deletes: Sequence[DeleteOutcome],
+    deletes: Sequence[DeleteResult],
     approve_state: str | None = None,
 ) -> str:
     """One line for the report and the run's note in the grid: what the run decided, and who decided it."""
@@ -412,7 +387,7 @@ def outcome(
     chosen = approved_keys(summary, approval)
     if not chosen:
         return f"rejected by {who}: nothing deleted"
-    deleted = [d for d in deletes if d.target in chosen]
+    deleted = [d for d in deletes if d.target.key in chosen]
     count = sum(len(d.deleted) for d in deleted)
     freed = sum(d.freed_bytes for d in deleted)
     offered = {k for k, names in summary.to_delete.items() if names}
@@ -449,11 +424,11 @@ def report(
 ) -> str:
     """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
     line, and the report file written. Returns the Markdown text."""
-    plan = PlanSummary.from_xcom(summary) if summary is not None else None
-    deleted = [DeleteOutcome.from_xcom(d) for d in mapped_results(deletes)]
+    plan = RunPlan.from_xcom(summary) if summary is not None else None
+    deleted = [DeleteResult.from_xcom(d) for d in mapped_results(deletes)]
     result = outcome(dry_run, plan, approval, deleted, approve_state)
-    saved = [SaveOutcome.from_xcom(s) for s in mapped_results(saves)]
-    cleaned = [CleanupOutcome.from_xcom(c) for c in mapped_results(cleanups)]
+    saved = [SaveResult.from_xcom(s) for s in mapped_results(saves)]
+    cleaned = [CleanupResult.from_xcom(c) for c in mapped_results(cleanups)]
     offered = {k for k, names in (plan.to_delete if plan else {}).items() if names}
     chosen = approved_keys(plan, approval) if plan and not dry_run else set()
     answered = (approval or {}).get("responded_by_user") or {}
@@ -468,7 +443,8 @@ def report(
         declined=sorted(offered - chosen) if approval is not None and not dry_run else [],
         # The summary holds the plan's queue manager rows of this run's targets; only the receivers are read again.
         queue_managers=plan.queue_managers if plan else [],
-        receivers=plan_receivers(settings.plan_dir(run_id), {qm_key(q) for q in plan.queue_managers}) if plan else [],
+        save_file_bytes_estimate=plan.save_file_bytes_estimate if plan else {},
+        receivers=read_receivers(settings.plan_dir(run_id), {q.ref for q in plan.queue_managers}) if plan else [],
         saves=saved,
         deletes=deleted,
         cleanups=cleaned,

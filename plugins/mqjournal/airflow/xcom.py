@@ -3,7 +3,8 @@
 A step returns a model; its task pushes `to_xcom()` (plain dicts and lists, what Airflow has always stored for these
 tasks, so the UI, the templates such as `xcom_pull(task_ids='summarize')['body']` and the pulls of an earlier run
 read the same); the next step's task validates what it pulls with `from_xcom()`, so a value of the wrong shape
-fails at that seam, naming the field.
+fails at that seam, naming the field. The save, delete and cleanup steps' values are the executor's own results
+(mqjournal.outcomes), and a plan's rows are mqjournal.planrows'.
 """
 
 from __future__ import annotations
@@ -11,31 +12,20 @@ from __future__ import annotations
 from datetime import timedelta, timezone
 from typing import Any, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field
 
 from mqjournal.ibmi import collector
-from mqjournal.recovery.plan import Plan
+from mqjournal.outcomes import StepValue
+from mqjournal.planrows import PlannedQueueManager, QueueManagerRef
+from mqjournal.recovery.plan import RecoveryPlan
 
 Pulled: TypeAlias = object
 """A task argument another task returned: an XComArg while the DAG is wired, its pushed value once the task runs;
 the task validates it with `from_xcom()` before use."""
 
 
-class XComValue(BaseModel):
+class XComValue(StepValue):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-    def to_xcom(self) -> dict[str, Any]:
-        # Python mode, not JSON: Airflow's XCom serializer stores these values as it stored the dicts before them.
-        return self.model_dump()
-
-    @classmethod
-    def from_xcom(cls, value: object) -> Self:
-        return cls.model_validate(value)
-
-    @classmethod
-    def list_from_xcom(cls, value: object) -> list[Self]:
-        """A task's list of these (select_targets' targets)."""
-        return TypeAdapter(list[cls]).validate_python(value)  # type: ignore[valid-type]  # cls: a model class
 
 
 # --- the maintenance DAG --------------------------------------------------------------------------------------------
@@ -78,14 +68,18 @@ class MaintenanceTarget(JournalTarget):
     utc_offset_minutes: int = Field(description="the partition's UTC offset when discovered: IBM i times have none")
 
     @property
+    def ref(self) -> QueueManagerRef:
+        return QueueManagerRef(host=self.host, qmgr=self.qmgr, library=self.library)
+
+    @property
     def key(self) -> str:
-        """host/qmgr/library: how the plan summary lists this queue manager's receivers."""
-        return f"{self.host}/{self.qmgr}/{self.library}"
+        """host/QMGR/LIBRARY: how the run's plan (RunPlan) lists this queue manager's receivers."""
+        return self.ref.key
 
     @property
     def label(self) -> str:
         """host/QMGR: how the grid (map_index_template), the gate's options and the logs name it."""
-        return f"{self.host}/{self.qmgr}"
+        return self.ref.label
 
     @property
     def tz(self) -> timezone:
@@ -137,80 +131,33 @@ class HostBatch(XComValue):
         return f"{hosts[0]} .. {hosts[-1]} ({len(hosts)} hosts)" if hosts else "no hosts"
 
 
-class PlanSummary(XComValue):
-    """The plan of this run's targets: what the approval gate shows and what save and delete act on."""
+class RunPlan(XComValue):
+    """The plan of this run's targets (the `summarize` task's value): what the approval gate shows and what save and
+    delete act on."""
 
-    queue_managers: list[dict[str, Any]] = Field(
-        default_factory=list, description="the plan's queue_managers rows of this run's targets (rules.as_rows)"
+    queue_managers: list[PlannedQueueManager] = Field(
+        default_factory=list, description="the plan's queue managers of this run's targets"
     )
     to_save: dict[str, list[str]] = Field(
-        default_factory=dict, description="receivers to save, oldest first, by MaintenanceTarget.key"
+        default_factory=dict, description="receivers to save, oldest first, by QueueManagerRef.key"
     )
     to_delete: dict[str, list[str]] = Field(
-        default_factory=dict, description="receivers to delete once approved, oldest first, by MaintenanceTarget.key"
+        default_factory=dict, description="receivers to delete once approved, oldest first, by QueueManagerRef.key"
+    )
+    save_file_bytes_estimate: dict[str, int] = Field(
+        default_factory=dict,
+        description="by QueueManagerRef.key: the save files the run is expected to write, in bytes, as the gate "
+        "estimated them (the run report sets them beside the real sizes)",
+    )
+    store_bytes: dict[str, int] = Field(
+        default_factory=dict, description="by QueueManagerRef.key: what the backup store held of it when planned"
     )
     anything_to_delete: bool = Field(False, description="whether the run needs the approval gate at all")
     body: str = Field("", description="the approval gate's Markdown")
 
-
-class SaveOutcome(XComValue):
-    """What one target's save did (mqjournal.ibmi.executor.SaveResult), for the report."""
-
-    target: str = Field(description="MaintenanceTarget.key")
-    saved: list[str] = Field(default_factory=list, description="saved now, and proven in the save file")
-    already_saved: list[str] = Field(default_factory=list, description="a catalogued save is proven on the host")
-    not_saved: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why)")
-    save_files: list[str] = Field(default_factory=list, description="the save files written, LIB/NAME")
-    save_file_bytes: dict[str, int] = Field(
-        default_factory=dict,
-        description="LIB/NAME: the save file's size on the partition after the step (those whose size could not be "
-        "read are left out); what net space subtracts",
-    )
-    copied: list[str] = Field(default_factory=list, description="backup store keys of the copies verified now")
-    not_copied: list[tuple[str, str]] = Field(
-        default_factory=list, description="(LIB/NAME, why): save files not copied off the partition"
-    )
-    note: str | None = Field(None, description="why the step did nothing at all (backup: site)")
-    reconciled: list[str] | None = Field(
-        None, description="what an interrupted earlier step turned out to have done (None: the host was not read)"
-    )
-
     def to_xcom(self) -> dict[str, Any]:
-        # Without `reconciled` when the host was not read (nothing to do): the report lists what the step returned.
-        return self.model_dump(exclude={"reconciled"} if self.reconciled is None else None)
-
-
-class DeleteOutcome(XComValue):
-    """What one target's delete did (mqjournal.ibmi.executor.DeleteResult), for the report."""
-
-    target: str = Field(description="MaintenanceTarget.key")
-    deleted: list[str] = Field(default_factory=list)
-    freed_bytes: int = Field(0, description="the deleted receivers' bytes: what the ASP got back")
-    already_gone: list[str] = Field(default_factory=list)
-    kept: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why), in chain order")
-    failed: tuple[str, str] | None = Field(None, description="(receiver, message) that stopped the deletes")
-    reconciled: list[str] | None = Field(
-        None, description="what an interrupted earlier step turned out to have done (None: the host was not read)"
-    )
-
-    def to_xcom(self) -> dict[str, Any]:
-        # Without `reconciled` when the host was not read (nothing to do): the report lists what the step returned.
-        return self.model_dump(exclude={"reconciled"} if self.reconciled is None else None)
-
-
-class CleanupOutcome(XComValue):
-    """What one target's cleanup did (mqjournal.ibmi.cleanup.CleanupResult), and the space it leaves, for the report."""
-
-    target: str = Field(description="MaintenanceTarget.key")
-    removed: list[str] = Field(default_factory=list, description="save files deleted from the host now, LIB/NAME")
-    kept: list[tuple[str, str]] = Field(default_factory=list, description="(LIB/NAME, why): due but kept")
-    not_due: list[str] = Field(default_factory=list, description="still within keep_on_host_days")
-    already_gone: list[str] = Field(default_factory=list, description="due, and deleted by someone else")
-    reconciled: list[str] = Field(default_factory=list)
-    save_files_on_host_bytes: int = Field(
-        0, description="this queue manager's copied save files still on the partition after the cleanup"
-    )
-    store_bytes: int = Field(0, description="this queue manager's save files in the backup store")
+        # The rows hold datetimes and enums: JSON for them, as the recovery DAG's plan task pushes its plan.
+        return {**self.model_dump(), "queue_managers": [q.model_dump(mode="json") for q in self.queue_managers]}
 
 
 class SparkSubmission(XComValue):
@@ -235,7 +182,7 @@ class Preflight(XComValue):
 class RecoveryPlanMade(XComValue):
     """The plan task's value: the plan, its Markdown for the gate, and where it runs."""
 
-    plan: Plan
+    plan: RecoveryPlan
     body: str = Field(description="the plan's Markdown: the approval gate's body")
     executable: bool = Field(description="no gaps and at least one step: it needs approval")
     target: JournalTarget
@@ -279,7 +226,7 @@ class ExpiryProposal(XComValue):
     execute step."""
 
     target: MaintenanceTarget
-    plan: Plan = Field(description="the expiry plan: DLTF steps, or the gaps that keep everything")
+    plan: RecoveryPlan = Field(description="the expiry plan: DLTF steps, or the gaps that keep everything")
     save_files: list[ExpiringSaveFile] = Field(default_factory=list, description="one per DLTF step, in plan order")
     leftover_copies: list[StoreCopy] = Field(
         default_factory=list, description="copies still in the store of save files discarded by an earlier run"

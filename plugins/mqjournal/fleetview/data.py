@@ -2,9 +2,9 @@
 
 Sources, all written by the maintenance runs (README, "Connections and settings"):
 
-- the plans, `plans/run_id=<run>/` (Parquet `queue_managers` and `receivers`, and `summary.json`): per queue manager
-  the newest plan that has it gives its row; older plans give the history. Columns a plan of an older planner lacks
-  are read as missing (the page shows "-"), never as an error;
+- the plans, `plans/run_id=<run>/` (Parquet `queue_managers` and `receivers`, and `summary.json`, read as
+  mqjournal.planrows' rows): per queue manager the newest plan that has it gives its row; older plans give the
+  history. Columns a plan of an older planner lacks are read as missing (the page shows "-"), never as an error;
 - the snapshot history, `snapshots/run_id=<run>/<host>__<library>.jsonl`: receiver bytes online per run, receiver
   attach and detach times and sequence ranges, the partition's UTC offset (the offset of `collected_at`);
 - the run reports, `reports/<run>.md`: the run's outcome line;
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,6 +42,7 @@ from mqjournal.catalog import (
     StoredObject,
 )
 from mqjournal.datafolder import DataPath, arrow_source, modified
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef, in_chain_order
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, read_snapshots, snapshots_of
 from mqjournal.vocabulary import ReceiverStatus, alert_text
@@ -54,8 +55,7 @@ RECOVERY_DAG = "mq_journal_recovery"
 HISTORY_RUNS = 60
 """Runs the charts of a queue manager page go back (a year of weekly runs)."""
 
-Row = dict[str, Any]
-Key = tuple[str, str]  # (host, queue manager library)
+Row = TypeVar("Row", PlannedQueueManager, PlannedReceiver)
 
 # --- the traffic light -------------------------------------------------------------------------------------------
 
@@ -262,8 +262,8 @@ class QueueManagerRow(BaseModel):
     outcome: str | None = None
     outcome_from: Literal["note", "report"] | None = None
     light: Light = Light(color="green", reasons=[])
-    plan: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
-    """The plan's queue_managers row as read (explain.py reads it)."""
+    plan: PlannedQueueManager | None = Field(None, exclude=True, repr=False)
+    """The plan's row of it as read (explain.py reads it)."""
 
     @property
     def asp_used_percent(self) -> float | None:
@@ -333,24 +333,24 @@ class PlanRun:
     run_id: str
     folder: DataPath
     as_of: datetime | None
-    queue_managers: tuple[Row, ...]
+    queue_managers: tuple[PlannedQueueManager, ...]
 
     @property
     def at(self) -> datetime:
         """When the run planned (summary.json's as_of, else its newest collection, else the folder's time)."""
         if self.as_of is not None:
             return self.as_of
-        collected = [
-            _aware(q["collected_at"]) for q in self.queue_managers if isinstance(q.get("collected_at"), datetime)
-        ]
+        collected = [q.collected_at for q in self.queue_managers]
         if collected:
             return max(collected)
         return datetime.fromtimestamp(modified(self.folder), UTC)
 
 
-def read_rows(dataset: DataPath, *, filters: list[tuple[str, str, Any]] | None = None) -> list[Row] | None:
-    """A Parquet dataset's rows as dicts, None when there is none (yet) or it cannot be read. pyarrow skips files
-    whose names start with '_' or '.', so a Spark job still writing (its _temporary/) shows nothing half-written."""
+def read_rows(
+    dataset: DataPath, model: type[Row], *, filters: list[tuple[str, str, Any]] | None = None
+) -> list[Row] | None:
+    """A plan dataset's rows, None when there is none (yet) or it cannot be read. pyarrow skips files whose names
+    start with '_' or '.', so a Spark job still writing (its _temporary/) shows nothing half-written."""
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -358,8 +358,9 @@ def read_rows(dataset: DataPath, *, filters: list[tuple[str, str, Any]] | None =
         return None
     source, filesystem = arrow_source(dataset)
     try:
-        return pq.read_table(source, filesystem=filesystem, filters=filters).to_pylist()
-    except (OSError, ValueError, pa.ArrowException) as exc:
+        rows = pq.read_table(source, filesystem=filesystem, filters=filters).to_pylist()
+        return [model.model_validate(row) for row in rows]
+    except (OSError, ValueError, pa.ArrowException) as exc:  # pydantic's ValidationError is a ValueError
         log.warning("%s left out of the fleet view: %s", dataset, exc)
         return None
 
@@ -370,10 +371,10 @@ def plan_runs(settings: Settings, *, newest: int = HISTORY_RUNS) -> list[PlanRun
     runs = []
     folders: list[DataPath] = sorted(root.glob("run_id=*"), key=lambda p: p.name) if root.is_dir() else []
     for folder in folders:
-        rows = read_rows(folder / "queue_managers")
+        rows = read_rows(folder / "queue_managers", PlannedQueueManager)
         if rows is None:
             continue
-        run_id = next((str(q["run_id"]) for q in rows if q.get("run_id")), folder.name.removeprefix("run_id="))
+        run_id = next((q.run_id for q in rows if q.run_id), folder.name.removeprefix("run_id="))
         runs.append(PlanRun(run_id, folder, _summary_as_of(folder / "summary.json"), tuple(rows)))
     runs.sort(key=lambda run: run.at)
     return runs[-newest:]
@@ -386,20 +387,19 @@ def _summary_as_of(path: DataPath) -> datetime | None:
         return None
 
 
-def newest_plans(runs: Iterable[PlanRun]) -> dict[Key, tuple[PlanRun, Row]]:
+def newest_plans(runs: Iterable[PlanRun]) -> dict[QueueManagerRef, tuple[PlanRun, PlannedQueueManager]]:
     """Per queue manager, the newest plan that has it (a run can be narrowed to some hosts and queue managers)."""
-    newest: dict[Key, tuple[PlanRun, Row]] = {}
+    newest: dict[QueueManagerRef, tuple[PlanRun, PlannedQueueManager]] = {}
     for run in runs:  # oldest first: a newer run replaces an older one
         for q in run.queue_managers:
-            newest[(str(q["host"]), str(q["qmgr_library"]))] = (run, q)
+            newest[q.ref] = (run, q)
     return newest
 
 
-def plan_receivers(run: PlanRun, host: str | None = None, library: str | None = None) -> list[Row]:
-    """The run's receiver rows (of one queue manager with `host` and `library`), in chain order."""
+def run_receivers(run: PlanRun, host: str | None = None, library: str | None = None) -> list[PlannedReceiver]:
+    """The run's receivers (of one queue manager with `host` and `library`), in chain order."""
     filters = [("host", "=", host), ("qmgr_library", "=", library)] if host is not None else None
-    rows = read_rows(run.folder / "receivers", filters=filters) or []
-    return sorted(rows, key=lambda r: (r.get("chain_position") is None, r.get("chain_position") or 0))
+    return in_chain_order(read_rows(run.folder / "receivers", PlannedReceiver, filters=filters) or [])
 
 
 def snapshot_of(settings: Settings, run_id: str, host: str, library: str) -> Snapshot | None:
@@ -524,21 +524,20 @@ def fleet(
     `airflow` is asked once, for every run the rows show, and `later` once for the runs after them."""
     now = now or datetime.now(UTC)
     newest = newest_plans(plan_runs(settings))
-    by_run: dict[str, list[Key]] = defaultdict(list)
+    by_run: dict[str, list[QueueManagerRef]] = defaultdict(list)
     runs: dict[str, PlanRun] = {}
-    for key, (run, _) in newest.items():
-        by_run[run.run_id].append(key)
+    for ref, (run, _) in newest.items():
+        by_run[run.run_id].append(ref)
         runs[run.run_id] = run
-    online: dict[Key, tuple[int, int]] = {}
-    for run_id, keys in by_run.items():
-        online |= _online(plan_receivers(runs[run_id]), set(keys))
+    online: dict[QueueManagerRef, tuple[int, int]] = {}
+    for run_id, refs in by_run.items():
+        online |= _online(run_receivers(runs[run_id]), set(refs))
     runs_of = RunsOf(settings, list(by_run), airflow, later)
     rows = []
-    for key, (run, q) in newest.items():
-        host, library = key
-        snapshot = snapshot_of(settings, run.run_id, host, library)
-        backups = backups_of(catalog, host, str(q["qmgr"]), library)
-        rows.append(_row(run, q, snapshot, online.get(key, (0, 0)), backups, runs_of(run.run_id, host, q), now))
+    for ref, (run, q) in newest.items():
+        snapshot = snapshot_of(settings, run.run_id, ref.host, ref.library)
+        backups = backups_of(catalog, ref.host, ref.qmgr, ref.library)
+        rows.append(_row(run, q, snapshot, online.get(ref, (0, 0)), backups, runs_of(run.run_id, q), now))
     return sorted(rows, key=lambda r: (r.host, r.qmgr))
 
 
@@ -551,84 +550,82 @@ class RunsOf:
         self._known = airflow(run_ids) if run_ids else {}
         self._later = later(run_ids) if run_ids else []
 
-    def __call__(self, plan_run: str, host: str, q: Row) -> tuple[str, LastRun]:
-        newer = newer_run(host, str(q["qmgr"]), self._known.get(plan_run), self._later)
+    def __call__(self, plan_run: str, q: PlannedQueueManager) -> tuple[str, LastRun]:
+        newer = newer_run(q.host, q.qmgr, self._known.get(plan_run), self._later)
         run_id, run = (newer.run_id, newer) if newer else (plan_run, self._known.get(plan_run))
         return run_id, last_run(report_outcome(self._settings, run_id), run)
 
 
-def _online(receivers: Iterable[Mapping], keys: set[Key]) -> dict[Key, tuple[int, int]]:
+def _online(receivers: Iterable[PlannedReceiver], refs: set[QueueManagerRef]) -> dict[QueueManagerRef, tuple[int, int]]:
     """(count, bytes) of the receivers online per queue manager: every receiver of the plan but the freed ones, whose
     storage is gone until a restore."""
-    totals: dict[Key, tuple[int, int]] = {}
+    totals: dict[QueueManagerRef, tuple[int, int]] = {}
     for r in receivers:
-        key = (str(r["host"]), str(r["qmgr_library"]))
-        if key not in keys or r.get("status") == ReceiverStatus.FREED:
+        ref = r.ref
+        if ref not in refs or r.status == ReceiverStatus.FREED:
             continue
-        count, size = totals.get(key, (0, 0))
-        totals[key] = (count + 1, size + int(r.get("size_bytes") or 0))
+        count, size = totals.get(ref, (0, 0))
+        totals[ref] = (count + 1, size + r.size_bytes)
     return totals
 
 
 def _row(
     run: PlanRun,
-    q: Row,
+    q: PlannedQueueManager,
     snapshot: Snapshot | None,
     online: tuple[int, int],
     backups: Backups,
     last: tuple[str, LastRun],
     now: datetime,
 ) -> QueueManagerRow:
-    def plan_or_snapshot(column: str) -> Any:
-        value = q.get(column)
+    def plan_or_snapshot(value: int | None, column: str) -> int | None:
         return value if value is not None else getattr(snapshot, column, None)
 
-    offset = q.get("utc_offset_minutes")
+    offset = q.utc_offset_minutes
     if offset is None and snapshot is not None:
         delta = snapshot.collected_at.utcoffset()
         offset = int(delta.total_seconds() // 60) if delta is not None else None
-    collected = q.get("collected_at") or (snapshot.collected_at if snapshot else None)
     values: dict[str, Any] = {
-        "host": str(q["host"]),
-        "qmgr": str(q["qmgr"]),
-        "library": str(q["qmgr_library"]),
+        "host": q.host,
+        "qmgr": q.qmgr,
+        "library": q.qmgr_library,
         "run_id": run.run_id,
-        "collected_at": _aware(collected) if collected else None,
+        "collected_at": q.collected_at,
         "utc_offset_minutes": offset,
         "receivers_online": online[0],
         "bytes_online": online[1],
-        "asp_number": plan_or_snapshot("asp_number"),
-        "asp_capacity_bytes": plan_or_snapshot("asp_capacity_bytes"),
-        "asp_available_bytes": plan_or_snapshot("asp_available_bytes"),
-        "oldest_needed": q.get("oldest_needed"),
-        "oldest_needed_age_seconds": q.get("oldest_needed_age_seconds"),
-        "holding_point": q.get("holding_point"),
-        "holding_point_at": _aware(q["holding_point_at"]) if q.get("holding_point_at") else None,
-        "holding_point_age_seconds": q.get("holding_point_age_seconds"),
+        "asp_number": plan_or_snapshot(q.asp_number, "asp_number"),
+        "asp_capacity_bytes": plan_or_snapshot(q.asp_capacity_bytes, "asp_capacity_bytes"),
+        "asp_available_bytes": plan_or_snapshot(q.asp_available_bytes, "asp_available_bytes"),
+        "oldest_needed": q.oldest_needed,
+        "oldest_needed_age_seconds": q.oldest_needed_age_seconds,
+        "holding_point": str(q.holding_point) if q.holding_point else None,
+        "holding_point_at": q.holding_point_at,
+        "holding_point_age_seconds": q.holding_point_age_seconds,
         "damaged_objects": _damaged(q, snapshot),
-        "recovery_points": q.get("recovery_points"),
-        "blocked": bool(q.get("blocked")),
-        "block_reason": q.get("block_reason"),
-        "alerts": list(q.get("alerts") or []),
-        "receivers_to_save": int(q.get("receivers_to_save") or 0),
-        "receivers_to_delete": int(q.get("receivers_to_delete") or 0),
-        "bytes_to_delete": int(q.get("bytes_to_delete") or 0),
+        "recovery_points": q.recovery_points,
+        "blocked": q.blocked,
+        "block_reason": q.block_reason,
+        "alerts": [str(code) for code in q.alerts],
+        "receivers_to_save": q.receivers_to_save,
+        "receivers_to_delete": q.receivers_to_delete,
+        "bytes_to_delete": q.bytes_to_delete,
         "last_backup": backups.newest(),
         "last_drill": last_drill(backups.drills),
         "last_run_id": last[0] if last[0] != run.run_id else None,
         "run_state": last[1].state,
         "outcome": last[1].outcome,
         "outcome_from": last[1].outcome_from,
-        "plan": dict(q),
+        "plan": q,
     }
     row = QueueManagerRow.model_validate(values)
     return row.model_copy(update={"light": traffic_light(row, now)})
 
 
-def _damaged(q: Row, snapshot: Snapshot | None) -> list[str]:
+def _damaged(q: PlannedQueueManager, snapshot: Snapshot | None) -> list[str]:
     """The damaged objects as the plan lists them, else as the snapshot's AMQ7472 reports name them."""
-    if q.get("damaged_objects"):
-        return [str(d) for d in q["damaged_objects"]]
+    if q.damaged_objects:
+        return list(q.damaged_objects)
     objects = getattr(snapshot, "damaged_objects", None) or []
     return [f"{o.object} ({o.object_type})" for o in objects]
 
@@ -688,18 +685,16 @@ def queue_manager(
     """The queue manager page's data, None when no plan has the queue manager."""
     now = now or datetime.now(UTC)
     runs = plan_runs(settings)
-    newest = newest_plans(runs).get((host, library))
+    # The page's address names the queue manager by host and library: its name alone can live on two hosts.
+    newest = next((v for ref, v in newest_plans(runs).items() if (ref.host, ref.library) == (host, library)), None)
     if newest is None:
         return None
     run, q = newest
-    qmgr = str(q["qmgr"])
-    backups = backups_of(catalog, host, qmgr, library, history=True)
+    backups = backups_of(catalog, host, q.qmgr, library, history=True)
     snapshot = snapshot_of(settings, run.run_id, host, library)
-    receivers = plan_receivers(run, host, library)
-    online = _online(receivers, {(host, library)}).get((host, library), (0, 0))
-    row = _row(
-        run, q, snapshot, online, backups, RunsOf(settings, [run.run_id], airflow, later)(run.run_id, host, q), now
-    )
+    receivers = run_receivers(run, host, library)
+    online = _online(receivers, {q.ref}).get(q.ref, (0, 0))
+    row = _row(run, q, snapshot, online, backups, RunsOf(settings, [run.run_id], airflow, later)(run.run_id, q), now)
     return QueueManagerPage(
         row=row,
         history=history(settings, runs, backups, host, library),
@@ -713,12 +708,7 @@ def history(settings: Settings, runs: Iterable[PlanRun], backups: Backups, host:
     """One point per run that collected or planned the queue manager, oldest first: receivers online from the
     snapshot, the oldest needed entry's age from the plan, receivers saved and deleted from the catalog."""
     snapshots = {s.run_id: s for s in snapshots_of(settings.snapshots, host, library, newest_runs=HISTORY_RUNS)}
-    planned = {
-        run.run_id: q
-        for run in runs
-        for q in run.queue_managers
-        if (str(q["host"]), str(q["qmgr_library"])) == (host, library)
-    }
+    planned = {run.run_id: q for run in runs for q in run.queue_managers if (q.host, q.qmgr_library) == (host, library)}
     saved: dict[str, set[tuple[str, datetime]]] = defaultdict(set)
     for save in backups.saves:
         saved[save.run_id].add((save.receiver, save.attached_at))
@@ -727,8 +717,8 @@ def history(settings: Settings, runs: Iterable[PlanRun], backups: Backups, host:
         deleted[deletion.run_id] += 1
     points = []
     for run_id in dict.fromkeys([*snapshots, *planned]):
-        snapshot, q = snapshots.get(run_id), planned.get(run_id, {})
-        at = snapshot.collected_at if snapshot else q.get("collected_at")
+        snapshot, q = snapshots.get(run_id), planned.get(run_id)
+        at = snapshot.collected_at if snapshot else q.collected_at if q else None
         mine = (
             [r for r in snapshot.receivers if r.library == library and r.status != ReceiverStatus.FREED]
             if snapshot
@@ -740,7 +730,7 @@ def history(settings: Settings, runs: Iterable[PlanRun], backups: Backups, host:
                 at=_aware(at) if at else None,
                 receivers_online=len(mine) if snapshot else None,
                 bytes_online=sum(r.size_bytes for r in mine) if snapshot else None,
-                oldest_needed_age_seconds=q.get("oldest_needed_age_seconds"),
+                oldest_needed_age_seconds=q.oldest_needed_age_seconds if q else None,
                 saved=len(saved.get(run_id, ())),
                 deleted=deleted.get(run_id, 0),
             )
@@ -750,7 +740,7 @@ def history(settings: Settings, runs: Iterable[PlanRun], backups: Backups, host:
 
 
 def receiver_rows(
-    receivers: Iterable[Mapping], snapshot: Snapshot | None, backups: Backups, q: Row
+    receivers: Iterable[PlannedReceiver], snapshot: Snapshot | None, backups: Backups, q: PlannedQueueManager
 ) -> list[ReceiverRow]:
     """The plan's receivers in chain order, with the snapshot's attach and detach times and sequence range where the
     plan lacks them, the catalog's backups, and why each has its action (explain.py, where it is installed)."""
@@ -758,42 +748,43 @@ def receiver_rows(
     explain = explainer()
     rows = []
     for r in receivers:
-        name = str(r["receiver"])
+        name = r.receiver
         live = seen.get(name)
 
-        def value(column: str, r: Mapping = r, live: Any = live) -> Any:
-            found = r.get(column)
+        def value(column: str, r: PlannedReceiver = r, live: Any = live) -> Any:
+            found = getattr(r, column)
             return found if found is not None else getattr(live, column, None)
 
         attached = value("attached_at")
+        library = r.library or q.qmgr_library
         rows.append(
             ReceiverRow(
                 name=name,
-                library=str(r.get("library") or q["qmgr_library"]),
-                chain_position=r.get("chain_position"),
-                status=r.get("status"),
+                library=library,
+                chain_position=r.chain_position,
+                status=r.status,
                 attached_at=_aware(attached) if attached else None,
                 detached_at=_aware(value("detached_at")) if value("detached_at") else None,
                 saved_at=_aware(value("saved_at")) if value("saved_at") else None,
-                size_bytes=r.get("size_bytes"),
+                size_bytes=r.size_bytes,
                 first_sequence=_int(value("first_sequence")),
                 last_sequence=_int(value("last_sequence")),
-                action=r.get("action"),
-                reason=r.get("reason"),
+                action=str(r.action),
+                reason=str(r.reason),
                 explanation=explain.explanation(r, q) if explain is not None else None,
-                backups=backups.of_receiver(name, str(r.get("library") or q["qmgr_library"]), attached),
+                backups=backups.of_receiver(name, library, attached),
             )
         )
     return rows
 
 
-def alert_lines(q: Row) -> list[str]:
+def alert_lines(q: PlannedQueueManager) -> list[str]:
     """`CODE: what it means and what to do` per alert of the plan (explain.py's words with the evidence, where it
     is installed; else the vocabulary's sentence)."""
     explain = explainer()
     if explain is not None:
         return list(explain.alert_explanations(q))
-    return [f"{code}: {alert_text(code)}" for code in q.get("alerts") or []]
+    return [f"{code}: {alert_text(code)}" for code in q.alerts]
 
 
 def recovery_conf(row: QueueManagerRow) -> dict[str, str]:
@@ -801,7 +792,7 @@ def recovery_conf(row: QueueManagerRow) -> dict[str, str]:
     damaged object the media recovery of it (kind, object, RCRMQMOBJ object type)."""
     conf = {"host": row.host, "qmgr": row.qmgr}
     explain = explainer()
-    damaged = explain.damaged_objects(row.plan) if explain is not None and row.plan.get("damaged_objects") else []
+    damaged = explain.damaged_objects(row.plan) if explain is not None and row.plan and row.plan.damaged_objects else []
     if damaged:
         name, object_type, _ = damaged[0]
         conf |= {"kind": "media", "object": name, "object_type": object_type}

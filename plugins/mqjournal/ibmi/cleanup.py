@@ -21,7 +21,7 @@ removed is kept with the reason; nothing here touches a receiver.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from mqjournal.backupstore import BackupStore
@@ -31,21 +31,10 @@ from mqjournal.ibmi.backups import SaveFileContent, save_file_contents
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.transport import OutcomeUnknown
+from mqjournal.outcomes import CleanupResult
 from mqjournal.policy import Policy
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class CleanupResult:
-    removed: list[str] = field(default_factory=list)  # LIB/NAME deleted from the host now
-    kept: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why) due but not removed
-    not_due: list[str] = field(default_factory=list)  # LIB/NAME still within keep_on_host_days
-    already_gone: list[str] = field(default_factory=list)  # due, and someone else had deleted it: recorded
-    reconciled: list[str] = field(default_factory=list)
-    # Net space: the queue manager's copied save files still on the ASP, and what its copies take in the store.
-    save_files_on_host_bytes: int = 0
-    store_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -53,7 +42,7 @@ class HostCleanup(HostContext):
     """The cleanup step on one queue manager's save files."""
 
     def clean_up(self, policy: Policy) -> CleanupResult:
-        result = CleanupResult()
+        result = CleanupResult(target=self.ref)
         store = self.store
         if store is None:
             return result  # nothing is copied off the partition, so nothing may leave it

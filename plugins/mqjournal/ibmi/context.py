@@ -11,6 +11,7 @@ from mqjournal.catalog import Catalog, Operation, OperationKind
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.planrows import QueueManagerRef
 from mqjournal.snapshot import Snapshot
 
 
@@ -25,6 +26,10 @@ class HostContext:
     # Where save files are copied off the partition, and restored from. Without one nothing is copied, so nothing
     # counts as backed up off the partition and no receiver is deleted by mqjournal's own saves.
     store: BackupStore | None = None
+
+    @property
+    def ref(self) -> QueueManagerRef:
+        return QueueManagerRef(host=self.host, qmgr=self.target.qmgr, library=self.target.library)
 
     def live(self, since: datetime | None = None) -> Snapshot:
         """The queue manager's state read now (no checkpoint taken); messages from `since` on, when given."""

@@ -22,7 +22,7 @@ written stops the step there, `CatalogUnavailable`) and its outcome after.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mqjournal import rules
@@ -41,6 +41,7 @@ from mqjournal.ibmi.savefiles import create_save_file, save_file_sizes
 from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
 from mqjournal.names import receiver_save_text, save_file_names, save_library_for
+from mqjournal.outcomes import DeleteResult, SaveResult
 from mqjournal.policy import Policy
 from mqjournal.rules import BackupEvidence, DeleteReason, EvidenceKey
 from mqjournal.snapshot import Receiver, receivers_by_name
@@ -48,29 +49,6 @@ from mqjournal.snapshot import Receiver, receivers_by_name
 
 class SaveFailed(MqJournalError):
     pass
-
-
-@dataclass
-class SaveResult:
-    saved: list[str] = field(default_factory=list)
-    already_saved: list[str] = field(default_factory=list)
-    not_saved: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why)
-    save_files: list[str] = field(default_factory=list)  # LIB/NAME
-    save_file_bytes: dict[str, int] = field(default_factory=dict)  # LIB/NAME: its size on the host after the step
-    copied: list[str] = field(default_factory=list)  # backup store keys of the copies verified by this step
-    not_copied: list[tuple[str, str]] = field(default_factory=list)  # (LIB/NAME, why): only on the partition
-    reconciled: list[str] = field(default_factory=list)  # what an interrupted earlier step turned out to have done
-    note: str | None = None  # why the step did nothing at all (backup: site), for the report
-
-
-@dataclass
-class DeleteResult:
-    deleted: list[str] = field(default_factory=list)
-    freed_bytes: int = 0  # the deleted receivers' size: what the ASP got back
-    already_gone: list[str] = field(default_factory=list)
-    kept: list[tuple[str, str]] = field(default_factory=list)  # (receiver, why), in chain order
-    failed: tuple[str, str] | None = None  # (receiver, message) that stopped the run
-    reconciled: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -85,10 +63,11 @@ class Executor(HostContext):
             # the disk the deletes are meant to free. Nothing is sent to the host.
             asked = f" ({len(wanted)} asked for: {', '.join(wanted)})" if wanted else ""
             return SaveResult(
-                note=f"backup: site: the site's own backup saves the receivers, mqjournal saves none{asked}"
+                target=self.ref,
+                note=f"backup: site: the site's own backup saves the receivers, mqjournal saves none{asked}",
             )
         save_library = save_library_for(save_library, self.target.library)
-        result = SaveResult()
+        result = SaveResult(target=self.ref)
         live = self.live()
         result.reconciled = self.reconciled(live)
         on_host = receivers_by_name(live, self.target.library)
@@ -257,7 +236,7 @@ class Executor(HostContext):
     # --- delete --------------------------------------------------------------------------------------------
 
     def delete(self, approved: list[str], *, policy: Policy) -> DeleteResult:
-        result = DeleteResult()
+        result = DeleteResult(target=self.ref)
         # As the seeds' procedure does: a fresh checkpoint right before deleting, so AMQJRNINF and AMQ7460/AMQ7462
         # describe now, not the moment the plan was made (it may have waited hours for approval).
         live = collect(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz)

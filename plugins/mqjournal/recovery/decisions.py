@@ -14,7 +14,7 @@ from datetime import datetime
 from mqjournal import rules
 from mqjournal.ibmi.collector import Target
 from mqjournal.recovery.outcome import ENTRY_NOT_AVAILABLE
-from mqjournal.recovery.plan import Action, Plan, Step
+from mqjournal.recovery.plan import Action, RecoveryPlan, Step
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.recovery.resume import restored
@@ -28,7 +28,7 @@ def step_key(s: Step) -> tuple[str, str]:
     return s.action.value, json.dumps(s.args, sort_keys=True, default=str)
 
 
-def not_approved(approved: Plan, fresh: Plan) -> list[Step]:
+def not_approved(approved: RecoveryPlan, fresh: RecoveryPlan) -> list[Step]:
     """The steps of `fresh` that the approved plan does not have.
 
     One step counts as approved without being in it: deleting what an interrupted upload left in a save file the
@@ -45,7 +45,7 @@ def not_approved(approved: Plan, fresh: Plan) -> list[Step]:
     ]
 
 
-def refuse_unrunnable(approved: Plan, *, host: str, target: Target) -> None:
+def refuse_unrunnable(approved: RecoveryPlan, *, host: str, target: Target) -> None:
     """A plan for another queue manager, or with gaps, is refused before anything is sent."""
     r = approved.request
     if (r.host, r.qmgr, approved.qmgr_library, approved.journal) != (
@@ -73,7 +73,7 @@ def refuse_unrunnable(approved: Plan, *, host: str, target: Target) -> None:
         )
 
 
-def steps_to_run(approved: Plan, fresh: Plan, *, host: str) -> tuple[Plan, list[str]]:
+def steps_to_run(approved: RecoveryPlan, fresh: RecoveryPlan, *, host: str) -> tuple[RecoveryPlan, list[str]]:
     """The plan to run now (`fresh`, a subset of the approved one) and the approved steps no longer needed.
 
     Raises PlanHasGaps when the fresh plan has gaps, PlanWentStale when it needs a step the approved one has not.
@@ -97,7 +97,7 @@ def steps_to_run(approved: Plan, fresh: Plan, *, host: str) -> tuple[Plan, list[
     return fresh, [s.text for s in approved.steps if step_key(s) not in fresh_keys]
 
 
-def associated(approved: Plan, live: Snapshot, *, library: str, journal: str) -> tuple[bool, str]:
+def associated(approved: RecoveryPlan, live: Snapshot, *, library: str, journal: str) -> tuple[bool, str]:
     """Every receiver the plan restores is in the journal, and the journal links them up to the attached one.
 
     JOURNAL_NAME alone does not tell: a restored receiver keeps the name of the journal it was attached to

@@ -36,7 +36,7 @@ from mqjournal.recovery.decisions import (
 from mqjournal.recovery.fromstore import upload_targets
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Verdict, judge
-from mqjournal.recovery.plan import RUN_BY_THE_EXECUTOR, Action, Plan, Step
+from mqjournal.recovery.plan import RUN_BY_THE_EXECUTOR, Action, RecoveryPlan, Step
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
 from mqjournal.recovery.restore import latest_amq7432
@@ -91,7 +91,7 @@ class RecoveryResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    plan: Plan
+    plan: RecoveryPlan
     done: list[StepDone]
     skipped: list[str]  # approved steps the live host no longer needed (done by an earlier attempt)
     reconciled: list[str] = []  # what an interrupted earlier step turned out to have done, from the host
@@ -140,7 +140,7 @@ class RecoveryExecutor(HostContext):
 
     # --- before anything runs ------------------------------------------------------------------------------
 
-    def recheck(self, approved: Plan) -> tuple[Plan, list[str]]:
+    def recheck(self, approved: RecoveryPlan) -> tuple[RecoveryPlan, list[str]]:
         """The plan to run now (a subset of the approved one) and the approved steps no longer needed.
 
         Raises PlanHasGaps / PlanWentStale / RecoveryRefused; sends nothing that changes the host.
@@ -161,11 +161,11 @@ class RecoveryExecutor(HostContext):
         )
         return steps_to_run(approved, self._fresh_plan(approved, inputs), host=self.host)
 
-    def refuse_unrunnable(self, approved: Plan) -> None:
+    def refuse_unrunnable(self, approved: RecoveryPlan) -> None:
         """A plan for another queue manager, or with gaps, is refused before anything is sent."""
         refuse_unrunnable(approved, host=self.host, target=self.target)
 
-    def _fresh_plan(self, approved: Plan, inputs) -> Plan:
+    def _fresh_plan(self, approved: RecoveryPlan, inputs) -> RecoveryPlan:
         kind = approved.request.kind
         if kind is RecoveryKind.LIBRARY:
             found = gathering.probe(self.session, self.target)
@@ -184,7 +184,7 @@ class RecoveryExecutor(HostContext):
 
     # --- running -------------------------------------------------------------------------------------------
 
-    def execute(self, approved: Plan) -> RecoveryResult:
+    def execute(self, approved: RecoveryPlan) -> RecoveryResult:
         """Re-check, then run the plan. Raises PlanHasGaps/PlanWentStale (nothing run) or StepFailed."""
         self.refuse_unrunnable(approved)
         found = gathering.probe(self.session, self.target)
@@ -202,7 +202,7 @@ class RecoveryExecutor(HostContext):
         return RecoveryResult(plan=fresh, done=done, skipped=skipped, reconciled=reconciled)
 
     def _run(
-        self, s: Step, number: int, total: int, done: list[StepDone], started: datetime, approved: Plan
+        self, s: Step, number: int, total: int, done: list[StepDone], started: datetime, approved: RecoveryPlan
     ) -> StepDone:
         intent = self._intent(s)
 
@@ -304,7 +304,7 @@ class RecoveryExecutor(HostContext):
 
     # --- what the host shows ---------------------------------------------------------------------------------
 
-    def _host_shows_done(self, s: Step, started: datetime, approved: Plan) -> tuple[bool | None, str]:
+    def _host_shows_done(self, s: Step, started: datetime, approved: RecoveryPlan) -> tuple[bool | None, str]:
         """(True, "") when the host shows the step's effect, (False, why not), or (None, ...) when it cannot tell."""
         a, library, journal = s.args, self.target.library, self.target.journal
         if s.action is Action.RESTORE_RECEIVER:
@@ -357,7 +357,7 @@ class RecoveryExecutor(HostContext):
         # A plan's times may be the catalog's, in UTC; the admin compares these with WRKJRNRCV and QMQMMSG.
         return timefmt.local_time(moment, int(self.tz.utcoffset(None).total_seconds() // 60))
 
-    def _associated(self, approved: Plan) -> tuple[bool, str]:
+    def _associated(self, approved: RecoveryPlan) -> tuple[bool, str]:
         return associated(approved, self.live(), library=self.target.library, journal=self.target.journal)
 
     def _started_since(self, started: datetime) -> tuple[bool | None, str]:

@@ -35,7 +35,7 @@ from mqjournal.errors import InvalidName
 from mqjournal.names import ReceiverName, is_receiver_name, journal_name, qmgr_library_for
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, offset_of, step
+from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.rules import chain_is_broken, chain_of, oldest_needed
 from mqjournal.snapshot import Snapshot
@@ -226,7 +226,7 @@ def plan_expiry(
     library_saves: list[LibrarySaveRecord],
     policy: Policy,
     now: datetime,
-) -> Plan:
+) -> RecoveryPlan:
     """DLTF of every save file no restore of this queue manager can need, oldest first.
 
     Raises RecoveryRefused when the request is not an expiry request of the snapshot's queue manager (or its
@@ -236,8 +236,8 @@ def plan_expiry(
     cataloged = [r for r in (_only_ours(r, request.host, qmgr_library) for r in cataloged) if r.saves]
     library_saves = [s for s in library_saves if s.host == request.host and s.qmgr_library == qmgr_library]
 
-    def plan(*, steps: list[Step] | None = None, gaps: list[Gap] | None = None, notes: list[str]) -> Plan:
-        return Plan(
+    def plan(*, steps: list[Step] | None = None, gaps: list[Gap] | None = None, notes: list[str]) -> RecoveryPlan:
+        return RecoveryPlan(
             request=request,
             created_at=now,
             qmgr_library=qmgr_library,

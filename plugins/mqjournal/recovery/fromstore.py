@@ -28,7 +28,7 @@ from datetime import date
 
 from mqjournal.catalog import StoredObject
 from mqjournal.names import restored_save_file_text, save_file_names
-from mqjournal.recovery.plan import Action, Plan, Step, step
+from mqjournal.recovery.plan import Action, RecoveryPlan, Step, step
 
 Objects = frozenset[tuple[str, str]]
 """(library, receiver) pairs a save file must list."""
@@ -57,7 +57,7 @@ class StoreView:
         """Each copy of `origin` that may not be restored from, with what differs."""
         return [f"{c.key}: {self.mismatches[c.key]}" for c in self.copies.get(origin, ()) if c.key in self.mismatches]
 
-    def unread(self, plan: Plan) -> set[str]:
+    def unread(self, plan: RecoveryPlan) -> set[str]:
         """Keys `plan` uploads that were not re-read yet."""
         keys = {str(s.args["key"]) for s in plan.steps if s.action is Action.UPLOAD_SAVE_FILE}
         return keys - self.verified - set(self.mismatches)
@@ -215,7 +215,7 @@ def needed_objects(check: Step) -> Objects:
     return frozenset(tuple(o.split("/", 1)) for o in str(check.args["objects"]).split())  # type: ignore[misc]
 
 
-def upload_targets(approved: Plan) -> dict[str, str]:
+def upload_targets(approved: RecoveryPlan) -> dict[str, str]:
     """{origin: target} of every upload in an approved plan, for the plan made again before it runs."""
     return {
         str(s.args["origin"]): f"{s.args['library']}/{s.args['name']}"

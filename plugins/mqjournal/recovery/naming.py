@@ -36,7 +36,7 @@ from mqjournal.names import (
 )
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, offset_of, step
+from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
 from mqjournal.recovery.restore import DEFAULT_THRESHOLD_KB, RecoveryRefused
 from mqjournal.rules import chain_of, oldest_needed
 from mqjournal.snapshot import QueueMessage, Receiver, ReceiverStatus, Snapshot
@@ -260,7 +260,7 @@ _MAX_SNAPSHOT_AGE = Policy().max_snapshot_age
 
 def plan_naming(
     request: Request, snapshot: Snapshot, now: datetime, *, max_snapshot_age: timedelta = _MAX_SNAPSHOT_AGE
-) -> Plan:
+) -> RecoveryPlan:
     """The repair for stopped receiver switching (rule 2, CPI70E3), or for a new threshold, from a live snapshot.
 
     Raises RecoveryRefused when the request is not a naming request for this snapshot's queue manager, or when the
@@ -302,8 +302,8 @@ def _plan(
     steps: list[Step] | None = None,
     gaps: list[Gap],
     notes: list[str],
-) -> Plan:
-    return Plan(
+) -> RecoveryPlan:
+    return RecoveryPlan(
         request=request,
         created_at=now,
         qmgr_library=snapshot.qmgr_library,
@@ -380,7 +380,7 @@ def _rule3(
     stopped: list[str],
     gaps: list[Gap],
     notes: list[str],
-) -> Plan:
+) -> RecoveryPlan:
     """Rule 3: no name is free. Delete what is not needed, RCDMQMIMG, delete again, then plan the repair again."""
     name = ReceiverName.parse(attached.name)
     first, last = (

@@ -153,7 +153,7 @@ class Gap(_Model):
         return f"{self.obj}: {self.problem}; {self.action}"
 
 
-class Plan(_Model):
+class RecoveryPlan(_Model):
     request: Request
     created_at: AwareDatetime
     qmgr_library: ObjectName

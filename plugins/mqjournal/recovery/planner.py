@@ -5,11 +5,11 @@ from __future__ import annotations
 from mqjournal.policy import Policy
 from mqjournal.recovery import expiry, naming, restore
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Plan
+from mqjournal.recovery.plan import RecoveryPlan
 from mqjournal.recovery.restore import Inputs, RecoveryRefused
 
 
-def plan_recovery(inputs: Inputs, *, policy: Policy | None = None) -> Plan:
+def plan_recovery(inputs: Inputs, *, policy: Policy | None = None) -> RecoveryPlan:
     """startup/media/library: the restore planner; naming: the repair planner; expiry: the backup expiry planner.
 
     Raises RecoveryRefused when the request cannot be planned at all (e.g. a naming repair of a lost journal).

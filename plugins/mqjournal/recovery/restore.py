@@ -27,7 +27,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
 from mqjournal.recovery.fromstore import Resolved, Sources, StoreView
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.plan import Action, Gap, Plan, Request, Step, offset_of, step
+from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
 from mqjournal.recovery.site_media import NeededReceiver, site_media_restores
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
 
@@ -340,7 +340,7 @@ def _associate_step(inputs: Inputs, instance: str) -> Step:
 # --- the three restore kinds ------------------------------------------------------------------------------------
 
 
-def plan_restore(inputs: Inputs) -> Plan:
+def plan_restore(inputs: Inputs) -> RecoveryPlan:
     kind = inputs.request.kind
     if kind is RecoveryKind.STARTUP:
         return plan_startup(inputs)
@@ -379,7 +379,7 @@ def _from_point(
     return required, _continuity_gaps(required) + restores.gaps, restores
 
 
-def plan_startup(inputs: Inputs) -> Plan:
+def plan_startup(inputs: Inputs) -> RecoveryPlan:
     snapshot = _needs_snapshot(inputs)
     needed_at = inputs.request.needed_at or latest_amq7432(snapshot)
     if needed_at is None:
@@ -408,7 +408,7 @@ def plan_startup(inputs: Inputs) -> Plan:
     return _plan(inputs, steps=steps, gaps=gaps, notes=notes, site_media=restores.site_media)
 
 
-def plan_media(inputs: Inputs) -> Plan:
+def plan_media(inputs: Inputs) -> RecoveryPlan:
     snapshot = _needs_snapshot(inputs)
     obj, objtype = inputs.request.object, inputs.request.object_type
     if obj is None:
@@ -456,7 +456,7 @@ def plan_media(inputs: Inputs) -> Plan:
     )
 
 
-def plan_library(inputs: Inputs) -> Plan:
+def plan_library(inputs: Inputs) -> RecoveryPlan:
     """The library is lost: its latest usable library save, a receiver of a new restore generation and a journal
     on it, the receivers the library save needs, STRMQM, and the cluster refresh a point-in-time restore calls for.
     """
@@ -487,9 +487,9 @@ def plan_library(inputs: Inputs) -> Plan:
     )
 
 
-def _plan(inputs: Inputs, *, request: Request | None = None, **fields: Any) -> Plan:
+def _plan(inputs: Inputs, *, request: Request | None = None, **fields: Any) -> RecoveryPlan:
     """A plan of `inputs`' queue manager, made now: its steps, gaps, notes and the rest as given."""
-    return Plan(
+    return RecoveryPlan(
         request=request or inputs.request,
         created_at=inputs.now,
         qmgr_library=inputs.qmgr_library,

@@ -10,7 +10,7 @@ was approved.
 from __future__ import annotations
 
 from mqjournal.recovery.fromstore import StoreView, fetched_later, resume_fetches
-from mqjournal.recovery.plan import Action, Gap, Plan, Step
+from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Step
 from mqjournal.recovery.refusals import PlanWentStale
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
@@ -22,7 +22,7 @@ def restored(step: Step, on_host: dict[str, Receiver]) -> bool:
     return r is not None and r.attached_at == step.attached_at and r.status is not ReceiverStatus.FREED
 
 
-def _new_receiver(approved: Plan) -> str:
+def _new_receiver(approved: RecoveryPlan) -> str:
     for s in approved.steps:
         if s.action is Action.CREATE_RECEIVER:
             return str(s.args["receiver"])
@@ -34,13 +34,13 @@ def _new_receiver(approved: Plan) -> str:
 
 
 def resume_library(
-    approved: Plan,
+    approved: RecoveryPlan,
     live: Snapshot,
     *,
     journal_exists: bool,
     save_files: set[str] | None,
     store: StoreView | None = None,
-) -> Plan:
+) -> RecoveryPlan:
     """What remains of an approved library plan once its library is back on the host (with what remains of its
     fetches from the backup store: `fromstore.resume_fetches`).
 
@@ -85,7 +85,7 @@ def resume_library(
     return approved.model_copy(update={"steps": remaining, "gaps": gaps})
 
 
-def resume_naming(approved: Plan, live: Snapshot) -> Plan | None:
+def resume_naming(approved: RecoveryPlan, live: Snapshot) -> RecoveryPlan | None:
     """What remains of an approved naming repair whose new receiver already exists; None if it does not exist.
 
     A receiver the plan named that was never attached is the one to attach; once it is attached, nothing remains.

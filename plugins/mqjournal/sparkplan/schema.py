@@ -11,22 +11,17 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-KEY = ["host", "qmgr", "qmgr_library"]
+from mqjournal.planrows import REF_COLUMNS, PlannedQueueManager, PlannedReceiver
+
+KEY = list(REF_COLUMNS)
 IDENTITY = [*KEY, "run_id", "collected_us"]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROS = timedelta(microseconds=1)
 POINTS = ("startup_recovery", "media_recovery")  # AMQ7460, AMQ7462
 
-RECEIVERS_COLUMNS = [
-    "host", "qmgr", "qmgr_library", "receiver", "library", "chain_position", "status", "size_bytes", "action", "reason",
-    "attached_at", "detached_at", "saved_at", "first_sequence", "last_sequence",
-]  # fmt: skip
-QUEUE_MANAGERS_COLUMNS = [
-    "host", "qmgr", "qmgr_library", "oldest_needed", "blocked", "block_reason", "alerts", "recovery_points",
-    "receivers_to_save", "bytes_to_save", "receivers_to_delete", "bytes_to_delete", "bytes_freed", "chain_length",
-    "oldest_needed_age_seconds", "collected_at", "run_id", "utc_offset_minutes", "holding_point", "holding_point_at",
-    "holding_point_age_seconds", "damaged_objects", "asp_number", "asp_capacity_bytes", "asp_available_bytes",
-]  # fmt: skip
+# The plan's columns are its rows' fields (mqjournal.planrows), in their order: never listed again.
+RECEIVERS_COLUMNS = list(PlannedReceiver.model_fields)
+QUEUE_MANAGERS_COLUMNS = list(PlannedQueueManager.model_fields)
 
 # Exactly the characters str.isspace() accepts, as a regex class body: what Python's strip() and rstrip() remove.
 PY_WHITESPACE = "".join(f"\\x{{{code:x}}}" for code in range(0x110000) if chr(code).isspace())
