@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DecimalType
 
+    from mqjournal.planrows import PlanTotals
+
 Result = TypeVar("Result")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -822,7 +824,7 @@ def timed(
     return seconds, result
 
 
-def reference_check(folder: Path, spark_summary: dict) -> str:
+def reference_check(folder: Path, spark_summary: PlanTotals) -> str:
     """The pure-Python planner on the same snapshots: its summary must equal the job's (counts and bytes)."""
     from mqjournal.policy import Policy
     from mqjournal.rules import plan_fleet
@@ -830,9 +832,10 @@ def reference_check(folder: Path, spark_summary: dict) -> str:
 
     snapshots = [s for path in sorted(folder.rglob("*.jsonl")) for s in read_snapshots(path)]
     reference = plan_fleet(snapshots, as_of=AS_OF, policy=Policy()).summary()
-    keys = ["queue_managers", "blocked_queue_managers", "receivers", "actions", "alerts", "bytes_to_save",
-            "bytes_to_delete", "bytes_freed"]  # fmt: skip
-    different = {k: (reference[k], spark_summary.get(k)) for k in keys if reference[k] != spark_summary.get(k)}
+    # Counts and bytes: the as_of and policy are the bench's own.
+    left_out = {"as_of", "policy"}
+    ours, theirs = reference.model_dump(exclude=left_out), spark_summary.model_dump(exclude=left_out)
+    different = {k: (ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]}
     return "equal" if not different else f"DIFFERENT: {different}"
 
 
@@ -914,7 +917,7 @@ class Measured:
     scan1: float
     plan: float
     scan2: float
-    summary: dict
+    summary: PlanTotals
     spark_version: str
     cores: int
     used_conf: dict[str, str | None]
@@ -963,7 +966,7 @@ def measure(
 
 def _timed_runs(
     spark: SparkSession, sampler: RssSampler, job: ModuleType, args: argparse.Namespace, folder: Path, work: Path
-) -> tuple[float, float, float, dict]:
+) -> tuple[float, float, float, PlanTotals]:
     """(scan #1, plan, scan #2 seconds, the plan's summary), after the untimed warm-up unless --no-warmup."""
     from mqjournal.policy import Policy
 
@@ -994,7 +997,7 @@ def bench_result(args: argparse.Namespace, m: Measured, peaks: dict[str, dict[st
         "runs": m.meta["runs"],
         "snapshots": m.meta["snapshots"],
         "receiver_rows": rows,
-        "current_receivers": summary["receivers"],
+        "current_receivers": summary.receivers,
         "input_files": m.meta["files"],
         "input_mib": mib(m.meta["bytes"]),
         "generation_seconds": None if m.cached else m.meta["generation_seconds"],
@@ -1021,9 +1024,9 @@ def bench_result(args: argparse.Namespace, m: Measured, peaks: dict[str, dict[st
         "driver_memory": m.used_conf["spark.driver.memory"],
         "shuffle_partitions": int(m.used_conf["spark.sql.shuffle.partitions"] or 0),
         "python": platform.python_version(),
-        "blocked_queue_managers": summary["blocked_queue_managers"],
-        "actions": summary["actions"],
-        "alerts": summary["alerts"],
+        "blocked_queue_managers": summary.blocked_queue_managers,
+        "actions": summary.model_dump(mode="json")["actions"],
+        "alerts": summary.model_dump(mode="json")["alerts"],
         "reference_check": check,
         # CPU seconds that other processes on the machine used during each timed phase: > 0 means contention.
         "other_cpu_seconds": {g: CONTENTION[g]["other_cpu_seconds"] for g in ("scan1", "plan", "scan2")},

@@ -15,7 +15,6 @@ input is bad.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     failure, status = None, 0
     try:
         result = plan(spark, inputs=inputs, out=args.out, policy=policy, as_of=as_of)
-        print(json.dumps(result, sort_keys=False))  # noqa: T201 - the job's answer, on spark-submit's stdout
+        print(result.model_dump_json())  # noqa: T201 - the job's answer, on spark-submit's stdout
     except Exception as exc:
         failure, of_input = failure_text(exc, inputs)
         status = 2 if of_input else 1

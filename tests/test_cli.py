@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import paramiko
@@ -472,18 +473,22 @@ def test_every_subcommand_answers_bad_input_with_one_message_and_status_2(tmp_pa
 
 def test_the_plan_summary_is_written_for_a_person(tmp_path, capsys, monkeypatch):
     from mqjournal import planjob
+    from mqjournal.planrows import PlanTotals
+    from mqjournal.policy import Policy
+    from mqjournal.vocabulary import Action, Alert
 
-    summary = {
-        "as_of": "2026-11-22T05:00:00+00:00",
-        "queue_managers": 5,
-        "blocked_queue_managers": 1,
-        "receivers": 120,
-        "actions": {"delete": 60, "keep": 50, "save": 10},
-        "alerts": {"recovery_point_old": 2},
-        "bytes_to_save": 5_000_000,
-        "bytes_to_delete": 300_000_000,
-        "bytes_freed": 290_000_000,
-    }
+    summary = PlanTotals(
+        as_of=datetime(2026, 11, 22, 5, 0, tzinfo=UTC),
+        policy=Policy(),
+        queue_managers=5,
+        blocked_queue_managers=1,
+        receivers=120,
+        actions={Action.DELETE: 60, Action.KEEP: 50, Action.SAVE: 10},
+        alerts={Alert.CHECKPOINT_FAILED: 2},
+        bytes_to_save=5_000_000,
+        bytes_to_delete=300_000_000,
+        bytes_freed=290_000_000,
+    )
     monkeypatch.setattr(planjob, "run_plan", lambda *a, **k: summary)
     monkeypatch.setattr("mqjournal.planjob.run_plan", lambda *a, **k: summary)
     snapshots = tmp_path / "snapshots.jsonl"
@@ -492,7 +497,7 @@ def test_the_plan_summary_is_written_for_a_person(tmp_path, capsys, monkeypatch)
     out = capsys.readouterr().out
     assert code == 0
     assert "plan as of 2026-11-22 05:00:00 +00:00: 5 queue manager(s), 1 blocked; 120 receiver(s)" in out
-    assert "actions: delete 60, keep 50, save 10" in out and "alerts: recovery_point_old 2" in out
+    assert "actions: delete 60, keep 50, save 10" in out and "alerts: CHECKPOINT_FAILED 2" in out
     assert "to delete 286.1 MB" in out and "{" not in out
 
 

@@ -17,7 +17,10 @@ from mqjournal import __version__
 from mqjournal.recovery.kinds import RecoveryKind
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from mqjournal.backupstore import BackupStore
+    from mqjournal.planrows import PlanTotals
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.plan import RecoveryPlan, Request
 
@@ -140,24 +143,22 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan_summary(summary: dict) -> str:
+def _plan_summary(summary: PlanTotals) -> str:
     """summary.json as a person reads it: what the plan does, in counts and bytes, as of when."""
     from mqjournal.report import size as _size
     from mqjournal.timefmt import local_time
 
-    def counts(found: dict[str, int]) -> str:
-        return ", ".join(f"{name} {count}" for name, count in found.items()) or "none"
+    def counts(found: Iterable[tuple[str, int]]) -> str:
+        return ", ".join(f"{name} {count}" for name, count in found) or "none"
 
-    as_of = summary.get("as_of")
-    when = local_time(datetime.fromisoformat(as_of)) if as_of else "-"
     return "\n".join(
         [
-            f"plan as of {when}: {summary.get('queue_managers', 0)} queue manager(s), "
-            f"{summary.get('blocked_queue_managers', 0)} blocked; {summary.get('receivers', 0)} receiver(s)",
-            f"  actions: {counts(summary.get('actions', {}))}",
-            f"  alerts: {counts(summary.get('alerts', {}))}",
-            f"  to save {_size(summary.get('bytes_to_save', 0))}, to delete {_size(summary.get('bytes_to_delete', 0))}"
-            f", freed {_size(summary.get('bytes_freed', 0))}",
+            f"plan as of {local_time(summary.as_of)}: {summary.queue_managers} queue manager(s), "
+            f"{summary.blocked_queue_managers} blocked; {summary.receivers} receiver(s)",
+            f"  actions: {counts(summary.actions.items())}",
+            f"  alerts: {counts(summary.alerts.items())}",
+            f"  to save {_size(summary.bytes_to_save)}, to delete {_size(summary.bytes_to_delete)}"
+            f", freed {_size(summary.bytes_freed)}",
         ]
     )
 

@@ -7,7 +7,6 @@ can be given the same application, --py-files and application arguments (`applic
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import mqjournal
 from mqjournal.errors import MqJournalError
+from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy, load_policy
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ def run_plan(
     as_of: datetime | None,
     master: str | None = None,
     conf: dict[str, str] | None = None,
-) -> dict:
+) -> PlanTotals:
     """Run the plan job to completion and return its summary.json; PlanJobFailed if spark-submit fails."""
     policy = load_policy(policy_file)
     resolved = resolve_master(master)
@@ -242,7 +242,7 @@ def run_plan(
             )
         if completed.returncode != 0:
             raise PlanJobFailed(completed.returncode, output_tail(_read_end(output)))
-    return json.loads((Path(out) / "summary.json").read_text(encoding="utf-8"))
+    return PlanTotals.model_validate_json((Path(out) / "summary.json").read_text(encoding="utf-8"))
 
 
 def connect_address(remote: str) -> str:
@@ -259,7 +259,7 @@ def plan_in_session(
     policy: Policy,
     as_of: datetime | None,
     job: str,
-) -> dict:
+) -> PlanTotals:
     """The plan job in a session this process holds (a Spark Connect client's), failing as spark-submit's would."""
     import traceback
 
@@ -284,7 +284,7 @@ def run_plan_connect(
     history: Path | None,
     policy_file: Path | None,
     as_of: datetime | None,
-) -> dict:
+) -> PlanTotals:
     """The plan job on a standing Spark Connect server (`remote`, sc://HOST:PORT): no JVM started here, none
     warmed up again. The server must see the snapshots and the output folder at the same paths as this process."""
     from pyspark.sql import SparkSession

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_serializer, model_validator
 
+from mqjournal.policy import Policy
 from mqjournal.vocabulary import Action, Alert, HoldingPoint, Reason
 
 if TYPE_CHECKING:
@@ -184,6 +185,34 @@ class PlannedQueueManager(_PlanRow):
     def block_reasons(self) -> list[str]:
         """The block reasons, in BLOCK_ORDER (empty when not blocked)."""
         return [code for code in (self.block_reason or "").split(",") if code]
+
+
+class PlanTotals(BaseModel):
+    """The plan's totals, `summary.json` next to its Parquet: what the plan does, in counts and bytes. The Spark job
+    sums what it wrote; the reference planner sums its rows; a property test holds the two equal."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    as_of: Time
+    """The moment the plan was made for: ages and the snapshot's staleness are measured to it."""
+    policy: Policy
+    """The policy the plan applied (retention, what counts as saved, the safety margins)."""
+    queue_managers: int
+    """Queue managers planned: each with a current snapshot in the input."""
+    blocked_queue_managers: int
+    """Of those, the ones whose receivers are all kept: a block reason says why (docs/planning-rules.md)."""
+    receivers: int
+    """Receivers planned, over every queue manager: one row each in `receivers/`."""
+    actions: dict[Action, int]
+    """Receivers per action (keep, save, delete), in the actions' alphabetical order."""
+    alerts: dict[Alert, int]
+    """Queue managers per alert code, in the codes' alphabetical order; an alert that no queue manager has is absent."""
+    bytes_to_save: int
+    """Bytes of the receivers to save, before the save's compression."""
+    bytes_to_delete: int
+    """Bytes of the receivers to delete once the deletes are approved."""
+    bytes_freed: int
+    """Bytes the deletes free on the partition's ASP."""
 
 
 class PlanRows(NamedTuple):

@@ -19,7 +19,7 @@ from itertools import pairwise
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.names import ReceiverName, is_receiver_name
-from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef
+from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, PlanTotals, QueueManagerRef
 from mqjournal.policy import Policy
 from mqjournal.snapshot import Receiver, RecoveryPoint, Snapshot
 from mqjournal.vocabulary import (
@@ -48,7 +48,7 @@ class FleetPlan:
     queue_managers: list[PlannedQueueManager]
     receivers: list[PlannedReceiver]
 
-    def summary(self) -> dict:
+    def summary(self) -> PlanTotals:
         actions: dict[Action, int] = defaultdict(int)
         for r in self.receivers:
             actions[r.action] += 1
@@ -56,18 +56,18 @@ class FleetPlan:
         for q in self.queue_managers:
             for code in q.alerts:
                 alerts[code] += 1
-        return {
-            "as_of": self.as_of.isoformat(),
-            "policy": self.policy.model_dump(),
-            "queue_managers": len(self.queue_managers),
-            "blocked_queue_managers": sum(q.blocked for q in self.queue_managers),
-            "receivers": len(self.receivers),
-            "actions": dict(sorted(actions.items())),
-            "alerts": dict(sorted(alerts.items())),
-            "bytes_to_save": sum(q.bytes_to_save for q in self.queue_managers),
-            "bytes_to_delete": sum(q.bytes_to_delete for q in self.queue_managers),
-            "bytes_freed": sum(q.bytes_freed for q in self.queue_managers),
-        }
+        return PlanTotals(
+            as_of=self.as_of,
+            policy=self.policy,
+            queue_managers=len(self.queue_managers),
+            blocked_queue_managers=sum(q.blocked for q in self.queue_managers),
+            receivers=len(self.receivers),
+            actions=dict(sorted(actions.items())),
+            alerts=dict(sorted(alerts.items())),
+            bytes_to_save=sum(q.bytes_to_save for q in self.queue_managers),
+            bytes_to_delete=sum(q.bytes_to_delete for q in self.queue_managers),
+            bytes_freed=sum(q.bytes_freed for q in self.queue_managers),
+        )
 
 
 # --- 1. the chain ---------------------------------------------------------------------------------------------

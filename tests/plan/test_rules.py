@@ -295,10 +295,10 @@ def test_summary_totals_the_fleet():
         snapshot(chain(FIVE), host="b", oldest="AMQA000001", checkpoint_ok=False),
     )
     summary = result.summary()
-    assert summary["queue_managers"] == 2 and summary["receivers"] == 10
-    assert summary["actions"] == {"delete": 4, "keep": 2, "save": 4}
-    assert summary["alerts"] == {"CHECKPOINT_FAILED": 1}
-    assert summary["bytes_freed"] == 4 * 1000 * KB
+    assert summary.queue_managers == 2 and summary.receivers == 10
+    assert summary.actions == {"delete": 4, "keep": 2, "save": 4}
+    assert summary.alerts == {"CHECKPOINT_FAILED": 1}
+    assert summary.bytes_freed == 4 * 1000 * KB
 
 
 def test_amqjrninf_milliseconds_match_a_receiver_attached_within_that_millisecond():

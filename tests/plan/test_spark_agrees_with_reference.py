@@ -86,4 +86,4 @@ def _agree(tmp_path_factory, spark_connect, parts, policy, hours_later):
     assert normalise(spark_qms, QM_COLUMNS) == normalise(qms, QM_COLUMNS)
     expected = reference.summary()
     for key in ("queue_managers", "blocked_queue_managers", "receivers", "actions", "alerts", "bytes_freed"):
-        assert summary[key] == expected[key], key
+        assert getattr(summary, key) == getattr(expected, key), key

@@ -21,7 +21,13 @@ from mqjournal import planjob
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import format_amqjrninf, parse_amqjrninf
 from mqjournal.planjob import PlanJobFailed, run_plan, run_plan_connect, spark_submit_args
-from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, read_queue_managers, read_receivers
+from mqjournal.planrows import (
+    PlannedQueueManager,
+    PlannedReceiver,
+    PlanTotals,
+    read_queue_managers,
+    read_receivers,
+)
 from mqjournal.policy import Policy
 from mqjournal.snapshot import (
     ADDED_KEYS,
@@ -460,7 +466,7 @@ def fleet() -> tuple[list[Snapshot], list[Snapshot]]:
 
 @dataclass
 class Plan:
-    summary: dict
+    summary: PlanTotals
     receivers: pd.DataFrame
     queue_managers: pd.DataFrame
     out: Path
@@ -805,7 +811,7 @@ def test_recovery_is_not_stuck(plan, qmgr):
 
 
 def test_every_alert_code_occurs(plan):
-    assert set(plan.summary["alerts"]) == {
+    assert set(plan.summary.alerts) == {
         "CHECKPOINT_FAILED",
         "OLDEST_NEEDED_NOT_ON_SYSTEM",
         "NEEDED_RECEIVER_NOT_ONLINE",
@@ -890,22 +896,25 @@ def test_every_output_row_reads_as_a_plan_row(plan):
 
 
 def test_summary_json_holds_the_aggregates(plan):
-    summary = json.loads((plan.out / "summary.json").read_text())
+    # The file as written, read as the contract reads it, and as JSON: times with their offset, the policy whole.
+    text = (plan.out / "summary.json").read_text()
+    summary = PlanTotals.model_validate_json(text)
     assert summary == plan.summary
+    assert datetime.fromisoformat(json.loads(text)["as_of"]) == AS_OF
     current, _ = fleet()
     keys = {(s.host, s.qmgr, s.qmgr_library) for s in current}
-    assert summary["as_of"] == AS_OF.isoformat()
-    assert Policy.model_validate(summary["policy"]) == POLICY
-    assert summary["queue_managers"] == len(keys) == len(plan.queue_managers)
-    assert summary["blocked_queue_managers"] == int(plan.queue_managers.blocked.sum())
-    assert summary["receivers"] == len(plan.receivers)
-    assert summary["actions"] == plan.receivers.action.value_counts().sort_index().to_dict()
-    assert list(summary["actions"]) == sorted(summary["actions"])
+    assert summary.as_of == AS_OF
+    assert summary.policy == POLICY
+    assert summary.queue_managers == len(keys) == len(plan.queue_managers)
+    assert summary.blocked_queue_managers == int(plan.queue_managers.blocked.sum())
+    assert summary.receivers == len(plan.receivers)
+    assert summary.actions == plan.receivers.action.value_counts().sort_index().to_dict()
+    assert list(summary.actions) == sorted(summary.actions)
     alerts = pd.Series([code for codes in plan.queue_managers.alerts for code in codes]).value_counts()
-    assert summary["alerts"] == alerts.sort_index().to_dict()
-    assert summary["alerts"]["STARTUP_RECOVERY_STUCK"] == 2
+    assert summary.alerts == alerts.sort_index().to_dict()
+    assert summary.alerts["STARTUP_RECOVERY_STUCK"] == 2
     for total in ("bytes_to_save", "bytes_to_delete", "bytes_freed"):
-        assert summary[total] == int(plan.queue_managers[total].sum())
+        assert getattr(summary, total) == int(plan.queue_managers[total].sum())
 
 
 # --- the launcher, and failures --------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ shares with the server (`Files`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy
 from mqjournal.snapshot import SCHEMA_ID
 from mqjournal.sparkplan.amqjrninf import with_state_columns
@@ -211,7 +211,7 @@ def caching() -> Iterator[Callable[[DataFrame], DataFrame]]:
             frame.unpersist()
 
 
-def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as_of: datetime) -> dict:
+def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as_of: datetime) -> PlanTotals:
     files = files_of(spark)
     as_of_us = (as_of - EPOCH) // MICROS
     # summary.json is written last: a plan that fails half way must not leave an earlier run's summary behind.
@@ -261,7 +261,7 @@ def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as
     result = summary(
         spark.read.parquet(f"{out}/receivers"), spark.read.parquet(f"{out}/queue_managers"), as_of=as_of, policy=policy
     )
-    files.write_text(out, "summary.json", json.dumps(result, indent=2, sort_keys=False) + "\n")
+    files.write_text(out, "summary.json", result.model_dump_json(indent=2) + "\n")
     return result
 
 

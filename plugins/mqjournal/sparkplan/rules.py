@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mqjournal.names import RECEIVER_KEPT_LENGTH, RECEIVER_NAME_PATTERN, RECEIVER_NUMBER_DIGITS, SEQUENCE_SIZE
+from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy
 from mqjournal.sparkplan.amqjrninf import STARS, collected_offset_us
 from mqjournal.sparkplan.schema import KEY, MICROS, POINTS, QUEUE_MANAGERS_COLUMNS, RECEIVERS_COLUMNS, micros
@@ -596,7 +597,7 @@ def _floor_seconds(micros: Column) -> Column:
     return (whole.cast(T.DecimalType(38, 0)) / F.lit(1_000_000)).cast("long")
 
 
-def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime, policy: Policy) -> dict:
+def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime, policy: Policy) -> PlanTotals:
     """`Plan.summary`: small aggregates only, in one job whose few rows (totals, one per action, one per alert code)
     reach the driver."""
     sums = queue_managers.agg(
@@ -620,15 +621,15 @@ def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime,
     found: dict[str, dict[str, int]] = {"total": {}, "action": {}, "alert": {}}
     for row in totals.unionByName(actions).unionByName(alerts).collect():
         found[row.kind][row.name] = row["count"]
-    return {
-        "as_of": as_of.isoformat(),
-        "policy": policy.model_dump(mode="json"),
-        "queue_managers": found["total"]["queue_managers"],
-        "blocked_queue_managers": found["total"]["blocked_queue_managers"],
-        "receivers": sum(found["action"].values()),
-        "actions": dict(sorted(found["action"].items())),
-        "alerts": dict(sorted(found["alert"].items())),
-        "bytes_to_save": found["total"]["bytes_to_save"],
-        "bytes_to_delete": found["total"]["bytes_to_delete"],
-        "bytes_freed": found["total"]["bytes_freed"],
-    }
+    return PlanTotals(
+        as_of=as_of,
+        policy=policy,
+        queue_managers=found["total"]["queue_managers"],
+        blocked_queue_managers=found["total"]["blocked_queue_managers"],
+        receivers=sum(found["action"].values()),
+        actions={Action(name): count for name, count in sorted(found["action"].items())},
+        alerts={Alert[name]: count for name, count in sorted(found["alert"].items())},
+        bytes_to_save=found["total"]["bytes_to_save"],
+        bytes_to_delete=found["total"]["bytes_to_delete"],
+        bytes_freed=found["total"]["bytes_freed"],
+    )
