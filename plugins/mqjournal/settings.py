@@ -25,7 +25,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 if TYPE_CHECKING:
     from mqjournal.datafolder import DataPath
@@ -115,6 +121,10 @@ def _empty_is_none(value: object) -> object:
     return None if value == "" else value
 
 
+def _comma_separated(value: object) -> object:
+    return tuple(item.strip() for item in value.split(",") if item.strip()) if isinstance(value, str) else value
+
+
 Schedule = Annotated[str | None, BeforeValidator(_empty_is_none)]
 """A cron schedule; empty: none (the DAG is triggered by hand only)."""
 
@@ -166,7 +176,8 @@ class LeaseSettings(_Section):
 
 
 class ApprovalSettings(_Section):
-    """How long the DAGs' approval gates wait for an answer; with none, nothing is deleted or run."""
+    """How long the DAGs' approval gates wait for an answer (with none, nothing is deleted or run), who is told that
+    one waits, and who may answer."""
 
     model_config = SettingsConfigDict(env_prefix="MQJOURNAL_APPROVAL_")
 
@@ -185,6 +196,12 @@ class ApprovalSettings(_Section):
         min_length=1,
         description="the Airflow connection of a webhook told that a gate waits (its URL in the connection's host, "
         "or extra {'url': ...}, so a token in it stays a secret); no such connection: no webhook",
+    )
+    approvers: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_separated)] = Field(
+        (),
+        description="who may answer the gates: Airflow user ids, comma-separated (MQJOURNAL_APPROVAL_APPROVERS="
+        "alice,bob; the id is the one the auth manager gives a user: the user name in the simple auth manager); "
+        "empty: anyone who may use the UI. Airflow's gates take users only, not a role: list the role's users",
     )
 
     @property
