@@ -21,6 +21,7 @@ from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import expiry as steps
 from mqjournal.airflow import maintenance
+from mqjournal.airflow.approval import approvers
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import ExpirySummary, HostBatch, Pulled
@@ -102,6 +103,9 @@ def mq_journal_backup_expiry():
         subject="Delete expired MQ journal backups ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='summarize')['body'] }}",
         response_timeout=settings().approval.expiry_timeout,
+        defaults=None,  # no answer in time fails the gate: nothing runs
+        notifiers=[],  # nobody is told: the gate waits in the UI's Required Actions
+        assigned_users=approvers(settings().approval),
     )
 
     # Never retried by Airflow: a plan that went stale or a failed DLTF is for an admin to look at first; a rerun

@@ -18,7 +18,7 @@ from airflow.sdk import Param, TriggerRule, XComArg, dag, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from mqjournal.airflow import maintenance as steps
-from mqjournal.airflow.approval import QueueManagerApproval, approved_keys
+from mqjournal.airflow.approval import QueueManagerApproval, approved_keys, approvers
 from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.notify import GateWaiting
@@ -223,6 +223,7 @@ def mq_journal_maintenance():
         summary_task_id="summarize",
         timeout_param="approval_hours",
         notifiers=[GateWaiting(subject="mq_journal_maintenance {{ run_id }}: approval waiting")],
+        assigned_users=approvers(settings().approval),
     )
 
     @task(**ssh, map_index_template=LABEL)

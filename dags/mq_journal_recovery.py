@@ -17,6 +17,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import recovery as steps
+from mqjournal.airflow.approval import approvers
 from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import Pulled, RecoveryPlanMade
@@ -94,6 +95,9 @@ def mq_journal_recovery():
         subject="MQ recovery {{ params.kind }} of {{ params.qmgr }} on {{ params.host }} ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='plan')['body'] }}",
         response_timeout=settings().approval.recovery_timeout,
+        defaults=None,  # no answer in time fails the gate: nothing runs
+        notifiers=[],  # nobody is told: the gate waits in the UI's Required Actions
+        assigned_users=approvers(settings().approval),
     )
 
     @task(pool=pool, retries=0)

@@ -17,6 +17,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import TriggerRule, dag, task
 
 from mqjournal.airflow import drill as steps
+from mqjournal.airflow.approval import approvers
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import Pulled
 
@@ -44,6 +45,9 @@ def mq_journal_restore_drill():
         subject="Restore drill of MQ journal backups ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='propose')['body'] }}",
         response_timeout=settings().approval.expiry_timeout,
+        defaults=None,  # no answer in time fails the gate: nothing runs
+        notifiers=[],  # nobody is told: the gate waits in the UI's Required Actions
+        assigned_users=approvers(settings().approval),
     )
 
     # Never retried by Airflow: each drill's outcome is in the catalog as it ends; the next run takes what is due.

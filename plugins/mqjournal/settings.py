@@ -1,11 +1,13 @@
 """mqjournal's settings in one place: where the fleet, data, catalog, backup store and Spark job are, how SSH
 behaves (timeouts, retries, sessions per host), how long a session lease and an approval gate last.
 
-Every field has its default here and is read from the environment by `Settings.from_env` (`SshSettings.from_env`
-for the command line, which has no fleet-wide settings): `MQJOURNAL_<FIELD>` at the top level,
-`MQJOURNAL_SSH_<FIELD>`, `MQJOURNAL_LEASE_<FIELD>` and `MQJOURNAL_APPROVAL_<FIELD>` in the sections, e.g.
-MQJOURNAL_SSH_COMMAND_TIMEOUT=120. The modules that use a setting take it as an argument whose default is the one
-written here, so a test or a library caller needs no environment at all.
+Every field has its default here, in its Field, and is read from the environment by `Settings.from_env`
+(pydantic-settings: `SshSettings.from_env` for the command line, which has no fleet-wide settings): `MQJOURNAL_<FIELD>`
+at the top level (a few have names of their own: MQJOURNAL_FLEET, MQJOURNAL_BACKUP_STORE), `MQJOURNAL_SSH_<FIELD>`,
+`MQJOURNAL_LEASE_<FIELD>`, `MQJOURNAL_APPROVAL_<FIELD>`, `MQJOURNAL_TASK_<FIELD>`, `MQJOURNAL_SCRUB_<FIELD>` and
+`MQJOURNAL_DRILL_<FIELD>` in the sections, e.g. MQJOURNAL_SSH_COMMAND_TIMEOUT=120. A constructor call reads no
+environment, and the modules that use a setting take it as an argument whose default is the one written here, so a
+test or a library caller needs no environment at all.
 
 This module imports nothing of mqjournal: the SSH transport, the Airflow hook and the DAG files all read it. (A data
 folder URL is opened by mqjournal.datafolder, imported then.)
@@ -18,10 +20,18 @@ from collections.abc import Mapping
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Self, TypedDict
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 if TYPE_CHECKING:
     from mqjournal.datafolder import DataPath
@@ -38,25 +48,91 @@ DEFAULT_EXPIRY_SCHEDULE = "0 5 * * 0"
 """Sunday 05:00: after the maintenance window (Sunday 02:00), so the week's saves and library saves are catalogued."""
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Section(BaseSettings):
+    """Settings read from an environment by `from_env` only: a constructor call takes its arguments and the defaults
+    written here, so a test or a library caller needs no environment at all."""
 
-    env_prefix: ClassVar[str]  # each section's, e.g. MQJOURNAL_SSH_
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
-        """The defaults, overridden by each `<prefix><FIELD>` variable that is set (pydantic converts its text)."""
-        return cls.model_validate(_read(cls, cls.env_prefix, os.environ if environ is None else environ))
+        """The defaults, overridden by each variable of `environ` (the process's by default) that names a setting."""
+        return cls(**_Environment(cls, os.environ if environ is None else environ)())
 
 
-def _read(model: type[BaseModel], prefix: str, environ: Mapping[str, str]) -> dict[str, str]:
-    return {name: environ[prefix + name.upper()] for name in model.model_fields if prefix + name.upper() in environ}
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source on a given mapping, of which it reads only the variables the settings
+    name (as they are written: MQJOURNAL_SSH_COMMAND_TIMEOUT, not its lower case), so what it reads can be listed.
+
+    An empty variable of a setting without a fixed default (none, or made from other settings) is as if it were not
+    set; a schedule's empty variable means no schedule (its own validator)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _extract_field_info(
+        self, field: FieldInfo, field_name: str, model_config: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, str, bool]]:
+        # A setting's variable is its alias where it has one (MQJOURNAL_FLEET); its name is for Python callers.
+        config = {**(model_config or self.config), "validate_by_name": False, "populate_by_name": False}
+        return super()._extract_field_info(field, field_name, config)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        names = (
+            variable
+            for name, field in self.settings_cls.model_fields.items()
+            if not _is_section(field)
+            for _, variable, _ in self._extract_field_info(field, name)
+        )
+        return {name: self._environ[name.upper()] for name in names if name.upper() in self._environ}
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        value, key, is_complex = super().get_field_value(field, field_name)
+        if value == "" and (field.default is None or field.default_factory is not None):
+            value = None
+        return value, key, is_complex
+
+    def __call__(self) -> dict[str, Any]:
+        values = super().__call__()
+        for name, field in self.settings_cls.model_fields.items():
+            if _is_section(field):  # a section reads its own variables, with its own prefix
+                assert isinstance(field.annotation, type)
+                values[name] = _Environment(field.annotation, self._environ)()
+        return values
+
+
+def _is_section(field: FieldInfo) -> bool:
+    return isinstance(field.annotation, type) and issubclass(field.annotation, _Section)
+
+
+def _empty_is_none(value: object) -> object:
+    return None if value == "" else value
+
+
+def _comma_separated(value: object) -> object:
+    return tuple(item.strip() for item in value.split(",") if item.strip()) if isinstance(value, str) else value
+
+
+Schedule = Annotated[str | None, BeforeValidator(_empty_is_none)]
+"""A cron schedule; empty: none (the DAG is triggered by hand only)."""
 
 
 class SshSettings(_Section):
     """How mqjournal talks to a partition over SSH."""
 
-    env_prefix: ClassVar[str] = "MQJOURNAL_SSH_"
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_SSH_")
 
     connect_timeout: float = Field(
         10.0,
@@ -81,7 +157,7 @@ class SshSettings(_Section):
 class LeaseSettings(_Section):
     """The per-host session leases in the catalog database (mqjournal.airflow.leases)."""
 
-    env_prefix: ClassVar[str] = "MQJOURNAL_LEASE_"
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_LEASE_")
 
     ttl_seconds: float = Field(
         120.0,
@@ -100,9 +176,10 @@ class LeaseSettings(_Section):
 
 
 class ApprovalSettings(_Section):
-    """How long the DAGs' approval gates wait for an answer; with none, nothing is deleted or run."""
+    """How long the DAGs' approval gates wait for an answer (with none, nothing is deleted or run), who is told that
+    one waits, and who may answer."""
 
-    env_prefix: ClassVar[str] = "MQJOURNAL_APPROVAL_"
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_APPROVAL_")
 
     maintenance_hours: float = Field(12.0, gt=0, description="the maintenance DAG's gate before its deletes")
     recovery_hours: float = Field(4.0, gt=0, description="the recovery DAG's gate before its steps run")
@@ -120,10 +197,12 @@ class ApprovalSettings(_Section):
         description="the Airflow connection of a webhook told that a gate waits (its URL in the connection's host, "
         "or extra {'url': ...}, so a token in it stays a secret); no such connection: no webhook",
     )
-
-    @property
-    def maintenance_timeout(self) -> timedelta:
-        return timedelta(hours=self.maintenance_hours)
+    approvers: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_separated)] = Field(
+        (),
+        description="who may answer the gates: Airflow user ids, comma-separated (MQJOURNAL_APPROVAL_APPROVERS="
+        "alice,bob; the id is the one the auth manager gives a user: the user name in the simple auth manager); "
+        "empty: anyone who may use the UI. Airflow's gates take users only, not a role: list the role's users",
+    )
 
     @property
     def recovery_timeout(self) -> timedelta:
@@ -138,7 +217,7 @@ class ScrubSettings(_Section):
     """The backup store's scrub (mqjournal.scrub, docs/backup-store.md): every copy read again in full within a set
     number of days, a bounded number of bytes per run."""
 
-    env_prefix: ClassVar[str] = "MQJOURNAL_SCRUB_"
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_SCRUB_")
 
     every_days: float = Field(
         30.0,
@@ -167,9 +246,9 @@ class DrillSettings(_Section):
     """The restore drill (mqjournal.drill, docs/backup-store.md): a sample of stored copies uploaded into scratch save
     files on their partitions and their object lists read back, behind an approval, a bounded amount per run."""
 
-    env_prefix: ClassVar[str] = "MQJOURNAL_DRILL_"
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_DRILL_")
 
-    schedule: str | None = Field(
+    schedule: Schedule = Field(
         DEFAULT_DRILL_SCHEDULE,
         description="the restore drill DAG's cron schedule (MQJOURNAL_DRILL_SCHEDULE; empty: triggered by hand only)",
     )
@@ -187,11 +266,6 @@ class DrillSettings(_Section):
         description="the library the scratch save files (DRLnnnnnnn) are created in and deleted from; not QTEMP or "
         "an IBM library",
     )
-
-    @field_validator("schedule", mode="before")
-    @classmethod
-    def _empty_is_none(cls, value: object) -> object:
-        return None if value == "" else value
 
     @property
     def every(self) -> timedelta:
@@ -215,7 +289,7 @@ class SshTaskOptions(TypedDict):
 class TaskSettings(_Section):
     """How the DAGs run the tasks that open SSH sessions."""
 
-    env_prefix: ClassVar[str] = "MQJOURNAL_TASK_"
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_TASK_")
 
     ssh_pool: str = Field("mqjournal_ssh", min_length=1, description="the Airflow pool every SSH task takes a slot of")
     ssh_retries: int = Field(
@@ -247,18 +321,27 @@ class TaskSettings(_Section):
         )
 
 
-class Settings(BaseModel):
+class Settings(_Section):
     """Where the DAGs find their fleet, data, catalog and Spark job, and the sections above."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="MQJOURNAL_")
 
+    airflow_home: Path | None = Field(
+        None,
+        validation_alias="AIRFLOW_HOME",
+        description="Airflow's home (AIRFLOW_HOME; from_env: ~/airflow when unset, as Airflow takes it): the default "
+        "data folder, and the local folder of a data folder URL, is its mqjournal/",
+    )
     fleet_file: Path = Field(
-        description="the fleet file (MQJOURNAL_FLEET; default: docker/fleet.example.yaml of this repository)"
+        REPO / "docker" / "fleet.example.yaml",
+        validation_alias="MQJOURNAL_FLEET",
+        description="the fleet file (MQJOURNAL_FLEET; default: docker/fleet.example.yaml of this repository)",
     )
     data_dir: Path | str = Field(
+        default_factory=lambda data: _in_airflow_home(data["airflow_home"]),
         description="snapshots, plans, reports, recovery and expiry plans: a folder (local, or a shared mount every "
         "worker and Spark sees) or an object store URL such as s3://bucket/mqjournal, opened as Airflow's "
-        "ObjectStoragePath (MQJOURNAL_DATA_DIR; default: $AIRFLOW_HOME/mqjournal)"
+        "ObjectStoragePath (MQJOURNAL_DATA_DIR; default: $AIRFLOW_HOME/mqjournal)",
     )
     data_conn_id: str | None = Field(
         None,
@@ -272,34 +355,44 @@ class Settings(BaseModel):
         "$AIRFLOW_HOME/mqjournal)",
     )
     catalog_url: str = Field(
-        description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<local_dir>/catalog.db)"
+        default_factory=lambda data: (
+            f"sqlite:///{_local_folder(data['local_dir'], data['data_dir'], data['airflow_home']) / 'catalog.db'}"
+        ),
+        description="the backup catalog's database (MQJOURNAL_CATALOG_URL; default: sqlite:///<local_dir>/catalog.db)",
     )
     backup_store_url: str | None = Field(
         None,
+        validation_alias="MQJOURNAL_BACKUP_STORE",
         repr=False,  # it may hold a password (user:password@host): shown by BackupStore.url, masked
         description="the backup store save files are copied into off the partition: a folder, a file:// URL or any "
         "fsspec URL such as s3://bucket/mqjournal (MQJOURNAL_BACKUP_STORE; default: <data_dir>/backups)",
     )
     backup_store_conn_id: str | None = Field(
-        None,
+        # The default store is in the data folder, so it is reached with the data folder's connection.
+        default_factory=lambda data: None if data["backup_store_url"] else data["data_conn_id"],
         description="the Airflow connection that holds the backup store's credentials, for s3:// or gs:// URLs "
-        "(MQJOURNAL_BACKUP_STORE_CONN_ID; default: none, the filesystem's own configuration, e.g. AWS_* variables)",
+        "(MQJOURNAL_BACKUP_STORE_CONN_ID; default: the data folder's connection for the default store, else none: "
+        "the filesystem's own configuration, e.g. AWS_* variables)",
     )
     spark_app: Path = Field(
-        description="the plan job (MQJOURNAL_SPARK_APP; default: spark_apps/plan_receivers.py of this repository)"
+        REPO / "spark_apps" / "plan_receivers.py",
+        description="the plan job (MQJOURNAL_SPARK_APP; default: spark_apps/plan_receivers.py of this repository)",
     )
-    spark_conn_id: str = Field(description="the Spark connection (MQJOURNAL_SPARK_CONN_ID; default: spark_default)")
+    spark_conn_id: str = Field(
+        "spark_default", description="the Spark connection (MQJOURNAL_SPARK_CONN_ID; default: spark_default)"
+    )
     spark_connect_conn_id: str | None = Field(
         None,
         description="a Spark Connect connection (type spark_connect): the plan runs as a session on that standing "
         "server instead of a spark-submit per run, which must then see the data folder at the same path "
         "(MQJOURNAL_SPARK_CONNECT_CONN_ID; default: none, spark-submit through spark_conn_id)",
     )
-    schedule: str | None = Field(
+    schedule: Schedule = Field(
+        "0 2 * * 0",
         description="the maintenance DAG's cron schedule (MQJOURNAL_SCHEDULE; default: Sunday 02:00, the weekly "
-        "maintenance window, in the scheduler's time zone; empty: triggered by hand only)"
+        "maintenance window, in the scheduler's time zone; empty: triggered by hand only)",
     )
-    expiry_schedule: str | None = Field(
+    expiry_schedule: Schedule = Field(
         DEFAULT_EXPIRY_SCHEDULE,
         description="the backup expiry DAG's cron schedule (MQJOURNAL_EXPIRY_SCHEDULE; default: Sunday 05:00, after "
         "the maintenance window, so the week's saves are in the catalog; empty: triggered by hand only)",
@@ -315,51 +408,18 @@ class Settings(BaseModel):
     @classmethod
     def _path_unless_url(cls, value: object) -> object:
         """A URL stays text (it is opened as an ObjectStoragePath); anything else is a path, as it always was."""
-        return value if isinstance(value, str) and is_url(value) else Path(str(value))
+        return value.rstrip("/") if isinstance(value, str) and is_url(value) else Path(str(value))
 
     @model_validator(mode="after")
     def _local_dir_for_a_url(self) -> Self:
-        if isinstance(self.data_dir, str) and self.local_dir is None:
-            raise ValueError(
-                f"the data folder {self.data_dir} is a URL: local_dir must name a folder for the audit logs, the "
-                "plan job's package and the default catalog (MQJOURNAL_LOCAL_DIR)"
-            )
+        _local_folder(self.local_dir, self.data_dir, self.airflow_home)  # refuses a URL with nowhere local
         return self
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-        home = Path(env.get("AIRFLOW_HOME", Path.home() / "airflow"))
-        given = env.get("MQJOURNAL_DATA_DIR", str(home / "mqjournal"))
-        data: Path | str = given.rstrip("/") if is_url(given) else Path(given)
-        if env.get("MQJOURNAL_LOCAL_DIR"):
-            local = Path(env["MQJOURNAL_LOCAL_DIR"])
-        else:
-            local = data if isinstance(data, Path) else home / "mqjournal"
-        data_conn_id = env.get("MQJOURNAL_DATA_CONN_ID") or None
-        store = env.get(BACKUP_STORE_ENV) or None
-        values: dict[str, Any] = {
-            "fleet_file": env.get("MQJOURNAL_FLEET", REPO / "docker" / "fleet.example.yaml"),
-            "data_dir": data,
-            "data_conn_id": data_conn_id,
-            "local_dir": local,
-            "catalog_url": env.get(CATALOG_URL_ENV, f"sqlite:///{local / 'catalog.db'}"),
-            "backup_store_url": store or _backups_in(data),
-            # The default store is in the data folder, so it is reached with the data folder's connection.
-            "backup_store_conn_id": env.get("MQJOURNAL_BACKUP_STORE_CONN_ID") or (None if store else data_conn_id),
-            "spark_app": env.get("MQJOURNAL_SPARK_APP", REPO / "spark_apps" / "plan_receivers.py"),
-            "spark_conn_id": env.get("MQJOURNAL_SPARK_CONN_ID", "spark_default"),
-            "spark_connect_conn_id": env.get("MQJOURNAL_SPARK_CONNECT_CONN_ID") or None,
-            "schedule": env.get("MQJOURNAL_SCHEDULE", "0 2 * * 0") or None,
-            "expiry_schedule": env.get("MQJOURNAL_EXPIRY_SCHEDULE", DEFAULT_EXPIRY_SCHEDULE) or None,
-            "ssh": SshSettings.from_env(env),
-            "lease": LeaseSettings.from_env(env),
-            "approval": ApprovalSettings.from_env(env),
-            "tasks": TaskSettings.from_env(env),
-            "scrub": ScrubSettings.from_env(env),
-            "drill": DrillSettings.from_env(env),
-        }
-        return cls.model_validate(values)
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        values = _Environment(cls, os.environ if environ is None else environ)()
+        values.setdefault("AIRFLOW_HOME", str(Path.home() / "airflow"))  # Airflow's own default
+        return cls(**values)
 
     @property
     def sessions_per_task(self) -> int:
@@ -380,10 +440,7 @@ class Settings(BaseModel):
         """The folder for what an object store cannot hold: a log appended to and fsync'd record by record, read on
         from where its side file says (objects are written whole, never appended to); the zip spark-submit ships
         (--py-files names a local file); a SQLite file (it locks and writes in place)."""
-        if self.local_dir is not None:
-            return self.local_dir
-        assert isinstance(self.data_dir, Path), "a data folder URL comes with local_dir (the model refuses it else)"
-        return self.data_dir
+        return _local_folder(self.local_dir, self.data_dir, self.airflow_home)
 
     @property
     def snapshots(self) -> DataPath:
@@ -445,6 +502,25 @@ class Settings(BaseModel):
 def is_url(location: str) -> bool:
     """Whether a folder setting names an object store URL (`s3://bucket/prefix`, `file:///srv/x`), not a path."""
     return "://" in location and bool(urlsplit(location).scheme)
+
+
+def _in_airflow_home(home: Path | None) -> Path:
+    if home is None:
+        raise ValueError("name the data folder (data_dir), or Airflow's home (AIRFLOW_HOME) that holds it")
+    return home / "mqjournal"
+
+
+def _local_folder(local_dir: Path | None, data_dir: Path | str, airflow_home: Path | None) -> Path:
+    if local_dir is not None:
+        return local_dir
+    if isinstance(data_dir, Path):
+        return data_dir
+    if airflow_home is None:
+        raise ValueError(
+            f"the data folder {data_dir} is a URL: local_dir must name a folder for the audit logs, the plan job's "
+            "package and the default catalog (MQJOURNAL_LOCAL_DIR)"
+        )
+    return _in_airflow_home(airflow_home)
 
 
 def _backups_in(data: Path | str) -> str:

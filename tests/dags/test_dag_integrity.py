@@ -123,3 +123,26 @@ def test_without_one_the_plan_is_a_spark_submit_through_the_spark_connection(mon
     dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_maintenance"]
     assert dag.task_dict["plan"].__class__.__name__ == "SparkSubmitOperator"
     assert {t.task_id for t in dag.task_dict["plan"].upstream_list} == {"plan_submission"}
+
+
+GATES = {
+    "mq_journal_maintenance": ["Delete nothing"],  # no answer in time answers it, then fails the gate
+    "mq_journal_recovery": None,  # no answer in time fails the gate: nothing runs
+    "mq_journal_backup_expiry": None,
+    "mq_journal_restore_drill": None,
+}
+
+
+def test_every_approval_gate_may_be_answered_by_anyone_unless_approvers_are_set():
+    bag = DagBag(dag_folder=str(DAGS))
+    for dag_id in GATES:
+        assert bag.dags[dag_id].task_dict["approve"].assigned_users is None, dag_id
+
+
+def test_every_approval_gate_is_answered_only_by_the_approvers_set_and_declares_its_answer_on_silence(monkeypatch):
+    monkeypatch.setenv("MQJOURNAL_APPROVAL_APPROVERS", "alice, bob")
+    bag = DagBag(dag_folder=str(DAGS))
+    for dag_id, default in GATES.items():
+        gate = bag.dags[dag_id].task_dict["approve"]
+        assert gate.assigned_users == [{"id": "alice", "name": "alice"}, {"id": "bob", "name": "bob"}], dag_id
+        assert gate.defaults == default, dag_id

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.standard.operators.hitl import HITLOperator
 
 from mqjournal.airflow.xcom import RunPlan
 from mqjournal.report import DELETE_NOTHING
+from mqjournal.settings import ApprovalSettings
+
+if TYPE_CHECKING:
+    from airflow.sdk.execution_time.hitl import HITLUser
 
 __all__ = [
     "DELETE_NOTHING",
@@ -24,8 +28,15 @@ __all__ = [
     "QueueManagerApproval",
     "approval_options",
     "approved_keys",
+    "approvers",
     "chosen_keys",
 ]
+
+
+def approvers(settings: ApprovalSettings) -> list[HITLUser] | None:
+    """A gate's `assigned_users`: the users of MQJOURNAL_APPROVAL_APPROVERS, the only ones the UI and the API let
+    answer it; None (the setting empty): anyone who may use the UI."""
+    return [{"id": user, "name": user} for user in settings.approvers] or None
 
 
 class GateUnanswered(Exception):
