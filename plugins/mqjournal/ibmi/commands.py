@@ -18,16 +18,32 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from mqjournal.errors import InvalidName
-from mqjournal.ibmi.transport import Command
 from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_name, receiver_prefix
 from mqjournal.space import data_compression
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
 RECOVERY_MESSAGES = ("AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line for the host's shell, e.g. ``system 'RCDMQMIMG ...'``, built from validated names."""
+
+    text: str
+    idempotent: bool  # True: safe to send again when a transport failure leaves its outcome unknown
+
+    def __post_init__(self) -> None:
+        # One command per exec: a line break or NUL would let the shell run a second, unvalidated one.
+        if not self.text.strip() or any(c in self.text for c in "\r\n\0"):
+            raise ValueError(f"not a single command line: {self.text!r}")
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def cl(text: str, *, idempotent: bool) -> Command:
