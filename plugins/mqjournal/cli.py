@@ -142,7 +142,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _plan_summary(summary: dict) -> str:
     """summary.json as a person reads it: what the plan does, in counts and bytes, as of when."""
-    from mqjournal.report import size as _size
+    from mqjournal.sizefmt import size as _size
     from mqjournal.timefmt import local_time
 
     def counts(found: dict[str, int]) -> str:

@@ -43,8 +43,8 @@ from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.restore import Inputs
-from mqjournal.report import size
 from mqjournal.scrub import scrub
+from mqjournal.sizefmt import size
 
 log = logging.getLogger(__name__)
 

@@ -43,8 +43,9 @@ from mqjournal.names import save_library_for
 from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
 from mqjournal.planrows import read_plan, read_receivers
 from mqjournal.policy import Policy
-from mqjournal.report import plan_body, planned_save_file_bytes, size
+from mqjournal.report import plan_body, planned_save_file_bytes
 from mqjournal.runreport import RunFacts, render_html, render_markdown
+from mqjournal.sizefmt import size
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
 
