@@ -491,11 +491,21 @@ else is not trusted."""
 _SAVE_FILE_PATH = re.compile(r"/QSYS\.LIB/(?:[A-Z0-9$#@_]{1,10}\.LIB/)?[A-Z0-9$#@_]{1,10}\.FILE")
 
 
+def save_file_path(library: str, name: str) -> str:
+    """The IFS path of save file `library`/`name`, built from validated names only."""
+    lib, savf = object_name(library, what="library"), object_name(name, what="save file")
+    for part in (lib, savf):
+        if "." in part:
+            # NAME.FILE is how QSYS.LIB tells the object type: a '.' in the name would make the path ambiguous.
+            raise InvalidName(part, "a name with '.' has no unambiguous /QSYS.LIB path", "use a name without '.'")
+    return f"/QSYS.LIB/{savf}.FILE" if lib == "QSYS" else f"/QSYS.LIB/{lib}.LIB/{savf}.FILE"
+
+
 def file_sha256(tool: str, path: str) -> Command:
     """The SHA-256 of `path` (a save file's /QSYS.LIB path, or DIGEST_PROBE) computed on the partition by `tool`.
     Reads only, so it is sent again after a dropped connection."""
     if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path):
-        raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with transfer.save_file_path")
+        raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with commands.save_file_path")
     quoted = shlex.quote(path)
     if tool == "openssl":
         return Command(text=f"/QOpenSys/usr/bin/openssl dgst -sha256 -r {quoted}", idempotent=True)

@@ -17,7 +17,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from mqjournal import timefmt
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.names import ObjectName, QueueManagerName, mq_name
 from mqjournal.recovery.kinds import RecoveryKind
 
@@ -93,7 +92,7 @@ action listed here or in RUN_BY_THE_EXECUTOR)."""
 
 
 def upload_text(origin: str, key: str, library: str, name: str) -> str:
-    return f"SFTP PUT {save_file_path(library, name)} from the backup store object {key} (save file {origin})"
+    return f"SFTP PUT {commands.save_file_path(library, name)} from the backup store object {key} (save file {origin})"
 
 
 def check_text(library: str, name: str, objects: str) -> str:
