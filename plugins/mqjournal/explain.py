@@ -16,7 +16,7 @@ from datetime import datetime
 from mqjournal import timefmt
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.restore import _OBJTYPES as RCRMQMOBJ_TYPES  # AMQ7472's type text -> RCRMQMOBJ OBJTYPE
+from mqjournal.recovery.restore import RCRMQMOBJ_TYPES
 from mqjournal.vocabulary import Action, BlockReason, Reason, alert_text
 
 QM = PlannedQueueManager
