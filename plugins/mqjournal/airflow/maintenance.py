@@ -55,10 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def key(t: MaintenanceTarget) -> str:
-    return t.key
-
-
 @dataclass(frozen=True)
 class Selection:
     """A run's queue managers: those found on their hosts, and those the fleet file names whose journal is not there
@@ -214,16 +210,11 @@ def _on_host(
     return step(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
 
 
-def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy) -> CleanupResult:
-    """Save files of this queue manager that the backup store holds verified leave the partition after
-    `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
-    with host_session(settings, target.host) as session:
-        return clean_up_on(session, settings, target, run_id, policy)
-
-
 def clean_up_on(
     session: IbmiSession, settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy
 ) -> CleanupResult:
+    """Save files of this queue manager that the backup store holds verified leave the partition after
+    `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
     return _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
 
 

@@ -537,16 +537,6 @@ def journal_asp_usage(library: str, journal: str) -> str:
     )
 
 
-def asp_usage(asp_number: int = 1) -> str:
-    """One ASP's capacity and free space (megabytes); ASP 1 is the system ASP."""
-    if not 1 <= int(asp_number) <= 255:
-        raise ValueError(f"ASP numbers are 1-255, not {asp_number}")
-    return (
-        "SELECT ASP_NUMBER, TOTAL_CAPACITY, TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO"
-        f" WHERE ASP_NUMBER = {int(asp_number)}"
-    )
-
-
 def user_profile(user: str) -> str:
     """The signed-on profile's special authorities and groups (QSYS2.USER_INFO): read by `mqjournal doctor`."""
     return (
