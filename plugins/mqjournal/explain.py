@@ -153,11 +153,6 @@ def why(receiver: Receiver, qm: QM) -> str:
     return f"{receiver.receiver} {verb(receiver)}: {explanation(receiver, qm)}{_detail(receiver, qm)}"
 
 
-def why_kept(receiver: Receiver, qm: QM) -> str:
-    """`why` for a receiver the plan keeps (it reads as well for any action)."""
-    return why(receiver, qm)
-
-
 # --- alerts ---------------------------------------------------------------------------------------------------------
 
 _POINT_TEXT = r"(?P<receiver>\S+) (?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?"
