@@ -50,7 +50,8 @@ from pathlib import Path
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transfer import download_save_file, save_file_path
+from mqjournal.ibmi.commands import save_file_path
+from mqjournal.ibmi.transfer import download_save_file
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
 
 MIB = 1024 * 1024

@@ -145,7 +145,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _plan_summary(summary: PlanTotals) -> str:
     """summary.json as a person reads it: what the plan does, in counts and bytes, as of when."""
-    from mqjournal.report import size as _size
+    from mqjournal.sizefmt import size as _size
     from mqjournal.timefmt import local_time
 
     def counts(found: Iterable[tuple[str, int]]) -> str:

@@ -33,7 +33,6 @@ from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.readings import db2_time, utc_offset
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
-    Command,
     CommandOutput,
     ConnectFactory,
     HostKeyRejected,
@@ -178,7 +177,7 @@ def _checks(
     now: datetime | None,
 ) -> None:
     h = _Host(session)
-    login = session.run(Command(text="true", idempotent=True))
+    login = session.run(commands.Command(text="true", idempotent=True))
     report.add(
         "SSH and host key",
         "pass",

@@ -16,7 +16,7 @@ from datetime import datetime
 from mqjournal import timefmt
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.recovery.kinds import RecoveryKind
-from mqjournal.recovery.restore import _OBJTYPES as RCRMQMOBJ_TYPES  # AMQ7472's type text -> RCRMQMOBJ OBJTYPE
+from mqjournal.recovery.restore import RCRMQMOBJ_TYPES
 from mqjournal.vocabulary import Action, BlockReason, Reason, alert_text
 
 QM = PlannedQueueManager
@@ -151,11 +151,6 @@ def why(receiver: Receiver, qm: QM) -> str:
     time and age (`AMQA000030 kept: needed for media recovery, AMQ7462 point 2026-11-21 14:00:05 +01:00 (46 h
     ago)`)."""
     return f"{receiver.receiver} {verb(receiver)}: {explanation(receiver, qm)}{_detail(receiver, qm)}"
-
-
-def why_kept(receiver: Receiver, qm: QM) -> str:
-    """`why` for a receiver the plan keeps (it reads as well for any action)."""
-    return why(receiver, qm)
 
 
 # --- alerts ---------------------------------------------------------------------------------------------------------

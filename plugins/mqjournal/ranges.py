@@ -14,15 +14,10 @@ from datetime import datetime
 
 from mqjournal import timefmt
 from mqjournal.planrows import PlannedReceiver, QueueManagerRef
+from mqjournal.sizefmt import size
 from mqjournal.vocabulary import ReceiverStatus
 
 Row = PlannedReceiver
-
-
-def _size(n: int) -> str:
-    from mqjournal.report import size  # report imports this module: the one way to write a size is its
-
-    return size(n)
 
 
 @dataclass(frozen=True)
@@ -66,7 +61,7 @@ class ReceiverRange:
         """`AMQA000000-AMQA000023: 24 receivers, 115.8 MB, detached 20-22 Nov` (days in the partition's zone); with
         `verb` and `why`: `AMQA000024-AMQA000061: 38 receivers kept: <why>; 180.0 MB, detached 21-22 Nov`."""
         noun = "receiver" if self.count == 1 else "receivers"
-        facts = ", ".join(x for x in (_size(self.size_bytes), self.dates(offset_minutes)) if x)
+        facts = ", ".join(x for x in (size(self.size_bytes), self.dates(offset_minutes)) if x)
         head = f"{self.names}: {self.count} {noun}"
         if why:
             return f"{head} {verb}: {why}; {facts}" if verb else f"{head}: {why}; {facts}"

@@ -9,6 +9,7 @@ from mqjournal import explain, timefmt
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.policy import Policy
 from mqjournal.ranges import ReceiverRange, receiver_ranges
+from mqjournal.sizefmt import signed_size, size
 from mqjournal.space import net_bytes
 from mqjournal.vocabulary import DELETES, IMPLAUSIBLE_NEEDS, Action, Alert, alert_text
 
@@ -18,22 +19,6 @@ DETAILED_QUEUE_MANAGERS = 20
 """Queue managers whose receivers the gate shows as ranges: alerts and blocks first, then the most bytes freed."""
 RANGES_PER_LIST = 6
 """Ranges per list (delete, save, keep) of one queue manager; the rest are summed up in one line."""
-
-
-def size(n: int | None) -> str:
-    value = float(n or 0)
-    if value < 1024:
-        return f"{value:.0f} B"
-    for unit in ("KB", "MB", "GB"):
-        value /= 1024
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-    return f"{value / 1024:.1f} TB"
-
-
-def signed_size(n: int) -> str:
-    """A size that can be negative: net space, when new save files outweigh the receivers they free."""
-    return f"-{size(-n)}" if n < 0 else size(n)
 
 
 def _needs_look_doubtful(q: PlannedQueueManager) -> bool:

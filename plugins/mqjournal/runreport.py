@@ -21,7 +21,8 @@ from mqjournal import explain, timefmt
 from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef
 from mqjournal.ranges import receiver_ranges
-from mqjournal.report import asp_text, markdown_text, range_lines, signed_size, size
+from mqjournal.report import asp_text, markdown_text, range_lines
+from mqjournal.sizefmt import signed_size, size
 from mqjournal.space import net_bytes
 from mqjournal.vocabulary import DELETES, SAVES, Action
 

@@ -209,8 +209,7 @@ def test_a_store_that_fails_leaves_the_catalog_discarded_reports_the_copy_and_th
     assert [key for key, _ in outcome.store_failed] == [stuck] and outcome.failed
     assert set(outcome.store_deleted) == set(keys) - {stuck}
     assert catalog(settings).discarded_save_files("ibmi1") == planned_files(proposal)
-    with pytest.raises(steps.ExpiryFailed, match="still in the backup store"):
-        steps.raise_if_failed(outcome)
+    assert "still in the backup store" in (steps.outcome_problems(outcome) or "")
     failed = [r for r in read_audit(settings.store_audit_log) if r["outcome"] == "failed"]
     assert [r["command"] for r in failed] == [f"DELETE {store(settings).url}/{stuck}"]
 

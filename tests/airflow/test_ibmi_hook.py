@@ -15,7 +15,8 @@ from mqjournal.airflow.connections import conn_id_for, fleet_connections, resolv
 from mqjournal.airflow.hook import ConnectionMissing, IbmiHook
 from mqjournal.airflow.sessions import host_session
 from mqjournal.fleet import HostConfig, QueueManagerConfig
-from mqjournal.ibmi.transport import Command, HostKeyRejected
+from mqjournal.ibmi.commands import Command
+from mqjournal.ibmi.transport import HostKeyRejected
 from mqjournal.settings import Settings
 from tests.conftest import SimFleet, fleet_config, serve
 

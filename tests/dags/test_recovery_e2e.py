@@ -16,7 +16,7 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import read_audit
-from mqjournal.ibmi.transfer import save_file_path
+from mqjournal.ibmi.commands import save_file_path
 from mqjournal.names import ReceiverName
 from tests.dags.harness import run_driver
 

@@ -507,7 +507,8 @@ def test_the_workers_connections_reach_the_simulated_fleet_and_verify_its_keys(t
     """The connections as compose gives them, through IbmiHook, to the compose fleet's partitions served here: only
     what Docker provides is stood in for (the worker's home, the name ibmi-sim and the container's address)."""
     from mqjournal.airflow.hook import IbmiHook
-    from mqjournal.ibmi.transport import Command, HostKeyRejected
+    from mqjournal.ibmi.commands import Command
+    from mqjournal.ibmi.transport import HostKeyRejected
     from mqjournal.sim.service import SimulatorService
 
     home = tmp_path / "home"

@@ -11,9 +11,10 @@ from mqjournal import rules
 from mqjournal.ibmi.collector import collect
 from mqjournal.planrows import PlannedQueueManager
 from mqjournal.policy import Policy
-from mqjournal.report import planned_net, planned_save_file_bytes, signed_size, size
+from mqjournal.report import planned_net, planned_save_file_bytes
 from mqjournal.runreport import RunFacts, render_markdown
 from mqjournal.sim import savfdata
+from mqjournal.sizefmt import signed_size, size
 
 KEY = "ibmi1/TEST/QMTEST"
 

@@ -21,8 +21,9 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
 from mqjournal.ibmi import commands, sftpcopy
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
+from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.hostdigest import CopyNotVouched
-from mqjournal.ibmi.transfer import RECORD_BYTES, download_save_file, remote_save_file, save_file_path
+from mqjournal.ibmi.transfer import RECORD_BYTES, download_save_file, remote_save_file
 from mqjournal.ibmi.transport import AuthenticationRejected, HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
 from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status

@@ -20,7 +20,7 @@ from mqjournal.ibmi.transport import CommandOutput, IbmiSession, ssh_connector
 from mqjournal.sim.shell import split
 from tests.conftest import SimFleet, fleet_config, serve
 
-# Any text a Command can carry: a line break or NUL is refused before it reaches a shell (transport.Command).
+# Any text a Command can carry: a line break or NUL is refused before it reaches a shell (commands.Command).
 STATEMENT = st.text(st.characters(blacklist_characters="\r\n\0", blacklist_categories=("Cs",)), max_size=80)
 TRICKY = st.sampled_from(
     [

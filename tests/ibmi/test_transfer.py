@@ -16,6 +16,7 @@ from mqjournal.catalog import SavedReceiver, SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
+from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.hostdigest import TOOLS, CopyNotVouched, NoHostDigest, NotOurBytes, discover
 from mqjournal.ibmi.transfer import (
     RECORD_BYTES,
@@ -25,7 +26,6 @@ from mqjournal.ibmi.transfer import (
     TransferInterrupted,
     UploadIncomplete,
     download_save_file,
-    save_file_path,
     upload_save_file,
 )
 from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector

@@ -12,10 +12,10 @@ import pytest
 
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
+from mqjournal.ibmi.commands import Command
 from mqjournal.ibmi.db2out import parse_single
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
-    Command,
     CommandOutput,
     CommandTimedOut,
     ConnectFactory,

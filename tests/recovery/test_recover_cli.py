@@ -11,7 +11,7 @@ import yaml
 
 from mqjournal.cli import main
 from mqjournal.ibmi.audit import read_audit
-from mqjournal.ibmi.transfer import save_file_path
+from mqjournal.ibmi.commands import save_file_path
 from mqjournal.recovery.plan import RecoveryPlan
 from mqjournal.timefmt import local_time
 from tests.conftest import SimFleet

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from mqjournal import rules
-from mqjournal.explain import alert_explanations, explanation, media_recovery_forms, why, why_kept
+from mqjournal.explain import alert_explanations, explanation, media_recovery_forms, why
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from tests.plan.builders import HOUR, T0, chain, changed, names, snapshot
 
@@ -72,7 +72,7 @@ def _pick(qmgr: str, receiver: str) -> tuple[PlannedReceiver, PlannedQueueManage
 
 def test_a_receiver_held_by_a_damaged_object_names_the_media_point_with_its_time_and_age():
     receiver, q = _pick("BILLING", "AMQA000030")
-    assert why_kept(receiver, q) == (
+    assert why(receiver, q) == (
         "AMQA000030 kept: needed for media recovery, AMQ7462 point 2026-11-21 08:00:05 +01:00 (37 h ago)"
     )
 

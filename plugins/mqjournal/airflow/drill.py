@@ -23,7 +23,7 @@ from mqjournal.drill import run as drill_run
 from mqjournal.drill.partition import DrillResult
 from mqjournal.drill.sampling import Rule, Sample
 from mqjournal.errors import MqJournalError
-from mqjournal.report import size
+from mqjournal.sizefmt import size
 from mqjournal.timefmt import local_time
 
 log = logging.getLogger(__name__)

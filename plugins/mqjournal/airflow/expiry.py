@@ -43,14 +43,10 @@ from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.restore import Inputs
-from mqjournal.report import size
 from mqjournal.scrub import scrub
+from mqjournal.sizefmt import size
 
 log = logging.getLogger(__name__)
-
-
-class ExpiryFailed(MqJournalError):
-    """The expiry of a queue manager stopped, or a copy could not be deleted from the backup store."""
 
 
 # --- plan ---------------------------------------------------------------------------------------------------------
@@ -344,18 +340,6 @@ def outcome_problems(outcome: ExpiryOutcome) -> str | None:
     problems = [outcome.failure] if outcome.failure else []
     problems += [f"the copy {key} is still in the backup store: {why}" for key, why in outcome.store_failed]
     return "; ".join(problems)
-
-
-def raise_if_failed(outcome: ExpiryOutcome) -> None:
-    """Fail the task (after its outcome was pushed for the report) when the host or the store part failed."""
-    if (problems := outcome_problems(outcome)) is None:
-        return
-    raise ExpiryFailed(
-        outcome.target,
-        problems,
-        "fix the cause, then clear this task or trigger the DAG again: it plans again on the live host and deletes "
-        "from the store the copies of whatever was discarded",
-    )
 
 
 # --- report -------------------------------------------------------------------------------------------------------

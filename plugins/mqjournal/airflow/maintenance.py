@@ -43,8 +43,9 @@ from mqjournal.names import save_library_for
 from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
 from mqjournal.planrows import read_plan, read_receivers
 from mqjournal.policy import Policy
-from mqjournal.report import plan_body, planned_save_file_bytes, size
+from mqjournal.report import plan_body, planned_save_file_bytes
 from mqjournal.runreport import RunFacts, render_html, render_markdown
+from mqjournal.sizefmt import size
 from mqjournal.snapshot import write_snapshots
 from mqjournal.vocabulary import DELETES, SAVES
 
@@ -52,10 +53,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-
-
-def key(t: MaintenanceTarget) -> str:
-    return t.key
 
 
 @dataclass(frozen=True)
@@ -213,16 +210,11 @@ def _on_host(
     return step(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
 
 
-def clean_up_one(settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy) -> CleanupResult:
-    """Save files of this queue manager that the backup store holds verified leave the partition after
-    `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
-    with host_session(settings, target.host) as session:
-        return clean_up_on(session, settings, target, run_id, policy)
-
-
 def clean_up_on(
     session: IbmiSession, settings: Settings, target: MaintenanceTarget, run_id: str, policy: Policy
 ) -> CleanupResult:
+    """Save files of this queue manager that the backup store holds verified leave the partition after
+    `keep_on_host_days` (mqjournal.ibmi.cleanup)."""
     return _on_host(HostCleanup, settings, session, target, run_id).clean_up(policy)
 
 

@@ -1,7 +1,7 @@
 """The fleet view's HTML: the fleet overview and a queue manager page, server-rendered and self-contained.
 
 Every value from the data folder is escaped. Times are the partition's local time with its offset
-(mqjournal.timefmt), sizes as the reports write them (mqjournal.report.size). Links into Airflow (a run's grid, the
+(mqjournal.timefmt), sizes as the reports write them (mqjournal.sizefmt). Links into Airflow (a run's grid, the
 recovery DAG) leave the fleet view's frame for the Airflow UI itself (the few lines of script at the end); without
 a frame they are plain links.
 """
@@ -28,7 +28,7 @@ from mqjournal.fleetview.data import (
     explainer,
     recovery_conf,
 )
-from mqjournal.report import size
+from mqjournal.sizefmt import size
 from mqjournal.timefmt import age, local_time
 from mqjournal.vocabulary import alert_text
 

@@ -40,7 +40,7 @@ def _bytes(value: str | None) -> int | None:
 
 
 def from_result(result: list[Row] | Db2Failure) -> AspUsage | None:
-    """The first row of an ASP_INFO query built by `commands.journal_asp_usage` / `asp_usage`; None when the
+    """The first row of an ASP_INFO query built by `commands.journal_asp_usage`; None when the
     partition gave none (no authority on 7.6, or the query failed)."""
     if isinstance(result, Db2Failure) or not result:
         return None
@@ -53,9 +53,4 @@ def from_result(result: list[Row] | Db2Failure) -> AspUsage | None:
 def read_journal_asp(session: IbmiSession, library: str, journal: str) -> AspUsage | None:
     """One round trip: the usage of the ASP that holds LIBRARY/JOURNAL."""
     command = commands.sql(commands.journal_asp_usage(library, journal), runner=session.sql_runner)
-    return from_result(parse_single(session.run(command).stdout))
-
-
-def read_asp(session: IbmiSession, asp_number: int = 1) -> AspUsage | None:
-    command = commands.sql(commands.asp_usage(asp_number), runner=session.sql_runner)
     return from_result(parse_single(session.run(command).stdout))

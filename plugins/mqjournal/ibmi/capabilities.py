@@ -5,7 +5,7 @@ troubleshooting guide for IBM i tooling advises looking column names up in QSYS2
 asks the partition, in one round trip: QSYS2.SYSCOLUMNS for the views, QSYS2.SYSROUTINES for the table functions,
 SYSIBMADM.ENV_SYS_INFO for the release. A step whose service is missing stops with `ServiceMissing`, naming the
 service and the release / PTF group that brings it; a column that came later is left out of the SELECT
-(`select_columns`).
+(`has_column`).
 
 When each service came (the sources are in docs/ibmi-interfaces.md and sim/releases.py; "assumed" where no IBM page
 was found): SAVE_FILE_OBJECTS IBM i 7.5 SF99950 Level 4 / 7.4 SF99704 Level 25 (verified); ASP_INFO on 7.3 and later
@@ -17,7 +17,7 @@ Use (the collector, once per host session):
 
     caps = capabilities.read(session)           # cached on the session: one round trip per session
     caps.require("collect")                      # ServiceMissing names what is missing and what brings it
-    columns = caps.select_columns("QSYS2.MESSAGE_QUEUE_INFO", wanted)  # drops MESSAGE_TOKENS where it is absent
+    tokens = caps.has_column("QSYS2.MESSAGE_QUEUE_INFO", "MESSAGE_TOKENS")  # False: the SELECT leaves it out
 """
 
 from __future__ import annotations
@@ -127,10 +127,6 @@ class Capabilities:
 
     def has_column(self, service: str, column: str) -> bool:
         return column in self.columns.get(service, frozenset())
-
-    def select_columns(self, service: str, wanted: tuple[str, ...] | list[str]) -> list[str]:
-        """`wanted` in order, without the columns this partition's view lacks."""
-        return [c for c in wanted if self.has_column(service, c)]
 
     def missing(self, step: str) -> list[Missing]:
         out = []

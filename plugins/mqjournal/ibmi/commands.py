@@ -18,16 +18,32 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from mqjournal.errors import InvalidName
-from mqjournal.ibmi.transport import Command
 from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_name, receiver_prefix
 from mqjournal.space import data_compression
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
 RECOVERY_MESSAGES = ("AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line for the host's shell, e.g. ``system 'RCDMQMIMG ...'``, built from validated names."""
+
+    text: str
+    idempotent: bool  # True: safe to send again when a transport failure leaves its outcome unknown
+
+    def __post_init__(self) -> None:
+        # One command per exec: a line break or NUL would let the shell run a second, unvalidated one.
+        if not self.text.strip() or any(c in self.text for c in "\r\n\0"):
+            raise ValueError(f"not a single command line: {self.text!r}")
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def cl(text: str, *, idempotent: bool) -> Command:
@@ -475,11 +491,21 @@ else is not trusted."""
 _SAVE_FILE_PATH = re.compile(r"/QSYS\.LIB/(?:[A-Z0-9$#@_]{1,10}\.LIB/)?[A-Z0-9$#@_]{1,10}\.FILE")
 
 
+def save_file_path(library: str, name: str) -> str:
+    """The IFS path of save file `library`/`name`, built from validated names only."""
+    lib, savf = object_name(library, what="library"), object_name(name, what="save file")
+    for part in (lib, savf):
+        if "." in part:
+            # NAME.FILE is how QSYS.LIB tells the object type: a '.' in the name would make the path ambiguous.
+            raise InvalidName(part, "a name with '.' has no unambiguous /QSYS.LIB path", "use a name without '.'")
+    return f"/QSYS.LIB/{savf}.FILE" if lib == "QSYS" else f"/QSYS.LIB/{lib}.LIB/{savf}.FILE"
+
+
 def file_sha256(tool: str, path: str) -> Command:
     """The SHA-256 of `path` (a save file's /QSYS.LIB path, or DIGEST_PROBE) computed on the partition by `tool`.
     Reads only, so it is sent again after a dropped connection."""
     if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path):
-        raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with transfer.save_file_path")
+        raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with commands.save_file_path")
     quoted = shlex.quote(path)
     if tool == "openssl":
         return Command(text=f"/QOpenSys/usr/bin/openssl dgst -sha256 -r {quoted}", idempotent=True)
@@ -508,16 +534,6 @@ def journal_asp_usage(library: str, journal: str) -> str:
         "SELECT A.ASP_NUMBER, A.TOTAL_CAPACITY, A.TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO A"
         " JOIN QSYS2.JOURNAL_INFO J ON J.ASP_NUMBER = A.ASP_NUMBER"
         f" WHERE J.JOURNAL_LIBRARY = {_lit(object_name(library))} AND J.JOURNAL_NAME = {_lit(object_name(journal))}"
-    )
-
-
-def asp_usage(asp_number: int = 1) -> str:
-    """One ASP's capacity and free space (megabytes); ASP 1 is the system ASP."""
-    if not 1 <= int(asp_number) <= 255:
-        raise ValueError(f"ASP numbers are 1-255, not {asp_number}")
-    return (
-        "SELECT ASP_NUMBER, TOTAL_CAPACITY, TOTAL_CAPACITY_AVAILABLE FROM QSYS2.ASP_INFO"
-        f" WHERE ASP_NUMBER = {int(asp_number)}"
     )
 
 

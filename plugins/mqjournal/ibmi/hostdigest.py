@@ -181,8 +181,6 @@ def read_proof(session: IbmiSession, library: str, name: str, expected: Iterable
     """The host's SHA-256 of save file `library`/`name`: its object list read first (it must hold every (library,
     receiver) of `expected`), the digest, then the object list again (it must be unchanged). NoHostDigest when the
     partition has no digest program; NotOurBytes otherwise when any of it fails."""
-    from mqjournal.ibmi.transfer import save_file_path  # transfer calls this module: imported at use
-
     path = f"{library}/{name}"
     where = f"{session.host} {path}"
     tool = _require_tool(session, where)
@@ -207,7 +205,7 @@ def read_proof(session: IbmiSession, library: str, name: str, expected: Iterable
             "find the job that saves into this save file (DSPSAVF, the history log), keep the receivers, and save "
             "them again into a save file of their own (the next save step does)",
         )
-    digest = _host_sha256(session, tool, save_file_path(library, name), where)
+    digest = _host_sha256(session, tool, commands.save_file_path(library, name), where)
     after = save_file_contents(session, [path])[path]
     if after.receivers != before.receivers:
         raise NotOurBytes(

@@ -8,8 +8,8 @@ from collections.abc import Collection, Sequence
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
+from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.readings import cl_messages
-from mqjournal.ibmi.transfer import save_file_path
 from mqjournal.ibmi.transport import IbmiSession, TransportError
 
 log = logging.getLogger(__name__)

@@ -36,8 +36,9 @@ from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
 
 from mqjournal.backupstore import BackupStore, BackupStoreError, SourceIncomplete
 from mqjournal.catalog import SaveFileCopy, StoredObject
-from mqjournal.errors import InvalidName, MqJournalError
+from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import hostdigest, sftpcopy
+from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.names import object_name
 
@@ -50,7 +51,6 @@ __all__ = [
     "TransferInterrupted",
     "UploadIncomplete",
     "download_save_file",
-    "save_file_path",
     "upload_save_file",
 ]
 
@@ -85,16 +85,6 @@ class TransferInterrupted(SaveFileTransferError):
 
 class UploadIncomplete(SaveFileTransferError):
     """An upload failed after bytes were sent: the save file may hold part of them, so it is not retried."""
-
-
-def save_file_path(library: str, name: str) -> str:
-    """The IFS path of save file `library`/`name`, built from validated names only."""
-    lib, savf = object_name(library, what="library"), object_name(name, what="save file")
-    for part in (lib, savf):
-        if "." in part:
-            # NAME.FILE is how QSYS.LIB tells the object type: a '.' in the name would make the path ambiguous.
-            raise InvalidName(part, "a name with '.' has no unambiguous /QSYS.LIB path", "use a name without '.'")
-    return f"/QSYS.LIB/{savf}.FILE" if lib == "QSYS" else f"/QSYS.LIB/{lib}.LIB/{savf}.FILE"
 
 
 # --- download ---------------------------------------------------------------------------------------------------

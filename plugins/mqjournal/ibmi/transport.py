@@ -33,6 +33,7 @@ from paramiko.pkey import UnknownKeyType
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.commands import Command, sql_statements
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.settings import SshSettings
 
@@ -40,7 +41,6 @@ __all__ = [
     "DEFAULT_MAX_ANSWER_BYTES",
     "AnswerTooLarge",
     "AuthenticationRejected",
-    "Command",
     "CommandOutput",
     "CommandTimedOut",
     "ConnectFactory",
@@ -72,23 +72,7 @@ DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
 mqjournal asks for (a receiver chain of thousands of rows is a few MB), far below what would hurt a worker."""
 
 
-# --- commands and their output --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Command:
-    """One command line for the host's shell, e.g. ``system 'RCDMQMIMG ...'``, built from validated names."""
-
-    text: str
-    idempotent: bool  # True: safe to send again when a transport failure leaves its outcome unknown
-
-    def __post_init__(self) -> None:
-        # One command per exec: a line break or NUL would let the shell run a second, unvalidated one.
-        if not self.text.strip() or any(c in self.text for c in "\r\n\0"):
-            raise ValueError(f"not a single command line: {self.text!r}")
-
-    def __str__(self) -> str:
-        return self.text
+# --- what a command gives back ---------------------------------------------------------------------------------
 
 
 def _msg_ids(*texts: str) -> list[str]:
@@ -133,7 +117,7 @@ def shown(command: Command | str) -> str:
     """A command as an admin reads it: the CL of ``system '...'`` as typed on a command line, an SQL command as its
     statements (each cut to its start), anything else as sent; password-like values never."""
     text = str(command)
-    statements = _sql_statements(text)
+    statements = sql_statements(text)
     if statements is not None:
         count = f" ({len(statements)} statements)" if len(statements) > 1 else ""
         return f"SQL{count}: " + " | ".join(_statement_start(s) for s in statements)
@@ -145,13 +129,6 @@ def shown(command: Command | str) -> str:
         if len(argv) == 2:
             return redact(argv[1])
     return redact(text)
-
-
-def _sql_statements(text: str) -> list[str] | None:
-    # commands.py builds on this module's Command, so it is imported when first needed.
-    from mqjournal.ibmi.commands import sql_statements
-
-    return sql_statements(text)
 
 
 def _statement_start(statement: str) -> str:
@@ -175,7 +152,7 @@ def log_answer(host: str, command: Command, output: CommandOutput) -> None:
     """The answer to `command` in the log: each IBM i message (ID and text), then the exit status and time; for SQL
     the row count of each statement instead of the rows."""
     status = f"exit status {output.exit_status}, {output.duration_ms:.0f} ms"
-    if _sql_statements(command.text) is not None:
+    if sql_statements(command.text) is not None:
         log.info("%s:   %s (%s)", host, _sql_answer(output.stdout), status)
         return
     messages = cl_messages(output.stdout, output.stderr)

@@ -27,7 +27,7 @@ from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.savefiles import create_save_file
 from mqjournal.ibmi.transfer import download_save_file
-from mqjournal.ibmi.transport import Command, IbmiSession, OutcomeUnknown, TransportError
+from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import OldestNeeded, parse_amqjrninf
 from mqjournal.names import library_save_text, save_file_names, save_library_for
 from mqjournal.recovery.gather import save_files_on_host
@@ -213,7 +213,7 @@ def _save_and_restart_failure(
 
 
 def _run_cl(
-    session: IbmiSession, command: Command, already_ok: str | None = None, completion: tuple[str, ...] = ()
+    session: IbmiSession, command: commands.Command, already_ok: str | None = None, completion: tuple[str, ...] = ()
 ) -> bool | str:
     """True when the command succeeded, else what went wrong."""
     try:

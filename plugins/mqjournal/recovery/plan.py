@@ -17,8 +17,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from mqjournal import timefmt
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.transfer import save_file_path
-from mqjournal.ibmi.transport import Command
 from mqjournal.names import ObjectName, QueueManagerName, mq_name
 from mqjournal.recovery.kinds import RecoveryKind
 
@@ -70,7 +68,7 @@ class Action(StrEnum):
     CHECK_SAVE_FILE = "check_save_file"
 
 
-BUILDERS: Mapping[Action, Callable[..., Command]] = MappingProxyType(
+BUILDERS: Mapping[Action, Callable[..., commands.Command]] = MappingProxyType(
     {
         Action.RESTORE_LIBRARY: commands.restore_library,
         Action.CREATE_RECEIVER: commands.create_receiver,
@@ -94,7 +92,7 @@ action listed here or in RUN_BY_THE_EXECUTOR)."""
 
 
 def upload_text(origin: str, key: str, library: str, name: str) -> str:
-    return f"SFTP PUT {save_file_path(library, name)} from the backup store object {key} (save file {origin})"
+    return f"SFTP PUT {commands.save_file_path(library, name)} from the backup store object {key} (save file {origin})"
 
 
 def check_text(library: str, name: str, objects: str) -> str:
@@ -120,7 +118,7 @@ class Step(_Model):
     receiver: ObjectName | None = Field(None, description="the receiver the step is about, if any")
     attached_at: AwareDatetime | None = None
 
-    def command(self, *, runner: commands.SqlRunner = "qsh") -> Command:
+    def command(self, *, runner: commands.SqlRunner = "qsh") -> commands.Command:
         """The command to send, rebuilt (and its names validated again) from the step's arguments. `runner` is the
         host's SQL runner (IbmiSession.sql_runner): how the one SQL step, ASSOCIATE_RECEIVERS, reaches db2. It is
         the host's setting, not the plan's, so a plan made for one runner runs on a host set up for the other."""

@@ -40,7 +40,7 @@ DEFAULT_THRESHOLD_KB = 100_000  # MQ's documented default receiver threshold
 # AMQ7432 and AMQ7460/7462 print the time to the second; AMQJRNINF to the millisecond.
 SECOND = timedelta(seconds=1)
 # AMQ7472 names the type as MQ prints it; RCRMQMOBJ wants its own OBJTYPE values.
-_OBJTYPES = {
+RCRMQMOBJ_TYPES = {
     "LCLQ": "*LCLQ",
     "QLOCAL": "*LCLQ",
     "ALSQ": "*ALSQ",
@@ -778,5 +778,5 @@ def latest_damaged_object(snapshot: Snapshot) -> tuple[str, str] | None:
         if message.id == "AMQ7472":
             found = mqmessages.damaged_object(message.tokens)  # from the replacement data, never the text
             if found:
-                return found[0], _OBJTYPES.get(found[1].upper().lstrip("*"), "*ALL")
+                return found[0], RCRMQMOBJ_TYPES.get(found[1].upper().lstrip("*"), "*ALL")
     return None

@@ -13,6 +13,8 @@ object's owner, private authorities, group profiles and *PUBLIC; the simulator d
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from mqjournal.sim import journal as jrn
 from mqjournal.sim.clparse import ClCommand, unquote
 from mqjournal.sim.joblog import JobLog, escape
@@ -39,13 +41,11 @@ def expand(authorities: list[str] | tuple[str, ...]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _exists(partition: Partition, library: str, name: str, objtype: str) -> bool:
+def _exists(partition: Partition, library: str, name: str, objtype: str, commands: Collection[str]) -> bool:
     if objtype == "*LIB":
         return name in partition.libraries
     if objtype == "*CMD":
-        from mqjournal.sim.clcommands import COMMANDS
-
-        return library in ("QSYS", "QMQM") and name in COMMANDS
+        return library in ("QSYS", "QMQM") and name in commands
     if objtype == "*MSGQ" and (library, name) == ("QSYS", "QSYSOPR"):
         return True  # the system operator's queue is always there (the simulator creates queues on first message)
     return partition.object_exists(library, name, objtype)
@@ -69,7 +69,8 @@ def withheld(partition: Partition, library: str, name: str, objtype: str, wanted
     return frozenset(lacking)
 
 
-def chkobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+def chkobj(partition: Partition, command: ClCommand, log: JobLog, job: str, *, commands: Collection[str]) -> None:
+    """CHKOBJ; `commands` are the CL commands the simulator has, the objects an OBJTYPE(*CMD) check finds."""
     raw = unquote(command.single("OBJ") or "")
     library, _, name = raw.upper().rpartition("/")
     objtype = (command.single("OBJTYPE") or "").upper()
@@ -79,12 +80,12 @@ def chkobj(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     if objtype == "*LIB":
         library = "QSYS"
     elif library in ("", "*LIBL"):
-        library = next((lib for lib in LIBRARY_LIST if _exists(partition, lib, name, objtype)), "*LIBL")
+        library = next((lib for lib in LIBRARY_LIST if _exists(partition, lib, name, objtype, commands)), "*LIBL")
     elif library == "*CURLIB":
         library = "QGPL"
     elif library not in partition.libraries and library != "QSYS":
         raise escape("CPF9810", library)
-    if not _exists(partition, library, name, objtype):
+    if not _exists(partition, library, name, objtype, commands):
         raise escape("CPF9801", "", name, library)
     if withheld(partition, library, name, objtype, expand(authorities)):
         raise escape("CPF9802", "", name, library)

@@ -16,6 +16,7 @@ STRMQM ...) take keywords only here because their positional counts were not fou
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from mqjournal.names import object_name, qmgr_name
 from mqjournal.sim import journal as jrn
 from mqjournal.sim import library as lib
 from mqjournal.sim import mq, savfdata
+from mqjournal.sim.authority import chkobj
 from mqjournal.sim.clparse import ClCommand, ClSyntaxError, unquote
 from mqjournal.sim.joblog import CommandError, JobLog, escape, post
 from mqjournal.sim.model import Partition, SavedObject, SaveFile, Status, qualified
@@ -740,7 +742,10 @@ COMMANDS: dict[str, Spec] = {
     "CHGMQM": Spec(chgmqm, frozenset({"MQMNAME", "FORCE", "TEXT", "REPOS", "REPOSNL"})),
 }
 
-# CHKOBJ (read-only: `mqjournal doctor` checks authorities with it) lives in authority.py.
-from mqjournal.sim.authority import chkobj as _chkobj  # noqa: E402
-
-COMMANDS["CHKOBJ"] = Spec(_chkobj, frozenset({"OBJ", "OBJTYPE", "MBR", "AUT"}), frozenset({"OBJ", "OBJTYPE"}))
+# CHKOBJ (read-only: `mqjournal doctor` checks authorities with it) lives in authority.py. Its OBJTYPE(*CMD) check
+# finds the commands of this table, itself included, so it is given the table's names rather than importing them.
+COMMANDS["CHKOBJ"] = Spec(
+    functools.partial(chkobj, commands=COMMANDS.keys()),
+    frozenset({"OBJ", "OBJTYPE", "MBR", "AUT"}),
+    frozenset({"OBJ", "OBJTYPE"}),
+)

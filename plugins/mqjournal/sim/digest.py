@@ -12,7 +12,8 @@ Their answers (OpenSSL's `openssl dgst` manual page, GNU coreutils' `sha256sum` 
   (the error-stack line's codes are OpenSSL 1.1.1's; ASSUMED for the IBM i builds, the client reads none of it).
 - ``sha256sum FILE``: ``<64 hex>  FILE`` (two blanks: binary and text mode are the same on POSIX systems); a file it
   cannot open: ``sha256sum: FILE: <strerror>`` on stderr, exit 1.
-What a save file's stream holds is what an SFTP download of it gets (`sftp.read_save_file`, the same authority rules).
+What a save file's stream holds is what an SFTP download of it gets (`qsyslib.read_save_file`, the same authority
+rules).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import hashlib
 
 from mqjournal.sim.model import Partition
 from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.qsyslib import read_save_file
 
 OPENSSL = "/QOpenSys/usr/bin/openssl"
 OPENSSL_RPM = "/QOpenSys/pkgs/bin/openssl"
@@ -29,8 +31,6 @@ PROGRAMS = (OPENSSL, OPENSSL_RPM, SHA256SUM)
 
 
 def _sha256(partition: Partition, path: str) -> str:
-    from mqjournal.sim.sftp import read_save_file  # sftp imports the host, which runs these programs
-
     digest = hashlib.sha256()
     for chunk in () if path == "/dev/null" else read_save_file(partition, path):
         digest.update(chunk)

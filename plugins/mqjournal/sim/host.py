@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from mqjournal.fleet import HostConfig, QueueManagerConfig
-from mqjournal.sim import mq
+from mqjournal.sim import digest, mq
 from mqjournal.sim.clcommands import InquiryWait
 from mqjournal.sim.model import (
     STATE_VERSION,
@@ -243,7 +243,6 @@ class SimulatedHost:
 
     def _digest_programs(self) -> dict[str, Utility]:
         """The installed digest programs, by their full path (they are not on the PATH the client relies on)."""
-        from mqjournal.sim import digest
 
         def program(path: str) -> Utility:
             def run(args: list[str]) -> ExecResult:

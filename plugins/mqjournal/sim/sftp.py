@@ -42,15 +42,13 @@ outcome) or dropped (``dropped`` with `fault` ``transfer_fault``).
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import posixpath
 import re
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TypeVar
 
@@ -65,34 +63,17 @@ from paramiko.sftp import (
 from mqjournal.sim import authority, savfdata
 from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.model import Partition, SaveFile, qualified
+from mqjournal.sim.qsyslib import LIBRARY_X, READ, QsysPath, resolve
 from mqjournal.sim.server import CommandLog, HostTransportFaults, ReceivedCommand, SftpSession, TransferFault
 
-__all__ = ["QsysLibSftp", "read_save_file"]
+__all__ = ["QsysLibSftp"]
 
 log = logging.getLogger(__name__)
 
-ROOT = "/QSYS.LIB"
-_READ = frozenset({"*READ"})
 _RWX = frozenset({"*READ", "*ADD", "*UPD", "*DLT", "*EXECUTE"})  # IFS *RWX as IBM i's data authorities
-_LIBRARY_X = frozenset({"*EXECUTE"})
 # The other object types a library lists (the table of `Partition` they live in, and the IFS suffix).
 _LISTED = (("receivers", "JRNRCV"), ("journals", "JRN"), ("user_spaces", "USRSPC"), ("message_queues", "MSGQ"))
 _T = TypeVar("_T")
-_OBJECT = re.compile(r"^([A-Z0-9_$#@]{1,10})\.([A-Z]{1,6})$")
-
-
-@dataclass(frozen=True)
-class _Path:
-    """A resolved path: the root, QSYS.LIB, a library, or an object in a library."""
-
-    text: str  # canonical, upper case from /QSYS.LIB on
-    library: str | None = None
-    name: str | None = None
-    suffix: str | None = None  # FILE, JRNRCV, ... for an object
-
-    @property
-    def is_object(self) -> bool:
-        return self.name is not None
 
 
 class _Refused(Exception):
@@ -101,57 +82,12 @@ class _Refused(Exception):
         self.status = status
 
 
-def _resolve(path: str) -> _Path:
+def _resolve(path: str) -> QsysPath:
     """Parse an SFTP path; raises _Refused(no such file) for anything outside QSYS.LIB's two levels."""
-    text = posixpath.normpath(posixpath.join("/", path))
-    if text in ("/", "//"):
-        return _Path("/")
-    parts = [p for p in text.split("/") if p]
-    if parts[0].upper() != "QSYS.LIB":
-        raise _Refused(SFTP_NO_SUCH_FILE)  # SIMPLIFICATION: only QSYS.LIB of the IFS is simulated
-    # QSYS.LIB names are not case-sensitive (quoted names, which are, do not occur in mqjournal's objects).
-    upper = [p.upper() for p in parts[1:]]
-    if not upper:
-        return _Path(ROOT)
-    first = _OBJECT.match(upper[0])
-    if first is None:
-        raise _Refused(SFTP_NO_SUCH_FILE)
-    if first.group(2) == "LIB" and first.group(1) != "QSYS":
-        library = first.group(1)
-        if len(upper) == 1:
-            return _Path(f"{ROOT}/{library}.LIB", library=library)
-        second = _OBJECT.match(upper[1])
-        if len(upper) != 2 or second is None:
-            raise _Refused(SFTP_NO_SUCH_FILE)
-        return _Path(f"{ROOT}/{library}.LIB/{upper[1]}", library, second.group(1), second.group(2))
-    if len(upper) != 1:
-        raise _Refused(SFTP_NO_SUCH_FILE)
-    return _Path(f"{ROOT}/{upper[0]}", "QSYS", first.group(1), first.group(2))
-
-
-def read_save_file(partition: Partition, path: str) -> Iterator[bytes]:
-    """The bytes a PASE program that opens `path` for reading gets (what `openssl dgst` or `sha256sum` digest), by the
-    same rules as an SFTP download: FileNotFoundError for no such save file (or library), PermissionError without
-    *X on the library or *R to the save file, IsADirectoryError for a library, and OSError (ENOTSUP) for an object
-    QSYS.LIB has no stream I/O for (the caller holds the host's lock). The bytes come a chunk at a time: a save file
-    of gigabytes is never whole in memory."""
     try:
-        where = _resolve(path)
-    except _Refused:
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory") from None
-    if not where.is_object:
-        raise IsADirectoryError(errno.EISDIR, "Is a directory")
-    assert where.library is not None and where.name is not None
-    if where.library != "QSYS" and where.library not in partition.libraries:
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
-    if authority.withheld(partition, where.library, where.library, "*LIB", _LIBRARY_X):
-        raise PermissionError(errno.EACCES, "Permission denied")
-    save_file = partition.save_files.get(qualified(where.library, where.name))
-    if save_file is None or where.suffix != "FILE":
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
-    if authority.withheld(partition, save_file.library, save_file.name, "*FILE", _READ):
-        raise PermissionError(errno.EACCES, "Permission denied")
-    return savfdata.SaveFileImage.of(save_file).chunks()
+        return resolve(path)
+    except FileNotFoundError:
+        raise _Refused(SFTP_NO_SUCH_FILE) from None
 
 
 def _attributes(
@@ -271,9 +207,9 @@ class _QsysLibView(paramiko.SFTPServerInterface):
         """The library exists and may be searched (*X): what every path below it needs."""
         if library != "QSYS" and library not in self._partition().libraries:
             raise _Refused(SFTP_NO_SUCH_FILE)
-        self._require(library, library, "*LIB", _LIBRARY_X)
+        self._require(library, library, "*LIB", LIBRARY_X)
 
-    def _save_file(self, where: _Path) -> SaveFile:
+    def _save_file(self, where: QsysPath) -> SaveFile:
         assert where.library is not None and where.name is not None
         self._library(where.library)
         save_file = self._partition().save_files.get(qualified(where.library, where.name))
@@ -281,7 +217,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
             raise _Refused(SFTP_NO_SUCH_FILE)
         return save_file
 
-    def _object_attributes(self, where: _Path) -> paramiko.SFTPAttributes:
+    def _object_attributes(self, where: QsysPath) -> paramiko.SFTPAttributes:
         assert where.library is not None and where.name is not None
         self._library(where.library)
         key = qualified(where.library, where.name)
@@ -339,7 +275,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
                 listed = [_attributes(f"{lib}.LIB", directory=True) for lib in libraries]
                 return listed + self._objects_in("QSYS")
             self._library(where.library)
-            self._require(where.library, where.library, "*LIB", _READ)
+            self._require(where.library, where.library, "*LIB", READ)
             return self._objects_in(where.library)
 
     def _objects_in(self, library: str) -> list[paramiko.SFTPAttributes]:
@@ -380,7 +316,7 @@ class _QsysLibView(paramiko.SFTPServerInterface):
                     self._object_attributes(where)  # no such object, or one that exists but has no stream I/O
                     raise _Refused(SFTP_FAILURE)
                 save_file = self._save_file(where)
-                self._require(save_file.library, save_file.name, "*FILE", _READ)
+                self._require(save_file.library, save_file.name, "*FILE", READ)
                 image = savfdata.SaveFileImage.of(save_file)  # the save as it is now; bytes made as they are read
                 key = (self._session.host, save_file.key)
                 if not self._sftp.open_files.open(key, write=False):
