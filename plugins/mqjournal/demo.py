@@ -36,7 +36,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from mqjournal.fleet import FleetConfig, load_fleet
-from mqjournal.planjob import connect_address
+from mqjournal.planjob import connect_address, connect_connection
 from mqjournal.report import DELETE_NOTHING
 from mqjournal.settings import Settings
 
@@ -145,9 +145,7 @@ def airflow_environment(
         }
     )
     if spark_connect:
-        host, _, server_port = spark_connect.removeprefix("sc://").partition("/")[0].rpartition(":")
-        connection = {"conn_type": "spark_connect", "host": host, "port": int(server_port)}
-        env[f"AIRFLOW_CONN_{SPARK_CONNECT_CONN_ID.upper()}"] = json.dumps(connection)
+        env[f"AIRFLOW_CONN_{SPARK_CONNECT_CONN_ID.upper()}"] = json.dumps(connect_connection(spark_connect))
         env["MQJOURNAL_SPARK_CONNECT_CONN_ID"] = SPARK_CONNECT_CONN_ID
     return env
 

@@ -250,6 +250,12 @@ def connect_address(remote: str) -> str:
     return remote.split("/;", 1)[0].split(";", 1)[0]
 
 
+def connect_connection(remote: str) -> dict[str, str | int]:
+    """The Airflow connection (type spark_connect, the apache-spark provider's) of a Spark Connect URL sc://HOST:PORT."""
+    host, _, port = connect_address(remote).removeprefix("sc://").rpartition(":")
+    return {"conn_type": "spark_connect", "host": host, "port": int(port)}
+
+
 def plan_in_session(
     spark: SparkSession,
     snapshots: Path | str | ObjectStoragePath,

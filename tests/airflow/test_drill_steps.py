@@ -4,16 +4,13 @@ note say what came out; a failed drill fails the report task, so the run is red.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mqjournal.airflow import drill as steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.backupstore import BackupStore
@@ -22,23 +19,6 @@ from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.executor import Executor
 from tests.conftest import SimFleet
 from tests.ibmi.executing import planned
-
-
-@pytest.fixture
-def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
-    conn = fleet_connections(sim_fleet.config, sim_fleet.service.host_keys, sim_fleet.ports)[conn_id_for("ibmi1")]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for('ibmi1').upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}]}))
-    data = tmp_path / "data"
-    return Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
 
 
 @pytest.fixture

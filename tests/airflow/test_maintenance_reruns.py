@@ -2,43 +2,29 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from mqjournal import rules
 from mqjournal.airflow import maintenance as steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import MaintenanceTarget, RunPlan
 from mqjournal.catalog import Catalog
 from mqjournal.policy import Policy
 from mqjournal.sim.model import CommandFault
 from mqjournal.snapshot import read_snapshots
+from tests.airflow.conftest import ibmi1_settings
 from tests.conftest import SimFleet
 
 
 @pytest.fixture
 def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
     sim_fleet.host().advance(timedelta(hours=3))
-    conn = fleet_connections(sim_fleet.config, sim_fleet.service.host_keys, sim_fleet.ports)[conn_id_for("ibmi1")]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for('ibmi1').upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}]}))
-    data = tmp_path / "data"
-    return Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
+    return ibmi1_settings(sim_fleet, tmp_path, monkeypatch)
 
 
 def plan(settings: Settings, run_id: str) -> None:

@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mqjournal.airflow import recovery as steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.catalog import Catalog
@@ -18,25 +15,13 @@ from mqjournal.errors import InvalidName
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.recovery.connect import UnknownQueueManager
+from tests.airflow.conftest import ibmi1_settings
 from tests.conftest import SimFleet
 
 
 def _settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch, queue_managers: list[dict]) -> Settings:
-    conn = fleet_connections(sim_fleet.config, sim_fleet.service.host_keys, sim_fleet.ports)[conn_id_for("ibmi1")]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for('ibmi1').upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    host = {"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": queue_managers}
-    fleet.write_text(yaml.safe_dump({"hosts": [host]}))
-    data = tmp_path / "data"
-    data.mkdir()
-    settings = Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
+    settings = ibmi1_settings(sim_fleet, tmp_path, monkeypatch, queue_managers=queue_managers)
+    Path(settings.data_dir).mkdir()
     Catalog(settings.catalog_url)  # the maintenance runs' catalog, which a recovery reads
     return settings
 

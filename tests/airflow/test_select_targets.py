@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 import yaml
 
 from mqjournal.airflow import maintenance as steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.hostwork import QueueManagersFailed, finish, host_batches
 from mqjournal.airflow.settings import Settings
-from tests.conftest import SimFleet
-
-
-@pytest.fixture
-def settings(sim_fleet: SimFleet, tmp_path: Path, monkeypatch) -> Settings:
-    conn = fleet_connections(sim_fleet.config, sim_fleet.service.host_keys, sim_fleet.ports)[conn_id_for("ibmi1")]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for('ibmi1').upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({"hosts": [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"]}]}))
-    data = tmp_path / "data"
-    return Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
 
 
 def test_a_queue_manager_named_in_the_form_is_selected(settings):

@@ -92,10 +92,9 @@ def airflow_for(workdir: Path, config, host_keys: dict, ports: dict[str, int]):
         os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
     os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps({"conn_type": "spark", "host": "local[*]"})
     if url := os.environ.get(SPARK_CONNECT_ENV):
-        host, port = url.removeprefix("sc://").rsplit(":", 1)
-        os.environ["AIRFLOW_CONN_MQJ_SPARK_CONNECT"] = json.dumps(
-            {"conn_type": "spark_connect", "host": host, "port": int(port)}
-        )
+        from mqjournal.planjob import connect_connection
+
+        os.environ["AIRFLOW_CONN_MQJ_SPARK_CONNECT"] = json.dumps(connect_connection(url))
         os.environ["MQJOURNAL_SPARK_CONNECT_CONN_ID"] = "mqj_spark_connect"
     os.environ["MQJOURNAL_FLEET"] = str(fleet_file)
     os.environ["MQJOURNAL_DATA_DIR"] = str(workdir / "data")

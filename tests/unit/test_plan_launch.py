@@ -60,3 +60,11 @@ def test_the_demo_plans_on_a_connect_server_through_a_connection_of_its_own(tmp_
     conn_id = env["MQJOURNAL_SPARK_CONNECT_CONN_ID"]
     connection = json.loads(env[f"AIRFLOW_CONN_{conn_id.upper()}"])
     assert connection == {"conn_type": "spark_connect", "host": "127.0.0.1", "port": 15002}
+
+
+def test_a_connect_url_becomes_the_providers_connection_without_its_parameters():
+    assert planjob.connect_connection("sc://spark.example:15002/;token=s3cr3t") == {
+        "conn_type": "spark_connect",
+        "host": "spark.example",
+        "port": 15002,
+    }

@@ -461,8 +461,7 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
         args=planjob.application_args(
             settings.snapshot_dir(run_id),
             settings.plan_dir(run_id),
-            # Only the earlier collections a rule reads, so the job's cost does not grow with the tool's age.
-            history=partitions_needed(settings.snapshots, settings.snapshot_dir(run_id), policy.stuck_after_runs),
+            history=_plan_history(settings, run_id, policy),
             policy=policy,
             as_of=datetime.now(UTC),
         ),
@@ -484,11 +483,17 @@ def plan_in_session(spark: SparkSession, settings: Settings, run_id: str, policy
         spark,
         settings.snapshot_dir(run_id),
         settings.plan_dir(run_id),
-        history=partitions_needed(settings.snapshots, settings.snapshot_dir(run_id), policy.stuck_after_runs),
+        history=_plan_history(settings, run_id, policy),
         policy=policy,
         as_of=datetime.now(UTC),
         job=f"the plan job on Spark Connect ({settings.spark_connect_conn_id})",
     )
+
+
+def _plan_history(settings: Settings, run_id: str, policy: Policy) -> list[DataPath]:
+    """The earlier collections the plan reads: only those a rule uses, so the job's cost does not grow with the
+    tool's age."""
+    return partitions_needed(settings.snapshots, settings.snapshot_dir(run_id), policy.stuck_after_runs)
 
 
 def _dist(settings: Settings) -> Path:
