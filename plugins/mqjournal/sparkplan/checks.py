@@ -64,6 +64,8 @@ _RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known statu
 # the keys of a record whose keys have no quote or backslash, never text inside a string value. (A key with one is
 # not the contract's: it shows as another key, and the record is refused.)
 _JSON_KEY = r'"([^"\\]*+)"[ \t\r\n]*+:'
+# What follows each key in a list of keys as text: a quote, which no key matched by _JSON_KEY can hold.
+_END = '"'
 _KEY_PROBLEM = "a key of the contract is missing, or a key is not one of the contract's"
 _NOT_JSON = f"the line is not a valid JSON {SCHEMA_ID} record"
 _CORRUPT = "_corrupt_line"
@@ -75,15 +77,15 @@ def _count(array: Column) -> Column:
 
 def _flat_keys(keys: ContractKeys) -> str:
     assert all(shape not in (OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS) for _, shape, _ in keys)
-    return "".join(f"{key}," for key, _, _ in keys)
+    return "".join(f"{key}{_END}" for key, _, _ in keys)
 
 
 def _keys_in_order(keys: ContractKeys, value: Column | None) -> Column:
-    """The keys of a complete record in the order the model writes them, each followed by a comma."""
+    """The keys of a complete record in the order the model writes them, each followed by `_END`."""
     parts = []
     for key, shape, nested in keys:
         column = F.col(key) if value is None else value[key]
-        parts.append(F.lit(f"{key},"))
+        parts.append(F.lit(f"{key}{_END}"))
         if nested is None:  # a value, not an object
             continue
         if shape == OBJECT:
@@ -116,26 +118,30 @@ def key_problem() -> Column:
     The keys are compared as a sorted list, so that any key order is accepted; the order the model writes is tried
     first, because it needs no sort. Equal lists mean no key is missing and none is unknown. A key given twice in one
     object and missing from another object of the same kind is not detected. The keys added to v1 later
-    (`ADDED_KEYS`) are left out on both sides: a record written before them is complete without them.
+    (`ADDED_KEYS`) are left out on both sides: a record written before them is complete without them. In the model's
+    order they are cut out of the keys as text, by one regex: the sorted comparison filters them out of the list with
+    a lambda, which Spark interprets key by key (some 300 keys a record).
     """
     keys = contract_keys(with_added=False)
-    written = F.filter(
-        F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1), lambda key: ~key.isin(*sorted(ADDED_KEYS))
+    every_key = F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1)
+    added = "|".join(sorted(ADDED_KEYS))
+    as_written = F.regexp_replace(
+        F.concat(F.array_join(every_key, _END), F.lit(_END)), rf"(?<=^|{_END})(?:{added}){_END}", ""
     )
+    written = F.filter(every_key, lambda key: ~key.isin(*sorted(ADDED_KEYS)))
     counts: dict[str, list[Column]] = {}
     _key_counts(keys, None, F.lit(1), counts)
     expected_sorted = F.concat(
-        *[F.repeat(F.lit(f"{key},"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
+        *[F.repeat(F.lit(f"{key}{_END}"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
     )
-    as_written = F.concat(F.array_join(written, ","), F.lit(","))
-    sorted_written = F.concat(F.array_join(F.array_sort(written), ","), F.lit(","))
+    sorted_written = F.concat(F.array_join(F.array_sort(written), _END), F.lit(_END))
     return F.coalesce(
         F.when(as_written == _keys_in_order(keys, None), F.lit(False)).otherwise(sorted_written != expected_sorted),
         F.lit(True),
     )
 
 
-def record_problem() -> Column:
+def record_problem(receivers_missing: Column) -> Column:
     """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null here: the
     keys of the records planned from are checked by the second read (`newest_records`)."""
     checks = [
@@ -149,7 +155,7 @@ def record_problem() -> Column:
             F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")),
             "collected_at is not an ISO 8601 time with offset",
         ),
-        (F.col("receivers").isNull(), "receivers is missing"),
+        (receivers_missing, "receivers is missing"),
         *[
             (
                 F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | _bad_instant(F.col(f"{point}.at"))),
@@ -204,20 +210,24 @@ def checked_records(raw: DataFrame) -> DataFrame:
     rather than tested with `exists`, whose lambda Spark interprets row by row (about 3x slower than the generated
     code of a filter on the exploded rows, with the same expressions). Everything about the record as a whole is
     computed after the filter: computed before the explode, the generated code would evaluate it once per receiver.
+    Nothing after the explode reads the receivers as a list, so that no exploded row carries a copy of it.
     """
-    exploded = raw.select("*", F.posexplode_outer("receivers").alias("position", "r"))
+    exploded = raw.select(
+        "*",
+        F.col("receivers").isNull().alias("receivers_missing"),
+        F.posexplode_outer("receivers").alias("position", "r"),
+    )
     first_row = F.coalesce(F.col("position") == 0, F.lit(True))
-    bad_receiver = F.coalesce(F.size("receivers") > 0, F.lit(False)) & receiver_problem(F.col("r"))
+    # posexplode_outer leaves the position null when the list is null or empty: only a listed receiver can be bad.
+    bad_receiver = F.col("position").isNotNull() & receiver_problem(F.col("r"))
     kept = exploded.select("*", first_row.alias("first_row"), bad_receiver.alias("bad_receiver")).where(
         F.col("first_row") | F.col("bad_receiver")
     )
+    problem = F.coalesce(
+        record_problem(F.col("receivers_missing")), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))
+    )
     return kept.select(
-        *KEY,
-        "run_id",
-        collected_us().alias("collected_us"),
-        "source_file",
-        "first_row",
-        F.coalesce(record_problem(), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))).alias("problem"),
+        *KEY, "run_id", collected_us().alias("collected_us"), "source_file", "first_row", problem.alias("problem")
     )
 
 

@@ -4,9 +4,12 @@
 `spark_apps/plan_receivers.py` (the job's command line), or a Spark Connect session on a standing server
 (`mqjournal.planjob.run_plan_connect`, the DAG's plan task when a Spark Connect connection is set). The plan is
 DataFrame operations only, no Python UDF, so a Connect server needs no mqjournal code of its own. The few file
-operations outside DataFrames (is a location a folder, remove and write summary.json) go through the driver JVM's
-Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them through fsspec on the storage it
-shares with the server (`Files`).
+operations outside DataFrames (is a location a folder, remove and write summary.json, move the staged plan into
+place) go through the driver JVM's Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them
+through fsspec on the storage it shares with the server (`Files`).
+
+The job is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need is
+observed (`Observation`) in the jobs that read and write the data.
 """
 
 from __future__ import annotations
