@@ -41,7 +41,7 @@ def server_command(*, address: str = "127.0.0.1", port: int = DEFAULT_PORT, mast
     return [*args, "spark-internal"]
 
 
-def _listening(address: str, port: int) -> bool:
+def listening(address: str, port: int) -> bool:
     with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
         return True
     return False
@@ -71,7 +71,7 @@ def standing_server(
         )
     try:
         deadline = time.monotonic() + wait
-        while not _listening(address, port):
+        while not listening(address, port):
             if server.poll() is not None or time.monotonic() > deadline:
                 raise ConnectServerFailed(
                     f"Spark Connect server on {address}:{port}",
