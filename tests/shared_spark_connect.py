@@ -11,13 +11,11 @@ import contextlib
 import fcntl
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from mqjournal.sparkconnect import ConnectServerFailed, free_port, listening
+from mqjournal.sparkconnect import ConnectServerFailed, free_port, start_server, wait_until_listening
 
 STARTUP_WAIT = 240.0  # seconds: a JVM's start on 2 busy cores
 
@@ -44,26 +42,13 @@ class SharedServer:
             if self._address.exists():
                 return self._address.read_text(encoding="utf-8")
             port = free_port()
-            cli = Path(sys.executable).parent / "mqjournal"
-            with self.log.open("ab") as output:
-                server = subprocess.Popen(
-                    [str(cli), "spark-connect", "--listen", f"127.0.0.1:{port}", "--master", master],
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
+            server = start_server(self.log, address="127.0.0.1", port=port, master=master)
             self._pid.write_text(str(server.pid), encoding="utf-8")
-            deadline = time.monotonic() + STARTUP_WAIT
-            while not listening("127.0.0.1", port):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise ConnectServerFailed(
-                        f"the tests' Spark Connect server on 127.0.0.1:{port}",
-                        f"did not start listening within {STARTUP_WAIT:.0f} s (exit status {server.poll()})",
-                        f"read its output in {self.log}",
-                    )
-                time.sleep(0.5)
+            try:
+                wait_until_listening(server, self.log, address="127.0.0.1", port=port, wait=STARTUP_WAIT)
+            except ConnectServerFailed:
+                self.stop()
+                raise
             url = f"sc://127.0.0.1:{port}"
             self._address.write_text(url, encoding="utf-8")
             return url
