@@ -36,21 +36,16 @@ check: $(INSTALLED)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# The tests mostly wait on SSH round trips to the simulator, so all but the end-to-end ones run in TEST_WORKERS
-# processes (pytest-xdist), more than a small machine has cores; loadgroup keeps the tests that share one PostgreSQL
-# server in one worker.
+# The whole suite in one queue over TEST_WORKERS processes (pytest-xdist), more than a small machine has cores: the
+# tests mostly wait on SSH round trips to the simulator, JVMs, gates and timers. --dist loadgroup keeps each unit of
+# work in one process (an end-to-end module's tests share one driver run or Spark job; the tests that share one
+# PostgreSQL server; the two `airflow standalone` tests take turns), and tests/conftest.py puts the longest units
+# first in the queue (hence --no-loadscope-reorder), so that the short tests fill in around them.
 TEST_WORKERS ?= 4
-XDIST := -n $(TEST_WORKERS) --dist loadgroup
+XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-# Everything. The end-to-end tests (real Airflow, spark-submit / Spark sessions, the demo) run after the others, with
-# the machine to themselves, in E2E_WORKERS processes: they mostly wait on JVMs, gates and timers. Each test module is
-# one unit of work (its tests share one driver run or Spark job) and the two `airflow standalone` tests take turns
-# (tests/conftest.py). Both parts run whatever the first gave; the target fails if either did.
-E2E_WORKERS ?= 2
 test: test-packages $(INSTALLED)
-	$(PY) -m pytest -m "not e2e" $(XDIST); rest=$$?; \
-	$(PY) -m pytest -m e2e -n $(E2E_WORKERS) --dist loadgroup; e2e=$$?; \
-	test $$rest -eq 0 && test $$e2e -eq 0
+	$(PY) -m pytest $(XDIST)
 
 # The inner loop: everything but the end-to-end tests, and the stateful safety test as a smoke run. `make test` (and
 # CI) runs it all.

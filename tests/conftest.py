@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -150,25 +152,69 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # Airflow's `standalone` (the demo and the browser test) starts five processes and takes a minute on 2 cores: two at
 # once would each run against their own timeouts, so those two tests take turns in one unit of work.
 AIRFLOW_STANDALONE = pytest.mark.xdist_group("airflow_standalone")
+# Tests that take minutes of their own and are not end to end (the stateful safety test): scheduled with the
+# end-to-end units, before the many short tests.
+LONG = pytest.mark.long
+
+
+def _unit_order(item: pytest.Item) -> int:
+    """Where a test's unit of work goes in `make test`'s one queue (--dist loadgroup --no-loadscope-reorder: in
+    collection order). The longest units first, so that none of them starts late and leaves the other workers
+    idle at the end: the two `airflow standalone` tests (some 8 minutes together), the other end-to-end units (1 to
+    4 minutes each), the long ones, then the many short tests, which fill in around them."""
+    if item.get_closest_marker("e2e"):
+        group = item.get_closest_marker("xdist_group")
+        return 0 if group is not None and group.args[:1] == ("airflow_standalone",) else 1
+    return 2 if item.get_closest_marker("long") else 3
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`make test` runs the end-to-end tier in two processes (--dist loadgroup). A module's end-to-end tests share one
-    driver run or one Spark job (a module-scoped fixture), so each module is one unit of work: split across two
-    processes, its fixture would run twice."""
+    """`make test` runs the whole suite in one queue over several processes (--dist loadgroup). A module's
+    end-to-end tests share one driver run or one Spark job (a module-scoped fixture), so each module is one unit of
+    work: split across two processes, its fixture would run twice. The long units go first (`_unit_order`)."""
     for item in items:
         if item.get_closest_marker("e2e") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
+    items.sort(key=_unit_order)  # stable: a unit's tests stay in their order
+
+
+# --- one standing Spark Connect server for the whole run ----------------------------------------------------------
+
+# The plan jobs of the DAG drivers and of the tests that check rules run on one standing Spark Connect server: each
+# server pays a minute of CPU to start and warm its JVM, which every worker process paying again would cost more
+# than the server saves. The first process that needs it starts it (under a lock, tests/shared_spark_connect.py);
+# the process that runs the session (xdist's controller, or pytest alone) stops it when the session ends.
+_SPARK_CONNECT_FOLDER = pytest.StashKey[Path]()
+_SPARK_CONNECT_INPUT = "mqj_spark_connect_folder"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        config.stash[_SPARK_CONNECT_FOLDER] = Path(tempfile.mkdtemp(prefix="mqj-spark-connect-"))
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: the controller's word to each worker it starts
+def pytest_configure_node(node) -> None:
+    node.workerinput[_SPARK_CONNECT_INPUT] = str(node.config.stash[_SPARK_CONNECT_FOLDER])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_SPARK_CONNECT_FOLDER, None)
+    if folder is None:
+        return
+    if (folder / "pid").exists():
+        from tests.shared_spark_connect import SharedServer
+
+        SharedServer(folder).stop()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def spark_connect(tmp_path_factory) -> Iterator[str]:
-    """One standing Spark Connect server per test process, started when a test first asks for it: the plan jobs of
-    the DAG drivers and of the tests that check rules, not the launcher, run on it warm instead of each starting and
-    warming a JVM of its own. Its URL (sc://127.0.0.1:PORT)."""
-    from mqjournal.sparkconnect import standing_server
+def spark_connect(pytestconfig: pytest.Config) -> str:
+    """The run's standing Spark Connect server, started when a test first asks for it: its URL (sc://127.0.0.1:PORT)."""
+    from tests.shared_spark_connect import SharedServer
 
-    log = tmp_path_factory.mktemp("spark-connect") / "server.log"
-    with standing_server(log, master="local[2]") as url:
-        yield url
+    workerinput = getattr(pytestconfig, "workerinput", None)
+    folder = Path(workerinput[_SPARK_CONNECT_INPUT]) if workerinput else pytestconfig.stash[_SPARK_CONNECT_FOLDER]
+    return SharedServer(folder).url(master="local[2]")

@@ -64,13 +64,14 @@ def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(
             str(home),
             "--port",
             str(api_port),
+            # Minutes: `make test` runs the demo beside the rest of the suite on 2 cores (some 3 minutes alone).
             "--timeout",
-            "5",
+            "12",
         ],
         env=env,
         capture_output=True,
         text=True,
-        timeout=420,
+        timeout=1200,
     )
     out = done.stdout + done.stderr
     log = home / "airflow.log"

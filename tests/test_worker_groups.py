@@ -46,3 +46,31 @@ def test_each_e2e_module_and_each_named_group_runs_in_one_worker(tmp_path: Path)
     assert set(workers) == {"test_driver_a", "test_driver_b", "standalone"}, done.stdout[-3000:]
     split = {unit: sorted(names) for unit, names in workers.items() if len(names) > 1}
     assert not split, f"units of work split across xdist workers: {split}\n{done.stdout[-3000:]}"
+
+
+def test_the_queue_starts_with_airflow_standalone_then_the_other_end_to_end_units_then_the_long_tests(tmp_path: Path):
+    (tmp_path / "conftest.py").write_text(CONFTEST.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nmarkers =\n    e2e\n    long\n    xdist_group(name)\n", encoding="utf-8"
+    )
+    short = "import pytest\n\ndef test_short_1():\n    pass\n\ndef test_short_2():\n    pass\n"
+    long = "import pytest\n\n@pytest.mark.long\ndef test_long():\n    pass\n"
+    tests = "\n".join(f"def test_{i}():\n    pass\n" for i in range(2))
+    # File names in the order pytest collects them, the reverse of the queue's.
+    (tmp_path / "test_a_short.py").write_text(short, encoding="utf-8")
+    (tmp_path / "test_b_long.py").write_text(long, encoding="utf-8")
+    (tmp_path / "test_c_driver.py").write_text(MODULE.format(extra="", tests=tests), encoding="utf-8")
+    group = ', pytest.mark.xdist_group("airflow_standalone")'
+    (tmp_path / "test_d_standalone.py").write_text(MODULE.format(extra=group, tests=tests), encoding="utf-8")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    modules = [line.split("::")[0] for line in done.stdout.splitlines() if "::" in line]
+    order = list(dict.fromkeys(modules))
+    assert order == ["test_d_standalone.py", "test_c_driver.py", "test_b_long.py", "test_a_short.py"], done.stdout

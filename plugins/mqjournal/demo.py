@@ -130,6 +130,10 @@ def airflow_environment(
             "AIRFLOW__API__BASE_URL": f"http://localhost:{port}",
             # Tasks reach the API server here; the default assumes port 8080.
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            # The API server shares a small machine with the plan's JVM and the simulator: on 2 busy cores it answered
+            # a task's start later than Airflow's 5 s, four times over, and the task was killed before it ran (seen
+            # 2026-11-27). Airflow's documented remedy for timeouts under load.
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "30",
             # Not the fixed 8793/8794: another Airflow (or demo) on this machine must not keep the logs from serving.
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),

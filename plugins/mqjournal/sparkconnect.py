@@ -41,7 +41,7 @@ def server_command(*, address: str = "127.0.0.1", port: int = DEFAULT_PORT, mast
     return [*args, "spark-internal"]
 
 
-def _listening(address: str, port: int) -> bool:
+def listening(address: str, port: int) -> bool:
     with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
         return True
     return False
@@ -53,14 +53,10 @@ def free_port(address: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-@contextlib.contextmanager
-def standing_server(
-    log: Path, *, address: str = "127.0.0.1", port: int | None = None, master: str = "local[*]", wait: float = 180
-) -> Iterator[str]:
-    """A Connect server for the block's length; yields its URL (sc://ADDRESS:PORT). Its output goes to `log`."""
-    port = port or free_port(address)
-    with log.open("wb") as output:
-        # The command line's server (`mqjournal spark-connect`), which becomes Spark's process: what users run.
+def start_server(log: Path, *, address: str, port: int, master: str) -> subprocess.Popen[bytes]:
+    """The command line's server (`mqjournal spark-connect`, which becomes Spark's process: what users run), in a
+    session of its own, its output appended to `log` (`wait_until_listening` waits for it to listen)."""
+    with log.open("ab") as output:
         cli = Path(sys.executable).parent / "mqjournal"
         server = subprocess.Popen(
             [str(cli), "spark-connect", "--listen", f"{address}:{port}", "--master", master],
@@ -69,16 +65,31 @@ def standing_server(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+    return server
+
+
+def wait_until_listening(server: subprocess.Popen[bytes], log: Path, *, address: str, port: int, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while not listening(address, port):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise ConnectServerFailed(
+                f"Spark Connect server on {address}:{port}",
+                f"did not start listening within {wait:.0f} s (exit status {server.poll()})",
+                f"read its output in {log}",
+            )
+        time.sleep(0.5)
+
+
+@contextlib.contextmanager
+def standing_server(
+    log: Path, *, address: str = "127.0.0.1", port: int | None = None, master: str = "local[*]", wait: float = 180
+) -> Iterator[str]:
+    """A Connect server for the block's length; yields its URL (sc://ADDRESS:PORT). Its output goes to `log`."""
+    port = port or free_port(address)
+    log.write_bytes(b"")
+    server = start_server(log, address=address, port=port, master=master)
     try:
-        deadline = time.monotonic() + wait
-        while not _listening(address, port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise ConnectServerFailed(
-                    f"Spark Connect server on {address}:{port}",
-                    f"did not start listening within {wait:.0f} s (exit status {server.poll()})",
-                    f"read its output in {log}",
-                )
-            time.sleep(0.5)
+        wait_until_listening(server, log, address=address, port=port, wait=wait)
         yield f"sc://{address}:{port}"
     finally:
         server.terminate()

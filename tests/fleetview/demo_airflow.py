@@ -29,7 +29,7 @@ class RunningDemo:
         return f"http://127.0.0.1:{self.port}"
 
     def maintenance_run(
-        self, say: demo.Say, *, conf: dict | None = None, answer: str | None = None, timeout: float = 420
+        self, say: demo.Say, *, conf: dict | None = None, answer: str | None = None, timeout: float = 900
     ) -> tuple[str, str]:
         """One run of the maintenance DAG with `conf`, followed to its end as `mqjournal demo` does, its approval gate
         answered as `--approve` or `--reject` do (`answer` "Approve" or "Reject"). Returns (run id, its state)."""
@@ -41,7 +41,7 @@ class RunningDemo:
         )
         return run_id, state
 
-    def run_to_the_gate(self, say: demo.Say, *, conf: dict | None = None, timeout: float = 420) -> str:
+    def run_to_the_gate(self, say: demo.Say, *, conf: dict | None = None, timeout: float = 900) -> str:
         """Trigger a maintenance run and wait until its gate awaits a person's answer (and the worker that parked it
         has exited, see demo.wait_until_parked). Returns the run id."""
         demo.fail_leftover_runs(self.up.api, say)
@@ -62,7 +62,7 @@ class RunningDemo:
         gate = [t for t in demo.task_states(self.up.api, run_id) if t["task_id"] == demo.GATE_TASK]
         return bool(gate) and gate[0].get("state") == "awaiting_input"
 
-    def follow(self, run_id: str, say: demo.Say, *, timeout: float = 420) -> str:
+    def follow(self, run_id: str, say: demo.Say, *, timeout: float = 900) -> str:
         """Follow a run whose gate has been answered to its end; its state."""
         return demo.follow_run(
             self.up.api, self.up.airflow, run_id, port=self.port, answer=None, timeout=timeout, say=say
@@ -83,7 +83,7 @@ def demo_fleet_file(folder: Path) -> Path:
 
 @contextlib.contextmanager
 def running_demo(
-    folder: Path, say: demo.Say, *, startup_timeout: float = 240, spark_connect: str | None = None
+    folder: Path, say: demo.Say, *, startup_timeout: float = 420, spark_connect: str | None = None
 ) -> Iterator[RunningDemo]:
     """The demo fleet's simulator and `airflow standalone` (plugins from the repository's plugins/), stopped after;
     with `spark_connect`, its plans are sessions on that Spark Connect server."""

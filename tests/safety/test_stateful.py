@@ -262,6 +262,7 @@ def _policy():
     return Policy()
 
 
+@pytest.mark.long  # minutes: make test starts it with the end-to-end units
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_maintenance_under_host_events_and_faults_keeps_every_receiver_and_records_every_command():
     run_state_machine_as_test(MaintenanceMachine, settings=settings.get_profile(PROFILE))
