@@ -1,14 +1,16 @@
 """The plan job's input checks: every record a usable v1 snapshot, one version of each, and the newest of each key.
 
 A bad record stops the job (PlanInputError) rather than plan a queue manager from half its state. The checks run on
-the executors; the driver collects counts, and at most a handful of example rows when the input is bad.
+the executors, inside the jobs that read the input: the driver learns their counts as observed metrics of those jobs
+(`first_read_metrics`), and only when the input is bad does it read again, to collect a handful of examples.
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
-from pyspark.sql import Column, DataFrame, Row, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -62,6 +64,8 @@ _RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known statu
 # the keys of a record whose keys have no quote or backslash, never text inside a string value. (A key with one is
 # not the contract's: it shows as another key, and the record is refused.)
 _JSON_KEY = r'"([^"\\]*+)"[ \t\r\n]*+:'
+# What follows each key in a list of keys as text: a quote, which no key matched by _JSON_KEY can hold.
+_END = '"'
 _KEY_PROBLEM = "a key of the contract is missing, or a key is not one of the contract's"
 _NOT_JSON = f"the line is not a valid JSON {SCHEMA_ID} record"
 _CORRUPT = "_corrupt_line"
@@ -73,15 +77,15 @@ def _count(array: Column) -> Column:
 
 def _flat_keys(keys: ContractKeys) -> str:
     assert all(shape not in (OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS) for _, shape, _ in keys)
-    return "".join(f"{key}," for key, _, _ in keys)
+    return "".join(f"{key}{_END}" for key, _, _ in keys)
 
 
 def _keys_in_order(keys: ContractKeys, value: Column | None) -> Column:
-    """The keys of a complete record in the order the model writes them, each followed by a comma."""
+    """The keys of a complete record in the order the model writes them, each followed by `_END`."""
     parts = []
     for key, shape, nested in keys:
         column = F.col(key) if value is None else value[key]
-        parts.append(F.lit(f"{key},"))
+        parts.append(F.lit(f"{key}{_END}"))
         if nested is None:  # a value, not an object
             continue
         if shape == OBJECT:
@@ -114,28 +118,32 @@ def key_problem() -> Column:
     The keys are compared as a sorted list, so that any key order is accepted; the order the model writes is tried
     first, because it needs no sort. Equal lists mean no key is missing and none is unknown. A key given twice in one
     object and missing from another object of the same kind is not detected. The keys added to v1 later
-    (`ADDED_KEYS`) are left out on both sides: a record written before them is complete without them.
+    (`ADDED_KEYS`) are left out on both sides: a record written before them is complete without them. In the model's
+    order they are cut out of the keys as text, by one regex: the sorted comparison filters them out of the list with
+    a lambda, which Spark interprets key by key (some 300 keys a record).
     """
     keys = contract_keys(with_added=False)
-    written = F.filter(
-        F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1), lambda key: ~key.isin(*sorted(ADDED_KEYS))
+    every_key = F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1)
+    added = "|".join(sorted(ADDED_KEYS))
+    as_written = F.regexp_replace(
+        F.concat(F.array_join(every_key, _END), F.lit(_END)), rf"(?<=^|{_END})(?:{added}){_END}", ""
     )
+    written = F.filter(every_key, lambda key: ~key.isin(*sorted(ADDED_KEYS)))
     counts: dict[str, list[Column]] = {}
     _key_counts(keys, None, F.lit(1), counts)
     expected_sorted = F.concat(
-        *[F.repeat(F.lit(f"{key},"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
+        *[F.repeat(F.lit(f"{key}{_END}"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
     )
-    as_written = F.concat(F.array_join(written, ","), F.lit(","))
-    sorted_written = F.concat(F.array_join(F.array_sort(written), ","), F.lit(","))
+    sorted_written = F.concat(F.array_join(F.array_sort(written), _END), F.lit(_END))
     return F.coalesce(
         F.when(as_written == _keys_in_order(keys, None), F.lit(False)).otherwise(sorted_written != expected_sorted),
         F.lit(True),
     )
 
 
-def record_problem() -> Column:
+def record_problem(receivers_missing: Column) -> Column:
     """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null here: the
-    keys of the records planned from are checked by the second read (`incomplete_lines`)."""
+    keys of the records planned from are checked by the second read (`newest_records`)."""
     checks = [
         (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
         (F.coalesce(F.length("run_id"), F.lit(0)) == 0, "run_id is missing"),
@@ -147,7 +155,7 @@ def record_problem() -> Column:
             F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")),
             "collected_at is not an ISO 8601 time with offset",
         ),
-        (F.col("receivers").isNull(), "receivers is missing"),
+        (receivers_missing, "receivers is missing"),
         *[
             (
                 F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | _bad_instant(F.col(f"{point}.at"))),
@@ -174,20 +182,8 @@ def receiver_problem(r: Column) -> Column:
     )
 
 
-# The second read of the input (newest_snapshots) is filtered on the run ids it needs, when there are at most this
-# many: the JSON reader then stops reading every other line at its run_id, before its receivers.
-MAX_PUSHED_RUN_IDS = 1000
-# ... and on the files that hold them, when there are at most this many.
-MAX_PUSHED_FILES = 10_000
-# The identities a read of the input is joined with are broadcast up to this many.
+# A read of the input is joined with the identities it must find, broadcast up to this many.
 MAX_BROADCAST_IDENTITIES = 1_000_000
-
-
-def _only_row(aggregate: DataFrame) -> Row:
-    """The one row of an aggregate without grouping (Spark types first() as optional: an empty frame has none)."""
-    row = aggregate.first()
-    assert row is not None, "an aggregate without grouping has exactly one row"
-    return row
 
 
 def parsed_lines(lines: DataFrame) -> DataFrame:
@@ -202,6 +198,11 @@ def parsed_lines(lines: DataFrame) -> DataFrame:
     ).select("record.*", "value", "source_file", "block_start")
 
 
+def folder_of(file: Column) -> Column:
+    """The folder a file is in, as Spark names it: a filter on it lets the reader skip the other folders' files."""
+    return F.regexp_extract(file, r"^(.*)/[^/]*$", 1)
+
+
 def checked_records(raw: DataFrame) -> DataFrame:
     """Per record, one row with its identity, file and `problem` (or null), plus one row per bad receiver.
 
@@ -209,20 +210,24 @@ def checked_records(raw: DataFrame) -> DataFrame:
     rather than tested with `exists`, whose lambda Spark interprets row by row (about 3x slower than the generated
     code of a filter on the exploded rows, with the same expressions). Everything about the record as a whole is
     computed after the filter: computed before the explode, the generated code would evaluate it once per receiver.
+    Nothing after the explode reads the receivers as a list, so that no exploded row carries a copy of it.
     """
-    exploded = raw.select("*", F.posexplode_outer("receivers").alias("position", "r"))
+    exploded = raw.select(
+        "*",
+        F.col("receivers").isNull().alias("receivers_missing"),
+        F.posexplode_outer("receivers").alias("position", "r"),
+    )
     first_row = F.coalesce(F.col("position") == 0, F.lit(True))
-    bad_receiver = F.coalesce(F.size("receivers") > 0, F.lit(False)) & receiver_problem(F.col("r"))
+    # posexplode_outer leaves the position null when the list is null or empty: only a listed receiver can be bad.
+    bad_receiver = F.col("position").isNotNull() & receiver_problem(F.col("r"))
     kept = exploded.select("*", first_row.alias("first_row"), bad_receiver.alias("bad_receiver")).where(
         F.col("first_row") | F.col("bad_receiver")
     )
+    problem = F.coalesce(
+        record_problem(F.col("receivers_missing")), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))
+    )
     return kept.select(
-        *KEY,
-        "run_id",
-        collected_us().alias("collected_us"),
-        "source_file",
-        "first_row",
-        F.coalesce(record_problem(), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))).alias("problem"),
+        *KEY, "run_id", collected_us().alias("collected_us"), "source_file", "first_row", problem.alias("problem")
     )
 
 
@@ -230,34 +235,6 @@ def _content_hash() -> Column:
     """Two native hashes of the whole record's JSON: a 96-bit key, compared only among records of one identity."""
     text = F.to_json(F.struct(*[F.col(field.name) for field in SNAPSHOT_SCHEMA.fields]))
     return F.struct(F.xxhash64(text).alias("xxhash64"), F.hash(text).alias("murmur3"))
-
-
-def records_of(raw: DataFrame, identities: DataFrame, located: DataFrame) -> tuple[DataFrame, int]:
-    """The records of `raw` with one of these identities, and how many identities that is.
-
-    An inner join, so the identities' other columns come along. `located` tells the files each identity was read
-    from: only those files are read again, and when the identities have few run ids, only lines of those run ids,
-    a filter the JSON reader applies as soon as it has read a line's run_id (it skips the rest of other lines).
-    """
-    per_run = identities.groupBy("run_id").count().limit(MAX_PUSHED_RUN_IDS + 1).collect()
-    files = (
-        located.join(identities, IDENTITY, "left_semi")
-        .select("source_file")
-        .distinct()
-        .limit(MAX_PUSHED_FILES + 1)
-        .collect()
-    )
-    records = raw
-    if len(files) <= MAX_PUSHED_FILES:
-        records = records.where(F.col("source_file").isin([row.source_file for row in files]))
-    if len(per_run) <= MAX_PUSHED_RUN_IDS:
-        records = records.where(F.col("run_id").isin([row.run_id for row in per_run]))
-        count = sum(row["count"] for row in per_run)
-    else:
-        count = identities.count()
-    if count <= MAX_BROADCAST_IDENTITIES:
-        identities = F.broadcast(identities)
-    return records.withColumn("collected_us", collected_us()).join(identities, IDENTITY), count
 
 
 def line_numbers(lines: DataFrame, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
@@ -296,11 +273,14 @@ def file_and_line(file: str, line: int | None) -> str:
     return f"{path}:{line}" if line is not None else path
 
 
+# --- the first read: every record checked, the newest snapshots of each key chosen ----------------------------------
+
+
 def located_snapshots(raw: DataFrame) -> DataFrame:
     """Per identity (key, run_id, collected_at) and file it was read from: its number of records, and whether one
-    is bad. Worth caching: `distinct_snapshots` and `newest_records` read it again."""
+    is bad."""
     return (
-        # Partitioned by key once: the aggregate here and the window of by_recency need no other shuffle.
+        # Partitioned by key once: the aggregate here and the windows of ranked_snapshots need no other shuffle.
         checked_records(raw)
         .repartition(*KEY)
         .groupBy(*IDENTITY, "source_file")
@@ -311,87 +291,137 @@ def located_snapshots(raw: DataFrame) -> DataFrame:
     )
 
 
-def distinct_snapshots(raw: DataFrame, located: DataFrame) -> tuple[DataFrame, bool]:
-    """One row per identity with its number of records, after stopping on bad records; and whether some identity
-    has several records.
+def ranked_snapshots(located: DataFrame) -> DataFrame:
+    """`located_snapshots` with, on each row, the recency of its identity, whether the identity has more than one
+    record (`repeated`), and whether the row is the identity's first file (`first_file`: one row per identity).
 
-    `located` is `located_snapshots(raw)`. The input is read once when it is good. The same run may be given twice,
-    e.g. in PATH and in --history. Two different records under one identity would make the current state depend on
-    read order, so they stop the job too: only identities given more than once are read again and compared, by a
-    hash of their whole content.
+    recency 1 is the current state of the key: the latest collected_at, ties broken by the greatest run_id. It is a
+    dense rank, so that the files of one identity share it and the next identity has the next rank.
     """
-    identities = located.groupBy(*IDENTITY).agg(F.sum("copies").alias("copies"), F.bool_or("bad").alias("bad"))
-    counts = _only_row(
-        identities.agg(
-            F.count(F.when(F.col("bad"), 1)).alias("bad"), F.count(F.when(F.col("copies") > 1, 1)).alias("repeated")
-        )
-    )
-    if counts.bad:
-        # The examples are gathered only now that a count says there are some: the input is read once more.
-        findings = (
-            checked_records(raw)
-            .where(F.col("problem").isNotNull())
-            .groupBy(*IDENTITY)
-            .agg(F.first("problem").alias("problem"), F.array_sort(F.collect_set("source_file")).alias("files"))
-            .limit(5)
-            .collect()
-        )
-        examples = "; ".join(f"{f.files} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem}" for f in findings)
-        raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {examples}")
-    if counts.repeated:
-        repeated, _ = records_of(raw, identities.where(F.col("copies") > 1).select(*IDENTITY), located)
-        findings = (
-            repeated.groupBy(*IDENTITY)
-            .agg(
-                F.count_distinct(_content_hash()).alias("versions"),
-                F.array_sort(F.collect_set("source_file")).alias("files"),
-            )
-            .where(F.col("versions") > 1)
-            .limit(5)
-            .collect()
-        )
-        if findings:
-            examples = "; ".join(f"{f.host}/{f.qmgr}/{f.qmgr_library} run {f.run_id} in {f.files}" for f in findings)
-            raise PlanInputError(
-                f"different snapshots with the same queue manager, run_id and collected_at: {examples}"
-            )
-    return identities, counts.repeated > 0
-
-
-def by_recency(snapshots: DataFrame) -> DataFrame:
-    """recency 1 is the current state of the key: the latest collected_at, ties broken by the greatest run_id."""
     newest_first = Window.partitionBy(*KEY).orderBy(F.col("collected_us").desc(), F.col("run_id").desc())
-    return snapshots.withColumn("recency", F.row_number().over(newest_first))
+    identity = Window.partitionBy(*IDENTITY)
+    return located.select(
+        "*",
+        F.dense_rank().over(newest_first).alias("recency"),
+        (F.sum("copies").over(identity) > 1).alias("repeated"),
+        (F.row_number().over(identity.orderBy("source_file")) == 1).alias("first_file"),
+    )
+
+
+def first_read_metrics(runs: int) -> list[Column]:
+    """Observed on `ranked_snapshots` as the first read runs: what the checks need to know, and where the window of
+    the newest `runs` snapshots of each key is, with no job of their own."""
+    in_window = F.col("recency") <= max(1, runs)
+    folder = folder_of(F.col("source_file"))
+    return [
+        F.count(F.when(F.col("bad"), 1)).alias("bad"),
+        F.count(F.when(F.col("repeated"), 1)).alias("repeated"),
+        F.count(F.when(in_window & F.col("first_file"), 1)).alias("expected"),
+        F.array_sort(F.collect_set(F.when(in_window, folder))).alias("window_folders"),
+        F.array_sort(F.collect_set(F.when(F.col("repeated"), folder))).alias("repeated_folders"),
+    ]
+
+
+class FirstRead(NamedTuple):
+    """What the first read of the input observed (`first_read_metrics`)."""
+
+    bad: int  # rows of identities with a bad record
+    repeated: int  # rows of identities with more than one record
+    expected: int  # snapshots in the window: the second read must find each
+    window_folders: list[str]
+    repeated_folders: list[str]
+
+    @classmethod
+    def of(cls, metrics: dict[str, Any]) -> FirstRead:
+        return cls(**{name: metrics[name] for name in cls._fields})
+
+
+def newest_window(ranked: DataFrame, *, runs: int) -> DataFrame:
+    """The rows of `ranked_snapshots` of the newest `runs` snapshots of each key (at least the current one): their
+    identity, recency, file and whether it is the identity's first file."""
+    return ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency", "source_file", "first_file")
+
+
+def refuse_bad_records(raw: DataFrame) -> None:
+    """Stop the job on the records that are not usable snapshots, with up to five examples: only once the first
+    read counted some, so the input is read once more only when it is bad."""
+    findings = (
+        checked_records(raw)
+        .where(F.col("problem").isNotNull())
+        .groupBy(*IDENTITY)
+        .agg(F.first("problem").alias("problem"), F.array_sort(F.collect_set("source_file")).alias("files"))
+        .limit(5)
+        .collect()
+    )
+    examples = "; ".join(f"{f.files} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem}" for f in findings)
+    raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {examples}")
+
+
+def refuse_different_copies(raw: DataFrame, folders: list[str], *, copies: int) -> None:
+    """Stop the job if two different records have one identity, compared by a hash of their whole content.
+
+    The same run may be given twice, e.g. in PATH and in --history. Two different records under one identity would
+    make the current state depend on read order. Only when the first read counted identities with more than one
+    record (`copies` rows), and only the folders holding them are read again.
+    """
+    records = raw.where(folder_of(F.col("source_file")).isin(folders)).withColumn("collected_us", collected_us())
+    repeated = records.groupBy(*IDENTITY).count().where(F.col("count") > 1).select(*IDENTITY)
+    if copies <= MAX_BROADCAST_IDENTITIES:
+        repeated = F.broadcast(repeated)
+    findings = (
+        records.join(repeated, IDENTITY)
+        .groupBy(*IDENTITY)
+        .agg(
+            F.count_distinct(_content_hash()).alias("versions"),
+            F.array_sort(F.collect_set("source_file")).alias("files"),
+        )
+        .where(F.col("versions") > 1)
+        .limit(5)
+        .collect()
+    )
+    if findings:
+        examples = "; ".join(f"{f.host}/{f.qmgr}/{f.qmgr_library} run {f.run_id} in {f.files}" for f in findings)
+        raise PlanInputError(f"different snapshots with the same queue manager, run_id and collected_at: {examples}")
+
+
+# --- the second read: the window's snapshots, as written -------------------------------------------------------------
 
 
 def _is_attached(receiver: Column) -> Column:
     return receiver["status"] == ReceiverStatus.ATTACHED
 
 
-def newest_window(ranked: DataFrame, *, runs: int) -> DataFrame:
-    """The identities and recency of the newest `runs` snapshots of each key (at least the current one). Worth
-    caching: `newest_records` reads it for the files and run ids to read again, then joins with it."""
-    return ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency")
-
-
 # What the plan carries for the people reading it (docs, section 5), of the current snapshot only.
 _SHOWN = ("damaged_objects", "asp_number", "asp_capacity_bytes", "asp_available_bytes")
 
 
-def newest_records(lines: DataFrame, window: DataFrame, located: DataFrame, *, repeated: bool) -> tuple[DataFrame, int]:
-    """The snapshots of `window`, read again from the input, and how many there must be.
+def window_lines(lines: DataFrame, window: DataFrame, first: FirstRead) -> DataFrame:
+    """The lines of the files that hold a snapshot of the window (`newest_window`). The folder filter lets the
+    reader list and open only the window's folders; the join leaves the other files of those folders unparsed."""
+    files = window.select("source_file").distinct()
+    if first.expected <= MAX_BROADCAST_IDENTITIES:
+        files = F.broadcast(files)
+    in_folders = lines.where(folder_of(F.col("source_file")).isin(first.window_folders))
+    return in_folders.join(files, "source_file", "left_semi")
+
+
+def newest_records(lines: DataFrame, window: DataFrame, *, expected: int) -> DataFrame:
+    """The snapshots of `window` (`newest_window`), read again from `lines`, every copy of each.
 
     Only the current one (recency 1) keeps its receivers and the other columns the plan needs; the older ones keep
     what the stuck alerts need. Partitioned by key, as everything derived from it.
 
-    These are the records the plan is made from, so they are read from the lines as written: a record that lacks a
-    key of the contract (the JSON reader would read it as null) stops the job, naming the file, line and field
-    (here for a repeated snapshot, by `refuse_changed_or_incomplete` for the others).
+    These are the records the plan is made from, so they are read from the lines as written: `incomplete_line` is
+    the line of a record that lacks a key of the contract (the JSON reader would read it as null), which stops the
+    job (`refuse_incomplete`).
     """
-    records, expected = records_of(parsed_lines(lines), window, located)
+    identities = window.where(F.col("first_file")).select(*IDENTITY, "recency")
+    if expected <= MAX_BROADCAST_IDENTITIES:
+        identities = F.broadcast(identities)
+    records = parsed_lines(lines).withColumn("collected_us", collected_us()).join(identities, IDENTITY)
     is_current = F.col("recency") == 1
     incomplete = F.when(F.col(_CORRUPT).isNotNull() | key_problem(), F.col("value"))
-    records = records.select(
+    return records.select(
         *IDENTITY,
         "recency",
         F.col("startup_recovery.receiver").alias("startup"),
@@ -404,20 +434,6 @@ def newest_records(lines: DataFrame, window: DataFrame, located: DataFrame, *, r
         "source_file",
         incomplete.alias("incomplete_line"),
     ).repartition(*KEY)
-    if repeated:
-        # Before identical copies become one: a copy that lacks a key stops the job whichever copy is kept.
-        refuse_incomplete(records, lines)
-    # Identical copies of one snapshot (checked above) are one.
-    return (records.dropDuplicates(IDENTITY) if repeated else records), expected
-
-
-def refuse_changed_or_incomplete(snapshots: DataFrame, lines: DataFrame, *, expected: int) -> None:
-    """Stop the job if a snapshot of `newest_records` lacks a key, or the input changed since it was first read."""
-    counts = _only_row(snapshots.agg(F.count(F.lit(1)).alias("found"), F.count("incomplete_line").alias("incomplete")))
-    if counts.incomplete:
-        refuse_incomplete(snapshots, lines)
-    if counts.found != expected:
-        raise PlanInputError(f"the input changed while it was read: {counts.found} of {expected} snapshots found again")
 
 
 def refuse_incomplete(records: DataFrame, lines: DataFrame) -> None:
@@ -439,3 +455,9 @@ def refuse_incomplete(records: DataFrame, lines: DataFrame) -> None:
         place = file_and_line(f.source_file, numbers.get((f.source_file, f.incomplete_line)))
         examples.append(f"{place} (run {f.run_id}, {f.host}/{f.qmgr}): {detail}")
     raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {_KEY_PROBLEM}: {'; '.join(examples)}")
+
+
+def refuse_changed(found: int, expected: int) -> None:
+    """Stop the job if the second read did not find every snapshot of the window: the input changed between reads."""
+    if found != expected:
+        raise PlanInputError(f"the input changed while it was read: {found} of {expected} snapshots found again")

@@ -4,14 +4,18 @@
 `spark_apps/plan_receivers.py` (the job's command line), or a Spark Connect session on a standing server
 (`mqjournal.planjob.run_plan_connect`, the DAG's plan task when a Spark Connect connection is set). The plan is
 DataFrame operations only, no Python UDF, so a Connect server needs no mqjournal code of its own. The few file
-operations outside DataFrames (is a location a folder, remove and write summary.json) go through the driver JVM's
-Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them through fsspec on the storage it
-shares with the server (`Files`).
+operations outside DataFrames (is a location a folder, remove and write summary.json, move the staged plan into
+place) go through the driver JVM's Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them
+through fsspec on the storage it shares with the server (`Files`).
+
+The job is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need is
+observed (`Observation`) in the jobs that read and write the data.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -23,29 +27,31 @@ from pyspark.sql import functions as F
 from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy
 from mqjournal.snapshot import SCHEMA_ID
-from mqjournal.sparkplan.amqjrninf import with_state_columns
 from mqjournal.sparkplan.checks import (
+    FirstRead,
     PlanInputError,
-    by_recency,
-    distinct_snapshots,
+    first_read_metrics,
     located_snapshots,
     newest_records,
     newest_window,
-    refuse_changed_or_incomplete,
+    ranked_snapshots,
+    refuse_bad_records,
+    refuse_changed,
+    refuse_different_copies,
+    refuse_incomplete,
+    window_lines,
 )
 from mqjournal.sparkplan.rules import (
-    chain_facts,
     chain_of,
-    next_name_taken,
+    current_snapshots,
     planned_receivers,
-    queue_manager_states,
+    queue_manager_totals,
     queue_managers_output,
-    receiver_figures,
+    receiver_totals,
     receivers_output,
-    recovery_stuck,
     summary,
 )
-from mqjournal.sparkplan.schema import EPOCH, MICROS, SNAPSHOT_SCHEMA
+from mqjournal.sparkplan.schema import EPOCH, IDENTITY, MICROS, SNAPSHOT_SCHEMA
 
 # The session's settings the plan relies on: times in UTC, and Parquet readers (pyarrow, pandas) see UTC timestamps,
 # not the legacy INT96. Runtime settings, so a Connect session takes them too.
@@ -61,6 +67,8 @@ SESSION_CONF = {
 class Files(Protocol):
     def is_folder(self, location: str) -> bool: ...
     def remove(self, directory: str, name: str) -> None: ...
+    def remove_folder(self, directory: str, name: str) -> None: ...
+    def rename(self, directory: str, name: str, new_name: str) -> None: ...
     def write_text(self, directory: str, name: str, text: str) -> None: ...
 
 
@@ -84,6 +92,17 @@ class HadoopFiles:
     def remove(self, directory: str, name: str) -> None:
         path, fs = self._path(directory, name)
         fs.delete(path, False)
+
+    def remove_folder(self, directory: str, name: str) -> None:
+        path, fs = self._path(directory, name)
+        fs.delete(path, True)
+
+    def rename(self, directory: str, name: str, new_name: str) -> None:
+        source, fs = self._path(directory, name)
+        target, _ = self._path(directory, new_name)
+        # Hadoop moves a folder into an existing target folder instead of replacing it: the caller removes it first.
+        if not fs.rename(source, target):
+            raise OSError(f"could not rename {source} to {target}")
 
     def write_text(self, directory: str, name: str, text: str) -> None:
         path, fs = self._path(directory, name)
@@ -117,6 +136,16 @@ class ClientFiles:
         fs, path = self._fs(f"{directory.rstrip('/')}/{name}")
         if fs.exists(path):
             fs.rm_file(path)
+
+    def remove_folder(self, directory: str, name: str) -> None:
+        fs, path = self._fs(f"{directory.rstrip('/')}/{name}")
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+
+    def rename(self, directory: str, name: str, new_name: str) -> None:
+        fs, source = self._fs(f"{directory.rstrip('/')}/{name}")
+        _, target = self._fs(f"{directory.rstrip('/')}/{new_name}")
+        fs.mv(source, target, recursive=True)
 
     def write_text(self, directory: str, name: str, text: str) -> None:
         fs, path = self._fs(f"{directory.rstrip('/')}/{name}")
@@ -211,58 +240,108 @@ def caching() -> Iterator[Callable[[DataFrame], DataFrame]]:
             frame.unpersist()
 
 
+def observation(spark: SparkSession, name: str) -> Any:
+    """A `pyspark.sql.Observation` of the session's kind. pyspark chooses the class by a flag of the whole process,
+    which the first Spark Connect session sets: a classic session in the same process needs the classic one."""
+    if is_connect(spark):
+        from pyspark.sql.connect.observation import Observation as ConnectObservation
+
+        return ConnectObservation(f"{name}-{uuid.uuid4().hex}")
+    from pyspark.sql.observation import Observation as ClassicObservation
+
+    classic = object.__new__(ClassicObservation)
+    ClassicObservation.__init__(classic, f"{name}-{uuid.uuid4().hex}")
+    return classic
+
+
+# The plan is written here first, and moved into place only once every check of the input has passed: the checks are
+# observed while the plan is written, so a bad input is known only then. Readers skip folders named with "_".
+STAGING = "_staging"
+OUTPUTS = ("receivers", "queue_managers")
+
+
 def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as_of: datetime) -> PlanTotals:
     files = files_of(spark)
-    as_of_us = (as_of - EPOCH) // MICROS
     # summary.json is written last: a plan that fails half way must not leave an earlier run's summary behind.
     files.remove(out, "summary.json")
-    # The input check reads with the JSON reader; the second read (newest_records) reads the same files as text,
-    # so that it sees the keys each record has and can name a bad line. Both must list the same files.
-    raw = read_inputs(spark, inputs, files)
-    lines = read_lines(spark, inputs, files)
-    listed, listed_again = set(raw.inputFiles()), set(lines.inputFiles())
-    if listed != listed_again:
-        changed = sorted(listed ^ listed_again)
-        raise PlanInputError(f"the input changed while it was listed: {changed[:5]} appeared or disappeared")
-    with caching() as keep:
-        # What only the selection of the newest snapshots reads is released once they are cached and checked.
-        with caching() as keep_while_selecting:
-            located = keep_while_selecting(located_snapshots(raw))
-            identities, repeated = distinct_snapshots(raw, located)
-            window = keep_while_selecting(newest_window(by_recency(identities), runs=policy.stuck_after_runs))
-            records, expected = newest_records(lines, window, located, repeated=repeated)
-            newest = keep(with_state_columns(records))
-            refuse_changed_or_incomplete(newest, lines, expected=expected)
-        current = newest.where(F.col("recency") == 1)
-        receivers = keep(chain_of(current))
-        states = keep(
-            queue_manager_states(
-                current,
-                chain_facts(receivers),
-                as_of_us=as_of_us,
-                skew_us=policy.clock_skew // MICROS,
-                max_age_us=policy.max_snapshot_age // MICROS,
-                alert_age_us=policy.recovery_point_alert_age // MICROS,
-            )
-        )
-        planned = keep(planned_receivers(receivers, states, policy=policy, as_of_us=as_of_us))
-
-        receivers_output(planned).write.mode("overwrite").parquet(f"{out}/receivers")
-        queue_managers = queue_managers_output(
-            states,
-            receiver_figures(planned),
-            next_name_taken(receivers),
-            recovery_stuck(newest, policy.stuck_after_runs),
-            as_of_us=as_of_us,
-        )
-        queue_managers.write.mode("overwrite").parquet(f"{out}/queue_managers")
-
-    # Totals come from what was written, so the summary cannot disagree with the Parquet.
-    result = summary(
-        spark.read.parquet(f"{out}/receivers"), spark.read.parquet(f"{out}/queue_managers"), as_of=as_of, policy=policy
-    )
+    files.remove_folder(out, STAGING)
+    try:
+        with caching() as keep:
+            result = _plan(spark, files, inputs, f"{out.rstrip('/')}/{STAGING}", policy, as_of, keep)
+        _publish(files, out)
+    finally:
+        files.remove_folder(out, STAGING)
     files.write_text(out, "summary.json", result.model_dump_json(indent=2) + "\n")
     return result
+
+
+def _publish(files: Files, out: str) -> None:
+    """Move the staged plan into place. queue_managers goes first and comes back last: a reader that finds it (the
+    fleet view lists plans by it) finds the receivers of the same plan."""
+    for name in reversed(OUTPUTS):
+        files.remove_folder(out, name)
+    for name in OUTPUTS:
+        files.rename(out, f"{STAGING}/{name}", name)
+
+
+def _plan(
+    spark: SparkSession,
+    files: Files,
+    inputs: list[str],
+    staging: str,
+    policy: Policy,
+    as_of: datetime,
+    keep: Callable[[DataFrame], DataFrame],
+) -> PlanTotals:
+    """Three jobs: the first read (every record checked, the window of newest snapshots cached), then the second
+    read with the receivers' plan, then the queue managers' plan from what the second read cached. Each check is
+    observed in the job that reads what it checks; a failed check stops the job before the plan is moved into place.
+    """
+    as_of_us = (as_of - EPOCH) // MICROS
+    runs = policy.stuck_after_runs
+    raw = read_inputs(spark, inputs, files)
+    first = observation(spark, "first-read")
+    ranked = ranked_snapshots(located_snapshots(raw)).observe(first, *first_read_metrics(runs))
+    window = keep(newest_window(ranked, runs=runs))
+    window.write.format("noop").mode("overwrite").save()
+    checked = FirstRead.of(first.get)
+    if checked.bad:
+        refuse_bad_records(raw)
+    if checked.repeated:
+        refuse_different_copies(raw, checked.repeated_folders, copies=checked.repeated)
+
+    lines = window_lines(read_lines(spark, inputs, files), window, checked)
+    read_again, found = observation(spark, "second-read"), observation(spark, "found")
+    records = newest_records(lines, window, expected=checked.expected).observe(
+        read_again, F.count("incomplete_line").alias("incomplete")
+    )
+    # Identical copies of one snapshot (refuse_different_copies checked them) are one, once each copy's keys are.
+    distinct = records.dropDuplicates(IDENTITY) if checked.repeated else records
+    newest = distinct.observe(found, F.count(F.lit(1)).alias("found"))
+    current = current_snapshots(
+        newest,
+        runs=runs,
+        as_of_us=as_of_us,
+        max_age_us=policy.max_snapshot_age // MICROS,
+        alert_age_us=policy.recovery_point_alert_age // MICROS,
+    )
+    planned = keep(
+        planned_receivers(chain_of(current), policy=policy, as_of_us=as_of_us, skew_us=policy.clock_skew // MICROS)
+    )
+
+    receiver_counts = observation(spark, "receivers")
+    receivers_output(planned).observe(receiver_counts, *receiver_totals()).write.mode("overwrite").parquet(
+        f"{staging}/receivers"
+    )
+    if read_again.get["incomplete"]:
+        refuse_incomplete(records, lines)
+    refuse_changed(found.get["found"], checked.expected)
+
+    queue_manager_counts = observation(spark, "queue-managers")
+    queue_managers_output(planned, as_of_us=as_of_us).observe(queue_manager_counts, *queue_manager_totals()).write.mode(
+        "overwrite"
+    ).parquet(f"{staging}/queue_managers")
+    return summary(receiver_counts.get, queue_manager_counts.get, as_of=as_of, policy=policy)
 
 
 def failure_text(exc: BaseException, locations: list[str]) -> tuple[str, bool]:

@@ -2,7 +2,8 @@
 
 Read the two side by side: each section here computes, per receiver or per queue manager key, the columns the
 function of the same name computes there for one snapshot. docs/planning-rules.md is the text of both; a property
-test holds them equal. Everything fleet-sized stays on the executors; only `summary` collects, a few rows.
+test holds them equal. Everything fleet-sized stays on the executors; the driver learns only the summary's totals,
+observed as the plan is written.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import operator
 from datetime import datetime
 from functools import reduce
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -19,7 +20,7 @@ from pyspark.sql import types as T
 from mqjournal.names import RECEIVER_KEPT_LENGTH, RECEIVER_NAME_PATTERN, RECEIVER_NUMBER_DIGITS, SEQUENCE_SIZE
 from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy
-from mqjournal.sparkplan.amqjrninf import STARS, collected_offset_us
+from mqjournal.sparkplan.amqjrninf import STARS, collected_offset_us, with_state_columns
 from mqjournal.sparkplan.schema import KEY, MICROS, POINTS, QUEUE_MANAGERS_COLUMNS, RECEIVERS_COLUMNS, micros
 from mqjournal.vocabulary import (
     BLOCK_ORDER,
@@ -36,38 +37,23 @@ from mqjournal.vocabulary import (
 
 # --- 1. the chain ---------------------------------------------------------------------------------------------
 
-# What chain_facts needs of the recovery points, carried on each exploded receiver as AMQJRNINF's columns are.
-_POINT_FACTS = ("startup_receiver", "startup_us", "media_receiver", "media_us")
-
 
 def chain_of(current: DataFrame) -> DataFrame:
-    """One row per receiver of each current snapshot, chain members numbered in attach order (`chain_position`).
+    """One row per receiver of each current snapshot (`current_snapshots`, whose columns each row keeps), chain
+    members numbered in attach order (`chain_position`). A snapshot without receivers keeps one row without one
+    (`listed_at` null), so that its queue manager is planned all the same.
 
     Names wrap, so they only break ties; the receiver's place in the snapshot breaks the last ties, as a stable
     sort of the snapshot's list would.
     """
-    exploded = current.select(
-        *KEY,
-        "amqjrninf_receiver",
-        "amqjrninf_library",
-        "needed_us",
-        *_POINT_FACTS,
-        F.col("journal.name").alias("journal_name"),
-        F.col("journal.library").alias("journal_library_of_qmgr"),
-        F.posexplode("receivers").alias("listed_at", "r"),
-    )
+    exploded = current.select("*", F.posexplode_outer("receivers").alias("listed_at", "r")).drop("receivers")
     is_member = (
         (F.col("r.journal") == F.col("journal_name"))
         & (F.col("r.journal_library") == F.col("journal_library_of_qmgr"))
         & F.col("r.attached_at").isNotNull()
     )
     receivers = exploded.select(
-        *KEY,
-        "amqjrninf_receiver",
-        "amqjrninf_library",
-        "needed_us",
-        *_POINT_FACTS,
-        "listed_at",
+        "*",
         F.col("r.name").alias("receiver"),
         F.col("r.library").alias("library"),
         F.col("r.status").alias("status"),
@@ -83,18 +69,19 @@ def chain_of(current: DataFrame) -> DataFrame:
         micros(F.col("r.saved_at")).alias("saved_us"),
         micros(F.col("r.attached_at")).alias("attached_us"),
         micros(F.col("r.detached_at")).alias("detached_us"),
-        is_member.alias("in_chain"),
-    )
-    in_chain = F.coalesce(F.col("in_chain"), F.lit(False))
+        F.coalesce(is_member, F.lit(False)).alias("in_chain"),
+    ).drop("r")
     # Non-members are numbered in a partition of their own, then dropped to null.
     attach_order = Window.partitionBy(*KEY, "in_chain").orderBy(
         "attached_us", F.col("first_sequence").asc_nulls_last(), "receiver", "listed_at"
     )
-    numbered = receivers.withColumn("in_chain", in_chain).withColumn(
-        "chain_position", F.when(in_chain, F.row_number().over(attach_order) - 1)
-    )
     before = {c: F.lag(c).over(attach_order) for c in ("receiver", "library", "next", "next_library", "last_sequence")}
-    return numbered.withColumn("link_broken", F.col("in_chain") & F.coalesce(_link_broken(before), F.lit(False)))
+    return receivers.withColumns(
+        {
+            "chain_position": F.when(F.col("in_chain"), F.row_number().over(attach_order) - 1),
+            "link_broken": F.col("in_chain") & F.coalesce(_link_broken(before), F.lit(False)),
+        }
+    )
 
 
 def _link_broken(a: dict[str, Column]) -> Column:
@@ -117,8 +104,10 @@ def _truncated(micros: Column, unit: int) -> Column:
     return micros - F.pmod(micros, F.lit(unit))
 
 
-def chain_facts(receivers: DataFrame) -> DataFrame:
-    """Per key, what sections 1 and 2 need of the chain: its length and links, and the positions by time and name."""
+def chain_facts() -> dict[str, Column]:
+    """Per key, what sections 1 and 2 need of the chain: its length and links, and the positions by time and name.
+    Window columns over the key's rows of `chain_of`: every row of a key gets them, with no join back."""
+    key = Window.partitionBy(*KEY)
     is_member = F.col("in_chain")
     is_attached_member = is_member & (F.col("status") == ReceiverStatus.ATTACHED)
     is_amqjrninf_receiver = (F.col("receiver") == F.col("amqjrninf_receiver")) & (
@@ -129,24 +118,24 @@ def chain_facts(receivers: DataFrame) -> DataFrame:
     attached_ms = _truncated(F.col("attached_us"), 1000)
 
     def by_time(moment: str) -> Column:
-        return F.max(F.when(is_member & (attached_ms <= F.col(moment)), position))
+        return F.max(F.when(is_member & (attached_ms <= F.col(moment)), position)).over(key)
 
     def named(receiver: str) -> Column:
-        return F.min(F.when(is_member & (F.col("receiver") == F.col(receiver)), position))
+        return F.min(F.when(is_member & (F.col("receiver") == F.col(receiver)), position)).over(key)
 
-    return receivers.groupBy(*KEY).agg(
-        F.count(F.when(is_member, 1)).alias("chain_length"),
-        F.bool_or("link_broken").alias("link_broken"),
-        F.count(F.when(is_attached_member, 1)).alias("attached_members"),
-        F.max(F.when(is_attached_member, position)).alias("attached_position"),
-        F.min(F.when(is_member, F.col("attached_us"))).alias("first_attached_us"),
-        by_time("needed_us").alias("by_time"),
-        F.min(F.when(is_member & is_amqjrninf_receiver, position)).alias("named_position"),
-        by_time("startup_us").alias("startup_by_time"),
-        named("startup_receiver").alias("startup_named"),
-        by_time("media_us").alias("media_by_time"),
-        named("media_receiver").alias("media_named"),
-    )
+    return {
+        "chain_length": F.count(F.when(is_member, 1)).over(key),
+        "links_broken": F.bool_or("link_broken").over(key),
+        "attached_members": F.count(F.when(is_attached_member, 1)).over(key),
+        "attached_position": F.max(F.when(is_attached_member, position)).over(key),
+        "first_attached_us": F.min(F.when(is_member, F.col("attached_us"))).over(key),
+        "by_time": by_time("needed_us"),
+        "named_position": F.min(F.when(is_member & is_amqjrninf_receiver, position)).over(key),
+        "startup_by_time": by_time("startup_us"),
+        "startup_named": named("startup_receiver"),
+        "media_by_time": by_time("media_us"),
+        "media_named": named("media_receiver"),
+    }
 
 
 def chain_is_broken() -> Column:
@@ -154,7 +143,7 @@ def chain_is_broken() -> Column:
     chain_length = F.coalesce(F.col("chain_length"), F.lit(0))
     one_attached = F.coalesce(F.col("attached_members"), F.lit(0)) == 1
     attached_is_last = F.col("attached_position").eqNullSafe(chain_length - 1)
-    return F.coalesce(F.col("link_broken"), F.lit(False)) | ~one_attached | ~attached_is_last
+    return F.coalesce(F.col("links_broken"), F.lit(False)) | ~one_attached | ~attached_is_last
 
 
 # --- 2. the oldest needed receiver ------------------------------------------------------------------------------
@@ -384,46 +373,41 @@ def successor(name: Column) -> Column:
     )
 
 
-def next_name_taken(receivers: DataFrame) -> DataFrame:
-    """Keys whose ATTACHED receiver's successor name is already a receiver of the same library."""
+def next_name_taken() -> Column:
+    """Aggregated over a key's rows of `chain_of`: its ATTACHED receiver's successor name is already a receiver of
+    the same library."""
     is_attached = F.col("status") == ReceiverStatus.ATTACHED
     is_receiver_name = F.col("receiver").rlike(rf"^{RECEIVER_NAME_PATTERN}\z")
-    attached = receivers.where(is_attached & is_receiver_name).select(
-        *KEY, successor(F.col("receiver")).alias("receiver"), "library"
+    successors = F.collect_set(
+        F.when(
+            is_attached & is_receiver_name,
+            F.struct(successor(F.col("receiver")).alias("receiver"), F.col("library").alias("library")),
+        )
     )
-    existing = receivers.select(*KEY, "receiver", "library")
-    return (
-        attached.join(existing, [*KEY, "receiver", "library"], "left_semi")
-        .select(*KEY)
-        .distinct()
-        .withColumn("next_receiver_name_taken", F.lit(True))
-    )
+    existing = F.collect_set(F.struct("receiver", "library"))
+    return F.size(F.array_intersect(successors, existing)) > 0
 
 
-def recovery_stuck(newest: DataFrame, runs: int) -> DataFrame:
+def recovery_stuck(runs: int) -> dict[str, Column]:
     """Per key, over the newest `runs` snapshots: STARTUP/MEDIA recovery point unchanged while receivers changed.
 
-    `newest` holds at least those snapshots, with their `startup`, `media` and sorted `attached_names`.
+    Window columns over the key's rows of `newest_records` (those snapshots, with their `startup`, `media` and sorted
+    `attached_names`), so that the current one carries them.
     """
-    window = newest.where(F.col("recency") <= runs).select(*KEY, "recency", "startup", "media", "attached_names")
-    facts = window.groupBy(*KEY).agg(
-        F.count(F.lit(1)).alias("runs_seen"),
-        # One point throughout: every run names one (count) and the least is the greatest (no distinct count, whose
-        # plan expands every row once per distinct column).
-        F.count("startup").alias("startup_named"),
-        (F.min("startup") == F.max("startup")).alias("startup_one_point"),
-        F.count("media").alias("media_named"),
-        (F.min("media") == F.max("media")).alias("media_one_point"),
-        F.first(F.when(F.col("recency") == 1, F.col("attached_names")), ignorenulls=True).alias("newest_attached"),
-        F.first(F.when(F.col("recency") == runs, F.col("attached_names")), ignorenulls=True).alias("oldest_attached"),
-    )
-    attached_changed = (F.col("runs_seen") == runs) & ~F.col("oldest_attached").eqNullSafe(F.col("newest_attached"))
+    key = Window.partitionBy(*KEY)
+    runs_seen = F.count(F.lit(1)).over(key)
+    newest_attached = F.first(F.when(F.col("recency") == 1, F.col("attached_names")), ignorenulls=True).over(key)
+    oldest_attached = F.first(F.when(F.col("recency") == runs, F.col("attached_names")), ignorenulls=True).over(key)
+    attached_changed = (runs_seen == runs) & ~oldest_attached.eqNullSafe(newest_attached)
 
     def stuck(point: str) -> Column:
-        named_every_run = F.col(f"{point}_named") == runs
-        return attached_changed & named_every_run & F.coalesce(F.col(f"{point}_one_point"), F.lit(False))
+        named_every_run = F.count(point).over(key) == runs
+        # One point throughout: every run names one (count) and the least is the greatest (no distinct count, whose
+        # plan expands every row once per distinct column).
+        one_point = F.min(point).over(key) == F.max(point).over(key)
+        return attached_changed & named_every_run & F.coalesce(one_point, F.lit(False))
 
-    return facts.select(*KEY, stuck("startup").alias("startup_stuck"), stuck("media").alias("media_stuck"))
+    return {"startup_stuck": stuck("startup"), "media_stuck": stuck("media")}
 
 
 def over_threshold() -> Column:
@@ -474,48 +458,99 @@ def damaged_objects() -> Column:
     return F.array_sort(F.array_distinct(named))
 
 
-def queue_manager_states(
-    current: DataFrame, facts: DataFrame, *, as_of_us: int, skew_us: int, max_age_us: int, alert_age_us: int
-) -> DataFrame:
+# What current_snapshots leaves out: only the plan's own columns of the snapshot go on with each receiver.
+_RAW = ("recency", "collected_at", "journal", "amqjrninf", *POINTS, "startup", "media", "attached_names")
+
+
+def current_snapshots(newest: DataFrame, *, runs: int, as_of_us: int, max_age_us: int, alert_age_us: int) -> DataFrame:
+    """The current snapshot of each key (recency 1 of `newest_records`), with what sections 2 and 4 need of it that
+    does not depend on its chain: computed once per snapshot, before its receivers are exploded."""
+    current = with_state_columns(newest.withColumns(recovery_stuck(runs)).where(F.col("recency") == 1))
+    checkpoint = F.struct(F.col("checkpoint.forced").alias("forced"), F.col("checkpoint.ok").alias("ok"))
+    return current.withColumns(
+        {
+            "checkpoint": checkpoint,
+            "journal_name": F.col("journal.name"),
+            "journal_library_of_qmgr": F.col("journal.library"),
+            "recovery_points": recovery_points_text(),
+            "startup_old": point_old("startup", alert_age_us),
+            "media_old": point_old("media", alert_age_us),
+            "damaged_objects": damaged_objects(),
+            "utc_offset_minutes": F.floor(collected_offset_us() / F.lit(60_000_000)).cast("long"),
+            "stale": (F.lit(as_of_us) - F.col("collected_us")) > F.lit(max_age_us),
+        }
+    ).drop(*_RAW)
+
+
+def queue_manager_states(*, skew_us: int) -> dict[str, Column]:
     """Per key: n (the oldest needed position), the block reasons, whether the queue manager is blocked, the
-    recovery points and whether they disagree with AMQJRNINF (docs, section 2)."""
-    joined = current.join(facts, KEY, "left")
+    holding point and whether the recovery points disagree with AMQJRNINF (docs, section 2). On the rows of
+    `chain_of` with `chain_facts`: the same on every row of a key."""
     needed = oldest_needed(skew_us=skew_us)
-    blocks = {
-        **needed.blocks,
-        BlockReason.SNAPSHOT_STALE: (F.lit(as_of_us) - F.col("collected_us")) > F.lit(max_age_us),
-        BlockReason.CHAIN_BROKEN: chain_is_broken(),
-    }
+    blocks = {**needed.blocks, BlockReason.SNAPSHOT_STALE: F.col("stale"), BlockReason.CHAIN_BROKEN: chain_is_broken()}
     block_reason = F.concat_ws(",", *[F.when(blocks[code], F.lit(code)) for code in BLOCK_ORDER])
-    return joined.select(
-        *KEY,
-        "run_id",
-        "collected_us",
-        "checkpoint",
-        "amqjrninf_usable",
-        "amqjrninf_stars",
-        "needed_us",
-        F.coalesce(F.col("chain_length"), F.lit(0)).cast("long").alias("chain_length"),
-        needed.position.alias("n"),
-        F.when(block_reason != "", block_reason).alias("block_reason"),
-        (block_reason != "").alias("blocked"),
-        needed.points_disagree.alias("points_disagree"),
-        recovery_points_text().alias("recovery_points"),
-        needed.holding_point.alias("holding_point"),
-        needed.holding_us.alias("holding_us"),
-        point_old("startup", alert_age_us).alias("startup_old"),
-        point_old("media", alert_age_us).alias("media_old"),
-        damaged_objects().alias("damaged_objects"),
-        F.floor(collected_offset_us() / F.lit(60_000_000)).cast("long").alias("utc_offset_minutes"),
-        "asp_number",
-        "asp_capacity_bytes",
-        "asp_available_bytes",
+    return {
+        "n": needed.position,
+        "block_reason": F.when(block_reason != "", block_reason),
+        "points_disagree": needed.points_disagree,
+        "holding_point": needed.holding_point,
+        "holding_us": needed.holding_us,
+    }
+
+
+# The columns of a key that its queue manager's row shows: the same on each of the key's rows of `planned_receivers`.
+_PER_KEY = (
+    "run_id",
+    "collected_us",
+    "checkpoint",
+    "amqjrninf_usable",
+    "amqjrninf_stars",
+    "needed_us",
+    "chain_length",
+    "n",
+    "block_reason",
+    "blocked",
+    "points_disagree",
+    "recovery_points",
+    "holding_point",
+    "holding_us",
+    "startup_old",
+    "media_old",
+    "startup_stuck",
+    "media_stuck",
+    "damaged_objects",
+    "utc_offset_minutes",
+    "asp_number",
+    "asp_capacity_bytes",
+    "asp_available_bytes",
+)
+# ... and what the plan needs of each receiver, for its row and the queue manager's figures.
+_PER_RECEIVER = (
+    "listed_at",
+    "receiver",
+    "library",
+    "in_chain",
+    "chain_position",
+    "status",
+    "size_bytes",
+    "threshold_kb",
+    "action",
+    "reason",
+    "attached_us",
+    "detached_us",
+    "saved_us",
+    "first_sequence",
+    "last_sequence",
+)
+
+
+def planned_receivers(receivers: DataFrame, *, policy: Policy, as_of_us: int, skew_us: int) -> DataFrame:
+    """Every row of `chain_of` with its key's state (sections 1 and 2) and its action and reason (section 3): one
+    pass over the rows, partitioned by key, with no join."""
+    with_facts = receivers.withColumns(chain_facts())
+    states = with_facts.withColumns(queue_manager_states(skew_us=skew_us)).withColumn(
+        "blocked", F.col("block_reason").isNotNull()
     )
-
-
-def planned_receivers(receivers: DataFrame, states: DataFrame, *, policy: Policy, as_of_us: int) -> DataFrame:
-    """Every receiver of `chain_of` with its action and reason (docs, section 3)."""
-    rows = receivers.join(states.select(*KEY, "n", "blocked"), KEY)
     site = SiteBackup(as_of_us, policy.site_save_min_age // MICROS) if policy.site_backup else None
     decision = F.when(~F.col("in_chain"), _pick(Action.KEEP, Reason.NOT_IN_CHAIN)).otherwise(
         decide(
@@ -525,10 +560,16 @@ def planned_receivers(receivers: DataFrame, states: DataFrame, *, policy: Policy
             site=site,
         )
     )
-    decided = rows.withColumn("decision", decision)
+    decided = states.withColumn("decision", decision)
     if site is not None:
         decided = decided.withColumn("decision", _oldest_first())
-    return decided.select("*", F.col("decision.action").alias("action"), F.col("decision.reason").alias("reason"))
+    return decided.select(
+        *KEY,
+        *_PER_KEY,
+        *[c for c in _PER_RECEIVER if c not in ("action", "reason")],
+        F.col("decision.action").alias("action"),
+        F.col("decision.reason").alias("reason"),
+    )
 
 
 def _oldest_first() -> Column:
@@ -546,39 +587,44 @@ def _oldest_first() -> Column:
 
 def receivers_output(planned: DataFrame) -> DataFrame:
     times = {f"{name}_at": F.timestamp_micros(f"{name}_us") for name in ("attached", "detached", "saved")}
-    return planned.select(*[times[c].alias(c) if c in times else F.col(c) for c in RECEIVERS_COLUMNS])
+    receivers = planned.where(F.col("listed_at").isNotNull())
+    return receivers.select(*[times[c].alias(c) if c in times else F.col(c) for c in RECEIVERS_COLUMNS])
 
 
-def receiver_figures(planned: DataFrame) -> DataFrame:
-    """Per key, over the planned receivers: the figures (docs, section 5), and what the alerts need of receivers."""
+def receiver_figures() -> dict[str, Column]:
+    """Per key, aggregated over its planned receivers: the figures (docs, section 5), and what the alerts need of
+    receivers."""
     action, size = F.col("action"), F.col("size_bytes")
     is_saving, is_deleting = action.isin(*SAVES), action.isin(*DELETES)
     is_attached = F.col("status") == ReceiverStatus.ATTACHED
     is_needed_member = F.col("in_chain") & (F.col("chain_position") >= F.col("n"))
     is_freed = F.col("status") == ReceiverStatus.FREED
-    return planned.groupBy(*KEY).agg(
-        F.count(F.when(is_saving, 1)).alias("receivers_to_save"),
-        F.sum(F.when(is_saving, size)).alias("bytes_to_save"),
-        F.count(F.when(is_deleting, 1)).alias("receivers_to_delete"),
-        F.sum(F.when(is_deleting, size)).alias("bytes_to_delete"),
-        F.max(F.when(F.col("chain_position") == F.col("n"), F.col("receiver"))).alias("member_at_n"),
-        F.bool_or(is_needed_member & is_freed).alias("needed_freed"),
+    return {
+        "receivers_to_save": F.count(F.when(is_saving, 1)),
+        "bytes_to_save": F.sum(F.when(is_saving, size)),
+        "receivers_to_delete": F.count(F.when(is_deleting, 1)),
+        "bytes_to_delete": F.sum(F.when(is_deleting, size)),
+        "member_at_n": F.max(F.when(F.col("chain_position") == F.col("n"), F.col("receiver"))),
+        "needed_freed": F.bool_or(is_needed_member & is_freed),
         # Any ATTACHED receiver counts: with two (a broken chain) the alert errs on the side of telling.
-        F.bool_or(is_attached & over_threshold()).alias("over_threshold"),
+        "over_threshold": F.bool_or(is_attached & over_threshold()),
+    }
+
+
+def queue_managers_output(planned: DataFrame, *, as_of_us: int) -> DataFrame:
+    """One row per key of `planned_receivers`: its state, the figures of its receivers, and its alerts."""
+    qm = planned.groupBy(*KEY).agg(
+        *[F.any_value(c).alias(c) for c in _PER_KEY],
+        *[column.alias(name) for name, column in receiver_figures().items()],
+        next_name_taken().alias("next_receiver_name_taken"),
     )
-
-
-def queue_managers_output(
-    states: DataFrame, figures: DataFrame, taken: DataFrame, stuck: DataFrame, *, as_of_us: int
-) -> DataFrame:
-    qm = states.join(figures, KEY, "left").join(taken, KEY, "left").join(stuck, KEY, "left")
     bytes_to_delete = F.coalesce(F.col("bytes_to_delete"), F.lit(0)).cast("long")
     columns = {
         "oldest_needed": F.when(F.col("amqjrninf_usable"), F.col("member_at_n")),
         "alerts": alerts_for(),
-        "receivers_to_save": F.coalesce(F.col("receivers_to_save"), F.lit(0)).cast("long"),
+        "receivers_to_save": F.col("receivers_to_save").cast("long"),
         "bytes_to_save": F.coalesce(F.col("bytes_to_save"), F.lit(0)).cast("long"),
-        "receivers_to_delete": F.coalesce(F.col("receivers_to_delete"), F.lit(0)).cast("long"),
+        "receivers_to_delete": F.col("receivers_to_delete").cast("long"),
         "bytes_to_delete": bytes_to_delete,
         "bytes_freed": bytes_to_delete,
         "oldest_needed_age_seconds": _floor_seconds(F.lit(as_of_us) - F.col("needed_us")),
@@ -597,39 +643,40 @@ def _floor_seconds(micros: Column) -> Column:
     return (whole.cast(T.DecimalType(38, 0)) / F.lit(1_000_000)).cast("long")
 
 
-def summary(receivers: DataFrame, queue_managers: DataFrame, *, as_of: datetime, policy: Policy) -> PlanTotals:
-    """`Plan.summary`: small aggregates only, in one job whose few rows (totals, one per action, one per alert code)
-    reach the driver."""
-    sums = queue_managers.agg(
+# --- the summary --------------------------------------------------------------------------------------------------
+
+_BYTES = ("bytes_to_save", "bytes_to_delete", "bytes_freed")
+
+
+def receiver_totals() -> list[Column]:
+    """`Plan.summary`'s receivers per action, observed on the receivers as they are written (no job of its own)."""
+    return [F.count(F.when(F.col("action") == action, 1)).alias(action) for action in Action]
+
+
+def queue_manager_totals() -> list[Column]:
+    """`Plan.summary`'s totals and queue managers per alert code, observed on the queue managers as they are
+    written (no job of its own)."""
+    return [
         F.count(F.lit(1)).alias("queue_managers"),
         F.count(F.when(F.col("blocked"), 1)).alias("blocked_queue_managers"),
-        *[F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in ("bytes_to_save", "bytes_to_delete", "bytes_freed")],
-    )
-    # One row per total, so that totals, actions and alerts come back in a single job.
-    names, values = [F.lit(c) for c in sums.columns], [F.col(c).cast("long") for c in sums.columns]
-    as_map = F.map_from_arrays(F.array(*names), F.array(*values))
-    totals = sums.select(F.lit("total").alias("kind"), F.explode(as_map).alias("name", "count"))
-    actions = (
-        receivers.groupBy(F.col("action").alias("name")).count().select(F.lit("action").alias("kind"), "name", "count")
-    )
-    alerts = (
-        queue_managers.select(F.explode("alerts").alias("name"))
-        .groupBy("name")
-        .count()
-        .select(F.lit("alert").alias("kind"), "name", "count")
-    )
-    found: dict[str, dict[str, int]] = {"total": {}, "action": {}, "alert": {}}
-    for row in totals.unionByName(actions).unionByName(alerts).collect():
-        found[row.kind][row.name] = row["count"]
+        *[F.coalesce(F.sum(c), F.lit(0)).cast("long").alias(c) for c in _BYTES],
+        *[F.count(F.when(F.array_contains("alerts", F.lit(alert)), 1)).alias(alert) for alert in Alert],
+    ]
+
+
+def summary(
+    receivers: dict[str, Any], queue_managers: dict[str, Any], *, as_of: datetime, policy: Policy
+) -> PlanTotals:
+    """`Plan.summary` from what was observed as the plan was written (`receiver_totals`, `queue_manager_totals`), so
+    that it cannot disagree with the Parquet. As the reference's, only the actions and alerts that occur."""
+    actions = {action: int(receivers[action]) for action in sorted(Action) if receivers[action]}
     return PlanTotals(
         as_of=as_of,
         policy=policy,
-        queue_managers=found["total"]["queue_managers"],
-        blocked_queue_managers=found["total"]["blocked_queue_managers"],
-        receivers=sum(found["action"].values()),
-        actions={Action(name): count for name, count in sorted(found["action"].items())},
-        alerts={Alert[name]: count for name, count in sorted(found["alert"].items())},
-        bytes_to_save=found["total"]["bytes_to_save"],
-        bytes_to_delete=found["total"]["bytes_to_delete"],
-        bytes_freed=found["total"]["bytes_freed"],
+        queue_managers=queue_managers["queue_managers"],
+        blocked_queue_managers=queue_managers["blocked_queue_managers"],
+        receivers=sum(actions.values()),
+        actions=actions,
+        alerts={alert: int(queue_managers[alert]) for alert in sorted(Alert) if queue_managers[alert]},
+        **{total: int(queue_managers[total]) for total in _BYTES},
     )
