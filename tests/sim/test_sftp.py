@@ -5,8 +5,6 @@ by CRTSAVF, then RSTOBJ from it."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from datetime import timedelta
 
 import paramiko
 import pytest
@@ -15,53 +13,7 @@ from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status, WithheldAuthority
 from mqjournal.sim.server import TransferFault
 from tests.conftest import Shell, SimFleet
-
-SAVF = "/QSYS.LIB/QGPL.LIB/RCVSAV.FILE"
-TARGET = "/QSYS.LIB/QGPL.LIB/RESTORE.FILE"
-
-
-def ok(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 0, err
-    return out
-
-
-@pytest.fixture
-def shell(sim_fleet: SimFleet) -> Shell:
-    """TEST's receivers after three hours of traffic, the detached ones saved into QGPL/RCVSAV."""
-    sim_fleet.host().advance(timedelta(hours=3))
-    shell = sim_fleet.connect()
-    ok(shell.cl("CRTSAVF FILE(QGPL/RCVSAV)"))
-    ok(
-        shell.cl(
-            f"SAVOBJ OBJ({' '.join(detached(sim_fleet))}) LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/RCVSAV)"
-        )
-    )
-    return shell
-
-
-@pytest.fixture
-def sftp(shell: Shell) -> Iterator[paramiko.SFTPClient]:
-    client = shell.client.open_sftp()
-    client.get_channel().settimeout(10)  # type: ignore[union-attr]
-    yield client
-    client.close()
-
-
-def detached(fleet: SimFleet) -> list[str]:
-    with fleet.host().lock:
-        receivers = fleet.host().partition.receivers_in("QMTEST")
-        return sorted(r.name for r in receivers if r.status is not Status.ATTACHED)
-
-
-def download(sftp: paramiko.SFTPClient, path: str = SAVF) -> bytes:
-    buffer = io.BytesIO()
-    sftp.getfo(path, buffer)
-    return buffer.getvalue()
-
-
-def upload(sftp: paramiko.SFTPClient, data: bytes, path: str = TARGET) -> None:
-    sftp.putfo(io.BytesIO(data), path)
+from tests.sim.savefiles import SAVF, TARGET, detached, download, ok, upload
 
 
 def save_file(fleet: SimFleet, name: str):

@@ -4,36 +4,11 @@ file's records are refused as they are written, and the save file then lists not
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import timedelta
-
-import paramiko
 import pytest
 
 from mqjournal.ibmi import commands
 from tests.conftest import Shell, SimFleet
-from tests.sim.test_sftp import TARGET, detached, download, ok, upload
-
-
-@pytest.fixture
-def shell(sim_fleet: SimFleet) -> Shell:
-    sim_fleet.host().advance(timedelta(hours=3))
-    shell = sim_fleet.connect()
-    ok(shell.cl("CRTSAVF FILE(QGPL/RCVSAV)"))
-    ok(
-        shell.cl(
-            f"SAVOBJ OBJ({' '.join(detached(sim_fleet))}) LIB(QMTEST) DEV(*SAVF) OBJTYPE(*JRNRCV) SAVF(QGPL/RCVSAV)"
-        )
-    )
-    return shell
-
-
-@pytest.fixture
-def sftp(shell: Shell) -> Iterator[paramiko.SFTPClient]:
-    client = shell.client.open_sftp()
-    client.get_channel().settimeout(10)  # type: ignore[union-attr]
-    yield client
-    client.close()
+from tests.sim.savefiles import TARGET, detached, download, ok, upload
 
 
 def listed(shell: Shell, name: str) -> list[tuple[str, str, str]]:
