@@ -19,6 +19,7 @@ from mqjournal.sim import savfdata
 from mqjournal.sim.model import JournalReceiver, SavedObject, Status
 from mqjournal.space import EXPECTED_RATIO
 from tests.conftest import Shell, SimFleet, fleet_config, serve
+from tests.sim.savefiles import ok
 
 SAVF = "/QSYS.LIB/QGPL.LIB/RCVSAV.FILE"
 
@@ -39,12 +40,6 @@ def real_size_fleet(tmp_path: Path, **system: object) -> Iterator[SimFleet]:
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[SimFleet]:
     yield from real_size_fleet(tmp_path)
-
-
-def ok(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 0, err
-    return out
 
 
 def detached(fleet: SimFleet) -> list[JournalReceiver]:
