@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
 import os
 import signal
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from mqjournal.backupstore import BackupStore
+    from mqjournal.ibmi.transport import IbmiSession
     from mqjournal.planrows import PlanTotals
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.plan import RecoveryPlan, Request
@@ -426,6 +429,80 @@ def _store_scrub(args: argparse.Namespace) -> int:
     return 0 if result.clean else 3
 
 
+def _store_drill(args: argparse.Namespace) -> int:
+    """Print the restore drill's sample; with --execute --yes, drill it: exit 0 when nothing is due, only the sample
+    was printed, or every copy passed; 3 when a copy failed, could not be drilled, or left its scratch save file."""
+    from pydantic import ValidationError
+
+    from mqjournal.backupstore import BackupStore, StoreUnavailable
+    from mqjournal.catalog import Catalog, display_url
+    from mqjournal.drill import run as drill_run
+    from mqjournal.drill.run import HostNotInFleet
+    from mqjournal.drill.sampling import Rule
+    from mqjournal.fleet import load_fleet
+    from mqjournal.recovery.connect import existing_catalog, fleet_session
+    from mqjournal.settings import DrillSettings, Settings
+
+    if args.execute and not args.yes:
+        return _bad_input("--execute writes scratch save files on the partitions: confirm it with --yes")
+    settings = Settings.from_env()
+    overrides = {"copies_per_run": args.copies, "max_gib_per_run": args.max_gib, "library": args.library}
+    try:
+        config = load_fleet(args.fleet)
+        drill = DrillSettings(**(settings.drill.model_dump() | {k: v for k, v in overrides.items() if v is not None}))
+    except ValidationError as exc:
+        return _bad_input(_describe(exc, args))
+    except OSError as exc:
+        return _bad_input(f"cannot read the fleet file {args.fleet}: {exc.strerror}")
+    location = args.store or settings.backup_store
+    try:
+        store = BackupStore(location, conn_id=args.conn_id if args.store else settings.backup_store_conn_id)
+    except StoreUnavailable as exc:
+        return _bad_input(str(exc))
+    if not store.exists():
+        return _bad_input(f"the backup store {display_url(str(location))} does not exist or cannot be read")
+    try:
+        catalog = Catalog(existing_catalog(args.catalog or settings.catalog_url))
+    except ValueError as exc:  # CatalogMissing too: an empty catalog would drill nothing and say so wrongly
+        return _bad_input(str(exc))
+    rule = Rule(copies_per_run=drill.copies_per_run, every=drill.every, max_bytes_per_run=drill.max_bytes)
+    sample = drill_run.sample(catalog, store.url, rule)
+    chosen = [c.key for c in sample.chosen]
+    if not args.execute or not chosen:
+        if args.json:
+            print(json.dumps({"sample": [dataclasses.asdict(c) for c in sample.chosen], "drilled": []}, default=str))
+        else:
+            print(drill_run.proposal_text(sample, store.url, drill.library), end="")
+            if chosen:
+                print("Nothing was drilled: add --execute --yes to drill these copies.")
+        return 0
+    audit = _audit_path(args)
+
+    def session_for(host: str) -> IbmiSession:
+        try:
+            return fleet_session(config, config.host(host), audit)
+        except KeyError:
+            raise HostNotInFleet(
+                f"host {host}",
+                f"the catalog has copies of its saves, but the fleet file {args.fleet} does not name it",
+                "add the host to the fleet file (or give the fleet file that names it) and drill again",
+            ) from None
+
+    results = drill_run.drill_keys(
+        catalog, store, chosen, run_id=args.run_id or _run_id("drill"), library=drill.library, session_for=session_for
+    )
+    bad = [r for r in results if r.outcome != "passed" or r.scratch_left]
+    if args.json:
+        drilled = [dataclasses.asdict(r) for r in results]
+        print(json.dumps({"sample": [dataclasses.asdict(c) for c in sample.chosen], "drilled": drilled}, default=str))
+    else:
+        passed = sum(r.outcome == "passed" for r in results)
+        print(f"{len(results)} cop{'y' if len(results) == 1 else 'ies'} drilled, {passed} passed")
+        for r in results:
+            print(f"- {r.line()}")
+    return 3 if bad else 0
+
+
 def _bad_input(message: str) -> int:
     print(f"{_prog}: {message}", file=sys.stderr)
     return 2
@@ -815,6 +892,46 @@ def _add_store(commands: _Commands) -> None:
     scrub.add_argument("--json", action="store_true", help="print the result as JSON")
     scrub.set_defaults(run=_store_scrub)
 
+    drill = actions.add_parser(
+        "drill",
+        help="restore drill: a sample of stored copies uploaded into scratch save files on their partitions",
+        description="Samples the stored copies due for a restore drill (unproven ones first, then never drilled, "
+        "then the least recently drilled) and prints what the drill would do, changing nothing. With --execute "
+        "--yes it drills them, as the mq_journal_restore_drill DAG does: per copy, CRTSAVF of a scratch save file "
+        "DRLnnnnnnn in the drill library on the copy's partition (reached as the fleet file says), the copy uploaded "
+        "into it, IBM i's object list (QSYS2.SAVE_FILE_OBJECTS) compared with the catalog, and the scratch save "
+        "file deleted; each outcome recorded in the catalog (docs/backup-store.md). Exit status: 0 nothing due, the "
+        "sample printed, or every copy passed; 3 a copy failed, could not be drilled or left its scratch save file "
+        "(named); 2 bad input; 1 the catalog failed.",
+    )
+    drill.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON): how to reach each host")
+    drill.add_argument(
+        "--execute", action="store_true", help="drill the sample (needs --yes); without it, print it only"
+    )
+    drill.add_argument("--yes", action="store_true", help="confirm --execute")
+    drill.add_argument(
+        "--store", metavar="URL", help="the backup store (default: the settings', $MQJOURNAL_BACKUP_STORE)"
+    )
+    drill.add_argument(
+        "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
+    )
+    drill.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    drill.add_argument(
+        "--copies", type=int, help="copies to drill at most (default: 2, $MQJOURNAL_DRILL_COPIES_PER_RUN)"
+    )
+    drill.add_argument(
+        "--max-gib", type=float, help="GiB to upload at most (default: 8, $MQJOURNAL_DRILL_MAX_GIB_PER_RUN)"
+    )
+    drill.add_argument(
+        "--library", help="the library of the scratch save files (default: QGPL, $MQJOURNAL_DRILL_LIBRARY)"
+    )
+    drill.add_argument(
+        "--run-id", type=_run_id_arg, help="the run id recorded in the catalog (default: drill_<UTC time>)"
+    )
+    drill.add_argument("--json", action="store_true", help="print the sample (and the drills) as JSON")
+    _audit_option(drill)
+    drill.set_defaults(run=_store_drill)
+
 
 def _add_schema(commands: _Commands) -> None:
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
@@ -833,7 +950,11 @@ class _LocalTimeFormatter(logging.Formatter):
 
 def _changes_hosts(args: argparse.Namespace) -> bool:
     """Commands that change a partition: their log shows each CL command sent and what IBM i answered."""
-    return args.command == "save-library" or (args.command == "recover" and args.execute)
+    return (
+        args.command == "save-library"
+        or (args.command == "recover" and args.execute)
+        or (args.command == "store" and args.action == "drill" and args.execute)
+    )
 
 
 def _set_up_logging(args: argparse.Namespace) -> None:

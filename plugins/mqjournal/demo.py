@@ -134,6 +134,10 @@ def airflow_environment(
             # a task's start later than Airflow's 5 s, four times over, and the task was killed before it ran (seen
             # 2026-11-27). Airflow's documented remedy for timeouts under load.
             "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "30",
+            # The demo's DAG files do not change while it runs: Airflow's 30 s re-parse forked a parser that imported
+            # every DAG file some 20 times a run, 74 CPU-s over the tests' two demos on 2 cores (process accounting,
+            # 2026-11-27). Parsed once at start, then every 10 minutes.
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "600",
             # Not the fixed 8793/8794: another Airflow (or demo) on this machine must not keep the logs from serving.
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),

@@ -204,3 +204,85 @@ def test_the_sample_prefers_a_claimed_copy_and_a_drill_run_does_not_repeat_it(si
     _drill(rebuilt, [key])
     # Proven now and drilled just now: not due again for 90 days.
     assert drill_run.sample(rebuilt.catalog, executor.store.url, rule).chosen == ()
+
+
+# --- `mqjournal store drill`: the same drill from the command line --------------------------------------------------
+
+
+def _drill_cli(sim_fleet: SimFleet, executor, tmp_path: Path, monkeypatch, hosts: list[dict] | None = None) -> list:
+    """The command's arguments for the executor's catalog and store, with a fleet file naming the simulated host (or
+    `hosts`)."""
+    import yaml
+
+    monkeypatch.setenv("MQJOURNAL_BACKUP_STORE", str(executor.store.root))
+    fleet = tmp_path / "drill-fleet.yaml"
+    named = hosts or [{"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "queue_managers": [{"name": "TEST"}]}]
+    fleet.write_text(yaml.safe_dump({"state_dir": str(sim_fleet.config.state_dir), "hosts": named}))
+    return [
+        "store",
+        "drill",
+        "--fleet",
+        str(fleet),
+        "--catalog",
+        executor.catalog.url,
+        "--audit",
+        str(tmp_path / "cli.jsonl"),
+    ]
+
+
+def test_store_drill_prints_the_sample_then_drills_it_and_records_the_outcome(
+    sim_fleet, executor, tmp_path, monkeypatch, capsys
+):
+    from mqjournal.cli import main
+
+    _, _, _, key = _saved(executor)
+    args = _drill_cli(sim_fleet, executor, tmp_path, monkeypatch)
+    audit = tmp_path / "cli.jsonl"
+
+    # Without --execute: the sample, and nothing sent to the partition.
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"`{key}`" in out and "1 copy to drill" in out and "add --execute --yes" in out
+    assert not audit.exists() and executor.catalog.drills() == []
+    assert main([*args, "--execute"]) == 2
+    assert "confirm it with --yes" in capsys.readouterr().err
+
+    assert main([*args, "--execute", "--yes", "--run-id", "drillcli"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 copy drilled, 1 passed") and f"PASSED: {key}" in out
+    (drilled,) = executor.catalog.drills()
+    assert (drilled.key, drilled.run_id, drilled.outcome) == (key, "drillcli", "passed")
+    # The scratch save file was created, listed and deleted, each command audited before it was sent; none is left.
+    sent = [(e.get("event", "outcome"), e["command"]) for e in read_events(audit)]
+    scratch = drilled.scratch.split("/")[1]
+    assert ("intent", next(c for _, c in sent if "CRTSAVF" in c and scratch in c)) in sent
+    assert any("DLTF" in c and scratch in c for _, c in sent)
+    assert _scratch_files(sim_fleet) == []
+    # Drilled now: nothing else is due.
+    assert main(args) == 0
+    assert "no stored copy is due for a restore drill" in capsys.readouterr().out
+
+
+def test_store_drill_of_a_host_the_fleet_file_does_not_name_is_not_made_and_exits_3(
+    sim_fleet, executor, tmp_path, monkeypatch, capsys
+):
+    from mqjournal.cli import main
+
+    _saved(executor)
+    args = _drill_cli(sim_fleet, executor, tmp_path, monkeypatch, hosts=[{"name": "ibmi9", "port": 1}])
+    assert main([*args, "--execute", "--yes"]) == 3
+    out = capsys.readouterr().out
+    assert "ERROR:" in out and "no session to ibmi1" in out and "does not name it" in out
+    (drilled,) = executor.catalog.drills()
+    assert drilled.outcome == "error" and drilled.scratch is None
+    assert _scratch_files(sim_fleet) == []
+
+
+def test_store_drill_refuses_a_catalog_that_does_not_exist(sim_fleet, executor, tmp_path, monkeypatch, capsys):
+    from mqjournal.cli import main
+
+    _saved(executor)
+    args = _drill_cli(sim_fleet, executor, tmp_path, monkeypatch)
+    args[args.index("--catalog") + 1] = str(tmp_path / "typo.db")
+    assert main(args) == 2
+    assert "typo.db" in capsys.readouterr().err and not (tmp_path / "typo.db").exists()

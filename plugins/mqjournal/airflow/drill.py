@@ -21,10 +21,8 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.drill import run as drill_run
 from mqjournal.drill.partition import DrillResult
-from mqjournal.drill.sampling import Rule, Sample
+from mqjournal.drill.sampling import Rule
 from mqjournal.errors import MqJournalError
-from mqjournal.sizefmt import size
-from mqjournal.timefmt import local_time
 
 log = logging.getLogger(__name__)
 
@@ -47,31 +45,9 @@ def propose(settings: Settings) -> dict[str, Any]:
     """The sample of this run and the gate's body, as XCom: {"keys", "body", "anything"}."""
     store = BackupStore.from_settings(settings)
     chosen = drill_run.sample(Catalog(settings.catalog_url), store.url, rule(settings))
-    body = gate_body(chosen, store.url, settings.drill.library)
+    body = drill_run.proposal_text(chosen, store.url, settings.drill.library)
     log.info("the restore drill proposal of this run:\n%s", body)
     return {"keys": [c.key for c in chosen.chosen], "body": body, "anything": bool(chosen.chosen)}
-
-
-def gate_body(sample: Sample, store_url: str, library: str) -> str:
-    lines = [
-        f"Restore drill: each copy below is uploaded from the backup store {store_url} into a new scratch save file "
-        f"(DRLnnnnnnn) in {library} on its partition, IBM i's list of what it holds (QSYS2.SAVE_FILE_OBJECTS) is "
-        "compared with the catalog, and the scratch save file is deleted (DLTF). Nothing else on the partition is "
-        "written or deleted. A claimed copy that passes is proven (restore_drill); one that fails counts no more.",
-        "",
-    ]
-    if not sample.chosen:
-        return "\n".join([*lines, sample.text()]) + "\n"
-    lines += [
-        "| host | queue manager | copy | save file | size | proof now | last drill |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in sample.chosen:
-        last = f"{local_time(c.last_drilled_at)} ({c.last_outcome})" if c.last_drilled_at else "never"
-        proof = "proven" if c.proven else "**unproven** (a claim, or a problem found)"
-        lines.append(f"| {c.host} | {c.qmgr} | `{c.key}` | {c.save_file} | {size(c.size_bytes)} | {proof} | {last} |")
-    lines += ["", sample.text()]
-    return "\n".join(lines) + "\n"
 
 
 def proposal_from_xcom(pulled: object) -> dict[str, Any]:

@@ -17,10 +17,17 @@ from mqjournal.drill.partition import DrillResult, drill_copy
 from mqjournal.drill.sampling import Candidate, Rule, Sample, choose, previous_run_keys
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.sizefmt import size
+from mqjournal.timefmt import local_time
 
 log = logging.getLogger(__name__)
 
 SessionFor = Callable[[str], AbstractContextManager[IbmiSession]]
+
+
+class HostNotInFleet(MqJournalError):
+    """The catalog holds copies of a host that the fleet file (how to reach each host) does not name: its copies'
+    drills cannot be made."""
 
 
 def candidates(catalog: Catalog, store_url: str) -> list[Candidate]:
@@ -59,6 +66,30 @@ def sample(catalog: Catalog, store_url: str, rule: Rule, now: datetime | None = 
         [(d.run_id, d.key, d.drilled_at) for d in catalog.drills() if d.store_url == store_url]
     )
     return choose(candidates(catalog, store_url), rule, now or datetime.now(UTC), previous)
+
+
+def proposal_text(sample: Sample, store_url: str, library: str) -> str:
+    """What a drill run of `sample` does and the copies it drills, as Markdown: the approval gate's body, and what
+    `mqjournal store drill` prints before it drills anything."""
+    lines = [
+        f"Restore drill: each copy below is uploaded from the backup store {store_url} into a new scratch save file "
+        f"(DRLnnnnnnn) in {library} on its partition, IBM i's list of what it holds (QSYS2.SAVE_FILE_OBJECTS) is "
+        "compared with the catalog, and the scratch save file is deleted (DLTF). Nothing else on the partition is "
+        "written or deleted. A claimed copy that passes is proven (restore_drill); one that fails counts no more.",
+        "",
+    ]
+    if not sample.chosen:
+        return "\n".join([*lines, sample.text()]) + "\n"
+    lines += [
+        "| host | queue manager | copy | save file | size | proof now | last drill |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in sample.chosen:
+        last = f"{local_time(c.last_drilled_at)} ({c.last_outcome})" if c.last_drilled_at else "never"
+        proof = "proven" if c.proven else "**unproven** (a claim, or a problem found)"
+        lines.append(f"| {c.host} | {c.qmgr} | `{c.key}` | {c.save_file} | {size(c.size_bytes)} | {proof} | {last} |")
+    lines += ["", sample.text()]
+    return "\n".join(lines) + "\n"
 
 
 def drill_keys(

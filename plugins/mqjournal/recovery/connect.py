@@ -48,21 +48,26 @@ class Setup:
     audit: Path
 
     def session(self) -> IbmiSession:
-        ssh = SshSettings.from_env()
-        return IbmiSession(
-            self.host.name,
-            self.config.user_for(self.host),
-            fleet_connector(self.config, self.host),
-            audit=AuditLog(self.audit),
-            command_timeout=ssh.command_timeout,
-            retry=RetryPolicy.of(ssh),
-            sql_runner=self.host.sql_runner,
-        )
+        return fleet_session(self.config, self.host, self.audit)
 
     @property
     def configured(self) -> bool:
         """Whether the fleet file names the queue manager under its host."""
         return any(q.name == self.qmgr.name for q in self.host.queue_managers)
+
+
+def fleet_session(config: FleetConfig, host: HostConfig, audit: Path) -> IbmiSession:
+    """A session to a host of the fleet file, with its client key and pinned host key, commands audited in `audit`."""
+    ssh = SshSettings.from_env()
+    return IbmiSession(
+        host.name,
+        config.user_for(host),
+        fleet_connector(config, host),
+        audit=AuditLog(audit),
+        command_timeout=ssh.command_timeout,
+        retry=RetryPolicy.of(ssh),
+        sql_runner=host.sql_runner,
+    )
 
 
 def setup(
