@@ -264,3 +264,22 @@ def test_execute_logs_each_cl_command_and_what_ibm_i_answered(cli, capsys, caplo
     logged = [r.getMessage() for r in caplog.records if r.name == "mqjournal.ibmi.transport"]
     assert "ibmi1: STRMQM MQMNAME('TEST')" in logged
     assert any(line.startswith("ibmi1:   CPC") for line in logged)
+
+
+def test_a_library_saved_before_any_receiver_was_detached_passes_its_restore_drill(cli, capsys):
+    """The catalog names no receiver in such a copy (only the attached one is in it): the drill must not mark the
+    library's backup as proving nothing."""
+    rig, base, _ = cli
+    assert main(["save-library", *base, "--save-library", "QGPL", "--run-id", "lib1"]) == 0
+    (stored,) = rig.catalog.stored_objects("ibmi1", "TEST")
+    assert stored.objects == ()
+    given = dict(zip(base[::2], base[1::2], strict=True))
+    drill = ["store", "drill", *(x for k in ("--fleet", "--catalog", "--audit") for x in (k, given[k]))]
+    capsys.readouterr()
+    assert main([*drill, "--execute", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"PASSED: {stored.key}" in out and "IBM i took it as a save file (QMTEST/AMQA000000)" in out
+    (drilled,) = rig.catalog.drills()
+    assert drilled.outcome == "passed"
+    (after,) = rig.catalog.stored_copies(rig.store.url)
+    assert after.problem is None and after.proves

@@ -109,7 +109,19 @@ def test_every_receiver_the_catalog_names_must_be_listed():
     assert judge(expected, expected).passed
     missing = judge(expected, {("QMTEST", "AMQA000001")})
     assert not missing.passed and "does not list QMTEST/AMQA000002" in (missing.problem or "")
-    assert not judge(expected, None).passed and not judge(set(), expected).passed
+    assert not judge(expected, None).passed
+
+
+def test_a_library_save_of_no_detached_receiver_passes_once_ibm_i_lists_it():
+    """SAVLIB before any receiver was detached: the catalog names no receiver in the copy (only the attached one is
+    in it). Failing the drill would mark the library's good backup as proving nothing."""
+    attached = {("QMTEST", "AMQA000000")}
+    verdict = judge(set(), attached)
+    assert verdict.passed and verdict.note == (
+        "the catalog names no receiver in this copy: IBM i took it as a save file (QMTEST/AMQA000000)"
+    )
+    assert judge(set(), set()).passed
+    assert not judge(set(), None).passed  # the list could not be read: nothing is known
 
 
 def test_receivers_listed_beyond_the_catalogs_are_noted_not_failed():
