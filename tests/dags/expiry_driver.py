@@ -13,8 +13,9 @@ saves, so the first round's save files are what the recovery rules no longer nee
 - rejected/TEST: the gate is answered Reject.
 The DAG runs once for approved and offpartition (answered Approve) and once for rejected. Before and after, this
 records per queue manager what the expiry planner proposes, the save files on the partition, the copies in the
-store, the catalog's discarded save files, and the gaps of every restore the recovery rules promise. Prints one
-RESULTS JSON line.
+store, the catalog's discarded save files, and the gaps of every restore the recovery rules promise. Then
+mq_journal_restore_drill runs on the same fleet, answered Reject and then Approve (its Sunday place, after the expiry;
+one Airflow and one fleet for both DAGs). Prints one RESULTS JSON line.
 """
 
 from __future__ import annotations
@@ -124,6 +125,37 @@ def main(workdir: Path) -> None:
             "labels": {f"{ti.task_id}[{ti.map_index}]": ti.rendered_map_index for ti in run.get_task_instances()},
         }
     results["after"] = {key: state(h, t, tz) for key, (h, t, tz) in targets.items()}
+
+    # The restore drill on the same fleet once expiry is done (its Sunday order): rejected, then approved.
+    drill_dag = bag.dags["mq_journal_restore_drill"]
+    for name, answer in (("drill_rejected", "Reject"), ("drill_approved", "Approve")):
+        responder = Responder("mq_journal_restore_drill", "approve", answer)
+        responder.start()
+        run = drill_dag.test()
+        responder.stop.set()
+        note = s.drill_note_file(run.run_id)
+        scratch = []
+        for host in HOSTS:
+            with service.hosts[host].state() as p:
+                scratch += [f"{host}:{k}" for k in p.save_files if k.split("/")[1].startswith("DRL")]
+        results[name] = {
+            "state": str(run.state),
+            "run_id": run.run_id,
+            "answered": responder.answered is not None,
+            "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in run.get_task_instances()},
+            "drills": [
+                {"key": d.key, "outcome": d.outcome, "scratch": d.scratch, "host": d.host}
+                for d in catalog.drills()
+                if d.run_id == run.run_id
+            ],
+            "scratch_left_on_hosts": scratch,
+            "note": note.read_text(encoding="utf-8") if note.is_file() else None,
+        }
+    results["stored_copies"] = {
+        c.stored.key: {"proves": c.proves, "proof": c.proof}
+        for c in catalog.stored_copies(store.url)
+        if c.stored.save_file_path not in catalog.discarded_save_files(c.stored.host)
+    }
     service.stop()
     print("RESULTS " + json.dumps(results, default=str))
 

@@ -1,8 +1,12 @@
 """mq_journal_backup_expiry on real Airflow and the simulator over SSH (issue 15, "Lifecycle"): with approval it
 deletes exactly what the recovery rules no longer need, on the partition and in the backup store, and a restore plan
-of every queue manager is gap-free before and after; rejected, it deletes nothing."""
+of every queue manager is gap-free before and after; rejected, it deletes nothing. Then mq_journal_restore_drill on
+the same fleet (issue 28): rejected, it drills nothing; approved, it drills the sample on the partitions, every copy
+passes, and no scratch save file is left."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -88,3 +92,34 @@ def test_a_rejected_run_deletes_nothing(e2e):
     assert after["copies_in_store"] == before["copies_in_store"] and after["discarded"] == before["discarded"] == []
     report = (workdir / "data" / "reports" / f"expiry_{safe(run['run_id'])}.md").read_text()
     assert "Outcome: rejected at the approval gate: nothing was deleted" in report
+
+
+# --- mq_journal_restore_drill on the same fleet, after the expiry ---------------------------------------------------
+
+
+def test_a_rejected_restore_drill_drills_nothing(e2e):
+    _, results = e2e
+    run = results["drill_rejected"]
+    assert run["answered"] and run["tasks"]["approve[-1]"] == "success", run
+    assert run["tasks"]["drill[-1]"] == "skipped" and run["drills"] == []
+    assert run["note"].startswith("rejected") and run["note"].endswith("nothing was drilled"), run["note"]
+
+
+def test_an_approved_restore_drill_drills_the_sample_on_the_partitions_and_every_copy_passes(e2e):
+    workdir, results = e2e
+    run = results["drill_approved"]
+    assert run["state"] == "success" and run["answered"], run
+    assert {t: run["tasks"][f"{t}[-1]"] for t in ("propose", "approve", "drill", "report")} == dict.fromkeys(
+        ("propose", "approve", "drill", "report"), "success"
+    )
+    # The default sample: two copies, neither discarded by the expiry that ran before; each passed, and its
+    # scratch save file was deleted.
+    drilled = run["drills"]
+    assert len(drilled) == 2 and {d["outcome"] for d in drilled} == {"passed"}, drilled
+    assert all(d["key"] in results["stored_copies"] and d["scratch"].split("/")[1].startswith("DRL") for d in drilled)
+    assert run["scratch_left_on_hosts"] == []
+    assert re.fullmatch(r"approved by [^:]+: 2 copies drilled, 2 passed", run["note"]), run["note"]
+    report = (workdir / "data" / "reports" / f"drill_{safe(run['run_id'])}.md").read_text()
+    assert all(f"PASSED: {d['key']}" in report for d in drilled)
+    # The rejected run drilled nothing, so this run's sample is the first drill of each of its copies.
+    assert all(results["stored_copies"][d["key"]]["proves"] for d in drilled)
