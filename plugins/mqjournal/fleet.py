@@ -204,6 +204,11 @@ class PartitionSystemConfig(_Config):
     withheld_authorities: list[WithheldAuthorityConfig] = Field(default_factory=list)
     libraries: list[ObjectName] = Field(default_factory=list, description="libraries an admin created (a save library)")
     clock_offset_seconds: float = Field(0, description="how far the partition's clock runs ahead of real time")
+    time_zone: ObjectName | None = Field(
+        None,
+        description="QTIMZON, the time zone description (sim/timezones.py: QN0500EST3, QP0100CET2, Q0000GMT2 have DST);"
+        " None: the one without DST for utc_offset (QP0100UTCS)",
+    )
     # How large the simulated save files are: what they save (the receivers' storage), less the save's data
     # compression, times this factor. 1.0 moves save files sized like their receivers (benches); a small factor
     # keeps tests and the demo fast with the same shape.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import jsonschema
@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from mqjournal import snapshot as contract
 from mqjournal.collection import collect_fleet
-from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
+from mqjournal.fleet import FleetConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig, load_fleet
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.sim.model import CommandFault
@@ -243,3 +243,35 @@ def test_an_object_amq7472_reports_damaged_is_collected_with_its_type_and_time(t
     assert [(d.object, d.object_type) for d in snap.damaged_objects] == [("APP.REQUEST.QUEUE", "LCLQ")]
     reports = [m.at for m in snap.messages if m.id == "AMQ7472"]
     assert snap.damaged_objects[0].reported_at == max(reports)
+
+
+def test_a_receiver_detached_before_a_dst_change_is_read_at_its_true_moment(tmp_path):
+    # New York's partition: EDT (-04:00) until 06:00 UTC on 1 November 2026, EST (-05:00) after; QUTCOFFSET is -0500
+    # when collected, so reading every time with it would age the receivers detached before the change an hour.
+    host = HostConfig(
+        name="ibmi1",
+        port=0,
+        utc_offset="-04:00",
+        system=PartitionSystemConfig(time_zone="QN0500EST3"),
+        queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)],
+    )
+    start = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
+    config = FleetConfig(state_dir=tmp_path / "state", start=start, hosts=[host]).resolved(tmp_path)
+    with serve(config, advance=timedelta(hours=6)) as fleet:
+        snapshots, failures = collect(fleet, tmp_path / "out", run_id="r1")
+        on_host = {r.name: r for r in fleet.host("ibmi1").partition.receivers_in("QMTEST")}
+    assert failures == []
+    (snap,) = snapshots
+    change = datetime(2026, 11, 1, 6, 0, tzinfo=UTC)
+    before = [r for r in snap.receivers if r.detached_at is not None and r.detached_at < change - timedelta(hours=1)]
+    assert before, "the test needs a receiver detached in EDT"
+    for r in snap.receivers:
+        for read, true in ((r.attached_at, on_host[r.name].attached_at), (r.detached_at, on_host[r.name].detached_at)):
+            if read is None or true is None:
+                assert read is None and true is None
+            elif change - timedelta(hours=1) <= true < change + timedelta(hours=1):
+                # 01:00-02:00 local happened twice: read as the later moment, so the receiver looks younger.
+                assert read - true in (timedelta(0), timedelta(hours=1))
+            else:
+                assert read == true
+    assert snap.collected_at.utcoffset() == timedelta(hours=-5)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from mqjournal.ibmi.readings import db2_time
+from mqjournal.ibmi.readings import UnknownTimeZone, db2_time, partition_zone
 
 CET = timezone(timedelta(hours=1))
 FORMAT = "%Y-%m-%d-%H.%M.%S.%f"
@@ -55,3 +55,40 @@ def test_a_db2_timestamp_reads_as_strptime_reads_it(text):
 
 def test_a_null_timestamp_is_none():
     assert db2_time(None, CET) is None
+
+
+# --- the offset in force at each time: QTIMZON's time zone description, not today's QUTCOFFSET ----------------------
+
+NEW_YORK_NOW = datetime(2026, 11, 23, 9, 0)  # EST, -05:00: QUTCOFFSET reads -0500 today
+
+
+def test_a_time_from_before_the_dst_change_reads_with_the_offset_then_in_force():
+    zone = partition_zone("QN0500EST3", "-0500", NEW_YORK_NOW)
+    detached = db2_time("2026-10-20-12.00.00.000000", zone)  # EDT then
+    assert detached == datetime(2026, 10, 20, 16, 0, tzinfo=UTC)
+    collected = db2_time("2026-11-23-09.00.00.000000", zone)
+    # Today's fixed offset would make it an hour older than it is.
+    assert collected - detached == timedelta(days=33, hours=22)
+
+
+def test_a_time_in_the_repeated_hour_reads_as_the_later_moment_so_the_receiver_looks_younger():
+    zone = partition_zone("QN0500EST3", "-0500", NEW_YORK_NOW)
+    # 01:30 on 1 November 2026 happened twice: 05:30 UTC (EDT) and 06:30 UTC (EST).
+    assert db2_time("2026-11-01-01.30.00.000000", zone) == datetime(2026, 11, 1, 6, 30, tzinfo=UTC)
+
+
+def test_a_description_without_dst_reads_with_its_fixed_offset():
+    zone = partition_zone("QP0100UTCS", "+0100", datetime(2026, 7, 1, 12, 0))
+    assert db2_time("2026-01-10-12.00.00.000000", zone) == datetime(2026, 1, 10, 11, 0, tzinfo=UTC)
+    assert partition_zone("Q0000UTC", "+0000", NEW_YORK_NOW).offset_at(NEW_YORK_NOW) == timedelta(0)
+
+
+@pytest.mark.parametrize("description", ["MYZONE", "QN0500EST", "", None])
+def test_a_description_whose_rules_are_not_known_is_refused_naming_qtimzon(description):
+    with pytest.raises(UnknownTimeZone, match="QTIMZON"):
+        partition_zone(description, "-0500", NEW_YORK_NOW)
+
+
+def test_a_description_that_disagrees_with_qutcoffset_is_refused():
+    with pytest.raises(UnknownTimeZone, match="QUTCOFFSET"):
+        partition_zone("QN0500EST3", "-0400", NEW_YORK_NOW)

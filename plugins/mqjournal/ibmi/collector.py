@@ -15,8 +15,15 @@ from datetime import datetime, timezone
 from mqjournal import mqmessages
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import asp, capabilities, commands
-from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results
-from mqjournal.ibmi.readings import cl_messages, db2_time
+from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results, value
+from mqjournal.ibmi.readings import (
+    PartitionZone,
+    UnknownTimeZone,
+    cl_messages,
+    db2_local_time,
+    db2_time,
+    partition_zone,
+)
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import (
     Checkpoint,
@@ -110,14 +117,15 @@ def read_state(
         statements.append(commands.journal_asp_usage(target.library, target.journal))
     clock, jrninf, chain, points, recent, *asp_result = _results(session, target, statements, expect=len(statements))
     usage = asp.from_result(asp_result[0]) if asp_result else None
-    collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], tz)
+    zone = _zone(target, _rows(target, clock, "the partition clock")[0])
+    collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], zone)
     checkpoint = checkpoint or Checkpoint(forced=False, ok=False)
     if checkpoint.ok:
         checkpoint = checkpoint.model_copy(update={"at": collected_at})
 
     raw = _amqjrninf(session, target, jrninf)
     latest = _latest_points(_rows(target, points, "AMQ7460/AMQ7462"), tz)
-    messages = [_message(row, tz) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)]
+    messages = [_message(row, zone) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)]
     try:
         # What the partition returned is validated by the contract, which refuses a missing value with its name.
         return Snapshot.model_validate(
@@ -132,7 +140,7 @@ def read_state(
                 "amqjrninf": raw,
                 "startup_recovery": latest.get("AMQ7460"),
                 "media_recovery": latest.get("AMQ7462"),
-                "receivers": [_receiver(row, tz) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
+                "receivers": [_receiver(row, zone) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
                 "messages": messages,
                 "damaged_objects": _damaged_objects(messages),
                 "asp_number": usage.asp_number if usage else None,
@@ -159,6 +167,20 @@ def _results(session: IbmiSession, target: Target, statements: list[str], *, exp
             "check that the db2 utility and the QSYS2 services are available to the user profile",
         )
     return results
+
+
+def _zone(target: Target, clock: Row) -> PartitionZone:
+    """The offset in force at each of this collection's times, from the time zone description read with the clock."""
+    try:
+        return partition_zone(clock.get("TIME_ZONE"), clock.get("UTC_OFFSET"), db2_local_time(value(clock, "NOW")))
+    except UnknownTimeZone as e:
+        raise CollectionFailed(
+            f"{target.qmgr} ({target.library})",
+            str(e),
+            "check QTIMZON with WRKSYSVAL QTIMZON and its description with WRKTIMZON; mqjournal reads the IBM-supplied"
+            " descriptions without DST (QN0500UTCS and the like) and those listed in docs/ibmi-interfaces.md; nothing"
+            " was written for this queue manager",
+        ) from e
 
 
 def _rows(target: Target, result: list[Row] | Db2Failure, what: str) -> list[Row]:
@@ -225,7 +247,7 @@ def _int(text: str | None) -> int | None:
     return None if text is None else int(text)
 
 
-def _receiver(row: Row, tz: timezone) -> Receiver:
+def _receiver(row: Row, tz: PartitionZone) -> Receiver:
     # A null where the contract needs a value (a name, a status) is refused by the model, naming the field.
     return Receiver.model_validate(
         {
@@ -262,7 +284,7 @@ def _damaged_objects(messages: list[QueueMessage]) -> list[DamagedObject]:
     ]
 
 
-def _message(row: Row, tz: timezone) -> QueueMessage:
+def _message(row: Row, tz: PartitionZone) -> QueueMessage:
     return QueueMessage.model_validate(
         {
             "id": row["MESSAGE_ID"],

@@ -88,6 +88,7 @@ class SimulatedHost:
             # /QOpenSys/usr/bin/db2 to qsh, so that a bare `db2` runs in the PASE shell.
             self.partition.db2_link = config.system.db2_link
             self.partition.digest_programs = list(config.system.digest_programs)
+            self.partition.time_zone = config.system.time_zone or ""
 
     def apply_system(self, config: HostConfig) -> None:
         """The fleet file's partition setup: release, the signed-on user profile, libraries an admin made, clock."""

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mqjournal.sim import timezones
 from mqjournal.sim.language import JobFormat
 
 
@@ -386,6 +387,8 @@ class Partition(_State):
     save_compression_ratios: dict[str, float] = Field(default_factory=dict)
     # How far the partition's clock runs ahead of real time (negative: behind), for the simulated wall clock.
     clock_offset_seconds: float = 0
+    # System value QTIMZON: the time zone description. "" (a state file from before): the fixed-offset one of `now`.
+    time_zone: str = ""
     user_profile: UserProfile = Field(default_factory=UserProfile)
     signed_on_users: list[str] = Field(default_factory=list)  # the profiles SSH signs on with (QSYS2.USER_INFO rows)
 
@@ -399,7 +402,18 @@ class Partition(_State):
         return JobFormat(j.language, j.date_format, j.date_separator, j.time_separator, self.now.tzinfo)
 
     def local_now(self) -> datetime:
-        return self.now.replace(tzinfo=None)
+        return self.local(self.now)
+
+    def local(self, moment: datetime) -> datetime:
+        """A moment as this partition's clock showed it then: local time without offset, DST included."""
+        return timezones.local(moment, self.time_zone_description())
+
+    def utc_offset_now(self) -> timedelta:
+        return timezones.offset_at(self.now, self.time_zone_description())
+
+    def time_zone_description(self) -> str:
+        offset = self.now.utcoffset()
+        return self.time_zone or timezones.fixed_offset_description(offset if offset is not None else timedelta(0))
 
     def queue_manager(self, name: str) -> QueueManager | None:
         return next((q for q in self.queue_managers if q.name == name), None)

@@ -29,9 +29,6 @@ _LOCAL_JOURNAL_OPTIONS = {
 }
 
 
-def _local(value: datetime | None) -> datetime | None:
-    """IBM i timestamps carry no offset: they are the partition's local time."""
-    return None if value is None else value.replace(tzinfo=None)
 
 
 class PartitionCatalog:
@@ -77,9 +74,9 @@ class PartitionCatalog:
                 "NUMBER_OF_JOURNAL_ENTRIES": r.entries,
                 "FIRST_SEQUENCE_NUMBER": r.first_sequence,
                 "LAST_SEQUENCE_NUMBER": r.last_sequence,
-                "ATTACH_TIMESTAMP": _local(r.attached_at),
-                "DETACH_TIMESTAMP": _local(r.detached_at),
-                "SAVE_TIMESTAMP": _local(r.saved_at),
+                "ATTACH_TIMESTAMP": self._local(r.attached_at),
+                "DETACH_TIMESTAMP": self._local(r.detached_at),
+                "SAVE_TIMESTAMP": self._local(r.saved_at),
                 "PREVIOUS_JOURNAL_RECEIVER": r.previous,
                 "PREVIOUS_JOURNAL_RECEIVER_LIBRARY": r.previous_library,
                 "NEXT_JOURNAL_RECEIVER": r.next,
@@ -136,7 +133,7 @@ class PartitionCatalog:
                     else language.text(m.id, data, CATALOG[m.id].text, job),
                     "MESSAGE_TOKENS": data or None,
                     "SEVERITY": m.severity,
-                    "MESSAGE_TIMESTAMP": _local(m.at),
+                    "MESSAGE_TIMESTAMP": self._local(m.at),
                     "MESSAGE_KEY": m.key.to_bytes(4, "big"),
                     "ASSOCIATED_MESSAGE_KEY": None,
                     "FROM_USER": m.from_user,
@@ -158,14 +155,22 @@ class PartitionCatalog:
                 "DATA_BINARY": space.data.encode("cp037"),
             }
 
+    def _local(self, value: datetime | None) -> datetime | None:
+        """IBM i timestamps carry no offset: they are the partition's local time then, DST included."""
+        return None if value is None else self.partition.local(value)
+
     def _system_values(self) -> Iterator[dict]:
-        offset = self.partition.now.utcoffset()
-        minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+        minutes = int(self.partition.utc_offset_now().total_seconds() // 60)
         sign = "+" if minutes >= 0 else "-"
         yield {
             "SYSTEM_VALUE_NAME": "QUTCOFFSET",
             "CURRENT_NUMERIC_VALUE": None,
             "CURRENT_CHARACTER_VALUE": f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}",
+        }
+        yield {
+            "SYSTEM_VALUE_NAME": "QTIMZON",
+            "CURRENT_NUMERIC_VALUE": None,
+            "CURRENT_CHARACTER_VALUE": self.partition.time_zone_description(),
         }
         yield {
             "SYSTEM_VALUE_NAME": "QDATETIME",
@@ -191,11 +196,11 @@ class PartitionCatalog:
                 "OBJLIB": r.library,
                 "OBJTYPE": "*JRNRCV",
                 "OBJATTRIBUTE": None,
-                "OBJCREATED": _local(r.created_at),
+                "OBJCREATED": self._local(r.created_at),
                 "OBJSIZE": r.size_bytes,
                 "OBJOWNER": r.owner,
                 "OBJTEXT": r.text or None,
-                "SAVE_TIMESTAMP": _local(r.saved_at),
+                "SAVE_TIMESTAMP": self._local(r.saved_at),
             }
         for j in p.journals.values():
             yield {
@@ -213,7 +218,7 @@ class PartitionCatalog:
                 "OBJLIB": s.library,
                 "OBJTYPE": "*FILE",
                 "OBJATTRIBUTE": "SAVF",
-                "OBJCREATED": _local(s.created_at),
+                "OBJCREATED": self._local(s.created_at),
                 "OBJSIZE": s.size_bytes,
                 "OBJOWNER": "MQADMIN",
                 "OBJTEXT": s.text or None,
