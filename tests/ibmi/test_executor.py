@@ -152,3 +152,69 @@ def test_without_a_policy_the_save_uses_the_default_compression(sim_fleet, execu
     to_save, _ = planned(executor)
     (save_file,) = executor.save(to_save, save_library="QGPL").save_files
     assert sim_fleet.host().partition.save_files[save_file].compression == Policy().save_compression == "*LOW"
+
+
+def _refuse_dltjrnrcv(sim_fleet, receiver: str, escape: list[str], *diagnostics: list[str]) -> None:
+    from mqjournal.sim.model import CommandFault
+
+    with sim_fleet.host().state() as partition:
+        partition.faults.commands.append(
+            CommandFault(
+                pattern=f"DLTJRNRCV JRNRCV\\(QMTEST/{receiver}",
+                msg_id=escape[0],
+                tokens=escape[1:],
+                diagnostics=list(diagnostics),
+            )
+        )
+
+
+def _delete_operation(executor, receiver: str):
+    return next(o for o in executor.catalog.operations("ibmi1") if o.kind == "delete" and o.receivers == receiver)
+
+
+def _audited_dltjrnrcv(executor, receiver: str) -> dict:
+    from mqjournal.ibmi.audit import read_audit
+
+    return next(
+        r for r in read_audit(executor.session.audit.path) if f"DLTJRNRCV JRNRCV(QMTEST/{receiver})" in r["command"]
+    )
+
+
+def test_a_dltjrnrcv_refused_with_a_diagnostic_then_cpf2125_keeps_the_receiver_and_says_why_and_what_to_do(
+    sim_fleet, executor
+):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    refused = to_delete[1]
+    _refuse_dltjrnrcv(sim_fleet, refused, ["CPF2125"], ["CPF7024", refused, "QMTEST"])
+    result = executor.delete(to_delete, policy=Policy())
+
+    assert result.deleted == to_delete[:1] and set(to_delete[1:]) <= set(receivers_on_host(sim_fleet))
+    (receiver, why) = result.failed
+    assert receiver == refused and result.kept[0] == (refused, f"DLTJRNRCV failed: {why}")
+    assert f"QMTEST/{refused}" in why and "an older receiver of its chain is still on the host" in why
+    # The diagnostic gives the reason; the escape only sums up and is not what the operator reads.
+    assert f"CPF7024: Receiver {refused} in QMTEST not deleted" in why and "No objects deleted" not in why
+    assert "What to do: let the next run delete the older receivers first" in why
+    operation = _delete_operation(executor, refused)
+    assert (operation.state, operation.detail) == ("failed", why)
+    assert _audited_dltjrnrcv(executor, refused)["msg_ids"] == ["CPF7024", "CPF2125"]
+
+
+def test_a_dltjrnrcv_refused_with_message_ids_nobody_knows_is_still_a_refusal_that_keeps_the_receiver(
+    sim_fleet, executor
+):
+    to_save, to_delete = planned(executor)
+    executor.save(to_save, save_library="QGPL")
+    refused = to_delete[0]
+    # Neither ID means anything to the client: the non-zero exit alone makes it a refusal.
+    _refuse_dltjrnrcv(sim_fleet, refused, ["CPF2117", "", "", "JRNRCV", "0", "1"], ["CPF3202", refused, "QMTEST"])
+    result = executor.delete(to_delete, policy=Policy())
+
+    assert result.deleted == [] and set(to_delete) <= set(receivers_on_host(sim_fleet))
+    (receiver, why) = result.failed
+    assert receiver == refused and [name for name, _ in result.kept] == to_delete
+    assert why.startswith(f"IBM i refused to delete QMTEST/{refused}, which is kept. It said: CPF3202: ")
+    assert "What to do: read the messages above" in why and "run the delete step again" in why
+    assert _delete_operation(executor, refused).state == "failed"
+    assert not executor.catalog.deletions_for("ibmi1", "QMTEST")

@@ -193,14 +193,22 @@ def chain(sim_fleet: SimFleet):
     return shell
 
 
-def test_dltjrnrcv_refuses_the_attached_receiver(chain):
-    status, _, err = chain.cl(f"DLTJRNRCV JRNRCV(QMTEST/{attached(chain)})")
-    assert status != 0 and "CPF7022" in err
+def test_dltjrnrcv_refuses_the_attached_receiver_with_a_diagnostic_then_no_objects_deleted(chain):
+    # As IBM i's DLT commands end a refusal: the diagnostic naming the reason, then the escape that sums up.
+    name = attached(chain)
+    status, out, err = chain.cl(f"DLTJRNRCV JRNRCV(QMTEST/{name})")
+    assert (status, out) == (255, "")
+    assert err.splitlines() == [
+        f"CPF7022: Receiver {name} in QMTEST attached to journal AMQAJRN in QMTEST; receiver not deleted.",
+        "CPF2125: No objects deleted.",
+    ]
 
 
-def test_dltjrnrcv_refuses_a_receiver_that_is_not_the_oldest(chain):
+def test_dltjrnrcv_refuses_a_receiver_that_is_not_the_oldest_with_a_diagnostic_then_no_objects_deleted(chain):
     status, _, err = chain.cl("DLTJRNRCV JRNRCV(QMTEST/AMQA000001) DLTOPT(*IGNINQMSG)")
-    assert status != 0 and "CPF7024" in err
+    assert status != 0
+    assert [line.split(":")[0] for line in err.splitlines()] == ["CPF7024", "CPF2125"]
+    assert "AMQA000001 in QMTEST not deleted" in err.splitlines()[0]
     assert "AMQA000001" in [r["JOURNAL_RECEIVER_NAME"] for r in receivers(chain)]
 
 
@@ -235,7 +243,10 @@ def test_dltjrnrcv_of_a_never_saved_receiver_waits_on_cpa7025_until_the_operator
     host.reply(key, "C")
     worker.join(10)
     status, _, err = outcome["r"]
-    assert status != 0 and "CPF7021" in err
+    assert status != 0 and err.splitlines() == [
+        "CPF7021: Receiver AMQA000000 in QMTEST not deleted.",
+        "CPF2125: No objects deleted.",
+    ]
     assert receivers(other)[0]["JOURNAL_RECEIVER_NAME"] == "AMQA000000"
 
 

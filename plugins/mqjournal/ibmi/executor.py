@@ -37,6 +37,7 @@ from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.hostdigest import HostDigestError
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
+from mqjournal.ibmi.refusals import refusal
 from mqjournal.ibmi.savefiles import create_save_file, save_file_sizes
 from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
 from mqjournal.ibmi.transport import CommandOutput, CommandTimedOut, OutcomeUnknown
@@ -280,7 +281,9 @@ class Executor(HostContext):
             out = self.session.run(
                 commands.delete_receiver(receiver.library, receiver.name, ignore_inquiry=ignore_inquiry)
             )
-            ok, message = out.exit_status == 0, _messages(out)
+            ok = out.exit_status == 0
+            # A refusal whatever its message IDs (those DLTJRNRCV sends are not verified): its reasons are reported.
+            message = _messages(out) if ok else str(refusal(receiver.library, receiver.name, out))
         except OutcomeUnknown as lost:
             # The answer was lost: the host says whether it happened.
             ok = receiver.name not in receivers_by_name(self.live(), receiver.library)

@@ -183,11 +183,11 @@ def dltjrnrcv(partition: Partition, command: ClCommand, log: JobLog, job: str) -
         raise escape("CPF9803", "", name, library)
     # DLTJRNRCV's restrictions (IBM CL reference, DLTJRNRCV: "must not be attached to a local journal"; "must not be
     # in the middle of a chain of online receivers ... must be deleted in the same order in which they were
-    # detached") are verified; the escape IDs sent for them are not (see their catalogue entries).
+    # detached") are verified; the message IDs sent for them are not (see their catalogue entries).
     if receiver.status is Status.ATTACHED:
-        raise escape("CPF7022", name, library, receiver.journal or "", receiver.journal_library or "")
+        raise _not_deleted(log, "CPF7022", name, library, receiver.journal or "", receiver.journal_library or "")
     if not jrn.is_oldest_in_chain(partition, receiver):
-        raise escape("CPF7024", name, library)
+        raise _not_deleted(log, "CPF7024", name, library)
 
     def delete() -> None:
         # No completion message: success is the absence of an escape (and the receiver gone from the directory).
@@ -206,7 +206,7 @@ def dltjrnrcv(partition: Partition, command: ClCommand, log: JobLog, job: str) -
         if reply.upper() == "I":
             delete()
         else:
-            raise escape("CPF7021", name, library)
+            raise _not_deleted(log, "CPF7021", name, library)
 
     if partition.inquiry_reply == "*DFT":
         # Public CL that relies on INQMSGRPY(*DFT) expects the default reply of CPA7025 to be I (delete anyway):
@@ -215,6 +215,17 @@ def dltjrnrcv(partition: Partition, command: ClCommand, log: JobLog, job: str) -
         return
     receiver.locked_by_job = job
     raise InquiryWait(message_key=inquiry.key, resume=answer)
+
+
+# A refused DLTJRNRCV ends as IBM i's DLT commands do: the diagnostic that gives the reason, then one escape that only
+# sums up. CPF2125 "No objects deleted." is that escape for DLT commands (its text is in IBM/JTOpen); that DLTJRNRCV
+# sends it, and the IDs of the diagnostics, are assumed (docs/ibmi-interfaces.md): clients must not key off them.
+NOT_DELETED_ESCAPE = "CPF2125"
+
+
+def _not_deleted(log: JobLog, diagnostic: str, *tokens: object) -> CommandError:
+    log.send(diagnostic, *tokens)
+    return CommandError(log.send(NOT_DELETED_ESCAPE), log.messages)
 
 
 # --- save files, save and restore ---------------------------------------------------------------------------

@@ -106,8 +106,9 @@ _CPD0030_DE = (
 )
 _DLTJRNRCV_IDS = (
     _DLTJRNRCV + " and http://www.goto400.com/clcommand/DLTJRNRCV.htm (the restriction is "
-    "verified). The escape ID and wording are the simulator's: the command's 'Error "
-    "messages' list was not retrievable here, and no public capture of this refusal was found"
+    "verified). Sent as a diagnostic followed by escape CPF2125, the shape of IBM i's DLT commands (issue #29); "
+    "the ID, wording and that shape are the simulator's: the command's 'Error messages' list was not retrievable "
+    "here, and no public capture of this refusal was found"
 )
 
 
@@ -267,11 +268,12 @@ _DEFS: tuple[MessageDef, ...] = (
         40,
         "No objects deleted.",
         True,
-        "IBM/JTOpen test noise list 'CPF2125:  No objects deleted.'; MONMSG CPF2125 after DLTJRNRCV in public CL",
+        "IBM/JTOpen test noise list 'CPF2125:  No objects deleted.'; MONMSG CPF2125 after DLTJRNRCV in public CL. "
+        "The simulator ends every refused DLTJRNRCV with it, after the diagnostic giving the reason (assumed)",
     ),
     _m(
         "CPF7021",
-        "ESCAPE",
+        "DIAGNOSTIC",
         40,
         "Receiver &1 in &2 not deleted.",
         False,
@@ -280,7 +282,7 @@ _DEFS: tuple[MessageDef, ...] = (
     ),
     _m(
         "CPF7022",
-        "ESCAPE",
+        "DIAGNOSTIC",
         40,
         "Receiver &1 in &2 attached to journal &3 in &4; receiver not deleted.",
         False,
@@ -288,7 +290,7 @@ _DEFS: tuple[MessageDef, ...] = (
     ),
     _m(
         "CPF7024",
-        "ESCAPE",
+        "DIAGNOSTIC",
         40,
         "Receiver &1 in &2 not deleted; receivers must be deleted in the order detached.",
         False,

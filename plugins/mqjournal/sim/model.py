@@ -308,6 +308,9 @@ class CommandFault(_State):
     msg_id: str
     tokens: list[str] = Field(default_factory=list)
     times: int = 1
+    # Sent before the escape, each [msg_id, *tokens]: how a real refusal gives its reason (a DLT command's
+    # diagnostics before CPF2125), so clients can be tried on shapes and IDs the simulator's commands never send.
+    diagnostics: list[list[str]] = Field(default_factory=list)
 
 
 class HostFaults(_State):

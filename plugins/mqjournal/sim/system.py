@@ -23,7 +23,7 @@ from mqjournal.sim.clcommands import COMMANDS, InquiryWait, Spec
 from mqjournal.sim.clparse import ClCommand, ClSyntaxError, parse
 from mqjournal.sim.joblog import CommandError, JobLog, escape
 from mqjournal.sim.language import JobFormat
-from mqjournal.sim.messages import CATALOG, Message
+from mqjournal.sim.messages import CATALOG, Message, render
 from mqjournal.sim.model import Partition
 from mqjournal.sim.protocol import ExecResult
 
@@ -101,4 +101,5 @@ def _injected_fault(partition: Partition, text: str) -> None:
                 partition.faults.commands.remove(fault)
             elif fault.times > 1:
                 fault.times -= 1
-            raise escape(fault.msg_id, *fault.tokens)
+            diagnostics = [render(msg_id, *tokens) for msg_id, *tokens in fault.diagnostics]
+            raise CommandError(render(fault.msg_id, *fault.tokens), diagnostics)
