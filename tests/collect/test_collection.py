@@ -275,3 +275,30 @@ def test_a_receiver_detached_before_a_dst_change_is_read_at_its_true_moment(tmp_
             else:
                 assert read == true
     assert snap.collected_at.utcoffset() == timedelta(hours=-5)
+
+
+def test_a_time_zone_description_without_known_rules_is_read_with_todays_offset_and_said(tmp_path, caplog):
+    # Japan's IBM-supplied description (no DST) is not in the client's table of rules: the collection goes on with
+    # QUTCOFFSET, as before, and says so, rather than stopping the fleet's maintenance.
+    host = HostConfig(
+        name="ibmi1",
+        port=0,
+        utc_offset="+09:00",
+        system=PartitionSystemConfig(time_zone="QP0900JST"),
+        queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)],
+    )
+    config = FleetConfig(state_dir=tmp_path / "state", hosts=[host]).resolved(tmp_path)
+    with (
+        caplog.at_level("WARNING", logger="mqjournal.ibmi.collector"),
+        serve(config, advance=timedelta(hours=3)) as fleet,
+    ):
+        snapshots, failures = collect(fleet, tmp_path / "out", run_id="r1")
+        on_host = {r.name: r for r in fleet.host("ibmi1").partition.receivers_in("QMTEST")}
+    assert failures == []
+    (snap,) = snapshots
+    assert snap.collected_at.utcoffset() == timedelta(hours=9)
+    assert [(r.attached_at, r.detached_at) for r in snap.receivers] == [
+        (on_host[r.name].attached_at, on_host[r.name].detached_at) for r in snap.receivers
+    ]
+    (warning,) = [r.getMessage() for r in caplog.records if "QTIMZON" in r.getMessage()]
+    assert "QP0900JST" in warning and "TEST (QMTEST)" in warning and "QUTCOFFSET +09" in warning

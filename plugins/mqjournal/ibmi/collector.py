@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -23,6 +24,7 @@ from mqjournal.ibmi.readings import (
     db2_local_time,
     db2_time,
     partition_zone,
+    utc_offset,
 )
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import (
@@ -39,6 +41,8 @@ from mqjournal.snapshot import (
 # JOURNAL_RECEIVER_INFO.SIZE is read as kilobytes, like THRESHOLD (IBM's column text was not retrievable).
 SIZE_UNIT_BYTES = 1024
 DEFAULT_LOOKBACK_DAYS = 7
+
+log = logging.getLogger(__name__)
 
 
 class CollectionFailed(MqJournalError):
@@ -125,7 +129,9 @@ def read_state(
 
     raw = _amqjrninf(session, target, jrninf)
     latest = _latest_points(_rows(target, points, "AMQ7460/AMQ7462"), tz)
-    messages = [_message(row, zone) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)]
+    messages = [
+        _message(row, zone) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)
+    ]
     try:
         # What the partition returned is validated by the contract, which refuses a missing value with its name.
         return Snapshot.model_validate(
@@ -170,17 +176,26 @@ def _results(session: IbmiSession, target: Target, statements: list[str], *, exp
 
 
 def _zone(target: Target, clock: Row) -> PartitionZone:
-    """The offset in force at each of this collection's times, from the time zone description read with the clock."""
+    """The offset in force at each of this collection's times, from the time zone description read with the clock.
+
+    A description whose rules mqjournal does not know (a site's own, or an IBM one outside its table such as
+    QP0900JST) is read with today's QUTCOFFSET, as before descriptions were read, and said in the log: stopping the
+    collection would stop the fleet's maintenance while the journal fills its ASP, and no safety rule rests on an hour
+    (a receiver is needed by the names in AMQJRNINF and AMQ7460/AMQ7462, saved by a save file's object list)."""
+    offset = clock.get("UTC_OFFSET")
     try:
-        return partition_zone(clock.get("TIME_ZONE"), clock.get("UTC_OFFSET"), db2_local_time(value(clock, "NOW")))
+        return partition_zone(clock.get("TIME_ZONE"), offset, db2_local_time(value(clock, "NOW")))
     except UnknownTimeZone as e:
-        raise CollectionFailed(
-            f"{target.qmgr} ({target.library})",
-            str(e),
-            "check QTIMZON with WRKSYSVAL QTIMZON and its description with WRKTIMZON; mqjournal reads the IBM-supplied"
-            " descriptions without DST (QN0500UTCS and the like) and those listed in docs/ibmi-interfaces.md; nothing"
-            " was written for this queue manager",
-        ) from e
+        log.warning(
+            "%s (%s): %s; its times are read with today's QUTCOFFSET %s, so a time from before a DST change may be an "
+            "hour off. Check QTIMZON (WRKSYSVAL QTIMZON, WRKTIMZON); docs/ibmi-interfaces.md lists the descriptions "
+            "read with their rules",
+            target.qmgr,
+            target.library,
+            e,
+            offset,
+        )
+        return PartitionZone(str(clock.get("TIME_ZONE") or "").strip().upper(), fixed=utc_offset(offset))
 
 
 def _rows(target: Target, result: list[Row] | Db2Failure, what: str) -> list[Row]:
