@@ -29,8 +29,6 @@ _LOCAL_JOURNAL_OPTIONS = {
 }
 
 
-
-
 class PartitionCatalog:
     """Implements protocol.SqlCatalog for one partition (read while the partition's lock is held)."""
 
