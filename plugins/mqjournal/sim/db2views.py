@@ -201,8 +201,8 @@ VIEWS: dict[str, dict[str, Db2Type]] = {
         "MESSAGE_TOKENS": Db2Type("VARBINARY", 4096),
     },
     "QSYS2.SYSTEM_VALUE_INFO": {
-        "SYSTEM_VALUE_NAME": NAME,  # assumed
-        "CURRENT_NUMERIC_VALUE": BIGINT,  # assumed
+        "SYSTEM_VALUE_NAME": NAME,  # doc
+        "CURRENT_NUMERIC_VALUE": BIGINT,  # doc, nullable
         "CURRENT_CHARACTER_VALUE": VARGRAPHIC(3840),  # doc, CCSID(1200) (ssw_ibm_i_75 rzajqviewsysvalinfo)
     },
     "SYSIBM.SYSDUMMY1": {"IBMREQD": CHAR1},
