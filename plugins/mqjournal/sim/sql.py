@@ -739,7 +739,7 @@ def _casts_to_character(code: str) -> tuple[str, dict[str, Db2Type]]:
     return "".join(out), declared
 
 
-def _to_character(value: object, length: int | None, ccsid: int) -> object:
+def _to_character(value: object, length: int | None, ccsid: int) -> str | bytes | None:
     """A value cast to character in `ccsid`: graphic text converted, what the CCSID lacks substituted, cut to
     `length` (bytes for UTF-8, characters otherwise). Bit data stays bit data."""
     if value is None or isinstance(value, bytes):
@@ -837,7 +837,7 @@ def _register_functions(conn: sqlite3.Connection) -> None:
             return None
         return str(haystack).find(str(needle), max(start, 1) - 1) + 1
 
-    functions: dict[str, tuple[int, Callable[..., str | int | None]]] = {
+    functions: dict[str, tuple[int, Callable[..., str | bytes | int | None]]] = {
         "_DB2_ADD": (3, _add_duration),
         "TIMESTAMP": (1, timestamp),
         "DATE": (1, date_of),
