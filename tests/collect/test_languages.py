@@ -13,6 +13,7 @@ import pytest
 
 from mqjournal import mqmessages
 from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
+from mqjournal.ibmi.commands import as_text
 from tests.collect.test_collection import collect
 from tests.conftest import SimFleet, fleet_config, serve
 
@@ -63,7 +64,7 @@ def test_the_texts_differ_but_the_recovery_point_is_read_from_the_tokens(three_l
     german = next(s for s in snapshots if s.host == "german")
     shell = three_languages.connect("german")
     (row,) = shell.sql(
-        "SELECT MESSAGE_TEXT, HEX(MESSAGE_TOKENS) AS TOKENS FROM QSYS2.MESSAGE_QUEUE_INFO"
+        f"SELECT {as_text('MESSAGE_TEXT')}, HEX(MESSAGE_TOKENS) AS TOKENS FROM QSYS2.MESSAGE_QUEUE_INFO"
         " WHERE MESSAGE_QUEUE_LIBRARY = 'QMTEST' AND MESSAGE_ID = 'AMQ7460'"
         " ORDER BY MESSAGE_TIMESTAMP DESC FETCH FIRST 1 ROWS ONLY"
     )
@@ -93,3 +94,12 @@ def test_cpi70e3_is_detected_on_a_german_partition_by_its_replacement_data(three
 
     current = next(r for r in snapshot.receivers if r.status == "ATTACHED")
     assert stop_messages(snapshot, current)
+
+
+def test_the_snapshot_keeps_each_message_text_as_the_job_shows_it(three_languages: SimFleet, tmp_path):
+    # The collector casts MESSAGE_TEXT (VARGRAPHIC CCSID 1200) to character: uncast, the simulator answers UTF-16 hex.
+    snapshots, failures = collect(three_languages, tmp_path / "out", run_id="r1")
+    assert failures == []
+    german = next(s for s in snapshots if s.host == "german")
+    startup = [m.text for m in german.messages if m.id == "AMQ7460"]
+    assert startup and all(text.startswith("Startpunkt") for text in startup)

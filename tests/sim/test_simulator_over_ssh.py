@@ -11,6 +11,7 @@ import paramiko
 import pytest
 
 from mqjournal import mqmessages
+from mqjournal.ibmi.commands import as_text
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.sim import mq
 from mqjournal.sim.service import SimulatorService
@@ -42,7 +43,7 @@ def oldest_needed(shell) -> str | None:
 
 def messages(shell, queue: str, msg_id: str) -> list[dict]:
     return shell.sql(
-        "SELECT MESSAGE_ID, MESSAGE_TEXT FROM QSYS2.MESSAGE_QUEUE_INFO"
+        f"SELECT MESSAGE_ID, {as_text('MESSAGE_TEXT')} FROM QSYS2.MESSAGE_QUEUE_INFO"
         f" WHERE MESSAGE_QUEUE_NAME = '{queue}' AND MESSAGE_ID = '{msg_id}'"
     )
 
@@ -104,7 +105,7 @@ def test_a_taken_next_name_stops_switching_with_cpi70e3(sim_fleet: SimFleet):
     current = next(r for r in receivers(shell) if r["STATUS"] == "ATTACHED")
     assert int(current["SIZE"]) > 3 * int(current["THRESHOLD"])  # it keeps growing past its threshold
     (message,) = shell.sql(
-        "SELECT MESSAGE_TEXT, HEX(MESSAGE_TOKENS) AS TOKENS FROM QSYS2.MESSAGE_QUEUE_INFO"
+        f"SELECT {as_text('MESSAGE_TEXT')}, HEX(MESSAGE_TOKENS) AS TOKENS FROM QSYS2.MESSAGE_QUEUE_INFO"
         " WHERE MESSAGE_QUEUE_NAME = 'QSYSOPR' AND MESSAGE_ID = 'CPI70E3'"
     )
     # IBM's text names no journal; the replacement data does (mqmessages.py).

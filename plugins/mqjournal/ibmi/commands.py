@@ -140,12 +140,34 @@ def read_mqs_ini() -> Command:
 
 # --- SQL ----------------------------------------------------------------------------------------------------
 
+# Columns IBM documents as graphic (UTF-16, CCSID 1200), with their documented lengths. How the db2 utility prints
+# an uncast graphic column was not found anywhere, so every statement casts them to character first (`as_text`).
+# MESSAGE_QUEUE_INFO.MESSAGE_TEXT: VARGRAPHIC(1024) CCSID 1200 (ssw_ibm_i_74/76 rzajqviewmessagequeueinfo);
+# SYSTEM_VALUE_INFO.CURRENT_CHARACTER_VALUE: VARGRAPHIC(3840) CCSID(1200) (ssw_ibm_i_75 rzajqviewsysvalinfo).
+GRAPHIC_COLUMNS: dict[str, int] = {"MESSAGE_TEXT": 1024, "CURRENT_CHARACTER_VALUE": 3840}
+# EBCDIC US/Canada: a single-byte CCSID, so each UTF-16 code unit becomes at most one byte and VARCHAR(n) holds all
+# of a VARGRAPHIC(n); and a CCSID every IBM i converts to and from, so the utility can show it in any job CCSID. A
+# character outside its repertoire (DBCS text) becomes a substitution character: only in MESSAGE_TEXT, which
+# mqjournal shows but never reads (the replacement data is what it reads, mqmessages.py).
+TEXT_CCSID = 37
+
+
+def cast_to_text(column: str) -> str:
+    """A graphic column cast to a character type no shorter than it, so nothing is cut off."""
+    return f"CAST({column} AS VARCHAR({GRAPHIC_COLUMNS[column]}) CCSID {TEXT_CCSID})"
+
+
+def as_text(column: str) -> str:
+    """`cast_to_text`, named as the column, so the readers of the result stay the same."""
+    return f"{cast_to_text(column)} AS {column}"
+
 
 def host_clock() -> str:
     return (
-        "SELECT CURRENT TIMESTAMP AS NOW, (SELECT CURRENT_CHARACTER_VALUE FROM QSYS2.SYSTEM_VALUE_INFO"
-        " WHERE SYSTEM_VALUE_NAME = 'QUTCOFFSET') AS UTC_OFFSET, (SELECT CURRENT_CHARACTER_VALUE FROM"
-        " QSYS2.SYSTEM_VALUE_INFO WHERE SYSTEM_VALUE_NAME = 'QTIMZON') AS TIME_ZONE FROM SYSIBM.SYSDUMMY1"
+        f"SELECT CURRENT TIMESTAMP AS NOW, (SELECT {cast_to_text('CURRENT_CHARACTER_VALUE')}"
+        " FROM QSYS2.SYSTEM_VALUE_INFO WHERE SYSTEM_VALUE_NAME = 'QUTCOFFSET') AS UTC_OFFSET,"
+        f" (SELECT {cast_to_text('CURRENT_CHARACTER_VALUE')} FROM QSYS2.SYSTEM_VALUE_INFO"
+        " WHERE SYSTEM_VALUE_NAME = 'QTIMZON') AS TIME_ZONE FROM SYSIBM.SYSDUMMY1"
     )
 
 
@@ -208,7 +230,9 @@ def receivers(library: str, journal: str, instance: str) -> str:
     )
 
 
-_MESSAGE_COLUMNS = "MESSAGE_QUEUE_LIBRARY, MESSAGE_QUEUE_NAME, MESSAGE_ID, MESSAGE_TIMESTAMP, MESSAGE_TEXT"
+_MESSAGE_COLUMNS = (
+    f"MESSAGE_QUEUE_LIBRARY, MESSAGE_QUEUE_NAME, MESSAGE_ID, MESSAGE_TIMESTAMP, {as_text('MESSAGE_TEXT')}"
+)
 # The replacement data, in hex: what mqjournal reads from a message (mqmessages.py), never MESSAGE_TEXT, which comes
 # in the job's language and date format. The first 256 bytes hold every layout mqjournal knows, and keep the db2
 # column narrow (a whole VARCHAR(4096) FOR BIT DATA would print 8192 characters wide on every row).

@@ -21,6 +21,11 @@ class Db2Type:
     name: str
     length: int = 0  # characters, bytes or decimal precision
     scale: int = 0
+    ccsid: int | None = None  # None: the job's (character) or none (numbers, dates, binary)
+
+    @property
+    def graphic(self) -> bool:
+        return self.name in ("GRAPHIC", "VARGRAPHIC")
 
     @property
     def numeric(self) -> bool:
@@ -39,6 +44,8 @@ class Db2Type:
             return self.length + 2  # sign and decimal point
         if self.name in ("BINARY", "VARBINARY"):
             return 2 * self.length  # binary is shown as hex
+        if self.graphic:
+            return 4 * self.length  # the simulator's model of an uncast graphic column: its UTF-16 as hex (sql.py)
         if self.name in ("CLOB", "BLOB"):
             return None
         return self.length
@@ -57,7 +64,8 @@ def VARCHAR(n: int) -> Db2Type:
 
 
 def VARGRAPHIC(n: int) -> Db2Type:
-    return Db2Type("VARGRAPHIC", n)
+    """UTF-16 text, as the QSYS2 services declare their free-text columns (VARGRAPHIC(n) CCSID 1200)."""
+    return Db2Type("VARGRAPHIC", n, ccsid=1200)
 
 
 def DECIMAL(p: int, s: int = 0) -> Db2Type:
@@ -193,9 +201,9 @@ VIEWS: dict[str, dict[str, Db2Type]] = {
         "MESSAGE_TOKENS": Db2Type("VARBINARY", 4096),
     },
     "QSYS2.SYSTEM_VALUE_INFO": {
-        "SYSTEM_VALUE_NAME": NAME,  # assumed
-        "CURRENT_NUMERIC_VALUE": BIGINT,  # assumed
-        "CURRENT_CHARACTER_VALUE": VARGRAPHIC(1280),  # assumed
+        "SYSTEM_VALUE_NAME": NAME,  # doc
+        "CURRENT_NUMERIC_VALUE": BIGINT,  # doc, nullable
+        "CURRENT_CHARACTER_VALUE": VARGRAPHIC(3840),  # doc, CCSID(1200) (ssw_ibm_i_75 rzajqviewsysvalinfo)
     },
     "SYSIBM.SYSDUMMY1": {"IBMREQD": CHAR1},
 }

@@ -47,11 +47,18 @@ UNVERIFIED (nothing authoritative found; chosen as most plausible, change here i
 - Exit status 0 for an empty result; 4 when any statement of a -t/-d/-T batch failed (later ones still run).
 - What -S and -v print exactly (here: no padding, values trimmed; -v echoes the statement on its own line).
 - LOB columns (DATA, DATA_BINARY of USER_SPACE): padded to the longest value, not to 16M.
-- VARGRAPHIC CCSID 1200 columns (MESSAGE_TEXT, CURRENT_CHARACTER_VALUE) print as plain text, n characters wide.
-  The vscode-ibmi JP fixtures show the utility pads by bytes of the job's CCSID, not by characters (a row with
-  12 DBCS characters is 14 characters shorter than its header), so DBCS text misaligns the columns after it; the
-  Db2 LUW CLI gives GRAPHIC types a display size of twice their length. What Db2 for i gives VARGRAPHIC(n) CCSID
-  1200 was not found; the client does not depend on it (it slices by the dashes).
+- Graphic columns (VARGRAPHIC(n) CCSID 1200: MESSAGE_TEXT, CURRENT_CHARACTER_VALUE, MESSAGE_SECOND_LEVEL_TEXT).
+  How the utility prints one was not found (no capture; the Db2 LUW CLI gives GRAPHIC types a display size of
+  twice their length, and the vscode-ibmi JP fixtures show the utility pads by bytes of the job's CCSID). This is
+  an unknown, and the simulator models it fail-safe rather than kindly: a graphic value selected without a cast
+  to character prints as its UTF-16 code units in hex ("+0100" as 002B0030003100300030), 4n wide, as the CLI shows
+  data it does not convert. A reader expecting text then fails loudly (QUTCOFFSET is not +HHMM) instead of the
+  simulator hiding the unknown. The value stays graphic through expressions and subqueries (it carries
+  GRAPHIC_MARK inside SQLite); comparisons and string functions on an uncast graphic column see the mark (not
+  modelled: Db2 converts for them). CAST(x AS [VAR]CHAR(n) [CCSID c]) and VARCHAR(x) convert as Db2 does: the
+  text, each character the target CCSID lacks as a substitution character (U+FFFD, as the job shows one), cut to
+  n (characters for a single-byte CCSID, bytes for 1208); no CCSID means the job's (37 here). A CCSID Python has
+  no codec for fails with SQL0189 (text and SQLSTATE 22522 assumed).
 - Texts/SQLSTATEs for SQL0150, SQL0551, SQL0084, SQL0203, SQL0421, SQL0901, SQL0010; the valid-token list of
   SQL0104 (only the first-word list and "<END-OF-STATEMENT>" after ";" are real captures).
 - USER_SPACE not found: SQLSTATE 38501, native -443 and the CPF9801 text "Object X in library Y not found."
@@ -66,12 +73,14 @@ UNVERIFIED (nothing authoritative found; chosen as most plausible, change here i
 CURRENT TIMESTAMP/DATE/TIME read the catalog's optional `now()` (the partition's local clock), else the host clock;
 CURRENT TIMEZONE comes from the QUTCOFFSET row of QSYS2.SYSTEM_VALUE_INFO.
 Not modelled: labeled durations on arbitrary expressions (only on columns, literals and CURRENT registers),
-CAST length truncation, Db2 blank-padded comparison, DECIMAL values beyond 64 bits, warnings (SQLSTATE 01xxx).
+CAST length truncation but to character, Db2 blank-padded comparison, DECIMAL values beyond 64 bits, warnings
+(SQLSTATE 01xxx).
 """
 
 from __future__ import annotations
 
 import calendar
+import codecs
 import logging
 import re
 import sqlite3
@@ -79,6 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+from mqjournal.mqmessages import CCSID_CODEC
 from mqjournal.sim.db2views import BIGINT, INTEGER, KNOWN_COLUMN_TYPES, TABLE_FUNCTIONS, VIEW_COLUMNS, VIEWS, Db2Type
 from mqjournal.sim.protocol import ExecResult, RoutineError, SqlCatalog
 
@@ -91,6 +101,12 @@ EXIT_SQL_ERROR = 4
 EXIT_USAGE = 1
 NULL_TEXT = "-"
 UNQUALIFIED_SCHEMA = "*LIBL"
+# Tags a graphic (UTF-16) value inside SQLite, so it is still known as graphic when printed (a private-use code
+# point: no IBM i text carries it).
+GRAPHIC_MARK = "\ue000"
+JOB_CCSID = 37  # the simulated job's CCSID (CCSID_CODEC)
+UTF8_CCSID = 1208
+SUBSTITUTE = "\ufffd"  # how the job shows a character that did not convert (docs/ibmi-interfaces.md)
 # The list a real Db2 for i gave for a statement starting with an unknown word (Mapepire's test suite).
 _FIRST_WORD_TOKENS = "( CL END GET SET TAG CALL DROP FREE HOLD LOCK OPEN WITH ALTER"
 _ANY_TOKENS = "FROM WHERE GROUP ORDER UNION FETCH <END-OF-STATEMENT>"
@@ -247,6 +263,8 @@ def _cell(value: object, db2type: Db2Type | None) -> str:
         return NULL_TEXT
     if isinstance(value, bytes):
         return value.hex().upper()  # CLI converts binary to character as hex
+    if isinstance(value, str) and GRAPHIC_MARK in value:
+        return _uncast_graphic(value)
     if db2type is not None and db2type.name == "DECIMAL" and isinstance(value, int | float):
         if db2type.scale:
             return f"{value:.{db2type.scale}f}"
@@ -254,6 +272,11 @@ def _cell(value: object, db2type: Db2Type | None) -> str:
     if isinstance(value, float):
         return format(value, "f").rstrip("0").rstrip(".") if value == value else str(value)
     return str(value)
+
+
+def _uncast_graphic(value: str) -> str:
+    """The simulator's model of the unknown: a graphic value the statement did not cast, as UTF-16 in hex."""
+    return value.replace(GRAPHIC_MARK, "").encode("utf-16-be").hex().upper()
 
 
 def _decimal_field(cell: str, db2type: Db2Type) -> str:
@@ -497,6 +520,7 @@ class _Translation:
     referenced: set[str]  # views whose rows must be loaded
     function_rows: list[tuple[str, list[Mapping[str, object]]]]  # rows of main._UDTF_<i>, per table function call
     numbered_names: bool  # VALUES: every result column is unnamed
+    declared: dict[str, Db2Type] = field(default_factory=dict)  # result columns named by AS after a CAST
 
 
 def _rows(catalog: SqlCatalog, view: str) -> list[Mapping[str, object]]:
@@ -635,6 +659,7 @@ def _translate(statement: str, catalog: SqlCatalog) -> _Translation:
             break
     calls: list[tuple[str, list[Mapping[str, object]]]] = []
     code = _TABLE_FUNCTION.sub(lambda f: _call_table_function(f, scanned, catalog, calls), code)
+    code, declared = _casts_to_character(code)
     code = re.sub(r"\bCONCAT\b(?!\s*\()", "||", code, flags=re.I)
     code = _FETCH_FIRST.sub(
         lambda f: f"LIMIT {f.group('count') or 1}" + (f" OFFSET {f.group('offset')}" if f.group("offset") else ""), code
@@ -646,7 +671,95 @@ def _translate(statement: str, catalog: SqlCatalog) -> _Translation:
 
     words = {w.upper() for w in re.findall(r"[A-Za-z_][\w$#@]*", code)}
     referenced = {view for view in VIEWS if view.split(".")[1] in words}
-    return _Translation(scanned.restore(code), referenced, calls, verb == "VALUES")
+    return _Translation(scanned.restore(code), referenced, calls, verb == "VALUES", declared)
+
+
+_CAST = re.compile(r"\bCAST\s*\(", re.I)
+_TOP_LEVEL_AS = re.compile(r"\bAS\b", re.I)
+_CHARACTER_TYPE = re.compile(
+    r"\s*(?:VARCHAR|CHAR(?:ACTER)?(?:\s+VARYING)?)\s*\(\s*(?P<length>\d+)\s*\)(?:\s+CCSID\s+(?P<ccsid>\d+))?\s*",
+    re.I,
+)
+_ALIAS = re.compile(rf"\s+AS\s+(?P<alias>{_IDENT})", re.I)
+
+
+def _closing_paren(code: str, opening: int) -> int | None:
+    depth = 0
+    for i in range(opening, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _last_top_level_as(inner: str) -> re.Match[str] | None:
+    found = None
+    for m in _TOP_LEVEL_AS.finditer(inner):
+        prefix = inner[: m.start()]
+        if prefix.count("(") == prefix.count(")"):
+            found = m
+    return found
+
+
+def _character_codec(ccsid: int) -> str:
+    """The Python codec of a character CCSID the simulator converts to; SQL0189 for one it cannot."""
+    if ccsid == UTF8_CCSID:
+        return "utf-8"
+    if ccsid == JOB_CCSID:
+        return CCSID_CODEC
+    try:
+        return codecs.lookup(f"cp{ccsid:03d}").name
+    except LookupError:
+        raise SqlError(-189, "22522", f"Coded character set identifier {ccsid} not valid.") from None
+
+
+def _casts_to_character(code: str) -> tuple[str, dict[str, Db2Type]]:
+    """CAST(x AS [VAR]CHAR(n) [CCSID c]) as _DB2_CHAR(x, n, c), converting graphic text as Db2 does; other casts
+    are left to SQLite. Also the types of the result columns such a cast names (`AS alias`), for their layout."""
+    declared: dict[str, Db2Type] = {}
+    out, pos = [], 0
+    while (m := _CAST.search(code, pos)) is not None:
+        close = _closing_paren(code, m.end() - 1)
+        inner = code[m.end() : close] if close is not None else ""
+        split = _last_top_level_as(inner)
+        target = _CHARACTER_TYPE.fullmatch(inner, split.end()) if split else None
+        if close is None or split is None or target is None:
+            out.append(code[pos : m.end()])
+            pos = m.end()
+            continue
+        expression, nested = _casts_to_character(inner[: split.start()])
+        declared.update(nested)
+        length, ccsid = int(target["length"]), int(target["ccsid"] or JOB_CCSID)
+        _character_codec(ccsid)
+        out.append(f"{code[pos : m.start()]}_DB2_CHAR({expression}, {length}, {ccsid})")
+        pos = close + 1
+        if (alias := _ALIAS.match(code, pos)) and (name := _bare(alias["alias"])):
+            declared[name] = Db2Type("VARCHAR", length, ccsid=ccsid)
+    out.append(code[pos:])
+    return "".join(out), declared
+
+
+def _to_character(value: object, length: int | None, ccsid: int) -> str | bytes | None:
+    """A value cast to character in `ccsid`: graphic text converted, what the CCSID lacks substituted, cut to
+    `length` (bytes for UTF-8, characters otherwise). Bit data stays bit data."""
+    if value is None or isinstance(value, bytes):
+        return value
+    text = str(value).replace(GRAPHIC_MARK, "")
+    codec = _character_codec(ccsid)
+    text = "".join(c if _converts(c, codec) else SUBSTITUTE for c in text)
+    if length is None:
+        return text
+    if codec == "utf-8":
+        return text.encode("utf-8")[:length].decode("utf-8", errors="ignore")
+    return text[:length]
+
+
+def _converts(char: str, codec: str) -> bool:
+    try:
+        char.encode(codec)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _DDL = {"CREATE", "ALTER", "DROP", "RENAME", "COMMENT", "LABEL", "GRANT", "REVOKE"}
@@ -724,11 +837,12 @@ def _register_functions(conn: sqlite3.Connection) -> None:
             return None
         return str(haystack).find(str(needle), max(start, 1) - 1) + 1
 
-    functions: dict[str, tuple[int, Callable[..., str | int | None]]] = {
+    functions: dict[str, tuple[int, Callable[..., str | bytes | int | None]]] = {
         "_DB2_ADD": (3, _add_duration),
         "TIMESTAMP": (1, timestamp),
         "DATE": (1, date_of),
-        "VARCHAR": (1, lambda v: None if v is None else str(v)),
+        "VARCHAR": (1, lambda v: _to_character(v, None, JOB_CCSID)),
+        "_DB2_CHAR": (3, _to_character),
         "CONCAT": (2, lambda a, b: None if a is None or b is None else f"{a}{b}"),
         "LEFT": (2, lambda s, n: None if s is None else str(s)[:n]),
         "RIGHT": (2, lambda s, n: None if s is None else str(s)[-n:] if n else ""),
@@ -737,7 +851,7 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     }
     for name, (arity, function) in functions.items():
         conn.create_function(name, arity, function, deterministic=True)
-    conn.create_function("VARCHAR", 2, lambda v, _n: None if v is None else str(v), deterministic=True)
+    conn.create_function("VARCHAR", 2, lambda v, n: _to_character(v, n, JOB_CCSID), deterministic=True)
     conn.create_function("LOCATE", 3, locate, deterministic=True)
 
 
@@ -745,11 +859,18 @@ def _create_table(
     conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type], rows: Iterable[Mapping[str, object]]
 ) -> None:
     names = list(columns)
+    graphic = {c for c, t in columns.items() if t.graphic}
     conn.execute(f"CREATE TABLE {qualified} ({', '.join(f'{c} {t.affinity}' for c, t in columns.items())})")
     conn.executemany(
         f"INSERT INTO {qualified} VALUES ({', '.join('?' * len(names))})",
-        ([_db2_text(row.get(c)) for c in names] for row in rows),
+        ([_stored(row.get(c), c in graphic) for c in names] for row in rows),
     )
+
+
+def _stored(value: object, graphic: bool) -> object:
+    if graphic and value is not None:
+        return GRAPHIC_MARK + str(value)
+    return _db2_text(value)
 
 
 _BUILTIN_ROWS: dict[str, list[Mapping[str, object]]] = {"SYSIBM.SYSDUMMY1": [{"IBMREQD": "Y"}]}
@@ -830,7 +951,7 @@ def _execute(statement: str, catalog: SqlCatalog) -> _ResultSet:
         conn.close()
     names = [_column_name(raw, i, translation.numbered_names) for i, raw in enumerate(raw_names)]
     types = [
-        KNOWN_COLUMN_TYPES.get(name) if raw.upper() == name else None
+        translation.declared.get(name) or (KNOWN_COLUMN_TYPES.get(name) if raw.upper() == name else None)
         for raw, name in zip(raw_names, names, strict=True)
     ]
     types = [t or _inferred_type([row[i] for row in rows]) for i, t in enumerate(types)]
