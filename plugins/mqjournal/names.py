@@ -68,6 +68,28 @@ def qmgr_name(value: object) -> str:
     return value
 
 
+# Where IBM MQ for IBM i keeps a queue manager's object definitions and the messages they hold (IBM MQ 9.0
+# "Availability, backup, recovery, and restart on IBM i", q021790_: "The IFS directories and files contain IBM MQ
+# configuration files, the descriptions of IBM MQ objects, and the data they contain").
+QMGRS_DIRECTORY = "/QIBM/UserData/mqm/qmgrs"
+
+# MQ's queue manager name transformation: '.' becomes '!' and '/' becomes '&' (IBM MQ 9.3 "IBM MQ file names";
+# on IBM i the IFS example /QIBM/UserData/mqm/qmgrs/queue&manager, WebSphere MQ 6 "IFS queue manager name
+# transformation"). The IFS root file system takes the other characters of a queue manager name as they are, so the
+# "truncate to eight characters and add a suffix" rule for names still invalid does not apply there (ASSUMED).
+_DIRECTORY_CHARACTERS = str.maketrans({".": "!", "/": "&"})
+
+
+def qmgr_directory(qmgr: object) -> str:
+    """The IFS directory of a queue manager, from its validated name by MQ's name transformation.
+
+    ASSUMED: the directory carries no suffix. MQ adds one (.000, .001 ...) when a directory of the transformed name
+    already exists at CRTMQM, e.g. after a queue manager of that name was deleted without its directory; mqs.ini's
+    Prefix and Directory keys are then the only authority, and a SAV of the plain path fails (the object is not
+    found) instead of saving another queue manager's data."""
+    return f"{QMGRS_DIRECTORY}/{qmgr_name(qmgr).translate(_DIRECTORY_CHARACTERS)}"
+
+
 def mq_name(value: object, *, what: str = "MQ object") -> str:
     """An MQ object or cluster name (a queue, a channel, a cluster): 1-48 of the characters queue manager names use.
 

@@ -25,7 +25,7 @@ from mqjournal.errors import InvalidName
 from mqjournal.names import object_name, qmgr_name
 from mqjournal.sim import journal as jrn
 from mqjournal.sim import library as lib
-from mqjournal.sim import mq, savfdata
+from mqjournal.sim import mq, qmgrdir, savfdata
 from mqjournal.sim.authority import chkobj
 from mqjournal.sim.clparse import ClCommand, ClSyntaxError, unquote
 from mqjournal.sim.joblog import CommandError, JobLog, escape, post
@@ -429,6 +429,55 @@ def rstlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
     lib.restore_library(partition, save_file, library, omits, log)
 
 
+# --- IFS directories (SAV, RST) -------------------------------------------------------------------------------
+
+_SAVE_FILE_PATH = re.compile(r"/QSYS\.LIB/([^/]+)\.LIB/([^/]+)\.FILE", re.IGNORECASE)
+
+
+def _save_file_device(partition: Partition, command: ClCommand) -> SaveFile:
+    """DEV('/QSYS.LIB/LIB.LIB/NAME.FILE'): the save file, by its QSYS.LIB path as SAV and RST take it."""
+    device = unquote(command.single("DEV") or "")
+    match = _SAVE_FILE_PATH.fullmatch(device)
+    if match is None:
+        # Tape, optical and other paths are not attached to a simulated partition.
+        raise escape("CPF9814", device)
+    library, name = _name(match[1], "DEV", "library"), _name(match[2], "DEV")
+    save_file = partition.save_files.get(qualified(library, name))
+    if save_file is None:
+        _require_library(partition, library)
+        raise escape("CPF9812", name, library)
+    return save_file
+
+
+def _one_path(command: ClCommand) -> str:
+    """OBJ(('path')) or OBJ('path'): one path, included (SIMPLIFICATION: no lists, patterns or *OMIT elements)."""
+    values = command.values("OBJ") or []
+    elements = [v[1:-1].split() if v.startswith("(") else [v] for v in values]
+    if len(elements) != 1 or len(elements[0]) not in (1, 2) or elements[0][1:] not in ([], ["*INCLUDE"]):
+        raise ClSyntaxError("CPD0084", "", "OBJ", " ".join(values))
+    path = unquote(elements[0][0])
+    if not path.startswith("/"):
+        raise ClSyntaxError("CPD0084", "", "OBJ", path)
+    return path
+
+
+def sav(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    save_file = _save_file_device(partition, command)
+    path = _one_path(command)
+    if not save_file.empty:
+        # SIMPLIFICATION: IBM i asks (CPA4067) before it writes over a save; the simulator refuses instead.
+        raise escape("CPF9898", f"Save file {save_file.key} is not empty; nothing was saved")
+    if partition.faults.asp_full:
+        raise escape("CPF9898", "Auxiliary storage pool 1 is full; the save file cannot be extended")
+    qmgrdir.save_directory(partition, path, save_file, log)
+    _compressed(partition, save_file, "*DEV")
+
+
+def rst(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
+    save_file = _save_file_device(partition, command)
+    qmgrdir.restore_directory(partition, save_file, _one_path(command), log)
+
+
 def dltlib(partition: Partition, command: ClCommand, log: JobLog, job: str) -> None:
     lib.delete_library(partition, _name(command.single("LIB"), "LIB", "library"), log)
 
@@ -719,6 +768,14 @@ COMMANDS: dict[str, Spec] = {
         frozenset({"SAVLIB", "DEV", "SAVF", "OMITOBJ", "MBROPT", "ALWOBJDIF", "OPTION", "VOL"}),
         frozenset({"SAVLIB", "DEV"}),
         ("SAVLIB", "DEV"),
+    ),
+    # SAV and RST take DEV first and OBJ second (IBM i 7.1 CL reference, SAV: "DEV ... Required, Positional 1",
+    # "OBJ ... Optional, Positional 2"; http://www.ibm.com/support/knowledgecenter/ssw_ibm_i_71/cl/sav.htm).
+    "SAV": Spec(
+        sav, frozenset({"DEV", "OBJ", "SUBTREE", "UPDHST", "SAVACT", "OUTPUT"}), frozenset({"DEV"}), ("DEV", "OBJ")
+    ),
+    "RST": Spec(
+        rst, frozenset({"DEV", "OBJ", "SUBTREE", "OPTION", "ALWOBJDIF", "OUTPUT"}), frozenset({"DEV"}), ("DEV", "OBJ")
     ),
     "DLTLIB": Spec(dltlib, frozenset({"LIB", "ASPDEV"}), frozenset({"LIB"}), ("LIB",)),
     "CRTJRN": Spec(

@@ -5,11 +5,9 @@ What a library save holds (`model.LibraryImage` plus the receivers as `SaveFile.
 - the journal: its definition, its identity, its numbering and the name of the receiver attached at save time;
 - every receiver, deep-copied as SAVOBJ copies it (the attached one as saved while attached; detached ones become
   SAVED and fully saved when UPDHST(*YES), the default);
-- user spaces (AMQJRNINF) and message queue descriptions (QMQMMSG; IBM i does not save the messages);
-- SIMPLIFICATION: a copy of the queue manager's state (`QueueManager`) when the library is a queue manager library.
-  It stands for the queue manager's IFS data (/QIBM/UserData/mqm/qmgrs/<qm>) that IBM's backup procedure saves with
-  SAV next to SAVLIB; the simulator keeps both in the one save file, and RSTLIB restores both.
-Save files that live in the library are not saved.
+- user spaces (AMQJRNINF) and message queue descriptions (QMQMMSG; IBM i does not save the messages).
+Save files that live in the library are not saved, and neither is the queue manager's IFS directory (its object
+definitions and their messages): that is not in the library, SAV saves it (sim/qmgrdir.py).
 
 RSTLIB restores in IBM i's order: the journal, then the other objects, then the receivers. A journal restored where
 none exists keeps its saved identity, and the system creates and attaches a new receiver named by seed rule 1 after
@@ -37,7 +35,6 @@ from mqjournal.sim.model import (
     LibraryImage,
     MessageQueue,
     Partition,
-    QueueManager,
     SavedObject,
     SaveFile,
     Status,
@@ -121,9 +118,6 @@ def save_library(
         raise escape("CPF3770", library)
     at = partition.tick()
     image = LibraryImage(saved_at=at, journals=journals, user_spaces=spaces, message_queues=queues)
-    qm = next((q for q in partition.queue_managers if q.library == library), None)
-    if qm is not None:
-        image.queue_manager = qm.model_copy(deep=True)
     receivers = [
         SavedObject(receiver=r.model_copy(deep=True), saved_at=at, saved_while_attached=r.status is Status.ATTACHED)
         for r in chosen
@@ -244,23 +238,10 @@ def restore_library(partition: Partition, save_file: SaveFile, library: str, omi
             restored += 1
         else:
             refused += 1
-    if image.queue_manager is not None:
-        _restore_queue_manager(partition, image.queue_manager)
     if refused:
         raise CommandError(log.send("CPF3773", str(restored), str(refused), library), log.messages)
     log.send("CPC3703", str(restored), library, library)
     return restored
-
-
-def _restore_queue_manager(partition: Partition, image: QueueManager) -> None:
-    """The queue manager's data as saved (the IFS part of IBM's backup): it stays ended until STRMQM."""
-    saved = image.model_copy(deep=True)
-    saved.running = False
-    for index, qm in enumerate(partition.queue_managers):
-        if qm.name == saved.name:
-            partition.queue_managers[index] = saved
-            return
-    partition.queue_managers.append(saved)
 
 
 # --- RSTOBJ from a save file ----------------------------------------------------------------------------------------

@@ -456,6 +456,11 @@ _DEFS: tuple[MessageDef, ...] = (
     ),
     # ---------------------------------------------------------------- RSTOBJ from *SAVF
     _m("CPC3703", "COMPLETION", 0, "&1 objects restored from &2 to &3.", True, _ANSIBLE),
+    # SAV and RST of an IFS directory (sim/qmgrdir.py): the IDs and texts are the simulator's guesses.
+    _m("CPC370C", "COMPLETION", 0, "&1 objects saved.", False, "simulator's guess for SAV's completion"),
+    _m("CPC370D", "COMPLETION", 0, "&1 objects restored.", False, "simulator's guess for RST's completion"),
+    _m("CPFA0A9", "ESCAPE", 40, "Object not found.  Object is &1.", False, "simulator's guess (IFS object missing)"),
+    _m("CPFA09E", "ESCAPE", 40, "Object in use.  Object is &1.", False, "simulator's guess (IFS object in use)"),
     _m(
         "CPF3773",
         "ESCAPE",
@@ -589,6 +594,15 @@ _DEFS: tuple[MessageDef, ...] = (
         "IBM MQ object &5 not found.",
         False,
         "AMQ8147 seen in runmqsc transcripts; insert inferred",
+    ),
+    _m(
+        "AMQ6235",
+        "ESCAPE",
+        40,
+        "Directory '&3' missing.",
+        False,
+        "MQ's AMQ6235 ('Directory ... missing') as remembered from MQ's error logs; not confirmed in a public "
+        "source here, nor that STRMQM on IBM i ends with it when the queue manager's IFS directory is gone",
     ),
     # ---------------------------------------------------------------- added with the simulator's commands
     _m(

@@ -127,6 +127,8 @@ class MqObject(_State):
     name: str
     type: str = "*LCLQ"
     damaged: bool = False
+    # Persistent messages on a local queue: they live in the queue's file in the queue manager's IFS directory.
+    messages: int = 0
     # The media recovery record: the first entry of the object's latest media image.
     image_sequence: int = 0
     image_at: datetime | None = None
@@ -173,6 +175,9 @@ class QueueManager(_State):
     last_checkpoint_at: datetime | None = None
     uow_counter: int = 0
     clusters: list[ClusterMembership] = Field(default_factory=list)
+    # Its IFS directory (/QIBM/UserData/mqm/qmgrs/<name>) is there: `objects` and the definitions above stand for
+    # its files. False once the directory is lost (sim/qmgrdir.py); SAV of it and RST bring it back.
+    directory_present: bool = True
 
     @property
     def journal_name(self) -> str:
@@ -231,8 +236,8 @@ class SavedObject(_State):
 class LibraryImage(_State):
     """What SAVLIB puts in a save file besides the receivers (which are `SaveFile.objects`, as SAVOBJ saves them).
 
-    `queue_manager` stands for the queue manager's IFS data (/QIBM/UserData/mqm/qmgrs/<qm>), which IBM's backup
-    procedure saves with SAV alongside SAVLIB of the queue manager library: the simulator keeps the two together.
+    Only the library's objects: the queue manager's IFS directory (its object definitions and their messages) is not
+    in the library, so SAVLIB leaves it out; SAV saves it (`SaveFile.directory_image`).
     Message queues are saved as descriptions only: IBM i does not save the messages on a message queue.
     """
 
@@ -240,7 +245,15 @@ class LibraryImage(_State):
     journals: list[Journal] = Field(default_factory=list)
     user_spaces: list[UserSpace] = Field(default_factory=list)
     message_queues: list[MessageQueue] = Field(default_factory=list)
-    queue_manager: QueueManager | None = None
+
+
+class DirectoryImage(_State):
+    """What SAV of a queue manager's IFS directory puts in a save file: the queue manager's definitions and its
+    queues with their messages (`QueueManager` stands for the directory's files), under the path it was saved from."""
+
+    saved_at: datetime
+    path: str
+    queue_manager: QueueManager
 
 
 class SaveFile(_State):
@@ -248,11 +261,13 @@ class SaveFile(_State):
     library: str
     created_at: datetime
     text: str = ""
-    # OBJ: a SAVOBJ save (receivers only); LIB: a SAVLIB save (receivers plus `library_image`).
-    kind: Literal["OBJ", "LIB"] = "OBJ"
+    # OBJ: a SAVOBJ save (receivers only); LIB: a SAVLIB save (receivers plus `library_image`); DIR: a SAV of a
+    # queue manager's IFS directory (`directory_image`).
+    kind: Literal["OBJ", "LIB", "DIR"] = "OBJ"
     saved_library: str | None = None
     objects: list[SavedObject] = Field(default_factory=list)
     library_image: LibraryImage | None = None
+    directory_image: DirectoryImage | None = None
     # The save's DTACPR value (None: saved before the simulator recorded it) and the bytes of saved data it wrote:
     # the saved storage, less the compression, times the partition's size factor (savfdata.saved_data_bytes).
     compression: str | None = None
@@ -264,11 +279,12 @@ class SaveFile(_State):
 
     @property
     def empty(self) -> bool:
-        return not self.objects and self.library_image is None
+        return not self.objects and self.library_image is None and self.directory_image is None
 
     def clear(self) -> None:
         self.objects = []
         self.library_image = None
+        self.directory_image = None
         self.saved_library = None
         self.kind = "OBJ"
         self.compression = None
@@ -277,12 +293,14 @@ class SaveFile(_State):
     @property
     def saved_storage_bytes(self) -> int:
         """The storage of what the save holds, as the simulator models it: the receivers' sizes, plus a library
-        save's other objects (SIMPLIFICATION: 4 KB a journal, user space or message queue; 64 KB for MQ's data)."""
+        save's other objects (SIMPLIFICATION: 4 KB a journal, user space or message queue; 64 KB for MQ's IFS
+        directory, plus 4 KB a message on its queues)."""
         size = sum(o.receiver.size_bytes for o in self.objects)
         if self.library_image is not None:
             image = self.library_image
             size += 4_096 * (len(image.journals) + len(image.user_spaces) + len(image.message_queues))
-            size += 65_536 if image.queue_manager is not None else 0
+        if self.directory_image is not None:
+            size += 65_536 + 4_096 * sum(o.messages for o in self.directory_image.queue_manager.objects)
         return size
 
     @property
@@ -341,7 +359,7 @@ class UserProfile(_State):
     withheld: list[WithheldAuthority] = Field(default_factory=list)
 
 
-STATE_VERSION = 2  # bumped when a saved partition can no longer be read as it was written
+STATE_VERSION = 3  # bumped when a saved partition can no longer be read as it was written
 
 
 class JobAttributes(_State):

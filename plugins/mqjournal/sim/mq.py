@@ -8,7 +8,9 @@ receiver change MQ makes, and on RCDMQMIMG. A recovery pass that needs an entry 
 
 A queue manager whose library was deleted stays defined (its IFS data and mqs.ini entry remain): STRMQM then ends
 with CPF9810 naming the library, or CPF9801 naming the journal when the library is back without it. Which messages
-a real STRMQM sends in those cases is not documented; these are the simulator's guesses (unverified).
+a real STRMQM sends in those cases is not documented; these are the simulator's guesses (unverified). A queue
+manager whose IFS directory is lost (sim/qmgrdir.py) has no queues left, and STRMQM ends with AMQ6235 naming the
+directory (also a guess).
 
 Clusters: RFRMQMCL (REFRESH CLUSTER) needs a running queue manager and a cluster it belongs to; REPOS(*YES) is refused
 with AMQ9406 on a queue manager that is a full repository for that cluster. CHGMQM REPOS(name | ' ') promotes or
@@ -20,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from mqjournal.jrninf import format_amqjrninf
+from mqjournal.names import qmgr_directory
 from mqjournal.sim import journal as jrn
 from mqjournal.sim.joblog import JobLog, escape, post
 from mqjournal.sim.model import (
@@ -304,6 +307,9 @@ def start(partition: Partition, qm: QueueManager, log: JobLog) -> None:
     """STRMQM: a startup recovery pass from the startup recovery point, then a checkpoint and AMQ7460/7462."""
     if qm.running:
         raise escape("AMQ8042")
+    if not qm.directory_present:
+        # Its object definitions and their messages are in no library: without the directory MQ has nothing to run.
+        raise escape("AMQ6235", "", "", qmgr_directory(qm.name))
     journal_of(partition, qm)  # the library and the journal must be there
     _recovery_pass(partition, qm, startup_point(qm))
     # Units of work in flight at the failure are backed out by the recovery pass.
@@ -374,6 +380,17 @@ def impossible_old_unit_of_work(partition: Partition, qm: QueueManager, receiver
     uow = open_unit_of_work(partition, qm)
     uow.started_sequence, uow.started_at = receiver.first_sequence, receiver.first_entry_at
     return uow
+
+
+def put_messages(partition: Partition, qm: QueueManager, queue: str, count: int) -> None:
+    """An application puts `count` persistent messages on a local queue: journalled, then held in its queue file."""
+    obj = qm.object(queue)
+    if not qm.running:
+        raise escape("AMQ8146", qm.name)
+    if obj is None:
+        raise escape("AMQ8147", "", "", "", "", queue)
+    _write(partition, qm, count, qm.workload.entry_bytes, partition.tick())
+    obj.messages += count
 
 
 def end_unit_of_work(partition: Partition, qm: QueueManager, uow_id: str) -> None:

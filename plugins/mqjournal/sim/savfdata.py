@@ -40,7 +40,7 @@ from typing import Literal
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mqjournal.sim.model import LibraryImage, SavedObject, SaveFile
+from mqjournal.sim.model import DirectoryImage, LibraryImage, SavedObject, SaveFile
 from mqjournal.space import EXPECTED_RATIO
 
 RECORD_BYTES = 528  # IBM i's save file record length (rzaiusfoperations: "it must be 528 bytes")
@@ -65,10 +65,11 @@ class SaveFileData(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     format: int = FORMAT_VERSION
-    kind: Literal["OBJ", "LIB"] = "OBJ"
+    kind: Literal["OBJ", "LIB", "DIR"] = "OBJ"
     saved_library: str | None = None
     objects: list[SavedObject] = Field(default_factory=list)
     library_image: LibraryImage | None = None
+    directory_image: DirectoryImage | None = None
     compression: str | None = None
     data_bytes: int = Field(0, ge=0)
 
@@ -79,13 +80,14 @@ class SaveFileData(BaseModel):
             saved_library=save_file.saved_library,
             objects=[o.model_copy(deep=True) for o in save_file.objects],
             library_image=save_file.library_image.model_copy(deep=True) if save_file.library_image else None,
+            directory_image=save_file.directory_image.model_copy(deep=True) if save_file.directory_image else None,
             compression=save_file.compression,
             data_bytes=save_file.data_bytes,
         )
 
     @property
     def empty(self) -> bool:
-        return not self.objects and self.library_image is None
+        return not self.objects and self.library_image is None and self.directory_image is None
 
     def fill(self, save_file: SaveFile) -> None:
         """Put this data into `save_file` (which keeps its own name, library, text and creation time)."""
@@ -93,6 +95,7 @@ class SaveFileData(BaseModel):
         save_file.saved_library = self.saved_library
         save_file.objects = [o.model_copy(deep=True) for o in self.objects]
         save_file.library_image = self.library_image.model_copy(deep=True) if self.library_image else None
+        save_file.directory_image = self.directory_image.model_copy(deep=True) if self.directory_image else None
         save_file.compression = self.compression
         save_file.data_bytes = self.data_bytes
 
@@ -323,4 +326,6 @@ def modified_at(save_file: SaveFile) -> datetime:
     moments = [o.saved_at for o in save_file.objects]
     if save_file.library_image is not None:
         moments.append(save_file.library_image.saved_at)
+    if save_file.directory_image is not None:
+        moments.append(save_file.directory_image.saved_at)
     return max(moments, default=save_file.created_at)
