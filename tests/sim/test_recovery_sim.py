@@ -76,8 +76,21 @@ def save_library_while_ended(shell, save_file: str = LIBSAVE) -> str:
     # The attached receiver's save diagnostic comes first (IBM i sends one; see test_cl_conformance.py).
     assert re.search(r"^CPC3722: \d+ objects saved from library QMTEST\.$", out, re.MULTILINE)
     at_save = attached(shell)
+    # The queue manager's IFS directory beside the library, into a second save file (SAV; sim/qmgrdir.py).
+    ok(shell, f"CRTSAVF FILE({save_file}D)")
+    ok(shell, f"SAV DEV('{savf_path(save_file + 'D')}') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))")
     ok(shell, "STRMQM MQMNAME('TEST')")
     return at_save
+
+
+def savf_path(save_file: str) -> str:
+    library, name = save_file.split("/")
+    return f"/QSYS.LIB/{library}.LIB/{name}.FILE"
+
+
+def restore_directory(shell, save_file: str = LIBSAVE) -> None:
+    """RST of the IFS directory saved beside the library by `save_library_while_ended`."""
+    ok(shell, f"RST DEV('{savf_path(save_file + 'D')}') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))")
 
 
 def detached_from(shell, first: str) -> list[str]:
@@ -103,7 +116,8 @@ def test_savlib_saves_every_object_of_the_library_and_updates_the_save_history(s
     assert [r["STATUS"] for r in after] == ["SAVED"] * (len(after) - 1) + ["ATTACHED"]
     assert all(r["SAVE_TIMESTAMP"] for r in after)
     save_file = host.partition.save_files["QGPL/LIBSAVE"]
-    assert save_file.kind == "LIB" and save_file.library_image.queue_manager.name == "TEST"
+    # The queue manager's IFS directory (its queues and their messages) is not in the library: SAV saves it.
+    assert save_file.kind == "LIB" and save_file.directory_image is None
     assert [j.attached for j in save_file.library_image.journals] == [attached(shell)]
     assert "INLIB" not in {s.name for s in save_file.library_image.user_spaces}
 
@@ -176,6 +190,7 @@ def test_savlib_dltlib_rstlib_round_trip_attaches_the_rule_1_receiver_and_a_late
 
     ok(shell, "DLTLIB LIB(QMTEST)")
     out = ok(shell, f"RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF({LIBSAVE})")
+    restore_directory(shell)
     assert out.startswith("CPC3703")
 
     # The system attached a new receiver to the restored journal, named by rule 1 after the one attached at save.
@@ -202,6 +217,7 @@ def test_a_library_restored_without_its_receivers_fails_strmqm_until_they_rejoin
     at_save = save_library_while_ended(shell)
     ok(shell, "DLTLIB LIB(QMTEST)")
     ok(shell, f"RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF({LIBSAVE}) OMITOBJ(QMTEST/AMQA* *JRNRCV)")
+    restore_directory(shell)
     successor = str(ReceiverName.parse(at_save).successor())
     assert journal(shell) == {"ATTACHED_JOURNAL_RECEIVER_NAME": successor, "NUMBER_JOURNAL_RECEIVERS": "1"}
     err = refused(shell, "STRMQM MQMNAME('TEST')")
@@ -252,6 +268,7 @@ def test_the_documented_workaround_restores_every_receiver_and_starts_the_queue_
         shell,
         f"RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF({LIBSAVE}) OMITOBJ((QMTEST/AMQAJRN *JRN) (QMTEST/AMQA* *JRNRCV))",
     )
+    restore_directory(shell)
     assert out.startswith("CPC3703: 2 objects restored")  # AMQJRNINF and QMQMMSG
     assert journal(shell) is None and by_name(shell) == {}
     assert refused(shell, "STRMQM MQMNAME('TEST')").startswith("CPF9801: Object AMQAJRN in library QMTEST not found.")
@@ -508,10 +525,14 @@ def test_a_library_restore_brings_back_the_cluster_memberships_as_saved(cluster_
     host = cluster_fleet.host()
     shell = cluster_fleet.connect()
     ok(shell, f"CRTSAVF FILE({LIBSAVE})")
+    ok(shell, "CRTSAVF FILE(QGPL/DIRSAVE)")
     ok(shell, f"SAVLIB LIB(QMTEST) DEV(*SAVF) SAVF({LIBSAVE})")
+    # The memberships are the queue manager's data, in its IFS directory (qm.ini, the repository queue): SAV.
+    ok(shell, "SAV DEV('/QSYS.LIB/QGPL.LIB/DIRSAVE.FILE') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))")
     ok(shell, "CHGMQM MQMNAME('TEST') REPOS(' ')")
     ok(shell, "DLTLIB LIB(QMTEST)")
     ok(shell, f"RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF({LIBSAVE})")
+    ok(shell, "RST DEV('/QSYS.LIB/QGPL.LIB/DIRSAVE.FILE') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))")
     ok(shell, "STRMQM MQMNAME('TEST')")
     assert memberships(host) == {"INVENTORY": (True, 0), "PAYMENTS": (False, 0)}
     ok(shell, "RFRMQMCL CLUSTER('*') MQMNAME('TEST') REPOS(*NO)")  # what a restored cluster member needs
