@@ -231,6 +231,9 @@ class _LibrarySave(_Base):
     oldest_needed_at: Mapped[datetime] = mapped_column(_UtcDateTime)
     threshold_kb: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     run_id: Mapped[str] = mapped_column(String(250))
+    # The SAV of the queue manager's IFS directory, in save_file_library (NULL: catalogued before it was taken).
+    directory: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    directory_save_file: Mapped[str | None] = mapped_column(String(10), nullable=True)
 
 
 class _Discarded(_Base):
@@ -436,6 +439,10 @@ class LibrarySaveRecord(BaseModel):
     """One verified save of a whole queue manager library (SAVLIB), taken with the queue manager ended.
 
     `oldest_needed_*` is AMQJRNINF at the save: restoring this save needs that receiver and every later one.
+    A library save has two parts: the SAVLIB of the library (`save_file`) and the SAV of the queue manager's IFS
+    directory (`directory`, into `directory_save_file` in the same library), where MQ keeps its object definitions
+    and their messages. None for both: a save catalogued before the IFS part was taken, which cannot bring the
+    queue manager back by itself.
     """
 
     model_config = ConfigDict(frozen=True, from_attributes=True)
@@ -455,10 +462,16 @@ class LibrarySaveRecord(BaseModel):
     oldest_needed_at: AwareDatetime
     threshold_kb: int | None = None
     run_id: str
+    directory: str | None = None
+    directory_save_file: str | None = None
 
     @property
     def save_file_path(self) -> str:
         return f"{self.save_file_library}/{self.save_file}"
+
+    @property
+    def directory_save_file_path(self) -> str | None:
+        return f"{self.save_file_library}/{self.directory_save_file}" if self.directory_save_file else None
 
 
 class CatalogedReceiver(BaseModel):

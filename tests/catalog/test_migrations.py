@@ -57,7 +57,20 @@ def _as_before_proof(rows: dict[str, list[dict[str, object]]]) -> dict[str, list
     """The rows without revision 0004's columns, each checked to say what every copy before it was: copied."""
     stored = rows["stored_objects"]
     assert all((r["proof"], r["proof_checked_at"], r["proof_problem"]) == ("copied", None, None) for r in stored)
-    return rows | {"stored_objects": [{k: v for k, v in r.items() if k not in _PROOF_COLUMNS} for r in stored]}
+    # Revision 0007's IFS part of a library save: none for the saves catalogued before it.
+    saves = rows.get("library_saves", [])
+    assert all((r["directory"], r["directory_save_file"]) == (None, None) for r in saves)
+    return rows | {
+        "stored_objects": [{k: v for k, v in r.items() if k not in _PROOF_COLUMNS} for r in stored],
+        **(
+            {"library_saves": [{k: v for k, v in r.items() if k not in _DIRECTORY_COLUMNS} for r in saves]}
+            if saves
+            else {}
+        ),
+    }
+
+
+_DIRECTORY_COLUMNS = ("directory", "directory_save_file")
 
 
 WIDE = {"sqlite": {"VARCHAR(20)"}, "postgresql": {"NUMERIC(20, 0)"}}
@@ -88,7 +101,7 @@ def test_a_catalog_at_revision_1_keeps_every_row_and_gets_20_digit_sequence_numb
 
     catalog = Catalog(empty_database)
 
-    assert schema_revision(empty_database) == {migrations.head()} == {"0006_restore_drills"}
+    assert schema_revision(empty_database) == {migrations.head()} == {"0007_library_save_directory"}
     assert _as_before_proof(every_row(empty_database)) == before
     assert _sequence_column_types(empty_database) == WIDE[make_url(empty_database).get_backend_name()]
     assert drift_from_the_models(empty_database) == []
