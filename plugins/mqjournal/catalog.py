@@ -1136,7 +1136,14 @@ class Catalog:
                     _Operation.host == host, _Operation.save_file.is_not(None)
                 )
             ).all()
+            library_saves = session.execute(
+                select(_LibrarySave.save_file_library, _LibrarySave.save_file, _LibrarySave.directory_save_file).where(
+                    _LibrarySave.host == host
+                )
+            ).all()
         names = {f"{lib}/{name}" for lib, name in saved} | {f"{lib}/{name}" for lib, name in operated}
+        names |= {f"{lib}/{name}" for lib, name, _ in library_saves}
+        names |= {f"{lib}/{name}" for lib, _, name in library_saves if name}
         return names | self.discarded_save_files(host)
 
     def discarded_save_files(self, host: str) -> set[str]:

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Literal
 
 from mqjournal.errors import InvalidName
-from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_name, receiver_prefix
+from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_directory, qmgr_name, receiver_prefix
 from mqjournal.space import data_compression
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
@@ -475,6 +475,30 @@ def save_library(qmgr_library: str, save_library_: str, save_file: str) -> Comma
     return cl(
         f"SAVLIB LIB({object_name(qmgr_library)}) DEV(*SAVF)"
         f" SAVF({object_name(save_library_)}/{object_name(save_file)}) UPDHST(*YES)",
+        idempotent=True,
+    )
+
+
+def save_file_device(library: str, name: str) -> str:
+    """A save file as SAV and RST name their device: its QSYS.LIB path (IBM i CL reference, SAV DEV)."""
+    return f"/QSYS.LIB/{object_name(library)}.LIB/{object_name(name)}.FILE"
+
+
+def save_qmgr_directory(qmgr: str, save_library_: str, save_file: str) -> Command:
+    """SAV of the queue manager's IFS directory (its object definitions and their messages) into an empty save
+    file, as IBM's backup procedure takes it beside SAVLIB of the library. The path comes only from the validated
+    queue manager name (names.qmgr_directory), whose characters cannot end a CL quoted string."""
+    return cl(
+        f"SAV DEV('{save_file_device(save_library_, save_file)}') OBJ(('{qmgr_directory(qmgr)}'))",
+        idempotent=False,  # sent again, it finds the save file holding the first SAV's data and is refused
+    )
+
+
+def restore_qmgr_directory(qmgr: str, save_library: str, save_file: str) -> Command:
+    """RST of the queue manager's IFS directory from the save file SAV put it in; the queue manager must be ended
+    (its jobs hold the queue files). What is there is replaced by the save, so it runs before STRMQM only."""
+    return cl(
+        f"RST DEV('{save_file_device(save_library, save_file)}') OBJ(('{qmgr_directory(qmgr)}'))",
         idempotent=True,
     )
 

@@ -23,6 +23,7 @@ from mqjournal.catalog import Operation
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.transport import OutcomeUnknown, TransportError
+from mqjournal.names import qmgr_directory
 from mqjournal.policy import Policy
 from mqjournal.recovery import gather as gathering
 from mqjournal.recovery.decisions import (
@@ -116,6 +117,8 @@ def describe(s: Step) -> str:
         return f"{a.get('qmgr_library') or a.get('library')}/{a['receiver']}"
     if s.action is Action.RESTORE_LIBRARY:
         return f"library {a['qmgr_library']} (from {a['save_library']}/{a['save_file']})"
+    if s.action is Action.RESTORE_QMGR_DIRECTORY:
+        return f"IFS directory {qmgr_directory(str(a['qmgr']))} (from {a['save_library']}/{a['save_file']})"
     if s.action in (Action.DELETE_SAVE_FILE, Action.DELETE_PARTIAL_UPLOAD, Action.CREATE_SAVE_FILE):
         return f"save file {a['library']}/{a['name']}"
     if s.action in (Action.UPLOAD_SAVE_FILE, Action.CHECK_SAVE_FILE):

@@ -6,6 +6,11 @@ receiver and time (after a fresh RCDMQMIMG), and the threshold for the receiver 
 receiver that went into the save file is recorded as a receiver save too (a restore can take it from there); the
 attached one was saved while attached, so its save is not a full one and is not recorded.
 
+A library save has two parts, as IBM's backup procedure takes them: SAVLIB of the library (journal, receivers,
+AMQJRNINF) and SAV of the queue manager's IFS directory (/QIBM/UserData/mqm/qmgrs/<name>: MQ's object definitions
+and the messages they hold, which are in no library) into a second save file beside the first. The save is recorded
+only when both parts are verified; a library restore needs both (recovery/restore.py).
+
 The queue manager is always started again once it was ended, even when the save failed; both are reported.
 
 Once the save is verified and the queue manager runs again, the save file is copied into the backup store (it is
@@ -29,7 +34,7 @@ from mqjournal.ibmi.savefiles import create_save_file
 from mqjournal.ibmi.transfer import download_save_file
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import OldestNeeded, parse_amqjrninf
-from mqjournal.names import library_save_text, save_file_names, save_library_for
+from mqjournal.names import library_save_text, qmgr_directory, save_file_names, save_library_for
 from mqjournal.recovery.gather import save_files_on_host
 from mqjournal.recovery.outcome import ALREADY_RUNNING, SAVED_TO_SAVE_FILE, judge_cl
 from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot
@@ -48,7 +53,8 @@ class LibrarySaveResult:
     restart: str = ""  # what STRMQM said
     receiver_saves: list[SaveRecord] = field(default_factory=list)
     stored: StoredObject | None = None  # the verified copy in the backup store
-    not_copied: str = ""  # why there is none: the save file is then only on the partition it saves
+    directory_stored: StoredObject | None = None  # the IFS part's verified copy in the backup store
+    not_copied: str = ""  # why a part has none: that save file is then only on the partition it saves
 
 
 def save_library(
@@ -62,7 +68,8 @@ def save_library(
     run_id: str,
     store: BackupStore | None = None,
 ) -> LibrarySaveResult:
-    """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM, record, copy into the backup store. Raises
+    """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, CRTSAVF, SAV, verify, STRMQM, record, copy both save files
+    into the backup store. Raises
     LibrarySaveFailed, or InvalidName (before anything is sent) for a save library the saves could be lost with (see
     names.save_library_for)."""
     save_library = save_library_for(save_library, target.library)
@@ -123,15 +130,24 @@ def copy_off_partition(
     try:
         stored = download_save_file(session, record.save_file_library, record.save_file, store, meta)
         catalog.record_stored(stored)
+        directory_stored = None
+        if record.directory_save_file:
+            # The IFS part holds no receivers: its copy's object list is empty.
+            directory_meta = meta.model_copy(update={"save_file": record.directory_save_file, "objects": ()})
+            directory_stored = download_save_file(
+                session, record.save_file_library, record.directory_save_file, store, directory_meta
+            )
+            catalog.record_stored(directory_stored)
     except MqJournalError as exc:  # SaveFileTransferError, BackupStoreError, CatalogUnavailable
         result.not_copied = (
             f"the library save stands on the host, but it is NOT backed up off the partition: copying "
-            f"{record.save_file_path} into the backup store {store.url} failed ({exc}); copy it again before "
-            "relying on it (a lost partition takes it with it)"
+            f"{record.save_file_path} and {record.directory_save_file_path} into the backup store {store.url} "
+            f"failed ({exc}); copy them again before relying on it (a lost partition takes them with it)"
         )
         log.warning("%s: %s", where, result.not_copied)
         return
     result.stored = stored
+    result.directory_stored = directory_stored
     log.info("%s: copied into the backup store as %s (%d bytes)", where, stored.key, stored.size_bytes)
 
 
@@ -173,6 +189,10 @@ def _save_ended_library(
     )
     after = read()
     problem = _unverified(session, at_save, after, save_library, save_file, started, saved)
+    directory_file = ""
+    if not problem:
+        directory_file = _new_save_file(session, host, target, save_library, catalog, tz)
+        problem = _directory_unverified(session, target, save_library, directory_file)
     if problem:
         raise LibrarySaveFailed(
             f"library {target.library} in {save_library}/{save_file} on {host}",
@@ -191,7 +211,23 @@ def _save_ended_library(
         started=started,
         run_id=run_id,
         where=where,
+        directory_save_file=directory_file,
     )
+
+
+def _directory_unverified(session: IbmiSession, target: Target, save_library: str, save_file: str) -> str | None:
+    """SAV of the queue manager's IFS directory into `save_file`; why it cannot be trusted, or None."""
+    path = f"{save_library}/{save_file}"
+    saved = _run_cl(session, commands.save_qmgr_directory(target.qmgr, save_library, save_file))
+    if saved is not True:
+        return (
+            f"SAV of the queue manager's IFS directory {qmgr_directory(target.qmgr)} failed ({saved}): the library "
+            "was saved, but without its IFS part (MQ's object definitions and their messages) it cannot bring the "
+            "queue manager back, so it is not recorded"
+        )
+    if path not in save_files_on_host(session, [save_library]):
+        return f"SAV reported success but the save file {path} is not on the host"
+    return None
 
 
 def _save_and_restart_failure(
@@ -315,6 +351,7 @@ def _record(
     started: datetime,
     run_id: str,
     where: str,
+    directory_save_file: str,
 ) -> LibrarySaveResult:
     attached = _attached(at_save)
     if attached is None or attached.attached_at is None:
@@ -338,6 +375,8 @@ def _record(
         oldest_needed_at=oldest.needed_at.replace(tzinfo=tz),
         threshold_kb=attached.threshold_kb,
         run_id=run_id,
+        directory=qmgr_directory(target.qmgr),
+        directory_save_file=directory_save_file,
     )
     receiver_saves = receiver_save_records(at_save, after, record)
     for receiver_save in receiver_saves:

@@ -49,6 +49,7 @@ class Action(StrEnum):
     """A step's command, by the name of its builder in `mqjournal.ibmi.commands`."""
 
     RESTORE_LIBRARY = "restore_library"
+    RESTORE_QMGR_DIRECTORY = "restore_qmgr_directory"
     CREATE_RECEIVER = "create_receiver"
     GIVE_RECEIVER_TO_QMQM = "give_receiver_to_qmqm"
     CREATE_JOURNAL = "create_journal"
@@ -71,6 +72,7 @@ class Action(StrEnum):
 BUILDERS: Mapping[Action, Callable[..., commands.Command]] = MappingProxyType(
     {
         Action.RESTORE_LIBRARY: commands.restore_library,
+        Action.RESTORE_QMGR_DIRECTORY: commands.restore_qmgr_directory,
         Action.CREATE_RECEIVER: commands.create_receiver,
         Action.GIVE_RECEIVER_TO_QMQM: commands.give_receiver_to_qmqm,
         Action.CREATE_JOURNAL: commands.create_journal,

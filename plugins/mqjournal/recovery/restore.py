@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from mqjournal import mqmessages, timefmt
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MqJournalError
-from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name
+from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name, qmgr_directory
 from mqjournal.recovery.fromstore import Resolved, Sources, StoreView
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
@@ -469,6 +469,7 @@ def plan_library(inputs: Inputs) -> RecoveryPlan:
         history(None, inputs.cataloged, inputs.qmgr_library, inputs.earlier), saved, inputs.request.qmgr
     )
     required, gaps = _receivers_after_library_save(chain, saved, copy, inputs.offset)
+    gaps += _directory_part_gaps(inputs, saved)
     restores = _restores(required, inputs, {})
     gaps += _continuity_gaps(required) + restores.gaps
     resolved = _finish(restores, inputs, library_save=saved)
@@ -485,6 +486,38 @@ def plan_library(inputs: Inputs) -> RecoveryPlan:
         restore_point=restore_point,
         site_media=restores.site_media,
     )
+
+
+def _directory_part_gaps(inputs: Inputs, saved: LibrarySaveRecord) -> list[Gap]:
+    """Why the library save cannot bring back the queue manager's IFS directory (MQ's object definitions and the
+    messages they hold, which are in no library), or nothing. Without it RSTLIB brings back a journal and
+    receivers for queues that are not there: the recovery is not complete, so it is not planned as one."""
+    obj = f"IFS directory {qmgr_directory(inputs.request.qmgr)} of {inputs.request.qmgr}"
+    path = saved.directory_save_file_path
+    if path is None:
+        return [
+            Gap(
+                obj=obj,
+                problem=f"library save {saved.save_file_path} of {timefmt.local_time(saved.saved_at, inputs.offset)}"
+                " was taken without its IFS part (SAV of the queue manager's directory): restoring the library alone "
+                "brings back no queue definitions and none of their messages",
+                action="restore the directory by hand from a backup of the IFS (RST OBJ('"
+                f"{qmgr_directory(inputs.request.qmgr)}')) taken with this library save, then finish the library "
+                "recovery by hand; take a new library save with `mqjournal save-library`, which saves both parts",
+            )
+        ]
+    sources = _sources(inputs)
+    if sources.on_host is not None and path not in sources.on_host:
+        return [
+            Gap(
+                obj=obj,
+                problem=f"its save file {path} (the IFS part of library save {saved.save_file_path}) is not on "
+                f"{inputs.request.host}",
+                action=f"bring {path} back onto the partition from the backup store or other media (SFTP PUT into a "
+                "new save file of that name), then plan again",
+            )
+        ]
+    return []
 
 
 def _plan(inputs: Inputs, *, request: Request | None = None, **fields: Any) -> RecoveryPlan:
@@ -598,6 +631,7 @@ def _library_restore_steps(
             save_library=save_library,
             save_file=save_file,
         ),
+        *_directory_restore_steps(inputs, saved),
         step(
             Action.CREATE_RECEIVER,
             "a receiver of a new restore generation first: restoring the journal would "
@@ -626,6 +660,21 @@ def _library_restore_steps(
     return steps
 
 
+def _directory_restore_steps(inputs: Inputs, saved: LibrarySaveRecord) -> list[Step]:
+    """RST of the queue manager's IFS directory from the library save's second save file (none: a gap says why)."""
+    if saved.directory_save_file is None:
+        return []
+    return [
+        step(
+            Action.RESTORE_QMGR_DIRECTORY,
+            "the queue manager's IFS directory as saved with the library: its object definitions and their messages",
+            qmgr=inputs.request.qmgr,
+            save_library=saved.save_file_library,
+            save_file=saved.directory_save_file,
+        )
+    ]
+
+
 def _library_restore_point(required: list[Known], saved: LibrarySaveRecord) -> datetime:
     """The latest moment the restored queue manager reflects: the last detach among the restored receivers, and
     never before the library save itself."""
@@ -642,7 +691,8 @@ def _library_notes(
         f"Journal entries after {timefmt.local_time(restore_point, offset)} were in no save: the queue manager "
         "comes back as it was then.",
         f"New receivers are named from {first_new} on (restore generation {first_new.restore}).",
-        "If the queue manager's IFS directory was lost too, restore it from the same backup before STRMQM.",
+        f"The queue manager's IFS directory comes back from {saved.directory_save_file_path or '(no IFS part)'}, "
+        "saved with the library: what the queues held at the library save replaces what is there.",
         "Afterwards: run the maintenance DAG (checkpoint, save) and take a new library save.",
         *restores.notes,
     ]
