@@ -191,7 +191,10 @@ def _save_ended_library(
     problem = _unverified(session, at_save, after, save_library, save_file, started, saved)
     directory_file = ""
     if not problem:
-        directory_file = _new_save_file(session, host, target, save_library, catalog, tz)
+        # Beside the SAVLIB's own save file, which the catalog does not know yet.
+        directory_file = _new_save_file(
+            session, host, target, save_library, catalog, tz, taken=f"{save_library}/{save_file}"
+        )
         problem = _directory_unverified(session, target, save_library, directory_file)
     if problem:
         raise LibrarySaveFailed(
@@ -427,7 +430,13 @@ def receiver_save_records(at_save: Snapshot, after: Snapshot, library_save: Libr
 
 
 def _new_save_file(
-    session: IbmiSession, host: str, target: Target, save_library: str, catalog: Catalog, tz: timezone
+    session: IbmiSession,
+    host: str,
+    target: Target,
+    save_library: str,
+    catalog: Catalog,
+    tz: timezone,
+    taken: str | None = None,
 ) -> str:
     """A save file of its own for this library save, named and described as the receiver saves are."""
     today = datetime.now(tz).date()
@@ -437,6 +446,6 @@ def _new_save_file(
         library=save_library,
         names=save_file_names(target.library, today),
         text=library_save_text(target.qmgr, target.library, today),
-        known=catalog.known_save_files(host),
+        known=catalog.known_save_files(host) | ({taken} if taken else set()),
         error=LibrarySaveFailed,
     )
