@@ -207,7 +207,12 @@ def test_a_library_save_is_copied_into_the_store_and_recorded(rig: Rig):
         store=rig.store,
     )
     assert result.stored is not None and result.not_copied == ""
-    assert rig.catalog.stored_objects("ibmi1", "TEST") == [result.stored]
+    # Both parts of the library save: the SAVLIB's save file and the SAV of the IFS directory (no receivers in it).
+    assert result.directory_stored is not None and result.directory_stored.objects == ()
+    assert sorted(rig.catalog.stored_objects("ibmi1", "TEST"), key=lambda o: o.save_file) == [
+        result.stored,
+        result.directory_stored,
+    ]
     assert result.stored.save_file_path == result.record.save_file_path
     assert [o.receiver for o in result.stored.objects] == result.receivers
     assert rig.store is not None and rig.store.verify(result.stored.key).ok

@@ -264,11 +264,13 @@ def library_save(saved_at: datetime = T0 + 3 * HOUR + timedelta(minutes=30)) -> 
         oldest_needed_at=T0 + 2 * HOUR + timedelta(minutes=10),
         threshold_kb=500,
         run_id="libsave",
+        directory="/QIBM/UserData/mqm/qmgrs/TEST",
+        directory_save_file="MQLSAVE0D",
     )
 
 
 def library_inputs(known: list[CatalogedReceiver] | None = None, **extra) -> Inputs:
-    extra.setdefault("save_files_on_host", {"QGPL/MQJSAVE0", "QGPL/MQLSAVE0"})
+    extra.setdefault("save_files_on_host", {"QGPL/MQJSAVE0", "QGPL/MQLSAVE0", "QGPL/MQLSAVE0D"})
     known = known if known is not None else cataloged(0, 1, 2, 3, 4)
     return inputs(RecoveryKind.LIBRARY, None, known, library_saves=[library_save()], **extra)
 
@@ -278,6 +280,7 @@ def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_t
     assert plan.gaps == []
     assert actions(plan) == [
         Action.RESTORE_LIBRARY,
+        Action.RESTORE_QMGR_DIRECTORY,
         Action.CREATE_RECEIVER,
         Action.GIVE_RECEIVER_TO_QMQM,
         Action.CREATE_JOURNAL,
@@ -291,8 +294,11 @@ def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_t
         "RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF(QGPL/MQLSAVE0) OMITOBJ((QMTEST/AMQAJRN *JRN) (QMTEST/AMQA* *JRNRCV))"
     )
     # Restore generation 1: no name of it can clash with a receiver still to be restored.
-    assert plan.steps[1].text == "CRTJRNRCV JRNRCV(QMTEST/AMQA100005) THRESHOLD(500) TEXT('MQM LOCAL JOURNAL RECEIVER')"
-    assert plan.steps[3].text == "CRTJRN JRN(QMTEST/AMQAJRN) JRNRCV(QMTEST/AMQA100005) MNGRCV(*SYSTEM) DLTRCV(*NO)"
+    assert plan.steps[1].text == (
+        "RST DEV('/QSYS.LIB/QGPL.LIB/MQLSAVE0D.FILE') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))"
+    )
+    assert plan.steps[2].text == "CRTJRNRCV JRNRCV(QMTEST/AMQA100005) THRESHOLD(500) TEXT('MQM LOCAL JOURNAL RECEIVER')"
+    assert plan.steps[4].text == "CRTJRN JRN(QMTEST/AMQAJRN) JRNRCV(QMTEST/AMQA100005) MNGRCV(*SYSTEM) DLTRCV(*NO)"
     assert plan.restored_receivers == [name(4), name(3), name(2)]
     assert plan.restore_point == T0 + 5 * HOUR  # the newest catalogued receiver's detach
 
@@ -302,7 +308,7 @@ def test_the_receiver_attached_during_the_save_comes_from_the_library_save_when_
     plan = plan_restore(library_inputs(cataloged(0, 1, 2, savf=("QGPL", "MQLSAVE0"))))
     assert plan.gaps == []
     assert plan.restored_receivers == [name(3), name(2)]
-    assert plan.steps[4].args["save_file"] == "MQLSAVE0"
+    assert plan.steps[5].args["save_file"] == "MQLSAVE0"
     assert plan.restore_point == library_save().saved_at
 
 
