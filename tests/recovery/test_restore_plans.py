@@ -294,9 +294,7 @@ def test_a_lost_library_restores_the_library_save_a_new_generation_journal_and_t
         "RSTLIB SAVLIB(QMTEST) DEV(*SAVF) SAVF(QGPL/MQLSAVE0) OMITOBJ((QMTEST/AMQAJRN *JRN) (QMTEST/AMQA* *JRNRCV))"
     )
     # Restore generation 1: no name of it can clash with a receiver still to be restored.
-    assert plan.steps[1].text == (
-        "RST DEV('/QSYS.LIB/QGPL.LIB/MQLSAVE0D.FILE') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))"
-    )
+    assert plan.steps[1].text == ("RST DEV('/QSYS.LIB/QGPL.LIB/MQLSAVE0D.FILE') OBJ(('/QIBM/UserData/mqm/qmgrs/TEST'))")
     assert plan.steps[2].text == "CRTJRNRCV JRNRCV(QMTEST/AMQA100005) THRESHOLD(500) TEXT('MQM LOCAL JOURNAL RECEIVER')"
     assert plan.steps[4].text == "CRTJRN JRN(QMTEST/AMQAJRN) JRNRCV(QMTEST/AMQA100005) MNGRCV(*SYSTEM) DLTRCV(*NO)"
     assert plan.restored_receivers == [name(4), name(3), name(2)]
