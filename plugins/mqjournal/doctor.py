@@ -12,7 +12,10 @@ retrieved):
 - SAVOBJ of receivers: *SAVSYS, or *OBJEXIST to each receiver; *USE to the command (assumed, Security Reference).
 - DLTJRNRCV: *OBJEXIST and *USE to the receiver; *USE to the command (assumed).
 - RSTOBJ of receivers: *SAVSYS, or *OBJEXIST to the objects; *ADD and *READ to the queue manager library (assumed).
-- CRTSAVF in the save library: *READ and *ADD to that library; *USE to the command (assumed).
+- CRTSAVF in the save library: *READ and *ADD to that library; *USE to the command (assumed). QSYS2.SAVE_FILE_OBJECTS:
+  *USE to the save file's library and to the save file (SAVE_FILE_OBJECTS doc 7.5: verified).
+- QSYS2.ASSOCIATE_JOURNAL_RECEIVER (recovery of restored receivers): *OBJMGT to the receivers, *OBJOPR and *OBJMGT to
+  the journal, *EXECUTE to both libraries (ASSOCIATE_JOURNAL_RECEIVER doc 7.5: verified).
 - reading AMQJRNINF: *USE to the user space (USER_SPACE doc: verified); ASP_INFO on 7.6: *IOSYSCFG or the
   QIBM_IOSYSCFG_VIEW function usage (ASP_INFO doc 7.6: verified).
 """
@@ -44,6 +47,9 @@ from mqjournal.names import journal_name, receiver_prefix, save_library_for
 from mqjournal.policy import Policy
 
 log = logging.getLogger(__name__)
+
+SAVE_LIBRARY_AUTHORITIES = ("*OBJOPR", "*READ", "*EXECUTE", "*ADD")
+"""*USE (*OBJOPR *READ *EXECUTE: SAVE_FILE_OBJECTS) and *ADD (CRTSAVF) to the save library, as CHKOBJ checks them."""
 
 Status = Literal["pass", "fail", "warn", "skip"]
 ASP_WARN_USED = 0.90  # IBM i's default storage threshold for the system ASP (QSTGLOWLMT-style warning): assumed
@@ -330,16 +336,21 @@ def _mq_and_authorities(
     else:
         report.add("authority: commands", "pass", "*USE to SAVOBJ, DLTJRNRCV, RSTOBJ, CRTSAVF")
 
-    # The save library: CRTSAVF in it needs *READ and *ADD.
+    # The save library: CRTSAVF in it needs *READ and *ADD; QSYS2.SAVE_FILE_OBJECTS, which proves what a save file
+    # holds, needs *USE to the library (and to the save file, which mqjournal creates and owns).
     try:
         library = save_library_for(save_library, "QM")  # the name's rules; the queue manager library is checked per run
     except ValueError as exc:
         report.add(f"save library {save_library}", "fail", str(exc), "choose another save library")
         library = None
     if library is not None:
-        answer = h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD"))
+        answer = h.chkobj("QSYS", library, "*LIB", SAVE_LIBRARY_AUTHORITIES)
         if answer is None:
-            report.add(f"save library {library}", "pass", "exists; CRTSAVF may create save files in it (*READ *ADD)")
+            report.add(
+                f"save library {library}",
+                "pass",
+                "exists; CRTSAVF may create save files in it and SAVE_FILE_OBJECTS read them (*USE, *ADD)",
+            )
         elif answer == "CPF9801":
             report.add(
                 f"save library {library}",
@@ -352,8 +363,8 @@ def _mq_and_authorities(
             report.add(
                 f"save library {library}",
                 "fail",
-                f"{user} may not create save files in {library} ({answer})",
-                _grant(user, "QSYS", library, "*LIB", "*READ *ADD"),
+                f"{user} may not create save files in {library} or list what they hold ({answer})",
+                _grant(user, "QSYS", library, "*LIB", " ".join(SAVE_LIBRARY_AUTHORITIES)),
             )
 
     # MQ installed: mqs.ini readable.
@@ -469,6 +480,7 @@ def _queue_manager(
                 "pass",
                 "*SAVSYS" if savsys else f"*OBJEXIST to {library}/{receivers}",
             )
+        _restored_receivers(report, h, user, name, library, journal, attached, receivers)
     if h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD")):
         report.add(
             f"authority: RSTOBJ into {library}",
@@ -477,6 +489,39 @@ def _queue_manager(
             _grant(user, "QSYS", library, "*LIB", "*READ *ADD"),
         )
     _asp(report, h, name, library, journal, caps)
+
+
+def _restored_receivers(
+    report: HostReport, h: _Host, user: str, name: str, library: str, journal: str, attached: str, receivers: str
+) -> None:
+    """QSYS2.ASSOCIATE_JOURNAL_RECEIVER, which joins restored receivers to the journal in a recovery, needs *OBJMGT to
+    the receivers and *OBJOPR *OBJMGT to the journal (ASSOCIATE_JOURNAL_RECEIVER, ssw_ibm_i_75: verified). Only a
+    recovery needs it, so a lack warns: maintenance runs without it."""
+    title = f"authority: restored receivers ({name})"
+    lacking = [
+        grant
+        for lacks, grant in (
+            (
+                h.chkobj(library, attached, "*JRNRCV", ("*OBJMGT",)),
+                _grant(user, library, receivers, "*JRNRCV", "*OBJMGT"),
+            ),
+            (
+                h.chkobj(library, journal, "*JRN", ("*OBJOPR", "*OBJMGT")),
+                _grant(user, library, journal, "*JRN", "*OBJOPR *OBJMGT"),
+            ),
+        )
+        if lacks
+    ]
+    if lacking:
+        report.add(
+            title,
+            "warn",
+            f"{user} could not join restored receivers to {library}/{journal} in a recovery (ASSOCIATE_JOURNAL_RECEIVER"
+            f" needs *OBJMGT to the receivers, checked on {attached}, and *OBJOPR *OBJMGT to the journal)",
+            "; ".join(lacking),
+        )
+    else:
+        report.add(title, "pass", f"*OBJMGT to {library}/{receivers}, *OBJOPR *OBJMGT to {library}/{journal}")
 
 
 def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, caps) -> None:

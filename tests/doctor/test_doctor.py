@@ -132,6 +132,11 @@ BROKEN = {
         "save library QGPL",
         "GRTOBJAUT OBJ(QGPL) OBJTYPE(*LIB)",
     ),
+    "no *EXECUTE to the save library (SAVE_FILE_OBJECTS needs *USE)": (
+        {"withheld_authorities": [_withhold("QGPL", "*LIB", "*EXECUTE")]},
+        "save library QGPL",
+        "OBJTYPE(*LIB) USER(MQADMIN) AUT(*OBJOPR *READ *EXECUTE *ADD)",
+    ),
     "no AMQJRNINF": (
         {"withheld_authorities": [_withhold("QMTEST", "*USRSPC", "*USE")]},
         "authority: AMQJRNINF (TEST)",
@@ -232,3 +237,26 @@ def test_the_report_is_a_table_per_host_without_tracebacks(tmp_path: Path):
     text = render(list(reports.values()))
     assert "== ibmi1: READY" in text and "== ibmi2: NOT READY" in text and "Traceback" not in text
     assert "fix: install the named release or Db2 PTF group" in text
+
+
+@pytest.mark.parametrize(
+    "withheld",
+    [
+        _withhold("QMTEST", "*JRNRCV", "*OBJMGT", name="AMQA*"),
+        _withhold("QMTEST", "*JRN", "*OBJMGT", name="AMQAJRN"),
+    ],
+    ids=["receivers", "journal"],
+)
+def test_no_objmgt_for_a_recovery_of_restored_receivers_warns_with_the_grant_and_blocks_nothing(tmp_path, withheld):
+    """ASSOCIATE_JOURNAL_RECEIVER needs *OBJMGT to the receivers and *OBJOPR *OBJMGT to the journal; only a recovery
+    needs it, so the host stays ready for maintenance."""
+    doctor = Doctor(tmp_path, [_host(withheld_authorities=[withheld])])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    (check,) = [c for c in report.checks if c.name == "authority: restored receivers (TEST)"]
+    assert report.ready and check.status == "warn", _failed(report)
+    assert "ASSOCIATE_JOURNAL_RECEIVER" in check.detail
+    target = "QMTEST/AMQA*) OBJTYPE(*JRNRCV)" if withheld["objtype"] == "*JRNRCV" else "QMTEST/AMQAJRN) OBJTYPE(*JRN)"
+    assert f"GRTOBJAUT OBJ({target}" in check.fix and "*OBJMGT" in check.fix
