@@ -221,6 +221,7 @@ def _replay_partition(header: dict, digest_programs: list[str]) -> SimulatedHost
         date_format=job["date_format"] if job["date_format"] in ("*YMD", "*MDY", "*DMY", "*JUL") else "*YMD",
         date_separator=job["date_separator"] if job["date_separator"] in ("/", "-", ".", ",", " ") else "/",
         digest_programs=digest_programs,
+        db2_link=header["sql_runner"] == "db2",  # a partition whose db2 runner answered has the link
         libraries=[header["save_library"]],
     )
     qms = [
