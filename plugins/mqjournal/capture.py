@@ -220,7 +220,7 @@ def probe_host(session: IbmiSession, host: HostConfig, user: str, save_library: 
 def _queue_manager(p: _Prober, name: str, library: str, instance: str, journals: list, tokens: bool, caps) -> None:
     journal = journal_name(instance)
     tag = object_name(library).lower()
-    row = next((r for r in journals if r["JOURNAL_LIBRARY"] == library and r["JOURNAL_NAME"] == journal), {})
+    row: dict = next((r for r in journals if r["JOURNAL_LIBRARY"] == library and r["JOURNAL_NAME"] == journal), {})
     queue = (row.get("MESSAGE_QUEUE_LIBRARY") or "QSYS", row.get("MESSAGE_QUEUE") or "QSYSOPR")
     p.cl(f"chkobj-msgq-{tag}", commands.check_object(queue[0], queue[1], "*MSGQ", ("*USE",)))
     p.cl(f"chkobj-amqjrninf-{tag}", commands.check_object(library, "AMQJRNINF", "*USRSPC", ("*USE",)))
