@@ -145,7 +145,7 @@ class _Prober:
         results = self.select(name, statement)
         return results[0] if len(results) == 1 and not isinstance(results[0], Db2Failure) else []
 
-    def cl(self, name: str, command: commands.Command) -> CommandOutput:
+    def check(self, name: str, command: commands.Command) -> CommandOutput:
         return self._send(name, command, None, "cl")
 
     def pase(self, name: str, command: commands.Command, reads: str) -> CommandOutput:
@@ -198,8 +198,8 @@ def probe_host(session: IbmiSession, host: HostConfig, user: str, save_library: 
         p.pase(f"digest-{tool.name}", commands.file_sha256(tool.name, commands.DIGEST_PROBE), "digest")
     profile = p.rows("user-info", commands.user_profile(user))
     for command in ("SAVOBJ", "DLTJRNRCV", "RSTOBJ", "CRTSAVF"):
-        p.cl(f"chkobj-{command.lower()}", commands.check_object("QSYS", command, "*CMD", ("*USE",)))
-    p.cl("chkobj-save-library", commands.check_object("QSYS", save_library, "*LIB", ("*READ", "*ADD")))
+        p.check(f"chkobj-{command.lower()}", commands.check_object("QSYS", command, "*CMD", ("*USE",)))
+    p.check("chkobj-save-library", commands.check_object("QSYS", save_library, "*LIB", ("*READ", "*ADD")))
     ini = p.pase("mqs-ini", commands.read_mqs_ini(), "mqs-ini")
     in_ini = parse_mqs_ini(ini.stdout) if ini.exit_status == 0 else {}
     wanted = [(q.name, q.qmgr_library, q.instance) for q in host.queue_managers] or [
@@ -222,12 +222,12 @@ def _queue_manager(p: _Prober, name: str, library: str, instance: str, journals:
     tag = object_name(library).lower()
     row: dict = next((r for r in journals if r["JOURNAL_LIBRARY"] == library and r["JOURNAL_NAME"] == journal), {})
     queue = (row.get("MESSAGE_QUEUE_LIBRARY") or "QSYS", row.get("MESSAGE_QUEUE") or "QSYSOPR")
-    p.cl(f"chkobj-msgq-{tag}", commands.check_object(queue[0], queue[1], "*MSGQ", ("*USE",)))
-    p.cl(f"chkobj-amqjrninf-{tag}", commands.check_object(library, "AMQJRNINF", "*USRSPC", ("*USE",)))
+    p.check(f"chkobj-msgq-{tag}", commands.check_object(queue[0], queue[1], "*MSGQ", ("*USE",)))
+    p.check(f"chkobj-amqjrninf-{tag}", commands.check_object(library, "AMQJRNINF", "*USRSPC", ("*USE",)))
     attached = row.get("ATTACHED_JOURNAL_RECEIVER_NAME")
     if attached:
-        p.cl(f"chkobj-receiver-{tag}", commands.check_object(library, attached, "*JRNRCV", ("*OBJEXIST", "*USE")))
-    p.cl(f"chkobj-library-{tag}", commands.check_object("QSYS", library, "*LIB", ("*READ", "*ADD")))
+        p.check(f"chkobj-receiver-{tag}", commands.check_object(library, attached, "*JRNRCV", ("*OBJEXIST", "*USE")))
+    p.check(f"chkobj-library-{tag}", commands.check_object("QSYS", library, "*LIB", ("*READ", "*ADD")))
     p.select(f"amqjrninf-{tag}", commands.amqjrninf_text(library))
     p.select(f"amqjrninf-hex-{tag}", commands.amqjrninf_binary(library))
     p.select(f"receivers-{tag}", commands.receivers(library, journal, instance))
