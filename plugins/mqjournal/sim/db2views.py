@@ -291,6 +291,15 @@ VIEWS.update(
             "SUPPLEMENTAL_GROUP_COUNT": SMALLINT,  # assumed
             "SUPPLEMENTAL_GROUP_LIST": VARCHAR(150),  # assumed: blank-separated names
         },
+        # The PTF groups installed (WRKPTFGRP in SQL): `mqjournal doctor --capture` records the Db2 group's level.
+        # Names from IBM's page (ssw_ibm_i_75 rzajqviewgroupptfinfo); widths assumed.
+        "QSYS2.GROUP_PTF_INFO": {
+            "PTF_GROUP_NAME": VARCHAR(60),  # doc
+            "PTF_GROUP_DESCRIPTION": VARCHAR(100),  # doc
+            "PTF_GROUP_LEVEL": INTEGER,  # doc
+            "PTF_GROUP_TARGET_RELEASE": VARCHAR(6),  # doc
+            "PTF_GROUP_STATUS": VARCHAR(20),  # doc
+        },
         # The operating system's version and release ('7', '5'), as in Db2's SYSIBMADM.ENV_SYS_INFO (assumed on IBM i).
         "SYSIBMADM.ENV_SYS_INFO": {
             "OS_NAME": VARCHAR(256),  # assumed

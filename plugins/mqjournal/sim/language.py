@@ -24,6 +24,10 @@ from datetime import datetime, tzinfo
 from mqjournal import mqmessages
 from mqjournal.mqmessages import Field
 
+# The system CCSID (QCCSID) a partition of each language has: 37 US English, 273 German (IBM i globalization,
+# "CCSID values": the EBCDIC CCSID of each national-language version; assumed for a simulated partition).
+CCSIDS = {"ENU": 37, "DEU": 273}
+
 _PLACEHOLDER = re.compile(r"&(\d+)")
 
 # (text, status): "verified <source>" or "assumed translation".

@@ -14,6 +14,7 @@ recovery passes.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -399,6 +400,11 @@ class Partition(_State):
         """Advance the clock a millisecond, so that two events of one command never share a timestamp."""
         self.now += timedelta(milliseconds=1)
         return self.now
+
+    def serial_number(self) -> str:
+        """QSRLNBR: the machine's serial number, made from the partition's name so it is stable across restarts and
+        distinct per partition (an IBM serial is 7-8 characters, like this one)."""
+        return "78" + hashlib.sha256(self.name.encode()).hexdigest()[:5].upper()
 
     def job_format(self) -> JobFormat:
         j = self.job

@@ -53,6 +53,7 @@ class PartitionCatalog:
             "QSYS2.ASP_INFO": self._asp_info,
             "QSYS2.USER_INFO": self._user_info,
             "SYSIBMADM.ENV_SYS_INFO": self._env_sys_info,
+            "QSYS2.GROUP_PTF_INFO": self._group_ptf_info,
         }.get(view)
         return [] if producer is None else list(producer())
 
@@ -169,6 +170,21 @@ class PartitionCatalog:
             "SYSTEM_VALUE_NAME": "QTIMZON",
             "CURRENT_NUMERIC_VALUE": None,
             "CURRENT_CHARACTER_VALUE": self.partition.time_zone_description(),
+        }
+        # The job's language and date format come from these system values unless its user profile or job
+        # description says otherwise; the simulator's job takes the fleet file's `system:` for both.
+        job = self.partition.job
+        for name, text in (
+            ("QLANGID", job.language),
+            ("QDATFMT", job.date_format.lstrip("*")),
+            ("QDATSEP", job.date_separator),
+            ("QSRLNBR", self.partition.serial_number()),
+        ):
+            yield {"SYSTEM_VALUE_NAME": name, "CURRENT_NUMERIC_VALUE": None, "CURRENT_CHARACTER_VALUE": text}
+        yield {
+            "SYSTEM_VALUE_NAME": "QCCSID",
+            "CURRENT_NUMERIC_VALUE": language.CCSIDS[job.language],
+            "CURRENT_CHARACTER_VALUE": None,
         }
         yield {
             "SYSTEM_VALUE_NAME": "QDATETIME",
@@ -419,3 +435,15 @@ class PartitionCatalog:
     def _env_sys_info(self) -> Iterator[dict]:
         version, release = self.partition.release.split(".")
         yield {"OS_NAME": "IBM i", "OS_VERSION": version, "OS_RELEASE": release, "HOST_NAME": self.partition.name}
+
+    def _group_ptf_info(self) -> Iterator[dict]:
+        """The release's Db2 PTF group, installed at the partition's level (the only group the simulator models)."""
+        release = self.partition.release
+        level = self.partition.db2_group_level
+        yield {
+            "PTF_GROUP_NAME": releases.PTF_GROUPS[release],
+            "PTF_GROUP_DESCRIPTION": "DB2 FOR IBM I",
+            "PTF_GROUP_LEVEL": releases.LATEST_DB2_LEVEL[release] if level is None else level,
+            "PTF_GROUP_TARGET_RELEASE": f"V{release[0]}R{release[2]}M0",
+            "PTF_GROUP_STATUS": "INSTALLED",
+        }
