@@ -52,6 +52,7 @@ __all__ = [
     "discover",
     "parse_digest",
     "read_proof",
+    "stream_sha256",
 ]
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -164,6 +165,11 @@ def _host_sha256(session: IbmiSession, tool: DigestTool, path: str, where: str) 
             "check the save file exists and the profile has *R to it and *X on its library, then run the step again",
         )
     return digest
+
+
+def stream_sha256(session: IbmiSession, stream_file: str, where: str) -> str:
+    """The host's SHA-256 of a scratch stream file (streamcopy): the same program as the save file's digest."""
+    return _host_sha256(session, _require_tool(session, where), stream_file, where)
 
 
 @dataclass(frozen=True)
