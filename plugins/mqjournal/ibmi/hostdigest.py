@@ -52,7 +52,7 @@ __all__ = [
     "discover",
     "parse_digest",
     "read_proof",
-    "stream_sha256",
+    "file_sha256",
 ]
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -167,9 +167,9 @@ def _host_sha256(session: IbmiSession, tool: DigestTool, path: str, where: str) 
     return digest
 
 
-def stream_sha256(session: IbmiSession, stream_file: str, where: str) -> str:
-    """The host's SHA-256 of a scratch stream file (streamcopy): the same program as the save file's digest."""
-    return _host_sha256(session, _require_tool(session, where), stream_file, where)
+def file_sha256(session: IbmiSession, path: str, where: str) -> str:
+    """The host's SHA-256 of a save file or a scratch stream file (streamcopy), by the program `discover` found."""
+    return _host_sha256(session, _require_tool(session, where), path, where)
 
 
 @dataclass(frozen=True)

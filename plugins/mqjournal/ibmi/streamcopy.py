@@ -51,7 +51,7 @@ def through_stream_file(
                 f"check that {commands.SCRATCH_DIR} can be created and written by {session.user} (and that /tmp "
                 "has room for the save file), then run the step again",
             )
-        copied = hostdigest.stream_sha256(session, scratch, where)
+        copied = hostdigest.file_sha256(session, scratch, where)
         if copied != host_sha256:
             raise hostdigest.NotOurBytes(
                 where,
