@@ -28,12 +28,12 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.commands import SCRATCH_DIR
+from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
-from mqjournal.ibmi.routeprobe import find_route
 from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.routeprobe import find_route
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
     CommandOutput,

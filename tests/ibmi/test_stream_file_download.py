@@ -96,7 +96,7 @@ def test_direct_download_fails_where_sftp_may_not_read_qsys_lib(
     sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
 ) -> None:
     store = BackupStore(tmp_path / "backups")
-    with pytest.raises(SaveFileTransferError, match="refused the download of /QSYS.LIB/QGPL.LIB/RCVSAV.FILE"):
+    with pytest.raises(SaveFileTransferError, match=r"refused the download of /QSYS\.LIB/QGPL\.LIB/RCVSAV\.FILE"):
         download_save_file(session, "QGPL", "RCVSAV", store, meta)
     assert store.list_objects() == []
 
@@ -123,8 +123,9 @@ def test_doctor_finds_the_stream_file_route_and_the_copy_step_uses_it(
     scratch = commands.scratch_file_path("QGPL", "RCVSAV", meta.run_id)
     assert any(c.endswith(f"cp /QSYS.LIB/QGPL.LIB/RCVSAV.FILE {scratch}") for c in sent), sent
     assert f"SFTP GET {scratch}" in sent and f"rm -f {scratch}" in sent
-    assert any(c.startswith(f"SYSTEM CRTSAVF FILE(QGPL/{PROBE_FILE})") or f"CRTSAVF FILE(QGPL/{PROBE_FILE})" in c
-               for c in sent)
+    assert any(
+        c.startswith(f"SYSTEM CRTSAVF FILE(QGPL/{PROBE_FILE})") or f"CRTSAVF FILE(QGPL/{PROBE_FILE})" in c for c in sent
+    )
     assert any(f"DLTF FILE(QGPL/{PROBE_FILE})" in c for c in sent)
     assert session.audit.path is not None and unexplained_intents(session.audit.path, "ibmi1") == []
 

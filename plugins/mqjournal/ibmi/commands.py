@@ -552,9 +552,7 @@ def copy_to_stream_file(library: str, name: str, stream_file: str) -> Command:
     (no CCSID conversion, unlike CPYTOSTMF's defaults), readable by the profile alone (umask 077: a save holds MQ's
     journal data). Writes only the scratch file, so it is sent again after a dropped connection."""
     source = shlex.quote(save_file_path(library, name))
-    return Command(
-        text=f"umask 077 && mkdir -p {SCRATCH_DIR} && cp {source} {_scratch(stream_file)}", idempotent=True
-    )
+    return Command(text=f"umask 077 && mkdir -p {SCRATCH_DIR} && cp {source} {_scratch(stream_file)}", idempotent=True)
 
 
 def remove_stream_file(stream_file: str) -> Command:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 from datetime import datetime
-from typing import cast
 
 from mqjournal.datafolder import DataPath, write_text_atomically
 from mqjournal.ibmi.transfer import Route
@@ -41,7 +40,7 @@ class DownloadRoutes:
     def route(self, host: str) -> Route:
         entry = self._read().get(host)
         value = entry.get("route") if isinstance(entry, dict) else None
-        return cast(Route, value) if value in ROUTES else "direct"
+        return "stream_file" if value == "stream_file" else "direct"
 
     def record(self, host: str, route: Route, at: datetime, detail: str) -> None:
         if route not in ROUTES:

@@ -50,9 +50,9 @@ __all__ = [
     "SaveFileUnreadable",
     "check_copy",
     "discover",
+    "file_sha256",
     "parse_digest",
     "read_proof",
-    "file_sha256",
 ]
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()

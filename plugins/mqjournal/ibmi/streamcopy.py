@@ -69,7 +69,9 @@ def _remove(session: IbmiSession, scratch: str, where: str) -> None:
     try:
         out = session.run(command)
     except (HostUnreachable, ConnectionLost, MqJournalError) as exc:
-        log.warning("%s: the stream file %s was not removed (%s); remove it on the host: %s", where, scratch, exc, command)
+        log.warning(
+            "%s: the stream file %s was not removed (%s); remove it on the host: %s", where, scratch, exc, command
+        )
         return
     if out.exit_status != 0:
         log.warning(

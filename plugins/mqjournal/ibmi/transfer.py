@@ -110,7 +110,8 @@ def download_save_file(
     ever left in the store. The copy carries the host's digest (`host_sha256`) and is kept only when its bytes hash
     to it: NoHostDigest (a host without a digest program), NotOurBytes (the save file no longer lists `meta`'s
     receivers, or changed while it was digested) and CopyNotVouched (other bytes arrived) leave nothing in the store.
-    `via` "stream_file" downloads a scratch copy the host makes first (streamcopy), for a host recorded as needing it."""
+    `via` "stream_file" downloads a scratch copy the host makes first (streamcopy), for a host recorded as needing
+    it."""
     path = save_file_path(library, name)
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):

@@ -33,9 +33,10 @@ What the simulator does, and where it simplifies or assumes (each marked):
 - A partition whose sftp-server may not read QSYS.LIB save files (fault `qsys_sftp_read_refused`): opening one for
   reading fails with "failure" (ASSUMED shape: no capture of a real refusal was found). Stream files that PASE `cp`
   made of a save file (`streamfiles`) are read like save files, whatever the fault.
-- The rest of the IFS is not simulated: ``/`` holds only QSYS.LIB (and those stream files); relative paths start at ``/`` (SIMPLIFICATION:
-  sftp-server starts in the user's home directory). Nothing else can be written, removed, renamed or created
-  ("permission denied"): mqjournal creates and deletes save files with CL (CRTSAVF, DLTF), never through SFTP.
+- The rest of the IFS is not simulated: ``/`` holds only QSYS.LIB (and those stream files); relative paths start
+  at ``/`` (SIMPLIFICATION: sftp-server starts in the user's home directory). Nothing else can be written,
+  removed, renamed or created ("permission denied"): mqjournal creates and deletes save files with CL (CRTSAVF,
+  DLTF), never through SFTP.
 
 Every request is logged in `log` (a `CommandLog`, kept apart from the log of command lines so that the audit
 invariants over commands are not changed by transfers) as ``SFTP <OP> <path>``: OPEN for reading is ``GET``, for

@@ -71,8 +71,9 @@ class Pase:
                     err.append(f"mkdir: cannot create {path}.\n{path}: File exists\n")
                 continue
             if in_qsys_lib(path) or (parent not in directories and not (parents and parent == "/tmp")):
-                err.append(f"mkdir: cannot create {path}.\n{path}: A file or directory in the path name does not "
-                           "exist.\n")
+                err.append(
+                    f"mkdir: cannot create {path}.\n{path}: A file or directory in the path name does not exist.\n"
+                )
                 continue
             directories.append(path)
         return ExecResult(1 if err else 0, "", "".join(err))
