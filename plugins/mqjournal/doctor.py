@@ -31,9 +31,12 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.commands import SCRATCH_DIR
 from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.routeprobe import find_route
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
     CommandOutput,
@@ -132,6 +135,7 @@ def check_host(
     save_library: str = "QGPL",
     policy: Policy | None = None,
     now: datetime | None = None,
+    routes: DownloadRoutes | None = None,
 ) -> HostReport:
     """Every check for one host; never raises for what the host answers (a failed check says it). Give `connect`
     and `audit` (the CLI), or an open `session` (Airflow's, from the host's connection)."""
@@ -152,7 +156,7 @@ def check_host(
         )
     with session:
         try:
-            _checks(report, session, config, host, user, save_library, policy, now)
+            _checks(report, session, config, host, user, save_library, policy, now, routes)
         except HostKeyRejected as exc:
             report.add(
                 "SSH and host key",
@@ -181,6 +185,7 @@ def _checks(
     save_library: str,
     policy: Policy,
     now: datetime | None,
+    routes: DownloadRoutes | None = None,
 ) -> None:
     h = _Host(session)
     login = session.run(commands.Command(text="true", idempotent=True))
@@ -253,6 +258,8 @@ def _checks(
             report.add("SQL columns", "warn", str(m), f"install {m.brought_by}")
 
     _digest(report, session)
+    if routes is not None:
+        _download_route(report, session, host.name, save_library, routes)
     profile = _profile(report, h, user)
     _mq_and_authorities(report, h, host, user, profile, save_library, caps)
 
@@ -270,6 +277,27 @@ def _digest(report: HostReport, session: IbmiSession) -> None:
         )
     else:
         report.add("SHA-256 of a save file on the host", "pass", f"{tool.program} ({tool.brought_by})")
+
+
+def _download_route(
+    report: HostReport, session: IbmiSession, host: str, save_library: str, routes: DownloadRoutes
+) -> None:
+    """How this host's save files download (routeprobe: its one write, a scratch save file made and deleted),
+    recorded for the copy step. Only with a data folder to record it in, and a digest to prove the bytes."""
+    if hostdigest.discover(session) is None:
+        return
+    found = find_route(session, save_library)
+    if found.route is None:
+        report.add(
+            "downloading a save file",
+            "fail",
+            found.detail,
+            f"grant the profile *R to save files in {save_library} and let it create {SCRATCH_DIR} (or check that "
+            "sftp-server runs), then run mqjournal doctor again; until then no copy leaves this partition",
+        )
+        return
+    routes.record(host, found.route, datetime.now(UTC), found.detail)
+    report.add("downloading a save file", "pass", f"{found.route}: {found.detail} (recorded for the copy step)")
 
 
 def _profile(report: HostReport, h: _Host, user: str) -> Profile | None:

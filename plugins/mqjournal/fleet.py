@@ -124,6 +124,9 @@ class FaultsConfig(_Config):
     delay_seconds: float = Field(0, ge=0, description="every command answers this much later")
     asp_full: bool = False
     ccsid_unconvertible: bool = Field(False, description="user space character data does not convert (read bytes)")
+    qsys_sftp_read_refused: bool = Field(
+        False, description="sftp-server may not read /QSYS.LIB save files (download via a stream file instead)"
+    )
     commands: list[CommandFaultConfig] = Field(default_factory=list)
 
 

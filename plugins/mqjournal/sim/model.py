@@ -319,6 +319,18 @@ class HostFaults(_State):
     asp_full: bool = False
     # The user space's character column fails to convert (a CCSID 65535 job): only DATA_BINARY can be read.
     ccsid_unconvertible: bool = False
+    # sftp-server may not open a /QSYS.LIB save file for reading (docs/ibmi-interfaces.md, section 5: the failure's
+    # shape, "failure", is ASSUMED); PASE programs (cp, openssl) still read it, as IBM's tools rely on.
+    qsys_sftp_read_refused: bool = False
+
+
+class StreamFile(_State):
+    """A stream file in the IFS outside QSYS.LIB (only what `cp` of a save file makes): the save it copied, whose
+    bytes it holds (`savfdata`), and its owner's permissions."""
+
+    path: str
+    copy_of: SaveFile
+    mode: int = 0o644
 
 
 class WithheldAuthority(_State):
@@ -365,6 +377,9 @@ class Partition(_State):
     receivers: dict[str, JournalReceiver] = Field(default_factory=dict)
     message_queues: dict[str, MessageQueue] = Field(default_factory=dict)
     save_files: dict[str, SaveFile] = Field(default_factory=dict)
+    # The IFS outside QSYS.LIB, as far as mqjournal writes it: directories made with mkdir, stream files by path.
+    directories: list[str] = Field(default_factory=lambda: ["/tmp"])
+    stream_files: dict[str, StreamFile] = Field(default_factory=dict)
     user_spaces: dict[str, UserSpace] = Field(default_factory=dict)
     faults: HostFaults = Field(default_factory=HostFaults)
     # How an SSH job answers inquiry messages: *RQD waits for an operator (the IBM i default), *DFT takes the
