@@ -79,6 +79,8 @@ SERVICES: dict[str, Since] = {
     "QSYS2.SYSCOLUMNS": Since(_EVERY, True, "Db2 for i catalog"),
     "QSYS2.SYSROUTINES": Since(_EVERY, True, "Db2 for i catalog (ssw_ibm_i_72 rbafzcatsysrout)"),
     "SYSIBM.SYSDUMMY1": Since(_EVERY, True, "Db2 for i catalog"),
+    # IBM's technology-update page (ibm11128423) lists 7.4 and 7.3; the 7.3 PTF level is not named there.
+    "QSYS2.MESSAGE_FILE_DATA": Since(_EVERY, False, "IBM support page ibm11128423 (IBM i 7.4; 7.3)"),
 }
 
 # Columns that came later than their view: (view, column) -> when.
