@@ -119,7 +119,9 @@ def encode(fields: tuple[Field, ...], values: tuple[Value, ...]) -> bytes:
         if f.type in CHARACTER_TYPES or f.type == "*HEX":
             text = "" if v is None else (v.isoformat(sep="-") if isinstance(v, datetime) else str(v))
             raw = text[: f.length].encode(CCSID_CODEC) if f.type != "*HEX" else bytes.fromhex(text)[: f.length]
-            out += struct.pack(">I" if f.vary == 4 else ">H", len(raw)) + raw if f.vary else raw.ljust(f.length, b"\x40")
+            out += (
+                struct.pack(">I" if f.vary == 4 else ">H", len(raw)) + raw if f.vary else raw.ljust(f.length, b"\x40")
+            )
         elif f.type in ("*BIN", "*UBIN"):
             if isinstance(v, datetime):
                 raise TypeError(f"the {f.type} field {f.meaning!r} takes a number, not a time")

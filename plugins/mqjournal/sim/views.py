@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
-from mqjournal.msgformats import MESSAGE_FILES, parse_declared
 from mqjournal.mqmessages import LAYOUTS
+from mqjournal.msgformats import MESSAGE_FILES, parse_declared
 from mqjournal.sim import journal as jrn
 from mqjournal.sim import language, releases
 from mqjournal.sim.messages import CATALOG
