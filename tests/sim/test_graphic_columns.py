@@ -12,9 +12,9 @@ import inspect
 
 import pytest
 
-from mqjournal.ibmi import commands
+from mqjournal.ibmi import commands, db2out
 from mqjournal.ibmi.readings import utc_offset
-from mqjournal.msgformats import MESSAGE_FILES, db2out
+from mqjournal.msgformats import MESSAGE_FILES
 from mqjournal.sim.db2views import VIEWS
 from mqjournal.sim.sql import run_db2
 from tests.sim.test_sql import FakeCatalog
