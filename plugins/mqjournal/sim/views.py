@@ -158,7 +158,6 @@ class PartitionCatalog:
                 "MESSAGE_FILE_LIBRARY": library,
                 "MESSAGE_FILE": file,
                 "MESSAGE_ID": msg_id,
-                "MESSAGE_TEXT": CATALOG[msg_id].text if msg_id in CATALOG else "",
                 "SEVERITY": CATALOG[msg_id].severity if msg_id in CATALOG else 0,
                 "MESSAGE_DATA_COUNT": len(fields or ()),
                 "MESSAGE_DATA": " ".join(f"({f.fmt()})" for f in fields or ()) or None,
