@@ -14,7 +14,6 @@ import pytest
 
 from mqjournal.ibmi import commands, db2out
 from mqjournal.ibmi.readings import utc_offset
-from mqjournal.msgformats import MESSAGE_FILES
 from mqjournal.sim.db2views import VIEWS
 from mqjournal.sim.sql import run_db2
 from tests.sim.test_sql import FakeCatalog
@@ -152,7 +151,6 @@ def sent_statements() -> dict[str, str]:
         ),
         "latest_recovery_points": commands.latest_recovery_points("QMTEST"),
         "latest_recovery_points (no tokens)": commands.latest_recovery_points("QMTEST", with_tokens=False),
-        "message_formats": commands.message_formats(MESSAGE_FILES),
     }
 
 
