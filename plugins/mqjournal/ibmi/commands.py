@@ -278,6 +278,24 @@ def messages_since(
     )
 
 
+def message_formats(files: dict[str, tuple[str, str]]) -> str:
+    """The declared substitution variables (MESSAGE_DATA) of the messages mqjournal reads, from their message files.
+
+    QSYS2.MESSAGE_FILE_DATA is a view over every message of every message file: the WHERE names the files and IDs so
+    that only these rows are built. Its text columns are graphic, so they are cast like MESSAGE_TEXT.
+    """
+    pairs = sorted({(object_name(lib), object_name(file)) for lib, file in files.values()})
+    ids = ", ".join(_lit(msg_id) for msg_id in sorted(files) if _MESSAGE_ID.fullmatch(msg_id))
+    where = " OR ".join(f"(MESSAGE_FILE_LIBRARY = {_lit(lib)} AND MESSAGE_FILE = {_lit(file)})" for lib, file in pairs)
+    return (
+        "SELECT MESSAGE_FILE_LIBRARY, MESSAGE_FILE, MESSAGE_ID, MESSAGE_DATA_COUNT, MESSAGE_DATA"
+        f" FROM QSYS2.MESSAGE_FILE_DATA WHERE ({where}) AND MESSAGE_ID IN ({ids}) ORDER BY MESSAGE_ID"
+    )
+
+
+_MESSAGE_ID = re.compile(r"[A-Z]{3}[0-9A-F]{4}")
+
+
 def latest_recovery_points(library: str, *, with_tokens: bool = True) -> str:
     """The newest AMQ7460 and AMQ7462, whenever they were sent (they describe the current recovery points)."""
     return (

@@ -205,6 +205,17 @@ VIEWS: dict[str, dict[str, Db2Type]] = {
         "CURRENT_NUMERIC_VALUE": BIGINT,  # doc, nullable
         "CURRENT_CHARACTER_VALUE": VARGRAPHIC(3840),  # doc, CCSID(1200) (ssw_ibm_i_75 rzajqviewsysvalinfo)
     },
+    # ssw_ibm_i_76 rzajqviewmessagefiledata (MESSAGE_DATA_COUNT INTEGER, MESSAGE_DATA VARCHAR(2078) nullable: doc).
+    "QSYS2.MESSAGE_FILE_DATA": {
+        "MESSAGE_FILE_LIBRARY": NAME,  # doc
+        "MESSAGE_FILE": NAME,  # doc
+        "MESSAGE_ID": Db2Type("CHAR", 7),  # doc
+        # MESSAGE_TEXT VARGRAPHIC(132) (doc) is left out: mqjournal never selects it, and the graphic-column guard
+        # (tests/sim/test_graphic_columns.py) keys columns by name across views.
+        "SEVERITY": INTEGER,  # doc
+        "MESSAGE_DATA_COUNT": INTEGER,  # doc
+        "MESSAGE_DATA": VARCHAR(2078),  # doc
+    },
     "SYSIBM.SYSDUMMY1": {"IBMREQD": CHAR1},
 }
 

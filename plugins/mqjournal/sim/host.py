@@ -102,6 +102,7 @@ class SimulatedHost:
             # The job's language and formats too: a simulator restarted on an edited fleet file answers as it says.
             p.job = JobAttributes(**system.model_dump(include=JOB_FIELDS))
             p.clock_offset_seconds = system.clock_offset_seconds
+            p.message_formats = {str(msg_id): fmt for msg_id, fmt in system.message_formats.items()}
             # Read on every start: save files made from now on take these sizes; those made before keep theirs.
             p.save_file_size_factor = system.save_file_size_factor
             p.save_compression_ratios = {str(value): ratio for value, ratio in system.save_compression_ratios.items()}

@@ -409,6 +409,9 @@ class Partition(_State):
     # System value QTIMZON: the time zone description. "" (a state file from before): the fixed-offset one of `now`.
     time_zone: str = ""
     user_profile: UserProfile = Field(default_factory=UserProfile)
+    # The substitution variables its message descriptions declare (fleet `system.message_formats`), by message ID,
+    # where they differ from mqmessages.LAYOUTS: MESSAGE_FILE_DATA shows them and messages are laid out by them.
+    message_formats: dict[str, str] = Field(default_factory=dict)
     signed_on_users: list[str] = Field(default_factory=list)  # the profiles SSH signs on with (QSYS2.USER_INFO rows)
 
     def tick(self) -> datetime:

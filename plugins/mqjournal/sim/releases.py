@@ -80,6 +80,8 @@ SERVICES: dict[str, Since] = {
     "QSYS2.SYSROUTINES": Since(_EVERY, True, "Db2 for i catalog (ssw_ibm_i_72 rbafzcatsysrout)"),
     "SYSIBM.SYSDUMMY1": Since(_EVERY, True, "Db2 for i catalog"),
     "QSYS2.GROUP_PTF_INFO": Since(_EVERY, False, "predates 7.3"),
+    # IBM's technology-update page (ibm11128423) lists 7.4 and 7.3; the 7.3 PTF level is not named there.
+    "QSYS2.MESSAGE_FILE_DATA": Since(_EVERY, False, "IBM support page ibm11128423 (IBM i 7.4; 7.3)"),
 }
 
 # The Db2 group level a simulated partition has when the fleet file names none ("the latest"). Assumed: any level at

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
+from mqjournal.mqmessages import LAYOUTS
+from mqjournal.msgformats import MESSAGE_FILES, parse_declared
 from mqjournal.sim import journal as jrn
 from mqjournal.sim import language, releases
 from mqjournal.sim.messages import CATALOG
@@ -52,6 +54,7 @@ class PartitionCatalog:
             "QSYS2.SYSROUTINES": self._sysroutines,
             "QSYS2.ASP_INFO": self._asp_info,
             "QSYS2.USER_INFO": self._user_info,
+            "QSYS2.MESSAGE_FILE_DATA": self._message_file_data,
             "SYSIBMADM.ENV_SYS_INFO": self._env_sys_info,
             "QSYS2.GROUP_PTF_INFO": self._group_ptf_info,
         }.get(view)
@@ -128,7 +131,7 @@ class PartitionCatalog:
                     "MESSAGE_SUBTYPE": None,
                     # Made from the replacement data in the job's language and date format, as IBM i does.
                     "MESSAGE_TEXT": m.text
-                    if data is None or m.id not in CATALOG
+                    if data is None or m.id not in CATALOG or m.id in self.partition.message_formats
                     else language.text(m.id, data, CATALOG[m.id].text, job),
                     "MESSAGE_TOKENS": data or None,
                     "SEVERITY": m.severity,
@@ -144,6 +147,22 @@ class PartitionCatalog:
                     "MESSAGE_FILE_NAME": "QCPFMSG" if m.id and m.id.startswith("CP") else "AMQMSG",
                     "MESSAGE_SECOND_LEVEL_TEXT": None,
                 }
+
+    def _message_file_data(self) -> Iterator[dict]:
+        """QSYS2.MESSAGE_FILE_DATA rows of the messages whose layout the simulator knows (mqmessages.LAYOUTS, or the
+        partition's declared `message_formats`). MESSAGE_DATA is written as ADDMSGD's FMT parameter writes the
+        fields (assumed: IBM's description of the string was not retrieved; msgformats.parse_declared)."""
+        for msg_id, (library, file) in MESSAGE_FILES.items():
+            declared = self.partition.message_formats.get(msg_id)
+            fields = parse_declared(declared, None) if declared else LAYOUTS[msg_id]
+            yield {
+                "MESSAGE_FILE_LIBRARY": library,
+                "MESSAGE_FILE": file,
+                "MESSAGE_ID": msg_id,
+                "SEVERITY": CATALOG[msg_id].severity if msg_id in CATALOG else 0,
+                "MESSAGE_DATA_COUNT": len(fields or ()),
+                "MESSAGE_DATA": " ".join(f"({f.fmt()})" for f in fields or ()) or None,
+            }
 
     def _user_spaces(self) -> Iterator[dict]:
         for space in self.partition.user_spaces.values():
