@@ -353,8 +353,10 @@ def _doctor(args: argparse.Namespace) -> int:
     from mqjournal.doctor import render, run_doctor
     from mqjournal.fleet import load_fleet
     from mqjournal.ibmi.audit import AuditLog
+    from mqjournal.ibmi.downloadroutes import DownloadRoutes
     from mqjournal.names import object_name
     from mqjournal.policy import load_policy
+    from mqjournal.settings import Settings
 
     object_name(args.save_library, what="save library")  # InvalidName before any host is reached
     config = load_fleet(args.fleet)
@@ -373,6 +375,7 @@ def _doctor(args: argparse.Namespace) -> int:
         audit=AuditLog(_audit_path(args)),
         save_library=args.save_library,
         policy=load_policy(args.policy),
+        routes=DownloadRoutes(Settings.from_env().data_folder),
     )
     print(render(reports))
     return 0 if all(r.ready for r in reports) else 3

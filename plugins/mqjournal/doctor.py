@@ -2,7 +2,10 @@
 
 It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, the digest
 programs on /dev/null (`hostdigest.discover`), and CHKOBJ
-(which checks an object's existence and the job user's authority to it, and changes nothing). Nothing it sends
+(which checks an object's existence and the job user's authority to it, and changes nothing). With a data folder to
+record it in (`routes`: the command line and the DAGs' preflight give one), it makes one write, audited: the download
+probe (`routeprobe`) creates an empty scratch save file in the save library, downloads it directly or through a PASE
+copy in a stream file, and deletes both, to record how this host's save files download. Nothing else it sends
 creates, changes or deletes anything; a test holds it to that through the simulator's log of received commands.
 
 What each mqjournal step needs (checked here; sources in docs/ibmi-interfaces.md, "assumed" where no IBM page was
@@ -598,10 +601,19 @@ def run_doctor(
     audit: AuditLog,
     save_library: str = "QGPL",
     policy: Policy | None = None,
+    routes: DownloadRoutes | None = None,
 ) -> list[HostReport]:
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
     return [
-        check_host(config, h, connect=connectors[h.name], audit=audit, save_library=save_library, policy=policy)
+        check_host(
+            config,
+            h,
+            connect=connectors[h.name],
+            audit=audit,
+            save_library=save_library,
+            policy=policy,
+            routes=routes,
+        )
         for h in selected
     ]
 
