@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from mqjournal import msgformats
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
@@ -260,11 +261,47 @@ def _checks(
         for m in caps.missing_columns():
             report.add("SQL columns", "warn", str(m), f"install {m.brought_by}")
 
+    _message_formats(report, h, caps)
     _digest(report, session)
     if routes is not None:
         _download_route(report, session, host.name, save_library, routes)
     profile = _profile(report, h, user)
     _mq_and_authorities(report, h, host, user, profile, save_library, caps)
+
+
+def _message_formats(report: HostReport, h: _Host, caps: capabilities.Capabilities | None) -> None:
+    """The layouts the partition declares for the messages mqjournal reads (QSYS2.MESSAGE_FILE_DATA), and whether
+    mqjournal can read them: a message that does not decode is kept and moves no recovery point, so a layout it cannot
+    read leaves those messages unused, which the admin should know before the first run."""
+    title = "message formats (AMQ7460, AMQ7462, AMQ7432, AMQ7472, CPI70E3)"
+    if caps is None or not caps.has("QSYS2.MESSAGE_FILE_DATA"):
+        report.add(
+            title,
+            "warn",
+            "QSYS2.MESSAGE_FILE_DATA is not on this partition: the messages are read by mqjournal's own layouts, each "
+            "value checked, and one that does not read so is kept and moves nothing",
+            "install the Db2 PTF group that brings QSYS2.MESSAGE_FILE_DATA; meanwhile DSPMSGD shows each format",
+        )
+        return
+    _, results = h.sql(commands.message_formats(msgformats.MESSAGE_FILES))
+    rows = results[0] if results and not isinstance(results[0], Db2Failure) else None
+    declared = msgformats.declarations(rows, "" if rows is not None else "QSYS2.MESSAGE_FILE_DATA did not answer")
+    problems = []
+    for msg_id, d in declared.items():
+        problem = d.note if d.layout is None else msgformats.layout_problem(msg_id, d.layout)
+        if problem:
+            problems.append((msg_id, problem))
+    shown = "; ".join(f"{msg_id} {d.shown()}" for msg_id, d in declared.items())
+    if problems:
+        report.add(
+            title,
+            "warn",
+            "; ".join(f"{msg_id}: {problem}" for msg_id, problem in problems) + f" (declared: {shown})",
+            "; ".join(msgformats.dspmsgd(msg_id) for msg_id, _ in problems)
+            + " shows the format: send it to mqjournal's maintainers; such messages are kept and move nothing",
+        )
+    else:
+        report.add(title, "pass", f"every one decodes by its declared layout: {shown}")
 
 
 def _digest(report: HostReport, session: IbmiSession) -> None:

@@ -109,13 +109,8 @@ def read(
     roles = ROLES[msg_id]
     if not tokens_hex:
         return Reading(msg_id, None, "no replacement data")
-    for role, (n, kind) in roles.items():
-        if n > len(layout):
-            return Reading(msg_id, None, f"its description declares {len(layout)} fields, &{n} ({role}) is not one")
-        declared = layout[n - 1]
-        wanted = ("*DTS",) if kind == _TIME else mqmessages.CHARACTER_TYPES
-        if declared.type not in wanted:
-            return Reading(msg_id, None, f"&{n} ({role}) is declared {declared.fmt()}, not {' or '.join(wanted)}")
+    if (problem := layout_problem(msg_id, layout)) is not None:
+        return Reading(msg_id, None, problem)
     try:
         values = mqmessages.decode(layout, binascii.unhexlify(tokens_hex.strip()))
     except (binascii.Error, ValueError, OverflowError, UnicodeDecodeError) as e:
@@ -134,6 +129,19 @@ def read(
             return Reading(msg_id, None, f"&{n} ({role}) reads {v!r}, not a name")
         found[role] = v
     return Reading(msg_id, found)
+
+
+def layout_problem(msg_id: str, layout: tuple[Field, ...]) -> str | None:
+    """Why `layout` cannot give what mqjournal reads of `msg_id` (a field missing, or of a type that cannot hold a
+    time or a name), or None: its messages decode by it, value by value."""
+    for role, (n, kind) in ROLES[msg_id].items():
+        if n > len(layout):
+            return f"its description declares {len(layout)} fields, &{n} ({role}) is not one"
+        declared = layout[n - 1]
+        wanted = ("*DTS",) if kind == _TIME else mqmessages.CHARACTER_TYPES
+        if declared.type not in wanted:
+            return f"&{n} ({role}) is declared {declared.fmt()}, not {' or '.join(wanted)}"
+    return None
 
 
 def _stars(value: str) -> bool:
