@@ -353,8 +353,10 @@ def _doctor(args: argparse.Namespace) -> int:
     from mqjournal.doctor import render, run_doctor
     from mqjournal.fleet import load_fleet
     from mqjournal.ibmi.audit import AuditLog
+    from mqjournal.ibmi.downloadroutes import DownloadRoutes
     from mqjournal.names import object_name
     from mqjournal.policy import load_policy
+    from mqjournal.settings import Settings
 
     object_name(args.save_library, what="save library")  # InvalidName before any host is reached
     config = load_fleet(args.fleet)
@@ -364,6 +366,8 @@ def _doctor(args: argparse.Namespace) -> int:
             f"host {args.host!r} is not in the fleet file {args.fleet} ({', '.join(names) or 'no hosts'})"
         )
     selected = [h for h in config.hosts if not args.host or h.name == args.host]
+    if args.capture:
+        return _doctor_capture(args, config, selected)
     reports = run_doctor(
         config,
         {h.name: fleet_connector(config, h) for h in selected},
@@ -371,9 +375,40 @@ def _doctor(args: argparse.Namespace) -> int:
         audit=AuditLog(_audit_path(args)),
         save_library=args.save_library,
         policy=load_policy(args.policy),
+        routes=DownloadRoutes(Settings.from_env().data_folder),
     )
     print(render(reports))
     return 0 if all(r.ready for r in reports) else 3
+
+
+def _doctor_capture(args: argparse.Namespace, config, selected) -> int:
+    """Read every host, show the files it would write, and write them only with --yes (or a yes at the terminal)."""
+    from mqjournal.capture import capture_fleet, write
+    from mqjournal.collection import fleet_connector
+    from mqjournal.ibmi.audit import AuditLog
+
+    directory: Path = args.capture
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        return _bad_input(f"{directory} exists and is not an empty folder: give a new folder for the capture")
+    folder = capture_fleet(
+        config,
+        {h.name: fleet_connector(config, h) for h in selected},
+        hosts=[h.name for h in selected],
+        audit=AuditLog(_audit_path(args)),
+        save_library=args.save_library,
+    )
+    print(f"mqjournal doctor --capture: {len(folder.files)} files for {directory} (names replaced by placeholders):")
+    for path in folder.paths():
+        print(f"  {path}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            return _bad_input("nothing written: look at the files above, then add --yes to write them")
+        if input(f"write these {len(folder.files)} files? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("nothing written")
+            return 0
+    write(folder, directory)
+    print(f"written to {directory}: send the folder back as it is; nothing in it is secret")
+    return 0
 
 
 def _catalog_rebuild(args: argparse.Namespace) -> int:
@@ -823,6 +858,15 @@ def _add_doctor(commands: _Commands) -> None:
     doctor.add_argument("--host", help="only this host of the fleet")
     doctor.add_argument("--save-library", default="QGPL", help="the library save files go in (default QGPL)")
     doctor.add_argument("--policy", type=Path, help="policy file (its clock_skew_seconds); default: the defaults")
+    doctor.add_argument(
+        "--capture",
+        type=Path,
+        metavar="DIR",
+        help="instead of the checks, write each host's answers to every read-only statement mqjournal sends into "
+        "DIR (a new folder), in the format of tests/conformance/, names replaced by placeholders; lists the files "
+        "first",
+    )
+    doctor.add_argument("--yes", action="store_true", help="with --capture: write the files without asking")
     _audit_option(doctor)
     doctor.set_defaults(run=_doctor)
 

@@ -2,7 +2,10 @@
 
 It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, the digest
 programs on /dev/null (`hostdigest.discover`), and CHKOBJ
-(which checks an object's existence and the job user's authority to it, and changes nothing). Nothing it sends
+(which checks an object's existence and the job user's authority to it, and changes nothing). With a data folder to
+record it in (`routes`: the command line and the DAGs' preflight give one), it makes one write, audited: the download
+probe (`routeprobe`) creates an empty scratch save file in the save library, downloads it directly or through a PASE
+copy in a stream file, and deletes both, to record how this host's save files download. Nothing else it sends
 creates, changes or deletes anything; a test holds it to that through the simulator's log of received commands.
 
 What each mqjournal step needs (checked here; sources in docs/ibmi-interfaces.md, "assumed" where no IBM page was
@@ -12,7 +15,10 @@ retrieved):
 - SAVOBJ of receivers: *SAVSYS, or *OBJEXIST to each receiver; *USE to the command (assumed, Security Reference).
 - DLTJRNRCV: *OBJEXIST and *USE to the receiver; *USE to the command (assumed).
 - RSTOBJ of receivers: *SAVSYS, or *OBJEXIST to the objects; *ADD and *READ to the queue manager library (assumed).
-- CRTSAVF in the save library: *READ and *ADD to that library; *USE to the command (assumed).
+- CRTSAVF in the save library: *READ and *ADD to that library; *USE to the command (assumed). QSYS2.SAVE_FILE_OBJECTS:
+  *USE to the save file's library and to the save file (SAVE_FILE_OBJECTS doc 7.5: verified).
+- QSYS2.ASSOCIATE_JOURNAL_RECEIVER (recovery of restored receivers): *OBJMGT to the receivers, *OBJOPR and *OBJMGT to
+  the journal, *EXECUTE to both libraries (ASSOCIATE_JOURNAL_RECEIVER doc 7.5: verified).
 - reading AMQJRNINF: *USE to the user space (USER_SPACE doc: verified); ASP_INFO on 7.6: *IOSYSCFG or the
   QIBM_IOSYSCFG_VIEW function usage (ASP_INFO doc 7.6: verified).
 """
@@ -24,13 +30,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from mqjournal import msgformats
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.commands import SCRATCH_DIR
 from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.routeprobe import find_route
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
     CommandOutput,
@@ -44,6 +54,9 @@ from mqjournal.names import journal_name, receiver_prefix, save_library_for
 from mqjournal.policy import Policy
 
 log = logging.getLogger(__name__)
+
+SAVE_LIBRARY_AUTHORITIES = ("*OBJOPR", "*READ", "*EXECUTE", "*ADD")
+"""*USE (*OBJOPR *READ *EXECUTE: SAVE_FILE_OBJECTS) and *ADD (CRTSAVF) to the save library, as CHKOBJ checks them."""
 
 Status = Literal["pass", "fail", "warn", "skip"]
 ASP_WARN_USED = 0.90  # IBM i's default storage threshold for the system ASP (QSTGLOWLMT-style warning): assumed
@@ -126,6 +139,7 @@ def check_host(
     save_library: str = "QGPL",
     policy: Policy | None = None,
     now: datetime | None = None,
+    routes: DownloadRoutes | None = None,
 ) -> HostReport:
     """Every check for one host; never raises for what the host answers (a failed check says it). Give `connect`
     and `audit` (the CLI), or an open `session` (Airflow's, from the host's connection)."""
@@ -146,7 +160,7 @@ def check_host(
         )
     with session:
         try:
-            _checks(report, session, config, host, user, save_library, policy, now)
+            _checks(report, session, config, host, user, save_library, policy, now, routes)
         except HostKeyRejected as exc:
             report.add(
                 "SSH and host key",
@@ -175,6 +189,7 @@ def _checks(
     save_library: str,
     policy: Policy,
     now: datetime | None,
+    routes: DownloadRoutes | None = None,
 ) -> None:
     h = _Host(session)
     login = session.run(commands.Command(text="true", idempotent=True))
@@ -246,9 +261,47 @@ def _checks(
         for m in caps.missing_columns():
             report.add("SQL columns", "warn", str(m), f"install {m.brought_by}")
 
+    _message_formats(report, h, caps)
     _digest(report, session)
+    if routes is not None:
+        _download_route(report, session, host.name, save_library, routes)
     profile = _profile(report, h, user)
     _mq_and_authorities(report, h, host, user, profile, save_library, caps)
+
+
+def _message_formats(report: HostReport, h: _Host, caps: capabilities.Capabilities | None) -> None:
+    """The layouts the partition declares for the messages mqjournal reads (QSYS2.MESSAGE_FILE_DATA), and whether
+    mqjournal can read them: a message that does not decode is kept and moves no recovery point, so a layout it cannot
+    read leaves those messages unused, which the admin should know before the first run."""
+    title = "message formats (AMQ7460, AMQ7462, AMQ7432, AMQ7472, CPI70E3)"
+    if caps is None or not caps.has("QSYS2.MESSAGE_FILE_DATA"):
+        report.add(
+            title,
+            "warn",
+            "QSYS2.MESSAGE_FILE_DATA is not on this partition: the messages are read by mqjournal's own layouts, each "
+            "value checked, and one that does not read so is kept and moves nothing",
+            "install the Db2 PTF group that brings QSYS2.MESSAGE_FILE_DATA; meanwhile DSPMSGD shows each format",
+        )
+        return
+    _, results = h.sql(commands.message_formats(msgformats.MESSAGE_FILES))
+    rows = results[0] if results and not isinstance(results[0], Db2Failure) else None
+    declared = msgformats.declarations(rows, "" if rows is not None else "QSYS2.MESSAGE_FILE_DATA did not answer")
+    problems = []
+    for msg_id, d in declared.items():
+        problem = d.note if d.layout is None else msgformats.layout_problem(msg_id, d.layout)
+        if problem:
+            problems.append((msg_id, problem))
+    shown = "; ".join(f"{msg_id} {d.shown()}" for msg_id, d in declared.items())
+    if problems:
+        report.add(
+            title,
+            "warn",
+            "; ".join(f"{msg_id}: {problem}" for msg_id, problem in problems) + f" (declared: {shown})",
+            "; ".join(msgformats.dspmsgd(msg_id) for msg_id, _ in problems)
+            + " shows the format: send it to mqjournal's maintainers; such messages are kept and move nothing",
+        )
+    else:
+        report.add(title, "pass", f"every one decodes by its declared layout: {shown}")
 
 
 def _digest(report: HostReport, session: IbmiSession) -> None:
@@ -264,6 +317,27 @@ def _digest(report: HostReport, session: IbmiSession) -> None:
         )
     else:
         report.add("SHA-256 of a save file on the host", "pass", f"{tool.program} ({tool.brought_by})")
+
+
+def _download_route(
+    report: HostReport, session: IbmiSession, host: str, save_library: str, routes: DownloadRoutes
+) -> None:
+    """How this host's save files download (routeprobe: its one write, a scratch save file made and deleted),
+    recorded for the copy step. Only with a data folder to record it in, and a digest to prove the bytes."""
+    if hostdigest.discover(session) is None:
+        return
+    found = find_route(session, save_library)
+    if found.route is None:
+        report.add(
+            "downloading a save file",
+            "fail",
+            found.detail,
+            f"grant the profile *R to save files in {save_library} and let it create {SCRATCH_DIR} (or check that "
+            "sftp-server runs), then run mqjournal doctor again; until then no copy leaves this partition",
+        )
+        return
+    routes.record(host, found.route, datetime.now(UTC), found.detail)
+    report.add("downloading a save file", "pass", f"{found.route}: {found.detail} (recorded for the copy step)")
 
 
 def _profile(report: HostReport, h: _Host, user: str) -> Profile | None:
@@ -330,16 +404,21 @@ def _mq_and_authorities(
     else:
         report.add("authority: commands", "pass", "*USE to SAVOBJ, DLTJRNRCV, RSTOBJ, CRTSAVF")
 
-    # The save library: CRTSAVF in it needs *READ and *ADD.
+    # The save library: CRTSAVF in it needs *READ and *ADD; QSYS2.SAVE_FILE_OBJECTS, which proves what a save file
+    # holds, needs *USE to the library (and to the save file, which mqjournal creates and owns).
     try:
         library = save_library_for(save_library, "QM")  # the name's rules; the queue manager library is checked per run
     except ValueError as exc:
         report.add(f"save library {save_library}", "fail", str(exc), "choose another save library")
         library = None
     if library is not None:
-        answer = h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD"))
+        answer = h.chkobj("QSYS", library, "*LIB", SAVE_LIBRARY_AUTHORITIES)
         if answer is None:
-            report.add(f"save library {library}", "pass", "exists; CRTSAVF may create save files in it (*READ *ADD)")
+            report.add(
+                f"save library {library}",
+                "pass",
+                "exists; CRTSAVF may create save files in it and SAVE_FILE_OBJECTS read them (*USE, *ADD)",
+            )
         elif answer == "CPF9801":
             report.add(
                 f"save library {library}",
@@ -352,8 +431,8 @@ def _mq_and_authorities(
             report.add(
                 f"save library {library}",
                 "fail",
-                f"{user} may not create save files in {library} ({answer})",
-                _grant(user, "QSYS", library, "*LIB", "*READ *ADD"),
+                f"{user} may not create save files in {library} or list what they hold ({answer})",
+                _grant(user, "QSYS", library, "*LIB", " ".join(SAVE_LIBRARY_AUTHORITIES)),
             )
 
     # MQ installed: mqs.ini readable.
@@ -469,6 +548,7 @@ def _queue_manager(
                 "pass",
                 "*SAVSYS" if savsys else f"*OBJEXIST to {library}/{receivers}",
             )
+        _restored_receivers(report, h, user, name, library, journal, attached, receivers)
     if h.chkobj("QSYS", library, "*LIB", ("*READ", "*ADD")):
         report.add(
             f"authority: RSTOBJ into {library}",
@@ -477,6 +557,39 @@ def _queue_manager(
             _grant(user, "QSYS", library, "*LIB", "*READ *ADD"),
         )
     _asp(report, h, name, library, journal, caps)
+
+
+def _restored_receivers(
+    report: HostReport, h: _Host, user: str, name: str, library: str, journal: str, attached: str, receivers: str
+) -> None:
+    """QSYS2.ASSOCIATE_JOURNAL_RECEIVER, which joins restored receivers to the journal in a recovery, needs *OBJMGT to
+    the receivers and *OBJOPR *OBJMGT to the journal (ASSOCIATE_JOURNAL_RECEIVER, ssw_ibm_i_75: verified). Only a
+    recovery needs it, so a lack warns: maintenance runs without it."""
+    title = f"authority: restored receivers ({name})"
+    lacking = [
+        grant
+        for lacks, grant in (
+            (
+                h.chkobj(library, attached, "*JRNRCV", ("*OBJMGT",)),
+                _grant(user, library, receivers, "*JRNRCV", "*OBJMGT"),
+            ),
+            (
+                h.chkobj(library, journal, "*JRN", ("*OBJOPR", "*OBJMGT")),
+                _grant(user, library, journal, "*JRN", "*OBJOPR *OBJMGT"),
+            ),
+        )
+        if lacks
+    ]
+    if lacking:
+        report.add(
+            title,
+            "warn",
+            f"{user} could not join restored receivers to {library}/{journal} in a recovery (ASSOCIATE_JOURNAL_RECEIVER"
+            f" needs *OBJMGT to the receivers, checked on {attached}, and *OBJOPR *OBJMGT to the journal)",
+            "; ".join(lacking),
+        )
+    else:
+        report.add(title, "pass", f"*OBJMGT to {library}/{receivers}, *OBJOPR *OBJMGT to {library}/{journal}")
 
 
 def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, caps) -> None:
@@ -525,10 +638,19 @@ def run_doctor(
     audit: AuditLog,
     save_library: str = "QGPL",
     policy: Policy | None = None,
+    routes: DownloadRoutes | None = None,
 ) -> list[HostReport]:
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
     return [
-        check_host(config, h, connect=connectors[h.name], audit=audit, save_library=save_library, policy=policy)
+        check_host(
+            config,
+            h,
+            connect=connectors[h.name],
+            audit=audit,
+            save_library=save_library,
+            policy=policy,
+            routes=routes,
+        )
         for h in selected
     ]
 

@@ -124,6 +124,9 @@ class FaultsConfig(_Config):
     delay_seconds: float = Field(0, ge=0, description="every command answers this much later")
     asp_full: bool = False
     ccsid_unconvertible: bool = Field(False, description="user space character data does not convert (read bytes)")
+    qsys_sftp_read_refused: bool = Field(
+        False, description="sftp-server may not read /QSYS.LIB save files (download via a stream file instead)"
+    )
     commands: list[CommandFaultConfig] = Field(default_factory=list)
 
 
@@ -204,6 +207,12 @@ class PartitionSystemConfig(_Config):
     withheld_authorities: list[WithheldAuthorityConfig] = Field(default_factory=list)
     libraries: list[ObjectName] = Field(default_factory=list, description="libraries an admin created (a save library)")
     clock_offset_seconds: float = Field(0, description="how far the partition's clock runs ahead of real time")
+    message_formats: dict[Literal["AMQ7460", "AMQ7462", "AMQ7432", "AMQ7472", "CPI70E3"], str] = Field(
+        default_factory=dict,
+        description="the substitution variables the partition's message descriptions declare, as ADDMSGD FMT writes"
+        " them (e.g. '(*BIN 4) (*BIN 4) (*DTS 8) (*CHAR 12) (*CHAR 10)'), where they differ from mqmessages.LAYOUTS;"
+        " the simulator lays the messages' data out by them",
+    )
     time_zone: ObjectName | None = Field(
         None,
         description="QTIMZON, the time zone description (sim/timezones.py: QN0500EST3, QP0100CET2, Q0000GMT2 have DST);"
@@ -230,6 +239,11 @@ class PartitionSystemConfig(_Config):
         for value, ratio in self.save_compression_ratios.items():
             if not 0 < ratio <= 2:
                 raise ValueError(f"save_compression_ratios: {value} {ratio} is not above 0 and at most 2")
+        from mqjournal.msgformats import parse_declared  # fleet.py is imported by msgformats' importers
+
+        for msg_id, fmt in self.message_formats.items():
+            if not parse_declared(fmt, None):
+                raise ValueError(f"message_formats: {msg_id} {fmt!r} is not a list of ADDMSGD FMT fields")
         return self
 
 

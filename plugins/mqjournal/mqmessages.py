@@ -49,14 +49,30 @@ CCSID_CODEC: Final = "cp037"
 DTS_EPOCH: Final = datetime(1928, 8, 23, 12, 3, 6, 314752, tzinfo=UTC)
 STARS: Final = "*" * 10
 
-FieldType = Literal["*CHAR", "*BIN", "*DTS"]
+FieldType = Literal["*CHAR", "*QTDCHAR", "*HEX", "*BIN", "*UBIN", "*DEC", "*DTS"]
+CHARACTER_TYPES: Final = ("*CHAR", "*QTDCHAR")
 
 
 @dataclass(frozen=True)
 class Field:
+    """One substitution variable as a message description declares it (ADDMSGD FMT): type, length, decimal
+    positions (*DEC) and the bytes of its length prefix when *VARY (0: fixed length)."""
+
     type: FieldType
     length: int
-    meaning: str
+    meaning: str = ""
+    decimals: int = 0
+    vary: int = 0
+
+    @property
+    def size(self) -> int:
+        """Bytes the field takes when fixed; a *DEC is packed (two digits a byte and the sign)."""
+        return self.length // 2 + 1 if self.type == "*DEC" else self.length
+
+    def fmt(self) -> str:
+        """As DSPMSGD and ADDMSGD write it, e.g. ``*CHAR 10``, ``*DEC 7 2``, ``*CHAR 48 *VARY 2``."""
+        text = f"{self.type} {self.length}" + (f" {self.decimals}" if self.type == "*DEC" else "")
+        return text + (f" *VARY {self.vary}" if self.vary else "")
 
 
 def _mq(*fields: Field) -> tuple[Field, ...]:
@@ -100,13 +116,20 @@ def encode(fields: tuple[Field, ...], values: tuple[Value, ...]) -> bytes:
     out = bytearray()
     for i, f in enumerate(fields):
         v = values[i] if i < len(values) else None
-        if f.type == "*CHAR":
-            text = "" if v is None else str(v)
-            out += text[: f.length].ljust(f.length).encode(CCSID_CODEC)
-        elif f.type == "*BIN":
+        if f.type in CHARACTER_TYPES or f.type == "*HEX":
+            text = "" if v is None else (v.isoformat(sep="-") if isinstance(v, datetime) else str(v))
+            raw = text[: f.length].encode(CCSID_CODEC) if f.type != "*HEX" else bytes.fromhex(text)[: f.length]
+            out += (
+                struct.pack(">I" if f.vary == 4 else ">H", len(raw)) + raw if f.vary else raw.ljust(f.length, b"\x40")
+            )
+        elif f.type in ("*BIN", "*UBIN"):
             if isinstance(v, datetime):
-                raise TypeError(f"the *BIN field {f.meaning!r} takes a number, not a time")
-            out += struct.pack(">i", int(v or 0))
+                raise TypeError(f"the {f.type} field {f.meaning!r} takes a number, not a time")
+            out += int(v or 0).to_bytes(f.length, "big", signed=f.type == "*BIN")
+        elif f.type == "*DEC":
+            if isinstance(v, datetime):
+                raise TypeError(f"the *DEC field {f.meaning!r} takes a number, not a time")
+            out += _packed(int(v or 0), f.size)
         elif isinstance(v, datetime):
             out += dts_encode(v)
         else:
@@ -114,19 +137,44 @@ def encode(fields: tuple[Field, ...], values: tuple[Value, ...]) -> bytes:
     return bytes(out)
 
 
+def _packed(number: int, size: int) -> bytes:
+    digits = str(abs(number)).rjust(2 * size - 1, "0")
+    nibbles = [int(d) for d in digits] + [0xD if number < 0 else 0xF]
+    return bytes(nibbles[i] << 4 | nibbles[i + 1] for i in range(0, len(nibbles), 2))
+
+
+def _unpacked(chunk: bytes, decimals: int) -> int | str:
+    nibbles = [n for b in chunk for n in (b >> 4, b & 0xF)]
+    if any(n > 9 for n in nibbles[:-1]) or nibbles[-1] < 0xA:
+        raise ValueError("not packed decimal")
+    number = int("".join(str(n) for n in nibbles[:-1]) or "0")
+    number = -number if nibbles[-1] in (0xB, 0xD) else number
+    return number if decimals == 0 else f"{number / 10**decimals:.{decimals}f}"
+
+
 def decode(fields: tuple[Field, ...], data: bytes) -> tuple[Value, ...] | None:
-    """The field values of `data`; None when it is shorter than the layout (not the data we know)."""
-    if len(data) < sum(f.length for f in fields):
-        return None
+    """The field values of `data` laid out by `fields`; None when it is shorter than the layout says."""
     values: list[Value] = []
     at = 0
     for f in fields:
-        chunk = data[at : at + f.length]
-        at += f.length
-        if f.type == "*CHAR":
+        size = f.size
+        if f.vary:
+            if at + f.vary > len(data):
+                return None
+            size = int.from_bytes(data[at : at + f.vary], "big")
+            at += f.vary
+        if at + size > len(data):
+            return None
+        chunk = data[at : at + size]
+        at += size
+        if f.type in CHARACTER_TYPES:
             values.append(chunk.decode(CCSID_CODEC).rstrip())
-        elif f.type == "*BIN":
-            values.append(struct.unpack(">i", chunk)[0])
+        elif f.type == "*HEX":
+            values.append(chunk.hex().upper())
+        elif f.type in ("*BIN", "*UBIN"):
+            values.append(int.from_bytes(chunk, "big", signed=f.type == "*BIN"))
+        elif f.type == "*DEC":
+            values.append(_unpacked(chunk, f.decimals))
         else:
             values.append(dts_decode(chunk))
     return tuple(values)
@@ -143,7 +191,7 @@ def tokens_of(msg_id: str | None, tokens_hex: str | None) -> tuple[Value, ...] |
         return None
     try:
         return decode(fields, data)
-    except (UnicodeDecodeError, struct.error, OverflowError):
+    except (UnicodeDecodeError, struct.error, OverflowError, ValueError):
         return None
 
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import pytest
 
+from mqjournal.capture import assert_read_only
+from mqjournal.ibmi import hostdigest
+from mqjournal.ibmi.commands import Command
 from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.transport import CommandOutput
-from tests.conformance.corpus import FIXTURES, captures
+from tests.conformance.corpus import FIXTURES, capture_manifests, captures
 
 TABLES = captures("db2-table")
 ERRORS = captures("db2-error")
@@ -20,10 +24,10 @@ CL = captures("cl")
 
 
 def test_every_fixture_file_is_in_the_manifest_with_a_source():
-    listed = {c.file for c in captures()}
+    listed = {c.file for c in captures(public_only=True)}
     on_disk = {str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*") if p.is_file()}
     assert on_disk == listed
-    for capture in captures():
+    for capture in captures(public_only=True):
         source = capture.entry["source"]
         assert source.get("url") or source.get("store_id"), f"{capture}: no source"
         assert capture.entry["command"] and capture.entry["reconstructed"], f"{capture}: command or origin missing"
@@ -104,3 +108,38 @@ def test_qsh_not_finding_a_command_is_no_ibm_i_message():
     (capture,) = captures("shell")
     assert capture.entry["exit_status"] == 127
     assert cl_messages("", capture.stderr) == []
+
+
+# --- captures brought home with `mqjournal doctor --capture` (captures/) ----------------------------------------------
+
+
+def test_every_capture_folder_lists_its_files_and_says_what_partition_answered():
+    for manifest in capture_manifests():
+        entries = [c for c in captures() if c.manifest == manifest]
+        fixtures = manifest.parent / "fixtures"
+        on_disk = {str(p.relative_to(fixtures)) for p in fixtures.rglob("*") if p.is_file()}
+        assert on_disk == {c.file for c in entries}, manifest
+        header = entries[0].header()
+        assert header["source"]["tool"] == "mqjournal doctor --capture" and header["source"]["date"], manifest
+        assert {"release", "ptf_groups", "job", "user", "queue_managers"} <= set(header), manifest
+        for capture in entries:
+            assert capture.entry["command"] and capture.entry["source"]["tool"], capture
+
+
+def test_the_client_reads_every_answer_of_a_capture():
+    """An answer the client could not read at all is recorded as db2-unreadable by the capture: a finding."""
+    unreadable = [f"{c}: {c.entry.get('problem')}" for c in captures() if c.kind == "db2-unreadable"]
+    assert not unreadable
+
+
+def test_a_capture_holds_only_read_only_commands():
+    for capture in (c for c in captures() if c.captured):
+        assert_read_only(Command(text=capture.entry["command"], idempotent=True))
+
+
+def test_the_client_reads_mqs_ini_and_digests_as_captured():
+    for capture in captures("pase"):
+        if capture.entry["reads"] == "mqs-ini" and capture.entry["exit_status"] == 0:
+            assert parse_mqs_ini(capture.stdout) == capture.entry["queue_managers"], capture
+        if capture.entry["reads"] == "digest" and capture.entry["exit_status"] == 0:
+            assert hostdigest.parse_digest(capture.stdout) == capture.entry["sha256"], capture

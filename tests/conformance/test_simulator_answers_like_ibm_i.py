@@ -9,14 +9,18 @@ The source of each rule is in its docstring; "inferred" marks a rule no capture 
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.db2out import parse_results
+from mqjournal.ibmi.db2out import Db2Failure, parse_results
+from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.sim.host import SimulatedHost
+from mqjournal.sim.releases import PTF_GROUPS
+from tests.conformance.corpus import capture_manifests, captures
 
 START = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 MESSAGE_LINE = re.compile(r"^[A-Z]{3}[0-9A-F]{4}: \S")
@@ -200,3 +204,71 @@ def test_positional_parameters_are_valid_cl(host):
     src/jrnmaint.c): JRNRCV is positional 1."""
     out = system(host, "DLTJRNRCV QMTEST/AMQA000000 DLTOPT(*IGNINQMSG)")
     assert "CPF0006" not in out.stderr and "CPD" not in out.stderr
+
+
+# --- captures brought home with `mqjournal doctor --capture` (corpus.py: captures/) --------------------------------
+
+
+def _replay_partition(header: dict, digest_programs: list[str]) -> SimulatedHost:
+    """A simulated partition set up as the capture's header says: release, Db2 group level, job language and date
+    format, the queue managers, the save library, the digest programs that answered."""
+    release = header["release"] if header["release"] in ("7.3", "7.4", "7.5", "7.6") else "7.5"
+    job = header["job"]
+    system = PartitionSystemConfig(
+        release=release,
+        db2_group_level=header["ptf_groups"].get(PTF_GROUPS[release]),
+        language=job["language"] if job["language"] in ("ENU", "DEU") else "ENU",
+        date_format=job["date_format"] if job["date_format"] in ("*YMD", "*MDY", "*DMY", "*JUL") else "*YMD",
+        date_separator=job["date_separator"] if job["date_separator"] in ("/", "-", ".", ",", " ") else "/",
+        digest_programs=digest_programs,
+        db2_link=header["sql_runner"] == "db2",  # a partition whose db2 runner answered has the link
+        libraries=[header["save_library"]],
+    )
+    qms = [
+        QueueManagerConfig(name=q["name"], library=q["library"], instance=q["instance"])
+        for q in header["queue_managers"]
+    ]
+    config = HostConfig(name="replay", port=0, sql_runner=header["sql_runner"], system=system, queue_managers=qms)
+    host = SimulatedHost.create(config, START, None)
+    host.register_user(header["user"])
+    host.advance(timedelta(hours=2))
+    return host
+
+
+def _shape(kind: str, exit_status: int, stdout: str, stderr: str) -> tuple:
+    """What must be the same in the simulator's answer: for a table its columns, for an SQL error its SQLSTATE, for
+    CL the stream its `MSGID: text` lines go to by the exit status, for a PASE command its exit status."""
+    if kind in ("db2-table", "db2-error"):
+        (result,) = parse_results(stdout)
+        if isinstance(result, Db2Failure):
+            return ("db2-error", exit_status, result.sqlstate, stderr)
+        lines, dashes = table(stdout)
+        return ("db2-table", exit_status, [name for name, _, _ in columns(lines, dashes)], stderr)
+    if kind == "cl":
+        shown = stdout if exit_status == 0 else stderr
+        silent = stderr if exit_status == 0 else stdout
+        return ("cl", exit_status in (0, 255), all(MESSAGE_LINE.match(x) for x in shown.splitlines() if x), silent)
+    return (kind, exit_status)
+
+
+def test_the_simulator_answers_each_captured_statement_in_the_captured_shape():
+    """Each capture folder's commands, sent as captured to a partition set up like the captured one."""
+    for manifest in capture_manifests():
+        entries = [c for c in captures() if c.manifest == manifest]
+        header = entries[0].header()
+        digests = [
+            shlex.split(c.entry["command"])[0]
+            for c in entries
+            if c.kind == "pase" and c.entry["reads"] == "digest" and c.entry["exit_status"] == 0
+        ]
+        host = _replay_partition(header, digests)
+        for capture in entries:
+            command = capture.entry["command"]
+            named = re.search(r"SAVE_FILE => '(\w+)', SAVE_FILE_LIBRARY => '(\w+)'", command)
+            if named:  # the captured save file, empty here: its object list is still a table of the same columns
+                system(host, f"CRTSAVF FILE({named.group(2)}/{named.group(1)})")
+            out = host.run(command, header["user"])
+            expected = _shape(capture.kind, capture.entry["exit_status"], capture.stdout, capture.stderr)
+            assert _shape(capture.kind, out.exit_status, out.stdout, out.stderr) == expected, capture
+            if capture.entry.get("reads") == "mqs-ini" and out.exit_status == 0:
+                assert parse_mqs_ini(out.stdout) == capture.entry["queue_managers"], capture

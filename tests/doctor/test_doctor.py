@@ -132,6 +132,11 @@ BROKEN = {
         "save library QGPL",
         "GRTOBJAUT OBJ(QGPL) OBJTYPE(*LIB)",
     ),
+    "no *EXECUTE to the save library (SAVE_FILE_OBJECTS needs *USE)": (
+        {"withheld_authorities": [_withhold("QGPL", "*LIB", "*EXECUTE")]},
+        "save library QGPL",
+        "OBJTYPE(*LIB) USER(MQADMIN) AUT(*OBJOPR *READ *EXECUTE *ADD)",
+    ),
     "no AMQJRNINF": (
         {"withheld_authorities": [_withhold("QMTEST", "*USRSPC", "*USE")]},
         "authority: AMQJRNINF (TEST)",
@@ -232,3 +237,57 @@ def test_the_report_is_a_table_per_host_without_tracebacks(tmp_path: Path):
     text = render(list(reports.values()))
     assert "== ibmi1: READY" in text and "== ibmi2: NOT READY" in text and "Traceback" not in text
     assert "fix: install the named release or Db2 PTF group" in text
+
+
+@pytest.mark.parametrize(
+    "withheld",
+    [
+        _withhold("QMTEST", "*JRNRCV", "*OBJMGT", name="AMQA*"),
+        _withhold("QMTEST", "*JRN", "*OBJMGT", name="AMQAJRN"),
+    ],
+    ids=["receivers", "journal"],
+)
+def test_no_objmgt_for_a_recovery_of_restored_receivers_warns_with_the_grant_and_blocks_nothing(tmp_path, withheld):
+    """ASSOCIATE_JOURNAL_RECEIVER needs *OBJMGT to the receivers and *OBJOPR *OBJMGT to the journal; only a recovery
+    needs it, so the host stays ready for maintenance."""
+    doctor = Doctor(tmp_path, [_host(withheld_authorities=[withheld])])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    (check,) = [c for c in report.checks if c.name == "authority: restored receivers (TEST)"]
+    assert report.ready and check.status == "warn", _failed(report)
+    assert "ASSOCIATE_JOURNAL_RECEIVER" in check.detail
+    target = "QMTEST/AMQA*) OBJTYPE(*JRNRCV)" if withheld["objtype"] == "*JRNRCV" else "QMTEST/AMQAJRN) OBJTYPE(*JRN)"
+    assert f"GRTOBJAUT OBJ({target}" in check.fix and "*OBJMGT" in check.fix
+
+
+MESSAGE_FORMATS = "message formats (AMQ7460, AMQ7462, AMQ7432, AMQ7472, CPI70E3)"
+
+
+def test_the_doctor_shows_the_declared_message_formats_and_that_they_decode(tmp_path):
+    doctor = Doctor(tmp_path, [_host()])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    (check,) = [c for c in report.checks if c.name == MESSAGE_FORMATS]
+    assert check.status == "pass", check
+    assert "every one decodes by its declared layout" in check.detail and "AMQ7460 (" in check.detail
+
+
+def test_a_declared_message_format_mqjournal_cannot_read_warns_with_the_dspmsgd_to_run(tmp_path):
+    """AMQ7460's time declared as characters: its messages will not decode, so they move no recovery point. The
+    admin learns it before the first run, with the command that shows the format; the host stays ready."""
+    unreadable = {"AMQ7460": "(*BIN 4) (*BIN 4) (*CHAR 26) (*CHAR 10) (*CHAR 10) (*CHAR 48)"}
+    doctor = Doctor(tmp_path, [_host(message_formats=unreadable)])
+    try:
+        report = doctor.run()["ibmi1"]
+    finally:
+        doctor.stop()
+    (check,) = [c for c in report.checks if c.name == MESSAGE_FORMATS]
+    assert report.ready and check.status == "warn", check
+    assert (
+        "AMQ7460: &3 (at) is declared *CHAR 26" in check.detail and "AMQ7462" not in check.detail.split(" (declared")[0]
+    )
+    assert "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)" in check.fix

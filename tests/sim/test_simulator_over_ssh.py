@@ -366,7 +366,7 @@ def test_an_unknown_cl_command_and_an_unknown_program_answer_as_ibm_i_and_bash_d
     shell = sim_fleet.connect()
     status, _, err = shell.cl("CLRLIB LIB(QMTEST)")
     assert status != 0 and "CPD0030" in err and "CPF0006" in err
-    assert shell.run("rm -rf /")[0] == 127
+    assert shell.run("nosuchprogram -rf /")[0] == 127  # rm is a PASE program now (streamfiles)
     assert shell.run("uname")[1] == "OS400\n"
 
 

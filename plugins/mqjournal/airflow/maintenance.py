@@ -37,6 +37,7 @@ from mqjournal.history import partitions_needed
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.cleanup import HostCleanup
 from mqjournal.ibmi.context import HostContext
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
@@ -207,7 +208,9 @@ def _on_host(
 ) -> _Step:
     """A step on one queue manager (the executor, the cleanup), with the catalog and backup store of the settings."""
     store = BackupStore.from_settings(settings)
-    return step(session, target.target, target.host, target.tz, Catalog(settings.catalog_url), run_id, store)
+    routes = DownloadRoutes(settings.data_folder)  # how `mqjournal doctor` (or the preflight) found each host downloads
+    catalog = Catalog(settings.catalog_url)
+    return step(session, target.target, target.host, target.tz, catalog, run_id, store, routes=routes)
 
 
 def clean_up_on(
@@ -504,8 +507,10 @@ def _dist(settings: Settings) -> Path:
 
 def preflight(settings: Settings, hosts: list[str], save_library: str) -> Preflight:
     """`mqjournal doctor` for each selected host not yet collected (no snapshot of it under the data folder): read
-    only. A host that is not ready fails the run before anything is collected, saved or deleted, with the doctor's
-    table in the log saying what to fix; drop the host from the form's hosts to run the others meanwhile."""
+    only but for its download probe (a scratch save file made, downloaded and deleted, audited), which records how
+    the host's save files download. A host that is not ready fails the run before anything is collected, saved or
+    deleted, with the doctor's table in the log saying what to fix; drop the host from the form's hosts to run the
+    others meanwhile."""
     from mqjournal.doctor import HostReport, check_host, render
     from mqjournal.errors import MqJournalError
 
@@ -516,7 +521,9 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
     def check(host: HostConfig) -> HostReport:
         try:
             with host_session(settings, host) as session:
-                return check_host(fleet, host, session=session, save_library=save_library)
+                return check_host(
+                    fleet, host, session=session, save_library=save_library, routes=DownloadRoutes(settings.data_folder)
+                )
         except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
             report = HostReport(host.name)
             report.add("SSH and host key", "fail", exc.problem, exc.action)

@@ -76,6 +76,12 @@ SERVICES: dict[str, Service] = {
             "restored receivers cannot be associated with their journal (use WRKJRN option 9 by hand)",
         ),
         Service("QSYS2.ASP_INFO", "view", _ALL_RELEASES, "the ASP's capacity and free space cannot be read"),
+        Service(
+            "QSYS2.MESSAGE_FILE_DATA",
+            "view",
+            "IBM i 7.4, or 7.3 with a Db2 PTF group level that brought it (ibm11128423)",
+            "the messages' declared formats cannot be read: their data is read by mqjournal's own layout, checked",
+        ),
     )
 }
 

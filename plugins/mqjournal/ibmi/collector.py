@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from mqjournal import mqmessages
+from mqjournal import msgformats
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import asp, capabilities, commands
 from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results, value
@@ -117,10 +117,14 @@ def read_state(
             target.library, target.journal, target.journal_queue, window, DEFAULT_LOOKBACK_DAYS, with_tokens=tokens
         ),
     ]
+    formats = caps.has("QSYS2.MESSAGE_FILE_DATA")
+    if formats:
+        statements.append(commands.message_formats(msgformats.MESSAGE_FILES))
     if caps.has("QSYS2.ASP_INFO"):
         statements.append(commands.journal_asp_usage(target.library, target.journal))
-    clock, jrninf, chain, points, recent, *asp_result = _results(session, target, statements, expect=len(statements))
-    usage = asp.from_result(asp_result[0]) if asp_result else None
+    clock, jrninf, chain, points, recent, *more = _results(session, target, statements, expect=len(statements))
+    declared = _declared(more.pop(0) if formats else None)
+    usage = asp.from_result(more[0]) if more else None
     zone = _zone(target, _rows(target, clock, "the partition clock")[0])
     collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], zone)
     checkpoint = checkpoint or Checkpoint(forced=False, ok=False)
@@ -128,10 +132,15 @@ def read_state(
         checkpoint = checkpoint.model_copy(update={"at": collected_at})
 
     raw = _amqjrninf(session, target, jrninf)
-    latest = _latest_points(_rows(target, points, "AMQ7460/AMQ7462"), tz)
-    messages = [
-        _message(row, zone) for row in _rows(target, recent, "MESSAGE_QUEUE_INFO") if _about_journal(row, target)
-    ]
+    readings = Readings(target, declared, collected_at or datetime.now(tz))
+    point_rows = _rows(target, points, "AMQ7460/AMQ7462")
+    latest = _latest_points(point_rows, tz, readings)
+    recent_rows = _rows(target, recent, "MESSAGE_QUEUE_INFO")
+    # An undecodable newest point is kept with the messages even when older than the window: it is what was not read.
+    shown = {(r["MESSAGE_ID"], r["MESSAGE_TIMESTAMP"]) for r in recent_rows}
+    kept = [r for r in point_rows if readings.undecodable(r) and (r["MESSAGE_ID"], r["MESSAGE_TIMESTAMP"]) not in shown]
+    messages = [_message(row, zone) for row in kept + recent_rows if _about_journal(row, target, readings)]
+    messages.sort(key=lambda m: m.at)
     try:
         # What the partition returned is validated by the contract, which refuses a missing value with its name.
         return Snapshot.model_validate(
@@ -148,7 +157,7 @@ def read_state(
                 "media_recovery": latest.get("AMQ7462"),
                 "receivers": [_receiver(row, zone) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
                 "messages": messages,
-                "damaged_objects": _damaged_objects(messages),
+                "damaged_objects": _damaged_objects(messages, readings),
                 "asp_number": usage.asp_number if usage else None,
                 "asp_capacity_bytes": usage.capacity_bytes if usage else None,
                 "asp_available_bytes": usage.available_bytes if usage else None,
@@ -222,40 +231,90 @@ def _amqjrninf(session: IbmiSession, target: Target, result: list[Row] | Db2Fail
         return None
 
 
-def _latest_points(rows: list[Row], tz: timezone) -> dict[str, RecoveryPoint]:
-    """The newest AMQ7460 and AMQ7462, read from their replacement data.
+class Readings:
+    """The messages of one collection read by the layouts the partition declares (msgformats.py), each once.
+
+    A message that does not decode is said in the log with the DSPMSGD that shows its format, and kept as it came;
+    it moves no recovery point and hides no CPI70E3 (the callers decide what "not read" means, always toward keeping).
+    """
+
+    def __init__(self, target: Target, declared: dict[str, msgformats.Declared], collected_at: datetime) -> None:
+        self.target = target
+        self.declared = declared
+        self.collected_at = collected_at
+        self._seen: dict[tuple[str, str], msgformats.Reading] = {}
+
+    def read(self, row: Row) -> msgformats.Reading:
+        msg_id, tokens = str(row["MESSAGE_ID"]), row.get("MESSAGE_TOKENS") or None
+        key = (msg_id, tokens or "")
+        if key not in self._seen:
+            layout = self.declared[msg_id].layout
+            reading = msgformats.read(msg_id, tokens, layout, not_after=self.collected_at)
+            self._seen[key] = reading
+            if tokens and not reading.decoded:
+                log.warning(
+                    "%s (%s): MESSAGE_UNDECODABLE %s of %s: its replacement data does not decode (%s; declared: %s);"
+                    " kept as it came, it moves no recovery point. Check its format with %s",
+                    self.target.qmgr,
+                    self.target.library,
+                    msg_id,
+                    row.get("MESSAGE_TIMESTAMP"),
+                    reading.problem,
+                    self.declared[msg_id].shown(),
+                    msgformats.dspmsgd(msg_id),
+                )
+        return self._seen[key]
+
+    def undecodable(self, row: Row) -> bool:
+        return bool(row.get("MESSAGE_TOKENS")) and not self.read(row).decoded
+
+
+def _declared(result: list[Row] | Db2Failure | None) -> dict[str, msgformats.Declared]:
+    if result is None:
+        return msgformats.declarations(None, "QSYS2.MESSAGE_FILE_DATA is not on this partition")
+    if isinstance(result, Db2Failure):
+        return msgformats.declarations(None, f"{result.msg_id}: {result.text}")
+    return msgformats.declarations(result)
+
+
+def _latest_points(rows: list[Row], tz: timezone, readings: Readings) -> dict[str, RecoveryPoint]:
+    """The newest AMQ7460 and AMQ7462 that decode, read from their replacement data.
 
     Without it (null MESSAGE_TOKENS: a partition that does not show them) nothing language-independent says the
     entry's time (the text has it in the job's language and date format, MESSAGE_TIMESTAMP is when MQ sent the
     message), so the point stays unread and the planner blocks the queue manager (rules.py: a missing recovery
-    point blocks every delete). An older message is not used instead: it may describe a point MQ has moved past.
+    point blocks every delete). A newer message whose data does not decode is passed over for the newest one that
+    does: MQ's points only move forward, so the older point keeps at least the receivers the newer one would, and
+    the undecodable one neither moves the point forward nor, on its own, blocks the queue manager.
     """
     latest: dict[str, RecoveryPoint] = {}
-    seen: set[str] = set()
     for row in rows:  # newest first
         msg_id = row["MESSAGE_ID"]
-        if msg_id in seen or msg_id not in ("AMQ7460", "AMQ7462"):
+        if msg_id in latest or msg_id not in ("AMQ7460", "AMQ7462") or not row.get("MESSAGE_TOKENS"):
             continue
-        seen.add(msg_id)
-        point = mqmessages.recovery_point(msg_id, row.get("MESSAGE_TOKENS"))
-        if point is not None:
-            latest[msg_id] = RecoveryPoint(receiver=point.receiver, at=point.at.astimezone(tz))
+        reading = readings.read(row)
+        if reading.values is None:
+            continue
+        at, receiver = reading.values["at"], reading.values["receiver"]
+        assert isinstance(at, datetime) and isinstance(receiver, str)
+        name = None if set(receiver) == {"*"} else receiver
+        latest[msg_id] = RecoveryPoint(receiver=name, at=at.astimezone(tz))
     return latest
 
 
-def _about_journal(row: Row, target: Target) -> bool:
+def _about_journal(row: Row, target: Target, readings: Readings) -> bool:
     """Whether a message belongs in this journal's snapshot: CPI70E3 only when its replacement data names this journal.
 
     CPI70E3 reaches QSYSOPR and the journal's message queue for every journal on the partition, and its text names
-    none. Without replacement data it cannot be told apart, so it is kept: switching may have stopped (naming.py
-    says it is unconfirmed), which is the cautious reading.
+    none. Without replacement data, or with data that does not decode, it cannot be told apart, so it is kept:
+    switching may have stopped (naming.py says it is unconfirmed), which is the cautious reading.
     """
-    if row["MESSAGE_ID"] != "CPI70E3":
+    if row["MESSAGE_ID"] != "CPI70E3" or not row.get("MESSAGE_TOKENS"):
         return True
-    tokens = row.get("MESSAGE_TOKENS")
-    if not tokens:
+    reading = readings.read(row)
+    if reading.values is None:
         return True
-    return mqmessages.journal_of(tokens) == (target.journal, target.library)
+    return (reading.values["journal"], reading.values["library"]) == (target.journal, target.library)
 
 
 def _int(text: str | None) -> int | None:
@@ -286,11 +345,14 @@ def _receiver(row: Row, tz: PartitionZone) -> Receiver:
     )
 
 
-def _damaged_objects(messages: list[QueueMessage]) -> list[DamagedObject]:
+def _damaged_objects(messages: list[QueueMessage], readings: Readings) -> list[DamagedObject]:
     """The newest AMQ7472 per object, oldest report first."""
     newest: dict[tuple[str, str], datetime] = {}
     for m in messages:
-        found = mqmessages.damaged_object(m.tokens) if m.id == "AMQ7472" else None
+        if m.id != "AMQ7472" or not m.tokens:
+            continue
+        values = readings.read({"MESSAGE_ID": m.id, "MESSAGE_TOKENS": m.tokens, "MESSAGE_TIMESTAMP": str(m.at)}).values
+        found = None if values is None else (str(values["object"]), str(values["object_type"]))
         if found is not None and (found not in newest or m.at > newest[found]):
             newest[found] = m.at
     return [

@@ -16,6 +16,7 @@ system. No such path or directory.", exit 127).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from dataclasses import dataclass
@@ -275,6 +276,24 @@ def messages_since(
         f" OR (({system_queues}) AND MESSAGE_ID = 'CPI70E3'))"
         " ORDER BY MESSAGE_TIMESTAMP"
     )
+
+
+def message_formats(files: dict[str, tuple[str, str]]) -> str:
+    """The declared substitution variables (MESSAGE_DATA) of the messages mqjournal reads, from their message files.
+
+    QSYS2.MESSAGE_FILE_DATA is a view over every message of every message file: the WHERE names the files and IDs so
+    that only these rows are built. Its text columns are graphic, so they are cast like MESSAGE_TEXT.
+    """
+    pairs = sorted({(object_name(lib), object_name(file)) for lib, file in files.values()})
+    ids = ", ".join(_lit(msg_id) for msg_id in sorted(files) if _MESSAGE_ID.fullmatch(msg_id))
+    where = " OR ".join(f"(MESSAGE_FILE_LIBRARY = {_lit(lib)} AND MESSAGE_FILE = {_lit(file)})" for lib, file in pairs)
+    return (
+        "SELECT MESSAGE_FILE_LIBRARY, MESSAGE_FILE, MESSAGE_ID, MESSAGE_DATA_COUNT, MESSAGE_DATA"
+        f" FROM QSYS2.MESSAGE_FILE_DATA WHERE ({where}) AND MESSAGE_ID IN ({ids}) ORDER BY MESSAGE_ID"
+    )
+
+
+_MESSAGE_ID = re.compile(r"[A-Z]{3}[0-9A-F]{4}")
 
 
 def latest_recovery_points(library: str, *, with_tokens: bool = True) -> str:
@@ -550,10 +569,43 @@ def save_file_path(library: str, name: str) -> str:
     return f"/QSYS.LIB/{savf}.FILE" if lib == "QSYS" else f"/QSYS.LIB/{lib}.LIB/{savf}.FILE"
 
 
+SCRATCH_DIR = "/tmp/mqjournal"
+"""Where a save file is copied to a stream file for its download (streamcopy): /tmp, as ansible's ibmi_fetch uses."""
+
+_SCRATCH_FILE = re.compile(r"/tmp/mqjournal/[A-Z0-9$#@_]{1,10}\.[A-Z0-9$#@_]{1,10}\.[0-9a-f]{16}\.savf")
+
+
+def scratch_file_path(library: str, name: str, run_id: str) -> str:
+    """The stream file save file `library`/`name` is copied to for run `run_id`'s download: validated names, and
+    the run's id as a digest (a run id may hold any character; its digest only hex digits)."""
+    save_file_path(library, name)  # the names' checks: valid, and no '.' (which would make the name ambiguous)
+    run = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:16]
+    return f"{SCRATCH_DIR}/{object_name(library)}.{object_name(name)}.{run}.savf"
+
+
+def _scratch(path: str) -> str:
+    if not _SCRATCH_FILE.fullmatch(path):
+        raise InvalidName(path, "not a scratch stream file's path", "build it with commands.scratch_file_path")
+    return shlex.quote(path)
+
+
+def copy_to_stream_file(library: str, name: str, stream_file: str) -> Command:
+    """PASE `cp` of save file `library`/`name` into `stream_file` (ansible's ibmi_fetch does the same): a byte copy
+    (no CCSID conversion, unlike CPYTOSTMF's defaults), readable by the profile alone (umask 077: a save holds MQ's
+    journal data). Writes only the scratch file, so it is sent again after a dropped connection."""
+    source = shlex.quote(save_file_path(library, name))
+    return Command(text=f"umask 077 && mkdir -p {SCRATCH_DIR} && cp {source} {_scratch(stream_file)}", idempotent=True)
+
+
+def remove_stream_file(stream_file: str) -> Command:
+    """`rm -f` of a scratch stream file (none there is no error: removing it twice is the same)."""
+    return Command(text=f"rm -f {_scratch(stream_file)}", idempotent=True)
+
+
 def file_sha256(tool: str, path: str) -> Command:
-    """The SHA-256 of `path` (a save file's /QSYS.LIB path, or DIGEST_PROBE) computed on the partition by `tool`.
-    Reads only, so it is sent again after a dropped connection."""
-    if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path):
+    """The SHA-256 of `path` (a save file's /QSYS.LIB path, a scratch stream file, or DIGEST_PROBE) computed on the
+    partition by `tool`. Reads only, so it is sent again after a dropped connection."""
+    if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path) and not _SCRATCH_FILE.fullmatch(path):
         raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with commands.save_file_path")
     quoted = shlex.quote(path)
     if tool == "openssl":

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, Operation, OperationKind
 from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.planrows import QueueManagerRef
@@ -26,6 +27,8 @@ class HostContext:
     # Where save files are copied off the partition, and restored from. Without one nothing is copied, so nothing
     # counts as backed up off the partition and no receiver is deleted by mqjournal's own saves.
     store: BackupStore | None = None
+    # How this host's save files are downloaded, as `mqjournal doctor` recorded it (none: directly).
+    routes: DownloadRoutes | None = None
 
     @property
     def ref(self) -> QueueManagerRef:

@@ -195,7 +195,8 @@ class Executor(HostContext):
             objects=tuple(SavedReceiver.from_save(s) for s in saves),
         )
         try:
-            return download_save_file(self.session, library, name, store, meta), "copied"
+            via = self.routes.route(self.host) if self.routes is not None else "direct"
+            return download_save_file(self.session, library, name, store, meta, via=via), "copied"
         except StoreObjectExists:
             pass
         # A copy is there: from an earlier attempt that stopped before the catalog row, one a rebuild recorded from

@@ -50,6 +50,7 @@ __all__ = [
     "SaveFileUnreadable",
     "check_copy",
     "discover",
+    "file_sha256",
     "parse_digest",
     "read_proof",
 ]
@@ -164,6 +165,11 @@ def _host_sha256(session: IbmiSession, tool: DigestTool, path: str, where: str) 
             "check the save file exists and the profile has *R to it and *X on its library, then run the step again",
         )
     return digest
+
+
+def file_sha256(session: IbmiSession, path: str, where: str) -> str:
+    """The host's SHA-256 of a save file or a scratch stream file (streamcopy), by the program `discover` found."""
+    return _host_sha256(session, _require_tool(session, where), path, where)
 
 
 @dataclass(frozen=True)

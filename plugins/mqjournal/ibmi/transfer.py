@@ -29,7 +29,7 @@ import errno
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import paramiko
 from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
@@ -37,13 +37,14 @@ from paramiko.sftp import CMD_HANDLE, CMD_OPEN, SFTP_FLAG_WRITE
 from mqjournal.backupstore import BackupStore, BackupStoreError, SourceIncomplete
 from mqjournal.catalog import SaveFileCopy, StoredObject
 from mqjournal.errors import MqJournalError
-from mqjournal.ibmi import hostdigest, sftpcopy
+from mqjournal.ibmi import hostdigest, sftpcopy, streamcopy
 from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.names import object_name
 
 __all__ = [
     "RECORD_BYTES",
+    "Route",
     "SaveFileAuthorityMissing",
     "SaveFileNotEmpty",
     "SaveFileNotFound",
@@ -90,15 +91,27 @@ class UploadIncomplete(SaveFileTransferError):
 # --- download ---------------------------------------------------------------------------------------------------
 
 
+Route = Literal["direct", "stream_file"]
+"""How a host's save files are downloaded: SFTP of /QSYS.LIB/... itself, or of a stream file copy (streamcopy)."""
+
+
 def download_save_file(
-    session: IbmiSession, library: str, name: str, store: BackupStore, meta: SaveFileCopy
+    session: IbmiSession,
+    library: str,
+    name: str,
+    store: BackupStore,
+    meta: SaveFileCopy,
+    *,
+    via: Route = "direct",
 ) -> StoredObject:
     """Copy save file `library`/`name` from the host into `store`, verified, described by `meta` (whose save file
     it must be). A dropped or short transfer is tried again by the session's retry policy, and ends in
     TransferInterrupted; a missing save file or missing authority is raised at once; nothing but a verified copy is
     ever left in the store. The copy carries the host's digest (`host_sha256`) and is kept only when its bytes hash
     to it: NoHostDigest (a host without a digest program), NotOurBytes (the save file no longer lists `meta`'s
-    receivers, or changed while it was digested) and CopyNotVouched (other bytes arrived) leave nothing in the store."""
+    receivers, or changed while it was digested) and CopyNotVouched (other bytes arrived) leave nothing in the store.
+    `via` "stream_file" downloads a scratch copy the host makes first (streamcopy), for a host recorded as needing
+    it."""
     path = save_file_path(library, name)
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
@@ -110,7 +123,18 @@ def download_save_file(
         raise _refused(FileNotFoundError(errno.ENOENT, exc.problem), where, path, session.user, "download") from exc
     except hostdigest.SaveFileUnreadable as exc:
         raise _refused(PermissionError(errno.EACCES, exc.problem), where, path, session.user, "download") from exc
-    stored = _download_with_retries(session, path, where, store, meta.model_copy(update={"host_sha256": proof.sha256}))
+    vouched = meta.model_copy(update={"host_sha256": proof.sha256})
+    if via == "stream_file":
+        stored = streamcopy.through_stream_file(
+            session,
+            library,
+            name,
+            meta.run_id,
+            proof.sha256,
+            lambda scratch: _download_with_retries(session, scratch, where, store, vouched),
+        )
+    else:
+        stored = _download_with_retries(session, path, where, store, vouched)
     try:
         hostdigest.check_copy(proof, stored)
     except hostdigest.CopyNotVouched:

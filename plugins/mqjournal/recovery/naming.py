@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from mqjournal import mqmessages, timefmt
+from mqjournal import msgformats, timefmt
 from mqjournal.errors import NoReceiverNameFree
 from mqjournal.ibmi import commands
 from mqjournal.names import (
@@ -118,10 +118,15 @@ def stop_messages(snapshot: Snapshot, attached: Receiver) -> list[QueueMessage]:
 
 def about_journal(message: QueueMessage, snapshot: Snapshot) -> bool:
     """Whether a CPI70E3 is about this snapshot's journal: its replacement data names the journal (IBM's text names
-    none). One without replacement data cannot be told apart and counts (unconfirmed: see `switching_stopped`)."""
+    none). One without replacement data, or whose data does not read as a journal's name by mqjournal's layout (the
+    partition may declare another: the collector, which read the declared one, kept it), cannot be told apart and
+    counts (unconfirmed: see `switching_stopped`)."""
     if message.tokens is None:
         return True
-    return mqmessages.journal_of(message.tokens) == (snapshot.journal.name, snapshot.journal.library)
+    reading = msgformats.read(SWITCH_STOPPED, message.tokens, not_after=snapshot.collected_at)
+    if reading.values is None:
+        return True
+    return (reading.values["journal"], reading.values["library"]) == (snapshot.journal.name, snapshot.journal.library)
 
 
 def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]) -> list[str]:

@@ -205,6 +205,17 @@ VIEWS: dict[str, dict[str, Db2Type]] = {
         "CURRENT_NUMERIC_VALUE": BIGINT,  # doc, nullable
         "CURRENT_CHARACTER_VALUE": VARGRAPHIC(3840),  # doc, CCSID(1200) (ssw_ibm_i_75 rzajqviewsysvalinfo)
     },
+    # ssw_ibm_i_76 rzajqviewmessagefiledata (MESSAGE_DATA_COUNT INTEGER, MESSAGE_DATA VARCHAR(2078) nullable: doc).
+    "QSYS2.MESSAGE_FILE_DATA": {
+        "MESSAGE_FILE_LIBRARY": NAME,  # doc
+        "MESSAGE_FILE": NAME,  # doc
+        "MESSAGE_ID": Db2Type("CHAR", 7),  # doc
+        # MESSAGE_TEXT VARGRAPHIC(132) (doc) is left out: mqjournal never selects it, and the graphic-column guard
+        # (tests/sim/test_graphic_columns.py) keys columns by name across views.
+        "SEVERITY": INTEGER,  # doc
+        "MESSAGE_DATA_COUNT": INTEGER,  # doc
+        "MESSAGE_DATA": VARCHAR(2078),  # doc
+    },
     "SYSIBM.SYSDUMMY1": {"IBMREQD": CHAR1},
 }
 
@@ -290,6 +301,15 @@ VIEWS.update(
             "GROUP_PROFILE_NAME": NAME,  # assumed: *NONE when none
             "SUPPLEMENTAL_GROUP_COUNT": SMALLINT,  # assumed
             "SUPPLEMENTAL_GROUP_LIST": VARCHAR(150),  # assumed: blank-separated names
+        },
+        # The PTF groups installed (WRKPTFGRP in SQL): `mqjournal doctor --capture` records the Db2 group's level.
+        # Names from IBM's page (ssw_ibm_i_75 rzajqviewgroupptfinfo); widths assumed.
+        "QSYS2.GROUP_PTF_INFO": {
+            "PTF_GROUP_NAME": VARCHAR(60),  # doc
+            "PTF_GROUP_DESCRIPTION": VARCHAR(100),  # doc
+            "PTF_GROUP_LEVEL": INTEGER,  # doc
+            "PTF_GROUP_TARGET_RELEASE": VARCHAR(6),  # doc
+            "PTF_GROUP_STATUS": VARCHAR(20),  # doc
         },
         # The operating system's version and release ('7', '5'), as in Db2's SYSIBMADM.ENV_SYS_INFO (assumed on IBM i).
         "SYSIBMADM.ENV_SYS_INFO": {

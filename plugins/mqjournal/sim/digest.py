@@ -13,7 +13,7 @@ Their answers (OpenSSL's `openssl dgst` manual page, GNU coreutils' `sha256sum` 
 - ``sha256sum FILE``: ``<64 hex>  FILE`` (two blanks: binary and text mode are the same on POSIX systems); a file it
   cannot open: ``sha256sum: FILE: <strerror>`` on stderr, exit 1.
 What a save file's stream holds is what an SFTP download of it gets (`qsyslib.read_save_file`, the same authority
-rules).
+rules); a stream file `cp` made of one holds the same bytes (`streamfiles`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import hashlib
 
 from mqjournal.sim.model import Partition
 from mqjournal.sim.protocol import ExecResult
-from mqjournal.sim.qsyslib import read_save_file
+from mqjournal.sim.streamfiles import read_file
 
 OPENSSL = "/QOpenSys/usr/bin/openssl"
 OPENSSL_RPM = "/QOpenSys/pkgs/bin/openssl"
@@ -32,7 +32,7 @@ PROGRAMS = (OPENSSL, OPENSSL_RPM, SHA256SUM)
 
 def _sha256(partition: Partition, path: str) -> str:
     digest = hashlib.sha256()
-    for chunk in () if path == "/dev/null" else read_save_file(partition, path):
+    for chunk in () if path == "/dev/null" else read_file(partition, path):
         digest.update(chunk)
     return digest.hexdigest()
 

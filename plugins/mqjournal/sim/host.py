@@ -25,6 +25,7 @@ from mqjournal.sim.model import (
 )
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.shell import Utility, qsh, run_line, system_arguments
+from mqjournal.sim.streamfiles import Pase
 from mqjournal.sim.system import run_cl
 from mqjournal.sim.views import PartitionCatalog
 
@@ -83,6 +84,7 @@ class SimulatedHost:
             faults = self.partition.faults
             faults.asp_full = config.faults.asp_full
             faults.ccsid_unconvertible = config.faults.ccsid_unconvertible
+            faults.qsys_sftp_read_refused = config.faults.qsys_sftp_read_refused
             faults.commands = [CommandFault(**f.model_dump()) for f in config.faults.commands]
             # Not a fault, but read from the fleet file on every start like one: whether an admin linked
             # /QOpenSys/usr/bin/db2 to qsh, so that a bare `db2` runs in the PASE shell.
@@ -100,6 +102,7 @@ class SimulatedHost:
             # The job's language and formats too: a simulator restarted on an edited fleet file answers as it says.
             p.job = JobAttributes(**system.model_dump(include=JOB_FIELDS))
             p.clock_offset_seconds = system.clock_offset_seconds
+            p.message_formats = {str(msg_id): fmt for msg_id, fmt in system.message_formats.items()}
             # Read on every start: save files made from now on take these sizes; those made before keep theirs.
             p.save_file_size_factor = system.save_file_size_factor
             p.save_compression_ratios = {str(value): ratio for value, ratio in system.save_compression_ratios.items()}
@@ -237,6 +240,19 @@ class SimulatedHost:
             "true": lambda args: ExecResult(0),
             "false": lambda args: ExecResult(1),
         }
+        pase = Pase(self.partition)
+
+        def locked(utility: Utility) -> Utility:
+            def run(args: list[str]) -> ExecResult:
+                with self.lock:
+                    try:
+                        return utility(args)
+                    finally:
+                        self.save()
+
+            return run
+
+        utilities |= {name: locked(getattr(pase, name)) for name in ("umask", "mkdir", "cp", "rm")}
         if self.partition.db2_link:
             utilities["db2"] = db2  # the admin's link: qsh started as `db2` runs the db2 utility
         utilities |= self._digest_programs()

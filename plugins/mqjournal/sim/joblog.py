@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mqjournal import mqmessages
+from mqjournal.msgformats import parse_declared
+from mqjournal.sim import language
 from mqjournal.sim.messages import Message, render
 from mqjournal.sim.model import MessageType, Partition, QueuedMessage
 
@@ -44,6 +47,11 @@ def post(
 ) -> QueuedMessage:
     """Put a message on LIBRARY/QUEUE at the partition's current time."""
     message = render(msg_id, *tokens)
+    data = message.data
+    declared = partition.message_formats.get(msg_id)
+    if declared:
+        # This partition's description declares another layout: IBM i lays the data out by the description.
+        data = mqmessages.encode(parse_declared(declared, None) or (), tuple(language.as_value(t) for t in tokens))
     partition.message_counter += 1
     queued = QueuedMessage(
         key=partition.message_counter,
@@ -51,7 +59,7 @@ def post(
         type=MessageType(message.type),
         severity=message.severity,
         text=message.text,
-        data=message.data.hex().upper(),
+        data=data.hex().upper(),
         at=partition.tick(),
         from_user=from_user,
         from_program=from_program,

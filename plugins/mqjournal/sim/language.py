@@ -24,6 +24,10 @@ from datetime import datetime, tzinfo
 from mqjournal import mqmessages
 from mqjournal.mqmessages import Field
 
+# The system CCSID (QCCSID) a partition of each language has: 37 US English, 273 German (IBM i globalization,
+# "CCSID values": the EBCDIC CCSID of each national-language version; assumed for a simulated partition).
+CCSIDS = {"ENU": 37, "DEU": 273}
+
 _PLACEHOLDER = re.compile(r"&(\d+)")
 
 # (text, status): "verified <source>" or "assumed translation".
@@ -127,7 +131,7 @@ def encode(msg_id: str, tokens: tuple[object, ...]) -> bytes:
     """The replacement data of `msg_id` for `tokens` (token i is &i)."""
     fields = mqmessages.LAYOUTS.get(msg_id)
     if fields is not None:
-        return mqmessages.encode(fields, tuple(_as_value(t) for t in tokens))
+        return mqmessages.encode(fields, tuple(as_value(t) for t in tokens))
     out = bytearray()
     for t in tokens:
         raw = ("" if t is None else str(t)).encode(mqmessages.CCSID_CODEC, errors="replace")
@@ -135,7 +139,7 @@ def encode(msg_id: str, tokens: tuple[object, ...]) -> bytes:
     return bytes(out)
 
 
-def _as_value(token: object) -> mqmessages.Value:
+def as_value(token: object) -> mqmessages.Value:
     if token is None or isinstance(token, (str, int, datetime)):
         return token
     return str(token)

@@ -14,6 +14,7 @@ recovery passes.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -336,6 +337,18 @@ class HostFaults(_State):
     asp_full: bool = False
     # The user space's character column fails to convert (a CCSID 65535 job): only DATA_BINARY can be read.
     ccsid_unconvertible: bool = False
+    # sftp-server may not open a /QSYS.LIB save file for reading (docs/ibmi-interfaces.md, section 5: the failure's
+    # shape, "failure", is ASSUMED); PASE programs (cp, openssl) still read it, as IBM's tools rely on.
+    qsys_sftp_read_refused: bool = False
+
+
+class StreamFile(_State):
+    """A stream file in the IFS outside QSYS.LIB (only what `cp` of a save file makes): the save it copied, whose
+    bytes it holds (`savfdata`), and its owner's permissions."""
+
+    path: str
+    copy_of: SaveFile
+    mode: int = 0o644
 
 
 class WithheldAuthority(_State):
@@ -382,6 +395,9 @@ class Partition(_State):
     receivers: dict[str, JournalReceiver] = Field(default_factory=dict)
     message_queues: dict[str, MessageQueue] = Field(default_factory=dict)
     save_files: dict[str, SaveFile] = Field(default_factory=dict)
+    # The IFS outside QSYS.LIB, as far as mqjournal writes it: directories made with mkdir, stream files by path.
+    directories: list[str] = Field(default_factory=lambda: ["/tmp"])
+    stream_files: dict[str, StreamFile] = Field(default_factory=dict)
     user_spaces: dict[str, UserSpace] = Field(default_factory=dict)
     faults: HostFaults = Field(default_factory=HostFaults)
     # How an SSH job answers inquiry messages: *RQD waits for an operator (the IBM i default), *DFT takes the
@@ -411,12 +427,20 @@ class Partition(_State):
     # System value QTIMZON: the time zone description. "" (a state file from before): the fixed-offset one of `now`.
     time_zone: str = ""
     user_profile: UserProfile = Field(default_factory=UserProfile)
+    # The substitution variables its message descriptions declare (fleet `system.message_formats`), by message ID,
+    # where they differ from mqmessages.LAYOUTS: MESSAGE_FILE_DATA shows them and messages are laid out by them.
+    message_formats: dict[str, str] = Field(default_factory=dict)
     signed_on_users: list[str] = Field(default_factory=list)  # the profiles SSH signs on with (QSYS2.USER_INFO rows)
 
     def tick(self) -> datetime:
         """Advance the clock a millisecond, so that two events of one command never share a timestamp."""
         self.now += timedelta(milliseconds=1)
         return self.now
+
+    def serial_number(self) -> str:
+        """QSRLNBR: the machine's serial number, made from the partition's name so it is stable across restarts and
+        distinct per partition (an IBM serial is 7-8 characters, like this one)."""
+        return "78" + hashlib.sha256(self.name.encode()).hexdigest()[:5].upper()
 
     def job_format(self) -> JobFormat:
         j = self.job

@@ -79,7 +79,15 @@ SERVICES: dict[str, Since] = {
     "QSYS2.SYSCOLUMNS": Since(_EVERY, True, "Db2 for i catalog"),
     "QSYS2.SYSROUTINES": Since(_EVERY, True, "Db2 for i catalog (ssw_ibm_i_72 rbafzcatsysrout)"),
     "SYSIBM.SYSDUMMY1": Since(_EVERY, True, "Db2 for i catalog"),
+    "QSYS2.GROUP_PTF_INFO": Since(_EVERY, False, "predates 7.3"),
+    # IBM's technology-update page (ibm11128423) lists 7.4 and 7.3; the 7.3 PTF level is not named there.
+    "QSYS2.MESSAGE_FILE_DATA": Since(_EVERY, False, "IBM support page ibm11128423 (IBM i 7.4; 7.3)"),
 }
+
+# The Db2 group level a simulated partition has when the fleet file names none ("the latest"). Assumed: any level at
+# or after the newest one this module names for the release; the simulator needs one number to show in
+# QSYS2.GROUP_PTF_INFO, and nothing mqjournal decides depends on it beyond `Since`.
+LATEST_DB2_LEVEL = {"7.3": 29, "7.4": 28, "7.5": 7, "7.6": 1}
 
 # Columns that came later than their view: (view, column) -> when.
 COLUMNS: dict[tuple[str, str], Since] = {

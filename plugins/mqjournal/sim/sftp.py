@@ -30,9 +30,13 @@ What the simulator does, and where it simplifies or assumes (each marked):
 - Journal receivers, journals, user spaces and message queues are listed (``.JRNRCV``, ``.JRN``, ``.USRSPC``,
   ``.MSGQ``) but cannot be opened: "failure" (QSYS.LIB stream I/O covers physical file members, user spaces and save
   files; SIMPLIFICATION: user spaces are not readable here).
-- The rest of the IFS is not simulated: ``/`` holds only QSYS.LIB; relative paths start at ``/`` (SIMPLIFICATION:
-  sftp-server starts in the user's home directory). Nothing else can be written, removed, renamed or created
-  ("permission denied"): mqjournal creates and deletes save files with CL (CRTSAVF, DLTF), never through SFTP.
+- A partition whose sftp-server may not read QSYS.LIB save files (fault `qsys_sftp_read_refused`): opening one for
+  reading fails with "failure" (ASSUMED shape: no capture of a real refusal was found). Stream files that PASE `cp`
+  made of a save file (`streamfiles`) are read like save files, whatever the fault.
+- The rest of the IFS is not simulated: ``/`` holds only QSYS.LIB (and those stream files); relative paths start
+  at ``/`` (SIMPLIFICATION: sftp-server starts in the user's home directory). Nothing else can be written,
+  removed, renamed or created ("permission denied"): mqjournal creates and deletes save files with CL (CRTSAVF,
+  DLTF), never through SFTP.
 
 Every request is logged in `log` (a `CommandLog`, kept apart from the log of command lines so that the audit
 invariants over commands are not changed by transfers) as ``SFTP <OP> <path>``: OPEN for reading is ``GET``, for
@@ -60,7 +64,7 @@ from paramiko.sftp import (
     SFTP_PERMISSION_DENIED,
 )
 
-from mqjournal.sim import authority, savfdata
+from mqjournal.sim import authority, savfdata, streamfiles
 from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.model import Partition, SaveFile, qualified
 from mqjournal.sim.qsyslib import LIBRARY_X, READ, QsysPath, resolve
@@ -234,6 +238,13 @@ class _QsysLibView(paramiko.SFTPServerInterface):
         raise _Refused(SFTP_NO_SUCH_FILE)
 
     def _stat(self, path: str) -> paramiko.SFTPAttributes:
+        if not streamfiles.in_qsys_lib(path):
+            with self._host.lock:
+                found = self._partition().stream_files.get(posixpath.normpath(path))
+                if found is None:
+                    raise _Refused(SFTP_NO_SUCH_FILE)
+                size = savfdata.SaveFileImage.of(found.copy_of).size
+                return _attributes(posixpath.basename(found.path), directory=False, size=size)
         where = _resolve(path)
         with self._host.lock:
             if where.text == "/":
@@ -307,8 +318,12 @@ class _QsysLibView(paramiko.SFTPServerInterface):
 
     def _open_read(self, path: str) -> paramiko.SFTPHandle | int:
         entry = self._arrived("GET", self.canonicalize(path))
+        if not streamfiles.in_qsys_lib(path):
+            return self._open_stream_file(path, entry)
         try:
             where = _resolve(path)
+            if where.is_object and self._partition().faults.qsys_sftp_read_refused:
+                raise _Refused(SFTP_FAILURE)  # ASSUMED shape of a partition whose sftp-server may not read QSYS.LIB
             if not where.is_object:
                 raise _Refused(SFTP_FAILURE)  # EISDIR
             with self._host.lock:
@@ -325,6 +340,21 @@ class _QsysLibView(paramiko.SFTPServerInterface):
             self._settle(entry, refused.status)
             return refused.status
         fault = self._sftp.take_transfer_fault(self._session.host, where.text, "get")
+        return _ReadHandle(self, key, image, entry, fault)
+
+    def _open_stream_file(self, path: str, entry: ReceivedCommand | None) -> paramiko.SFTPHandle | int:
+        with self._host.lock:
+            try:
+                found = streamfiles.stream_file(self._partition(), path)
+            except FileNotFoundError:
+                self._settle(entry, SFTP_NO_SUCH_FILE)
+                return SFTP_NO_SUCH_FILE
+            image = savfdata.SaveFileImage.of(found.copy_of)
+            key = (self._session.host, found.path)
+            if not self._sftp.open_files.open(key, write=False):
+                self._settle(entry, SFTP_FAILURE)
+                return SFTP_FAILURE
+        fault = self._sftp.take_transfer_fault(self._session.host, found.path, "get")
         return _ReadHandle(self, key, image, entry, fault)
 
     def _open_write(self, path: str, flags: int, entry: ReceivedCommand | None) -> paramiko.SFTPHandle:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
+from mqjournal.mqmessages import LAYOUTS
+from mqjournal.msgformats import MESSAGE_FILES, parse_declared
 from mqjournal.sim import journal as jrn
 from mqjournal.sim import language, releases
 from mqjournal.sim.messages import CATALOG
@@ -52,7 +54,9 @@ class PartitionCatalog:
             "QSYS2.SYSROUTINES": self._sysroutines,
             "QSYS2.ASP_INFO": self._asp_info,
             "QSYS2.USER_INFO": self._user_info,
+            "QSYS2.MESSAGE_FILE_DATA": self._message_file_data,
             "SYSIBMADM.ENV_SYS_INFO": self._env_sys_info,
+            "QSYS2.GROUP_PTF_INFO": self._group_ptf_info,
         }.get(view)
         return [] if producer is None else list(producer())
 
@@ -127,7 +131,7 @@ class PartitionCatalog:
                     "MESSAGE_SUBTYPE": None,
                     # Made from the replacement data in the job's language and date format, as IBM i does.
                     "MESSAGE_TEXT": m.text
-                    if data is None or m.id not in CATALOG
+                    if data is None or m.id not in CATALOG or m.id in self.partition.message_formats
                     else language.text(m.id, data, CATALOG[m.id].text, job),
                     "MESSAGE_TOKENS": data or None,
                     "SEVERITY": m.severity,
@@ -143,6 +147,22 @@ class PartitionCatalog:
                     "MESSAGE_FILE_NAME": "QCPFMSG" if m.id and m.id.startswith("CP") else "AMQMSG",
                     "MESSAGE_SECOND_LEVEL_TEXT": None,
                 }
+
+    def _message_file_data(self) -> Iterator[dict]:
+        """QSYS2.MESSAGE_FILE_DATA rows of the messages whose layout the simulator knows (mqmessages.LAYOUTS, or the
+        partition's declared `message_formats`). MESSAGE_DATA is written as ADDMSGD's FMT parameter writes the
+        fields (assumed: IBM's description of the string was not retrieved; msgformats.parse_declared)."""
+        for msg_id, (library, file) in MESSAGE_FILES.items():
+            declared = self.partition.message_formats.get(msg_id)
+            fields = parse_declared(declared, None) if declared else LAYOUTS[msg_id]
+            yield {
+                "MESSAGE_FILE_LIBRARY": library,
+                "MESSAGE_FILE": file,
+                "MESSAGE_ID": msg_id,
+                "SEVERITY": CATALOG[msg_id].severity if msg_id in CATALOG else 0,
+                "MESSAGE_DATA_COUNT": len(fields or ()),
+                "MESSAGE_DATA": " ".join(f"({f.fmt()})" for f in fields or ()) or None,
+            }
 
     def _user_spaces(self) -> Iterator[dict]:
         for space in self.partition.user_spaces.values():
@@ -169,6 +189,21 @@ class PartitionCatalog:
             "SYSTEM_VALUE_NAME": "QTIMZON",
             "CURRENT_NUMERIC_VALUE": None,
             "CURRENT_CHARACTER_VALUE": self.partition.time_zone_description(),
+        }
+        # The job's language and date format come from these system values unless its user profile or job
+        # description says otherwise; the simulator's job takes the fleet file's `system:` for both.
+        job = self.partition.job
+        for name, text in (
+            ("QLANGID", job.language),
+            ("QDATFMT", job.date_format.lstrip("*")),
+            ("QDATSEP", job.date_separator),
+            ("QSRLNBR", self.partition.serial_number()),
+        ):
+            yield {"SYSTEM_VALUE_NAME": name, "CURRENT_NUMERIC_VALUE": None, "CURRENT_CHARACTER_VALUE": text}
+        yield {
+            "SYSTEM_VALUE_NAME": "QCCSID",
+            "CURRENT_NUMERIC_VALUE": language.CCSIDS[job.language],
+            "CURRENT_CHARACTER_VALUE": None,
         }
         yield {
             "SYSTEM_VALUE_NAME": "QDATETIME",
@@ -419,3 +454,15 @@ class PartitionCatalog:
     def _env_sys_info(self) -> Iterator[dict]:
         version, release = self.partition.release.split(".")
         yield {"OS_NAME": "IBM i", "OS_VERSION": version, "OS_RELEASE": release, "HOST_NAME": self.partition.name}
+
+    def _group_ptf_info(self) -> Iterator[dict]:
+        """The release's Db2 PTF group, installed at the partition's level (the only group the simulator models)."""
+        release = self.partition.release
+        level = self.partition.db2_group_level
+        yield {
+            "PTF_GROUP_NAME": releases.PTF_GROUPS[release],
+            "PTF_GROUP_DESCRIPTION": "DB2 FOR IBM I",
+            "PTF_GROUP_LEVEL": releases.LATEST_DB2_LEVEL[release] if level is None else level,
+            "PTF_GROUP_TARGET_RELEASE": f"V{release[0]}R{release[2]}M0",
+            "PTF_GROUP_STATUS": "INSTALLED",
+        }

@@ -1,0 +1,111 @@
+"""Stream files of a simulated partition: what PASE `cp` makes of a save file, and the `umask`, `mkdir`, `rm` that go
+with it, as IBM's ansible `ibmi_fetch` uses them to download a save file (docs/ibmi-interfaces.md, section 5).
+
+What IBM i does, as far as the sources go: PASE `cp /QSYS.LIB/LIB.LIB/NAME.FILE DIR` copies a save file's records
+into a stream file byte for byte (ansible-for-i `plugins/action/ibmi_fetch.py` downloads that copy and compares
+its checksum with the host's); `rm` removes it. What the simulator does:
+- Only stream files copied from a save file are kept (`Partition.stream_files`), holding the save as it was when
+  copied; their bytes are the save file's (`savfdata`), so a digest or a download of the copy equals the save
+  file's. Directories are only those `mkdir` made (and /tmp).
+- Messages are AIX's (`cp: SRC: No such file or directory`, `mkdir: cannot create DIR.`): ASSUMED wording; the client
+  reads only the exit status and shows the text.
+- Modes: a new file is 0666 less the umask. Authority to the save file is QSYS.LIB's (`qsyslib.read_save_file`);
+  IFS directory authority is not simulated (SIMPLIFICATION).
+"""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+from collections.abc import Iterator
+
+from mqjournal.sim import savfdata
+from mqjournal.sim.model import Partition, StreamFile, qualified
+from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.qsyslib import ROOT, read_save_file, resolve
+
+
+def in_qsys_lib(path: str) -> bool:
+    text = posixpath.normpath(posixpath.join("/", path))
+    return text.upper() == ROOT or text.upper().startswith(ROOT + "/")
+
+
+def stream_file(partition: Partition, path: str) -> StreamFile:
+    found = partition.stream_files.get(posixpath.normpath(path))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+    return found
+
+
+def read_file(partition: Partition, path: str) -> Iterator[bytes]:
+    """The bytes a PASE program opening `path` reads: a save file in QSYS.LIB, or a stream file copied from one."""
+    if in_qsys_lib(path):
+        return read_save_file(partition, path)
+    return savfdata.SaveFileImage.of(stream_file(partition, path).copy_of).chunks()
+
+
+class Pase:
+    """`umask`, `mkdir`, `cp`, `rm` for one command line (the umask lasts as long as the shell does)."""
+
+    def __init__(self, partition: Partition) -> None:
+        self._partition = partition
+        self._umask = 0o022
+
+    def umask(self, args: list[str]) -> ExecResult:
+        if not args:
+            return ExecResult(0, f"{self._umask:04o}\n")
+        try:
+            self._umask = int(args[0], 8) & 0o777
+        except ValueError:
+            return ExecResult(1, "", f"umask: {args[0]}: bad number\n")
+        return ExecResult(0)
+
+    def mkdir(self, args: list[str]) -> ExecResult:
+        parents = "-p" in args
+        err = []
+        for path in (posixpath.normpath(a) for a in args if not a.startswith("-")):
+            directories = self._partition.directories
+            parent = posixpath.dirname(path)
+            if path in directories:
+                if not parents:
+                    err.append(f"mkdir: cannot create {path}.\n{path}: File exists\n")
+                continue
+            if in_qsys_lib(path) or (parent not in directories and not (parents and parent == "/tmp")):
+                err.append(
+                    f"mkdir: cannot create {path}.\n{path}: A file or directory in the path name does not exist.\n"
+                )
+                continue
+            directories.append(path)
+        return ExecResult(1 if err else 0, "", "".join(err))
+
+    def cp(self, args: list[str]) -> ExecResult:
+        files = [a for a in args if not a.startswith("-")]
+        if len(files) != 2:
+            return ExecResult(2, "", "Usage: cp [-fhipHILPU] [-d|-e] [-r|-R] [-E{force|ignore|warn}] Source Target\n")
+        source, target = files
+        if not in_qsys_lib(source):
+            return ExecResult(1, "", f"cp: {source}: only save files are simulated as a source\n")
+        try:
+            read_save_file(self._partition, source)  # the same existence and authority checks as any open
+        except OSError as exc:
+            return ExecResult(1, "", f"cp: {source}: {exc.strerror}\n")
+        where = resolve(source)
+        assert where.library is not None and where.name is not None
+        save_file = self._partition.save_files[qualified(where.library, where.name)]
+        target = posixpath.normpath(target)
+        if target in self._partition.directories:
+            target = posixpath.join(target, posixpath.basename(where.text))
+        if in_qsys_lib(target) or posixpath.dirname(target) not in self._partition.directories:
+            return ExecResult(1, "", f"cp: {target}: A file or directory in the path name does not exist.\n")
+        self._partition.stream_files[target] = StreamFile(
+            path=target, copy_of=save_file.model_copy(deep=True), mode=0o666 & ~self._umask
+        )
+        return ExecResult(0)
+
+    def rm(self, args: list[str]) -> ExecResult:
+        force = any(a.startswith("-") and "f" in a for a in args)
+        err = []
+        for path in (posixpath.normpath(a) for a in args if not a.startswith("-")):
+            if self._partition.stream_files.pop(path, None) is None and not force:
+                err.append(f"rm: {path}: A file or directory in the path name does not exist.\n")
+        return ExecResult(1 if err else 0, "", "".join(err))

@@ -1,0 +1,173 @@
+"""A partition whose sftp-server may not read /QSYS.LIB save files (#29): the doctor finds that a stream file copy
+(PASE cp, as ansible's ibmi_fetch does) downloads, records it for the host, and the copy step then downloads through
+the stream file, verified against the host's digest, the stream file removed, every command audited."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from mqjournal.backupstore import BackupStore
+from mqjournal.catalog import SavedReceiver, SaveFileCopy
+from mqjournal.doctor import check_host
+from mqjournal.errors import InvalidName
+from mqjournal.ibmi import commands
+from mqjournal.ibmi.audit import AuditLog, read_audit, unexplained_intents
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
+from mqjournal.ibmi.hostdigest import CopyNotVouched
+from mqjournal.ibmi.routeprobe import PROBE_FILE, find_route
+from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
+from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.sim import savfdata
+from mqjournal.sim.model import Status
+from mqjournal.sim.server import TransferFault
+from tests.conftest import SimFleet
+
+
+@pytest.fixture
+def session(sim_fleet: SimFleet, tmp_path) -> Iterator[IbmiSession]:
+    """TEST's detached receivers saved into QGPL/RCVSAV, on a partition whose sftp-server refuses QSYS.LIB reads."""
+    sim_fleet.host().advance(timedelta(hours=3))
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=sim_fleet.ports["ibmi1"],
+        user=sim_fleet.config.user,
+        key=sim_fleet.service.client_key,
+        known_hosts=sim_fleet.config.known_hosts,
+    )
+    session = IbmiSession(
+        "ibmi1",
+        sim_fleet.config.user,
+        connect,
+        audit=AuditLog(tmp_path / "audit.jsonl"),
+        command_timeout=10,
+        retry=RetryPolicy(attempts=2, first_delay=0),
+        sleep=lambda _: None,
+    )
+    for command in (
+        commands.create_save_file("QGPL", "RCVSAV", "mqjournal TEST test save"),
+        commands.save_receivers("QMTEST", detached(sim_fleet), "QGPL", "RCVSAV", compression="*LOW"),
+    ):
+        assert session.run(command).exit_status == 0
+    with sim_fleet.host().lock:
+        sim_fleet.host().partition.faults.qsys_sftp_read_refused = True
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def meta(sim_fleet: SimFleet) -> SaveFileCopy:
+    return SaveFileCopy(
+        host="ibmi1",
+        qmgr="TEST",
+        qmgr_library="QMTEST",
+        save_file_library="QGPL",
+        save_file="RCVSAV",
+        run_id="manual__2025-01-01T00:00:00+00:00",
+        objects=tuple(SavedReceiver(receiver=name, library="QMTEST") for name in detached(sim_fleet)),
+    )
+
+
+def detached(fleet: SimFleet) -> list[str]:
+    with fleet.host().lock:
+        receivers = fleet.host().partition.receivers_in("QMTEST")
+        return sorted(r.name for r in receivers if r.status is not Status.ATTACHED)
+
+
+def served(fleet: SimFleet) -> bytes:
+    with fleet.host().lock:
+        return savfdata.encode(fleet.host().partition.save_files["QGPL/RCVSAV"])
+
+
+def stream_files(fleet: SimFleet) -> list[str]:
+    with fleet.host().lock:
+        return sorted(fleet.host().partition.stream_files)
+
+
+def audited(session: IbmiSession) -> list[dict]:
+    assert session.audit.path is not None
+    return list(read_audit(session.audit.path))
+
+
+def test_direct_download_fails_where_sftp_may_not_read_qsys_lib(
+    sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
+) -> None:
+    store = BackupStore(tmp_path / "backups")
+    with pytest.raises(SaveFileTransferError, match=r"refused the download of /QSYS\.LIB/QGPL\.LIB/RCVSAV\.FILE"):
+        download_save_file(session, "QGPL", "RCVSAV", store, meta)
+    assert store.list_objects() == []
+
+
+def test_doctor_finds_the_stream_file_route_and_the_copy_step_uses_it(
+    sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
+) -> None:
+    routes = DownloadRoutes(tmp_path / "data")
+    host = next(h for h in sim_fleet.config.hosts if h.name == "ibmi1")
+    report = check_host(sim_fleet.config, host, session=session, routes=routes)
+    check = next(c for c in report.checks if c.name == "downloading a save file")
+    assert check.status == "pass" and check.detail.startswith("stream_file:"), check
+    assert routes.route("ibmi1") == "stream_file"
+    with sim_fleet.host().lock:
+        assert f"QGPL/{PROBE_FILE}" not in sim_fleet.host().partition.save_files  # the scratch save file is gone
+    assert stream_files(sim_fleet) == []
+
+    store = BackupStore(tmp_path / "backups")
+    stored = download_save_file(session, "QGPL", "RCVSAV", store, meta, via=routes.route("ibmi1"))
+    assert stored.sha256 == hashlib.sha256(served(sim_fleet)).hexdigest() == stored.host_sha256
+    assert stored.size_bytes == len(served(sim_fleet))
+    assert stream_files(sim_fleet) == []  # removed in the finally
+    sent = [r["command"] for r in audited(session) if "outcome" in r]
+    scratch = commands.scratch_file_path("QGPL", "RCVSAV", meta.run_id)
+    assert any(c.endswith(f"cp /QSYS.LIB/QGPL.LIB/RCVSAV.FILE {scratch}") for c in sent), sent
+    assert f"SFTP GET {scratch}" in sent and f"rm -f {scratch}" in sent
+    assert any(
+        c.startswith(f"SYSTEM CRTSAVF FILE(QGPL/{PROBE_FILE})") or f"CRTSAVF FILE(QGPL/{PROBE_FILE})" in c for c in sent
+    )
+    assert any(f"DLTF FILE(QGPL/{PROBE_FILE})" in c for c in sent)
+    assert session.audit.path is not None and unexplained_intents(session.audit.path, "ibmi1") == []
+
+
+def test_a_direct_partition_is_recorded_direct(sim_fleet: SimFleet, session: IbmiSession, tmp_path) -> None:
+    with sim_fleet.host().lock:
+        sim_fleet.host().partition.faults.qsys_sftp_read_refused = False
+    found = find_route(session, "QGPL")
+    assert found.route == "direct"
+
+
+def test_a_damaged_download_through_the_stream_file_leaves_neither_copy_nor_stream_file(
+    sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
+) -> None:
+    sim_fleet.service.faults["ibmi1"].transfers.append(
+        TransferFault(r"/tmp/mqjournal/.*RCVSAV", "get", after_bytes=len(served(sim_fleet)) // 2, corrupt=True)
+    )
+    store = BackupStore(tmp_path / "backups")
+    with pytest.raises(CopyNotVouched):
+        download_save_file(session, "QGPL", "RCVSAV", store, meta, via="stream_file")
+    assert store.list_objects() == []
+    assert stream_files(sim_fleet) == []
+    assert session.audit.path is not None and unexplained_intents(session.audit.path, "ibmi1") == []
+
+
+def test_a_save_file_changed_before_its_copy_is_not_downloaded(
+    sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
+) -> None:
+    """The stream file's digest must be the save file's: another save in between makes it someone else's bytes."""
+    from mqjournal.ibmi import streamcopy
+    from mqjournal.ibmi.hostdigest import NotOurBytes
+
+    store = BackupStore(tmp_path / "backups")
+    with pytest.raises(NotOurBytes, match="changed between its digest and its copy"):
+        streamcopy.through_stream_file(session, "QGPL", "RCVSAV", "run1", "0" * 64, lambda scratch: scratch)
+    assert store.list_objects() == [] and stream_files(sim_fleet) == []
+
+
+def test_scratch_paths_are_built_from_validated_names_only() -> None:
+    path = commands.scratch_file_path("QGPL", "RCVSAV", "run'; rm -rf /")
+    assert path.startswith("/tmp/mqjournal/QGPL.RCVSAV.") and path.endswith(".savf") and "'" not in path
+    with pytest.raises(InvalidName):
+        commands.scratch_file_path("QGPL", "RCV;SAV", "run1")
+    with pytest.raises(InvalidName):
+        commands.remove_stream_file("/tmp/mqjournal/../../etc/passwd")
