@@ -831,10 +831,13 @@ def _add_recover(commands: _Commands) -> None:
 def _add_save_library(commands: _Commands) -> None:
     savlib = commands.add_parser(
         "save-library",
-        help="save a queue manager library (SAVLIB, queue manager ended) and record it for library recoveries",
-        description="RCDMQMIMG, ENDMQM, CRTSAVF, SAVLIB, verify, STRMQM (always, even after a failed save), then "
-        "record the library save and its detached receivers in the catalog, and copy the save file into the backup "
-        "store ($MQJOURNAL_BACKUP_STORE, else the data folder's backups/) and record the copy. Exit status: 0 saved "
+        help="save a queue manager (SAVLIB of its library and SAV of its IFS directory, queue manager ended) and "
+        "record it for library recoveries",
+        description="RCDMQMIMG, ENDMQM, CRTSAVF, SAVLIB, CRTSAVF, SAV of the queue manager's IFS directory "
+        "(/QIBM/UserData/mqm/qmgrs/<name>: MQ's object definitions and the messages they hold), verify, STRMQM "
+        "(always, even after a failed save), then record the library save, its IFS part and its detached receivers "
+        "in the catalog, and copy both save files into the backup store ($MQJOURNAL_BACKUP_STORE, else the data "
+        "folder's backups/) and record the copies. Exit status: 0 saved "
         "and copied, 3 saved but NOT copied into the store (the save is only on the partition it saves: copy it "
         "before relying on it), 2 bad input, 1 the save failed.",
     )

@@ -162,6 +162,15 @@ def test_keeps_what_the_two_newest_library_saves_need_and_discards_the_rest_olde
     assert "library save of" in plan.steps[1].why
 
 
+def test_a_library_saves_ifs_part_is_kept_and_discarded_with_it():
+    """SAV of the queue manager's directory beside each SAVLIB: one restore, so its save file stays while its library
+    save is one the policy keeps, and goes with it."""
+    with_ifs = [ls.model_copy(update={"directory_save_file": f"{ls.save_file}D"}) for ls in LIBRARY_SAVES]
+    plan = plan_for(library_saves=with_ifs)
+    assert deleted(plan) == ["MQSAVES/F1", "MQLIBSAV/LS1", "MQLIBSAV/LS1D"]
+    assert "library save of" in plan.steps[2].why
+
+
 def test_a_save_file_holding_a_needed_receiver_is_kept_even_with_discardable_saves_in_it():
     plan = plan_for()
     assert "MQSAVES/F2" not in deleted(plan)  # AMQA000003 may go, AMQA000004 is needed by LS2

@@ -267,19 +267,22 @@ def test_execute_logs_each_cl_command_and_what_ibm_i_answered(cli, capsys, caplo
 
 
 def test_a_library_saved_before_any_receiver_was_detached_passes_its_restore_drill(cli, capsys):
-    """The catalog names no receiver in such a copy (only the attached one is in it): the drill must not mark the
-    library's backup as proving nothing."""
+    """The catalog names no receiver in such a copy (only the attached one is in it), nor in the library save's IFS
+    part (SAV of the queue manager's directory): the drill must not mark either part of the library's backup as
+    proving nothing."""
     rig, base, _ = cli
     assert main(["save-library", *base, "--save-library", "QGPL", "--run-id", "lib1"]) == 0
-    (stored,) = rig.catalog.stored_objects("ibmi1", "TEST")
-    assert stored.objects == ()
+    (record,) = rig.catalog.library_saves("ibmi1", "QMTEST")
+    stored = {s.save_file_path: s for s in rig.catalog.stored_objects("ibmi1", "TEST")}
+    library, directory = stored[record.save_file_path], stored[record.directory_save_file_path]
+    assert library.objects == () and directory.objects == ()
     given = dict(zip(base[::2], base[1::2], strict=True))
     drill = ["store", "drill", *(x for k in ("--fleet", "--catalog", "--audit") for x in (k, given[k]))]
     capsys.readouterr()
     assert main([*drill, "--execute", "--yes"]) == 0
     out = capsys.readouterr().out
-    assert f"PASSED: {stored.key}" in out and "IBM i took it as a save file (QMTEST/AMQA000000)" in out
-    (drilled,) = rig.catalog.drills()
-    assert drilled.outcome == "passed"
-    (after,) = rig.catalog.stored_copies(rig.store.url)
-    assert after.problem is None and after.proves
+    assert f"PASSED: {library.key}" in out and "IBM i took it as a save file (QMTEST/AMQA000000)" in out
+    assert f"PASSED: {directory.key}" in out and "IBM i took it as a save file (no receiver)" in out
+    assert sorted(d.outcome for d in rig.catalog.drills()) == ["passed", "passed"]
+    after = rig.catalog.stored_copies(rig.store.url)
+    assert len(after) == 2 and all(c.problem is None and c.proves for c in after)

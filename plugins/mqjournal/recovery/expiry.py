@@ -152,6 +152,9 @@ def save_files(cataloged: Iterable[CatalogedReceiver], library_saves: Iterable[L
             )
     for library_save in library_saves:
         file_of(library_save.save_file_library, library_save.save_file).library_saves.append(library_save)
+        if library_save.directory_save_file is not None:
+            # Its IFS part (SAV of the queue manager's directory) is kept and discarded with it: one restore.
+            file_of(library_save.save_file_library, library_save.directory_save_file).library_saves.append(library_save)
     return sorted(files.values(), key=lambda f: (f.newest_save, f.path))
 
 

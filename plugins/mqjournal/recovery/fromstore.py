@@ -129,7 +129,8 @@ class Sources:
         on_host = self.on_host or set()
         target = self.store.targets.get(origin) if self.store else None
         if target is not None and target in on_host:
-            if objects <= (self.store.target_contents.get(target) or frozenset()):  # type: ignore[union-attr]
+            # An upload that lists nothing to check (an IFS save) is never taken as whole: it is made again.
+            if objects and objects <= (self.store.target_contents.get(target) or frozenset()):  # type: ignore[union-attr]
                 out.path[origin] = target  # uploaded whole and checked by an earlier attempt
                 return
             out.path[origin] = target
@@ -201,7 +202,10 @@ class Sources:
             ),
             step(
                 Action.CHECK_SAVE_FILE,
-                f"the upload is complete: {target} lists {listed}",
+                f"the upload is complete: {target} lists {listed}"
+                if listed
+                else f"the upload is a save file IBM i reads (an IFS save: SAVE_FILE_OBJECTS lists no IFS object, so "
+                f"the upload's size check and the copy's digest vouch for {target})",
                 library=library,
                 name=name,
                 objects=listed,

@@ -284,11 +284,15 @@ def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord
     if library_save is not None:
         # SAVLIB always takes the attached receiver: listing it proves the save file is this library's save.
         needs[library_save.save_file_path] = {(library_save.qmgr_library, library_save.attached_receiver)}
+        if library_save.directory_save_file_path is not None:
+            # SAV of an IFS directory: SAVE_FILE_OBJECTS returns no IFS object, so nothing is listed to check; the
+            # upload's own size check and the store copy's digest are what vouch for it (fromstore: never reused).
+            needs[library_save.directory_save_file_path] = set()
     for k, save in restores.picks:
         needs.setdefault(_save_path(save), set()).add((k.library, k.name))
     resolved = _sources(inputs).resolve({origin: frozenset(objects) for origin, objects in needs.items()})
     newest_first = restores.picks[::-1]
-    skip = {library_save.save_file_path} if library_save is not None else set()
+    skip = {library_save.save_file_path, library_save.directory_save_file_path} if library_save is not None else set()
     restores.steps = resolved.steps(_save_path(save) for _, save in newest_first if _save_path(save) not in skip)
     for k, save in newest_first:
         path = resolved.path[_save_path(save)]
@@ -507,12 +511,12 @@ def _directory_part_gaps(inputs: Inputs, saved: LibrarySaveRecord) -> list[Gap]:
             )
         ]
     sources = _sources(inputs)
-    if sources.on_host is not None and path not in sources.on_host:
+    if not sources.available(path):
         return [
             Gap(
                 obj=obj,
-                problem=f"its save file {path} (the IFS part of library save {saved.save_file_path}) is not on "
-                f"{inputs.request.host}",
+                problem=f"its save file {path} (the IFS part of library save {saved.save_file_path}): "
+                + sources.why_not([path]),
                 action=f"bring {path} back onto the partition from the backup store or other media (SFTP PUT into a "
                 "new save file of that name), then plan again",
             )
@@ -631,7 +635,7 @@ def _library_restore_steps(
             save_library=save_library,
             save_file=save_file,
         ),
-        *_directory_restore_steps(inputs, saved),
+        *_directory_restore_steps(inputs, saved, resolved),
         step(
             Action.CREATE_RECEIVER,
             "a receiver of a new restore generation first: restoring the journal would "
@@ -660,18 +664,22 @@ def _library_restore_steps(
     return steps
 
 
-def _directory_restore_steps(inputs: Inputs, saved: LibrarySaveRecord) -> list[Step]:
-    """RST of the queue manager's IFS directory from the library save's second save file (none: a gap says why)."""
-    if saved.directory_save_file is None:
+def _directory_restore_steps(inputs: Inputs, saved: LibrarySaveRecord, resolved: Resolved) -> list[Step]:
+    """RST of the queue manager's IFS directory from the library save's second save file, brought back from the
+    store first when the host no longer has it (none: a gap says why)."""
+    origin = saved.directory_save_file_path
+    if origin is None or origin not in resolved.path:
         return []
+    save_library, save_file = resolved.path[origin].split("/")
     return [
+        *resolved.fetch.get(origin, []),
         step(
             Action.RESTORE_QMGR_DIRECTORY,
             "the queue manager's IFS directory as saved with the library: its object definitions and their messages",
             qmgr=inputs.request.qmgr,
-            save_library=saved.save_file_library,
-            save_file=saved.directory_save_file,
-        )
+            save_library=save_library,
+            save_file=save_file,
+        ),
     ]
 
 
