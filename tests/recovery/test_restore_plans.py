@@ -378,3 +378,11 @@ def test_an_entry_in_a_receiver_nobody_saved_is_a_gap_naming_its_neighbours():
     (gap,) = plan.gaps
     assert f"between QMTEST/{name(1)}" in gap.problem and f"and QMTEST/{name(3)}" in gap.problem
     assert not plan.executable
+
+
+def test_a_library_saves_ifs_part_gone_from_the_host_with_no_store_is_a_gap_not_a_plan():
+    plan = plan_restore(library_inputs(save_files_on_host={"QGPL/MQJSAVE0", "QGPL/MQLSAVE0"}))
+    assert not plan.executable
+    (gap,) = [g for g in plan.gaps if "IFS directory" in g.obj]
+    assert "QGPL/MQLSAVE0D" in gap.problem and "no backup store was given" in gap.problem
+    assert not any(s.action is Action.RESTORE_QMGR_DIRECTORY for s in plan.steps)

@@ -78,7 +78,7 @@ def test_a_library_plan_shows_the_catalogs_utc_times_in_the_partitions_zone(zone
             None,
             [in_utc(r) for r in cataloged(0, 1, 2, 3, 4)],
             library_saves=[in_utc(library_save())],
-            save_files_on_host={"QGPL/MQJSAVE0", "QGPL/MQLSAVE0"},
+            save_files_on_host={"QGPL/MQJSAVE0", "QGPL/MQLSAVE0", "QGPL/MQLSAVE0D"},
             now=(T0 + 6 * HOUR).astimezone(zone),
         )
     )

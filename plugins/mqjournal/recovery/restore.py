@@ -284,10 +284,11 @@ def _finish(restores: _Restores, inputs: Inputs, library_save: LibrarySaveRecord
     if library_save is not None:
         # SAVLIB always takes the attached receiver: listing it proves the save file is this library's save.
         needs[library_save.save_file_path] = {(library_save.qmgr_library, library_save.attached_receiver)}
-        if library_save.directory_save_file_path is not None:
+        directory = library_save.directory_save_file_path
+        if directory is not None and _sources(inputs).available(directory):  # else a gap says why
             # SAV of an IFS directory: SAVE_FILE_OBJECTS returns no IFS object, so nothing is listed to check; the
             # upload's own size check and the store copy's digest are what vouch for it (fromstore: never reused).
-            needs[library_save.directory_save_file_path] = set()
+            needs[directory] = set()
     for k, save in restores.picks:
         needs.setdefault(_save_path(save), set()).add((k.library, k.name))
     resolved = _sources(inputs).resolve({origin: frozenset(objects) for origin, objects in needs.items()})
