@@ -921,13 +921,7 @@ def _add_store(commands: _Commands) -> None:
         "a backup (docs/backup-store.md). Exit status: 0 every copy read matched, 3 some did not (named), 2 bad "
         "input, 1 the catalog failed.",
     )
-    scrub.add_argument(
-        "--store", metavar="URL", help="the backup store (default: the settings', $MQJOURNAL_BACKUP_STORE)"
-    )
-    scrub.add_argument(
-        "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
-    )
-    scrub.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    _store_and_catalog_options(scrub)
     scrub.add_argument(
         "--every-days",
         type=float,
@@ -956,13 +950,7 @@ def _add_store(commands: _Commands) -> None:
         "--execute", action="store_true", help="drill the sample (needs --yes); without it, print it only"
     )
     drill.add_argument("--yes", action="store_true", help="confirm --execute")
-    drill.add_argument(
-        "--store", metavar="URL", help="the backup store (default: the settings', $MQJOURNAL_BACKUP_STORE)"
-    )
-    drill.add_argument(
-        "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
-    )
-    drill.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    _store_and_catalog_options(drill)
     drill.add_argument(
         "--copies", type=int, help="copies to drill at most (default: 2, $MQJOURNAL_DRILL_COPIES_PER_RUN)"
     )
@@ -978,6 +966,16 @@ def _add_store(commands: _Commands) -> None:
     drill.add_argument("--json", action="store_true", help="print the sample (and the drills) as JSON")
     _audit_option(drill)
     drill.set_defaults(run=_store_drill)
+
+
+def _store_and_catalog_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", metavar="URL", help="the backup store (default: the settings', $MQJOURNAL_BACKUP_STORE)"
+    )
+    parser.add_argument(
+        "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
+    )
+    parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
 
 
 def _add_schema(commands: _Commands) -> None:

@@ -11,21 +11,17 @@ from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.executor import Executor
-from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+from mqjournal.ibmi.transport import IbmiSession
 from tests.conftest import SimFleet
+from tests.ibmi.rcvsav import connector
 
 
 @pytest.fixture
 def executor(sim_fleet: SimFleet, tmp_path):
     sim_fleet.host().advance(timedelta(hours=3))
-    connect = ssh_connector(
-        address="127.0.0.1",
-        port=sim_fleet.ports["ibmi1"],
-        user=sim_fleet.config.user,
-        key=sim_fleet.service.client_key,
-        known_hosts=sim_fleet.config.known_hosts,
+    session = IbmiSession(
+        "ibmi1", sim_fleet.config.user, connector(sim_fleet), audit=AuditLog(tmp_path / "audit.jsonl")
     )
-    session = IbmiSession("ibmi1", sim_fleet.config.user, connect, audit=AuditLog(tmp_path / "audit.jsonl"))
     found = survey(session, "ibmi1", [])
     (target,) = found.targets
     catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")

@@ -6,52 +6,30 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from datetime import timedelta
 
 import pytest
 
 from mqjournal.backupstore import BackupStore
-from mqjournal.catalog import SavedReceiver, SaveFileCopy
+from mqjournal.catalog import SaveFileCopy
 from mqjournal.doctor import check_host
 from mqjournal.errors import InvalidName
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.audit import AuditLog, read_audit, unexplained_intents
+from mqjournal.ibmi.audit import read_audit, unexplained_intents
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.hostdigest import CopyNotVouched
 from mqjournal.ibmi.routeprobe import PROBE_FILE, find_route
 from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
-from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.sim import savfdata
-from mqjournal.sim.model import Status
 from mqjournal.sim.server import TransferFault
 from tests.conftest import SimFleet
+from tests.ibmi.rcvsav import rcvsav_copy, saved_session
 
 
 @pytest.fixture
 def session(sim_fleet: SimFleet, tmp_path) -> Iterator[IbmiSession]:
     """TEST's detached receivers saved into QGPL/RCVSAV, on a partition whose sftp-server refuses QSYS.LIB reads."""
-    sim_fleet.host().advance(timedelta(hours=3))
-    connect = ssh_connector(
-        address="127.0.0.1",
-        port=sim_fleet.ports["ibmi1"],
-        user=sim_fleet.config.user,
-        key=sim_fleet.service.client_key,
-        known_hosts=sim_fleet.config.known_hosts,
-    )
-    session = IbmiSession(
-        "ibmi1",
-        sim_fleet.config.user,
-        connect,
-        audit=AuditLog(tmp_path / "audit.jsonl"),
-        command_timeout=10,
-        retry=RetryPolicy(attempts=2, first_delay=0),
-        sleep=lambda _: None,
-    )
-    for command in (
-        commands.create_save_file("QGPL", "RCVSAV", "mqjournal TEST test save"),
-        commands.save_receivers("QMTEST", detached(sim_fleet), "QGPL", "RCVSAV", compression="*LOW"),
-    ):
-        assert session.run(command).exit_status == 0
+    session = saved_session(sim_fleet, tmp_path)
     with sim_fleet.host().lock:
         sim_fleet.host().partition.faults.qsys_sftp_read_refused = True
     yield session
@@ -60,21 +38,7 @@ def session(sim_fleet: SimFleet, tmp_path) -> Iterator[IbmiSession]:
 
 @pytest.fixture
 def meta(sim_fleet: SimFleet) -> SaveFileCopy:
-    return SaveFileCopy(
-        host="ibmi1",
-        qmgr="TEST",
-        qmgr_library="QMTEST",
-        save_file_library="QGPL",
-        save_file="RCVSAV",
-        run_id="manual__2025-01-01T00:00:00+00:00",
-        objects=tuple(SavedReceiver(receiver=name, library="QMTEST") for name in detached(sim_fleet)),
-    )
-
-
-def detached(fleet: SimFleet) -> list[str]:
-    with fleet.host().lock:
-        receivers = fleet.host().partition.receivers_in("QMTEST")
-        return sorted(r.name for r in receivers if r.status is not Status.ATTACHED)
+    return rcvsav_copy(sim_fleet, "manual__2025-01-01T00:00:00+00:00")
 
 
 def served(fleet: SimFleet) -> bytes:

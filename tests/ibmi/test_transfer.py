@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from mqjournal.backupstore import BackupStore, StoreObjectCorrupt
-from mqjournal.catalog import SavedReceiver, SaveFileCopy, StoredObject
+from mqjournal.catalog import SaveFileCopy, StoredObject
 from mqjournal.errors import InvalidName
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.audit import AuditLog, read_audit, read_events, unexplained_intents
+from mqjournal.ibmi.audit import read_audit, read_events, unexplained_intents
 from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.hostdigest import TOOLS, CopyNotVouched, NoHostDigest, NotOurBytes, discover
 from mqjournal.ibmi.transfer import (
@@ -28,11 +27,12 @@ from mqjournal.ibmi.transfer import (
     download_save_file,
     upload_save_file,
 )
-from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status, WithheldAuthority
 from mqjournal.sim.server import TransferFault
 from tests.conftest import SimFleet
+from tests.ibmi.rcvsav import detached, rcvsav_copy, saved_session
 
 SAVF = "/QSYS.LIB/QGPL.LIB/RCVSAV.FILE"
 TARGET = "/QSYS.LIB/QGPL.LIB/RESTORE.FILE"
@@ -40,27 +40,7 @@ TARGET = "/QSYS.LIB/QGPL.LIB/RESTORE.FILE"
 
 @pytest.fixture
 def session(sim_fleet: SimFleet, tmp_path) -> Iterator[IbmiSession]:
-    """TEST's receivers after three hours of traffic, the detached ones saved into QGPL/RCVSAV; a session that tries
-    twice without waiting."""
-    sim_fleet.host().advance(timedelta(hours=3))
-    connect = ssh_connector(
-        address="127.0.0.1",
-        port=sim_fleet.ports["ibmi1"],
-        user=sim_fleet.config.user,
-        key=sim_fleet.service.client_key,
-        known_hosts=sim_fleet.config.known_hosts,
-    )
-    session = IbmiSession(
-        "ibmi1",
-        sim_fleet.config.user,
-        connect,
-        audit=AuditLog(tmp_path / "audit.jsonl"),
-        command_timeout=10,
-        retry=RetryPolicy(attempts=2, first_delay=0),
-        sleep=lambda _: None,
-    )
-    run(session, commands.create_save_file("QGPL", "RCVSAV", "mqjournal TEST test save"))
-    run(session, commands.save_receivers("QMTEST", detached(sim_fleet), "QGPL", "RCVSAV", compression="*LOW"))
+    session = saved_session(sim_fleet, tmp_path)
     yield session
     session.close()
 
@@ -72,26 +52,12 @@ def store(tmp_path) -> BackupStore:
 
 @pytest.fixture
 def meta(sim_fleet: SimFleet) -> SaveFileCopy:
-    return SaveFileCopy(
-        host="ibmi1",
-        qmgr="TEST",
-        qmgr_library="QMTEST",
-        save_file_library="QGPL",
-        save_file="RCVSAV",
-        run_id="run1",
-        objects=tuple(SavedReceiver(receiver=name, library="QMTEST") for name in detached(sim_fleet)),
-    )
+    return rcvsav_copy(sim_fleet, "run1")
 
 
 def run(session: IbmiSession, command: commands.Command) -> None:
     output = session.run(command)
     assert output.exit_status == 0, output.stderr
-
-
-def detached(fleet: SimFleet) -> list[str]:
-    with fleet.host().lock:
-        receivers = fleet.host().partition.receivers_in("QMTEST")
-        return sorted(r.name for r in receivers if r.status is not Status.ATTACHED)
 
 
 def audit_path(session: IbmiSession) -> Path:
