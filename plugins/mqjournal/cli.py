@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mqjournal.planrows import PlanTotals
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.plan import RecoveryPlan, Request
+    from mqjournal.settings import Settings
 
     # What add_subparsers returns: argparse names that class only privately.
     _Commands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -441,22 +442,32 @@ def _catalog_rebuild(args: argparse.Namespace) -> int:
     return 0 if summary.clean else 3
 
 
-def _store_scrub(args: argparse.Namespace) -> int:
-    """Read again the copies of a backup store that are due, and record the outcome: exit 0 when every copy read
-    matched, 3 when some did not (named: they no longer count as backups), 2 bad input."""
+def _existing_store(args: argparse.Namespace, settings: Settings) -> BackupStore | str:
+    """The backup store --store (with --conn-id) names, else the settings'; or why it cannot be used."""
     from mqjournal.backupstore import BackupStore, StoreUnavailable
-    from mqjournal.catalog import Catalog, display_url
-    from mqjournal.scrub import scrub
-    from mqjournal.settings import Settings
+    from mqjournal.catalog import display_url
 
-    settings = Settings.from_env()
     location = args.store or settings.backup_store
     try:
         store = BackupStore(location, conn_id=args.conn_id if args.store else settings.backup_store_conn_id)
     except StoreUnavailable as exc:
-        return _bad_input(str(exc))
+        return str(exc)
     if not store.exists():
-        return _bad_input(f"the backup store {display_url(str(location))} does not exist or cannot be read")
+        return f"the backup store {display_url(str(location))} does not exist or cannot be read"
+    return store
+
+
+def _store_scrub(args: argparse.Namespace) -> int:
+    """Read again the copies of a backup store that are due, and record the outcome: exit 0 when every copy read
+    matched, 3 when some did not (named: they no longer count as backups), 2 bad input."""
+    from mqjournal.catalog import Catalog
+    from mqjournal.scrub import scrub
+    from mqjournal.settings import Settings
+
+    settings = Settings.from_env()
+    store = _existing_store(args, settings)
+    if isinstance(store, str):
+        return _bad_input(store)
     every = timedelta(days=args.every_days) if args.every_days is not None else settings.scrub.every
     max_bytes = int(args.max_gib * 1024**3) if args.max_gib is not None else settings.scrub.max_bytes
     result = scrub(store, Catalog(args.catalog or settings.catalog_url), every=every, max_bytes=max_bytes)
@@ -469,8 +480,7 @@ def _store_drill(args: argparse.Namespace) -> int:
     was printed, or every copy passed; 3 when a copy failed, could not be drilled, or left its scratch save file."""
     from pydantic import ValidationError
 
-    from mqjournal.backupstore import BackupStore, StoreUnavailable
-    from mqjournal.catalog import Catalog, display_url
+    from mqjournal.catalog import Catalog
     from mqjournal.drill import run as drill_run
     from mqjournal.drill.run import HostNotInFleet
     from mqjournal.drill.sampling import Rule
@@ -489,13 +499,9 @@ def _store_drill(args: argparse.Namespace) -> int:
         return _bad_input(_describe(exc, args))
     except OSError as exc:
         return _bad_input(f"cannot read the fleet file {args.fleet}: {exc.strerror}")
-    location = args.store or settings.backup_store
-    try:
-        store = BackupStore(location, conn_id=args.conn_id if args.store else settings.backup_store_conn_id)
-    except StoreUnavailable as exc:
-        return _bad_input(str(exc))
-    if not store.exists():
-        return _bad_input(f"the backup store {display_url(str(location))} does not exist or cannot be read")
+    store = _existing_store(args, settings)
+    if isinstance(store, str):
+        return _bad_input(store)
     try:
         catalog = Catalog(existing_catalog(args.catalog or settings.catalog_url))
     except ValueError as exc:  # CatalogMissing too: an empty catalog would drill nothing and say so wrongly
