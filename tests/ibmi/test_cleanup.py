@@ -195,3 +195,29 @@ def test_a_stored_copy_replaced_with_its_sidecar_keeps_the_save_file_on_the_host
     assert result.removed == [] and on_host(sim_fleet, path)
     ((kept, why),) = result.kept
     assert kept == path and "does not verify" in why
+
+
+def test_a_library_saves_two_files_leave_the_host_by_the_partitions_clock(sim_fleet, executor):
+    """SAVLIB's save file and its IFS part (SAV of the queue manager's directory): the IFS part's copy names no
+    receiver, so its age is the library save's, on the partition's clock, as for the library's own file."""
+    from mqjournal.recovery.library_save import save_library
+
+    result = save_library(
+        executor.session,
+        executor.target,
+        host=executor.host,
+        tz=executor.tz,
+        catalog=executor.catalog,
+        save_library="QGPL",
+        run_id="lib1",
+        store=executor.store,
+    )
+    (record,) = executor.catalog.library_saves(executor.host, executor.target.library)
+    both = sorted([record.save_file_path, record.directory_save_file_path])
+    assert result.stored is not None and all(on_host(sim_fleet, p) for p in both)
+    sim_fleet.host().advance(timedelta(hours=1))
+
+    cleaned = cleanup_of(executor).clean_up(KEEP)
+
+    assert sorted(cleaned.removed) == both and cleaned.kept == [] and cleaned.not_due == []
+    assert not any(on_host(sim_fleet, p) for p in both)

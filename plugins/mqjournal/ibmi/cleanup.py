@@ -88,16 +88,28 @@ class HostCleanup(HostContext):
         """{"LIB/NAME": its newest verified copy} of the save files due to leave the host: of `copies` (this queue
         manager's in the store, oldest first), those not `gone` from it already."""
         due: dict[str, StoredObject] = {}
+        library_saved = self._library_saves_made()
         for stored in copies:
             path = stored.save_file_path
             if path in gone:
                 continue
-            if _age(stored, now) < policy.keep_on_host:
+            if _age(stored, now, library_saved.get(path)) < policy.keep_on_host:
                 result.not_due.append(path)
             else:
                 due[path] = stored  # oldest first: a later copy of the same file replaces an earlier one
         result.not_due = sorted(set(result.not_due) - set(due))
         return due
+
+    def _library_saves_made(self) -> dict[str, datetime]:
+        """{"LIB/NAME": when the library save was made, by the partition's clock} of this queue manager's library
+        saves, both parts (SAVLIB's save file and the SAV of its IFS directory): a copy whose object list names no
+        receiver has no other save time of the partition's."""
+        made: dict[str, datetime] = {}
+        for save in self.catalog.library_saves(self.host, self.target.library):
+            for path in (save.save_file_path, save.directory_save_file_path):
+                if path is not None:
+                    made[path] = save.saved_at
+        return made
 
     def _why_kept(self, store: BackupStore, stored: StoredObject, content: SaveFileContent) -> str | None:
         """Why the host's save file must stay (None: it may go, or it is gone already)."""
@@ -151,10 +163,13 @@ class HostCleanup(HostContext):
         return None
 
 
-def _age(stored: StoredObject, host_now: datetime) -> timedelta:
+def _age(stored: StoredObject, host_now: datetime, library_saved: datetime | None = None) -> timedelta:
     """How long ago the save file's save was made, by the partition's clock (its receivers' SAVE_TIMESTAMP, which
-    the copy's object list carries); by this machine's clock since the copy, for a copy without them."""
+    the copy's object list carries, or the library save's time for a library save's file); by this machine's clock
+    since the copy, for a copy with neither."""
     saved = [o.saved_at for o in stored.objects if o.saved_at is not None]
     if saved:
         return host_now - max(saved)
+    if library_saved is not None:
+        return host_now - library_saved
     return datetime.now(UTC) - stored.created_at
