@@ -3,10 +3,11 @@
 It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, the digest
 programs on /dev/null (`hostdigest.discover`), and CHKOBJ
 (which checks an object's existence and the job user's authority to it, and changes nothing). With a data folder to
-record it in (`routes`: the command line and the DAGs' preflight give one), it makes one write, audited: the download
-probe (`routeprobe`) creates an empty scratch save file in the save library, downloads it directly or through a PASE
-copy in a stream file, and deletes both, to record how this host's save files download. Nothing else it sends
-creates, changes or deletes anything; a test holds it to that through the simulator's log of received commands.
+record it in (`routes`: the command line gives one; the DAGs' preflight does not, so that it only reads), it makes
+one write, audited: the download probe (`routeprobe`) creates an empty scratch save file in the save library,
+downloads it directly or through a PASE copy in a stream file, and deletes both, to record how this host's save
+files download. Nothing else it sends creates, changes or deletes anything; a test holds it to that through the
+simulator's log of received commands.
 
 What each mqjournal step needs (checked here; sources in docs/ibmi-interfaces.md, "assumed" where no IBM page was
 retrieved):
@@ -40,7 +41,7 @@ from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, val
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import db2_time, utc_offset
-from mqjournal.ibmi.routeprobe import find_route
+from mqjournal.ibmi.routeprobe import PROBE_FILE, find_route
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
     CommandOutput,
@@ -327,6 +328,16 @@ def _download_route(
     if hostdigest.discover(session) is None:
         return
     found = find_route(session, save_library)
+    if not found.probed:
+        # Most likely the probe file of a doctor stopped mid-probe: nothing is known of the host, nothing fails.
+        report.add(
+            "downloading a save file",
+            "warn",
+            found.detail + "; save files are downloaded directly until the probe runs",
+            f"if {save_library}/{PROBE_FILE} is an earlier doctor's (its text reads 'mqjournal doctor: download "
+            f"probe'), DLTF FILE({save_library}/{PROBE_FILE}); then run mqjournal doctor again",
+        )
+        return
     if found.route is None:
         report.add(
             "downloading a save file",

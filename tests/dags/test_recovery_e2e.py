@@ -17,6 +17,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.ibmi.commands import save_file_path
+from mqjournal.ibmi.routeprobe import PROBE_FILE
 from mqjournal.names import ReceiverName
 from tests.dags.harness import run_driver
 
@@ -149,14 +150,16 @@ def catalog_and_store(results: dict) -> tuple[Catalog, BackupStore]:
 
 
 def made_before_the_recovery(results: dict) -> list[str]:
-    """Every save file mqjournal created on the store scenario's partition before the recovery (CRTSAVF)."""
+    """Every save file mqjournal created on the store scenario's partition before the recovery (CRTSAVF) to save
+    into; not the preflight's download probe, which it deletes itself (routeprobe)."""
     audit = read_audit(Path(results["workdir"]) / "data" / "audit.jsonl")
     created = [
         r["command"]
         for r in audit
         if r["host"] == "store" and r["outcome"] == "ok" and r["at"] < results["recovery_started_at"]
     ]
-    return sorted({c.split("CRTSAVF FILE(")[1].split(")")[0] for c in created if "CRTSAVF FILE(" in c})
+    made = {c.split("CRTSAVF FILE(")[1].split(")")[0] for c in created if "CRTSAVF FILE(" in c}
+    return sorted(path for path in made if path.split("/")[1] != PROBE_FILE)
 
 
 def test_store_every_deleted_receivers_save_file_is_in_the_store_with_a_matching_checksum(e2e):
@@ -208,7 +211,10 @@ def test_store_the_cleanup_removes_every_save_file_from_the_host_after_keep_on_h
     dltf = [
         (datetime.fromisoformat(r["at"]), r["command"].split("DLTF FILE(")[1].split(")")[0])
         for r in audit
-        if r["host"] == "store" and r["outcome"] == "ok" and "DLTF FILE(" in r["command"]
+        if r["host"] == "store"
+        and r["outcome"] == "ok"
+        and "DLTF FILE(" in r["command"]
+        and f"/{PROBE_FILE})" not in r["command"]
     ]
     during = (datetime.fromisoformat(run["started_at"]), datetime.fromisoformat(run["ended_at"]))
     assert all(during[0] <= at <= during[1] for at, _ in dltf), dltf
@@ -229,7 +235,8 @@ def test_store_a_lost_library_is_restored_from_the_store_alone_and_strmqm_succee
     def path(step: dict, lib: str = "library", name: str = "name") -> str:
         return f"{step['args'][lib]}/{step['args'][name]}"
 
-    reads = [(i, path(steps[i], "save_library", "save_file")) for i in at["restore_library"] + at["restore_receiver"]]
+    reading = at["restore_library"] + at["restore_qmgr_directory"] + at["restore_receiver"]
+    reads = [(i, path(steps[i], "save_library", "save_file")) for i in reading]
     assert len(at["restore_library"]) == 1 and at["restore_receiver"]
     uploads = {path(steps[i]): i for i in at["upload_save_file"]}
     created = {path(steps[i]): i for i in at["create_save_file"]}

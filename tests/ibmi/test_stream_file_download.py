@@ -135,3 +135,22 @@ def test_scratch_paths_are_built_from_validated_names_only() -> None:
         commands.scratch_file_path("QGPL", "RCV;SAV", "run1")
     with pytest.raises(InvalidName):
         commands.remove_stream_file("/tmp/mqjournal/../../etc/passwd")
+
+
+def test_a_probe_file_left_by_an_earlier_doctor_warns_with_the_dltf_and_records_nothing(
+    sim_fleet: SimFleet, session: IbmiSession, tmp_path
+) -> None:
+    """A doctor stopped mid-probe leaves QGPL/MQJRTPROBE: the next one cannot make its scratch save file, learns
+    nothing of the host, deletes nothing it did not make, and says how to clear it; the host stays ready."""
+    assert (
+        session.run(commands.create_save_file("QGPL", PROBE_FILE, "mqjournal doctor: download probe")).exit_status == 0
+    )
+    routes = DownloadRoutes(tmp_path / "data")
+    host = next(h for h in sim_fleet.config.hosts if h.name == "ibmi1")
+    report = check_host(sim_fleet.config, host, session=session, routes=routes)
+    check = next(c for c in report.checks if c.name == "downloading a save file")
+    assert check.status == "warn" and "could not be created" in check.detail, check
+    assert f"DLTF FILE(QGPL/{PROBE_FILE})" in check.fix
+    assert not routes.path.exists()
+    with sim_fleet.host().lock:
+        assert f"QGPL/{PROBE_FILE}" in sim_fleet.host().partition.save_files  # not the doctor's to delete

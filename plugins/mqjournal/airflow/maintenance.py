@@ -208,7 +208,7 @@ def _on_host(
 ) -> _Step:
     """A step on one queue manager (the executor, the cleanup), with the catalog and backup store of the settings."""
     store = BackupStore.from_settings(settings)
-    routes = DownloadRoutes(settings.data_folder)  # how `mqjournal doctor` (or the preflight) found each host downloads
+    routes = DownloadRoutes(settings.data_folder)  # how `mqjournal doctor` found each host downloads
     catalog = Catalog(settings.catalog_url)
     return step(session, target.target, target.host, target.tz, catalog, run_id, store, routes=routes)
 
@@ -507,10 +507,10 @@ def _dist(settings: Settings) -> Path:
 
 def preflight(settings: Settings, hosts: list[str], save_library: str) -> Preflight:
     """`mqjournal doctor` for each selected host not yet collected (no snapshot of it under the data folder): read
-    only but for its download probe (a scratch save file made, downloaded and deleted, audited), which records how
-    the host's save files download. A host that is not ready fails the run before anything is collected, saved or
-    deleted, with the doctor's table in the log saying what to fix; drop the host from the form's hosts to run the
-    others meanwhile."""
+    only (without its download probe, which writes a scratch save file: a dry run sends nothing that changes a
+    partition; `mqjournal doctor` records the route). A host that is not ready fails the run before anything is
+    collected, saved or deleted, with the doctor's table in the log saying what to fix; drop the host from the
+    form's hosts to run the others meanwhile."""
     from mqjournal.doctor import HostReport, check_host, render
     from mqjournal.errors import MqJournalError
 
@@ -521,9 +521,7 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
     def check(host: HostConfig) -> HostReport:
         try:
             with host_session(settings, host) as session:
-                return check_host(
-                    fleet, host, session=session, save_library=save_library, routes=DownloadRoutes(settings.data_folder)
-                )
+                return check_host(fleet, host, session=session, save_library=save_library)
         except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
             report = HostReport(host.name)
             report.add("SSH and host key", "fail", exc.problem, exc.action)

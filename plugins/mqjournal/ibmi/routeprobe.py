@@ -30,6 +30,7 @@ PROBE_RUN = "mqjournal-doctor"
 class RouteFound:
     route: Route | None  # None: neither way downloads a save file that hashes to the host's digest
     detail: str
+    probed: bool = True  # False: the scratch save file could not be made, so nothing was learnt of the host
 
 
 def find_route(session: IbmiSession, save_library: str) -> RouteFound:
@@ -38,7 +39,9 @@ def find_route(session: IbmiSession, save_library: str) -> RouteFound:
     made = session.run(commands.create_save_file(library, PROBE_FILE, "mqjournal doctor: download probe"))
     if made.exit_status != 0:
         said = (made.stderr.strip() or made.stdout.strip())[-200:] or f"exit status {made.exit_status}"
-        return RouteFound(None, f"the scratch save file {library}/{PROBE_FILE} could not be created ({said})")
+        return RouteFound(
+            None, f"the scratch save file {library}/{PROBE_FILE} could not be created ({said})", probed=False
+        )
     try:
         expected = hostdigest.file_sha256(session, commands.save_file_path(library, PROBE_FILE), where)
         direct = _read(session, commands.save_file_path(library, PROBE_FILE), expected)
