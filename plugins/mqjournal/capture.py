@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from mqjournal import __version__
+from mqjournal.doctor import checking_session
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results
 from mqjournal.ibmi.discovery import parse_mqs_ini
-from mqjournal.ibmi.transport import CommandOutput, ConnectFactory, IbmiSession, RetryPolicy
+from mqjournal.ibmi.transport import CommandOutput, ConnectFactory, IbmiSession
 from mqjournal.names import journal_name, object_name
 
 SOURCE = "mqjournal doctor --capture"
@@ -467,15 +468,7 @@ def capture_fleet(
     answers = []
     for host in (h for h in config.hosts if not hosts or h.name in hosts):
         user = config.user_for(host)
-        session = IbmiSession(
-            host.name,
-            user,
-            connectors[host.name],
-            audit=audit,
-            sql_runner=host.sql_runner,
-            retry=RetryPolicy(attempts=1),
-            command_timeout=60.0,
-        )
+        session = checking_session(host, user, connectors[host.name], audit, command_timeout=60.0)
         with session:
             answers.append(probe_host(session, host, user, save_library))
     return build(answers)

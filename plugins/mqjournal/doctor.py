@@ -130,6 +130,21 @@ def _grant(user: str, library: str, name: str, objtype: str, aut: str) -> str:
     return f"GRTOBJAUT OBJ({target}) OBJTYPE({objtype}) USER({user}) AUT({aut})"
 
 
+def checking_session(
+    host: HostConfig, user: str, connect: ConnectFactory, audit: AuditLog, *, command_timeout: float
+) -> IbmiSession:
+    """A session that tries each command once: the doctor (and its capture) report what the host answers now."""
+    return IbmiSession(
+        host.name,
+        user,
+        connect,
+        audit=audit,
+        sql_runner=host.sql_runner,
+        retry=RetryPolicy(attempts=1),
+        command_timeout=command_timeout,
+    )
+
+
 def check_host(
     config: FleetConfig,
     host: HostConfig,
@@ -150,15 +165,7 @@ def check_host(
     if session is None:
         if connect is None or audit is None:
             raise ValueError("give connect and audit, or a session")
-        session = IbmiSession(
-            host.name,
-            user,
-            connect,
-            audit=audit,
-            sql_runner=host.sql_runner,
-            retry=RetryPolicy(attempts=1),
-            command_timeout=30.0,
-        )
+        session = checking_session(host, user, connect, audit, command_timeout=30.0)
     with session:
         try:
             _checks(report, session, config, host, user, save_library, policy, now, routes)

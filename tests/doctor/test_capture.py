@@ -6,18 +6,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
 
 from mqjournal.capture import WRITE_CL
-from mqjournal.fleet import load_fleet
 from mqjournal.sim.service import SimulatorService
 from tests.conformance.corpus import CAPTURES_ENV
+from tests.doctor.demofleet import demo_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "docker" / "fleet.example.yaml"
 
 
 def _doctor(fleet_file: Path, *args: str) -> subprocess.CompletedProcess:
@@ -32,17 +30,7 @@ def _doctor(fleet_file: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_capture_of_the_demo_fleet_passes_the_conformance_tests_and_names_no_host_user_or_serial(tmp_path):
-    demo = load_fleet(DEMO)
-    config = demo.model_copy(
-        update={
-            "state_dir": tmp_path / "state",
-            "client_key": tmp_path / "state" / "client_key",
-            "known_hosts": tmp_path / "state" / "known_hosts",
-            "warmup_hours": 2,
-            "start": datetime.now(UTC) - timedelta(hours=2),
-            "hosts": [h.model_copy(update={"port": 0}) for h in demo.hosts],
-        }
-    )
+    config = demo_fleet(tmp_path)
     service = SimulatorService(config)
     ports = service.start()
     capture = tmp_path / "capture"
@@ -66,13 +54,13 @@ def test_a_capture_of_the_demo_fleet_passes_the_conformance_tests_and_names_no_h
     assert written.returncode == 0, written.stdout + written.stderr
     files = sorted(str(p.relative_to(capture)) for p in capture.rglob("*") if p.is_file())
     assert files == sorted(line.strip() for line in written.stdout.splitlines() if line.startswith("  "))
-    assert len([f for f in files if f.endswith("manifest.json")]) == len(demo.hosts)
+    assert len([f for f in files if f.endswith("manifest.json")]) == len(config.hosts)
 
     # Nothing that names a host, an address, the user profile or a serial number; no key, no password.
     text = "\n".join((capture / f).read_text(encoding="utf-8") for f in files)
     key = (tmp_path / "state" / "client_key").read_text(encoding="utf-8")
     known_hosts = (tmp_path / "state" / "known_hosts").read_text(encoding="utf-8")
-    forbidden = [*host_names, *(h.address for h in config.hosts), demo.user, *serials]
+    forbidden = [*host_names, *(h.address for h in config.hosts), config.user, *serials]
     forbidden += [line.split()[-1] for line in known_hosts.splitlines() if line.strip()]  # the host keys
     forbidden += [line for line in key.splitlines() if line and not line.startswith("-----")]
     for secret in forbidden:

@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from mqjournal.doctor import render, run_doctor
-from mqjournal.fleet import load_fleet
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.transport import ssh_connector
 from mqjournal.sim.service import SimulatorService
-
-DEMO = Path(__file__).resolve().parents[2] / "docker" / "fleet.example.yaml"
+from tests.doctor.demofleet import demo_fleet
 
 
 def test_the_demo_fleet_is_ready(tmp_path: Path):
-    demo = load_fleet(DEMO)
-    # The demo's partitions, served on free ports from a fresh state, with a short warm-up ending now.
-    config = demo.model_copy(
-        update={
-            "state_dir": tmp_path / "state",
-            "client_key": tmp_path / "state" / "client_key",
-            "known_hosts": tmp_path / "state" / "known_hosts",
-            "warmup_hours": 2,
-            "start": datetime.now(UTC) - timedelta(hours=2),
-            "hosts": [h.model_copy(update={"port": 0}) for h in demo.hosts],
-        }
-    )
+    config = demo_fleet(tmp_path)
     service = SimulatorService(config)
     ports = service.start()
     try:
@@ -45,4 +31,4 @@ def test_the_demo_fleet_is_ready(tmp_path: Path):
         service.stop()
     text = render(reports)
     assert all(r.ready for r in reports), text
-    assert len(reports) == len(demo.hosts)
+    assert len(reports) == len(config.hosts)

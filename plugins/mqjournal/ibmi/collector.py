@@ -125,14 +125,15 @@ def read_state(
     clock, jrninf, chain, points, recent, *more = _results(session, target, statements, expect=len(statements))
     declared = _declared(more.pop(0) if formats else None)
     usage = asp.from_result(more[0]) if more else None
-    zone = _zone(target, _rows(target, clock, "the partition clock")[0])
-    collected_at = db2_time(_rows(target, clock, "the partition clock")[0]["NOW"], zone)
+    clock_row = _rows(target, clock, "the partition clock")[0]
+    zone = _zone(target, clock_row)
+    collected_at = db2_time(value(clock_row, "NOW"), zone)
     checkpoint = checkpoint or Checkpoint(forced=False, ok=False)
     if checkpoint.ok:
         checkpoint = checkpoint.model_copy(update={"at": collected_at})
 
     raw = _amqjrninf(session, target, jrninf)
-    readings = Readings(target, declared, collected_at or datetime.now(tz))
+    readings = Readings(target, declared, collected_at)
     point_rows = _rows(target, points, "AMQ7460/AMQ7462")
     latest = _latest_points(point_rows, tz, readings)
     recent_rows = _rows(target, recent, "MESSAGE_QUEUE_INFO")
