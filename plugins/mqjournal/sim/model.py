@@ -442,6 +442,11 @@ class Partition(_State):
         distinct per partition (an IBM serial is 7-8 characters, like this one)."""
         return "78" + hashlib.sha256(self.name.encode()).hexdigest()[:5].upper()
 
+    def rdb_name(self) -> str:
+        """The local relational database's name (CURRENT SERVER, ASP_INFO.RDB_NAME): IBM i makes it from the system
+        name, an RDB name is at most 18 characters and has no '-'."""
+        return self.name.upper().replace("-", "")[:18]
+
     def job_format(self) -> JobFormat:
         j = self.job
         return JobFormat(j.language, j.date_format, j.date_separator, j.time_separator, self.now.tzinfo)

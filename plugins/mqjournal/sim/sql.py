@@ -71,7 +71,10 @@ UNVERIFIED (nothing authoritative found; chosen as most plausible, change here i
   message, as for QCMDEXC), are guesses.
 - -f, bad options: a Qshell-style message on stderr and exit status 1.
 CURRENT TIMESTAMP/DATE/TIME read the catalog's optional `now()` (the partition's local clock), else the host clock;
-CURRENT TIMEZONE comes from the QUTCOFFSET row of QSYS2.SYSTEM_VALUE_INFO.
+CURRENT TIMEZONE comes from the QUTCOFFSET row of QSYS2.SYSTEM_VALUE_INFO. CURRENT SERVER (VARCHAR(18), the local
+relational database's name: IBM i SQL reference, "DATABASE" ssw_ibm_i_71 rbafzscadatabase, "returns the same result
+as the CURRENT SERVER special register") reads the catalog's optional `current_server()`; a catalog without one
+answers SQL0206, as for an unknown column.
 Not modelled: labeled durations on arbitrary expressions (only on columns, literals and CURRENT registers),
 CAST length truncation but to character, Db2 blank-padded comparison, DECIMAL values beyond 64 bits, warnings
 (SQLSTATE 01xxx).
@@ -535,6 +538,13 @@ def _now(catalog: SqlCatalog) -> datetime:
     return clock() if callable(clock) else datetime.now()
 
 
+def _current_server(catalog: SqlCatalog) -> str:
+    server = getattr(catalog, "current_server", None)  # optional: a catalog that is no partition has no RDB name
+    if not callable(server):
+        raise SqlError(-206, "42703", "Column or global variable SERVER not found.")
+    return str(server())
+
+
 def _utc_offset(catalog: SqlCatalog) -> int:
     """CURRENT TIMEZONE as Db2 gives it, DECIMAL(6,0) hhmmss, from the QUTCOFFSET system value ('+0100')."""
     for row in _rows(catalog, "QSYS2.SYSTEM_VALUE_INFO"):
@@ -644,6 +654,8 @@ def _translate(statement: str, catalog: SqlCatalog) -> _Translation:
     )
     code = re.sub(r"\bCURRENT[ _]DATE\b", lambda _: scanned.lift(now.date().isoformat()), code, flags=re.I)
     code = re.sub(r"\bCURRENT[ _]TIME\b", lambda _: scanned.lift(f"{now:%H.%M.%S}"), code, flags=re.I)
+    if re.search(r"\bCURRENT[ _]SERVER\b", code, re.I):
+        code = re.sub(r"\bCURRENT[ _]SERVER\b", lambda _: scanned.lift(_current_server(catalog)), code, flags=re.I)
     if re.search(r"\bCURRENT[ _]TIMEZONE\b", code, re.I):
         code = re.sub(r"\bCURRENT[ _]TIMEZONE\b", str(_utc_offset(catalog)), code, flags=re.I)
     for _ in range(50):  # CURRENT TIMESTAMP - 1 DAY - 2 HOURS folds left to right

@@ -41,6 +41,10 @@ class PartitionCatalog:
         """CURRENT TIMESTAMP: the partition's local time."""
         return self.partition.local_now()
 
+    def current_server(self) -> str:
+        """CURRENT SERVER: the partition's own relational database (the db2 utility connects to no other)."""
+        return self.partition.rdb_name()
+
     def rows(self, view: str) -> Iterable[Mapping[str, object]]:
         producer = {
             "QSYS2.JOURNAL_RECEIVER_INFO": self._receivers,
@@ -431,7 +435,7 @@ class PartitionCatalog:
             "ASP_NUMBER": 1,
             "ASP_STATE": "NONE",
             "ASP_TYPE": "SYSTEM",
-            "RDB_NAME": p.name.upper().replace("-", "")[:18],
+            "RDB_NAME": p.rdb_name(),
             "NUMBER_OF_DISK_UNITS": 4,
             "TOTAL_CAPACITY": p.asp_capacity_bytes // mb,
             "TOTAL_CAPACITY_AVAILABLE": available // mb,
