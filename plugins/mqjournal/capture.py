@@ -6,8 +6,10 @@ command line. Each statement gets a command of its own so that each answer is on
 
 What it writes, per host, is the conformance corpus's format (tests/conformance/corpus.py): manifest.json with a
 header (the source, the IBM i release, the PTF group levels, the job's language, CCSID and date format) and one entry
-per answer, and fixtures/ with the files. Host names, addresses, user profiles and the serial number are replaced by
-placeholders before anything is written; nothing secret is read (no key, no password, no connection string).
+per answer, and fixtures/ with the files. Host names (and their DNS domain), the system's relational database name
+(CURRENT SERVER), IPv4 and IPv6 addresses, user profiles (also inside qualified job names and /home paths), the
+serial number and any SSH key or key fingerprint are replaced by placeholders before anything is written; nothing
+secret is read (no key, no password, no connection string).
 
 Nothing it sends writes: `assert_read_only` refuses any command that is not a SELECT (and not a table function that
 changes something), CHKOBJ, `true`, `cat` of mqs.ini or a digest of /dev/null, before it is sent.
@@ -157,7 +159,11 @@ def _header_statements() -> tuple[str, str, str]:
     values = ", ".join(f"'{v}'" for v in HEADER_SYSTEM_VALUES)
     groups = ", ".join(f"'{g}'" for g in DB2_PTF_GROUPS)
     return (
-        "SELECT OS_VERSION, OS_RELEASE, HOST_NAME FROM SYSIBMADM.ENV_SYS_INFO",
+        # CURRENT SERVER: the local relational database's name, by default the system name (DSPNETA SYSNAME), which
+        # IBM i writes into message texts; read only to be replaced everywhere it shows (IBM i SQL reference,
+        # DATABASE: "returns the same result as the CURRENT SERVER special register", a VARCHAR(18);
+        # https://www.ibm.com/support/knowledgecenter/ssw_ibm_i_71/db2/rbafzscadatabase.htm).
+        "SELECT OS_VERSION, OS_RELEASE, HOST_NAME, CURRENT SERVER AS RDB_NAME FROM SYSIBMADM.ENV_SYS_INFO",
         # VARCHAR(20): these values are at most 8 characters; the full 3840 would print a line that wide per row.
         "SELECT SYSTEM_VALUE_NAME, CURRENT_NUMERIC_VALUE, CAST(CURRENT_CHARACTER_VALUE AS VARCHAR(20)"
         f" CCSID {commands.TEXT_CCSID}) AS CURRENT_CHARACTER_VALUE FROM QSYS2.SYSTEM_VALUE_INFO"
@@ -174,7 +180,7 @@ class HostAnswers:
     save_library: str
     answers: list[Answer]
     header: dict[str, Any]
-    sensitive: dict[str, str]  # original -> placeholder kind (HOST, USER, SERIAL)
+    sensitive: dict[str, str]  # original -> placeholder kind (HOST, SYSTEM, USER, SERIAL)
 
 
 def probe_host(session: IbmiSession, host: HostConfig, user: str, save_library: str) -> HostAnswers:
@@ -215,7 +221,7 @@ def probe_host(session: IbmiSession, host: HostConfig, user: str, save_library: 
         p.select("save-file-objects", commands.save_file_objects(save_library, save_files[-1]["OBJNAME"]))
 
     header = _header(release, env, values, ptf, wanted, user, save_library, host)
-    return HostAnswers(host, user, save_library, p.answers, header, _sensitive(host, user, env, values, profile))
+    return HostAnswers(host, user, save_library, p.answers, header, identifying_names(host, user, env, values, profile))
 
 
 def _queue_manager(p: _Prober, name: str, library: str, instance: str, journals: list, tokens: bool, caps) -> None:
@@ -268,13 +274,19 @@ def _header(release, env, values, ptf, wanted, user, save_library, host: HostCon
     }
 
 
-def _sensitive(host: HostConfig, user: str, env: list, values: dict, profile: list) -> dict[str, str]:
+def identifying_names(host: HostConfig, user: str, env: list, values: dict, profile: list) -> dict[str, str]:
+    """The names that identify this partition or its people, by the kind of placeholder each gets: from the fleet
+    file (host name and address, user), ENV_SYS_INFO (host name, CURRENT SERVER), QSRLNBR and USER_INFO."""
     found = {host.name: "HOST", user: "USER"}
     if not _is_ip(host.address) and host.address not in ("localhost",):
         found[host.address] = "HOST"
     for row in env:
         if name := _text(row, "HOST_NAME"):
             found[name] = "HOST"
+        if rdb := _text(row, "RDB_NAME"):
+            found.setdefault(rdb, "SYSTEM")
+    for name, kind in list(found.items()):
+        if kind == "HOST" and not _is_ip(name):
             found.setdefault(name.split(".")[0], "HOST")
     if serial := _text(values.get("QSRLNBR"), "CURRENT_CHARACTER_VALUE"):
         found[serial] = "SERIAL"
@@ -282,9 +294,14 @@ def _sensitive(host: HostConfig, user: str, env: list, values: dict, profile: li
         # A site's own group profiles name people or teams; IBM's all start with Q (QMQMADM) and are kept.
         groups = [_text(row, "GROUP_PROFILE_NAME"), *((_text(row, "SUPPLEMENTAL_GROUP_LIST") or "").split())]
         for g in groups:
-            if g and not g.startswith(("Q", "*")):
+            if g and not _ibm_profile(g):
                 found[g] = "USER"
     return {k: v for k, v in found.items() if k}
+
+
+def _ibm_profile(name: str) -> bool:
+    """IBM's own profiles (QSYS, QUSER, QMQM, QSECOFR...) start with Q, special values with *: they name no one."""
+    return name.upper().startswith(("Q", "*"))
 
 
 def _is_ip(text: str) -> bool:
@@ -298,42 +315,91 @@ def _is_ip(text: str) -> bool:
 # --- anonymizing ------------------------------------------------------------------------------------------------
 
 _IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+# Anything with two colons and hex digits (compressed, with an IPv4 tail, with a zone): `ipaddress` then decides, so a
+# time like 12:34:56 (which is no address) stays.
+_IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]*:[0-9A-Fa-f:]*:[0-9A-Fa-f]*(?:\.\d{1,3}){0,3}(?:%[\w.-]+)?(?![\w:])")
 _NAME_EDGE = r"[\w$#@-]"
+# SSH keys as OpenSSH prints them: a public key (known_hosts, authorized_keys: type, then the base64 wire format, which
+# always starts AAAA), a PEM block, and the SHA256 and MD5 fingerprints (`ssh-keygen -l`, ssh's host key prompts).
+_KEY_TYPES = (
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"@openssh\.com)(?:-cert-v01@openssh\.com)?"
+)
+_PUBLIC_KEY = re.compile(rf"\b({_KEY_TYPES})(\s+)AAAA[A-Za-z0-9+/]+={{0,3}}")
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----.*?-----END \1-----", re.DOTALL)
+_SHA256_FINGERPRINT = re.compile(r"\bSHA256:[A-Za-z0-9+/]{43}=?")
+_MD5_FINGERPRINT = re.compile(r"(?<![\w:])(?:MD5:)?[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){15}(?![\w:])")
+# Where IBM i shows a user profile of its own accord: a qualified job name (number/user/name, as in message texts and
+# job logs: 123456/MQADMIN/QZSHSH) and a home directory (/home/MQADMIN, the HOMEDIR default of CRTUSRPRF).
+_SYSTEM_NAME = r"[A-Za-z$#@][\w$#@.]{0,9}"
+_QUALIFIED_JOB = re.compile(rf"(?<![\w$#@])\d{{6}}/({_SYSTEM_NAME})/{_SYSTEM_NAME}(?![\w$#@])")
+_HOME_DIRECTORY = re.compile(rf"/home/({_SYSTEM_NAME})(?![\w$#@])", re.IGNORECASE)
 
 
 class Anonymizer:
-    """Replaces each sensitive name by a placeholder of its kind (HOST, USER, SERIAL), the same one in every file.
+    """Replaces each identifying name by a placeholder of its kind (HOST, SYSTEM, USER, SERIAL, DOMAIN, KEY), and
+    each address by one of its family (10.0.0.n, 2001:db8::n), the same one in every file of a capture.
 
-    A placeholder keeps the name's length where it can (USER001 for a 7-character profile): db2 prints its tables in
-    columns, and a shorter cell would shift every later column of the row, so the table would no longer parse."""
+    A placeholder keeps the name's length where it can (USER001 for a 7-character profile), and an address's is
+    padded to the address's length: db2 prints its tables in columns, and a shorter cell would shift every later
+    column of the row, so the table would no longer parse."""
 
     def __init__(self) -> None:
         self.placeholders: dict[str, str] = {}
         self._counts: dict[str, int] = {}
         self._addresses: dict[str, str] = {}
+        self._keys: dict[str, str] = {}
 
     def learn(self, sensitive: dict[str, str]) -> None:
         for original, kind in sensitive.items():
-            key = original.upper()
-            if key not in self.placeholders:
-                self._counts[kind] = self._counts.get(kind, 0) + 1
-                self.placeholders[key] = _placeholder(kind, self._counts[kind], len(original))
+            self._learn(original, kind)
+            if kind == "HOST" and not _is_ip(original) and original.count(".") >= 2:
+                # The DNS domain names the site, also in any other host name of it (ibmi2.corp.example.com).
+                self._learn(original.split(".", 1)[1], "DOMAIN")
+
+    def _learn(self, original: str, kind: str) -> None:
+        key = original.upper()
+        if key not in self.placeholders:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
+            self.placeholders[key] = _placeholder(kind, self._counts[kind], len(original))
+
+    def discover(self, text: str) -> None:
+        """Learn the user profiles IBM i shows in `text` of its own accord (job names, home directories). Called on
+        every text of a capture before any is replaced, so a name is replaced in the files read before it too."""
+        for pattern in (_QUALIFIED_JOB, _HOME_DIRECTORY):
+            for match in pattern.finditer(text):
+                if not _ibm_profile(match.group(1)):
+                    self._learn(match.group(1), "USER")
 
     def _address(self, match: re.Match[str]) -> str:
         text = match.group()
-        if ":" not in text and not all(int(part) <= 255 for part in text.split(".")):
-            return text  # a version or a number, not an address
-        if text not in self._addresses:
-            self._addresses[text] = f"10.0.0.{len(self._addresses) + 1}"
-        return self._addresses[text]
+        try:
+            address = ipaddress.ip_address(text.split("%")[0])
+        except ValueError:
+            return text  # a version, a number or a time, not an address
+        if address.is_loopback or address.is_unspecified:
+            return text  # the same on every machine
+        if address.compressed not in self._addresses:
+            number = len(self._addresses) + 1
+            self._addresses[address.compressed] = f"10.0.0.{number}" if address.version == 4 else f"2001:db8::{number}"
+        return self._addresses[address.compressed].ljust(len(text))
+
+    def _key(self, material: str) -> str:
+        if material not in self._keys:
+            self._keys[material] = f"KEY{len(self._keys) + 1}"
+        return self._keys[material]
 
     def __call__(self, text: str) -> str:
+        # Keys first: their base64 could hold a name or digits an address pattern would cut apart.
+        text = _PEM_BLOCK.sub(lambda m: self._key(m.group()), text)
+        text = _PUBLIC_KEY.sub(lambda m: m.group(1) + m.group(2) + self._key(m.group()), text)
+        text = _SHA256_FINGERPRINT.sub(lambda m: "SHA256:" + self._key(m.group()), text)
+        text = _MD5_FINGERPRINT.sub(lambda m: "MD5:" + self._key(m.group().removeprefix("MD5:").lower()), text)
         for original in sorted(self.placeholders, key=len, reverse=True):
             pattern = rf"(?<!{_NAME_EDGE}){re.escape(original)}(?!{_NAME_EDGE})"
             text = re.sub(pattern, self.placeholders[original], text, flags=re.IGNORECASE)
-        text = _IPV4.sub(self._address, text)
-        return _IPV6.sub(self._address, text)
+        text = _IPV6.sub(self._address, text)
+        return _IPV4.sub(self._address, text)
 
     def value(self, data: Any) -> Any:
         if isinstance(data, str):
@@ -424,6 +490,10 @@ def build(hosts: list[HostAnswers], *, taken_at: datetime | None = None) -> Capt
     anonymize = Anonymizer()
     for h in hosts:
         anonymize.learn(h.sensitive)
+    for h in hosts:
+        for answer in h.answers:
+            for text in (answer.command, answer.statement or "", answer.stdout, answer.stderr):
+                anonymize.discover(text)
     date = (taken_at or datetime.now(UTC)).strftime("%Y-%m-%d")
     files: dict[str, str] = {}
     for h in hosts:
@@ -437,7 +507,8 @@ def build(hosts: list[HostAnswers], *, taken_at: datetime | None = None) -> Capt
             "about": "Answers of one IBM i partition to every read-only statement and command mqjournal sends, "
             f"captured by `{SOURCE}`. Each entry: the fixture file (under fixtures/), its stream (the other stream "
             "inline), the exit status, the command line and SQL statement, and what the client must read from it. "
-            "Host names, addresses, user profiles and the serial number are placeholders.",
+            "Host names and their domain, the system's database name, addresses, user profiles, the serial number "
+            "and any SSH key or fingerprint are placeholders.",
             "source": {"tool": SOURCE, "version": __version__, "date": date},
             **anonymize.value(h.header),
             "fixtures": entries,
