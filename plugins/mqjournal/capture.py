@@ -155,7 +155,7 @@ class _Prober:
         return self._send(name, command, None, reads)
 
 
-def _header_statements() -> tuple[str, str, str]:
+def header_statements() -> tuple[str, str, str]:
     values = ", ".join(f"'{v}'" for v in HEADER_SYSTEM_VALUES)
     groups = ", ".join(f"'{g}'" for g in DB2_PTF_GROUPS)
     return (
@@ -187,7 +187,7 @@ def probe_host(session: IbmiSession, host: HostConfig, user: str, save_library: 
     """Every read mqjournal makes of this host, one command each, in the order a run makes them."""
     p = _Prober(session)
     p.pase("login", commands.Command(text="true", idempotent=True), "login")
-    env_sql, values_sql, ptf_sql = _header_statements()
+    env_sql, values_sql, ptf_sql = header_statements()
     env = p.rows("env-sys-info", env_sql)
     values = {r["SYSTEM_VALUE_NAME"]: r for r in p.rows("system-values", values_sql)}
     ptf = p.rows("group-ptf-info", ptf_sql)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from mqjournal.capture import Answer, HostAnswers, build, identifying_names
+from mqjournal.capture import Answer, HostAnswers, build, header_statements, identifying_names
 from mqjournal.fleet import HostConfig
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.db2out import parse_single
@@ -63,7 +63,7 @@ def _receiver(name: str, size: int, attached: datetime, status: str) -> dict[str
 def _views(message_text: str) -> dict[str, list[dict[str, object]]]:
     return {
         "SYSIBMADM.ENV_SYS_INFO": [
-            {"OS_NAME": "IBM i", "OS_VERSION": "7", "OS_RELEASE": "5", "HOST_NAME": "prodibm01.corp.acme-bank.com"}
+            {"OS_NAME": "IBM i", "OS_VERSION": "7", "OS_RELEASE": "5", "HOST_NAME": "lpar7.corp.acme-bank.com"}
         ],
         "QSYS2.SYSTEM_VALUE_INFO": [
             {"SYSTEM_VALUE_NAME": "QCCSID", "CURRENT_NUMERIC_VALUE": 37},
@@ -87,6 +87,7 @@ def _views(message_text: str) -> dict[str, list[dict[str, object]]]:
                 "MESSAGE_ID": "CPI70E3",
                 "MESSAGE_TIMESTAMP": datetime(2026, 11, 22, 9, 30, 15),
                 "MESSAGE_TEXT": message_text,
+                "MESSAGE_TOKENS": "AMQAJRN   QMPROD    ".encode("cp037"),
             }
         ],
         "QSYS2.JOURNAL_RECEIVER_INFO": [
@@ -96,15 +97,8 @@ def _views(message_text: str) -> dict[str, list[dict[str, object]]]:
     }
 
 
-ENV_SYS_INFO = "SELECT OS_VERSION, OS_RELEASE, HOST_NAME, CURRENT SERVER AS RDB_NAME FROM SYSIBMADM.ENV_SYS_INFO"
-SYSTEM_VALUES = (
-    "SELECT SYSTEM_VALUE_NAME, CURRENT_NUMERIC_VALUE, CAST(CURRENT_CHARACTER_VALUE AS VARCHAR(20) CCSID 37)"
-    " AS CURRENT_CHARACTER_VALUE FROM QSYS2.SYSTEM_VALUE_INFO ORDER BY SYSTEM_VALUE_NAME"
-)
-MESSAGES = (
-    f"SELECT MESSAGE_QUEUE_NAME, MESSAGE_ID, MESSAGE_TIMESTAMP, {commands.as_text('MESSAGE_TEXT')}"
-    " FROM QSYS2.MESSAGE_QUEUE_INFO"
-)
+ENV_SYS_INFO, SYSTEM_VALUES, _ = header_statements()
+MESSAGES = commands.messages_since("QMPROD", "AMQAJRN", ("QSYS", "QSYSOPR"), None)
 RECEIVERS = commands.receivers("QMPROD", "AMQAJRN", "A")
 
 
@@ -150,9 +144,10 @@ def _left(secrets: list[str], text: str) -> list[str]:
 
 
 def test_host_names_their_short_names_and_their_domain_are_replaced():
-    text = _all_text("lost the link to prodibm01 and to backup7.corp.acme-bank.com")
+    """The fleet file's name and address, and the partition's own TCP/IP host name (ENV_SYS_INFO), short or long."""
+    text = _all_text("lost the link to prodibm01, lpar7 and backup7.corp.acme-bank.com")
 
-    assert _left(["prodibm01", "acme-bank", "corp.acme"], text) == []
+    assert _left(["prodibm01", "lpar7", "acme-bank", "corp.acme"], text) == []
     assert "backup7.DOMAIN" in text  # another host of the site: its domain is gone, which is what named the site
 
 
@@ -226,12 +221,15 @@ def test_a_name_gets_the_same_placeholder_in_every_file_and_field():
 
 
 def test_receiver_names_libraries_times_and_sizes_read_the_same_after_the_names_are_replaced():
-    answers = _answers(f"{USER} on {RDB_NAME} at 192.168.40.17, 12:34:56")
+    """A name's placeholder keeps its length and an address's is padded to it: a message's text is a db2 column with
+    others after it (the replacement data mqjournal reads), which must stay where they were."""
+    answers = _answers(f"{USER} on {RDB_NAME} at 192.168.140.217 and 2001:4860:4860::8888, 12:34:56")
     folder = build([answers]).files
     receivers = next(text for path, text in folder.items() if "receivers" in path)
     messages = next(text for path, text in folder.items() if "messages" in path)
 
     assert parse_single(receivers) == parse_single(answers.answers[4].stdout)
     (row,) = parse_single(messages)
-    assert row["MESSAGE_TIMESTAMP"] == "2026-11-22-09.30.15.000000" and row["MESSAGE_ID"] == "CPI70E3"
+    (before,) = parse_single(answers.answers[3].stdout)
+    assert row == {**before, "MESSAGE_TEXT": row["MESSAGE_TEXT"]}
     assert row["MESSAGE_TEXT"].endswith("12:34:56")  # a time is no IPv6 address
