@@ -322,12 +322,12 @@ def test_a_messages_window_across_the_start_of_dst_starts_at_the_previous_collec
 
 
 def test_a_sites_own_time_zone_description_is_read_with_the_fleet_files_time_zone_rules(tmp_path, caplog):
-    # QN0500NYC is the site's own description (made with CRTTIMZON), unknown to mqjournal's table: the fleet file's
+    # NEWYORK is the site's own description (IBM reserves names starting with Q for its own), unknown to mqjournal's table: the fleet file's
     # time_zone_rules say it follows New York's DST, so receivers detached in EDT are read at their true moment.
     config = new_york_config(
         tmp_path,
         start=datetime(2026, 11, 1, 3, 0, tzinfo=UTC),
-        time_zone="QN0500NYC",
+        time_zone="NEWYORK",
         time_zone_rules="America/New_York",
     )
     with caplog.at_level("WARNING"), serve(config, advance=timedelta(hours=6)) as fleet:

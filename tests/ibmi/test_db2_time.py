@@ -114,11 +114,11 @@ def test_a_window_across_the_end_of_dst_holds_the_repeated_hour_whole():
 
 
 def test_the_fleet_files_rules_read_a_sites_own_description():
-    zone = partition_zone("QN0500NYC", "-0500", NEW_YORK_NOW, rules="America/New_York")
+    zone = partition_zone("NEWYORK", "-0500", NEW_YORK_NOW, rules="America/New_York")
     assert zone.from_fleet and zone.olson == "America/New_York"
     assert db2_time("2026-10-20-12.00.00.000000", zone) == datetime(2026, 10, 20, 16, 0, tzinfo=UTC)
 
 
 def test_fleet_rules_that_disagree_with_qutcoffset_are_refused_naming_the_fleet_field():
     with pytest.raises(UnknownTimeZone, match="time_zone_rules Europe/Zurich"):
-        partition_zone("QN0500NYC", "-0500", NEW_YORK_NOW, rules="Europe/Zurich")
+        partition_zone("NEWYORK", "-0500", NEW_YORK_NOW, rules="Europe/Zurich")
