@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import paramiko
 import pytest
@@ -218,3 +219,24 @@ def spark_connect(pytestconfig: pytest.Config) -> str:
     workerinput = getattr(pytestconfig, "workerinput", None)
     folder = Path(workerinput[_SPARK_CONNECT_INPUT]) if workerinput else pytestconfig.stash[_SPARK_CONNECT_FOLDER]
     return SharedServer(folder).url(master="local[2]")
+
+
+# New York's partition around the end of DST: EDT (-04:00) until 06:00 UTC on 1 November 2026, EST (-05:00) after.
+DST_ENDS = datetime(2026, 11, 1, 6, 0, tzinfo=UTC)
+
+
+def new_york_config(
+    tmp_path: Path, *, start: datetime, time_zone: str = "QN0500EST3", time_zone_rules: str | None = None
+) -> FleetConfig:
+    """One partition `ibmi1` whose QTIMZON follows New York's DST rules (IBM's QN0500EST3, or a site's own
+    description with `time_zone_rules`), with queue manager TEST, from `start`."""
+    offset = "-04:00" if start.astimezone(ZoneInfo("America/New_York")).dst() else "-05:00"
+    host = HostConfig(
+        name="ibmi1",
+        port=0,
+        utc_offset=offset,
+        system=PartitionSystemConfig(time_zone=time_zone),
+        queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=200, entries_per_minute=200)],
+        **({"time_zone_rules": time_zone_rules} if time_zone_rules else {}),
+    )
+    return FleetConfig(state_dir=tmp_path / "state", start=start, hosts=[host]).resolved(tmp_path)

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from mqjournal.backupstore import BackupStore
+    from mqjournal.ibmi.readings import PartitionZone
     from mqjournal.ibmi.transport import IbmiSession
     from mqjournal.planrows import PlanTotals
     from mqjournal.recovery.execute import RecoveryExecutor
@@ -205,7 +206,7 @@ def _recover(args: argparse.Namespace) -> int:
         try:
             # A mistyped name must not be planned as a queue manager whose library is lost.
             setup = connect.confirm_queue_manager(setup, session, settings.snapshots)
-            target, tz = locate(session, setup.host.name, setup.qmgr)
+            target, tz = locate(session, setup.host.name, setup.qmgr, time_zone_rules=setup.host.time_zone_rules)
             request = _recovery_request(args, setup.host.name, setup.qmgr.name, tz)
         except ValueError as exc:
             return _bad_input(str(exc))
@@ -259,7 +260,7 @@ def _backup_store() -> BackupStore:
         raise ValueError(str(exc)) from None
 
 
-def _recovery_request(args: argparse.Namespace, host: str, qmgr: str, tz: tzinfo) -> Request:
+def _recovery_request(args: argparse.Namespace, host: str, qmgr: str, tz: PartitionZone) -> Request:
     """The request the options make; --timestamp without an offset is the host's time. Raises ValueError."""
     from mqjournal.recovery.plan import Request
 
@@ -316,7 +317,7 @@ def _save_library(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _bad_input(str(exc))
         try:
-            target, tz = locate(session, setup.host.name, setup.qmgr)
+            target, tz = locate(session, setup.host.name, setup.qmgr, time_zone_rules=setup.host.time_zone_rules)
             result = save_library(
                 session,
                 target,
@@ -333,7 +334,7 @@ def _save_library(args: argparse.Namespace) -> int:
     r = result.record
     print(
         f"{r.host} {r.qmgr} library {r.qmgr_library} saved in {r.save_file_path} at "
-        f"{local_time(r.saved_at, _minutes(tz))}; "
+        f"{local_time(tz.at(r.saved_at))}; "
         f"attached {r.attached_receiver}, oldest needed {r.oldest_needed_receiver or '(asterisks)'}; "
         f"{len(result.receivers)} detached receiver save(s) recorded; {result.restart}"
     )
@@ -604,23 +605,18 @@ def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int]
     return None
 
 
-def _minutes(tz: tzinfo) -> int:
-    """A partition's zone as timefmt takes it: minutes east of UTC."""
-    offset = tz.utcoffset(None)
-    return int(offset.total_seconds() // 60) if offset is not None else 0
-
-
 def _run_id(prefix: str) -> str:
     return datetime.now(UTC).strftime(f"{prefix}_%Y%m%dT%H%M%SZ")
 
 
-def _host_time(text: str, tz: tzinfo) -> datetime:
-    """An ISO time as AMQ7432 gives it: without an offset it is the partition's local time."""
+def _host_time(text: str, tz: PartitionZone) -> datetime:
+    """An ISO time as AMQ7432 gives it: without an offset it is the partition's local time, in the offset then in
+    force."""
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"--timestamp {text!r} is not an ISO 8601 date and time (e.g. 2026-11-02T10:15:00)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+    return moment if moment.tzinfo else tz.aware(moment)
 
 
 def _run_id_arg(text: str) -> str:

@@ -82,7 +82,7 @@ def collect_host(
             audit=audit,
             sql_runner=host.sql_runner,
         ) as session:
-            found = discovery.survey(session, host.name, host.queue_managers)
+            found = discovery.survey(session, host.name, host.queue_managers, time_zone_rules=host.time_zone_rules)
             result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]
             for target in found.targets:
                 try:

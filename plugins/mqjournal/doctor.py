@@ -37,10 +37,10 @@ from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.commands import SCRATCH_DIR
-from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, parse_results, value
+from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, Row, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
-from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.readings import UnknownTimeZone, db2_local_time, db2_time, partition_zone, utc_offset
 from mqjournal.ibmi.routeprobe import PROBE_FILE, find_route
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
@@ -225,6 +225,8 @@ def _checks(
         return
     report.add(f"SQL runner ({host.sql_runner})", "pass", "SELECT through the db2 utility answered")
     row = results[0][0]
+    # QUTCOFFSET is the offset in force now, so it reads NOW right whatever QTIMZON says; the times of the past are
+    # read by QTIMZON's rules, checked below.
     tz = utc_offset(row.get("UTC_OFFSET"))
     partition_now = db2_time(value(row, "NOW"), tz)
     controller_now = now or datetime.now(UTC)
@@ -243,6 +245,7 @@ def _checks(
         )
     else:
         report.add("clock", "pass", f"partition and controller agree within {abs(skew):.0f} s (UTC offset {tz})")
+    _check_time_zone(report, host, row)
 
     # Release, services and columns.
     try:
@@ -275,6 +278,30 @@ def _checks(
         _download_route(report, session, host.name, save_library, routes)
     profile = _profile(report, h, user)
     _mq_and_authorities(report, h, host, user, profile, save_library, caps)
+
+
+def _check_time_zone(report: HostReport, host: HostConfig, clock: Row) -> None:
+    """Whether the partition's past times can be read with the offset then in force (QTIMZON's DST rules)."""
+    description = str(clock.get("TIME_ZONE") or "").strip().upper() or "(not readable)"
+    try:
+        zone = partition_zone(
+            clock.get("TIME_ZONE"),
+            clock.get("UTC_OFFSET"),
+            db2_local_time(value(clock, "NOW")),
+            rules=host.time_zone_rules,
+        )
+    except UnknownTimeZone as exc:
+        report.add(
+            "time zone",
+            "warn",
+            f"{exc}; its times are read with today's QUTCOFFSET, so a time from before a DST change is an hour off",
+            f"name the Olson zone whose rules {description} follows as the host's time_zone_rules in the fleet file "
+            "(WRKTIMZON shows the description's DST start and end), or set QTIMZON to an IBM-supplied description "
+            "docs/ibmi-interfaces.md lists",
+        )
+        return
+    rules = f"the rules of {zone.olson}" + (" (the fleet file's time_zone_rules)" if zone.from_fleet else "")
+    report.add("time zone", "pass", f"QTIMZON {description}: {rules if zone.olson else 'a fixed offset, no DST'}")
 
 
 def _message_formats(report: HostReport, h: _Host, caps: capabilities.Capabilities | None) -> None:

@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
@@ -253,6 +254,13 @@ class HostConfig(_Config):
     port: int = Field(22, ge=0, le=65535)
     user: ObjectName | None = None
     utc_offset: UtcOffset = "+00:00"
+    time_zone_rules: str | None = Field(
+        None,
+        description="the Olson zone (e.g. America/New_York) whose daylight saving time rules the partition's time"
+        " zone description (QTIMZON) follows, for a site's own description that mqjournal's table does not list:"
+        " its times are then read with these rules instead of today's QUTCOFFSET. The simulator's partition follows"
+        " them too. None: the table's rules, or today's QUTCOFFSET with a warning",
+    )
     # *RQD: an inquiry (such as CPA7025) makes the job wait for an operator, as IBM i does by default.
     inquiry_reply: Literal["*RQD", "*DFT"] = "*RQD"
     # Real configuration: how SQL reaches the db2 utility. `qsh` (the default, what works on a stock partition):
@@ -271,6 +279,19 @@ class HostConfig(_Config):
         sign, hours, minutes = match.groups()
         delta = timedelta(hours=int(hours), minutes=int(minutes))
         return timezone(-delta if sign == "-" else delta)
+
+    @model_validator(mode="after")
+    def _known_time_zone_rules(self) -> HostConfig:
+        if self.time_zone_rules is not None:
+            try:
+                ZoneInfo(self.time_zone_rules)
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones, such as America
+                raise ValueError(
+                    f"host {self.name}: time_zone_rules {self.time_zone_rules!r} is not an Olson time zone name this "
+                    "machine knows (tzdata); write the zone whose daylight saving time rules the partition's time "
+                    "zone description follows, such as America/New_York, or leave it out"
+                ) from None
+        return self
 
     @model_validator(mode="after")
     def _unique_queue_managers(self) -> HostConfig:

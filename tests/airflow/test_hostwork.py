@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.hostwork import BatchResult, QueueManagersFailed, finish, host_batches, run_per_queue_manager
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget
+from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, PartitionTimeZone
 from mqjournal.fleet import HostConfig, QueueManagerConfig
+from mqjournal.ibmi.readings import partition_zone
 from mqjournal.settings import SshSettings, TaskSettings
 from mqjournal.snapshot import read_snapshots
 from tests.conftest import fleet_config, serve
@@ -182,3 +184,22 @@ def test_a_host_taken_out_of_the_fleet_file_since_the_run_selected_it_fails_by_n
 def test_the_outcomes_of_a_batch_are_its_task_value():
     batch = HostBatch(targets=[target("ibmi1", "QM1")])
     assert finish(BatchResult(done={"k": "v"}), batch, pytest.fail, doing="collect") == ["v"]
+
+
+def test_a_targets_time_zone_travels_through_xcom_and_reads_times_from_before_the_end_of_dst():
+    zone = partition_zone("QN0500EST3", "-0500", datetime(2026, 11, 23, 9, 0))
+    target = MaintenanceTarget(
+        host="ibmi1",
+        qmgr="TEST",
+        library="QMTEST",
+        journal="AMQAJRN",
+        instance="A",
+        journal_queue=["QSYS", "QSYSOPR"],
+        utc_offset_minutes=-300,
+        time_zone=PartitionTimeZone.of(zone),
+    )
+    pulled = MaintenanceTarget.from_xcom(target.to_xcom())
+    assert pulled.tz.aware(datetime(2026, 10, 20, 12, 0)) == datetime(2026, 10, 20, 16, 0, tzinfo=UTC)
+    # A target pushed before the zone travelled keeps its fixed offset.
+    earlier = {k: v for k, v in target.to_xcom().items() if k != "time_zone"}
+    assert MaintenanceTarget.from_xcom(earlier).tz.offset_on(datetime(2026, 7, 1, tzinfo=UTC)) == timedelta(hours=-5)

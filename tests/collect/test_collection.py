@@ -19,7 +19,7 @@ from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.protocol import DropRule
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import SimFleet, fleet_config, serve
+from tests.conftest import DST_ENDS, SimFleet, fleet_config, new_york_config, serve
 
 QM = QueueManagerConfig(name="TEST", threshold_kb=500)
 
@@ -279,7 +279,7 @@ def test_a_receiver_detached_before_a_dst_change_is_read_at_its_true_moment(tmp_
 
 def test_a_time_zone_description_without_known_rules_is_read_with_todays_offset_and_said(tmp_path, caplog):
     # Japan's IBM-supplied description (no DST) is not in the client's table of rules: the collection goes on with
-    # QUTCOFFSET, as before, and says so, rather than stopping the fleet's maintenance.
+    # QUTCOFFSET, as before, and says so once for the host (at discovery), rather than stopping the fleet's maintenance.
     host = HostConfig(
         name="ibmi1",
         port=0,
@@ -289,7 +289,7 @@ def test_a_time_zone_description_without_known_rules_is_read_with_todays_offset_
     )
     config = FleetConfig(state_dir=tmp_path / "state", hosts=[host]).resolved(tmp_path)
     with (
-        caplog.at_level("WARNING", logger="mqjournal.ibmi.collector"),
+        caplog.at_level("WARNING", logger="mqjournal.ibmi.readings"),
         serve(config, advance=timedelta(hours=3)) as fleet,
     ):
         snapshots, failures = collect(fleet, tmp_path / "out", run_id="r1")
@@ -301,4 +301,44 @@ def test_a_time_zone_description_without_known_rules_is_read_with_todays_offset_
         (on_host[r.name].attached_at, on_host[r.name].detached_at) for r in snap.receivers
     ]
     (warning,) = [r.getMessage() for r in caplog.records if "QTIMZON" in r.getMessage()]
-    assert "QP0900JST" in warning and "TEST (QMTEST)" in warning and "QUTCOFFSET +09" in warning
+    assert "QP0900JST" in warning and warning.startswith("ibmi1:") and "QUTCOFFSET +09" in warning
+    assert "time_zone_rules" in warning  # what to write in the fleet file
+
+
+def test_a_messages_window_across_the_start_of_dst_starts_at_the_previous_collection(tmp_path):
+    # New York's clocks go from 02:00 EST to 03:00 EDT at 07:00 UTC on 8 March 2026. The first collection is at
+    # 01:30 EST; the second, in EDT, asks for the messages since then: written with today's offset (-04:00) the
+    # window would start at 02:30 local and lose the half hour 01:30-02:00 EST.
+    config = new_york_config(tmp_path, start=datetime(2026, 3, 8, 4, 0, tzinfo=UTC))
+    with serve(config, advance=timedelta(hours=2, minutes=30)) as fleet:
+        (first,), _ = collect(fleet, tmp_path / "out", run_id="one")
+        fleet.host("ibmi1").advance(timedelta(hours=2))
+        (second,), failures = collect(fleet, tmp_path / "out", run_id="two")
+    assert failures == []
+    since = first.collected_at
+    assert since < datetime(2026, 3, 8, 7, 0, tzinfo=UTC) < second.collected_at
+    earliest = min(m.at for m in second.messages)
+    assert since <= earliest < since + timedelta(minutes=5)
+
+
+def test_a_sites_own_time_zone_description_is_read_with_the_fleet_files_time_zone_rules(tmp_path, caplog):
+    # NEWYORK is the site's own description (IBM reserves names starting with Q for its own), unknown to mqjournal's table: the fleet file's
+    # time_zone_rules say it follows New York's DST, so receivers detached in EDT are read at their true moment.
+    config = new_york_config(
+        tmp_path,
+        start=datetime(2026, 11, 1, 3, 0, tzinfo=UTC),
+        time_zone="NEWYORK",
+        time_zone_rules="America/New_York",
+    )
+    with caplog.at_level("WARNING"), serve(config, advance=timedelta(hours=6)) as fleet:
+        (snap,), failures = collect(fleet, tmp_path / "out", run_id="r1")
+        on_host = {r.name: r for r in fleet.host("ibmi1").partition.receivers_in("QMTEST")}
+    assert failures == []
+    assert not [r for r in caplog.records if "QTIMZON" in r.getMessage()]
+    outside_repeated_hour = [
+        r for r in snap.receivers if r.detached_at is not None and abs(r.detached_at - DST_ENDS) > timedelta(hours=1)
+    ]
+    assert any(r.detached_at < DST_ENDS for r in outside_repeated_hour), "the test needs a receiver detached in EDT"
+    assert [(r.attached_at, r.detached_at) for r in outside_repeated_hour] == [
+        (on_host[r.name].attached_at, on_host[r.name].detached_at) for r in outside_repeated_hour
+    ]

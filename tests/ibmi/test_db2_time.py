@@ -92,3 +92,33 @@ def test_a_description_whose_rules_are_not_known_is_refused_naming_qtimzon(descr
 def test_a_description_that_disagrees_with_qutcoffset_is_refused():
     with pytest.raises(UnknownTimeZone, match="QUTCOFFSET"):
         partition_zone("QN0500EST3", "-0400", NEW_YORK_NOW)
+
+
+# --- times sent to the partition: a MESSAGE_TIMESTAMP window --------------------------------------------------------
+
+
+def test_a_window_from_before_the_start_of_dst_starts_at_the_local_time_then():
+    zone = partition_zone("QN0500EST3", "-0500", NEW_YORK_NOW)
+    since = datetime(2026, 3, 8, 6, 30, tzinfo=UTC)  # 01:30 EST; clocks go to 03:00 EDT at 07:00 UTC
+    assert zone.earliest_local(since, datetime(2026, 3, 8, 9, 0, tzinfo=UTC)) == datetime(2026, 3, 8, 1, 30)
+
+
+def test_a_window_across_the_end_of_dst_holds_the_repeated_hour_whole():
+    # 01:30 EDT is 05:30 UTC; at 06:00 UTC the clocks go back to 01:00 EST, so the messages of 06:00-06:30 UTC show
+    # 01:00-01:30: a window from 01:30 would lose them; it starts an hour earlier and reads up to an hour more.
+    zone = partition_zone("QN0500EST3", "-0500", NEW_YORK_NOW)
+    since = datetime(2026, 11, 1, 5, 30, tzinfo=UTC)
+    assert zone.earliest_local(since, datetime(2026, 11, 1, 8, 0, tzinfo=UTC)) == datetime(2026, 11, 1, 0, 30)
+    # Without a change in between, the window is `since`'s local time.
+    assert zone.earliest_local(since, since + timedelta(minutes=20)) == datetime(2026, 11, 1, 1, 30)
+
+
+def test_the_fleet_files_rules_read_a_sites_own_description():
+    zone = partition_zone("NEWYORK", "-0500", NEW_YORK_NOW, rules="America/New_York")
+    assert zone.from_fleet and zone.olson == "America/New_York"
+    assert db2_time("2026-10-20-12.00.00.000000", zone) == datetime(2026, 10, 20, 16, 0, tzinfo=UTC)
+
+
+def test_fleet_rules_that_disagree_with_qutcoffset_are_refused_naming_the_fleet_field():
+    with pytest.raises(UnknownTimeZone, match="time_zone_rules Europe/Zurich"):
+        partition_zone("NEWYORK", "-0500", NEW_YORK_NOW, rules="Europe/Zurich")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from mqjournal.names import receiver_save_text, save_file_names
 from mqjournal.policy import Policy
@@ -134,7 +134,7 @@ def test_a_save_file_is_named_for_its_queue_manager_and_day_and_its_text_names_t
     result = executor.save(to_save, save_library="QGPL")
     (path,) = result.save_files
     save_file = sim_fleet.host().partition.save_files[path]
-    today = datetime.now(executor.tz).date()
+    today = executor.tz.local(datetime.now(UTC)).date()  # the partition's day
     assert save_file.name in save_file_names("QMTEST", today)
     assert save_file.text == receiver_save_text("TEST", to_save[0], to_save[-1], today)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from mqjournal import rules
+from mqjournal.airflow.recovery import request_from
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.fleet import ClusterConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig
@@ -21,7 +22,7 @@ from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
 from mqjournal.policy import Policy
 from mqjournal.recovery.execute import PlanHasGaps, PlanWentStale, RecoveryExecutor, StepFailed
-from mqjournal.recovery.gather import gather
+from mqjournal.recovery.gather import gather, locate, probe
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
 from mqjournal.recovery.plan import Action, RecoveryPlan, Request
@@ -29,7 +30,7 @@ from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq, qmgrdir
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import SimFleet, fleet_config, serve
+from tests.conftest import SimFleet, fleet_config, new_york_config, serve
 
 QUEUE = "APP.REQUEST.QUEUE"
 
@@ -664,3 +665,22 @@ def test_media_recovery_on_a_german_partition_finds_the_damaged_object_from_amq7
     result = german.executor().execute(plan)
     assert [m.split(":")[0] for m in result.done[-1].messages] == ["AMQ7081"]
     assert not german.partition.queue_manager("TEST").object(QUEUE).damaged
+
+
+def test_recovery_reads_and_writes_the_partitions_times_with_the_offset_then_in_force(tmp_path: Path):
+    # New York's partition, located and probed in EST: a time from before the end of DST (AMQ7432's, typed by the
+    # admin without an offset, as the partition shows it) is an EDT time, not today's -05:00.
+    config = new_york_config(tmp_path, start=datetime(2026, 11, 1, 3, 0, tzinfo=UTC))
+    with serve(config, advance=timedelta(hours=6)) as fleet:
+        rig = make_rig(fleet, tmp_path)
+        try:
+            located, tz = locate(rig.session, "ibmi1", QueueManagerConfig(name="TEST"))
+            found = probe(rig.session, located, tz)
+        finally:
+            rig.session.close()
+    assert found.now.utcoffset() == timedelta(hours=-5)
+    for zone in (rig.tz, tz, found.tz):
+        assert zone.aware(datetime(2026, 10, 31, 22, 0)) == datetime(2026, 11, 1, 2, 0, tzinfo=UTC)
+        assert zone.local(datetime(2026, 11, 1, 2, 0, tzinfo=UTC)) == datetime(2026, 10, 31, 22, 0)
+    needed = request_from({"host": "ibmi1", "qmgr": "TEST", "kind": "startup", "timestamp": "2026-10-31 22:00"}, tz)
+    assert needed.needed_at == datetime(2026, 11, 1, 2, 0, tzinfo=UTC)

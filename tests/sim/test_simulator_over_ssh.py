@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import paramiko
 import pytest
@@ -15,7 +16,7 @@ from mqjournal.ibmi.commands import as_text
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.sim import mq
 from mqjournal.sim.service import SimulatorService
-from tests.conftest import SimFleet
+from tests.conftest import DST_ENDS, SimFleet, new_york_config, serve
 
 RECEIVERS = (
     "SELECT JOURNAL_RECEIVER_NAME, STATUS, SIZE, THRESHOLD, ATTACH_TIMESTAMP, DETACH_TIMESTAMP, SAVE_TIMESTAMP,"
@@ -384,3 +385,19 @@ def test_advancing_to_a_utc_moment_keeps_the_partitions_own_utc_offset(sim_fleet
     chain = receivers(sim_fleet.connect())
     stamps = [r["ATTACH_TIMESTAMP"] for r in chain]
     assert stamps == sorted(stamps)
+
+
+def test_cl_displays_and_message_times_show_the_partitions_clock_after_the_end_of_dst(tmp_path):
+    # The simulator's clock started in EDT (-04:00); after 06:00 UTC on 1 November its displays show EST, as IBM i's
+    # do (QTIMZON QN0500EST3), not the offset it started with.
+    config = new_york_config(tmp_path, start=datetime(2026, 11, 1, 3, 0, tzinfo=UTC))
+    new_york = ZoneInfo("America/New_York")
+    with serve(config, advance=timedelta(hours=6)) as fleet:
+        partition = fleet.host().partition
+        attached = next(r for r in partition.receivers_in("QMTEST") if r.status == "ATTACHED")
+        assert attached.attached_at > DST_ENDS
+        shell = fleet.connect()
+        status, out, _ = shell.cl(f"DSPJRNRCVA JRNRCV(QMTEST/{attached.name}) OUTPUT(*PRINT)")
+        assert status == 0
+        assert f"{attached.attached_at.astimezone(new_york):%m/%d/%y %H:%M:%S}" in out
+        assert partition.job_format().time(partition.now) == f"{partition.now.astimezone(new_york):%H:%M:%S}"

@@ -278,3 +278,14 @@ def test_a_compression_ratio_out_of_bounds_or_for_no_dtacpr_value_is_refused():
 def test_the_demo_fleet_moves_save_files_sized_like_their_receivers_at_a_twentieth():
     fleet = load_fleet(Path(__file__).resolve().parents[2] / "docker" / "fleet.example.yaml")
     assert {h.system.save_file_size_factor for h in fleet.hosts} == {0.05}
+
+
+def test_a_hosts_time_zone_rules_name_an_olson_zone():
+    host = HostConfig.model_validate(host_with(time_zone_rules="America/New_York"))
+    assert host.time_zone_rules == "America/New_York"
+
+
+@pytest.mark.parametrize("rules", ["America/Springfield", "america/new_york", "America", "../etc/passwd", ""])
+def test_an_unknown_olson_zone_in_time_zone_rules_is_refused_naming_the_host_and_the_field(rules):
+    with pytest.raises(ValidationError, match=r"host ibmi1: time_zone_rules .* is not an Olson time zone"):
+        HostConfig.model_validate(host_with(name="ibmi1", time_zone_rules=rules))

@@ -12,7 +12,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,6 +25,7 @@ from mqjournal.airflow.xcom import (
     HostBatch,
     MaintenanceTarget,
     NotFound,
+    PartitionTimeZone,
     Preflight,
     RunPlan,
     SparkSubmission,
@@ -39,6 +40,7 @@ from mqjournal.ibmi.cleanup import HostCleanup
 from mqjournal.ibmi.context import HostContext
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.executor import Executor
+from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
 from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
@@ -78,7 +80,7 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
 
     def survey(host: HostConfig) -> discovery.HostSurvey:
         with host_session(settings, host) as session:
-            return discovery.survey(session, host.name, host.queue_managers)
+            return discovery.survey(session, host.name, host.queue_managers, time_zone_rules=host.time_zone_rules)
 
     # Each host is surveyed in its own session, several at once: discovery waits on SSH round trips, not on us.
     surveys = spread(selected, survey, settings.tasks.hosts_in_parallel)
@@ -106,6 +108,7 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
                     instance=t.instance,
                     journal_queue=list(t.journal_queue),
                     utc_offset_minutes=_offset_minutes(found.tz),
+                    time_zone=PartitionTimeZone.of(found.tz),
                 )
             )
     # A typo must not quietly make a run that processes nothing (or less than asked).
@@ -128,11 +131,9 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     return Selection(targets=targets, not_found=not_found)
 
 
-def _offset_minutes(tz: tzinfo) -> int:
-    offset = tz.utcoffset(None)
-    if offset is None:  # discovery reads a fixed offset (QUTCOFFSET): a zone without one is a bug there
-        raise ValueError(f"the partition's time zone {tz} has no fixed UTC offset")
-    return int(offset.total_seconds() // 60)
+def _offset_minutes(zone: PartitionZone) -> int:
+    """The partition's offset now, as the report writes its times for people."""
+    return int(zone.offset_on(datetime.now(UTC)).total_seconds() // 60)
 
 
 def collect_one(
@@ -454,8 +455,6 @@ def report(
 def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str) -> SparkSubmission:
     """SparkSubmitOperator's templated inputs for the plan job: this run's snapshots are current, every earlier
     run is history; `as_of` is fixed now, so a retried plan task plans the same moment."""
-    from datetime import datetime
-
     from mqjournal import planjob
 
     py_files = planjob.build_py_files(_dist(settings))
@@ -478,8 +477,6 @@ def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str
 def plan_in_session(spark: SparkSession, settings: Settings, run_id: str, policy: Policy) -> None:
     """The plan job in the plan task's own session (a Spark Connect connection's): the inputs of
     `plan_submission`, and the same output folder, which `summarize` reads."""
-    from datetime import datetime
-
     from mqjournal import planjob
 
     planjob.plan_in_session(

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import JournalTarget, RecoveryPlanMade
+from mqjournal.airflow.xcom import JournalTarget, PartitionTimeZone, RecoveryPlanMade
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.datafolder import DataPath
 from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig, load_fleet
+from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.recovery import connect
 from mqjournal.recovery.execute import RecoveryExecutor, RecoveryResult
@@ -36,13 +37,14 @@ class RecoveryBlocked(MqJournalError):
     """The plan has gaps: nothing was sent to the host but reads."""
 
 
-def request_from(params: Mapping[str, Any], tz: timezone) -> Request:
-    """The trigger form as a validated request; a timestamp without an offset is the host's local time."""
+def request_from(params: Mapping[str, Any], tz: PartitionZone) -> Request:
+    """The trigger form as a validated request; a timestamp without an offset is the host's local time, read with the
+    offset in force then (AMQ7432's time, copied from the partition)."""
     needed_at = None
     if params.get("timestamp"):
         needed_at = datetime.fromisoformat(str(params["timestamp"]).replace(" ", "T"))
         if needed_at.tzinfo is None:
-            needed_at = needed_at.replace(tzinfo=tz)
+            needed_at = tz.aware(needed_at)
     return Request(
         host=params["host"],
         qmgr=params["qmgr"],
@@ -96,7 +98,7 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
     with host_session(settings, params["host"]) as session:
         # A mistyped name must not be planned as a queue manager whose library is lost.
         qm = confirm_queue_manager(settings, setup, session)
-        target, tz = locate(session, params["host"], qm)
+        target, tz = locate(session, params["host"], qm, time_zone_rules=setup.host.time_zone_rules)
         request = request_from(params, tz)
         inputs = gather(
             session,
@@ -115,15 +117,14 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(plan.model_dump_json(indent=2), encoding="utf-8")
     log.info("%s", plan.markdown())
-    offset = tz.utcoffset(None)
-    if offset is None:  # locate reads a fixed offset (QUTCOFFSET): a zone without one is a bug there
-        raise ValueError(f"the partition's time zone {tz} has no fixed UTC offset")
+    offset = tz.offset_on(datetime.now(UTC))
     return RecoveryPlanMade(
         plan=plan,
         body=plan.markdown(),
         executable=plan.executable,
         target=JournalTarget.of(target),
         utc_offset_minutes=int(offset.total_seconds() // 60),
+        time_zone=PartitionTimeZone.of(tz),
     )
 
 

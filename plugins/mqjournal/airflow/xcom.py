@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from datetime import timedelta, timezone
 from typing import Any, Self, TypeAlias
+from zoneinfo import ZoneInfo
 
 from pydantic import ConfigDict, Field
 
 from mqjournal.ibmi import collector
+from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.outcomes import StepValue
 from mqjournal.planrows import PlannedQueueManager, QueueManagerRef
 from mqjournal.recovery.plan import RecoveryPlan
@@ -26,6 +28,40 @@ the task validates it with `from_xcom()` before use."""
 
 class XComValue(StepValue):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PartitionTimeZone(XComValue):
+    """The partition's time zone as discovered (mqjournal.ibmi.readings.PartitionZone): a later task reads the
+    partition's local times, and writes the ones it sends (a messages window, a save file's day), in the offset in
+    force at each time, not in the offset of the moment the zone was discovered (a run may wait hours at its gate)."""
+
+    description: str = Field(description="QTIMZON's time zone description, such as QN0500EST3")
+    rules: str | None = Field(None, description="the Olson zone whose DST rules it follows; None: a fixed offset")
+    fixed_offset_minutes: int | None = Field(None, description="without rules: minutes east of UTC, all year")
+    from_fleet: bool = Field(False, description="the rules are the fleet file's time_zone_rules for the host")
+
+    @classmethod
+    def of(cls, zone: PartitionZone) -> Self:
+        fixed = zone.fixed.utcoffset(None) if zone.fixed is not None else None
+        return cls(
+            description=zone.description,
+            rules=zone.olson,
+            fixed_offset_minutes=None if fixed is None else int(fixed.total_seconds() // 60),
+            from_fleet=zone.from_fleet,
+        )
+
+    @property
+    def zone(self) -> PartitionZone:
+        if self.rules is not None:
+            return PartitionZone(self.description, rules=ZoneInfo(self.rules), from_fleet=self.from_fleet)
+        return PartitionZone(self.description, fixed=timezone(timedelta(minutes=self.fixed_offset_minutes or 0)))
+
+
+def _zone(time_zone: PartitionTimeZone | None, utc_offset_minutes: int) -> PartitionZone:
+    # A value pushed before the zone travelled (a run started on the release before) has only the offset.
+    if time_zone is not None:
+        return time_zone.zone
+    return PartitionZone("", fixed=timezone(timedelta(minutes=utc_offset_minutes)))
 
 
 # --- the maintenance DAG --------------------------------------------------------------------------------------------
@@ -65,7 +101,10 @@ class MaintenanceTarget(JournalTarget):
     """One queue manager a maintenance run works on: select_targets finds it; collect, save and delete map over it."""
 
     host: str = Field(description="the partition, as named in the fleet file")
-    utc_offset_minutes: int = Field(description="the partition's UTC offset when discovered: IBM i times have none")
+    utc_offset_minutes: int = Field(description="the partition's UTC offset when discovered, for the report")
+    time_zone: PartitionTimeZone | None = Field(
+        None, description="the partition's time zone: the offset in force at each time (None: utc_offset_minutes)"
+    )
 
     @property
     def ref(self) -> QueueManagerRef:
@@ -82,8 +121,8 @@ class MaintenanceTarget(JournalTarget):
         return self.ref.label
 
     @property
-    def tz(self) -> timezone:
-        return timezone(timedelta(minutes=self.utc_offset_minutes))
+    def tz(self) -> PartitionZone:
+        return _zone(self.time_zone, self.utc_offset_minutes)
 
 
 class NotFound(XComValue):
@@ -187,14 +226,17 @@ class RecoveryPlanMade(XComValue):
     executable: bool = Field(description="no gaps and at least one step: it needs approval")
     target: JournalTarget
     utc_offset_minutes: int
+    time_zone: PartitionTimeZone | None = Field(
+        None, description="the partition's time zone: the offset in force at each time (None: utc_offset_minutes)"
+    )
 
     def to_xcom(self) -> dict[str, Any]:
         # The plan holds datetimes and enums: JSON for it, as the plan task has always pushed.
         return {**self.model_dump(), "plan": self.plan.model_dump(mode="json")}
 
     @property
-    def tz(self) -> timezone:
-        return timezone(timedelta(minutes=self.utc_offset_minutes))
+    def tz(self) -> PartitionZone:
+        return _zone(self.time_zone, self.utc_offset_minutes)
 
 
 # --- the backup expiry DAG ------------------------------------------------------------------------------------------

@@ -11,21 +11,13 @@ import binascii
 import codecs
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from mqjournal import msgformats
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import asp, capabilities, commands
 from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results, value
-from mqjournal.ibmi.readings import (
-    PartitionZone,
-    UnknownTimeZone,
-    cl_messages,
-    db2_local_time,
-    db2_time,
-    partition_zone,
-    utc_offset,
-)
+from mqjournal.ibmi.readings import PartitionZone, cl_messages, db2_time
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.snapshot import (
     Checkpoint,
@@ -66,12 +58,13 @@ def collect(
     *,
     host: str,
     run_id: str,
-    tz: timezone,
+    tz: PartitionZone,
     since: datetime | None = None,
     change_receiver: bool = False,
     checkpoint: bool = True,
 ) -> Snapshot:
-    """Checkpoint, then read. `tz` is the partition's UTC offset; `since` the previous collection (default: a week).
+    """Checkpoint, then read. `tz` is the partition's zone as discovered; `since` the previous collection (default: a
+    week).
 
     Without `checkpoint` (a dry run) nothing on the partition changes: no CHGJRN, no RCDMQMIMG; AMQJRNINF and the
     recovery points are then as MQ last wrote them.
@@ -95,7 +88,7 @@ def read_state(
     *,
     host: str,
     run_id: str,
-    tz: timezone,
+    tz: PartitionZone,
     since: datetime | None = None,
     checkpoint: Checkpoint | None = None,
 ) -> Snapshot:
@@ -103,7 +96,9 @@ def read_state(
 
     Without `checkpoint` nothing is changed on the host: the executor re-reads this way right before deleting.
     """
-    window = since.astimezone(tz).replace(tzinfo=None) if since else None
+    # MESSAGE_TIMESTAMP is local time: `since` is written in the offset in force at `since`, not today's, so a window
+    # across the start of DST does not lose its first hour (one across its end reads the repeated hour whole).
+    window = tz.earliest_local(since, datetime.now(UTC)) if since else None
     # What this partition's release has: read once per session (one round trip), then cached.
     caps = capabilities.read(session)
     caps.require("collect")
@@ -126,7 +121,7 @@ def read_state(
     declared = _declared(more.pop(0) if formats else None)
     usage = asp.from_result(more[0]) if more else None
     clock_row = _rows(target, clock, "the partition clock")[0]
-    zone = _zone(target, clock_row)
+    zone = tz.again(clock_row, f"{target.qmgr} ({target.library})")
     collected_at = db2_time(value(clock_row, "NOW"), zone)
     checkpoint = checkpoint or Checkpoint(forced=False, ok=False)
     if checkpoint.ok:
@@ -135,7 +130,7 @@ def read_state(
     raw = _amqjrninf(session, target, jrninf)
     readings = Readings(target, declared, collected_at)
     point_rows = _rows(target, points, "AMQ7460/AMQ7462")
-    latest = _latest_points(point_rows, tz, readings)
+    latest = _latest_points(point_rows, zone, readings)
     recent_rows = _rows(target, recent, "MESSAGE_QUEUE_INFO")
     # An undecodable newest point is kept with the messages even when older than the window: it is what was not read.
     shown = {(r["MESSAGE_ID"], r["MESSAGE_TIMESTAMP"]) for r in recent_rows}
@@ -183,29 +178,6 @@ def _results(session: IbmiSession, target: Target, statements: list[str], *, exp
             "check that the db2 utility and the QSYS2 services are available to the user profile",
         )
     return results
-
-
-def _zone(target: Target, clock: Row) -> PartitionZone:
-    """The offset in force at each of this collection's times, from the time zone description read with the clock.
-
-    A description whose rules mqjournal does not know (a site's own, or an IBM one outside its table such as
-    QP0900JST) is read with today's QUTCOFFSET, as before descriptions were read, and said in the log: stopping the
-    collection would stop the fleet's maintenance while the journal fills its ASP, and no safety rule rests on an hour
-    (a receiver is needed by the names in AMQJRNINF and AMQ7460/AMQ7462, saved by a save file's object list)."""
-    offset = clock.get("UTC_OFFSET")
-    try:
-        return partition_zone(clock.get("TIME_ZONE"), offset, db2_local_time(value(clock, "NOW")))
-    except UnknownTimeZone as e:
-        log.warning(
-            "%s (%s): %s; its times are read with today's QUTCOFFSET %s, so a time from before a DST change may be an "
-            "hour off. Check QTIMZON (WRKSYSVAL QTIMZON, WRKTIMZON); docs/ibmi-interfaces.md lists the descriptions "
-            "read with their rules",
-            target.qmgr,
-            target.library,
-            e,
-            offset,
-        )
-        return PartitionZone(str(clock.get("TIME_ZONE") or "").strip().upper(), fixed=utc_offset(offset))
 
 
 def _rows(target: Target, result: list[Row] | Db2Failure, what: str) -> list[Row]:
@@ -278,7 +250,7 @@ def _declared(result: list[Row] | Db2Failure | None) -> dict[str, msgformats.Dec
     return msgformats.declarations(result)
 
 
-def _latest_points(rows: list[Row], tz: timezone, readings: Readings) -> dict[str, RecoveryPoint]:
+def _latest_points(rows: list[Row], tz: PartitionZone, readings: Readings) -> dict[str, RecoveryPoint]:
     """The newest AMQ7460 and AMQ7462 that decode, read from their replacement data.
 
     Without it (null MESSAGE_TOKENS: a partition that does not show them) nothing language-independent says the
@@ -299,7 +271,7 @@ def _latest_points(rows: list[Row], tz: timezone, readings: Readings) -> dict[st
         at, receiver = reading.values["at"], reading.values["receiver"]
         assert isinstance(at, datetime) and isinstance(receiver, str)
         name = None if set(receiver) == {"*"} else receiver
-        latest[msg_id] = RecoveryPoint(receiver=name, at=at.astimezone(tz))
+        latest[msg_id] = RecoveryPoint(receiver=name, at=tz.at(at))
     return latest
 
 

@@ -4,12 +4,13 @@ the catalog and the run. The save, delete and recovery executors are each a Host
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, Operation, OperationKind
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
+from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.planrows import QueueManagerRef
@@ -21,7 +22,7 @@ class HostContext:
     session: IbmiSession
     target: Target  # the queue manager's journal: its library is where its receivers live
     host: str  # the partition's name in the fleet file, as the catalog records it
-    tz: timezone  # the partition's UTC offset: IBM i reports local times without one
+    tz: PartitionZone  # the partition's time zone: IBM i reports local times without an offset
     catalog: Catalog
     run_id: str  # the DAG run (or CLI run) that every catalog record and save file name is tied to
     # Where save files are copied off the partition, and restored from. Without one nothing is copied, so nothing

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from datetime import timezone
 
 from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target
 from mqjournal.ibmi.db2out import Row, check_sql_runner, parse_results, tables, value
-from mqjournal.ibmi.readings import utc_offset
+from mqjournal.ibmi.readings import PartitionZone, clock_zone
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import journal_instance, journal_name, object_name, qmgr_name
 
@@ -26,7 +25,7 @@ class DiscoveryFailed(MqJournalError):
 
 @dataclass(frozen=True)
 class HostSurvey:
-    tz: timezone
+    tz: PartitionZone  # the offset in force at each local time the partition gives or is sent
     targets: list[Target]
     missing: list[tuple[str, str]] = field(default_factory=list)  # (queue manager, why) named but not found
 
@@ -53,7 +52,10 @@ def parse_mqs_ini(text: str) -> dict[str, str]:
     return found
 
 
-def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]) -> HostSurvey:
+def survey(
+    session: IbmiSession, host: str, configured: list[QueueManagerConfig], *, time_zone_rules: str | None = None
+) -> HostSurvey:
+    """The host's queue manager journals and its time zone (`time_zone_rules`: the fleet file's, for the host)."""
     out = session.run(commands.sql(commands.host_clock(), commands.mq_journals(), runner=session.sql_runner))
     check_sql_runner(session, out)
     results = tables(parse_results(out.stdout))
@@ -64,7 +66,7 @@ def survey(session: IbmiSession, host: str, configured: list[QueueManagerConfig]
             "check the db2 utility and the user profile's authority to QSYS2.JOURNAL_INFO",
         )
     clock, journals = results
-    tz = utc_offset(clock[0]["UTC_OFFSET"])
+    tz = clock_zone(clock[0], host, rules=time_zone_rules)
     by_library: dict[str, list[Row]] = {}
     for row in journals:
         by_library.setdefault(value(row, "JOURNAL_LIBRARY"), []).append(row)

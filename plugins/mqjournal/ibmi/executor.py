@@ -224,7 +224,7 @@ class Executor(HostContext):
 
     def _new_save_file(self, save_library: str, batch: list[Receiver]) -> str:
         """A save file of its own for this batch: a rerun never writes into an earlier save."""
-        today = datetime.now(self.tz).date()
+        today = self.tz.local(datetime.now(UTC)).date()  # the save file's name and text: the partition's day
         return create_save_file(
             self.session,
             host=self.host,

@@ -6,13 +6,17 @@ in the job's language and date format."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import overload
 from zoneinfo import ZoneInfo
 
+from mqjournal.ibmi.db2out import Row, value
 from mqjournal.snapshot import CommandMessage
+
+log = logging.getLogger(__name__)
 
 _MESSAGE_LINE = re.compile(r"^([A-Z]{3}[0-9A-F]{4}): (.*)$")
 _DB2_TIMESTAMP = "%Y-%m-%d-%H.%M.%S.%f"
@@ -71,11 +75,19 @@ class PartitionZone:
     """The partition's time zone description (system value QTIMZON): the offset in force at each past local time.
 
     Db2 for i timestamps are local time without an offset; QUTCOFFSET is only today's offset, so a time from before a
-    DST change read with it is an hour off."""
+    DST change read with it is an hour off. The same holds for a time sent to the partition (a MESSAGE_TIMESTAMP
+    window): it is written in the offset in force at that time."""
 
     description: str
     fixed: timezone | None = None
     rules: ZoneInfo | None = None
+    # The rules are the Olson zone the fleet file names for the host (its `time_zone_rules`), not mqjournal's table.
+    from_fleet: bool = False
+
+    @property
+    def olson(self) -> str | None:
+        """The Olson zone whose rules this description follows; None for a fixed offset."""
+        return self.rules.key if self.rules is not None else None
 
     def offset_at(self, local: datetime) -> timedelta:
         if self.rules is None:
@@ -99,18 +111,89 @@ class PartitionZone:
         # subtracting two times counts real elapsed time.
         return local.replace(tzinfo=timezone(self.offset_at(local)))
 
+    def offset_on(self, moment: datetime) -> timedelta:
+        """The offset in force at an instant (an aware datetime)."""
+        if self.rules is None:
+            assert self.fixed is not None, self.description
+            return self.fixed.utcoffset(None)
+        offset = moment.astimezone(self.rules).utcoffset()
+        assert offset is not None, self.description
+        return offset
 
-def partition_zone(description: str | None, qutcoffset: str | None, now_local: datetime) -> PartitionZone:
-    """QTIMZON's description as rules, checked against QUTCOFFSET at the partition's `now_local`."""
+    def at(self, moment: datetime) -> datetime:
+        """An instant in the offset the partition had then, as a fixed offset (so arithmetic counts real time)."""
+        return moment.astimezone(timezone(self.offset_on(moment)))
+
+    def local(self, moment: datetime) -> datetime:
+        """What the partition's clock showed at an instant: its local time without offset, as Db2 for i writes it."""
+        return self.at(moment).replace(tzinfo=None)
+
+    def earliest_local(self, since: datetime, until: datetime) -> datetime:
+        """The earliest local time the partition's clock showed from `since` to `until`: where a window of local
+        times (MESSAGE_TIMESTAMP >= it) starts so that it holds every moment from `since` on.
+
+        That is `since` in the offset then in force, unless the offset fell in between (DST ended): the hour it
+        repeats shows local times before `since`'s, so the window starts that much earlier and reads up to an hour
+        more rather than lose what was written in the repeated hour."""
+        lowest = self.offset_on(since)
+        if self.rules is not None:
+            moment = since
+            while moment < until:  # offsets change months apart: hourly samples see every one
+                moment = min(moment + timedelta(hours=1), until)
+                lowest = min(lowest, self.offset_on(moment))
+        return since.astimezone(timezone(lowest)).replace(tzinfo=None)
+
+    def again(self, clock: Row, where: str) -> PartitionZone:
+        """The zone of a later clock row of the same host (QTIMZON may have changed since this one was read).
+
+        A zone read with QUTCOFFSET (rules unknown: the first read said so in the log) stays as it is while
+        QTIMZON and QUTCOFFSET do, so a host's warning is not repeated for every read."""
+        description = str(clock.get("TIME_ZONE") or "").strip().upper()
+        if self.rules is None and self.description == description and self.fixed == utc_offset(clock.get("UTC_OFFSET")):
+            return self
+        return clock_zone(clock, where, rules=self.olson if self.from_fleet else None)
+
+
+def partition_zone(
+    description: str | None, qutcoffset: str | None, now_local: datetime, *, rules: str | None = None
+) -> PartitionZone:
+    """QTIMZON's description as rules, checked against QUTCOFFSET at the partition's `now_local`.
+
+    `rules`: the Olson zone the fleet file names for the host; it is read instead of mqjournal's table, for a site
+    whose description is its own."""
     name = (description or "").strip().upper()
-    zone = _zone_of(name)
+    zone = PartitionZone(name, rules=ZoneInfo(rules), from_fleet=True) if rules else _zone_of(name)
     today = utc_offset(qutcoffset).utcoffset(None)
     if today not in zone.offsets_possible(now_local):
+        named = f"the fleet file's time_zone_rules {rules}" if rules else f"QTIMZON {name}"
         raise UnknownTimeZone(
-            f"QTIMZON {name} gives {_hhmm(zone.offset_at(now_local))} at {now_local:%Y-%m-%d %H:%M} but QUTCOFFSET "
+            f"{named} gives {_hhmm(zone.offset_at(now_local))} at {now_local:%Y-%m-%d %H:%M} but QUTCOFFSET "
             f"is {qutcoffset!r}: the description's rules are not the ones mqjournal knows for that name"
         )
     return zone
+
+
+def clock_zone(clock: Row, where: str, *, rules: str | None = None) -> PartitionZone:
+    """The zone of a host clock row (commands.host_clock: NOW, UTC_OFFSET, TIME_ZONE).
+
+    A description whose rules mqjournal does not know (a site's own, or an IBM one outside its table such as
+    QP0900JST) is read with today's QUTCOFFSET and said in the log: stopping would stop the fleet's maintenance
+    while the journal fills its ASP, and no safety rule rests on an hour (a receiver is needed by the names in
+    AMQJRNINF and AMQ7460/AMQ7462, saved by a save file's object list)."""
+    offset, description = clock.get("UTC_OFFSET"), clock.get("TIME_ZONE")
+    try:
+        return partition_zone(description, offset, db2_local_time(value(clock, "NOW")), rules=rules)
+    except UnknownTimeZone as e:
+        log.warning(
+            "%s: %s; its times are read with today's QUTCOFFSET %s, so a time from before a DST change may be an "
+            "hour off. Check QTIMZON (WRKSYSVAL QTIMZON, WRKTIMZON), or name the Olson zone its description follows "
+            "as the host's time_zone_rules in the fleet file; docs/ibmi-interfaces.md lists the descriptions read "
+            "with their rules",
+            where,
+            e,
+            offset,
+        )
+        return PartitionZone((description or "").strip().upper(), fixed=utc_offset(offset))
 
 
 def _zone_of(name: str) -> PartitionZone:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -171,7 +171,7 @@ class RecoveryExecutor(HostContext):
     def _fresh_plan(self, approved: RecoveryPlan, inputs) -> RecoveryPlan:
         kind = approved.request.kind
         if kind is RecoveryKind.LIBRARY:
-            found = gathering.probe(self.session, self.target)
+            found = gathering.probe(self.session, self.target, self.tz)
             if found.library_exists or inputs.snapshot is not None:
                 return resume_library(
                     approved,
@@ -190,7 +190,7 @@ class RecoveryExecutor(HostContext):
     def execute(self, approved: RecoveryPlan) -> RecoveryResult:
         """Re-check, then run the plan. Raises PlanHasGaps/PlanWentStale (nothing run) or StepFailed."""
         self.refuse_unrunnable(approved)
-        found = gathering.probe(self.session, self.target)
+        found = gathering.probe(self.session, self.target, self.tz)
         started = found.now
         # An interrupted earlier attempt (a killed worker, a lost answer) is explained from the host first, so the
         # catalog the re-plan reads is right (a DLTF that ran is a discarded save file).
@@ -333,11 +333,11 @@ class RecoveryExecutor(HostContext):
                 return True, ""
             return False, f"{library}/{a['receiver']} is not the journal's attached receiver"
         if s.action is Action.RESTORE_LIBRARY:
-            if gathering.probe(self.session, self.target).library_exists:
+            if gathering.probe(self.session, self.target, self.tz).library_exists:
                 return True, ""
             return False, f"library {library} (its AMQJRNINF) is not on the host"
         if s.action is Action.CREATE_JOURNAL:
-            if gathering.probe(self.session, self.target).journal_exists:
+            if gathering.probe(self.session, self.target, self.tz).journal_exists:
                 return True, ""
             return False, f"journal {library}/{journal} is not on the host"
         if s.action in (Action.DELETE_SAVE_FILE, Action.DELETE_PARTIAL_UPLOAD):
@@ -357,8 +357,11 @@ class RecoveryExecutor(HostContext):
         return None, "mqjournal cannot read from the host whether it ran"
 
     def _host_time(self, moment: datetime | None) -> str:
-        # A plan's times may be the catalog's, in UTC; the admin compares these with WRKJRNRCV and QMQMMSG.
-        return timefmt.local_time(moment, int(self.tz.utcoffset(None).total_seconds() // 60))
+        # A plan's times may be the catalog's, in UTC; the admin compares these with WRKJRNRCV and QMQMMSG, which
+        # show each time in the offset then in force.
+        if moment is None:
+            return timefmt.local_time(None)
+        return timefmt.local_time(self.tz.at(moment if moment.tzinfo else moment.replace(tzinfo=UTC)))
 
     def _associated(self, approved: RecoveryPlan) -> tuple[bool, str]:
         return associated(approved, self.live(), library=self.target.library, journal=self.target.journal)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, StoredObject
@@ -20,7 +20,7 @@ from mqjournal.ibmi.backups import save_file_contents
 from mqjournal.ibmi.collector import Target, read_state
 from mqjournal.ibmi.db2out import Db2Failure, Row, check_sql_runner, parse_results, value
 from mqjournal.ibmi.discovery import survey
-from mqjournal.ibmi.readings import db2_time, utc_offset
+from mqjournal.ibmi.readings import PartitionZone, db2_time
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import journal_name
 from mqjournal.recovery import restore
@@ -47,13 +47,14 @@ class HostProbe:
     """What a recovery asks first: the host's clock, and whether the journal and the library are there."""
 
     now: datetime
-    tz: timezone
+    tz: PartitionZone
     journal_exists: bool
     library_exists: bool  # judged by its AMQJRNINF user space, which every MQ queue manager library holds
 
 
-def probe(session: IbmiSession, target: Target) -> HostProbe:
-    """One round trip: the clock, the journal's row in JOURNAL_INFO, the library's AMQJRNINF."""
+def probe(session: IbmiSession, target: Target, tz: PartitionZone) -> HostProbe:
+    """One round trip: the clock, the journal's row in JOURNAL_INFO, the library's AMQJRNINF. `tz`: the host's zone
+    as discovered."""
     out = session.run(
         commands.sql(
             commands.host_clock(),
@@ -82,7 +83,7 @@ def probe(session: IbmiSession, target: Target) -> HostProbe:
             "check the user profile's authority to the library",
             msg_id=jrninf.msg_id,
         )
-    tz = utc_offset(clock[0]["UTC_OFFSET"])
+    tz = tz.again(clock[0], where)
     return HostProbe(
         now=db2_time(value(clock[0], "NOW"), tz),
         tz=tz,
@@ -143,7 +144,7 @@ def gather(
     target: Target,
     *,
     host: str,
-    tz: timezone,
+    tz: PartitionZone,
     catalog: Catalog,
     request: Request,
     clusters: Iterable = (),
@@ -168,7 +169,7 @@ def gather(
             f"the request does not match the target {target.qmgr} on {host}",
             "plan for the queue manager the request names",
         )
-    found = probe(session, target)
+    found = probe(session, target, tz)
     snapshot = read_state(session, target, host=host, run_id=run_id, tz=tz) if found.journal_exists else None
     cataloged = catalog.receivers(host, target.library)
     library_saves = catalog.library_saves(host, target.library)
@@ -246,13 +247,15 @@ def _read_what_the_plan_uploads(inputs: Inputs, store: BackupStore) -> Inputs:
         inputs.store = inputs.store.with_reads(reads)
 
 
-def locate(session: IbmiSession, host: str, qm_config) -> tuple[Target, timezone]:
+def locate(
+    session: IbmiSession, host: str, qm_config, *, time_zone_rules: str | None = None
+) -> tuple[Target, PartitionZone]:
     """The target of a queue manager of the fleet file, and the host's time zone, even if its journal is lost.
 
     Discovery finds the journal's message queue when the journal is there; when it is not (a lost library), the
     target is built from the fleet file's library and instance alone.
     """
-    found = survey(session, host, [qm_config])
+    found = survey(session, host, [qm_config], time_zone_rules=time_zone_rules)
     for target in found.targets:
         if target.qmgr == qm_config.name:
             return target, found.tz

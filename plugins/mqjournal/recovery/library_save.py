@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, LibrarySaveRecord, SavedReceiver, SaveFileCopy, SaveRecord, StoredObject
 from mqjournal.errors import MalformedAmqjrninf, MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.savefiles import create_save_file
 from mqjournal.ibmi.transfer import download_save_file
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
@@ -62,7 +63,7 @@ def save_library(
     target: Target,
     *,
     host: str,
-    tz: timezone,
+    tz: PartitionZone,
     catalog: Catalog,
     save_library: str,
     run_id: str,
@@ -168,7 +169,7 @@ def _save_ended_library(
     target: Target,
     *,
     host: str,
-    tz: timezone,
+    tz: PartitionZone,
     catalog: Catalog,
     save_library: str,
     run_id: str,
@@ -348,7 +349,7 @@ def _record(
     *,
     host: str,
     target: Target,
-    tz: timezone,
+    tz: PartitionZone,
     save_library: str,
     save_file: str,
     started: datetime,
@@ -375,7 +376,7 @@ def _record(
         attached_receiver=attached.name,
         attached_at=attached.attached_at,
         oldest_needed_receiver=oldest.receiver,
-        oldest_needed_at=oldest.needed_at.replace(tzinfo=tz),
+        oldest_needed_at=tz.aware(oldest.needed_at),
         threshold_kb=attached.threshold_kb,
         run_id=run_id,
         directory=qmgr_directory(target.qmgr),
@@ -435,11 +436,11 @@ def _new_save_file(
     target: Target,
     save_library: str,
     catalog: Catalog,
-    tz: timezone,
+    tz: PartitionZone,
     taken: str | None = None,
 ) -> str:
     """A save file of its own for this library save, named and described as the receiver saves are."""
-    today = datetime.now(tz).date()
+    today = tz.local(datetime.now(UTC)).date()
     return create_save_file(
         session,
         host=host,

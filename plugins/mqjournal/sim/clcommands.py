@@ -20,6 +20,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from mqjournal.errors import InvalidName
 from mqjournal.names import object_name, qmgr_name
@@ -539,8 +540,9 @@ def crtjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> N
 _OUTPUT_VALUES = ("*", "*PRINT")
 
 
-def _stamp(moment) -> str:
-    return moment.strftime("%m/%d/%y %H:%M:%S") if moment is not None else ""
+def _stamp(partition: Partition, moment: datetime | None) -> str:
+    # The partition's clock then, DST included, as every IBM i display shows a time (no offset).
+    return partition.local(moment).strftime("%m/%d/%y %H:%M:%S") if moment is not None else ""
 
 
 def _output(command: ClCommand) -> None:
@@ -559,7 +561,7 @@ def _journal(partition: Partition, command: ClCommand):
 
 
 def _heading(partition: Partition, title: str, subject: str) -> str:
-    return f"{title:<40} {subject:<21} {partition.name:<10} {_stamp(partition.local_now())}  Page 1\n"
+    return f"{title:<40} {subject:<21} {partition.name:<10} {_stamp(partition, partition.now)}  Page 1\n"
 
 
 def _field(label: str, value: object, indent: int = 2) -> str:
@@ -593,8 +595,8 @@ def wrkjrna(partition: Partition, command: ClCommand, log: JobLog, job: str) -> 
         out.append("  Receiver    Library     Number  Attach Date/Time   Status      Save Date/Time\n")
         for number, r in enumerate(directory, start=1):
             out.append(
-                f"  {r.name:<10}  {r.library:<10}  {number:05d}   {_stamp(r.attached_at):<17}  "
-                f"{r.status.value:<10}  {_stamp(r.saved_at)}\n"
+                f"  {r.name:<10}  {r.library:<10}  {number:05d}   {_stamp(partition, r.attached_at):<17}  "
+                f"{r.status.value:<10}  {_stamp(partition, r.saved_at)}\n"
             )
     return "".join(out)
 
@@ -616,9 +618,9 @@ def dspjrnrcva(partition: Partition, command: ClCommand, log: JobLog, job: str) 
             _field("Threshold (K)", r.threshold_kb),
             _field("Size (K)", r.size_bytes // 1024),
             _field("Status", r.status.value),
-            _field("Attached date/time", _stamp(r.attached_at)),
-            _field("Detached date/time", _stamp(r.detached_at)),
-            _field("Saved date/time", _stamp(r.saved_at)),
+            _field("Attached date/time", _stamp(partition, r.attached_at)),
+            _field("Detached date/time", _stamp(partition, r.detached_at)),
+            _field("Saved date/time", _stamp(partition, r.saved_at)),
             _field("Number of entries", r.entries),
             _field("First sequence number", r.first_sequence if r.first_sequence is not None else ""),
             _field("Last sequence number", r.last_sequence if r.last_sequence is not None else ""),
@@ -647,7 +649,7 @@ def dspjrn(partition: Partition, command: ClCommand, log: JobLog, job: str) -> s
     for r in directory:
         out.append(
             f"  {r.name:<10}  {r.first_sequence:>14}  {r.last_sequence:>14}  {r.entries:>10}  "
-            f"{_stamp(r.first_entry_at):<17}  {_stamp(r.last_entry_at)}\n"
+            f"{_stamp(partition, r.first_entry_at):<17}  {_stamp(partition, r.last_entry_at)}\n"
         )
     return "".join(out)
 

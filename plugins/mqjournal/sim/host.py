@@ -91,6 +91,7 @@ class SimulatedHost:
             self.partition.db2_link = config.system.db2_link
             self.partition.digest_programs = list(config.system.digest_programs)
             self.partition.time_zone = config.system.time_zone or ""
+            self.partition.time_zone_rules = config.time_zone_rules or ""
 
     def apply_system(self, config: HostConfig) -> None:
         """The fleet file's partition setup: release, the signed-on user profile, libraries an admin made, clock."""

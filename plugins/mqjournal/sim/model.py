@@ -426,6 +426,8 @@ class Partition(_State):
     clock_offset_seconds: float = 0
     # System value QTIMZON: the time zone description. "" (a state file from before): the fixed-offset one of `now`.
     time_zone: str = ""
+    # The Olson zone a site's own QTIMZON description follows (the fleet file's host time_zone_rules); "": IBM's.
+    time_zone_rules: str = ""
     user_profile: UserProfile = Field(default_factory=UserProfile)
     # The substitution variables its message descriptions declare (fleet `system.message_formats`), by message ID,
     # where they differ from mqmessages.LAYOUTS: MESSAGE_FILE_DATA shows them and messages are laid out by them.
@@ -449,17 +451,19 @@ class Partition(_State):
 
     def job_format(self) -> JobFormat:
         j = self.job
-        return JobFormat(j.language, j.date_format, j.date_separator, j.time_separator, self.now.tzinfo)
+        # A message's time is shown as the partition's clock showed it then, DST included.
+        zone = timezones.rules(self.time_zone_description(), self.time_zone_rules) or self.now.tzinfo
+        return JobFormat(j.language, j.date_format, j.date_separator, j.time_separator, zone)
 
     def local_now(self) -> datetime:
         return self.local(self.now)
 
     def local(self, moment: datetime) -> datetime:
         """A moment as this partition's clock showed it then: local time without offset, DST included."""
-        return timezones.local(moment, self.time_zone_description())
+        return timezones.local(moment, self.time_zone_description(), self.time_zone_rules)
 
     def utc_offset_now(self) -> timedelta:
-        return timezones.offset_at(self.now, self.time_zone_description())
+        return timezones.offset_at(self.now, self.time_zone_description(), self.time_zone_rules)
 
     def time_zone_description(self) -> str:
         offset = self.now.utcoffset()
