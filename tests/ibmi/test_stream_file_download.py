@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -61,7 +62,7 @@ def test_direct_download_fails_where_sftp_may_not_read_qsys_lib(
 ) -> None:
     store = BackupStore(tmp_path / "backups")
     with pytest.raises(SaveFileTransferError, match=r"refused the download of /QSYS\.LIB/QGPL\.LIB/RCVSAV\.FILE"):
-        download_save_file(session, "QGPL", "RCVSAV", store, meta)
+        download_save_file(session, "QGPL", "RCVSAV", store, meta, via="direct")
     assert store.list_objects() == []
 
 
@@ -154,3 +155,40 @@ def test_a_probe_file_left_by_an_earlier_doctor_warns_with_the_dltf_and_records_
     assert not routes.path.exists()
     with sim_fleet.host().lock:
         assert f"QGPL/{PROBE_FILE}" in sim_fleet.host().partition.save_files  # not the doctor's to delete
+
+
+def test_a_library_save_on_a_host_recorded_stream_file_downloads_both_parts_through_the_stream_file(
+    sim_fleet: SimFleet, executor, tmp_path
+) -> None:
+    """SAVLIB's save file and its IFS part follow the host's recorded route, as the copy step does: each through a
+    stream file, each copy verified against the host's digest, no stream file left behind."""
+    from mqjournal.recovery.library_save import save_library
+
+    routes = DownloadRoutes(tmp_path / "data")
+    routes.record("ibmi1", "stream_file", datetime.now(UTC), "test: sftp-server may not read QSYS.LIB")
+    with sim_fleet.host().lock:
+        sim_fleet.host().partition.faults.qsys_sftp_read_refused = True
+
+    result = save_library(
+        executor.session,
+        executor.target,
+        host=executor.host,
+        tz=executor.tz,
+        catalog=executor.catalog,
+        save_library="QGPL",
+        run_id="lib1",
+        store=executor.store,
+        routes=routes,
+    )
+
+    assert result.not_copied == "" and result.stored is not None and result.directory_stored is not None
+    record = result.record
+    for stored, name in ((result.stored, record.save_file), (result.directory_stored, record.directory_save_file)):
+        with sim_fleet.host().lock:
+            served = savfdata.encode(sim_fleet.host().partition.save_files[f"QGPL/{name}"])
+        assert stored.sha256 == stored.host_sha256 == hashlib.sha256(served).hexdigest()
+        scratch = commands.scratch_file_path("QGPL", name, "lib1")
+        sent = [r["command"] for r in audited(executor.session) if "outcome" in r]
+        assert any(c.endswith(f"cp /QSYS.LIB/QGPL.LIB/{name}.FILE {scratch}") for c in sent), sent
+        assert f"SFTP GET {scratch}" in sent and f"SFTP GET /QSYS.LIB/QGPL.LIB/{name}.FILE" not in sent
+    assert stream_files(sim_fleet) == []

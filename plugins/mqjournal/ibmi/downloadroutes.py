@@ -16,7 +16,7 @@ from datetime import datetime
 from mqjournal.datafolder import DataPath, write_text_atomically
 from mqjournal.ibmi.transfer import Route
 
-__all__ = ["DownloadRoutes"]
+__all__ = ["DownloadRoutes", "route_for"]
 
 log = logging.getLogger(__name__)
 
@@ -48,3 +48,8 @@ class DownloadRoutes:
         routes = self._read()
         routes[host] = {"route": route, "found_at": at.isoformat(), "detail": detail}
         write_text_atomically(self.path, json.dumps(routes, indent=2, sort_keys=True) + "\n")
+
+
+def route_for(routes: DownloadRoutes | None, host: str) -> Route:
+    """How `host`'s save files download: its recorded route, or directly where no record is kept (`routes` None)."""
+    return routes.route(host) if routes is not None else "direct"

@@ -102,7 +102,7 @@ def download_save_file(
     store: BackupStore,
     meta: SaveFileCopy,
     *,
-    via: Route = "direct",
+    via: Route,
 ) -> StoredObject:
     """Copy save file `library`/`name` from the host into `store`, verified, described by `meta` (whose save file
     it must be). A dropped or short transfer is tried again by the session's retry policy, and ends in
@@ -110,8 +110,9 @@ def download_save_file(
     ever left in the store. The copy carries the host's digest (`host_sha256`) and is kept only when its bytes hash
     to it: NoHostDigest (a host without a digest program), NotOurBytes (the save file no longer lists `meta`'s
     receivers, or changed while it was digested) and CopyNotVouched (other bytes arrived) leave nothing in the store.
-    `via` "stream_file" downloads a scratch copy the host makes first (streamcopy), for a host recorded as needing
-    it."""
+    `via` is the host's recorded route (downloadroutes.route_for): "stream_file" downloads a scratch copy the host
+    makes first (streamcopy), for a host recorded as needing it. It has no default, so that no caller downloads
+    directly from a host whose sftp-server may not read QSYS.LIB by leaving it out."""
     path = save_file_path(library, name)
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
