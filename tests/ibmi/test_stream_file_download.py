@@ -9,22 +9,25 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+from pydantic import ValidationError
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
 from mqjournal.doctor import check_host
 from mqjournal.errors import InvalidName
+from mqjournal.fleet import HostConfig
 from mqjournal.ibmi import commands
-from mqjournal.ibmi.audit import read_audit, unexplained_intents
+from mqjournal.ibmi.audit import AuditLog, read_audit, unexplained_intents
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.hostdigest import CopyNotVouched
 from mqjournal.ibmi.routeprobe import PROBE_FILE, find_route
 from mqjournal.ibmi.transfer import SaveFileTransferError, download_save_file
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.names import SCRATCH_DIRECTORY
 from mqjournal.sim import savfdata
 from mqjournal.sim.server import TransferFault
 from tests.conftest import SimFleet
-from tests.ibmi.rcvsav import rcvsav_copy, saved_session
+from tests.ibmi.rcvsav import connector, rcvsav_copy, saved_session
 
 
 @pytest.fixture
@@ -85,7 +88,7 @@ def test_doctor_finds_the_stream_file_route_and_the_copy_step_uses_it(
     assert stored.size_bytes == len(served(sim_fleet))
     assert stream_files(sim_fleet) == []  # removed in the finally
     sent = [r["command"] for r in audited(session) if "outcome" in r]
-    scratch = commands.scratch_file_path("QGPL", "RCVSAV", meta.run_id)
+    scratch = commands.scratch_file_path("QGPL", "RCVSAV", meta.run_id, SCRATCH_DIRECTORY)
     assert any(c.endswith(f"cp /QSYS.LIB/QGPL.LIB/RCVSAV.FILE {scratch}") for c in sent), sent
     assert f"SFTP GET {scratch}" in sent and f"rm -f {scratch}" in sent
     assert any(
@@ -130,10 +133,10 @@ def test_a_save_file_changed_before_its_copy_is_not_downloaded(
 
 
 def test_scratch_paths_are_built_from_validated_names_only() -> None:
-    path = commands.scratch_file_path("QGPL", "RCVSAV", "run'; rm -rf /")
+    path = commands.scratch_file_path("QGPL", "RCVSAV", "run'; rm -rf /", SCRATCH_DIRECTORY)
     assert path.startswith("/tmp/mqjournal/QGPL.RCVSAV.") and path.endswith(".savf") and "'" not in path
     with pytest.raises(InvalidName):
-        commands.scratch_file_path("QGPL", "RCV;SAV", "run1")
+        commands.scratch_file_path("QGPL", "RCV;SAV", "run1", SCRATCH_DIRECTORY)
     with pytest.raises(InvalidName):
         commands.remove_stream_file("/tmp/mqjournal/../../etc/passwd")
 
@@ -187,8 +190,66 @@ def test_a_library_save_on_a_host_recorded_stream_file_downloads_both_parts_thro
         with sim_fleet.host().lock:
             served = savfdata.encode(sim_fleet.host().partition.save_files[f"QGPL/{name}"])
         assert stored.sha256 == stored.host_sha256 == hashlib.sha256(served).hexdigest()
-        scratch = commands.scratch_file_path("QGPL", name, "lib1")
+        scratch = commands.scratch_file_path("QGPL", name, "lib1", SCRATCH_DIRECTORY)
         sent = [r["command"] for r in audited(executor.session) if "outcome" in r]
         assert any(c.endswith(f"cp /QSYS.LIB/QGPL.LIB/{name}.FILE {scratch}") for c in sent), sent
         assert f"SFTP GET {scratch}" in sent and f"SFTP GET /QSYS.LIB/QGPL.LIB/{name}.FILE" not in sent
+    assert stream_files(sim_fleet) == []
+
+
+SCRATCH = "/home/MQADMIN/mqjournal-scratch"
+
+
+def test_the_stream_file_copy_goes_into_the_hosts_scratch_directory(
+    sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
+) -> None:
+    """A host whose /tmp is small names another directory in the fleet file: the copy is made there (mkdir -p of
+    the whole path), downloaded, verified and removed there."""
+    elsewhere = IbmiSession(
+        "ibmi1", sim_fleet.config.user, connector(sim_fleet), audit=session.audit, scratch_directory=SCRATCH
+    )
+    store = BackupStore(tmp_path / "backups")
+    with elsewhere:
+        stored = download_save_file(elsewhere, "QGPL", "RCVSAV", store, meta, via="stream_file")
+
+    assert stored.sha256 == stored.host_sha256 == hashlib.sha256(served(sim_fleet)).hexdigest()
+    scratch = commands.scratch_file_path("QGPL", "RCVSAV", meta.run_id, SCRATCH)
+    assert scratch.startswith(SCRATCH + "/")
+    sent = [r["command"] for r in audited(session) if "outcome" in r]
+    assert f"umask 077 && mkdir -p {SCRATCH} && cp /QSYS.LIB/QGPL.LIB/RCVSAV.FILE {scratch}" in sent
+    assert f"SFTP GET {scratch}" in sent and f"rm -f {scratch}" in sent
+    assert stream_files(sim_fleet) == []
+
+
+@pytest.mark.parametrize(
+    "directory",
+    ["tmp/mqjournal", "/", "/tmp/a;rm -rf /", "/tmp/$(id)", "/tmp/a b", "/tmp/../etc", "/QSYS.LIB/QGPL.LIB", "/tmp/'x"],
+)
+def test_a_scratch_directory_that_is_not_a_plain_absolute_ifs_path_is_refused_in_the_fleet_file(directory) -> None:
+    with pytest.raises(ValidationError, match=r"scratch_directory[\s\S]*(IFS|QSYS\.LIB)[\s\S]*/tmp/mqjournal"):
+        HostConfig(name="ibmi1", scratch_directory=directory)
+    with pytest.raises(InvalidName):
+        IbmiSession("ibmi1", "MQADMIN", lambda: None, audit=AuditLog(None), scratch_directory=directory)  # type: ignore[arg-type,return-value]  # never connects
+
+
+def test_the_scratch_directory_defaults_to_tmp_mqjournal_and_is_kept_without_a_trailing_slash() -> None:
+    assert HostConfig(name="ibmi1").scratch_directory == "/tmp/mqjournal"
+    assert HostConfig(name="ibmi1", scratch_directory=SCRATCH + "/").scratch_directory == SCRATCH
+
+
+def test_the_doctor_probes_through_the_hosts_scratch_directory_and_reports_it(sim_fleet: SimFleet, tmp_path) -> None:
+    with sim_fleet.host().lock:
+        sim_fleet.host().partition.faults.qsys_sftp_read_refused = True
+    host = sim_fleet.config.host("ibmi1").model_copy(update={"scratch_directory": SCRATCH})
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    routes = DownloadRoutes(tmp_path / "data")
+
+    report = check_host(sim_fleet.config, host, connect=connector(sim_fleet), audit=audit, routes=routes)
+
+    check = next(c for c in report.checks if c.name == "downloading a save file")
+    assert check.status == "pass" and check.detail.startswith("stream_file:"), check
+    assert f"scratch directory {SCRATCH}" in check.detail
+    assert routes.route("ibmi1") == "stream_file"
+    sent = [r["command"] for r in read_audit(tmp_path / "audit.jsonl") if "outcome" in r]
+    assert any(f"mkdir -p {SCRATCH} && cp " in c for c in sent), sent
     assert stream_files(sim_fleet) == []

@@ -56,7 +56,7 @@ def find_route(session: IbmiSession, save_library: str) -> RouteFound:
         if stream is None:
             return RouteFound(
                 "stream_file",
-                f"SFTP may not read /QSYS.LIB save files ({direct}); a copy in {commands.SCRATCH_DIR} (PASE cp) "
+                f"SFTP may not read /QSYS.LIB save files ({direct}); a copy in {session.scratch_directory} (PASE cp) "
                 "downloads and matches the host's digest",
             )
         return RouteFound(None, f"the direct read failed ({direct}), and so did the stream file copy ({stream})")

@@ -40,7 +40,7 @@ def through_stream_file(
     """`download(stream_file)` of a scratch copy of save file `library`/`name`, once the host's digest of that copy
     equals `host_sha256` (the save file's, read just before); the copy is removed afterwards, whatever happened."""
     where = f"{session.host} {library}/{name}"
-    scratch = commands.scratch_file_path(library, name, run_id)
+    scratch = commands.scratch_file_path(library, name, run_id, session.scratch_directory)
     try:
         out = session.run(commands.copy_to_stream_file(library, name, scratch))
         if out.exit_status != 0:
@@ -48,8 +48,8 @@ def through_stream_file(
             raise ScratchCopyFailed(
                 where,
                 f"the save file could not be copied to the stream file {scratch} ({said}); nothing was downloaded",
-                f"check that {commands.SCRATCH_DIR} can be created and written by {session.user} (and that /tmp "
-                "has room for the save file), then run the step again",
+                f"check that {session.scratch_directory} can be created and written by {session.user} (and has "
+                "room for the save file; the fleet file's scratch_directory names another), then run the step again",
             )
         copied = hostdigest.file_sha256(session, scratch, where)
         if copied != host_sha256:

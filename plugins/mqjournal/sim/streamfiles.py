@@ -6,7 +6,7 @@ into a stream file byte for byte (ansible-for-i `plugins/action/ibmi_fetch.py` d
 its checksum with the host's); `rm` removes it. What the simulator does:
 - Only stream files copied from a save file are kept (`Partition.stream_files`), holding the save as it was when
   copied; their bytes are the save file's (`savfdata`), so a digest or a download of the copy equals the save
-  file's. Directories are only those `mkdir` made (and /tmp).
+  file's. Directories are only those `mkdir` made (and /tmp); `mkdir -p` makes every missing one of the path (POSIX).
 - Messages are AIX's (`cp: SRC: No such file or directory`, `mkdir: cannot create DIR.`): ASSUMED wording; the client
   reads only the exit status and shows the text.
 - Modes: a new file is 0666 less the umask. Authority to the save file is QSYS.LIB's (`qsyslib.read_save_file`);
@@ -65,17 +65,20 @@ class Pase:
         err = []
         for path in (posixpath.normpath(a) for a in args if not a.startswith("-")):
             directories = self._partition.directories
-            parent = posixpath.dirname(path)
-            if path in directories:
+            if path in directories or path == "/":
                 if not parents:
                     err.append(f"mkdir: cannot create {path}.\n{path}: File exists\n")
                 continue
-            if in_qsys_lib(path) or (parent not in directories and not (parents and parent == "/tmp")):
+            # -p makes each missing directory of the path, as POSIX mkdir does; without it the parent must exist.
+            missing = [path]
+            while parents and (parent := posixpath.dirname(missing[-1])) not in directories and parent != "/":
+                missing.append(parent)
+            if in_qsys_lib(path) or posixpath.dirname(missing[-1]) not in [*directories, "/"]:
                 err.append(
                     f"mkdir: cannot create {path}.\n{path}: A file or directory in the path name does not exist.\n"
                 )
                 continue
-            directories.append(path)
+            directories.extend(reversed(missing))
         return ExecResult(1 if err else 0, "", "".join(err))
 
     def cp(self, args: list[str]) -> ExecResult:
