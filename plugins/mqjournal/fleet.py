@@ -135,6 +135,9 @@ class FaultsConfig(_Config):
     qsys_sftp_read_refused: bool = Field(
         False, description="sftp-server may not read /QSYS.LIB save files (download via a stream file instead)"
     )
+    qsys_pase_copy_refused: bool = Field(
+        False, description="PASE cp may not read /QSYS.LIB save files either (CPYTOSTMF copies them instead)"
+    )
     commands: list[CommandFaultConfig] = Field(default_factory=list)
 
 

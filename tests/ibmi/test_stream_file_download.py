@@ -5,6 +5,7 @@ the stream file, verified against the host's digest, the stream file removed, ev
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -128,7 +129,9 @@ def test_a_save_file_changed_before_its_copy_is_not_downloaded(
 
     store = BackupStore(tmp_path / "backups")
     with pytest.raises(NotOurBytes, match="changed between its digest and its copy"):
-        streamcopy.through_stream_file(session, "QGPL", "RCVSAV", "run1", "0" * 64, lambda scratch: scratch)
+        streamcopy.through_stream_file(
+            session, "QGPL", "RCVSAV", "run1", "0" * 64, lambda scratch: scratch, by="stream_file"
+        )
     assert store.list_objects() == [] and stream_files(sim_fleet) == []
 
 
@@ -252,4 +255,57 @@ def test_the_doctor_probes_through_the_hosts_scratch_directory_and_reports_it(si
     assert routes.route("ibmi1") == "stream_file"
     sent = [r["command"] for r in read_audit(tmp_path / "audit.jsonl") if "outcome" in r]
     assert any(f"mkdir -p {SCRATCH} && cp " in c for c in sent), sent
+    assert stream_files(sim_fleet) == []
+
+
+def test_where_pase_cp_is_refused_too_the_doctor_records_cpytostmf_and_the_copy_step_uses_it(
+    sim_fleet: SimFleet, session: IbmiSession, meta: SaveFileCopy, tmp_path
+) -> None:
+    """IBM documents that CPYTOSTMF copies a save file to a stream file: where neither sftp-server nor PASE cp may
+    read QSYS.LIB, the probe finds that route, and downloads then copy by CPYTOSTMF, verified by the host's digest."""
+    with sim_fleet.host().lock:
+        sim_fleet.host().partition.faults.qsys_pase_copy_refused = True
+    routes = DownloadRoutes(tmp_path / "data")
+    host = sim_fleet.config.host("ibmi1")
+
+    report = check_host(sim_fleet.config, host, session=session, routes=routes)
+
+    check = next(c for c in report.checks if c.name == "downloading a save file")
+    assert check.status == "pass" and check.detail.startswith("cpytostmf:"), check
+    assert "PASE cp" in check.detail and "Operation not supported" in check.detail
+    assert routes.route("ibmi1") == "cpytostmf"
+    store = BackupStore(tmp_path / "backups")
+    stored = download_save_file(session, "QGPL", "RCVSAV", store, meta, via=routes.route("ibmi1"))
+    assert stored.sha256 == stored.host_sha256 == hashlib.sha256(served(sim_fleet)).hexdigest()
+    scratch = commands.scratch_file_path("QGPL", "RCVSAV", meta.run_id, SCRATCH_DIRECTORY)
+    sent = [r["command"] for r in audited(session) if "outcome" in r]
+    cl = f"CPYTOSTMF FROMMBR('/QSYS.LIB/QGPL.LIB/RCVSAV.FILE') TOSTMF('{scratch}') STMFOPT(*REPLACE)"
+    assert f"system {shlex.quote(cl)}" in sent
+    assert f"SFTP GET {scratch}" in sent and f"rm -f {scratch}" in sent
+    assert stream_files(sim_fleet) == []
+    assert session.audit.path is not None and unexplained_intents(session.audit.path, "ibmi1") == []
+
+
+def test_where_no_copy_downloads_the_doctor_fails_and_records_nothing(
+    sim_fleet: SimFleet, session: IbmiSession, tmp_path
+) -> None:
+    """CPYTOSTMF refused as IBM i refuses a copy (a diagnostic, then CPFA097): no route is recorded, and the check
+    names each way that failed."""
+    from mqjournal.sim.model import CommandFault
+
+    probe = commands.save_file_path("QGPL", PROBE_FILE)
+    with sim_fleet.host().lock:
+        faults = sim_fleet.host().partition.faults
+        faults.qsys_pase_copy_refused = True
+        faults.commands.append(
+            CommandFault(pattern="CPYTOSTMF", msg_id="CPFA097", tokens=[probe], diagnostics=[["CPFA09C", probe]])
+        )
+    routes = DownloadRoutes(tmp_path / "data")
+
+    report = check_host(sim_fleet.config, sim_fleet.config.host("ibmi1"), session=session, routes=routes)
+
+    check = next(c for c in report.checks if c.name == "downloading a save file")
+    assert check.status == "fail" and "by CPYTOSTMF" in check.detail and "CPFA097" in check.detail, check
+    assert "scratch_directory" in check.fix
+    assert not routes.path.exists()
     assert stream_files(sim_fleet) == []

@@ -614,6 +614,25 @@ def copy_to_stream_file(library: str, name: str, stream_file: str) -> Command:
     return Command(text=f"umask 077 && mkdir -p {directory} && cp {source} {target}", idempotent=True)
 
 
+def make_scratch_directory(stream_file: str) -> Command:
+    """`mkdir -p` of the directory `stream_file` goes into, readable by the profile alone (umask 077), before
+    CPYTOSTMF copies into it (CPYTOSTMF makes no directory). Sent again after a dropped connection: it makes only
+    what is missing."""
+    _scratch(stream_file)
+    return Command(text=f"umask 077 && mkdir -p {shlex.quote(stream_file.rpartition('/')[0])}", idempotent=True)
+
+
+def copy_to_stream_file_by_cl(library: str, name: str, stream_file: str) -> Command:
+    """CPYTOSTMF of save file `library`/`name` into `stream_file`, where PASE `cp` may not read QSYS.LIB: IBM's CL
+    reference says CPYTOSTMF "copies either a database file member or a save file to a stream file" and converts
+    data only "when copying a database file member"; STMFOPT(*REPLACE) as vscode-ibmi-fs sends it, so a scratch file
+    left by an interrupted run is written over (docs/ibmi-interfaces.md, section 5). Both paths are built from
+    validated names, so neither holds a quote. Writes only the scratch file: sent again after a drop."""
+    source, target = save_file_path(library, name), stream_file
+    _scratch(target)
+    return cl(f"CPYTOSTMF FROMMBR('{source}') TOSTMF('{target}') STMFOPT(*REPLACE)", idempotent=True)
+
+
 def remove_stream_file(stream_file: str) -> Command:
     """`rm -f` of a scratch stream file (none there is no error: removing it twice is the same)."""
     return Command(text=f"rm -f {_scratch(stream_file)}", idempotent=True)
