@@ -5,9 +5,9 @@ programs on /dev/null (`hostdigest.discover`), and CHKOBJ
 (which checks an object's existence and the job user's authority to it, and changes nothing). With a data folder to
 record it in (`routes`: the command line gives one; the DAGs' preflight does not, so that it only reads), it makes
 one write, audited: the download probe (`routeprobe`) creates an empty scratch save file in the save library,
-downloads it directly or through a PASE copy in a stream file, and deletes both, to record how this host's save
-files download. Nothing else it sends creates, changes or deletes anything; a test holds it to that through the
-simulator's log of received commands.
+downloads it directly or through a stream file copy in the host's scratch directory (PASE cp, else CPYTOSTMF), and
+deletes both, to record how this host's save files download. Nothing else it sends creates, changes or deletes
+anything; a test holds it to that through the simulator's log of received commands.
 
 What each mqjournal step needs (checked here; sources in docs/ibmi-interfaces.md, "assumed" where no IBM page was
 retrieved):
