@@ -80,7 +80,6 @@ def plan(rig: Rig, kind: RecoveryKind) -> RecoveryPlan:
         catalog=rig.catalog,
         request=rig.request(kind),
         store=rig.store,
-        routes=None,
     )
     return plan_recovery(inputs)
 
