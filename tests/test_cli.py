@@ -531,3 +531,33 @@ def test_doctor_appends_to_the_data_folders_audit_log_not_the_current_folder(
     main(["doctor", "--fleet", str(fleet)])
     capsys.readouterr()
     assert read_audit(tmp_path / "data" / "audit.jsonl") and list(elsewhere.iterdir()) == []
+
+
+def test_save_library_downloads_by_the_route_the_doctor_recorded_in_the_hosts_scratch_directory(
+    sim_fleet: SimFleet, tmp_path, capsys, monkeypatch
+):
+    """A host recorded `stream_file` whose sftp-server may not read QSYS.LIB: `mqjournal save-library` copies both
+    save files through stream files in the fleet file's scratch_directory for the host, verified, none left behind."""
+    from mqjournal.ibmi.downloadroutes import DownloadRoutes
+
+    scratch = "/home/MQADMIN/scratch"
+    fleet = tmp_path / "fleet.yaml"
+    host = {"name": "ibmi1", "port": sim_fleet.ports["ibmi1"], "scratch_directory": scratch}
+    fleet.write_text(yaml.safe_dump({"state_dir": str(sim_fleet.config.state_dir), "hosts": [host]}))
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    DownloadRoutes(tmp_path / "data").record("ibmi1", "stream_file", datetime.now(UTC), "test")
+    with sim_fleet.host().lock:
+        sim_fleet.host().partition.faults.qsys_sftp_read_refused = True
+    audit = tmp_path / "audit.jsonl"
+
+    queue_manager = ["--fleet", str(fleet), "--host", "ibmi1", "--qmgr", "TEST", "--catalog", catalog_url(tmp_path)]
+    code = main(["save-library", *queue_manager, "--audit", str(audit), "--save-library", "QGPL"])
+
+    out = capsys.readouterr().out
+    assert code == 0 and "copied into the backup store" in out
+    sent = [r["command"] for r in read_audit(audit) if "outcome" in r]
+    copies = [c for c in sent if f"mkdir -p {scratch} && cp /QSYS.LIB/QGPL.LIB/" in c]
+    assert len(copies) == 2, sent  # SAVLIB's save file and its IFS part's
+    assert not any(c.startswith("SFTP GET /QSYS.LIB/") for c in sent)
+    with sim_fleet.host().lock:
+        assert sim_fleet.host().partition.stream_files == {}

@@ -186,6 +186,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _recover(args: argparse.Namespace) -> int:
     """Plan a recovery of one queue manager on the live host (read only); with --execute --yes, run it."""
     from mqjournal.errors import MqJournalError
+    from mqjournal.ibmi.downloadroutes import DownloadRoutes
     from mqjournal.recovery import connect
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.gather import clusters_of, gather, locate
@@ -242,6 +243,7 @@ def _recover(args: argparse.Namespace) -> int:
             setup.catalog,
             args.run_id or _run_id("recover"),
             store,
+            routes=DownloadRoutes(settings.data_folder),
             clusters=tuple(clusters),
         )
         return _execute_recovery(executor, plan, as_json=args.json)
@@ -296,6 +298,7 @@ def _save_library(args: argparse.Namespace) -> int:
     """SAVLIB of a queue manager library with the queue manager ended, verified, recorded in the catalog and copied
     into the backup store: exit 0, or 3 when the save stands on the host but its copy into the store failed."""
     from mqjournal.errors import MqJournalError
+    from mqjournal.ibmi.downloadroutes import DownloadRoutes
     from mqjournal.names import save_library_for
     from mqjournal.recovery import connect
     from mqjournal.recovery.gather import locate
@@ -327,6 +330,8 @@ def _save_library(args: argparse.Namespace) -> int:
                 save_library=library,
                 run_id=args.run_id or _run_id("savlib"),
                 store=store,
+                # How `mqjournal doctor` found this host downloads: the same record the DAGs' copy step reads.
+                routes=DownloadRoutes(Settings.from_env().data_folder),
             )
         except MqJournalError as exc:
             print(f"mqjournal save-library: {exc}", file=sys.stderr)

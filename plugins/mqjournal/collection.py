@@ -81,6 +81,7 @@ def collect_host(
             connect or fleet_connector(config, host),
             audit=audit,
             sql_runner=host.sql_runner,
+            scratch_directory=host.scratch_directory,
         ) as session:
             found = discovery.survey(session, host.name, host.queue_managers, time_zone_rules=host.time_zone_rules)
             result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]

@@ -5,9 +5,9 @@ programs on /dev/null (`hostdigest.discover`), and CHKOBJ
 (which checks an object's existence and the job user's authority to it, and changes nothing). With a data folder to
 record it in (`routes`: the command line gives one; the DAGs' preflight does not, so that it only reads), it makes
 one write, audited: the download probe (`routeprobe`) creates an empty scratch save file in the save library,
-downloads it directly or through a PASE copy in a stream file, and deletes both, to record how this host's save
-files download. Nothing else it sends creates, changes or deletes anything; a test holds it to that through the
-simulator's log of received commands.
+downloads it directly or through a stream file copy in the host's scratch directory (PASE cp, else CPYTOSTMF), and
+deletes both, to record how this host's save files download. Nothing else it sends creates, changes or deletes
+anything; a test holds it to that through the simulator's log of received commands.
 
 What each mqjournal step needs (checked here; sources in docs/ibmi-interfaces.md, "assumed" where no IBM page was
 retrieved):
@@ -36,7 +36,6 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.commands import SCRATCH_DIR
 from mqjournal.ibmi.db2out import Db2Failure, Db2OutputError, Row, parse_results, value
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
@@ -140,6 +139,7 @@ def checking_session(
         connect,
         audit=audit,
         sql_runner=host.sql_runner,
+        scratch_directory=host.scratch_directory,
         retry=RetryPolicy(attempts=1),
         command_timeout=command_timeout,
     )
@@ -377,12 +377,17 @@ def _download_route(
             "downloading a save file",
             "fail",
             found.detail,
-            f"grant the profile *R to save files in {save_library} and let it create {SCRATCH_DIR} (or check that "
-            "sftp-server runs), then run mqjournal doctor again; until then no copy leaves this partition",
+            f"grant the profile *R to save files in {save_library} and let it create {session.scratch_directory} "
+            "(or name another in the fleet file's scratch_directory, or check that sftp-server runs), then run "
+            "mqjournal doctor again; until then no copy leaves this partition",
         )
         return
     routes.record(host, found.route, datetime.now(UTC), found.detail)
-    report.add("downloading a save file", "pass", f"{found.route}: {found.detail} (recorded for the copy step)")
+    report.add(
+        "downloading a save file",
+        "pass",
+        f"{found.route}: {found.detail} (recorded for the copy step; scratch directory {session.scratch_directory})",
+    )
 
 
 def _profile(report: HostReport, h: _Host, user: str) -> Profile | None:

@@ -15,7 +15,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from mqjournal.names import OBJECT_NAME_PATTERN, ObjectName, QueueManagerName, qmgr_library_for
+from mqjournal.names import (
+    OBJECT_NAME_PATTERN,
+    SCRATCH_DIRECTORY,
+    ObjectName,
+    QueueManagerName,
+    qmgr_library_for,
+    scratch_directory,
+)
 from mqjournal.space import DataCompression
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
@@ -64,6 +71,7 @@ def legacy_conn_id_for(host: str) -> str:
 HostName = Annotated[str, AfterValidator(_host_name)]
 MqObjectName = Annotated[str, AfterValidator(_mq_object)]
 UtcOffset = Annotated[str, AfterValidator(_offset)]
+ScratchDirectory = Annotated[str, AfterValidator(scratch_directory)]
 
 
 class _Config(BaseModel):
@@ -127,6 +135,9 @@ class FaultsConfig(_Config):
     ccsid_unconvertible: bool = Field(False, description="user space character data does not convert (read bytes)")
     qsys_sftp_read_refused: bool = Field(
         False, description="sftp-server may not read /QSYS.LIB save files (download via a stream file instead)"
+    )
+    qsys_pase_copy_refused: bool = Field(
+        False, description="PASE cp may not read /QSYS.LIB save files either (CPYTOSTMF copies them instead)"
     )
     commands: list[CommandFaultConfig] = Field(default_factory=list)
 
@@ -267,6 +278,12 @@ class HostConfig(_Config):
     # /QOpenSys/usr/bin/qsh -c "db2 ...", since db2 is a QSH utility that PASE does not have on its PATH;
     # `db2`: a bare db2, for partitions where an admin linked /QOpenSys/usr/bin/db2 to qsh.
     sql_runner: Literal["qsh", "db2"] = "qsh"
+    # Real configuration: where a save file is copied to a stream file for its download, on a host whose sftp-server
+    # may not read QSYS.LIB itself (ibmi/streamcopy.py); the probe of `mqjournal doctor` uses it too. A plain absolute
+    # IFS directory: the profile must be able to create it (mkdir -p) and hold a save file's size in it.
+    scratch_directory: ScratchDirectory = Field(
+        SCRATCH_DIRECTORY, description="the IFS directory for a save file's stream file copy (default /tmp/mqjournal)"
+    )
     system: PartitionSystemConfig = Field(default_factory=PartitionSystemConfig)
     queue_managers: list[QueueManagerConfig] = Field(default_factory=list)
     faults: FaultsConfig = Field(default_factory=FaultsConfig)

@@ -57,6 +57,36 @@ def object_name(value: object, *, what: str = "object") -> str:
     return name
 
 
+SCRATCH_DIRECTORY = "/tmp/mqjournal"
+"""Where a save file is copied to a stream file for its download (ibmi/streamcopy.py) unless the fleet file names
+another directory for the host (`scratch_directory`): under /tmp, as IBM's ansible ibmi_fetch copies to /tmp/.ansible.
+"""
+
+_IFS_SEGMENT = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}")
+_SCRATCH_MAX = 200
+
+
+def scratch_directory(value: object) -> str:
+    """`value` as a directory for scratch stream files, or InvalidName: an absolute IFS path of plain segments
+    (letters, digits, '_', '.', '-'; no '.' or '..'), so that it goes into a shell or CL command as one token that
+    needs no quoting and names no other directory; not in QSYS.LIB, whose objects are not stream files."""
+    action = "give an absolute directory such as /tmp/mqjournal: segments of A-Z a-z 0-9 _ . - only"
+    if not isinstance(value, str) or not value.startswith("/") or len(value) > _SCRATCH_MAX:
+        raise InvalidName(
+            repr(value),
+            f"a scratch directory must be an absolute IFS path of at most {_SCRATCH_MAX} characters",
+            action,
+        )
+    segments = value.removesuffix("/").split("/")[1:]
+    if not segments or any(not _IFS_SEGMENT.fullmatch(s) or s in (".", "..") for s in segments):
+        raise InvalidName(
+            repr(value), "not a plain absolute IFS directory (no shell or CL characters, no . or ..)", action
+        )
+    if segments[0].upper() == "QSYS.LIB":
+        raise InvalidName(repr(value), "a scratch directory in QSYS.LIB holds no stream files", action)
+    return "/" + "/".join(segments)
+
+
 def qmgr_name(value: object) -> str:
     """Return `value` as an MQ queue manager name (case kept: MQ names are case-sensitive)."""
     if not isinstance(value, str) or not _QMGR_NAME.fullmatch(value):

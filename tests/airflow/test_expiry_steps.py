@@ -211,6 +211,7 @@ def test_a_plan_that_went_stale_before_approval_deletes_nothing(settings, target
             save_library="QGPL",
             run_id="lib-late",
             store=store(settings),
+            routes=None,
         )
     files = set(sim_fleet.host().partition.save_files)
 

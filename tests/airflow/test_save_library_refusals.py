@@ -85,4 +85,5 @@ def test_a_library_save_refuses_to_go_into_the_library_it_saves(tmp_path):
             catalog=Catalog(f"sqlite:///{tmp_path}/c.db"),
             save_library="QMTEST",
             run_id="r1",
+            routes=None,
         )

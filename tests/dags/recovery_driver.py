@@ -54,6 +54,7 @@ def main(workdir: Path) -> None:
     from mqjournal.airflow.settings import settings
     from mqjournal.backupstore import BackupStore
     from mqjournal.catalog import Catalog
+    from mqjournal.ibmi.downloadroutes import DownloadRoutes
     from mqjournal.recovery.gather import locate
     from mqjournal.recovery.library_save import save_library
     from tests.dags.hitl import EVERY_QUEUE_MANAGER, Responder
@@ -97,6 +98,7 @@ def main(workdir: Path) -> None:
                 save_library="QGPL",
                 run_id=f"{name}-save-1",
                 store=store,
+                routes=DownloadRoutes(s.data_folder),
             )
     library_save = library_saves["library"]
     for name in SCENARIOS:

@@ -211,6 +211,7 @@ def test_a_library_saves_two_files_leave_the_host_by_the_partitions_clock(sim_fl
         save_library="QGPL",
         run_id="lib1",
         store=executor.store,
+        routes=executor.routes,
     )
     (record,) = executor.catalog.library_saves(executor.host, executor.target.library)
     both = sorted([record.save_file_path, record.directory_save_file_path])

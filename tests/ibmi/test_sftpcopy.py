@@ -129,7 +129,7 @@ def test_a_large_save_file_downloads_whole_with_its_sha256(
     if through == "channel":
         session = new_session(sim_fleet, tmp_path, lambda: connector(sim_fleet)())
     store = BackupStore(tmp_path / "backups")
-    stored = download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"))
+    stored = download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"), via="direct")
     assert len(served) > 8 * MIB
     assert (stored.size_bytes, stored.sha256) == (len(served), hashlib.sha256(served).hexdigest())
     assert store.fs.cat_file(f"{store.root}/{stored.key}") == served
@@ -147,7 +147,7 @@ def test_a_download_dropped_mid_file_resumes_from_the_last_byte_received(
     dropped_at = 5 * MIB
     sim_fleet.service.faults["ibmi1"].transfers.append(TransferFault("BIGSAV", "get", after_bytes=dropped_at))
     store = BackupStore(tmp_path / "backups")
-    stored = download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"))
+    stored = download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"), via="direct")
     assert stored.sha256 == hashlib.sha256(served).hexdigest()
     first, second = gets(session)
     assert (first["attempt"], first["outcome"], second["attempt"], second["outcome"]) == (
@@ -191,7 +191,7 @@ def test_a_download_dropped_on_every_attempt_gives_up_after_the_sessions_attempt
     sim_fleet.service.faults["ibmi1"].transfers.append(TransferFault("BIGSAV", "get", after_bytes=0, times=3))
     store = BackupStore(tmp_path / "backups")
     with pytest.raises(Exception, match="all 3 attempt"):
-        download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"))
+        download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"), via="direct")
     assert [r["outcome"] for r in gets(session)] == ["transport_error"] * 3
     assert store.fs.find(store.root) == []
 
@@ -232,7 +232,7 @@ def test_several_save_files_of_one_host_download_at_once_each_whole(
     def copy(name: str) -> None:
         started.wait()
         try:
-            stored[name] = download_save_file(session, "QGPL", name, store, meta_for(name))
+            stored[name] = download_save_file(session, "QGPL", name, store, meta_for(name), via="direct")
         except Exception as exc:  # pragma: no cover - reported by the assert below
             errors.append(exc)
 
@@ -326,7 +326,7 @@ def test_a_save_file_that_changed_before_the_resume_is_copied_again_from_its_fir
     # The copy starts over from the first byte and arrives whole, but the host digested the bytes saved before: the
     # copy is not this save's, so it is removed and nothing counts (hostdigest).
     with pytest.raises(CopyNotVouched, match="not the host's"):
-        download_save_file(changing, "QGPL", "BIGSAV", store, meta_for("BIGSAV"))
+        download_save_file(changing, "QGPL", "BIGSAV", store, meta_for("BIGSAV"), via="direct")
     assert store.fs.find(store.root) == []
     outcomes = [(r["attempt"], r["outcome"]) for r in gets(changing)]
     assert outcomes == [(1, "transport_error"), (2, "failed"), (1, "ok")]

@@ -80,7 +80,7 @@ def store_files(store: BackupStore) -> list[str]:
 
 
 def stored_copy(session: IbmiSession, store: BackupStore, meta: SaveFileCopy) -> StoredObject:
-    return download_save_file(session, "QGPL", "RCVSAV", store, meta)
+    return download_save_file(session, "QGPL", "RCVSAV", store, meta, via="direct")
 
 
 # --- download ---------------------------------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def test_downloading_a_missing_save_file_is_no_such_save_file(
 ):
     missing = meta.model_copy(update={"save_file": "NOSUCH"})
     with pytest.raises(SaveFileNotFound, match="no such save file"):
-        download_save_file(session, "QGPL", "NOSUCH", store, missing)
+        download_save_file(session, "QGPL", "NOSUCH", store, missing, via="direct")
     assert store_files(store) == []
 
 

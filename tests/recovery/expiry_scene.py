@@ -65,6 +65,7 @@ def build_history(
             save_library="QGPL",
             run_id=f"lib-{target.qmgr}-{n}",
             store=store,
+            routes=None,
         )
 
 

@@ -359,7 +359,14 @@ def clustered(tmp_path: Path):
 
 def take_library_save(rig: Rig, run_id: str = "lib1"):
     return save_library(
-        rig.session, rig.target, host="ibmi1", tz=rig.tz, catalog=rig.catalog, save_library="QGPL", run_id=run_id
+        rig.session,
+        rig.target,
+        host="ibmi1",
+        tz=rig.tz,
+        catalog=rig.catalog,
+        save_library="QGPL",
+        run_id=run_id,
+        routes=None,
     )
 
 

@@ -62,7 +62,7 @@ def copy_into_store(rig: Rig, paths: list[str]) -> None:
             run_id=in_file[0].run_id if in_file else "lib",
             objects=tuple(SavedReceiver.from_save(s) for s in in_file),
         )
-        rig.catalog.record_stored(download_save_file(rig.session, library, name, rig.store, meta))
+        rig.catalog.record_stored(download_save_file(rig.session, library, name, rig.store, meta, via="direct"))
 
 
 def remove_from_host(rig: Rig, paths: list[str]) -> None:
@@ -205,6 +205,7 @@ def test_a_library_save_is_copied_into_the_store_and_recorded(rig: Rig):
         save_library="QGPL",
         run_id="lib1",
         store=rig.store,
+        routes=None,
     )
     assert result.stored is not None and result.not_copied == ""
     # Both parts of the library save: the SAVLIB's save file and the SAV of the IFS directory (no receivers in it).
@@ -230,6 +231,7 @@ def test_a_library_save_whose_copy_fails_stands_on_the_host_and_says_it_is_not_b
         save_library="QGPL",
         run_id="lib1",
         store=rig.store,
+        routes=None,
     )
     assert result.stored is None
     assert "NOT backed up off the partition" in result.not_copied and result.record.save_file_path in result.not_copied
@@ -250,6 +252,7 @@ def test_a_lost_library_comes_back_from_the_store_alone_and_starts(rig: Rig):
         save_library="QGPL",
         run_id="lib1",
         store=rig.store,
+        routes=None,
     )
     assert library_save.stored is not None
     rig.fleet.host().advance(timedelta(hours=2))

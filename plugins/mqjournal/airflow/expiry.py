@@ -34,6 +34,7 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.policy import Policy
 from mqjournal.recovery import expiry, store_expiry
@@ -264,7 +265,8 @@ def execute_on(
     discarded_before = catalog.discarded_save_files(target.host) & planned
     host_part: dict[str, Any] = {}
     if session is not None and runs_on_host(proposal):
-        host_part = _expire_on_host(session, proposal, run_id, policy, catalog, store)
+        routes = DownloadRoutes(settings.data_folder)  # as the maintenance DAG's steps: the doctor's record
+        host_part = _expire_on_host(session, proposal, run_id, policy, catalog, store, routes)
     removed = store_expiry.expire_copies(
         catalog,
         store,
@@ -310,13 +312,27 @@ def execute_batch(
 
 
 def _expire_on_host(
-    session: IbmiSession, proposal: ExpiryProposal, run_id: str, policy: Policy, catalog: Catalog, store: BackupStore
+    session: IbmiSession,
+    proposal: ExpiryProposal,
+    run_id: str,
+    policy: Policy,
+    catalog: Catalog,
+    store: BackupStore,
+    routes: DownloadRoutes,
 ) -> dict[str, Any]:
     """The executor's run, as ExpiryOutcome fields: what it ran, or why it stopped and what it ran before."""
     target = proposal.target
     try:
         result = RecoveryExecutor(
-            session, target.target, target.host, target.tz, catalog, run_id, store, policy=policy
+            session,
+            target.target,
+            target.host,
+            target.tz,
+            catalog,
+            run_id,
+            store,
+            routes=routes,
+            policy=policy,
         ).execute(proposal.plan)
     except StepFailed as exc:
         return {"steps": [f"{d.outcome}: {d.command}" for d in exc.done], "failure": str(exc)}

@@ -28,6 +28,7 @@ from mqjournal.ibmi.transport import (
     RetryPolicy,
     ssh_connector,
 )
+from mqjournal.names import SCRATCH_DIRECTORY
 from mqjournal.settings import SshSettings
 
 
@@ -42,7 +43,9 @@ class IbmiHook(BaseHook):
     :param audit_path: the JSON Lines audit log every command is appended to.
     :param max_answer_bytes: the most one command's answer may bring back (stdout and stderr, 64 MiB by default).
     :param sql_runner: how SQL reaches the partition's db2 utility, the fleet file's `sql_runner` for the host: "qsh"
-        (the default, /QOpenSys/usr/bin/qsh -c "db2 ...", what a stock partition has) or "db2" (an admin's link)."""
+        (the default, /QOpenSys/usr/bin/qsh -c "db2 ...", what a stock partition has) or "db2" (an admin's link).
+    :param scratch_directory: the fleet file's `scratch_directory` for the host: where a save file is copied to a
+        stream file for its download where the host needs that (/tmp/mqjournal by default)."""
 
     conn_name_attr = "ssh_conn_id"
     default_conn_name = "ibmi_default"
@@ -57,9 +60,11 @@ class IbmiHook(BaseHook):
         audit_path: Path | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         sql_runner: Literal["qsh", "db2"] = "qsh",
+        scratch_directory: str = SCRATCH_DIRECTORY,
     ) -> None:
         super().__init__()
         self.sql_runner = sql_runner
+        self.scratch_directory = scratch_directory
         self.ssh_conn_id = ssh_conn_id
         self.ssh = ssh or SshSettings()
         self.audit_path = audit_path
@@ -129,4 +134,5 @@ class IbmiHook(BaseHook):
             retry=RetryPolicy.of(self.ssh),
             max_answer_bytes=self.max_answer_bytes,
             sql_runner=self.sql_runner,
+            scratch_directory=self.scratch_directory,
         )

@@ -20,6 +20,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.datafolder import DataPath
 from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import QueueManagerConfig, load_fleet
+from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.recovery import connect
@@ -160,6 +161,7 @@ def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> Recovery
             Catalog(settings.catalog_url),
             run_id,
             BackupStore.from_settings(settings),
+            routes=DownloadRoutes(settings.data_folder),  # as the maintenance DAG's steps: the doctor's record
             clusters=tuple(clusters),
         ).execute(approved)
     log.info("%s", result.markdown())

@@ -17,8 +17,9 @@ from mqjournal.ibmi.transport import IbmiSession
 def host_session(settings: Settings, host: str | HostConfig) -> Iterator[IbmiSession]:
     """An SSH session to `host` (its name, or its entry of the fleet file when the caller has read it) within its
     per-host cap (the Airflow pool caps the fleet as a whole)."""
-    # The SQL runner is the fleet file's per-host setting (qsh unless the host says db2): how SQL reaches db2. A
-    # caller opening many sessions passes the host's entry: the fleet file is not read (and validated) for each.
+    # The SQL runner (qsh unless the host says db2: how SQL reaches db2) and the scratch directory of a stream file
+    # download are the fleet file's per-host settings. A caller opening many sessions passes the host's entry: the
+    # fleet file is not read (and validated) for each.
     config = host if isinstance(host, HostConfig) else load_fleet(settings.fleet_file).host(host)
     host, runner = config.name, config.sql_runner
     lease = settings.lease
@@ -32,7 +33,11 @@ def host_session(settings: Settings, host: str | HostConfig) -> Iterator[IbmiSes
     ):
         # The host's connection id, or the one an older mqjournal named it (ibmi_ibmi_prod1) while it is not renamed.
         hook = IbmiHook(
-            ssh_conn_id=resolve_conn_id(host), ssh=settings.ssh, audit_path=settings.audit_log, sql_runner=runner
+            ssh_conn_id=resolve_conn_id(host),
+            ssh=settings.ssh,
+            audit_path=settings.audit_log,
+            sql_runner=runner,
+            scratch_directory=config.scratch_directory,
         )
         with hook.session(host) as session:
             yield session

@@ -24,7 +24,15 @@ from datetime import datetime
 from typing import Literal
 
 from mqjournal.errors import InvalidName
-from mqjournal.names import TEXT_LENGTH, mq_name, object_name, qmgr_directory, qmgr_name, receiver_prefix
+from mqjournal.names import (
+    TEXT_LENGTH,
+    mq_name,
+    object_name,
+    qmgr_directory,
+    qmgr_name,
+    receiver_prefix,
+    scratch_directory,
+)
 from mqjournal.space import data_compression
 
 MQS_INI = "/QIBM/UserData/mqm/mqs.ini"
@@ -569,22 +577,28 @@ def save_file_path(library: str, name: str) -> str:
     return f"/QSYS.LIB/{savf}.FILE" if lib == "QSYS" else f"/QSYS.LIB/{lib}.LIB/{savf}.FILE"
 
 
-SCRATCH_DIR = "/tmp/mqjournal"
-"""Where a save file is copied to a stream file for its download (streamcopy): /tmp, as ansible's ibmi_fetch uses."""
-
-_SCRATCH_FILE = re.compile(r"/tmp/mqjournal/[A-Z0-9$#@_]{1,10}\.[A-Z0-9$#@_]{1,10}\.[0-9a-f]{16}\.savf")
+_SCRATCH_NAME = re.compile(r"[A-Z0-9$#@_]{1,10}\.[A-Z0-9$#@_]{1,10}\.[0-9a-f]{16}\.savf")
 
 
-def scratch_file_path(library: str, name: str, run_id: str) -> str:
-    """The stream file save file `library`/`name` is copied to for run `run_id`'s download: validated names, and
-    the run's id as a digest (a run id may hold any character; its digest only hex digits)."""
+def scratch_file_path(library: str, name: str, run_id: str, directory: str) -> str:
+    """The stream file save file `library`/`name` is copied to for run `run_id`'s download, in the host's scratch
+    `directory`: validated names, and the run's id as a digest (a run id may hold any character; its digest only
+    hex digits)."""
     save_file_path(library, name)  # the names' checks: valid, and no '.' (which would make the name ambiguous)
     run = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:16]
-    return f"{SCRATCH_DIR}/{object_name(library)}.{object_name(name)}.{run}.savf"
+    return f"{scratch_directory(directory)}/{object_name(library)}.{object_name(name)}.{run}.savf"
+
+
+def _is_scratch_file(path: str) -> bool:
+    directory, _, file_name = path.rpartition("/")
+    try:
+        return scratch_directory(directory) == directory and bool(_SCRATCH_NAME.fullmatch(file_name))
+    except InvalidName:
+        return False
 
 
 def _scratch(path: str) -> str:
-    if not _SCRATCH_FILE.fullmatch(path):
+    if not _is_scratch_file(path):
         raise InvalidName(path, "not a scratch stream file's path", "build it with commands.scratch_file_path")
     return shlex.quote(path)
 
@@ -592,9 +606,31 @@ def _scratch(path: str) -> str:
 def copy_to_stream_file(library: str, name: str, stream_file: str) -> Command:
     """PASE `cp` of save file `library`/`name` into `stream_file` (ansible's ibmi_fetch does the same): a byte copy
     (no CCSID conversion, unlike CPYTOSTMF's defaults), readable by the profile alone (umask 077: a save holds MQ's
-    journal data). Writes only the scratch file, so it is sent again after a dropped connection."""
+    journal data). Writes only the scratch file (and its directory), so it is sent again after a dropped
+    connection."""
     source = shlex.quote(save_file_path(library, name))
-    return Command(text=f"umask 077 && mkdir -p {SCRATCH_DIR} && cp {source} {_scratch(stream_file)}", idempotent=True)
+    target = _scratch(stream_file)
+    directory = shlex.quote(stream_file.rpartition("/")[0])
+    return Command(text=f"umask 077 && mkdir -p {directory} && cp {source} {target}", idempotent=True)
+
+
+def make_scratch_directory(stream_file: str) -> Command:
+    """`mkdir -p` of the directory `stream_file` goes into, readable by the profile alone (umask 077), before
+    CPYTOSTMF copies into it (CPYTOSTMF makes no directory). Sent again after a dropped connection: it makes only
+    what is missing."""
+    _scratch(stream_file)
+    return Command(text=f"umask 077 && mkdir -p {shlex.quote(stream_file.rpartition('/')[0])}", idempotent=True)
+
+
+def copy_to_stream_file_by_cl(library: str, name: str, stream_file: str) -> Command:
+    """CPYTOSTMF of save file `library`/`name` into `stream_file`, where PASE `cp` may not read QSYS.LIB: IBM's CL
+    reference says CPYTOSTMF "copies either a database file member or a save file to a stream file" and converts
+    data only "when copying a database file member"; STMFOPT(*REPLACE) as vscode-ibmi-fs sends it, so a scratch file
+    left by an interrupted run is written over (docs/ibmi-interfaces.md, section 5). Both paths are built from
+    validated names, so neither holds a quote. Writes only the scratch file: sent again after a drop."""
+    source, target = save_file_path(library, name), stream_file
+    _scratch(target)
+    return cl(f"CPYTOSTMF FROMMBR('{source}') TOSTMF('{target}') STMFOPT(*REPLACE)", idempotent=True)
 
 
 def remove_stream_file(stream_file: str) -> Command:
@@ -605,7 +641,7 @@ def remove_stream_file(stream_file: str) -> Command:
 def file_sha256(tool: str, path: str) -> Command:
     """The SHA-256 of `path` (a save file's /QSYS.LIB path, a scratch stream file, or DIGEST_PROBE) computed on the
     partition by `tool`. Reads only, so it is sent again after a dropped connection."""
-    if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path) and not _SCRATCH_FILE.fullmatch(path):
+    if path != DIGEST_PROBE and not _SAVE_FILE_PATH.fullmatch(path) and not _is_scratch_file(path):
         raise InvalidName(path, "not a save file's /QSYS.LIB path", "build it with commands.save_file_path")
     quoted = shlex.quote(path)
     if tool == "openssl":

@@ -2,9 +2,10 @@
 folder (``hosts/download_routes.json``), keyed by the host's name in the fleet file.
 
 A host not in the file is downloaded directly (SFTP of /QSYS.LIB/...), as before the file existed; the doctor writes
-"stream_file" for a host whose sftp-server does not read QSYS.LIB but where a stream file copy downloads (streamcopy),
-and "direct" again once the direct read works. The file holds a fact about the host, not a secret, and a missing or
-unreadable one means the default: the copy step's own checks still prove every copy.
+"stream_file" for a host whose sftp-server does not read QSYS.LIB but where a stream file copy by PASE `cp` downloads
+(streamcopy), "cpytostmf" where only a copy by CPYTOSTMF does, and "direct" again once the direct read works. The
+file holds a fact about the host, not a secret, and a missing or unreadable one means the default: the copy step's
+own checks still prove every copy.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from datetime import datetime
 from mqjournal.datafolder import DataPath, write_text_atomically
 from mqjournal.ibmi.transfer import Route
 
-__all__ = ["DownloadRoutes"]
+__all__ = ["DownloadRoutes", "route_for"]
 
 log = logging.getLogger(__name__)
 
-ROUTES: tuple[Route, ...] = ("direct", "stream_file")
+ROUTES: tuple[Route, ...] = ("direct", "stream_file", "cpytostmf")
 
 
 class DownloadRoutes:
@@ -40,7 +41,7 @@ class DownloadRoutes:
     def route(self, host: str) -> Route:
         entry = self._read().get(host)
         value = entry.get("route") if isinstance(entry, dict) else None
-        return "stream_file" if value == "stream_file" else "direct"
+        return next((r for r in ROUTES if r == value), "direct")
 
     def record(self, host: str, route: Route, at: datetime, detail: str) -> None:
         if route not in ROUTES:
@@ -48,3 +49,8 @@ class DownloadRoutes:
         routes = self._read()
         routes[host] = {"route": route, "found_at": at.isoformat(), "detail": detail}
         write_text_atomically(self.path, json.dumps(routes, indent=2, sort_keys=True) + "\n")
+
+
+def route_for(routes: DownloadRoutes | None, host: str) -> Route:
+    """How `host`'s save files download: its recorded route, or directly where no record is kept (`routes` None)."""
+    return routes.route(host) if routes is not None else "direct"

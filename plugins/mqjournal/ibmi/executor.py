@@ -34,6 +34,7 @@ from mqjournal.ibmi import commands, hostdigest
 from mqjournal.ibmi.backups import evidence_for, save_file_contents
 from mqjournal.ibmi.collector import collect
 from mqjournal.ibmi.context import HostContext
+from mqjournal.ibmi.downloadroutes import route_for
 from mqjournal.ibmi.hostdigest import HostDigestError
 from mqjournal.ibmi.readings import cl_messages
 from mqjournal.ibmi.reconcile import save_record
@@ -195,7 +196,7 @@ class Executor(HostContext):
             objects=tuple(SavedReceiver.from_save(s) for s in saves),
         )
         try:
-            via = self.routes.route(self.host) if self.routes is not None else "direct"
+            via = route_for(self.routes, self.host)
             return download_save_file(self.session, library, name, store, meta, via=via), "copied"
         except StoreObjectExists:
             pass

@@ -91,8 +91,9 @@ class UploadIncomplete(SaveFileTransferError):
 # --- download ---------------------------------------------------------------------------------------------------
 
 
-Route = Literal["direct", "stream_file"]
-"""How a host's save files are downloaded: SFTP of /QSYS.LIB/... itself, or of a stream file copy (streamcopy)."""
+Route = Literal["direct", "stream_file", "cpytostmf"]
+"""How a host's save files are downloaded: SFTP of /QSYS.LIB/... itself, or of a stream file copy (streamcopy) made
+by PASE `cp` ("stream_file") or by CPYTOSTMF ("cpytostmf")."""
 
 
 def download_save_file(
@@ -102,7 +103,7 @@ def download_save_file(
     store: BackupStore,
     meta: SaveFileCopy,
     *,
-    via: Route = "direct",
+    via: Route,
 ) -> StoredObject:
     """Copy save file `library`/`name` from the host into `store`, verified, described by `meta` (whose save file
     it must be). A dropped or short transfer is tried again by the session's retry policy, and ends in
@@ -110,8 +111,10 @@ def download_save_file(
     ever left in the store. The copy carries the host's digest (`host_sha256`) and is kept only when its bytes hash
     to it: NoHostDigest (a host without a digest program), NotOurBytes (the save file no longer lists `meta`'s
     receivers, or changed while it was digested) and CopyNotVouched (other bytes arrived) leave nothing in the store.
-    `via` "stream_file" downloads a scratch copy the host makes first (streamcopy), for a host recorded as needing
-    it."""
+    `via` is the host's recorded route (downloadroutes.route_for): "stream_file" and "cpytostmf" download a scratch
+    copy the host makes first (streamcopy: PASE `cp`, or CPYTOSTMF), for a host recorded as needing it. It has no
+    default, so that no caller downloads directly from a host whose sftp-server may not read QSYS.LIB by leaving it
+    out."""
     path = save_file_path(library, name)
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
@@ -124,7 +127,7 @@ def download_save_file(
     except hostdigest.SaveFileUnreadable as exc:
         raise _refused(PermissionError(errno.EACCES, exc.problem), where, path, session.user, "download") from exc
     vouched = meta.model_copy(update={"host_sha256": proof.sha256})
-    if via == "stream_file":
+    if via == "stream_file" or via == "cpytostmf":
         stored = streamcopy.through_stream_file(
             session,
             library,
@@ -132,6 +135,7 @@ def download_save_file(
             meta.run_id,
             proof.sha256,
             lambda scratch: _download_with_retries(session, scratch, where, store, vouched),
+            by=via,
         )
     else:
         stored = _download_with_retries(session, path, where, store, vouched)

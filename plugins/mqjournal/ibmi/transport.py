@@ -35,6 +35,8 @@ from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.commands import Command, sql_statements
 from mqjournal.ibmi.readings import cl_messages
+from mqjournal.names import SCRATCH_DIRECTORY
+from mqjournal.names import scratch_directory as scratch_directory_named
 from mqjournal.settings import SshSettings
 
 __all__ = [
@@ -501,12 +503,15 @@ class IbmiSession:
         sleep: Callable[[float], object] = time.sleep,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         sql_runner: Literal["qsh", "db2"] = "qsh",
+        scratch_directory: str = SCRATCH_DIRECTORY,
     ) -> None:
         """`max_answer_bytes`: the most one command's stdout and stderr together may bring back (64 MiB by
         default); past it the channel is closed and the command ends in AnswerTooLarge (see that class).
         `sql_runner`: how SQL reaches the host's db2 utility, the fleet file's `sql_runner` for the host: "qsh"
         (through /QOpenSys/usr/bin/qsh -c, what a stock partition has) or "db2" (a bare db2, where an admin linked
-        it); every caller builds its SQL commands with it (commands.sql(..., runner=session.sql_runner))."""
+        it); every caller builds its SQL commands with it (commands.sql(..., runner=session.sql_runner)).
+        `scratch_directory`: the fleet file's `scratch_directory` for the host, where a save file is copied to a
+        stream file for its download (streamcopy); InvalidName unless it is a plain absolute IFS directory."""
         if max_answer_bytes < 1:
             raise ValueError(f"max_answer_bytes must be positive, not {max_answer_bytes}")
         if sql_runner not in ("qsh", "db2"):
@@ -514,6 +519,7 @@ class IbmiSession:
         self.host = host
         self.user = user
         self.sql_runner = sql_runner
+        self.scratch_directory = scratch_directory_named(scratch_directory)
         self.round_trips = 0  # commands sent, retries included
         self._connect = connect
         self._audit = audit

@@ -67,6 +67,7 @@ def fleet_session(config: FleetConfig, host: HostConfig, audit: Path) -> IbmiSes
         command_timeout=ssh.command_timeout,
         retry=RetryPolicy.of(ssh),
         sql_runner=host.sql_runner,
+        scratch_directory=host.scratch_directory,
     )
 
 

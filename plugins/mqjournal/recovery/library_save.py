@@ -30,9 +30,10 @@ from mqjournal.catalog import Catalog, LibrarySaveRecord, SavedReceiver, SaveFil
 from mqjournal.errors import MalformedAmqjrninf, MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.downloadroutes import DownloadRoutes, route_for
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.savefiles import create_save_file
-from mqjournal.ibmi.transfer import download_save_file
+from mqjournal.ibmi.transfer import Route, download_save_file
 from mqjournal.ibmi.transport import IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.jrninf import OldestNeeded, parse_amqjrninf
 from mqjournal.names import library_save_text, qmgr_directory, save_file_names, save_library_for
@@ -68,9 +69,12 @@ def save_library(
     save_library: str,
     run_id: str,
     store: BackupStore | None = None,
+    routes: DownloadRoutes | None,
 ) -> LibrarySaveResult:
     """RCDMQMIMG, read, ENDMQM, CRTSAVF, SAVLIB, verify, CRTSAVF, SAV, verify, STRMQM, record, copy both save files
-    into the backup store. Raises
+    into the backup store, each by the host's download route as `mqjournal doctor` recorded it in `routes` (None:
+    no record is kept, so directly; required, so that no caller forgets a host that downloads through a stream
+    file). Raises
     LibrarySaveFailed, or InvalidName (before anything is sent) for a save library the saves could be lost with (see
     names.save_library_for)."""
     save_library = save_library_for(save_library, target.library)
@@ -101,7 +105,7 @@ def save_library(
         restart = _run_cl(session, commands.start_qmgr(target.qmgr), already_ok=ALREADY_RUNNING)
     if result is not None:
         # After STRMQM: the copy takes as long as the save file is big, and the queue manager need not wait for it.
-        copy_off_partition(session, catalog, store, result)
+        copy_off_partition(session, catalog, store, result, via=route_for(routes, host))
     if save_error is not None or restart is not True:
         raise _save_and_restart_failure(save_error, restart, where)
     assert result is not None  # no save error, so the save returned its result
@@ -110,10 +114,11 @@ def save_library(
 
 
 def copy_off_partition(
-    session: IbmiSession, catalog: Catalog, store: BackupStore | None, result: LibrarySaveResult
+    session: IbmiSession, catalog: Catalog, store: BackupStore | None, result: LibrarySaveResult, *, via: Route
 ) -> None:
-    """The library save's file copied into the backup store and recorded (`result.stored`), or why not
-    (`result.not_copied`); never raises for a copy that failed: the save on the host stands."""
+    """The library save's file and its IFS part copied into the backup store by the host's download route `via`
+    and recorded (`result.stored`, `result.directory_stored`), or why not (`result.not_copied`); never raises for a
+    copy that failed: the save on the host stands."""
     record = result.record
     where = f"{record.host} {record.save_file_path}"
     if store is None:
@@ -129,14 +134,14 @@ def copy_off_partition(
         objects=tuple(SavedReceiver.from_save(s) for s in result.receiver_saves),
     )
     try:
-        stored = download_save_file(session, record.save_file_library, record.save_file, store, meta)
+        stored = download_save_file(session, record.save_file_library, record.save_file, store, meta, via=via)
         catalog.record_stored(stored)
         directory_stored = None
         if record.directory_save_file:
             # The IFS part holds no receivers: its copy's object list is empty.
             directory_meta = meta.model_copy(update={"save_file": record.directory_save_file, "objects": ()})
             directory_stored = download_save_file(
-                session, record.save_file_library, record.directory_save_file, store, directory_meta
+                session, record.save_file_library, record.directory_save_file, store, directory_meta, via=via
             )
             catalog.record_stored(directory_stored)
     except MqJournalError as exc:  # SaveFileTransferError, BackupStoreError, CatalogUnavailable

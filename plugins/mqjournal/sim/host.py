@@ -85,6 +85,7 @@ class SimulatedHost:
             faults.asp_full = config.faults.asp_full
             faults.ccsid_unconvertible = config.faults.ccsid_unconvertible
             faults.qsys_sftp_read_refused = config.faults.qsys_sftp_read_refused
+            faults.qsys_pase_copy_refused = config.faults.qsys_pase_copy_refused
             faults.commands = [CommandFault(**f.model_dump()) for f in config.faults.commands]
             # Not a fault, but read from the fleet file on every start like one: whether an admin linked
             # /QOpenSys/usr/bin/db2 to qsh, so that a bare `db2` runs in the PASE shell.

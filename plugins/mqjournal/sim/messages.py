@@ -461,6 +461,26 @@ _DEFS: tuple[MessageDef, ...] = (
     _m("CPC370D", "COMPLETION", 0, "&1 objects restored.", False, "simulator's guess for RST's completion"),
     _m("CPFA0A9", "ESCAPE", 40, "Object not found.  Object is &1.", False, "simulator's guess (IFS object missing)"),
     _m("CPFA09E", "ESCAPE", 40, "Object in use.  Object is &1.", False, "simulator's guess (IFS object in use)"),
+    # CPYTOSTMF (sim/streamfiles.cpytostmf): a diagnostic naming the object, then CPFA097 naming FROMMBR.
+    _m(
+        "CPFA097",
+        "ESCAPE",
+        40,
+        "Object not copied.  Object is &1.",
+        True,
+        "a capture of CPYTOSTMF to a missing directory: 'CPFA0A9: Object not found.  Object is <stmf>.' then "
+        "'CPFA097: Object not copied.  Object is /QSYS.LIB/...MBR.' (github.com/IBM/ibmi-tobi/issues/305)",
+    ),
+    _m(
+        "CPFA09C",
+        "ESCAPE",
+        40,
+        "Not authorized to object.  Object is &1.",
+        False,
+        "ID and 'Not authorized to object.' listed as an IBM i message by TIBCO MFT for IBM i (docs.tibco.com "
+        "mftps-ibmi FUSUTIL Monitoring Messages); 'Object is &1.' inferred from CPFA0A9",
+    ),
+    _m("CPFA0A0", "ESCAPE", 40, "Object already exists.  Object is &1.", False, "simulator's guess"),
     _m(
         "CPF3773",
         "ESCAPE",

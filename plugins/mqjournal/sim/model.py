@@ -340,6 +340,9 @@ class HostFaults(_State):
     # sftp-server may not open a /QSYS.LIB save file for reading (docs/ibmi-interfaces.md, section 5: the failure's
     # shape, "failure", is ASSUMED); PASE programs (cp, openssl) still read it, as IBM's tools rely on.
     qsys_sftp_read_refused: bool = False
+    # PASE `cp` may not read a /QSYS.LIB save file either (ASSUMED shape, sim/streamfiles.py): CPYTOSTMF, a CL
+    # command of the ILE side, still copies it.
+    qsys_pase_copy_refused: bool = False
 
 
 class StreamFile(_State):
