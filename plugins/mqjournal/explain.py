@@ -254,7 +254,7 @@ def message_undecodable(qm: QM) -> str:
     return (
         f"the replacement data of {ids} does not decode by the layout the partition's message description declares. "
         "Each such message was kept as it came and moves no recovery point, so it blocks and unblocks nothing; what "
-        f"it says is not read until its format is. See the declared format (F10 shows the fields) with {commands}."
+        f"it says is not read until its format is. See the format its description declares with {commands}."
     )
 
 
