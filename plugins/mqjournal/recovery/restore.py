@@ -853,7 +853,7 @@ def amq7432_unread(snapshot: Snapshot) -> str:
     """Why no AMQ7432 gives the entry time, as an admin reads it: none was sent in the window, or the newest one's
     data does not decode (named with the DSPMSGD that shows its declared format)."""
     found = undecodable(snapshot, "AMQ7432")
-    sent = [m for m in snapshot.messages if m.id == "AMQ7432"]
+    sent = sorted((m for m in snapshot.messages if m.id == "AMQ7432"), key=lambda m: m.at)
     if found and sent and found[-1].sent_at == sent[-1].at:
         newest = found[-1]
         return (
