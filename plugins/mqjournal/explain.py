@@ -243,6 +243,21 @@ def media_point_old(qm: QM, recovery_dag: str = RECOVERY_DAG) -> str:
     )
 
 
+def message_undecodable(qm: QM) -> str:
+    """Which messages did not decode and the DSPMSGD that shows each one's declared format (plan column
+    `undecodable_messages`); a plan written before that column says the alert's sentence only."""
+    said = [text.partition(": ") for text in qm.undecodable_messages]
+    if not said:
+        return alert_text("MESSAGE_UNDECODABLE")
+    ids = ", ".join(msg_id for msg_id, _, _ in said)
+    commands = "; ".join(command for _, _, command in said)
+    return (
+        f"the replacement data of {ids} does not decode by the layout the partition's message description declares. "
+        "Each such message was kept as it came and moves no recovery point, so it blocks and unblocks nothing; what "
+        f"it says is not read until its format is. See the format its description declares with {commands}."
+    )
+
+
 def alert_explanations(qm: QM, *, recovery_dag: str = RECOVERY_DAG) -> list[str]:
     """One line per alert of the queue manager, `CODE: what it means and what to do`, with the evidence collected.
     Where a recovery helps, the line names the recovery DAG and what to enter in its form; `recovery_dag` is how it is
@@ -253,6 +268,8 @@ def alert_explanations(qm: QM, *, recovery_dag: str = RECOVERY_DAG) -> list[str]
             lines.append(f"{code}: {startup_point_old(qm)}")
         elif code == "MEDIA_POINT_OLD":
             lines.append(f"{code}: {media_point_old(qm, recovery_dag)}")
+        elif code == "MESSAGE_UNDECODABLE":
+            lines.append(f"{code}: {message_undecodable(qm)}")
         else:
             lines.append(f"{code}: {alert_text(code)}")
     return lines

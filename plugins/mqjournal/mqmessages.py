@@ -219,21 +219,6 @@ def recovery_point(msg_id: str, tokens_hex: str | None) -> PointTokens | None:
     return PointTokens(at=at, receiver=name, library=library)
 
 
-def entry_needed(tokens_hex: str | None) -> datetime | None:
-    """AMQ7432: the time of the journal entry the recovery pass could not read."""
-    values = tokens_of("AMQ7432", tokens_hex)
-    at = None if values is None else values[2]
-    return at if isinstance(at, datetime) else None
-
-
-def damaged_object(tokens_hex: str | None) -> tuple[str, str] | None:
-    """AMQ7472: (object name, type as MQ prints it)."""
-    values = tokens_of("AMQ7472", tokens_hex)
-    if values is None or not values[2]:
-        return None
-    return str(values[2]), str(values[3])
-
-
 def journal_of(tokens_hex: str | None) -> tuple[str, str] | None:
     """CPI70E3: (journal, library) whose system-managed change could not attach a new receiver."""
     values = tokens_of("CPI70E3", tokens_hex)

@@ -174,6 +174,9 @@ class PlannedQueueManager(_PlanRow):
     """Seconds from that point to the planning time."""
     damaged_objects: tuple[str, ...] = ()
     """`NAME (TYPE)` of each object AMQ7472 reported damaged since the media recovery point."""
+    undecodable_messages: tuple[str, ...] = ()
+    """`MSGID: DSPMSGD RANGE(MSGID) MSGF(LIB/FILE)` of each message ID whose replacement data did not decode by the
+    layout the partition declares (alert MESSAGE_UNDECODABLE), sorted; empty in a plan written before this column."""
     asp_number: int | None = None
     """The ASP holding the queue manager's library; None when the collector could not read it."""
     asp_capacity_bytes: int | None = None

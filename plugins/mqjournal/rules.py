@@ -406,6 +406,14 @@ def damaged_objects(snapshot: Snapshot) -> tuple[str, ...]:
     )
 
 
+def undecodable_messages(snapshot: Snapshot) -> tuple[str, ...]:
+    """`MSGID: DSPMSGD ...` of each message ID whose replacement data did not decode in the collection, sorted.
+
+    Only said, never planned from: the collector kept such a message and it moved no recovery point (section 4).
+    """
+    return tuple(sorted({f"{m.message_id}: {m.dspmsgd}" for m in snapshot.undecodable_messages}))
+
+
 def over_threshold(receiver: Receiver) -> bool:
     return receiver.threshold_kb is not None and receiver.size_bytes > receiver.threshold_kb * 1024
 
@@ -426,6 +434,7 @@ def alerts_for(
         Alert.MEDIA_RECOVERY_STUCK: recovery_stuck(history, "media_recovery", policy.stuck_after_runs),
         Alert.STARTUP_POINT_OLD: point_old(snapshot, snapshot.startup_recovery, policy),
         Alert.MEDIA_POINT_OLD: point_old(snapshot, snapshot.media_recovery, policy),
+        Alert.MESSAGE_UNDECODABLE: bool(snapshot.undecodable_messages),
     }
     return tuple(sorted(alert for alert, found in raised.items() if found))
 
@@ -510,6 +519,7 @@ def plan_queue_manager(
             None if needed.holding_point_at is None else math.floor((as_of - needed.holding_point_at).total_seconds())
         ),
         damaged_objects=damaged_objects(current),
+        undecodable_messages=undecodable_messages(current),
         asp_number=current.asp_number,
         asp_capacity_bytes=current.asp_capacity_bytes,
         asp_available_bytes=current.asp_available_bytes,

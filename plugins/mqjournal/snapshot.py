@@ -103,6 +103,19 @@ class DamagedObject(_Model):
     reported_at: AwareDatetime = Field(description="the newest AMQ7472 about it in the collection window")
 
 
+class UndecodableMessage(_Model):
+    """A message of the collection whose replacement data does not decode by the layout its message description
+    declares on the partition (msgformats.py): it is kept in `messages` as it came, and moves no recovery point."""
+
+    message_id: str = Field(description="the message ID, e.g. AMQ7460")
+    sent_at: AwareDatetime = Field(description="when the partition sent it (MESSAGE_TIMESTAMP)")
+    problem: str = Field(description="why its data does not decode, e.g. which field reads what")
+    dspmsgd: str = Field(
+        description="the CL command that shows its description's field formats, e.g. "
+        "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)"
+    )
+
+
 class Snapshot(_Model):
     """The state of one queue manager's journal at one collection."""
 
@@ -127,6 +140,17 @@ class Snapshot(_Model):
         default_factory=list,
         description="the objects AMQ7472 reported damaged in QMQMMSG within the collection window (newest report "
         "per object); read from the messages' replacement data, so empty when the partition does not show it",
+    )
+    entry_needed_at: AwareDatetime | None = Field(
+        None,
+        description="the journal entry the newest AMQ7432 in QMQMMSG within the collection window says the startup "
+        "recovery pass could not read, in the partition's time zone; null when there is no AMQ7432, it has no "
+        "replacement data, or its data does not decode (then it is in undecodable_messages)",
+    )
+    undecodable_messages: list[UndecodableMessage] = Field(
+        default_factory=list,
+        description="the messages of the collection whose replacement data does not decode by the layout the "
+        "partition declares, oldest first: kept as they came, they move no recovery point",
     )
 
 
@@ -165,6 +189,12 @@ ADDED_KEYS = frozenset(
         "object",
         "object_type",
         "reported_at",
+        "entry_needed_at",
+        "undecodable_messages",
+        "message_id",
+        "sent_at",
+        "problem",
+        "dspmsgd",
     }
 )
 

@@ -150,6 +150,12 @@ class Alert(StrEnum):
         "AMQ7462 is older than the policy's limit right after RCDMQMIMG: an object is damaged (AMQ7472) and needs "
         "RCRMQMOBJ",
     )
+    # Raised on its own: the message is kept and moves no recovery point, so it neither blocks nor unblocks anything.
+    MESSAGE_UNDECODABLE = (
+        "MESSAGE_UNDECODABLE",
+        "a message's replacement data does not decode by the layout its message description declares: it was kept "
+        "and moves no recovery point; check its format with DSPMSGD",
+    )
 
 
 class HoldingPoint(StrEnum):

@@ -195,3 +195,14 @@ def test_mapped_results_are_always_a_list():
     assert mapped_results(None) == []
     assert mapped_results({"deleted": ["A"]}) == [{"deleted": ["A"]}]
     assert mapped_results([{"deleted": ["A"]}, None]) == [{"deleted": ["A"]}]
+
+
+def test_the_gate_names_each_undecodable_message_and_the_dspmsgd_that_shows_its_format():
+    qms, rows = fleet_rows()
+    unread = ("AMQ7460: DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)", "CPI70E3: DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)")
+    qms = [changed(q, alerts=[*q.alerts, "MESSAGE_UNDECODABLE"], undecodable_messages=unread) for q in qms]
+    body = as_read(plan_body(qms, rows))
+    [line] = [line for line in body.splitlines() if "MESSAGE_UNDECODABLE: the replacement data of" in line][:1]
+    assert "AMQ7460, CPI70E3 does not decode" in line
+    assert "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG); DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)" in line
+    assert "blocks and unblocks nothing" in line

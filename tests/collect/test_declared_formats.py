@@ -15,11 +15,13 @@ import pytest
 from mqjournal import mqmessages, msgformats
 from mqjournal import snapshot as contract
 from mqjournal.collection import collect_fleet
+from mqjournal.explain import alert_explanations
 from mqjournal.fleet import FleetConfig, HostConfig, PartitionSystemConfig, QueueManagerConfig
 from mqjournal.mqmessages import Field
 from mqjournal.rules import plan_fleet
 from mqjournal.sim.joblog import post
 from mqjournal.sim.views import PartitionCatalog
+from mqjournal.vocabulary import Alert
 from tests.conftest import SimFleet, serve
 
 # Names with a 2-byte length before them (*VARY 2), and MQ's numeric inserts as 2 bytes: every offset after them moves.
@@ -166,9 +168,53 @@ def test_an_undecodable_message_is_kept_said_and_moves_nothing(tmp_path, caplog)
     # The point is the newest one that decodes (the checkpoint's), not the 2062 one, and nothing is blocked or unblocked.
     assert new.startup_recovery is not None and old.startup_recovery is not None
     assert old.startup_recovery.at <= new.startup_recovery.at <= new.collected_at
-    assert _plan(new)[:4] == _plan(old)[:4]
+    assert _plan(new)[:3] == _plan(old)[:3]
+    assert set(_plan(new)[3]) - set(_plan(old)[3]) == {Alert.MESSAGE_UNDECODABLE}
     kept = {(m.id, m.tokens) for m in new.messages}
     assert ("AMQ7460", point.data) in kept and ("CPI70E3", stop.data) in kept
+    assert {(u.message_id, u.dspmsgd) for u in new.undecodable_messages} == {
+        ("AMQ7460", "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)"),
+        ("CPI70E3", "DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)"),
+    }
     warnings = [r.getMessage() for r in caplog.records if "MESSAGE_UNDECODABLE" in r.getMessage()]
     assert any("AMQ7460" in w and "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)" in w for w in warnings)
     assert any("CPI70E3" in w and "DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)" in w for w in warnings)
+
+
+def test_on_a_partition_declaring_another_layout_an_undecodable_message_raises_the_named_alert_and_changes_nothing(
+    tmp_path,
+):
+    config = _config(tmp_path, varying=PartitionSystemConfig(message_formats=VARYING))
+    with serve(config) as fleet:
+        host = fleet.host("varying")
+        host.warm_up(config.host("varying"), config.first_moment(), 6)  # past the damaged object's hour
+        with host.lock:
+            # An AMQ7472 whose data is shorter than the layout the partition declares for it.
+            damaged = post(host.partition, QM.qmgr_library, "QMQMMSG", "AMQ7472", 0, 0, "APP.OTHER.QUEUE", "QLOCAL")
+            damaged.data = (bytes(4) + bytes(range(1, 11))).hex().upper()
+        snapshots, failures = _collect(fleet, tmp_path / "out", "r1")
+    assert failures == []
+    snap = snapshots["varying"]
+    # Collection works by the declared layout: the points and the damaged object of the good messages are read.
+    assert snap.startup_recovery is not None and snap.media_recovery is not None
+    assert [(d.object, d.object_type) for d in snap.damaged_objects] == [("APP.REQUEST.QUEUE", "LCLQ")]
+    (sent,) = [m for m in snap.messages if m.tokens == damaged.data]
+    (unread,) = snap.undecodable_messages
+    assert (unread.message_id, unread.sent_at, unread.dspmsgd) == (
+        "AMQ7472",
+        sent.at,
+        "DSPMSGD RANGE(AMQ7472) MSGF(QMQM/AMQMSG)",
+    )
+    assert "shorter than (*BIN 2) (*BIN 2) (*CHAR 48) (*CHAR 10)" in unread.problem
+
+    plan = plan_fleet([snap], as_of=snap.collected_at + timedelta(minutes=1))
+    (qm,) = plan.queue_managers
+    assert Alert.MESSAGE_UNDECODABLE in qm.alerts
+    assert qm.undecodable_messages == ("AMQ7472: DSPMSGD RANGE(AMQ7472) MSGF(QMQM/AMQMSG)",)
+    assert any("AMQ7472" in line and "DSPMSGD RANGE(AMQ7472)" in line for line in alert_explanations(qm))
+    # The same collection without the message: every receiver's action and the blocks are the same.
+    without = snap.model_copy(
+        update={"messages": [m for m in snap.messages if m is not sent], "undecodable_messages": []}
+    )
+    assert _plan(snap)[:3] == _plan(without)[:3] and _plan(snap)[4] == _plan(without)[4]
+    assert set(_plan(snap)[3]) - set(_plan(without)[3]) == {Alert.MESSAGE_UNDECODABLE}

@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 
 from hypothesis import strategies as st
 
+from mqjournal import msgformats
 from mqjournal.jrninf import format_amqjrninf
 from mqjournal.policy import Policy
-from mqjournal.snapshot import DamagedObject, Receiver, ReceiverStatus, Snapshot
+from mqjournal.snapshot import DamagedObject, Receiver, ReceiverStatus, Snapshot, UndecodableMessage
 from tests.plan.builders import HOUR, KB, T0, chain, snapshot
 
 AMQJRNINF_KINDS = ("named", "named", "named", "asterisks", "missing", "malformed", "lying", "outside", "future")
@@ -153,10 +154,21 @@ def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 
         )
         for _ in range(draw(st.integers(0, 2)))
     ]
+    # Messages whose replacement data did not decode by the declared layout (the same ID twice, sometimes).
+    undecodable = [
+        UndecodableMessage(
+            message_id=msg_id,
+            sent_at=collected_at - timedelta(minutes=draw(st.integers(0, 600))),
+            problem="&3 (at) reads 2062-01-01 00:00:00+00:00, not a time between 1990 and now",
+            dspmsgd=msgformats.dspmsgd(msg_id),
+        )
+        for msg_id in draw(st.lists(st.sampled_from(sorted(msgformats.MESSAGE_FILES)), max_size=2))
+    ]
     asp = draw(st.sampled_from([None, (1, 500 * 2**30, 120 * 2**30), (2, 2**40, 0)]))
     return made.model_copy(
         update={
             "damaged_objects": damaged,
+            "undecodable_messages": undecodable,
             "asp_number": asp[0] if asp else None,
             "asp_capacity_bytes": asp[1] if asp else None,
             "asp_available_bytes": asp[2] if asp else None,

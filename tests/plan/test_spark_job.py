@@ -39,6 +39,7 @@ from mqjournal.snapshot import (
     ReceiverStatus,
     RecoveryPoint,
     Snapshot,
+    UndecodableMessage,
     write_snapshots,
 )
 
@@ -431,6 +432,14 @@ def fleet() -> tuple[list[Snapshot], list[Snapshot]]:
     elsewhere = plain_chain("QMFREE", OLD4)
     elsewhere += [Receiver(name="AMQA000005", library="QMOTHER", status="EMPTY", size_bytes=5)]
     current.append(snapshot("ibmi7", "FREE", "QMFREE", elsewhere, amqjrninf(elsewhere, 2)))
+    # An AMQ7460 whose replacement data did not decode by the declared layout: said, and planned as without it.
+    undecodable = UndecodableMessage(
+        message_id="AMQ7460",
+        sent_at=ago(hours=1),
+        problem="&4 (receiver) reads 'AMQ@@', not an IBM i object name",
+        dspmsgd="DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)",
+    )
+    current.append(simple("ibmi7", "UNDEC", OLD4, 2).model_copy(update={"undecodable_messages": [undecodable]}))
 
     # The current state is the latest collected_at, then the greatest run_id; not the greatest run_id alone.
     tie_old = plain_chain("QMTIE", ["ONLINE", "ONLINE", "ONLINE", "ATTACHED"])
@@ -822,7 +831,17 @@ def test_every_alert_code_occurs(plan):
         "RECOVERY_POINTS_DISAGREE",
         "STARTUP_POINT_OLD",
         "MEDIA_POINT_OLD",
+        "MESSAGE_UNDECODABLE",
     }
+
+
+def test_an_undecodable_message_is_named_with_its_dspmsgd_and_changes_no_action(plan):
+    assert "MESSAGE_UNDECODABLE" in plan.alerts("UNDEC")
+    assert list(plan.qm("UNDEC").undecodable_messages) == ["AMQ7460: DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)"]
+    # REORDER is the same chain and AMQJRNINF without the message.
+    assert plan.actions("UNDEC") == plan.actions(REORDERED)
+    assert plan.qm("UNDEC").blocked == plan.qm(REORDERED).blocked
+    assert list(plan.qm(BEFORE_ADDED_KEYS).undecodable_messages) == []
 
 
 # --- current state and history --------------------------------------------------------------------------------------

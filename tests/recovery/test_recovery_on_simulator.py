@@ -27,6 +27,7 @@ from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
 from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
+from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.sim import mq, qmgrdir
 from mqjournal.sim.model import CommandFault
 from mqjournal.sim.service import SimulatorService
@@ -691,3 +692,75 @@ def test_recovery_reads_and_writes_the_partitions_times_with_the_offset_then_in_
         assert zone.local(datetime(2026, 11, 1, 2, 0, tzinfo=UTC)) == datetime(2026, 10, 31, 22, 0)
     needed = request_from({"host": "ibmi1", "qmgr": "TEST", "kind": "startup", "timestamp": "2026-10-31 22:00"}, tz)
     assert needed.needed_at == datetime(2026, 11, 1, 2, 0, tzinfo=UTC)
+
+
+# --- a partition whose message descriptions declare another layout (#29) ------------------------------------------
+
+# MQ's numeric inserts as 2 bytes and the names with a 2-byte length: every offset after them moves, so the fixed
+# layout of mqmessages.LAYOUTS reads another time and another object from the same bytes.
+DECLARED = {
+    "AMQ7460": "(*BIN 4) (*BIN 4) (*DTS 8) (*CHAR 10 *VARY 2) (*CHAR 10 *VARY 2) (*CHAR 48)",
+    "AMQ7462": "(*BIN 4) (*BIN 4) (*DTS 8) (*CHAR 10 *VARY 2) (*CHAR 10 *VARY 2) (*CHAR 48)",
+    "AMQ7432": "(*BIN 2) (*BIN 2) (*DTS 8) (*CHAR 48 *VARY 2)",
+    "AMQ7472": "(*BIN 2) (*BIN 2) (*CHAR 48 *VARY 2) (*CHAR 10 *VARY 2)",
+}
+
+
+def _declaring(tmp_path: Path, formats: dict[str, str]):
+    system = PartitionSystemConfig(message_formats=formats)
+    qm = QueueManagerConfig(name="TEST", threshold_kb=500, entries_per_minute=40)
+    config = fleet_config(
+        tmp_path, [HostConfig(name="ibmi1", port=0, utc_offset="+01:00", system=system, queue_managers=[qm])]
+    )
+    with serve(config) as fleet:
+        made = make_rig(fleet, tmp_path)
+        yield made
+        made.session.close()
+
+
+@pytest.fixture
+def declaring(tmp_path: Path):
+    """ibmi1 whose AMQMSG declares other layouts for AMQ7460/7462/7432/7472 (fleet `system.message_formats`)."""
+    yield from _declaring(tmp_path, DECLARED)
+
+
+@pytest.fixture
+def time_as_text(tmp_path: Path):
+    """ibmi1 whose AMQ7432 description declares the entry's time as text, which mqjournal does not read as a time."""
+    yield from _declaring(tmp_path, {"AMQ7432": "(*BIN 4) (*BIN 4) (*CHAR 26) (*CHAR 48)"})
+
+
+def test_startup_recovery_reads_amq7432_by_the_declared_layout(declaring: Rig):
+    victims = broken_startup(declaring)
+    plan = declaring.plan(RecoveryKind.STARTUP)
+    assert plan.gaps == [] and plan.restored_receivers == victims[::-1]
+    declaring.executor().execute(plan)
+    assert set(victims) <= set(declaring.chain()) and declaring.partition.queue_manager("TEST").running
+
+
+def test_media_recovery_reads_amq7472_by_the_declared_layout(declaring: Rig):
+    declaring.fleet.host().advance(timedelta(hours=1))
+    with declaring.fleet.host().state() as partition:
+        mq.damage(partition, partition.queue_manager("TEST"), QUEUE)
+    declaring.fleet.host().advance(timedelta(hours=2))
+    declaring.maintain("maint1")
+    victims = declaring.chain()[:2]
+    declaring.delete_out_of_band(*victims)
+    plan = declaring.plan(RecoveryKind.MEDIA)
+    assert plan.gaps == [] and plan.request.object == QUEUE and plan.request.object_type == "*LCLQ"
+    assert plan.restored_receivers == victims[::-1]
+    result = declaring.executor().execute(plan)
+    assert [m.split(":")[0] for m in result.done[-1].messages] == ["AMQ7081"]
+    assert not declaring.partition.queue_manager("TEST").object(QUEUE).damaged
+
+
+def test_an_amq7432_that_does_not_decode_makes_the_startup_plan_ask_for_the_time_naming_dspmsgd(time_as_text: Rig):
+    broken_startup(time_as_text)
+    before, audited = time_as_text.host_state(), time_as_text.audited()
+    with pytest.raises(RecoveryRefused) as refused:
+        time_as_text.plan(RecoveryKind.STARTUP)
+    error = refused.value
+    assert "the newest AMQ7432 in QMQMMSG" in error.problem and "&3 (at) is declared *CHAR 26" in error.problem
+    assert "DSPMSGD RANGE(AMQ7432) MSGF(QMQM/AMQMSG)" in error.problem
+    assert "give the date and time AMQ7432 reports" in error.action
+    assert time_as_text.host_state() == before and time_as_text.changing_commands(audited) == []

@@ -4,18 +4,30 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from mqjournal import mqmessages
+import pytest
+
+from mqjournal import mqmessages, msgformats
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, RecoveryPlan, Request
-from mqjournal.recovery.restore import Inputs, plan_restore
-from mqjournal.snapshot import Checkpoint, JournalRef, QueueMessage, Receiver, RecoveryPoint, Snapshot
+from mqjournal.recovery.restore import Inputs, RecoveryRefused, plan_restore
+from mqjournal.snapshot import (
+    Checkpoint,
+    DamagedObject,
+    JournalRef,
+    QueueMessage,
+    Receiver,
+    RecoveryPoint,
+    Snapshot,
+    UndecodableMessage,
+)
 
 TZ = timezone(timedelta(hours=1))
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=TZ)
 HOUR = timedelta(hours=1)
 LIB = "QMTEST"
 SAVF = ("QGPL", "MQJSAVE0")
+COLLECTED = T0 + 6 * HOUR
 
 
 def name(i: int) -> str:
@@ -104,10 +116,30 @@ def amq7432(needed: datetime) -> QueueMessage:
     )
 
 
+def _as_collected(messages: list[QueueMessage]) -> dict:
+    """What the collector reads from the messages' replacement data (by mqjournal's layouts here: these messages are
+    laid out by them): the newest AMQ7432's entry time and the newest AMQ7472 per object."""
+    amq7432 = [m for m in messages if m.id == "AMQ7432" and m.tokens]
+    entry = msgformats.read("AMQ7432", amq7432[-1].tokens, not_after=COLLECTED).values if amq7432 else None
+    damaged = {}
+    for m in sorted(messages, key=lambda m: m.at):
+        found = (
+            msgformats.read("AMQ7472", m.tokens, not_after=COLLECTED).values if m.id == "AMQ7472" and m.tokens else None
+        )
+        if found is not None:
+            damaged[(found["object"], found["object_type"])] = m.at
+    return {
+        "entry_needed_at": None if entry is None else entry["at"],
+        "damaged_objects": [
+            DamagedObject(object=obj, object_type=kind, reported_at=at) for (obj, kind), at in damaged.items()
+        ],
+    }
+
+
 def snapshot(receivers: list[Receiver], messages: list[QueueMessage] = (), media: datetime | None = None) -> Snapshot:
     return Snapshot(
         run_id="recovery",
-        collected_at=T0 + 6 * HOUR,
+        collected_at=COLLECTED,
         host="ibmi1",
         qmgr="TEST",
         qmgr_library=LIB,
@@ -118,6 +150,7 @@ def snapshot(receivers: list[Receiver], messages: list[QueueMessage] = (), media
         media_recovery=RecoveryPoint(receiver=None, at=media) if media else None,
         receivers=receivers,
         messages=list(messages),
+        **_as_collected(list(messages)),
     )
 
 
@@ -243,6 +276,35 @@ def test_media_recovery_restores_from_the_amq7462_point_and_recreates_the_damage
     assert actions(plan)[-2:] == [Action.ASSOCIATE_RECEIVERS, Action.RECREATE_OBJECT]
     assert plan.steps[-1].text == "RCRMQMOBJ OBJ('APP.REQUEST.QUEUE') OBJTYPE(*LCLQ) MQMNAME('TEST')"
     assert plan.request.object == "APP.REQUEST.QUEUE" and plan.request.object_type == "*LCLQ"
+
+
+def _unread_amq7472(at: datetime) -> UndecodableMessage:
+    return UndecodableMessage(
+        message_id="AMQ7472",
+        sent_at=at,
+        problem="the data is shorter than (*BIN 2) (*BIN 2) (*CHAR 48) (*CHAR 10)",
+        dspmsgd="DSPMSGD RANGE(AMQ7472) MSGF(QMQM/AMQMSG)",
+    )
+
+
+def test_media_recovery_without_a_decodable_amq7472_asks_for_the_object_naming_dspmsgd():
+    snap = snapshot(LIVE, media=T0 + 2 * HOUR).model_copy(
+        update={"undecodable_messages": [_unread_amq7472(T0 + 5 * HOUR)]}
+    )
+    with pytest.raises(RecoveryRefused) as refused:
+        plan_restore(inputs(RecoveryKind.MEDIA, snap, cataloged(0, 1, 2, 3)))
+    assert "no AMQ7472 in QMQMMSG decodes" in refused.value.problem
+    assert "give the damaged object's name" in refused.value.action
+    assert "DSPMSGD RANGE(AMQ7472) MSGF(QMQM/AMQMSG)" in refused.value.action
+
+
+def test_a_newer_amq7472_that_does_not_decode_is_noted_in_the_media_plan():
+    damaged = message("AMQ7472", "", T0 + 4 * HOUR, 0, 0, "APP.REQUEST.QUEUE", "LCLQ")
+    snap = snapshot(LIVE, [damaged], media=T0 + 2 * HOUR + timedelta(minutes=15))
+    snap = snap.model_copy(update={"undecodable_messages": [_unread_amq7472(T0 + 5 * HOUR)]})
+    plan = plan_restore(inputs(RecoveryKind.MEDIA, snap, cataloged(0, 1, 2, 3)))
+    assert plan.request.object == "APP.REQUEST.QUEUE"
+    assert any("newer AMQ7472 did not decode" in n and "DSPMSGD RANGE(AMQ7472)" in n for n in plan.notes)
 
 
 # --- library --------------------------------------------------------------------------------------------------------

@@ -167,3 +167,13 @@ def test_queue_managers_with_nothing_to_say_are_named_in_one_line():
     md = render_markdown(approved_run(queue_managers=qms + quiet))
     assert "Nothing saved, deleted or alerted on 60 queue managers: ibmi-q0/" in md
     assert "and 10 more." in md
+
+
+def test_an_undecodable_message_is_named_with_its_dspmsgd_in_both_formats():
+    qms, _ = fleet_rows()
+    unread = ("AMQ7472: DSPMSGD RANGE(AMQ7472) MSGF(QMQM/AMQMSG)",)
+    qms = [changed(q, alerts=[*q.alerts, "MESSAGE_UNDECODABLE"], undecodable_messages=unread) for q in qms]
+    facts = approved_run(queue_managers=qms)
+    for text in (as_read(render_markdown(facts)), render_html(facts)):
+        assert "MESSAGE_UNDECODABLE: the replacement data of AMQ7472 does not decode" in text
+        assert "DSPMSGD RANGE(AMQ7472) MSGF(QMQM/AMQMSG)" in text

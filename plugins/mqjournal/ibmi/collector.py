@@ -28,6 +28,7 @@ from mqjournal.snapshot import (
     Receiver,
     RecoveryPoint,
     Snapshot,
+    UndecodableMessage,
 )
 
 # JOURNAL_RECEIVER_INFO.SIZE is read as kilobytes, like THRESHOLD (IBM's column text was not retrievable).
@@ -154,6 +155,8 @@ def read_state(
                 "receivers": [_receiver(row, zone) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
                 "messages": messages,
                 "damaged_objects": _damaged_objects(messages, readings),
+                "entry_needed_at": _entry_needed(messages, tz, readings),
+                "undecodable_messages": _undecodable(messages, readings),
                 "asp_number": usage.asp_number if usage else None,
                 "asp_capacity_bytes": usage.capacity_bytes if usage else None,
                 "asp_available_bytes": usage.available_bytes if usage else None,
@@ -241,6 +244,12 @@ class Readings:
     def undecodable(self, row: Row) -> bool:
         return bool(row.get("MESSAGE_TOKENS")) and not self.read(row).decoded
 
+    def of(self, message: QueueMessage) -> msgformats.Reading:
+        """A message of the snapshot read again: its reading is the one its row got (each data once)."""
+        return self.read(
+            {"MESSAGE_ID": message.id, "MESSAGE_TOKENS": message.tokens, "MESSAGE_TIMESTAMP": str(message.at)}
+        )
+
 
 def _declared(result: list[Row] | Db2Failure | None) -> dict[str, msgformats.Declared]:
     if result is None:
@@ -324,7 +333,7 @@ def _damaged_objects(messages: list[QueueMessage], readings: Readings) -> list[D
     for m in messages:
         if m.id != "AMQ7472" or not m.tokens:
             continue
-        values = readings.read({"MESSAGE_ID": m.id, "MESSAGE_TOKENS": m.tokens, "MESSAGE_TIMESTAMP": str(m.at)}).values
+        values = readings.of(m).values
         found = None if values is None else (str(values["object"]), str(values["object_type"]))
         if found is not None and (found not in newest or m.at > newest[found]):
             newest[found] = m.at
@@ -332,6 +341,41 @@ def _damaged_objects(messages: list[QueueMessage], readings: Readings) -> list[D
         DamagedObject(object=name, object_type=kind, reported_at=at)
         for (name, kind), at in sorted(newest.items(), key=lambda item: (item[1], item[0]))
     ]
+
+
+def _entry_needed(messages: list[QueueMessage], tz: PartitionZone, readings: Readings) -> datetime | None:
+    """The entry the newest AMQ7432 says the startup recovery pass could not read, in the partition's time zone.
+
+    Only the newest counts: it is what STRMQM failed with last, and an older one may need a later entry than the one
+    now missing, so restoring from it could leave the recovery pass short. When the newest says no time (no data, or
+    data that does not decode), None: the recovery planner asks for the time rather than guessing one.
+    """
+    newest = next((m for m in reversed(messages) if m.id == "AMQ7432"), None)
+    if newest is None or not newest.tokens:
+        return None
+    values = readings.of(newest).values
+    if values is None:
+        return None
+    entry = values["at"]
+    assert isinstance(entry, datetime)
+    return tz.at(entry)
+
+
+def _undecodable(messages: list[QueueMessage], readings: Readings) -> list[UndecodableMessage]:
+    """The collection's messages whose replacement data does not decode, oldest first, each with what shows its
+    format: a message without data (a partition that does not show MESSAGE_TOKENS) is not among them."""
+    found = []
+    for m in messages:
+        if m.id is None or m.id not in msgformats.MESSAGE_FILES or not m.tokens:
+            continue
+        reading = readings.of(m)
+        if reading.problem is not None:
+            found.append(
+                UndecodableMessage(
+                    message_id=m.id, sent_at=m.at, problem=reading.problem, dspmsgd=msgformats.dspmsgd(m.id)
+                )
+            )
+    return found
 
 
 def _message(row: Row, tz: PartitionZone) -> QueueMessage:

@@ -40,7 +40,7 @@ from mqjournal.recovery.outcome import ALREADY_RUNNING, ENTRY_NOT_AVAILABLE, Ver
 from mqjournal.recovery.plan import RUN_BY_THE_EXECUTOR, Action, RecoveryPlan, Step
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.recovery.refusals import PlanHasGaps, PlanWentStale
-from mqjournal.recovery.restore import latest_amq7432
+from mqjournal.recovery.restore import amq7432_unread, latest_amq7432
 from mqjournal.recovery.resume import restored, resume_library, resume_naming
 from mqjournal.recovery.upload import OwnStepFailed, run_check, run_upload
 from mqjournal.snapshot import ReceiverStatus, receivers_by_name
@@ -293,10 +293,11 @@ class RecoveryExecutor(HostContext):
         # `system` prints AMQ7432 in the job's language and date format: the time is read from the replacement data
         # of the AMQ7432 on QMQMMSG instead (restore.latest_amq7432), never from the text.
         try:
-            needed = latest_amq7432(self.live())
+            live = self.live()
+            needed, unread = latest_amq7432(live), amq7432_unread(live)
         except (MqJournalError, TransportError):
-            needed = None
-        when = self._host_time(needed) if needed else "(no AMQ7432 with replacement data on QMQMMSG: see QMQMMSG)"
+            needed, unread = None, "QMQMMSG could not be read"
+        when = self._host_time(needed) if needed else f"(not known: {unread})"
         return (
             f"{ENTRY_NOT_AVAILABLE}: the recovery pass still needs the journal entry of {when} (host time), which "
             "no readable receiver on the host holds",

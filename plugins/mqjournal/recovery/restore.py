@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from mqjournal import mqmessages, timefmt
+from mqjournal import timefmt
 from mqjournal.catalog import CatalogedReceiver, LibrarySaveRecord, SaveRecord
 from mqjournal.errors import MqJournalError
 from mqjournal.names import ReceiverName, journal_instance, next_free_receiver_name, qmgr_directory
@@ -29,7 +29,7 @@ from mqjournal.recovery.fromstore import Resolved, Sources, StoreView
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
 from mqjournal.recovery.site_media import NeededReceiver, site_media_restores
-from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, receivers_by_name
+from mqjournal.snapshot import Receiver, ReceiverStatus, Snapshot, UndecodableMessage, receivers_by_name
 
 if TYPE_CHECKING:
     from mqjournal.fleet import ClusterConfig
@@ -390,7 +390,7 @@ def plan_startup(inputs: Inputs) -> RecoveryPlan:
     if needed_at is None:
         raise RecoveryRefused(
             f"{inputs.request.qmgr} on {inputs.request.host}",
-            "no AMQ7432 in QMQMMSG says which journal entry the startup recovery pass needs",
+            amq7432_unread(snapshot),
             "give the date and time AMQ7432 reports (the timestamp parameter)",
         )
     instance = journal_instance(inputs.journal)
@@ -418,11 +418,16 @@ def plan_media(inputs: Inputs) -> RecoveryPlan:
     obj, objtype = inputs.request.object, inputs.request.object_type
     if obj is None:
         found = latest_damaged_object(snapshot)
+        unread = undecodable(snapshot, "AMQ7472")
         if found is None:
             raise RecoveryRefused(
                 f"{inputs.request.qmgr} on {inputs.request.host}",
-                "no object was given and QMQMMSG has no AMQ7472 (object damaged)",
-                "give the damaged object's name (and type)",
+                "no object was given and QMQMMSG has no AMQ7472 (object damaged)"
+                if not unread
+                else f"no object was given and no AMQ7472 in QMQMMSG decodes by the layout its message description "
+                f"declares (the newest: {unread[-1].problem})",
+                "give the damaged object's name (and type)"
+                + (f"; check AMQ7472's format with {unread[-1].dspmsgd}" if unread else ""),
             )
         obj, objtype = found if inputs.request.object_type == "*ALL" else (found[0], inputs.request.object_type)
     if snapshot.media_recovery is None:
@@ -449,6 +454,7 @@ def plan_media(inputs: Inputs) -> RecoveryPlan:
     notes = [
         f"Media recovery of {obj} ({objtype}) reads from the AMQ7462 point {timefmt.local_time(point, inputs.offset)}: "
         f"{len(restores.picks)} receiver(s) to restore.",
+        *_newer_unread_amq7472(inputs, snapshot),
         *restores.notes,
     ]
     return _plan(
@@ -459,6 +465,21 @@ def plan_media(inputs: Inputs) -> RecoveryPlan:
         notes=notes,
         site_media=restores.site_media,
     )
+
+
+def _newer_unread_amq7472(inputs: Inputs, snapshot: Snapshot) -> list[str]:
+    """A note when the object was read from an AMQ7472 and a newer one did not decode: that one may name another
+    object, which this plan does not re-create."""
+    if inputs.request.object is not None:
+        return []
+    newest_read = max((d.reported_at for d in snapshot.damaged_objects), default=None)
+    newer = [m for m in undecodable(snapshot, "AMQ7472") if newest_read is None or m.sent_at > newest_read]
+    if not newer:
+        return []
+    return [
+        f"{len(newer)} newer AMQ7472 did not decode by the layout its message description declares, and may name "
+        f"another damaged object: check its format with {newer[-1].dspmsgd} and read it in QMQMMSG."
+    ]
 
 
 def plan_library(inputs: Inputs) -> RecoveryPlan:
@@ -818,24 +839,44 @@ def _rejoin_cluster(qmgr: str, cluster: ClusterConfig) -> list[Step]:
 
 
 def latest_amq7432(snapshot: Snapshot) -> datetime | None:
-    """The entry time of the newest AMQ7432, in the partition's time zone, from its replacement data.
+    """The entry time the newest AMQ7432 reports, in the partition's time zone, as the collector read it from the
+    replacement data by the layout the partition declares (`entry_needed_at`).
 
     Its text shows the time in the job's language and date format, so it is never parsed: an AMQ7432 without
-    replacement data (a partition that does not show MESSAGE_TOKENS) says no time, and the caller asks for one.
+    replacement data, or whose data does not decode, says no time, and the caller asks for one.
     """
-    for message in sorted(snapshot.messages, key=lambda m: m.at, reverse=True):
-        if message.id == "AMQ7432":
-            needed = mqmessages.entry_needed(message.tokens)
-            if needed is not None:
-                return needed.astimezone(snapshot.collected_at.tzinfo)
-    return None
+    needed = snapshot.entry_needed_at
+    return None if needed is None else needed.astimezone(snapshot.collected_at.tzinfo)
+
+
+def amq7432_unread(snapshot: Snapshot) -> str:
+    """Why no AMQ7432 gives the entry time, as an admin reads it: none was sent in the window, or the newest one's
+    data does not decode (named with the DSPMSGD that shows its declared format)."""
+    found = undecodable(snapshot, "AMQ7432")
+    sent = sorted((m for m in snapshot.messages if m.id == "AMQ7432"), key=lambda m: m.at)
+    if found and sent and found[-1].sent_at == sent[-1].at:
+        newest = found[-1]
+        return (
+            f"the newest AMQ7432 in QMQMMSG ({timefmt.local_time(newest.sent_at)}) does not "
+            f"decode by the layout its message description declares ({newest.problem}); check its format with "
+            f"{newest.dspmsgd}"
+        )
+    if sent and sent[-1].tokens is None:
+        return "the newest AMQ7432 in QMQMMSG has no replacement data (this partition does not show MESSAGE_TOKENS)"
+    if sent:
+        return "the newest AMQ7432 in QMQMMSG was not read (a snapshot written before mqjournal read its entry time)"
+    return "no AMQ7432 in QMQMMSG says which journal entry the startup recovery pass needs"
+
+
+def undecodable(snapshot: Snapshot, msg_id: str) -> list[UndecodableMessage]:
+    """The collection's `msg_id` messages whose replacement data did not decode, oldest first."""
+    return [m for m in snapshot.undecodable_messages if m.message_id == msg_id]
 
 
 def latest_damaged_object(snapshot: Snapshot) -> tuple[str, str] | None:
-    """(object, RCRMQMOBJ OBJTYPE) of the newest AMQ7472."""
-    for message in sorted(snapshot.messages, key=lambda m: m.at, reverse=True):
-        if message.id == "AMQ7472":
-            found = mqmessages.damaged_object(message.tokens)  # from the replacement data, never the text
-            if found:
-                return found[0], RCRMQMOBJ_TYPES.get(found[1].upper().lstrip("*"), "*ALL")
-    return None
+    """(object, RCRMQMOBJ OBJTYPE) of the newest AMQ7472, as the collector read it from the replacement data by the
+    layout the partition declares (`damaged_objects`: the newest report per object)."""
+    if not snapshot.damaged_objects:
+        return None
+    newest = max(snapshot.damaged_objects, key=lambda d: d.reported_at)
+    return newest.object, RCRMQMOBJ_TYPES.get(newest.object_type.upper().lstrip("*"), "*ALL")

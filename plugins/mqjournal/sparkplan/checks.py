@@ -392,7 +392,7 @@ def _is_attached(receiver: Column) -> Column:
 
 
 # What the plan carries for the people reading it (docs, section 5), of the current snapshot only.
-_SHOWN = ("damaged_objects", "asp_number", "asp_capacity_bytes", "asp_available_bytes")
+_SHOWN = ("damaged_objects", "undecodable_messages", "asp_number", "asp_capacity_bytes", "asp_available_bytes")
 
 
 def window_lines(lines: DataFrame, window: DataFrame, first: FirstRead) -> DataFrame:

@@ -433,6 +433,7 @@ def alerts_for() -> Column:
         Alert.MEDIA_RECOVERY_STUCK: flag("media_stuck"),
         Alert.STARTUP_POINT_OLD: flag("startup_old"),
         Alert.MEDIA_POINT_OLD: flag("media_old"),
+        Alert.MESSAGE_UNDECODABLE: F.size("undecodable_messages") > 0,
     }
     codes = F.array(*[F.when(condition, F.lit(alert)) for alert, condition in raised.items()])
     return F.array_sort(F.filter(codes, lambda code: code.isNotNull()))
@@ -458,6 +459,16 @@ def damaged_objects() -> Column:
     return F.array_sort(F.array_distinct(named))
 
 
+def undecodable_messages() -> Column:
+    """`MSGID: DSPMSGD ...` of each message ID whose replacement data did not decode, sorted and distinct (a record
+    written before the key has none)."""
+    said = F.transform(
+        F.coalesce(F.col("undecodable_messages"), F.array()),
+        lambda m: F.concat(m["message_id"], F.lit(": "), m["dspmsgd"]),
+    )
+    return F.array_sort(F.array_distinct(said))
+
+
 # What current_snapshots leaves out: only the plan's own columns of the snapshot go on with each receiver.
 _RAW = ("recency", "collected_at", "journal", "amqjrninf", *POINTS, "startup", "media", "attached_names")
 
@@ -476,6 +487,7 @@ def current_snapshots(newest: DataFrame, *, runs: int, as_of_us: int, max_age_us
             "startup_old": point_old("startup", alert_age_us),
             "media_old": point_old("media", alert_age_us),
             "damaged_objects": damaged_objects(),
+            "undecodable_messages": undecodable_messages(),
             "utc_offset_minutes": F.floor(collected_offset_us() / F.lit(60_000_000)).cast("long"),
             "stale": (F.lit(as_of_us) - F.col("collected_us")) > F.lit(max_age_us),
         }
@@ -519,6 +531,7 @@ _PER_KEY = (
     "startup_stuck",
     "media_stuck",
     "damaged_objects",
+    "undecodable_messages",
     "utc_offset_minutes",
     "asp_number",
     "asp_capacity_bytes",

@@ -83,6 +83,10 @@ SNAPSHOT_SCHEMA = _struct(
     ("asp_capacity_bytes", T.LongType()),
     ("asp_available_bytes", T.LongType()),
     ("damaged_objects", T.ArrayType(_struct(("object", _TEXT), ("object_type", _TEXT), ("reported_at", _TIME)))),
+    (
+        "undecodable_messages",
+        T.ArrayType(_struct(("message_id", _TEXT), ("sent_at", _TIME), ("problem", _TEXT), ("dspmsgd", _TEXT))),
+    ),
 )
 
 
