@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mqjournal.errors import InvalidName, MalformedAmqjrninf
 from mqjournal.names import object_name
+
+# AMQJRNINF's time is local, written in the offset in force then; a snapshot carries today's offset only. The most a
+# daylight saving change moves a local time: one hour, in every zone IBM i's time zone descriptions map to. With
+# asterisks (only the time says which receiver holds the entry), the planners look the receiver up this much earlier,
+# so that it is never one too new.
+DST_MARGIN = timedelta(hours=1)
 
 RECORD_LENGTH = 37
 _STARS = "*" * 10

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from mqjournal.errors import MalformedAmqjrninf
-from mqjournal.jrninf import parse_amqjrninf
+from mqjournal.jrninf import DST_MARGIN, parse_amqjrninf
 from mqjournal.names import ReceiverName, is_receiver_name
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, PlanTotals, QueueManagerRef
 from mqjournal.policy import Policy
@@ -176,7 +176,8 @@ def _amqjrninf(snapshot: Snapshot, chain: list[Receiver], latest: datetime) -> _
     future = (BlockReason.AMQJRNINF_TIME_IN_FUTURE,) if needed_at > latest else ()
     by_time = _by_time(chain, needed_at)
     if record.receiver is None:
-        return _Jrninf(by_time if by_time is not None else 0, future, needed_at, True)
+        earlier = _by_time(chain, needed_at - DST_MARGIN)  # never a receiver too new (jrninf.DST_MARGIN)
+        return _Jrninf(earlier if earlier is not None else 0, future, needed_at, True)
     named = next((i for i, r in enumerate(chain) if (r.name, r.library) == (record.receiver, record.library)), None)
     if named is None:
         return _Jrninf(None, (BlockReason.AMQJRNINF_RECEIVER_NOT_IN_CHAIN, *future), needed_at, False)

@@ -9,7 +9,7 @@ observed as the plan is written.
 from __future__ import annotations
 
 import operator
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import reduce
 from typing import Any, NamedTuple
 
@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from mqjournal.jrninf import DST_MARGIN
 from mqjournal.names import RECEIVER_KEPT_LENGTH, RECEIVER_NAME_PATTERN, RECEIVER_NUMBER_DIGITS, SEQUENCE_SIZE
 from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy
@@ -117,8 +118,9 @@ def chain_facts() -> dict[str, Column]:
     # AMQJRNINF keeps milliseconds: compare attach times truncated to the millisecond (docs, section 2).
     attached_ms = _truncated(F.col("attached_us"), 1000)
 
-    def by_time(moment: str) -> Column:
-        return F.max(F.when(is_member & (attached_ms <= F.col(moment)), position)).over(key)
+    def by_time(moment: str | Column) -> Column:
+        moment = F.col(moment) if isinstance(moment, str) else moment
+        return F.max(F.when(is_member & (attached_ms <= moment), position)).over(key)
 
     def named(receiver: str) -> Column:
         return F.min(F.when(is_member & (F.col("receiver") == F.col(receiver)), position)).over(key)
@@ -130,6 +132,8 @@ def chain_facts() -> dict[str, Column]:
         "attached_position": F.max(F.when(is_attached_member, position)).over(key),
         "first_attached_us": F.min(F.when(is_member, F.col("attached_us"))).over(key),
         "by_time": by_time("needed_us"),
+        # With asterisks, the receiver is looked up jrninf.DST_MARGIN before AMQJRNINF's time.
+        "stars_by_time": by_time(F.col("needed_us") - F.lit(DST_MARGIN // timedelta(microseconds=1))),
         "named_position": F.min(F.when(is_member & is_amqjrninf_receiver, position)).over(key),
         "startup_by_time": by_time("startup_us"),
         "startup_named": named("startup_receiver"),
@@ -203,7 +207,7 @@ def _amqjrninf(latest_us: Column) -> tuple[Column, dict[BlockReason, Column]]:
     named, by_time = F.col("named_position"), F.col("by_time")
     is_usable, is_stars = F.col("amqjrninf_usable"), F.col("amqjrninf_stars")
     names_receiver = is_usable & ~is_stars
-    j = F.when(is_usable & is_stars, F.coalesce(by_time, F.lit(0))).when(is_usable, named)
+    j = F.when(is_usable & is_stars, F.coalesce(F.col("stars_by_time"), F.lit(0))).when(is_usable, named)
     # MQ names the receiver holding the oldest needed entry: it was attached at or before that entry, and it is the
     # newest such receiver. Anything else (a time before the chain too) means the chain or the record is not what we
     # think. Whatever the name field holds, an entry MQ needs cannot have been written after the collection.
