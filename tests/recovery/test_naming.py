@@ -280,3 +280,35 @@ def test_the_plan_is_data_that_round_trips_through_json():
     assert again == plan
     assert [s.text for s in again.steps] == texts(plan)
     assert "CRTJRNRCV" in plan.markdown()
+
+
+def test_a_cpi70e3_the_collector_kept_counts_whatever_mqjournals_own_layout_reads_in_its_data():
+    """The collector read CPI70E3's data by the layout the partition declares and kept only those naming this journal
+    (or that it could not tell apart): read again by mqjournal's guess of the layout, the same bytes may name another
+    journal, and switching that stopped would look fine."""
+    from mqjournal import mqmessages
+
+    receivers = chain(names(10, 4))
+    attached_at = receivers[-1].attached_at
+    guessed = mqmessages.encode(mqmessages.LAYOUTS["CPI70E3"], ("OTHERJRN", "OTHERLIB")).hex().upper()
+    message = cpi70e3(attached_at + timedelta(minutes=10)).model_copy(update={"tokens": guessed})
+    plan = plan_for(snapshot(receivers).model_copy(update={"messages": [message]}))
+    assert texts(plan) == repair_texts("AMQA000014", 1000)
+
+
+def test_a_kept_cpi70e3_whose_data_does_not_decode_counts_and_names_the_dspmsgd_that_shows_its_format():
+    from mqjournal.snapshot import UndecodableMessage
+
+    receivers = chain(names(10, 4))
+    at = receivers[-1].attached_at + timedelta(minutes=10)
+    message = cpi70e3(at).model_copy(update={"tokens": "C1C2"})
+    undecodable = UndecodableMessage(
+        message_id="CPI70E3",
+        sent_at=at,
+        problem="the data is shorter",
+        dspmsgd="DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)",
+    )
+    snap = snapshot(receivers).model_copy(update={"messages": [message], "undecodable_messages": [undecodable]})
+    plan = plan_for(snap)
+    assert texts(plan) == repair_texts("AMQA000014", 1000)
+    assert any("does not decode" in n and "DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)" in n for n in plan.notes)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from mqjournal import msgformats, timefmt
+from mqjournal import timefmt
 from mqjournal.errors import NoReceiverNameFree
 from mqjournal.ibmi import commands
 from mqjournal.names import (
@@ -106,27 +106,27 @@ def stop_messages(snapshot: Snapshot, attached: Receiver) -> list[QueueMessage]:
     Once stopped, the system does not retry even if the blocking receiver is deleted later (rule 2: "until you
     manually attach a new receiver"), so the message counts even when the rule 1 name is free again. A CPI70E3
     older than the attached receiver was about an earlier receiver and was repaired by attaching this one.
+
+    CPI70E3 reaches QSYSOPR for every journal on the partition and its text names none: the collector read each
+    one's replacement data by the layout the partition declares and kept only those naming this journal, and those it
+    could not tell apart (`unconfirmed`). Reading the data again here by mqjournal's own guess of the layout could drop
+    one the declared layout kept, and "switching stopped" would never be seen.
     """
     return [
         m
         for m in snapshot.messages
-        if m.id == SWITCH_STOPPED
-        and (attached.attached_at is None or m.at >= attached.attached_at)
-        and about_journal(m, snapshot)
+        if m.id == SWITCH_STOPPED and (attached.attached_at is None or m.at >= attached.attached_at)
     ]
 
 
-def about_journal(message: QueueMessage, snapshot: Snapshot) -> bool:
-    """Whether a CPI70E3 is about this snapshot's journal: its replacement data names the journal (IBM's text names
-    none). One without replacement data, or whose data does not read as a journal's name by mqjournal's layout (the
-    partition may declare another: the collector, which read the declared one, kept it), cannot be told apart and
-    counts (unconfirmed: see `switching_stopped`)."""
+def unconfirmed(message: QueueMessage, snapshot: Snapshot) -> str:
+    """Why a kept CPI70E3 may be about another journal (empty when its data named this one), and what shows it."""
     if message.tokens is None:
-        return True
-    reading = msgformats.read(SWITCH_STOPPED, message.tokens, not_after=snapshot.collected_at)
-    if reading.values is None:
-        return True
-    return (reading.values["journal"], reading.values["library"]) == (snapshot.journal.name, snapshot.journal.library)
+        return " (its replacement data is not shown, so it may be about another journal: check it with DSPMSG)"
+    for m in snapshot.undecodable_messages:
+        if (m.message_id, m.sent_at) == (message.id, message.at):
+            return f" (its replacement data does not decode, so it may be about another journal: see {m.dspmsgd})"
+    return ""
 
 
 def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]) -> list[str]:
@@ -140,13 +140,8 @@ def switching_stopped(snapshot: Snapshot, attached: Receiver, existing: set[str]
             f"{describe(holder, snapshot)}: the system cannot create it, sends CPI70E3 and stops switching (rule 2)."
         )
     for m in stop_messages(snapshot, attached):
-        unconfirmed = (
-            " (its replacement data is not shown, so it may be about another journal: check it with DSPMSG)"
-            if m.tokens is None
-            else ""
-        )
         reasons.append(
-            f"{m.queue} has {SWITCH_STOPPED} of {_shown(m.at, snapshot)}{unconfirmed}: automatic receiver "
+            f"{m.queue} has {SWITCH_STOPPED} of {_shown(m.at, snapshot)}{unconfirmed(m, snapshot)}: automatic receiver "
             f"switching stopped while {attached.name} was attached, and only a receiver attached by hand "
             "resumes it."
         )
