@@ -238,9 +238,10 @@ _EMPTY_CATALOG: Path | None = None
 
 def _empty_catalog(db_path: Path) -> None:
     """Put a new, empty catalog at the schema's newest revision at `db_path`: a copy of one this process migrated once.
+
     Migrating every scenario's catalog from nothing (Alembic running each revision) cost a tenth of a second of CPU
-    apiece; what a scenario tests starts from the empty catalog, not from its migrations (tests/catalog/test_migrations.py has those).
-    """
+    apiece; what a scenario tests starts from the empty catalog, not from its migrations (those have their own
+    tests: tests/catalog/test_migrations.py)."""
     global _EMPTY_CATALOG
     if _EMPTY_CATALOG is None:
         folder = Path(tempfile.mkdtemp(prefix="mqj-empty-catalog-"))
