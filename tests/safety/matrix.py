@@ -102,11 +102,11 @@ class Case:
 # --- enumeration from a fault-free run -----------------------------------------------------------------------------
 
 
-def step_commands(path: str, root: Path) -> list[str]:
-    """The commands a fault-free run of the step sends, from its audit log."""
-    s = sc.Scenario(root)
+def step_commands(path: str, root: Path, setups: sc.SetUps | None = None) -> list[str]:
+    """The commands a fault-free run of the step sends, from its audit log (set up in `root`, or started from
+    `setups`' copy of the set-up)."""
+    s, arg = setups.start(path, root) if setups is not None else _set_up(path, root)
     try:
-        arg = sc.PATHS[path].setup(s)
         before = len(read_audit_events([s.audit_path]))
         sc.PATHS[path].run(s, arg, None)
         events = read_audit_events([s.audit_path])[before:]
@@ -413,13 +413,23 @@ def _tagged(report: Report, when: str) -> Report:
     return report
 
 
-def run_case(case: Case, root: Path) -> Outcome:
-    started = time.monotonic()
-    outcome = Outcome(case)
+def _set_up(path: str, root: Path) -> tuple[sc.Scenario, object]:
     s = sc.Scenario(root)
     try:
-        path = sc.PATHS[case.path]
-        arg = path.setup(s)
+        return s, sc.PATHS[path].setup(s)
+    except BaseException:
+        s.close()
+        raise
+
+
+def run_case(case: Case, root: Path, setups: sc.SetUps | None = None) -> Outcome:
+    """Set the case's path up (or start from `setups`' copy of its set-up: the same state, a fraction of the CPU),
+    run its step under its fault, rerun the step, run a whole maintenance, and check the invariants."""
+    started = time.monotonic()
+    outcome = Outcome(case)
+    path = sc.PATHS[case.path]
+    s, arg = setups.start(case.path, root) if setups is not None else _set_up(case.path, root)
+    try:
         fault = Fault(case.kind, case.pattern, case.occurrence, lock_after=case.index)
         faulted = run_with_fault(s, case.path, arg, fault)
         outcome.step_error, outcome.notes = faulted.error, faulted.notes

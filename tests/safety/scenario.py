@@ -2,7 +2,8 @@
 
 A `Scenario` is cheap (a fresh simulator in a temporary folder: about a tenth of a second with its setup), and
 deterministic: the same path set up twice sends the very same commands, which is what lets the fault matrix name a
-command of a fault-free run and hit the same command in a faulted one.
+command of a fault-free run and hit the same command in a faulted one. Being deterministic, a path's set-up can be
+done once and copied (`SetUp`): the fault matrix starts every case of a path from such a copy.
 
 Everything mqjournal does goes over SSH through sessions that write `audit_path`; everything "someone else" does
 (an operator, another backup product) runs on the host directly (`operator`), so the simulator's log of received
@@ -11,17 +12,25 @@ commands holds mqjournal's commands only.
 
 from __future__ import annotations
 
+import atexit
+import copy
+import dataclasses
 import shlex
+import shutil
+import tempfile
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from mqjournal import rules
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
+from mqjournal.ibmi import capabilities, hostdigest
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.collector import collect
+from mqjournal.ibmi.collector import Target, collect
 from mqjournal.ibmi.discovery import survey
 from mqjournal.ibmi.executor import DeleteResult, Executor, SaveResult
 from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
@@ -32,7 +41,9 @@ from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import RecoveryPlan, Request
 from mqjournal.recovery.planner import plan_recovery
 from mqjournal.sim import mq
+from mqjournal.sim.model import Partition
 from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.server import CommandLog, ReceivedCommand
 from mqjournal.sim.service import SimulatorService
 from tests.conftest import fleet_config
 from tests.safety.invariants import Report, SafetyChecker, cl_param
@@ -74,17 +85,26 @@ class Maintenance:
 @dataclass
 class Scenario:
     root: Path
+    # Start from what a path's set-up left (its files copied into `root`, which must be the folder it was taken in)
+    # instead of a new partition and catalog; see `SetUp`.
+    restore: SetUp | None = None
     service: SimulatorService = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.restore is not None:
+            self.restore.copy_into(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.config = fleet_config(self.root)
         self.service = SimulatorService(self.config)
+        if self.restore is not None:
+            self.restore.replay_logs(self.service)  # before the server listens: no command of the case comes first
         self.ports = self.service.start()
         self.host = self.service.hosts[HOST]
         self.audit_path = self.root / "audit.jsonl"
         self.db_path = self.root / "catalog.db"
         self.catalog_url = f"sqlite:///{self.db_path}"
+        if not self.db_path.exists():
+            _empty_catalog(self.db_path)
         self.catalog = Catalog(self.catalog_url)
         self.store_path = self.root / "backups"
         self.store = BackupStore(self.store_path)
@@ -93,6 +113,11 @@ class Scenario:
         self.excused_deletions: set[tuple[str, str]] = set()
         self._sessions: list[IbmiSession] = []
         self.session = self.new_session()
+        self.target: Target
+        self.tz: timezone
+        if self.restore is not None:
+            self.restore.resume(self)
+            return
         found = survey(self.session, HOST, [])
         (self.target,) = found.targets
         self.tz = found.tz
@@ -206,6 +231,142 @@ class Scenario:
             session.close()
         self.service.stop()
         self.catalog.engine.dispose()
+
+
+_EMPTY_CATALOG: Path | None = None
+
+
+def _empty_catalog(db_path: Path) -> None:
+    """Put a new, empty catalog at the schema's newest revision at `db_path`: a copy of one this process migrated once.
+
+    Migrating every scenario's catalog from nothing (Alembic running each revision) cost a tenth of a second of CPU
+    apiece; what a scenario tests starts from the empty catalog, not from its migrations (those have their own
+    tests: tests/catalog/test_migrations.py)."""
+    global _EMPTY_CATALOG
+    if _EMPTY_CATALOG is None:
+        folder = Path(tempfile.mkdtemp(prefix="mqj-empty-catalog-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        template = folder / "catalog.db"
+        Catalog(f"sqlite:///{template}").engine.dispose()
+        # Every connection closed: SQLite has moved its write-ahead log into the file, which is then all there is.
+        assert [f.name for f in folder.iterdir()] == [template.name], list(folder.iterdir())
+        _EMPTY_CATALOG = template
+    shutil.copyfile(_EMPTY_CATALOG, db_path)
+
+
+# --- a path's set-up, done once and copied -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """What a path's set-up left, to start other scenarios from as if each had run the set-up itself.
+
+    On disk, a copy of the scenario's folder once it was closed: the partition (`<host>.json`, written as the
+    simulator stops), its SSH keys, the catalog, the backup store and the audit log. The catalog and the store's
+    sidecars record absolute paths (the store's URL), so the copy goes back into the very folder it was taken in.
+    In memory, what the closed scenario cannot bring back from its files: the simulator's logs of received commands
+    and transfers (the invariants read every command the host received, the set-up's included), the session's
+    findings that spare a live session its probes (a session of the set-up would not probe again: a new one that
+    did would send commands an un-copied case does not), the survey's target, the scenario's notes, and the step's
+    argument.
+    """
+
+    path: str
+    root: Path
+    files: Path
+    arg: object
+    partition: Partition  # as the set-up left it, to compare a restored partition with
+    received: tuple[ReceivedCommand, ...]
+    transfers: tuple[ReceivedCommand, ...]
+    # (a per-session cache, the set-up session's entry in it)
+    session_findings: tuple[tuple[weakref.WeakKeyDictionary[IbmiSession, Any], Any], ...]
+    target: Target
+    tz: timezone
+    removed_save_files: frozenset[str]
+    excused_deletions: frozenset[tuple[str, str]]
+
+    @classmethod
+    def take(cls, path: str, root: Path, files: Path) -> SetUp:
+        """Set `path` up in `root` (emptied first), and keep what it left in `files`."""
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(files, ignore_errors=True)
+        s = Scenario(root)
+        try:
+            arg = PATHS[path].setup(s)
+            with s.host.lock:
+                partition = s.host.partition.model_copy(deep=True)
+            findings = tuple((cache, cache[s.session]) for cache in _SESSION_CACHES if s.session in cache)
+            setup = cls(
+                path=path,
+                root=root,
+                files=files,
+                arg=copy.deepcopy(arg),
+                partition=partition,
+                received=tuple(s.service.received.entries()),
+                transfers=tuple(s.service.transfers.entries()),
+                session_findings=findings,
+                target=s.target,
+                tz=s.tz,
+                removed_save_files=frozenset(s.removed_save_files),
+                excused_deletions=frozenset(s.excused_deletions),
+            )
+        finally:
+            s.close()  # the partition is saved to its file as the simulator stops; the catalog's engine is let go
+        shutil.copytree(root, files, symlinks=True)
+        return setup
+
+    def argument(self) -> object:
+        """The step's argument, as the set-up returned it (a copy: a step may change what it is given)."""
+        return copy.deepcopy(self.arg)
+
+    def copy_into(self, root: Path) -> None:
+        if root != self.root:
+            raise ValueError(f"a set-up taken in {self.root} restores there only (its catalog names it), not {root}")
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(self.files, root, symlinks=True)
+
+    def replay_logs(self, service: SimulatorService) -> None:
+        _replay(service.received, self.received)
+        _replay(service.transfers, self.transfers)
+
+    def resume(self, s: Scenario) -> None:
+        s.target, s.tz = self.target, self.tz
+        s.removed_save_files |= self.removed_save_files
+        s.excused_deletions |= self.excused_deletions
+        for cache, finding in self.session_findings:
+            cache[s.session] = finding
+
+
+class SetUps:
+    """Each path set up once (in the first scenario's folder, its copy kept under `folder`), and every scenario of it
+    started from that copy: the matrix's cases of a path differ only after their set-up, which is deterministic."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._taken: dict[str, SetUp] = {}
+
+    def of(self, path: str, root: Path) -> SetUp:
+        """The set-up of `path`, taken in `root` the first time it is asked for."""
+        if path not in self._taken:
+            self._taken[path] = SetUp.take(path, root, self.folder / path)
+        return self._taken[path]
+
+    def start(self, path: str, root: Path) -> tuple[Scenario, object]:
+        """A scenario in `root` as `PATHS[path].setup` leaves it, and the step's argument."""
+        setup = self.of(path, root)
+        return Scenario(root, restore=setup), setup.argument()
+
+
+# Where a session keeps what it found out about its host, once per session (weakly keyed by it).
+_SESSION_CACHES: tuple[weakref.WeakKeyDictionary[IbmiSession, Any], ...] = (capabilities._CACHE, hostdigest._CACHE)
+
+
+def _replay(log: CommandLog, entries: tuple[ReceivedCommand, ...]) -> None:
+    """Append `entries` to an empty log, in order, as they were (seq, state, exit status, answered)."""
+    for entry in entries:
+        added = log.arrived(entry.host, entry.user, entry.command)
+        assert added.seq == entry.seq, (added.seq, entry.seq)
+        log.settle(added, **{f.name: getattr(entry, f.name) for f in dataclasses.fields(entry) if f.name != "seq"})
 
 
 # --- the paths under test -----------------------------------------------------------------------------------------

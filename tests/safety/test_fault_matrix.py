@@ -36,14 +36,42 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("case", params)
 
 
-def test_fault(case, case_root, matrix_outcomes):
+def test_fault(case, matrix_case_root, matrix_setups, matrix_outcomes):
     if isinstance(case, str):
         pytest.fail(
             f"the fault-free run of the {case} path, which names the matrix's cases, failed: {_UNENUMERATED[case]}"
         )
-    outcome = matrix.run_case(case, case_root)
+    # Each case starts from a copy of its path's set-up, made once per process: the set-up is deterministic, and
+    # done for every case it was most of the matrix's CPU (tests below hold a copy to be the set-up itself).
+    outcome = matrix.run_case(case, matrix_case_root, matrix_setups)
     matrix_outcomes(outcome)
     assert outcome.held, outcome.explain()
+
+
+# --- the copies of a set-up the cases start from ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", list(sc.PATHS))
+def test_a_copied_set_up_is_the_set_up(path, matrix_case_root, tmp_path):
+    """A scenario started from a copy of the set-up has the partition the set-up left (through the simulator's JSON
+    state file), the commands the host received during it, and the same step argument; the step, run on it without
+    faults, sends exactly the commands the matrix enumerated from a set-up of its own (its case names its commands)."""
+    setups = sc.SetUps(tmp_path / "setups")
+    s, arg = setups.start(path, matrix_case_root)
+    try:
+        setup = setups.of(path, matrix_case_root)
+        with s.host.lock:
+            restored = s.host.partition.model_copy(deep=True)
+        received = s.received()
+    finally:
+        s.close()
+    assert restored.model_dump_json() == setup.partition.model_dump_json()
+    assert restored == setup.partition
+    assert [(e.seq, e.command, e.state, e.exit_status, e.answered) for e in received] == [
+        (e.seq, e.command, e.state, e.exit_status, e.answered) for e in setup.received
+    ]
+    assert repr(arg) == repr(setup.arg)
+    assert matrix.step_commands(path, matrix_case_root, setups) == matrix.commands_of(path)
 
 
 # --- the same steps under the DAG's per-host SSH session lease (kept in the catalog database) ----------------------
