@@ -660,19 +660,25 @@ def test_startup_recovery_on_a_german_dmy_partition_restores_what_amq7432_needs(
 
 
 def test_media_recovery_on_a_german_partition_finds_the_damaged_object_from_amq7472(german: Rig):
-    german.fleet.host().advance(timedelta(hours=1))
-    with german.fleet.host().state() as partition:
+    media_recovery_of_a_damaged_queue_from_amq7472(german)
+
+
+def media_recovery_of_a_damaged_queue_from_amq7472(rig: Rig) -> None:
+    """QUEUE damaged, maintenance run, the two oldest receivers deleted by someone else: the media plan finds the
+    object from AMQ7472, restores them, and RCRMQMOBJ re-creates it."""
+    rig.fleet.host().advance(timedelta(hours=1))
+    with rig.fleet.host().state() as partition:
         mq.damage(partition, partition.queue_manager("TEST"), QUEUE)
-    german.fleet.host().advance(timedelta(hours=2))
-    german.maintain("maint1")
-    victims = german.chain()[:2]
-    german.delete_out_of_band(*victims)
-    plan = german.plan(RecoveryKind.MEDIA)
+    rig.fleet.host().advance(timedelta(hours=2))
+    rig.maintain("maint1")
+    victims = rig.chain()[:2]
+    rig.delete_out_of_band(*victims)
+    plan = rig.plan(RecoveryKind.MEDIA)
     assert plan.gaps == [] and plan.request.object == QUEUE and plan.request.object_type == "*LCLQ"
     assert plan.restored_receivers == victims[::-1]
-    result = german.executor().execute(plan)
+    result = rig.executor().execute(plan)
     assert [m.split(":")[0] for m in result.done[-1].messages] == ["AMQ7081"]
-    assert not german.partition.queue_manager("TEST").object(QUEUE).damaged
+    assert not rig.partition.queue_manager("TEST").object(QUEUE).damaged
 
 
 def test_recovery_reads_and_writes_the_partitions_times_with_the_offset_then_in_force(tmp_path: Path):
@@ -739,19 +745,7 @@ def test_startup_recovery_reads_amq7432_by_the_declared_layout(declaring: Rig):
 
 
 def test_media_recovery_reads_amq7472_by_the_declared_layout(declaring: Rig):
-    declaring.fleet.host().advance(timedelta(hours=1))
-    with declaring.fleet.host().state() as partition:
-        mq.damage(partition, partition.queue_manager("TEST"), QUEUE)
-    declaring.fleet.host().advance(timedelta(hours=2))
-    declaring.maintain("maint1")
-    victims = declaring.chain()[:2]
-    declaring.delete_out_of_band(*victims)
-    plan = declaring.plan(RecoveryKind.MEDIA)
-    assert plan.gaps == [] and plan.request.object == QUEUE and plan.request.object_type == "*LCLQ"
-    assert plan.restored_receivers == victims[::-1]
-    result = declaring.executor().execute(plan)
-    assert [m.split(":")[0] for m in result.done[-1].messages] == ["AMQ7081"]
-    assert not declaring.partition.queue_manager("TEST").object(QUEUE).damaged
+    media_recovery_of_a_damaged_queue_from_amq7472(declaring)
 
 
 def test_an_amq7432_that_does_not_decode_makes_the_startup_plan_ask_for_the_time_naming_dspmsgd(time_as_text: Rig):
