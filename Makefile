@@ -41,11 +41,14 @@ check: $(INSTALLED)
 	$(VENV)/bin/mypy
 
 # The whole suite in one queue over TEST_WORKERS processes (pytest-xdist), more than a small machine has cores: the
-# tests mostly wait on SSH round trips to the simulator, JVMs, gates and timers. --dist loadgroup keeps each unit of
-# work in one process (an end-to-end module's tests share one driver run or Spark job; the tests that share one
-# PostgreSQL server; the two `airflow standalone` tests take turns), and tests/conftest.py puts the longest units
-# first in the queue (hence --no-loadscope-reorder), so that the short tests fill in around them.
-TEST_WORKERS ?= 4
+# end-to-end units mostly wait on gates, schedulers and timers while the others work. Three, not four, on 2 cores: the
+# CPU is busy throughout, and each worker collects (imports, assertion rewriting) the whole suite again; from fresh
+# clones on 2026-11-28 (the same code, a README line and one test's refactor apart), 3 workers took 22 min 02 s and 4
+# took 23 min 32 s. --dist loadgroup keeps each unit of work in one process (an end-to-end module's tests share one
+# driver run or Spark job; the tests that share one PostgreSQL server; the two `airflow standalone` tests take turns),
+# and tests/conftest.py puts the longest units first in the queue (hence --no-loadscope-reorder), so that the short
+# tests fill in around them.
+TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test: test-packages $(INSTALLED)
