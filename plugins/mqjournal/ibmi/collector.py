@@ -155,7 +155,7 @@ def read_state(
                 "receivers": [_receiver(row, zone) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")],
                 "messages": messages,
                 "damaged_objects": _damaged_objects(messages, readings),
-                "entry_needed_at": _entry_needed(messages, tz, readings),
+                "entry_needed_at": _entry_needed(messages, zone, readings),
                 "undecodable_messages": _undecodable(messages, readings),
                 "asp_number": usage.asp_number if usage else None,
                 "asp_capacity_bytes": usage.capacity_bytes if usage else None,

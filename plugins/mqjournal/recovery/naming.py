@@ -37,7 +37,7 @@ from mqjournal.names import (
 from mqjournal.policy import Policy
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
-from mqjournal.recovery.restore import DEFAULT_THRESHOLD_KB, RecoveryRefused
+from mqjournal.recovery.restore import DEFAULT_THRESHOLD_KB, RecoveryRefused, undecodable
 from mqjournal.rules import chain_of, oldest_needed
 from mqjournal.snapshot import QueueMessage, Receiver, ReceiverStatus, Snapshot
 
@@ -123,8 +123,8 @@ def unconfirmed(message: QueueMessage, snapshot: Snapshot) -> str:
     """Why a kept CPI70E3 may be about another journal (empty when its data named this one), and what shows it."""
     if message.tokens is None:
         return " (its replacement data is not shown, so it may be about another journal: check it with DSPMSG)"
-    for m in snapshot.undecodable_messages:
-        if (m.message_id, m.sent_at) == (message.id, message.at):
+    for m in undecodable(snapshot, SWITCH_STOPPED):
+        if m.sent_at == message.at:
             return f" (its replacement data does not decode, so it may be about another journal: see {m.dspmsgd})"
     return ""
 
