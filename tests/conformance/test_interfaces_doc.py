@@ -8,6 +8,7 @@ every QSYS2 / SYSIBM / SYSIBMADM / SYSTOOLS name in a string literal (docstrings
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -21,6 +22,13 @@ SERVICE = re.compile(r"\b((?:QSYS2|SYSIBM|SYSIBMADM|SYSTOOLS)\.[A-Z][A-Z0-9_]*)\
 
 def client_modules() -> list[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if "sim" not in p.relative_to(PACKAGE).parts)
+
+
+@functools.cache
+def _client_trees() -> tuple[ast.Module, ...]:
+    """Each client module parsed once per process: every xdist worker collects this file, and the parametrize lists
+    below read both the commands and the services."""
+    return tuple(ast.parse(path.read_text(encoding="utf-8")) for path in client_modules())
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -44,8 +52,8 @@ def _leading_text(node: ast.AST) -> str | None:
 def sent_commands() -> set[str]:
     """The verb of every CL command (`cl(text)`) and shell command (`Command(text=...)`) the client builds."""
     verbs = set()
-    for path in client_modules():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for tree in _client_trees():
+        for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
@@ -58,8 +66,7 @@ def sent_commands() -> set[str]:
 
 def sent_services() -> set[str]:
     names = set()
-    for path in client_modules():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for tree in _client_trees():
         skip = _docstrings(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
