@@ -88,6 +88,15 @@ def sql(*statements: str, runner: SqlRunner) -> Command:
 # joined by "'" (how a quote inside is written).
 _QUOTED_WORD = r"""(?:'[^']*'|"'"|[A-Za-z0-9_@%+=:,./-])+"""
 _DB2_RUN = re.compile(rf"db2 ({_QUOTED_WORD})(?:; |\Z)")
+_QSH_LINE = re.compile(rf"{re.escape(QSH)} -c ({_QUOTED_WORD})")
+_WORD_PIECE = re.compile(r"""'([^']*)'|"(')"|([A-Za-z0-9_@%+=:,./-]+)""")
+
+
+def _unquoted(word: str) -> str:
+    """A shell word of the `_QUOTED_WORD` form, as the shell reads it. What shlex.split gives for such a word, at a
+    fraction of its cost: the audit log, the reconciler and the command log read every SQL command sent, and
+    shlex's character-by-character tokenizer on a command of many statements was a seventh of a session's CPU."""
+    return "".join(quoted or quote or bare for quoted, quote, bare in _WORD_PIECE.findall(word))
 
 
 def sql_statements(command: str) -> list[str] | None:
@@ -95,13 +104,17 @@ def sql_statements(command: str) -> list[str] | None:
     other command. For the audit and the reconciler, which judge a past command by its text. Read by the exact
     form `_db2_line` writes, not by a general shell parser (a `;` inside a statement is not a separator)."""
     if command.startswith(f"{QSH} -c "):
-        try:
-            argv = shlex.split(command)
-        except ValueError:
-            return None
-        if len(argv) != 3:
-            return None
-        line = argv[2]
+        whole = _QSH_LINE.fullmatch(command)
+        if whole is not None:
+            line = _unquoted(whole.group(1))
+        else:  # not as `_db2_line` writes it (spacing, other quoting): as the shell would read it
+            try:
+                argv = shlex.split(command)
+            except ValueError:
+                return None
+            if len(argv) != 3:
+                return None
+            line = argv[2]
     elif command.startswith("db2 "):
         line = command
     else:
@@ -112,7 +125,7 @@ def sql_statements(command: str) -> list[str] | None:
         run = _DB2_RUN.match(line, position)
         if run is None:
             return None
-        statements.append(shlex.split(run.group(1))[0])
+        statements.append(_unquoted(run.group(1)))
         position = run.end()
     return statements or None
 

@@ -78,7 +78,9 @@ mqjournal asks for (a receiver chain of thousands of rows is a few MB), far belo
 
 
 def _msg_ids(*texts: str) -> list[str]:
-    return [match.group(1) for text in texts for match in _MSG_ID.finditer(text)]
+    # Line by line, not a MULTILINE search: a db2 answer is a few hundred lines thousands of columns wide, and the
+    # search tried a match at each of its characters, for every command a session sends.
+    return [match.group(1) for text in texts for line in text.split("\n") if (match := _MSG_ID.match(line))]
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ _SECRET = re.compile(
     r"(?P<sep>\s*\(\s*|\s*=\s*|\s+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s)]+)",
     re.IGNORECASE,
 )
-_SQL_RESULT = re.compile(r"^ *(?P<rows>\d+) RECORD\(S\) SELECTED\.\s*$|^\s*SQLSTATE: (?P<state>\w+)\s*$", re.MULTILINE)
+_SQL_RESULT = re.compile(r"(?P<rows>\d+) RECORD\(S\) SELECTED\.|SQLSTATE: (?P<state>\w+)")
 
 
 def redact(text: str) -> str:
@@ -141,7 +143,9 @@ def _statement_start(statement: str) -> str:
 def _sql_answer(stdout: str) -> str:
     """Each statement's row count, or its SQLSTATE when it failed, in order: `1 row; 240 rows; SQLSTATE 42704`."""
     parts = []
-    for match in _SQL_RESULT.finditer(stdout):
+    # Each line stripped first: on db2's lines of thousands of blanks, the pattern's leading and trailing blanks
+    # backtracked over every one of them at every line start.
+    for match in filter(None, (_SQL_RESULT.fullmatch(line.strip()) for line in stdout.split("\n"))):
         if match["rows"] is not None:
             rows = int(match["rows"])
             parts.append(f"{rows} row" if rows == 1 else f"{rows} rows")

@@ -340,6 +340,9 @@ _DURATION = re.compile(
     rf"\s*(?P<sign>[+-])\s*(?P<amount>\d+)\s+(?P<unit>{'|'.join(_DURATION_UNITS)})S?\b",
     re.I,
 )
+# Whether a statement has a labeled duration at all: _DURATION's operand is tried at every identifier, so a
+# statement without one is not searched for it.
+_DURATION_SIGN = re.compile(rf"[+-]\s*\d+\s+(?:{'|'.join(_DURATION_UNITS)})S?\b", re.I)
 _TRAILING_CLAUSE = re.compile(
     r"\s+(?:WITH\s+(?:UR|CS|RS|RR|NC)|FOR\s+(?:READ|FETCH)\s+ONLY|OPTIMIZE\s+FOR\s+\d+\s+ROWS?"
     r"|SKIP\s+LOCKED\s+DATA)\s*$",
@@ -658,7 +661,7 @@ def _translate(statement: str, catalog: SqlCatalog) -> _Translation:
         code = re.sub(r"\bCURRENT[ _]SERVER\b", lambda _: scanned.lift(_current_server(catalog)), code, flags=re.I)
     if re.search(r"\bCURRENT[ _]TIMEZONE\b", code, re.I):
         code = re.sub(r"\bCURRENT[ _]TIMEZONE\b", str(_utc_offset(catalog)), code, flags=re.I)
-    for _ in range(50):  # CURRENT TIMESTAMP - 1 DAY - 2 HOURS folds left to right
+    for _ in range(50 if _DURATION_SIGN.search(code) else 0):  # CURRENT TIMESTAMP - 1 DAY - 2 HOURS folds left to right
         code, count = _DURATION.subn(
             lambda d: (
                 f"_DB2_ADD({d.group('operand')}, {'-' if d.group('sign') == '-' else ''}{d.group('amount')}, "
@@ -758,7 +761,8 @@ def _to_character(value: object, length: int | None, ccsid: int) -> str | bytes 
         return value
     text = str(value).replace(GRAPHIC_MARK, "")
     codec = _character_codec(ccsid)
-    text = "".join(c if _converts(c, codec) else SUBSTITUTE for c in text)
+    if not _converts(text, codec):  # character by character only when something is to be substituted
+        text = "".join(c if _converts(c, codec) else SUBSTITUTE for c in text)
     if length is None:
         return text
     if codec == "utf-8":
@@ -766,9 +770,9 @@ def _to_character(value: object, length: int | None, ccsid: int) -> str | bytes 
     return text[:length]
 
 
-def _converts(char: str, codec: str) -> bool:
+def _converts(text: str, codec: str) -> bool:
     try:
-        char.encode(codec)
+        text.encode(codec)
     except UnicodeEncodeError:
         return False
     return True
