@@ -4,7 +4,10 @@ recovery rules promise stays gap-free."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -23,27 +26,68 @@ from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.library_save import save_library
 from mqjournal.recovery.plan import Request
 from mqjournal.recovery.planner import plan_recovery
-from tests.conftest import SimFleet
+from tests.airflow.conftest import ibmi1_settings
+from tests.conftest import SimFleet, fleet_config, serve
 from tests.recovery import expiry_scene
 
 POLICY = Policy()
 
 
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """TEST on ibmi1 after three rounds of maintenance and library saves (the first round's save files may go),
+    made once for the module's tests: (the folder the tests run in, a copy of it as the history left it). The
+    catalog and the store's sidecars name the folder, so each test gets the copy back in that very folder."""
+    root = tmp_path_factory.mktemp("expiry-steps")
+    with serve(fleet_config(root)) as fleet, pytest.MonkeyPatch.context() as patch:
+        made = ibmi1_settings(fleet, root, patch)
+        (found,) = maintenance.select_targets(made, [], []).targets
+        with host_session(made, "ibmi1") as session:
+            expiry_scene.build_history(
+                session,
+                found.target,
+                host="ibmi1",
+                tz=found.tz,
+                catalog=catalog(made),
+                store=store(made),
+                advance=lambda: fleet.host().advance(timedelta(hours=2)),
+            )
+    kept = root.with_name(f"{root.name}-as-built")
+    shutil.copytree(root, kept, symlinks=True)  # once the simulator stopped: its partition is in its state file
+    return root, kept
+
+
+@pytest.fixture
+def sim_fleet(history: tuple[Path, Path]) -> Iterator[SimFleet]:
+    """The partition as the history left it, served again (conftest's sim_fleet starts from nothing)."""
+    root, kept = history
+    shutil.rmtree(root)
+    shutil.copytree(kept, root, symlinks=True)
+    with serve(fleet_config(root)) as fleet:
+        yield fleet
+
+
+@pytest.fixture
+def settings(sim_fleet: SimFleet, history: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    return ibmi1_settings(sim_fleet, history[0], monkeypatch)
+
+
 @pytest.fixture
 def target(settings: Settings, sim_fleet: SimFleet) -> MaintenanceTarget:
-    """TEST on ibmi1 after three rounds of maintenance and library saves: the first round's save files may go."""
     (found,) = maintenance.select_targets(settings, [], []).targets
-    with host_session(settings, "ibmi1") as session:
-        expiry_scene.build_history(
-            session,
-            found.target,
-            host="ibmi1",
-            tz=found.tz,
-            catalog=catalog(settings),
-            store=store(settings),
-            advance=lambda: sim_fleet.host().advance(timedelta(hours=2)),
-        )
     return found
+
+
+@pytest.fixture
+def bare_fleet(tmp_path: Path) -> Iterator[SimFleet]:
+    """ibmi1 with no history at all."""
+    with serve(fleet_config(tmp_path)) as fleet:
+        yield fleet
+
+
+@pytest.fixture
+def bare_settings(bare_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    return ibmi1_settings(bare_fleet, tmp_path, monkeypatch)
 
 
 def catalog(settings: Settings) -> Catalog:
@@ -234,7 +278,8 @@ def test_the_gate_body_names_each_save_file_its_copies_and_why_and_a_dry_run_ski
     assert steps.next_after_summary(summary, dry_run=True) is None
 
 
-def test_a_queue_manager_without_a_library_save_keeps_everything_and_needs_no_gate(settings, sim_fleet):
+def test_a_queue_manager_without_a_library_save_keeps_everything_and_needs_no_gate(bare_settings, bare_fleet):
+    settings, sim_fleet = bare_settings, bare_fleet
     (found,) = maintenance.select_targets(settings, [], []).targets
     sim_fleet.host().advance(timedelta(hours=2))
     with host_session(settings, "ibmi1") as session:
