@@ -561,3 +561,37 @@ def test_save_library_downloads_by_the_route_the_doctor_recorded_in_the_hosts_sc
     assert not any(c.startswith("SFTP GET /QSYS.LIB/") for c in sent)
     with sim_fleet.host().lock:
         assert sim_fleet.host().partition.stream_files == {}
+
+
+# --- a broken policy file is blamed on itself, with where and what --------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["doctor", "plan"])
+@pytest.mark.parametrize(
+    "policy, names",
+    [
+        ("retention_days: 30\nkeep_min_receivers: 2: 3\n", ["YAML", "line 2, column 22", "mapping values"]),
+        ("retention_days: 30\nkeep_min_receivers: -1\n", ["keep_min_receivers", "greater than or equal to 0"]),
+    ],
+    ids=["yaml-syntax", "invalid-value"],
+)
+def test_a_broken_policy_file_is_named_not_the_fleet_file(tmp_path, capsys, monkeypatch, command, policy, names):
+    """The admin edits the policy and the fleet file stays as it was: the message sends them to the right file."""
+    from mqjournal import planjob
+
+    monkeypatch.setattr(planjob.subprocess, "run", lambda *a, **k: pytest.fail("spark-submit was started"))
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy)
+    snapshots = tmp_path / "snapshots.jsonl"
+    snapshots.write_text("")
+    fleet = lone_fleet(tmp_path)
+    argv = {
+        "doctor": ["doctor", "--fleet", fleet, "--policy", path],
+        "plan": ["plan", "--snapshots", snapshots, "--policy", path, "--out", tmp_path / "plan"],
+    }[command]
+    code, err = run_cli(capsys, *argv)
+    assert code == 2, err
+    assert f"policy file {path}" in err and str(fleet) not in err, err
+    assert all(name in err for name in names) and "fix" in err, err
+    assert not (tmp_path / "data" / "audit.jsonl").exists()  # refused before any host was reached

@@ -579,12 +579,12 @@ def _describe(exc: BaseException, args: argparse.Namespace) -> str:
 
 def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | None:
     """(message, exit status) for an error the user can fix or must know about; None for a bug (a traceback)."""
-    import yaml
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     from mqjournal.errors import InvalidName, MqJournalError
+    from mqjournal.yamlfile import NotValidYaml
 
-    if isinstance(exc, InvalidName):
+    if isinstance(exc, (InvalidName, NotValidYaml)):
         return str(exc), 2
     if isinstance(exc, ArgumentError):  # NoSuchModuleError too: an unknown dialect
         return (
@@ -595,10 +595,6 @@ def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int]
         return f"the catalog database failed: {' '.join(str(exc).split())[:500]}; check it is reachable and writable", 1
     if isinstance(exc, MqJournalError):  # the host, the transport, the catalog: named, with what to do
         return str(exc), 1
-    if isinstance(exc, yaml.YAMLError):
-        source = args.policy if args.command == "plan" else getattr(args, "fleet", None)
-        detail = " ".join(str(exc).split())
-        return f"{source} is not valid YAML ({detail}); fix the file and run the command again", 2
     if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename is not None:
         return f"cannot use {exc.filename}: it (or a folder above it) is a file, not a folder; give a folder", 2
     if isinstance(exc, OSError) and exc.filename is not None:
