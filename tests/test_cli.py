@@ -595,3 +595,83 @@ def test_a_broken_policy_file_is_named_not_the_fleet_file(tmp_path, capsys, monk
     assert f"policy file {path}" in err and str(fleet) not in err, err
     assert all(name in err for name in names) and "fix" in err, err
     assert not (tmp_path / "data" / "audit.jsonl").exists()  # refused before any host was reached
+
+
+# --- the queue manager named as an admin types it -----------------------------------------------------------------
+
+QUEUE_MANAGER_COMMANDS = {
+    "recover": ["recover", "--plan-only", "--kind", "naming"],
+    "save-library": ["save-library", "--save-library", "QGPL"],
+}
+"""Every command that takes --qmgr, with what else it needs."""
+
+
+def fleet_of(tmp_path: Path, *queue_managers: dict) -> Path:
+    """A fleet file of one host `lab` with these queue managers, on a port nothing listens on."""
+    fleet = tmp_path / "fleet.yaml"
+    host = {"name": "lab", "port": free_port(), "queue_managers": list(queue_managers)}
+    fleet.write_text(yaml.safe_dump({"state_dir": "state", "hosts": [host]}))
+    return fleet
+
+
+@pytest.fixture
+def data_folder(tmp_path, monkeypatch) -> Path:
+    """The data folder the commands default to, and no catalog URL in the environment to override it."""
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MQJOURNAL_CATALOG_URL", raising=False)
+    monkeypatch.setenv("MQJOURNAL_BACKUP_STORE", str(tmp_path / "backups"))
+    return tmp_path / "data"
+
+
+@pytest.mark.parametrize("command", sorted(QUEUE_MANAGER_COMMANDS))
+def test_a_mistyped_queue_manager_is_answered_at_once_with_the_fleets_queue_managers(
+    tmp_path, capsys, data_folder, command
+):
+    """No --catalog given and none in the data folder: the typo is what the admin must hear about, not the catalog."""
+    fleet = fleet_of(tmp_path, {"name": "PAYROLL"}, {"name": "HR"})
+    first, *rest = QUEUE_MANAGER_COMMANDS[command]
+    code, err = run_cli(capsys, first, "--fleet", fleet, "--host", "lab", "--qmgr", "PAYROL", *rest)
+    assert code == 2, err
+    assert "PAYROL" in err and "HR, PAYROLL" in err and str(fleet) in err, err
+    assert "catalog" not in err.lower(), err
+    assert not (data_folder / "audit.jsonl").exists()  # nothing sent
+
+
+@pytest.mark.parametrize("command", sorted(QUEUE_MANAGER_COMMANDS))
+def test_a_queue_manager_typed_in_lower_case_is_the_fleets_one_of_that_name(tmp_path, capsys, data_folder, command):
+    """`lab` is LAB (its library QMLAB derived), and the command says so; the catalog is then the data folder's."""
+    fleet = fleet_of(tmp_path, {"name": "LAB"})
+    first, *rest = QUEUE_MANAGER_COMMANDS[command]
+    code, err = run_cli(capsys, first, "--fleet", fleet, "--host", "lab", "--qmgr", "lab", *rest)
+    assert "--qmgr lab: using LAB" in err, err
+    assert "cannot be derived" not in err and "give the catalog" not in err, err
+    # The data folder has no catalog yet: the default is named, and not created.
+    assert code == 2 and f"CatalogMissing(catalog {data_folder / 'catalog.db'})" in err, err
+
+
+@pytest.mark.parametrize(
+    "given, answer",
+    [
+        ("Payroll", ["Payroll", "payroll, PAYROLL", "exactly"]),  # two match but for case: which one is not guessed
+        ("payroll", ["CatalogMissing"]),  # the exact name is that one, whatever others differ in case only
+    ],
+)
+def test_a_name_two_queue_managers_share_but_for_case_is_not_guessed(tmp_path, capsys, data_folder, given, answer):
+    fleet = fleet_of(tmp_path, {"name": "payroll", "library": "QMPAYLOW"}, {"name": "PAYROLL"})
+    code, err = run_cli(
+        capsys, "recover", "--plan-only", "--fleet", fleet, "--host", "lab", "--qmgr", given, "--kind", "naming"
+    )
+    assert code == 2 and all(word in err for word in answer), err
+    assert "using" not in err, err
+
+
+def test_the_catalog_defaults_to_the_data_folders(tmp_path, capsys, data_folder):
+    """As the README shows it, --catalog is optional: the data folder's catalog, the one the DAGs write, is read."""
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "known_hosts").write_text("")
+    paramiko.ECDSAKey.generate().write_private_key_file(str(tmp_path / "state" / "client_key"))
+    data_folder.mkdir()
+    Catalog(f"sqlite:///{data_folder / 'catalog.db'}")
+    argv = ["--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr", "LAB", "--kind", "naming"]
+    code, err = run_cli(capsys, "recover", "--plan-only", *argv)
+    assert code == 1 and "HostUnreachable(lab)" in err, err  # past the catalog, on to the host

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mqjournal.ibmi.readings import PartitionZone
     from mqjournal.ibmi.transport import IbmiSession
     from mqjournal.planrows import PlanTotals
+    from mqjournal.recovery.connect import Setup
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.plan import RecoveryPlan, Request
     from mqjournal.settings import Settings
@@ -199,7 +200,7 @@ def _recover(args: argparse.Namespace) -> int:
         return _bad_input("--execute changes the host: look at the plan (--plan-only), then add --yes to run it")
     settings = Settings.from_env()
     try:
-        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, _audit_path(args))
+        setup = _setup(args)
         store = _backup_store()
     except ValueError as exc:
         return _bad_input(_describe(exc, args))
@@ -247,6 +248,23 @@ def _recover(args: argparse.Namespace) -> int:
             clusters=tuple(clusters),
         )
         return _execute_recovery(executor, plan, as_json=args.json)
+
+
+def _setup(args: argparse.Namespace, *, new_catalog_hint: bool = False) -> Setup:
+    """--fleet, --host, --qmgr and --catalog as a recovery's setup. The queue manager is checked against the fleet file
+    before the catalog is opened, so a typo is answered at once with the names the file lists; one typed in another
+    case than the file's only name of that spelling is taken as that one, and the command says so first. Raises
+    ValueError."""
+    from mqjournal.recovery import connect
+
+    config, host, qm = connect.named(args.fleet, args.host, args.qmgr, listed_only=True)
+    if qm.name != args.qmgr:
+        print(
+            f"{_prog}: --qmgr {args.qmgr}: using {qm.name}, the queue manager of that name the fleet file "
+            f"{args.fleet} lists for {host.name} (library {qm.qmgr_library})",
+            file=sys.stderr,
+        )
+    return connect.with_catalog(config, host, qm, args.catalog, _audit_path(args), new_catalog_hint=new_catalog_hint)
 
 
 def _backup_store() -> BackupStore:
@@ -307,7 +325,7 @@ def _save_library(args: argparse.Namespace) -> int:
     from mqjournal.timefmt import local_time
 
     try:
-        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, _audit_path(args), new_catalog_hint=True)
+        setup = _setup(args, new_catalog_hint=True)
         # Checked again against the library found on the host, before anything is sent.
         library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
         store = _backup_store()
@@ -643,8 +661,16 @@ def _aware(text: str) -> datetime:
 def _queue_manager_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
     parser.add_argument("--host", required=True, help="the host's name in the fleet file")
-    parser.add_argument("--qmgr", required=True, help="the queue manager")
-    parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    parser.add_argument(
+        "--qmgr",
+        required=True,
+        help="the queue manager: one the fleet file lists for the host (in any case, when only one name matches), "
+        "or, for a host it lists none for, one the host has",
+    )
+    parser.add_argument(
+        "--catalog",
+        help="catalog database URL or SQLite file (default: $MQJOURNAL_CATALOG_URL, else the data folder's catalog.db)",
+    )
     _audit_option(parser)
 
 
