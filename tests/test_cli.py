@@ -675,3 +675,30 @@ def test_the_catalog_defaults_to_the_data_folders(tmp_path, capsys, data_folder)
     argv = ["--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr", "LAB", "--kind", "naming"]
     code, err = run_cli(capsys, "recover", "--plan-only", *argv)
     assert code == 1 and "HostUnreachable(lab)" in err, err  # past the catalog, on to the host
+
+
+# --- what opening the catalog says ------------------------------------------------------------------------------------
+
+
+def test_opening_the_catalog_says_one_line_when_it_migrates_and_nothing_otherwise(tmp_path):
+    """Alembic narrates its plugins and each revision at INFO: on the command line that is noise above the answer.
+    A migration is worth one line (which revision the catalog went to); -v shows Alembic's own."""
+    store, catalog = tmp_path / "store", f"sqlite:///{tmp_path / 'new.db'}"
+    store.mkdir()
+
+    def rebuild(*verbose: str) -> list[str]:
+        argv = [*verbose, "catalog", "rebuild", "--from-store", str(store), "--catalog", catalog]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MQJOURNAL_")}
+        env["MQJOURNAL_DATA_DIR"] = str(tmp_path / "data")
+        done = subprocess.run(
+            [sys.executable, "-m", "mqjournal.cli", *argv], capture_output=True, text=True, timeout=120, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr.splitlines()
+
+    from mqjournal.migrations import head
+
+    (migrated,) = rebuild()
+    assert f"schema from none to {head()}" in migrated and "alembic" not in migrated
+    assert rebuild() == []  # at the revision this code knows: nothing to say
+    assert any("alembic" in line for line in rebuild("-v"))

@@ -1042,6 +1042,9 @@ def _set_up_logging(args: argparse.Namespace) -> None:
     quiet = logging.WARNING if not args.verbose else level
     logging.getLogger("paramiko").setLevel(quiet)
     logging.getLogger("mqjournal.sim.server").setLevel(quiet)
+    # Alembic names its plugins and each revision it runs at INFO, on every catalog opened; mqjournal.migrations says
+    # in one line which revision a migrated catalog went to.
+    logging.getLogger("alembic").setLevel(quiet)
     logging.getLogger("mqjournal.ibmi.transport").setLevel(level if _changes_hosts(args) else quiet)
 
 
