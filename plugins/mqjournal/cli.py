@@ -945,7 +945,7 @@ def _add_store(commands: _Commands) -> None:
         "scrub",
         help="read again the stored copies due (oldest verification first) and compare them with the catalog",
         description="Reads every copy of the backup store whose last verification is --every-days old or older, "
-        "oldest first, up to --max-gib GiB, compares its size and SHA-256 with the digest the catalog recorded, and "
+        "oldest first, up to --max-gib GB, compares its size and SHA-256 with the digest the catalog recorded, and "
         "records the time of the read; a copy that does not match is flagged in the catalog and no longer counts as "
         "a backup (docs/backup-store.md). Exit status: 0 every copy read matched, 3 some did not (named), 2 bad "
         "input, 1 the catalog failed.",
@@ -957,7 +957,10 @@ def _add_store(commands: _Commands) -> None:
         help="read copies last verified this many days ago or more (default: 30, $MQJOURNAL_SCRUB_EVERY_DAYS)",
     )
     scrub.add_argument(
-        "--max-gib", type=float, help="GiB to read at most (default: 4096, $MQJOURNAL_SCRUB_MAX_GIB_PER_RUN)"
+        "--max-gib",
+        type=float,
+        help="GB to read at most, of 1024 MB as every size mqjournal writes (default: 4096, "
+        "$MQJOURNAL_SCRUB_MAX_GIB_PER_RUN)",
     )
     scrub.add_argument("--json", action="store_true", help="print the result as JSON")
     scrub.set_defaults(run=_store_scrub)
@@ -984,7 +987,10 @@ def _add_store(commands: _Commands) -> None:
         "--copies", type=int, help="copies to drill at most (default: 2, $MQJOURNAL_DRILL_COPIES_PER_RUN)"
     )
     drill.add_argument(
-        "--max-gib", type=float, help="GiB to upload at most (default: 8, $MQJOURNAL_DRILL_MAX_GIB_PER_RUN)"
+        "--max-gib",
+        type=float,
+        help="GB to upload at most, of 1024 MB as every size mqjournal writes (default: 8, "
+        "$MQJOURNAL_DRILL_MAX_GIB_PER_RUN)",
     )
     drill.add_argument(
         "--library", help="the library of the scratch save files (default: QGPL, $MQJOURNAL_DRILL_LIBRARY)"
