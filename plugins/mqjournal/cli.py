@@ -1010,7 +1010,9 @@ def _store_and_catalog_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
     )
-    parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    parser.add_argument(
+        "--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL, else the data folder's catalog.db)"
+    )
 
 
 def _add_schema(commands: _Commands) -> None:
