@@ -702,3 +702,16 @@ def test_opening_the_catalog_says_one_line_when_it_migrates_and_nothing_otherwis
     assert f"schema from none to {head()}" in migrated and "alembic" not in migrated
     assert rebuild() == []  # at the revision this code knows: nothing to say
     assert any("alembic" in line for line in rebuild("-v"))
+
+
+def test_a_lower_case_name_for_a_host_left_to_discovery_is_answered_with_the_upper_case_one(
+    tmp_path, capsys, data_folder
+):
+    """The fleet file lists no queue managers for the host: nothing to match `payroll` against before the host is
+    asked, and its library cannot be derived; the admin is told the name as CL and mqs.ini write it."""
+    fleet = fleet_of(tmp_path)
+    code, err = run_cli(
+        capsys, "recover", "--plan-only", "--fleet", fleet, "--host", "lab", "--qmgr", "payroll", "--kind", "naming"
+    )
+    assert code == 2 and "payroll" in err and "if you meant PAYROLL, give it so" in err, err
+    assert f"the fleet file {fleet} lists no queue managers for lab" in err, err

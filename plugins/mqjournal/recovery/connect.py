@@ -18,12 +18,13 @@ from pathlib import Path
 from mqjournal.catalog import Catalog
 from mqjournal.collection import fleet_connector
 from mqjournal.datafolder import DataPath, modified
-from mqjournal.errors import MqJournalError
+from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.transport import IbmiSession, RetryPolicy
+from mqjournal.names import qmgr_library_for
 from mqjournal.settings import CATALOG_URL_ENV, Settings, SshSettings
 
 CATALOG_ENV = CATALOG_URL_ENV
@@ -103,8 +104,30 @@ def named(
         # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names, until
         # `confirm_queue_manager` finds where the host, the snapshots or the catalog say it is.
         qm = QueueManagerConfig(name=qmgr)
-        _ = qm.qmgr_library  # raises InvalidName (a ValueError) when it cannot be derived
+        try:
+            _ = qm.qmgr_library  # InvalidName (a ValueError) when it cannot be derived
+        except InvalidName as exc:
+            if not listed_only:
+                raise
+            raise _underivable(exc, qmgr, host_config, fleet) from None
     return config, host_config, qm
+
+
+def _underivable(exc: InvalidName, given: str, host: HostConfig, fleet: Path) -> InvalidName:
+    """Why a name the fleet file cannot be asked about (it lists no queue managers for the host) is refused, with the
+    upper-case name an admin who typed `payroll` most likely meant: CL and mqs.ini write them so."""
+    upper = given.upper() if given.isascii() else given
+    meant = ""
+    if upper != given:
+        with contextlib.suppress(InvalidName):
+            qmgr_library_for(upper)
+            meant = f"if you meant {upper}, give it so (MQ's names are case sensitive); "
+    return InvalidName(
+        f"{given} on {host.name}",
+        f"{exc.problem}, and the fleet file {fleet} lists no queue managers for {host.name} (it leaves them to "
+        "discovery)",
+        f"{meant}for a queue manager of that exact name, add it under {host.name} in the fleet file with its library",
+    )
 
 
 def with_catalog(
