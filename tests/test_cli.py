@@ -594,6 +594,7 @@ def test_a_broken_policy_file_is_named_not_the_fleet_file(tmp_path, capsys, monk
     assert code == 2, err
     assert f"policy file {path}" in err and str(fleet) not in err, err
     assert all(name in err for name in names) and "fix" in err, err
+    assert err.count("\n") == 1, err  # one line, as every other bad input is answered
     assert not (tmp_path / "data" / "audit.jsonl").exists()  # refused before any host was reached
 
 

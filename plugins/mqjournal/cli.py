@@ -592,7 +592,8 @@ def _describe(exc: BaseException, args: argparse.Namespace) -> str:
     lines = [f"{'.'.join(map(str, e['loc'])) or '(the whole file)'}: {e['msg']}" for e in errors[:10]]
     if len(errors) > 10:
         lines.append(f"... and {len(errors) - 10} more")
-    return f"{what} is not valid:\n  " + "\n  ".join(lines) + "\nfix it and run the command again"
+    # One line, as every other refusal: a log or a terminal shows it whole, and a wrapper script reads it as one.
+    return f"{what} is not valid: {'; '.join(lines)}; fix it and run the command again"
 
 
 def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | None:
