@@ -561,3 +561,158 @@ def test_save_library_downloads_by_the_route_the_doctor_recorded_in_the_hosts_sc
     assert not any(c.startswith("SFTP GET /QSYS.LIB/") for c in sent)
     with sim_fleet.host().lock:
         assert sim_fleet.host().partition.stream_files == {}
+
+
+# --- a broken policy file is blamed on itself, with where and what --------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["doctor", "plan"])
+@pytest.mark.parametrize(
+    "policy, names",
+    [
+        ("retention_days: 30\nkeep_min_receivers: 2: 3\n", ["YAML", "line 2, column 22", "mapping values"]),
+        ("retention_days: 30\nkeep_min_receivers: -1\n", ["keep_min_receivers", "greater than or equal to 0"]),
+    ],
+    ids=["yaml-syntax", "invalid-value"],
+)
+def test_a_broken_policy_file_is_named_not_the_fleet_file(tmp_path, capsys, monkeypatch, command, policy, names):
+    """The admin edits the policy and the fleet file stays as it was: the message sends them to the right file."""
+    from mqjournal import planjob
+
+    monkeypatch.setattr(planjob.subprocess, "run", lambda *a, **k: pytest.fail("spark-submit was started"))
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy)
+    snapshots = tmp_path / "snapshots.jsonl"
+    snapshots.write_text("")
+    fleet = lone_fleet(tmp_path)
+    argv = {
+        "doctor": ["doctor", "--fleet", fleet, "--policy", path],
+        "plan": ["plan", "--snapshots", snapshots, "--policy", path, "--out", tmp_path / "plan"],
+    }[command]
+    code, err = run_cli(capsys, *argv)
+    assert code == 2, err
+    assert f"policy file {path}" in err and str(fleet) not in err, err
+    assert all(name in err for name in names) and "fix" in err, err
+    assert err.count("\n") == 1, err  # one line, as every other bad input is answered
+    assert not (tmp_path / "data" / "audit.jsonl").exists()  # refused before any host was reached
+
+
+# --- the queue manager named as an admin types it -----------------------------------------------------------------
+
+QUEUE_MANAGER_COMMANDS = {
+    "recover": ["recover", "--plan-only", "--kind", "naming"],
+    "save-library": ["save-library", "--save-library", "QGPL"],
+}
+"""Every command that takes --qmgr, with what else it needs."""
+
+
+def fleet_of(tmp_path: Path, *queue_managers: dict) -> Path:
+    """A fleet file of one host `lab` with these queue managers, on a port nothing listens on."""
+    fleet = tmp_path / "fleet.yaml"
+    host = {"name": "lab", "port": free_port(), "queue_managers": list(queue_managers)}
+    fleet.write_text(yaml.safe_dump({"state_dir": "state", "hosts": [host]}))
+    return fleet
+
+
+@pytest.fixture
+def data_folder(tmp_path, monkeypatch) -> Path:
+    """The data folder the commands default to, and no catalog URL in the environment to override it."""
+    monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MQJOURNAL_CATALOG_URL", raising=False)
+    monkeypatch.setenv("MQJOURNAL_BACKUP_STORE", str(tmp_path / "backups"))
+    return tmp_path / "data"
+
+
+@pytest.mark.parametrize("command", sorted(QUEUE_MANAGER_COMMANDS))
+def test_a_mistyped_queue_manager_is_answered_at_once_with_the_fleets_queue_managers(
+    tmp_path, capsys, data_folder, command
+):
+    """No --catalog given and none in the data folder: the typo is what the admin must hear about, not the catalog."""
+    fleet = fleet_of(tmp_path, {"name": "PAYROLL"}, {"name": "HR"})
+    first, *rest = QUEUE_MANAGER_COMMANDS[command]
+    code, err = run_cli(capsys, first, "--fleet", fleet, "--host", "lab", "--qmgr", "PAYROL", *rest)
+    assert code == 2, err
+    assert "PAYROL" in err and "HR, PAYROLL" in err and str(fleet) in err, err
+    assert "catalog" not in err.lower(), err
+    assert not (data_folder / "audit.jsonl").exists()  # nothing sent
+
+
+@pytest.mark.parametrize("command", sorted(QUEUE_MANAGER_COMMANDS))
+def test_a_queue_manager_typed_in_lower_case_is_the_fleets_one_of_that_name(tmp_path, capsys, data_folder, command):
+    """`lab` is LAB (its library QMLAB derived), and the command says so; the catalog is then the data folder's."""
+    fleet = fleet_of(tmp_path, {"name": "LAB"})
+    first, *rest = QUEUE_MANAGER_COMMANDS[command]
+    code, err = run_cli(capsys, first, "--fleet", fleet, "--host", "lab", "--qmgr", "lab", *rest)
+    assert "--qmgr lab: using LAB" in err, err
+    assert "cannot be derived" not in err and "give the catalog" not in err, err
+    # The data folder has no catalog yet: the default is named, and not created.
+    assert code == 2 and f"CatalogMissing(catalog {data_folder / 'catalog.db'})" in err, err
+
+
+@pytest.mark.parametrize(
+    "given, answer",
+    [
+        ("Payroll", ["Payroll", "payroll, PAYROLL", "exactly"]),  # two match but for case: which one is not guessed
+        ("payroll", ["CatalogMissing"]),  # the exact name is that one, whatever others differ in case only
+    ],
+)
+def test_a_name_two_queue_managers_share_but_for_case_is_not_guessed(tmp_path, capsys, data_folder, given, answer):
+    fleet = fleet_of(tmp_path, {"name": "payroll", "library": "QMPAYLOW"}, {"name": "PAYROLL"})
+    code, err = run_cli(
+        capsys, "recover", "--plan-only", "--fleet", fleet, "--host", "lab", "--qmgr", given, "--kind", "naming"
+    )
+    assert code == 2 and all(word in err for word in answer), err
+    assert "using" not in err, err
+
+
+def test_the_catalog_defaults_to_the_data_folders(tmp_path, capsys, data_folder):
+    """As the README shows it, --catalog is optional: the data folder's catalog, the one the DAGs write, is read."""
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "known_hosts").write_text("")
+    paramiko.ECDSAKey.generate().write_private_key_file(str(tmp_path / "state" / "client_key"))
+    data_folder.mkdir()
+    Catalog(f"sqlite:///{data_folder / 'catalog.db'}")
+    argv = ["--fleet", lone_fleet(tmp_path), "--host", "lab", "--qmgr", "LAB", "--kind", "naming"]
+    code, err = run_cli(capsys, "recover", "--plan-only", *argv)
+    assert code == 1 and "HostUnreachable(lab)" in err, err  # past the catalog, on to the host
+
+
+# --- what opening the catalog says ------------------------------------------------------------------------------------
+
+
+def test_opening_the_catalog_says_one_line_when_it_migrates_and_nothing_otherwise(tmp_path):
+    """Alembic narrates its plugins and each revision at INFO: on the command line that is noise above the answer.
+    A migration is worth one line (which revision the catalog went to); -v shows Alembic's own."""
+    store, catalog = tmp_path / "store", f"sqlite:///{tmp_path / 'new.db'}"
+    store.mkdir()
+
+    def rebuild(*verbose: str) -> list[str]:
+        argv = [*verbose, "catalog", "rebuild", "--from-store", str(store), "--catalog", catalog]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MQJOURNAL_")}
+        env["MQJOURNAL_DATA_DIR"] = str(tmp_path / "data")
+        done = subprocess.run(
+            [sys.executable, "-m", "mqjournal.cli", *argv], capture_output=True, text=True, timeout=120, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr.splitlines()
+
+    from mqjournal.migrations import head
+
+    (migrated,) = rebuild()
+    assert f"schema from none to {head()}" in migrated and "alembic" not in migrated
+    assert rebuild() == []  # at the revision this code knows: nothing to say
+    assert any("alembic" in line for line in rebuild("-v"))
+
+
+def test_a_lower_case_name_for_a_host_left_to_discovery_is_answered_with_the_upper_case_one(
+    tmp_path, capsys, data_folder
+):
+    """The fleet file lists no queue managers for the host: nothing to match `payroll` against before the host is
+    asked, and its library cannot be derived; the admin is told the name as CL and mqs.ini write it."""
+    fleet = fleet_of(tmp_path)
+    code, err = run_cli(
+        capsys, "recover", "--plan-only", "--fleet", fleet, "--host", "lab", "--qmgr", "payroll", "--kind", "naming"
+    )
+    assert code == 2 and "payroll" in err and "if you meant PAYROLL, give it so" in err, err
+    assert f"the fleet file {fleet} lists no queue managers for lab" in err, err

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mqjournal.ibmi.readings import PartitionZone
     from mqjournal.ibmi.transport import IbmiSession
     from mqjournal.planrows import PlanTotals
+    from mqjournal.recovery.connect import Setup
     from mqjournal.recovery.execute import RecoveryExecutor
     from mqjournal.recovery.plan import RecoveryPlan, Request
     from mqjournal.settings import Settings
@@ -199,7 +200,7 @@ def _recover(args: argparse.Namespace) -> int:
         return _bad_input("--execute changes the host: look at the plan (--plan-only), then add --yes to run it")
     settings = Settings.from_env()
     try:
-        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, _audit_path(args))
+        setup = _setup(args)
         store = _backup_store()
     except ValueError as exc:
         return _bad_input(_describe(exc, args))
@@ -247,6 +248,23 @@ def _recover(args: argparse.Namespace) -> int:
             clusters=tuple(clusters),
         )
         return _execute_recovery(executor, plan, as_json=args.json)
+
+
+def _setup(args: argparse.Namespace, *, new_catalog_hint: bool = False) -> Setup:
+    """--fleet, --host, --qmgr and --catalog as a recovery's setup. The queue manager is checked against the fleet file
+    before the catalog is opened, so a typo is answered at once with the names the file lists; one typed in another
+    case than the file's only name of that spelling is taken as that one, and the command says so first. Raises
+    ValueError."""
+    from mqjournal.recovery import connect
+
+    config, host, qm = connect.named(args.fleet, args.host, args.qmgr, listed_only=True)
+    if qm.name != args.qmgr:
+        print(
+            f"{_prog}: --qmgr {args.qmgr}: using {qm.name}, the queue manager of that name the fleet file "
+            f"{args.fleet} lists for {host.name} (library {qm.qmgr_library})",
+            file=sys.stderr,
+        )
+    return connect.with_catalog(config, host, qm, args.catalog, _audit_path(args), new_catalog_hint=new_catalog_hint)
 
 
 def _backup_store() -> BackupStore:
@@ -307,7 +325,7 @@ def _save_library(args: argparse.Namespace) -> int:
     from mqjournal.timefmt import local_time
 
     try:
-        setup = connect.setup(args.fleet, args.host, args.qmgr, args.catalog, _audit_path(args), new_catalog_hint=True)
+        setup = _setup(args, new_catalog_hint=True)
         # Checked again against the library found on the host, before anything is sent.
         library = save_library_for(args.save_library, setup.qmgr.qmgr_library)
         store = _backup_store()
@@ -574,17 +592,18 @@ def _describe(exc: BaseException, args: argparse.Namespace) -> str:
     lines = [f"{'.'.join(map(str, e['loc'])) or '(the whole file)'}: {e['msg']}" for e in errors[:10]]
     if len(errors) > 10:
         lines.append(f"... and {len(errors) - 10} more")
-    return f"{what} is not valid:\n  " + "\n  ".join(lines) + "\nfix it and run the command again"
+    # One line, as every other refusal: a log or a terminal shows it whole, and a wrapper script reads it as one.
+    return f"{what} is not valid: {'; '.join(lines)}; fix it and run the command again"
 
 
 def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | None:
     """(message, exit status) for an error the user can fix or must know about; None for a bug (a traceback)."""
-    import yaml
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     from mqjournal.errors import InvalidName, MqJournalError
+    from mqjournal.yamlfile import NotValidYaml
 
-    if isinstance(exc, InvalidName):
+    if isinstance(exc, (InvalidName, NotValidYaml)):
         return str(exc), 2
     if isinstance(exc, ArgumentError):  # NoSuchModuleError too: an unknown dialect
         return (
@@ -595,10 +614,6 @@ def _user_error(exc: BaseException, args: argparse.Namespace) -> tuple[str, int]
         return f"the catalog database failed: {' '.join(str(exc).split())[:500]}; check it is reachable and writable", 1
     if isinstance(exc, MqJournalError):  # the host, the transport, the catalog: named, with what to do
         return str(exc), 1
-    if isinstance(exc, yaml.YAMLError):
-        source = args.policy if args.command == "plan" else getattr(args, "fleet", None)
-        detail = " ".join(str(exc).split())
-        return f"{source} is not valid YAML ({detail}); fix the file and run the command again", 2
     if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename is not None:
         return f"cannot use {exc.filename}: it (or a folder above it) is a file, not a folder; give a folder", 2
     if isinstance(exc, OSError) and exc.filename is not None:
@@ -647,8 +662,16 @@ def _aware(text: str) -> datetime:
 def _queue_manager_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
     parser.add_argument("--host", required=True, help="the host's name in the fleet file")
-    parser.add_argument("--qmgr", required=True, help="the queue manager")
-    parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    parser.add_argument(
+        "--qmgr",
+        required=True,
+        help="the queue manager: one the fleet file lists for the host (in any case, when only one name matches), "
+        "or, for a host it lists none for, one the host has",
+    )
+    parser.add_argument(
+        "--catalog",
+        help="catalog database URL or SQLite file (default: $MQJOURNAL_CATALOG_URL, else the data folder's catalog.db)",
+    )
     _audit_option(parser)
 
 
@@ -923,7 +946,7 @@ def _add_store(commands: _Commands) -> None:
         "scrub",
         help="read again the stored copies due (oldest verification first) and compare them with the catalog",
         description="Reads every copy of the backup store whose last verification is --every-days old or older, "
-        "oldest first, up to --max-gib GiB, compares its size and SHA-256 with the digest the catalog recorded, and "
+        "oldest first, up to --max-gib GB, compares its size and SHA-256 with the digest the catalog recorded, and "
         "records the time of the read; a copy that does not match is flagged in the catalog and no longer counts as "
         "a backup (docs/backup-store.md). Exit status: 0 every copy read matched, 3 some did not (named), 2 bad "
         "input, 1 the catalog failed.",
@@ -935,7 +958,10 @@ def _add_store(commands: _Commands) -> None:
         help="read copies last verified this many days ago or more (default: 30, $MQJOURNAL_SCRUB_EVERY_DAYS)",
     )
     scrub.add_argument(
-        "--max-gib", type=float, help="GiB to read at most (default: 4096, $MQJOURNAL_SCRUB_MAX_GIB_PER_RUN)"
+        "--max-gib",
+        type=float,
+        help="GB to read at most, of 1024 MB as every size mqjournal writes (default: 4096, "
+        "$MQJOURNAL_SCRUB_MAX_GIB_PER_RUN)",
     )
     scrub.add_argument("--json", action="store_true", help="print the result as JSON")
     scrub.set_defaults(run=_store_scrub)
@@ -962,7 +988,10 @@ def _add_store(commands: _Commands) -> None:
         "--copies", type=int, help="copies to drill at most (default: 2, $MQJOURNAL_DRILL_COPIES_PER_RUN)"
     )
     drill.add_argument(
-        "--max-gib", type=float, help="GiB to upload at most (default: 8, $MQJOURNAL_DRILL_MAX_GIB_PER_RUN)"
+        "--max-gib",
+        type=float,
+        help="GB to upload at most, of 1024 MB as every size mqjournal writes (default: 8, "
+        "$MQJOURNAL_DRILL_MAX_GIB_PER_RUN)",
     )
     drill.add_argument(
         "--library", help="the library of the scratch save files (default: QGPL, $MQJOURNAL_DRILL_LIBRARY)"
@@ -982,7 +1011,9 @@ def _store_and_catalog_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--conn-id", help="with --store: an Airflow connection with the store's credentials (needs Airflow here)"
     )
-    parser.add_argument("--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL)")
+    parser.add_argument(
+        "--catalog", help="catalog database URL (default: $MQJOURNAL_CATALOG_URL, else the data folder's catalog.db)"
+    )
 
 
 def _add_schema(commands: _Commands) -> None:
@@ -1020,6 +1051,9 @@ def _set_up_logging(args: argparse.Namespace) -> None:
     quiet = logging.WARNING if not args.verbose else level
     logging.getLogger("paramiko").setLevel(quiet)
     logging.getLogger("mqjournal.sim.server").setLevel(quiet)
+    # Alembic names its plugins and each revision it runs at INFO, on every catalog opened; mqjournal.migrations says
+    # in one line which revision a migrated catalog went to.
+    logging.getLogger("alembic").setLevel(quiet)
     logging.getLogger("mqjournal.ibmi.transport").setLevel(level if _changes_hosts(args) else quiet)
 
 

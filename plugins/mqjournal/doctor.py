@@ -52,6 +52,7 @@ from mqjournal.ibmi.transport import (
 )
 from mqjournal.names import journal_name, receiver_prefix, save_library_for
 from mqjournal.policy import Policy
+from mqjournal.sizefmt import size
 
 log = logging.getLogger(__name__)
 
@@ -660,8 +661,7 @@ def _asp(report: HostReport, h: _Host, name: str, library: str, journal: str, ca
         return
     used = usage.used_fraction
     text = (
-        f"ASP {usage.asp_number}: {used:.0%} used, {usage.available_bytes / 2**30:.1f} GiB free of "
-        f"{usage.capacity_bytes / 2**30:.1f} GiB"
+        f"ASP {usage.asp_number}: {used:.0%} used, {size(usage.available_bytes)} free of {size(usage.capacity_bytes)}"
     )
     if used >= ASP_FAIL_USED:
         report.add(

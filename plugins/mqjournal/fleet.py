@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from mqjournal.names import (
@@ -24,6 +23,7 @@ from mqjournal.names import (
     scratch_directory,
 )
 from mqjournal.space import DataCompression
+from mqjournal.yamlfile import read_yaml
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
 _MQ_OBJECT = re.compile(r"[A-Za-z0-9._/%]{1,48}")
@@ -385,6 +385,5 @@ class FleetConfig(_Config):
 
 def load_fleet(path: Path) -> FleetConfig:
     """Read and validate a fleet file (YAML or JSON); relative paths are taken from the file's folder."""
-    with path.open(encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
+    data = read_yaml(path, "fleet file")
     return FleetConfig.model_validate(data).resolved(path.parent.resolve())

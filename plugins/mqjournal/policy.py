@@ -9,10 +9,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from mqjournal.space import DataCompression, estimated_save_file_bytes
+from mqjournal.yamlfile import read_yaml
 
 
 class Policy(BaseModel):
@@ -159,5 +159,5 @@ class Policy(BaseModel):
 def load_policy(path: Path | None) -> Policy:
     if path is None:
         return Policy()
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = read_yaml(path, "policy file") or {}
     return Policy.model_validate(data)

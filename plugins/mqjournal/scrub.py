@@ -23,6 +23,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from mqjournal.backupstore import BackupStore, BackupStoreError
 from mqjournal.catalog import Catalog, StoredCopy
+from mqjournal.sizefmt import size
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class ScrubResult(BaseModel):
         lines = [
             f"backup store {self.store_url}: {self.due} copy(ies) due for a scrub, {len(self.matched)} read again "
             f"and matching, {len(self.mismatched)} not matching, {len(self.left_for_later)} left for the next run "
-            f"({self.bytes_read} bytes read)"
+            f"({size(self.bytes_read)} read)"
         ]
         lines += [
             f"  MISMATCH: {m}; this copy no longer counts as a backup: no receiver it holds is deleted on its account"

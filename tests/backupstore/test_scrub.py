@@ -13,6 +13,7 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.cli import main
 from mqjournal.scrub import due, scrub
+from mqjournal.sizefmt import size
 from tests.backupstore.saves import SAVE_FILE_BYTES, receiver_saves, save_file_copy
 
 DAY = timedelta(days=1)
@@ -108,7 +109,9 @@ def test_the_command_scrubs_what_is_due_and_exits_3_on_a_mismatch(store, catalog
     stored = _copied(store, catalog, "MQJ0001", 1)
     args = ["store", "scrub", "--store", store.url, "--catalog", catalog.url, "--every-days", "0"]
     assert main(args) == 0
-    assert "1 read again and matching" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 read again and matching" in out
+    assert f"({size(len(SAVE_FILE_BYTES))} read)" in out  # as every other size is written (mqjournal.sizefmt)
     _flip(store, stored.key)
     assert main(args) == 3
     assert f"MISMATCH: {stored.key}" in capsys.readouterr().out

@@ -291,3 +291,9 @@ def test_a_declared_message_format_mqjournal_cannot_read_warns_with_the_dspmsgd_
         "AMQ7460: &3 (at) is declared *CHAR 26" in check.detail and "AMQ7462" not in check.detail.split(" (declared")[0]
     )
     assert "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG)" in check.fix
+
+
+def test_asp_usage_is_written_in_the_units_of_every_other_size(doctor: Doctor):
+    """GB as the fleet view, the gate and the reports write it (mqjournal.sizefmt), not GiB: one number per ASP."""
+    (asp,) = [c for c in doctor.run()["ibmi1"].checks if c.name == "ASP usage (TEST)"]
+    assert re.fullmatch(r"ASP \d+: \d+% used, \d+\.\d [KMGT]B free of \d+\.\d [KMGT]B", asp.detail), asp.detail

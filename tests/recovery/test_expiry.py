@@ -16,6 +16,7 @@ from mqjournal.recovery.expiry import plan_expiry
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, RecoveryPlan, Request
 from mqjournal.recovery.restore import RecoveryRefused
+from mqjournal.sizefmt import size
 from mqjournal.snapshot import Receiver, RecoveryPoint
 from tests.plan.builders import HOUR, KB, T0, chain, names, snapshot
 
@@ -182,7 +183,7 @@ def test_totals_count_files_and_receiver_bytes():
     plan = plan_for()
     total = [n for n in plan.notes if n.startswith("Discard")]
     assert total == [
-        f"Discard 2 of 6 save file(s): 4 receiver save(s) of {4 * 1000 * KB} bytes and 1 library save(s)"
+        f"Discard 2 of 6 save file(s): 4 receiver save(s) of {size(4 * 1000 * KB)} and 1 library save(s)"
         " (their size is not recorded)."
     ]
 

@@ -165,7 +165,9 @@ def test_a_mistyped_queue_manager_is_refused_naming_the_hosts_queue_managers(cli
     assert main(["recover", "--plan-only", *with_option(base, "--qmgr", "TSET"), "--kind", kind]) == 2
     captured = capsys.readouterr()
     assert "UnknownQueueManager(TSET on ibmi1)" in captured.err
-    assert "the queue managers known for ibmi1 are TEST" in captured.err
+    # A host the fleet file lists queue managers for is answered from the file; one left to discovery, from its own.
+    known = "the fleet file's queue managers for ibmi1 are" if listed else "the queue managers known for ibmi1 are"
+    assert f"{known} TEST" in captured.err, captured.err
     # Never a plan, and never the advice a lost library would get.
     assert captured.out == "" and "library recovery" not in captured.err
     sent = [r["command"] for r in read_audit(audit)[before:]] if audit.exists() else []
@@ -178,6 +180,20 @@ def test_save_library_refuses_a_mistyped_queue_manager_before_sending_anything(c
     assert "UnknownQueueManager(TSET on ibmi1)" in capsys.readouterr().err
     assert not [r for r in read_audit(audit) if r["command"].startswith("system ")] if audit.exists() else True
     assert rig.partition.queue_manager("TEST").running and not rig.partition.save_files
+
+
+@pytest.mark.parametrize(
+    "command", [["recover", "--plan-only", "--kind", "naming"], ["save-library", "--save-library", "QGPL"]]
+)
+def test_a_queue_manager_typed_in_lower_case_is_the_one_the_fleet_file_lists(cli, capsys, command):
+    _, base, audit = cli
+    assert main([command[0], *with_option(base, "--qmgr", "test"), *command[1:]]) == 0
+    captured = capsys.readouterr()
+    assert "--qmgr test: using TEST" in captured.err and "(library QMTEST)" in captured.err
+    assert "of TEST (QMTEST) on ibmi1" in captured.out or "ibmi1 TEST library QMTEST saved" in captured.out
+    # Every command sent names TEST as the fleet file spells it: MQ's names are case sensitive.
+    sent = [r["command"] for r in read_audit(audit)]
+    assert sent and not [c for c in sent if "'test'" in c or "(test)" in c]
 
 
 def test_a_queue_manager_the_fleet_file_does_not_list_is_planned_when_the_host_has_it(cli, capsys, tmp_path):

@@ -12,19 +12,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from mqjournal.catalog import Catalog
 from mqjournal.collection import fleet_connector
 from mqjournal.datafolder import DataPath, modified
-from mqjournal.errors import MqJournalError
+from mqjournal.errors import InvalidName, MqJournalError
 from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig, load_fleet
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.discovery import parse_mqs_ini
 from mqjournal.ibmi.transport import IbmiSession, RetryPolicy
+from mqjournal.names import qmgr_library_for
 from mqjournal.settings import CATALOG_URL_ENV, Settings, SshSettings
 
 CATALOG_ENV = CATALOG_URL_ENV
@@ -76,6 +76,16 @@ def setup(
 ) -> Setup:
     """Raises ValueError with a message an admin can act on when the input does not name a queue manager, or the
     catalog named does not exist (`new_catalog_hint`: say how to start a new one on purpose)."""
+    config, host_config, qm = named(fleet, host, qmgr)
+    return with_catalog(config, host_config, qm, catalog_url, audit, new_catalog_hint=new_catalog_hint)
+
+
+def named(
+    fleet: Path, host: str, qmgr: str, *, listed_only: bool = False
+) -> tuple[FleetConfig, HostConfig, QueueManagerConfig]:
+    """The fleet file, its host and the queue manager the input names, read from the fleet file alone; ValueError
+    naming what is wrong. `listed_only`: where the fleet file lists queue managers for the host, `qmgr` must be one
+    of them, matched as `listed_queue_manager` does (and a typo is answered from the file at once)."""
     try:
         config = load_fleet(fleet)
     except OSError as exc:
@@ -87,14 +97,83 @@ def setup(
             f"host {host!r} is not in the fleet file {fleet}; its hosts are "
             f"{', '.join(h.name for h in config.hosts) or 'none'}"
         ) from None
+    if listed_only and host_config.queue_managers:
+        return config, host_config, listed_queue_manager(host_config, qmgr, fleet)
     qm = next((q for q in host_config.queue_managers if q.name == qmgr), None)
     if qm is None:
         # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names, until
         # `confirm_queue_manager` finds where the host, the snapshots or the catalog say it is.
         qm = QueueManagerConfig(name=qmgr)
-        _ = qm.qmgr_library  # raises InvalidName (a ValueError) when it cannot be derived
-    url = existing_catalog(catalog_url or os.environ.get(CATALOG_ENV), new_catalog_hint=new_catalog_hint)
-    return Setup(config, host_config, qm, Catalog(url), audit)
+        try:
+            _ = qm.qmgr_library  # InvalidName (a ValueError) when it cannot be derived
+        except InvalidName as exc:
+            if not listed_only:
+                raise
+            raise _underivable(exc, qmgr, host_config, fleet) from None
+    return config, host_config, qm
+
+
+def _underivable(exc: InvalidName, given: str, host: HostConfig, fleet: Path) -> InvalidName:
+    """Why a name the fleet file cannot be asked about (it lists no queue managers for the host) is refused, with the
+    upper-case name an admin who typed `payroll` most likely meant: CL and mqs.ini write them so."""
+    upper = given.upper() if given.isascii() else given
+    meant = ""
+    if upper != given:
+        with contextlib.suppress(InvalidName):
+            qmgr_library_for(upper)
+            meant = f"if you meant {upper}, give it so (MQ's names are case sensitive); "
+    return InvalidName(
+        f"{given} on {host.name}",
+        f"{exc.problem}, and the fleet file {fleet} lists no queue managers for {host.name} (it leaves them to "
+        "discovery)",
+        f"{meant}for a queue manager of that exact name, add it under {host.name} in the fleet file with its library",
+    )
+
+
+def with_catalog(
+    config: FleetConfig,
+    host: HostConfig,
+    qm: QueueManagerConfig,
+    catalog_url: str | None,
+    audit: Path,
+    *,
+    new_catalog_hint: bool = False,
+) -> Setup:
+    """The setup for a queue manager `named` gave, with its catalog: `catalog_url`, else the settings' (the data
+    folder's catalog.db, or MQJOURNAL_CATALOG_URL), as the DAGs open it. CatalogMissing when it does not exist."""
+    url = existing_catalog(catalog_url or Settings.from_env().catalog_url, new_catalog_hint=new_catalog_hint)
+    return Setup(config, host, qm, Catalog(url), audit)
+
+
+def listed_queue_manager(host: HostConfig, given: str, fleet: Path) -> QueueManagerConfig:
+    """The queue manager of the fleet file's `host` that `given` names: the one of exactly that name, else the only
+    one whose name differs from it in case alone. MQ names are case sensitive, but CL and the admins who type it use
+    upper case, and a library is derived from the name (TEST -> QMTEST) only as the fleet file spells it: `payroll`
+    typed for PAYROLL means PAYROLL. UnknownQueueManager, listing the host's queue managers, when none or several
+    match; a `given` that is no queue manager name at all is refused as such first (a ValidationError)."""
+    exact = [q for q in host.queue_managers if q.name == given]
+    alike = exact or [q for q in host.queue_managers if q.name.casefold() == given.casefold()]
+    if len(alike) == 1:
+        return alike[0]
+    if alike:
+        raise UnknownQueueManager(
+            f"{given} on {host.name}",
+            f"the fleet file {fleet} lists {_names(alike)} for {host.name}: names that differ in case alone, which "
+            "MQ keeps apart",
+            "give --qmgr exactly as the fleet file writes the one meant",
+        )
+    QueueManagerConfig(name=given)  # a name MQ could never have is refused as that, before it is echoed as a typo
+    raise UnknownQueueManager(
+        f"{given} on {host.name}",
+        f"the fleet file {fleet} lists no queue manager of that name for {host.name}, in any case",
+        f"check the spelling of --qmgr; the fleet file's queue managers for {host.name} are "
+        f"{_names(host.queue_managers)}. For another queue manager of {host.name}, add it under the host in the "
+        "fleet file, with its library",
+    )
+
+
+def _names(queue_managers: list[QueueManagerConfig]) -> str:
+    return ", ".join(sorted((q.name for q in queue_managers), key=str.casefold))
 
 
 def existing_catalog(given: str | None, *, new_catalog_hint: bool = False) -> str:

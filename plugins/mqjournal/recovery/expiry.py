@@ -38,6 +38,7 @@ from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Action, Gap, RecoveryPlan, Request, Step, offset_of, step
 from mqjournal.recovery.restore import RecoveryRefused
 from mqjournal.rules import chain_is_broken, chain_of, oldest_needed
+from mqjournal.sizefmt import size
 from mqjournal.snapshot import Snapshot
 from mqjournal.vocabulary import BlockReason
 
@@ -346,7 +347,7 @@ def _discard_notes(
     receiver_saves = sum(len(f.receiver_saves) for f in discard)
     notes = [
         f"Discard {len(discard)} of {len(files)} save file(s): {receiver_saves} receiver save(s) of "
-        f"{sum(f.receiver_bytes for f in discard)} bytes and {sum(len(f.library_saves) for f in discard)} library "
+        f"{size(sum(f.receiver_bytes for f in discard))} and {sum(len(f.library_saves) for f in discard)} library "
         "save(s) (their size is not recorded).",
     ]
     notes += [
