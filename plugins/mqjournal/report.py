@@ -207,8 +207,11 @@ def plan_body(
         f" in about {size(sum(planned_save_file_bytes(q, policy) for q in rows))} of save files"
         f"; {blocked} blocked, {alerted} with alerts).",
         "",
-        "Choose the queue managers whose deletes may run: the gate's options are named `host/QMGR`. Only the chosen "
-        "ones delete; the others delete nothing (their saves stand) and the run report names them declined.",
+        "Choose the queue managers whose deletes may run: the gate's options are named `host/QMGR`, each with the "
+        "receivers and bytes choosing it deletes; when there are several, one chooses all of them. None is "
+        "preselected. Only the chosen ones delete; the others delete nothing (their saves stand) and the "
+        f'run report names them declined. "{DELETE_NOTHING}" with anything else deletes nothing, and so does no '
+        "answer before the gate's timeout.",
         "",
         "Net: the receivers freed on the partition's disk minus the save files this run writes there; those stay "
         "until the cleanup step removes them, `keep_on_host_days` after their copy in the backup store is verified. "
