@@ -47,6 +47,12 @@ def _policy(params: dict[str, Any]) -> Policy:
     )
 
 
+def _gate_body(context: Any, summary: RunPlan) -> str:
+    s = settings()
+    store = BackupStore.from_settings(s)
+    return steps.gate_body(s.plan_dir(context["run_id"]), summary, store, _policy(context["params"]))
+
+
 @dag(
     dag_id="mq_journal_maintenance",
     schedule=settings().schedule,
@@ -150,7 +156,7 @@ def _policy(params: dict[str, Any]) -> Policy:
             minimum=0.01,
             maximum=168,
             title="Hours to wait for approval",
-            description="no answer in this time answers 'Delete nothing' and the gate fails (at most 168: a week)",
+            description="no answer in this time fails the gate and deletes nothing (at most 168: a week)",
         ),
     },
 )
@@ -193,8 +199,7 @@ def mq_journal_maintenance():
     @task
     def summarize(batches: Pulled, params=None, run_id=None) -> dict[str, Any]:
         run = [t for b in HostBatch.list_from_xcom(batches) for t in b.targets]
-        s = settings()
-        return steps.summarize(s.plan_dir(run_id), run, BackupStore.from_settings(s), _policy(params)).to_xcom()
+        return steps.summarize(settings().plan_dir(run_id), run, _policy(params)).to_xcom()
 
     @task.branch
     def gate(summary: Pulled, params=None) -> list[str] | str:
@@ -214,14 +219,15 @@ def mq_journal_maintenance():
         hosts = labelled(HostBatch.from_xcom(batch))
         return returned(steps.clean_up_batch(settings(), hosts, run_id, _policy(params)), hosts, "clean up")
 
-    # One option per queue manager with receivers to delete, several at once; no answer in the form's hours
-    # answers "Delete nothing" (declared in QueueManagerApproval) and fails the gate.
+    # One option per queue manager with receivers to delete, several at once, none preselected; no answer in the
+    # form's hours fails the gate and deletes nothing (QueueManagerApproval). Its body is made when it opens, after
+    # the saves, so that it shows what the backup store holds now.
     approve = QueueManagerApproval(
         task_id="approve",
         subject="Delete MQ journal receivers ({{ run_id }})",
-        body="{{ ti.xcom_pull(task_ids='summarize')['body'] }}",
         summary_task_id="summarize",
         timeout_param="approval_hours",
+        make_body=_gate_body,
         notifiers=[GateWaiting(subject="mq_journal_maintenance {{ run_id }}: approval waiting")],
         assigned_users=approvers(settings().approval),
     )
@@ -288,6 +294,9 @@ def mq_journal_maintenance():
     deleted = delete.partial(summary=summary, approval=approve.output).expand(batch=batches)
     cleaned = clean_up.expand(batch=batches)
     branch >> [saved, approve]
+    # The gate opens once the saves are done: its body then counts their copies in the backup store, and a failed
+    # save (which stops every delete anyway) asks nobody.
+    saved >> approve
     [saved, approve] >> deleted
     saved >> cleaned
     reported = report()

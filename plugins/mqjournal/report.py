@@ -11,7 +11,7 @@ from mqjournal.policy import Policy
 from mqjournal.ranges import ReceiverRange, receiver_ranges
 from mqjournal.sizefmt import signed_size, size
 from mqjournal.space import net_bytes
-from mqjournal.vocabulary import DELETES, IMPLAUSIBLE_NEEDS, Action, Alert, alert_text
+from mqjournal.vocabulary import DELETES, IMPLAUSIBLE_NEEDS, Action, Alert, HoldingPoint, alert_text
 
 TABLE_ROWS = 100
 """Queue managers the gate's table lists: past this, those with nothing to delete or say are counted, not listed."""
@@ -73,13 +73,27 @@ def asp_text(q: PlannedQueueManager | None) -> str:
     return f"ASP {number if number is not None else '?'}: {used:.0f}% used, {size(available)} free of {size(capacity)}"
 
 
-def held_by(q: PlannedQueueManager) -> str:
-    """`AMQ7462, 46 h`: which point holds the oldest needed receiver, and its age ("-" when not known)."""
+_POINT_WORDS: dict[str, str] = {
+    HoldingPoint.STARTUP: "the latest startup recovery point (AMQ7460)",
+    HoldingPoint.MEDIA: "the latest media recovery point (AMQ7462)",
+    HoldingPoint.AMQJRNINF: "AMQJRNINF's oldest needed entry",
+}
+
+
+def held_by(q: PlannedQueueManager, policy: Policy) -> str:
+    """Which point holds the oldest needed receiver, and its age ("-" when not known). A point is always held by
+    something; right after the checkpoint mqjournal forces it is seconds old, which is MQ's normal state and must not
+    read as a finding: it is said in words. Only one older than the limit of STARTUP_POINT_OLD and MEDIA_POINT_OLD
+    (policy.recovery_point_alert_hours) keeps the terse `AMQ7462, 46 h` an admin looks into."""
     point = q.holding_point
     if not point:
         return "-"
     age = q.holding_point_age_seconds
-    return f"{point}, {timefmt.age(age)}" if age is not None else str(point)
+    if age is None:
+        return str(point)
+    if age > policy.recovery_point_alert_age.total_seconds():
+        return f"{point}, {timefmt.age(age)}"
+    return f"{_POINT_WORDS[point]}, {timefmt.age(age)} old"
 
 
 def _notable(q: PlannedQueueManager) -> bool:
@@ -193,8 +207,11 @@ def plan_body(
         f" in about {size(sum(planned_save_file_bytes(q, policy) for q in rows))} of save files"
         f"; {blocked} blocked, {alerted} with alerts).",
         "",
-        "Choose the queue managers whose deletes may run: the gate's options are named `host/QMGR`. Only the chosen "
-        "ones delete; the others delete nothing (their saves stand) and the run report names them declined.",
+        "Choose the queue managers whose deletes may run: the gate's options are named `host/QMGR`, each with the "
+        "receivers and bytes choosing it deletes; when there are several, one chooses all of them. None is "
+        "preselected. Only the chosen ones delete; the others delete nothing (their saves stand) and the "
+        f'run report names them declined. "{DELETE_NOTHING}" with anything else deletes nothing, and so does no '
+        "answer before the gate's timeout.",
         "",
         "Net: the receivers freed on the partition's disk minus the save files this run writes there; those stay "
         "until the cleanup step removes them, `keep_on_host_days` after their copy in the backup store is verified. "
@@ -246,7 +263,7 @@ def _table(rows: Sequence[PlannedQueueManager], policy: Policy, stored: Mapping[
             f"| {size(q.bytes_freed)} | {q.receivers_to_save} ({size(q.bytes_to_save)}) "
             f"| {signed_size(planned_net(q, policy))} | {asp} "
             f"| {size(in_store) if in_store is not None else '-'} "
-            f"| {q.oldest_needed or '-'} | {held_by(q)} | {q.block_reason or 'no'} "
+            f"| {q.oldest_needed or '-'} | {held_by(q, policy)} | {q.block_reason or 'no'} "
             f"| {', '.join(q.alerts) or '-'} |"
         )
     left = [q for q in rows if q not in listed]

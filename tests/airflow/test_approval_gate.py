@@ -8,43 +8,100 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import SimpleNamespace
 
 import pytest
+from airflow.sdk.exceptions import TaskAwaitingInput
 
-from mqjournal.airflow.approval import DELETE_NOTHING, QueueManagerApproval, approval_options, chosen_keys
+from mqjournal.airflow.approval import (
+    DELETE_NOTHING,
+    GateUnanswered,
+    QueueManagerApproval,
+    approval_options,
+    approved_keys,
+    chosen_keys,
+    read_answer,
+)
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.xcom import RunPlan
 from mqjournal.planrows import PlannedQueueManager
 from tests.plan.builders import planned_queue_manager
 
+MB = 1024**2
 
-def qm(host: str, qmgr: str, library: str) -> PlannedQueueManager:
-    return planned_queue_manager(host=host, qmgr=qmgr, qmgr_library=library)
+
+def qm(host: str, qmgr: str, library: str, deletes: int = 0, megabytes: float = 0) -> PlannedQueueManager:
+    return planned_queue_manager(
+        host=host,
+        qmgr=qmgr,
+        qmgr_library=library,
+        receivers_to_delete=deletes,
+        bytes_to_delete=int(megabytes * MB),
+        bytes_freed=int(megabytes * MB),
+    )
 
 
 SUMMARY = RunPlan(
     queue_managers=[
-        qm("ibmi-prod1", "PAYROLL", "QMPAYROLL"),
-        qm("ibmi-prod2", "BILLING", "QMBILL01"),
+        qm("ibmi-prod1", "PAYROLL", "QMPAYROLL", 1, 4),
+        qm("ibmi-prod2", "BILLING", "QMBILL01", 1, 0.5),
         qm("ibmi-prod2", "ORDERS", "QMORDERS"),  # nothing to delete: no option
-        qm("ibmi-prod1", "ORDERS", "QMORDERS"),
+        qm("ibmi-prod1", "ORDERS", "QMORDERS", 12, 48.2),
     ],
     to_save={},
     to_delete={
         "ibmi-prod1/PAYROLL/QMPAYROLL": ["AMQA000001"],
         "ibmi-prod2/BILLING/QMBILL01": ["AMQA000003"],
         "ibmi-prod2/ORDERS/QMORDERS": [],
-        "ibmi-prod1/ORDERS/QMORDERS": ["AMQA000007"],
+        "ibmi-prod1/ORDERS/QMORDERS": [f"AMQA{n:06d}" for n in range(7, 19)],
     },
     anything_to_delete=True,
 )
+ORDERS, PAYROLL, BILLING, ALL = (
+    "ibmi-prod1/ORDERS: 12 receivers, 48.2 MB",
+    "ibmi-prod1/PAYROLL: 1 receiver, 4.0 MB",
+    "ibmi-prod2/BILLING: 1 receiver, 512.0 KB",
+    "All queue managers above: 14 receivers, 52.7 MB",
+)
 
 
-def test_each_queue_manager_with_receivers_to_delete_is_an_option_named_host_and_queue_manager():
-    assert approval_options(SUMMARY) == [
-        "ibmi-prod1/ORDERS",
-        "ibmi-prod1/PAYROLL",
-        "ibmi-prod2/BILLING",
-        DELETE_NOTHING,
-    ]
+def test_each_option_says_what_choosing_it_deletes_and_one_chooses_them_all():
+    assert approval_options(SUMMARY) == [ORDERS, PAYROLL, BILLING, ALL, DELETE_NOTHING]
+
+
+def test_the_options_are_unique_and_the_same_when_the_gate_resumes():
+    options = approval_options(SUMMARY)
+    assert len(set(options)) == len(options)
+    assert approval_options(RunPlan.from_xcom(SUMMARY.to_xcom())) == options
+
+
+def test_one_queue_manager_to_delete_needs_no_option_for_all():
+    one = RunPlan(queue_managers=SUMMARY.queue_managers[:1], to_delete={"ibmi-prod1/PAYROLL/QMPAYROLL": ["A"]})
+    assert approval_options(one) == [PAYROLL, DELETE_NOTHING]
+
+
+def test_the_chosen_option_texts_map_back_to_their_queue_managers():
+    assert chosen_keys(SUMMARY, [PAYROLL]) == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
+    # ORDERS on the other partition is another queue manager: choosing ibmi-prod1's does not approve it.
+    assert chosen_keys(SUMMARY, [ORDERS, BILLING]) == {"ibmi-prod1/ORDERS/QMORDERS", "ibmi-prod2/BILLING/QMBILL01"}
+
+
+def test_all_means_exactly_the_queue_managers_listed_above_it():
+    listed = {"ibmi-prod1/ORDERS/QMORDERS", "ibmi-prod1/PAYROLL/QMPAYROLL", "ibmi-prod2/BILLING/QMBILL01"}
+    assert chosen_keys(SUMMARY, [ALL]) == listed
+    assert chosen_keys(SUMMARY, [ALL, PAYROLL]) == listed
+    assert approved_keys(SUMMARY, {"chosen_options": [ALL]}) == listed
+
+
+def test_an_answer_given_to_the_options_named_host_and_queue_manager_alone_still_maps():
+    # A run answered before the options carried their counts, whose delete is cleared and run again.
+    assert chosen_keys(SUMMARY, ["ibmi-prod1/PAYROLL"]) == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
+
+
+def test_an_option_that_matches_nothing_deletes_nothing_and_says_so(caplog):
+    stale = "ibmi-prod1/PAYROLL: 2 receivers, 9.0 MB"
+    answer = read_answer(SUMMARY, [PAYROLL, stale])
+    assert answer.keys == set()
+    assert stale in answer.refusal and "nothing" in answer.refusal
+    assert approved_keys(SUMMARY, {"chosen_options": [PAYROLL, stale]}) == set()
+    assert stale in caplog.text
 
 
 def test_the_answer_approves_only_the_chosen_queue_managers():
@@ -58,12 +115,51 @@ def test_the_answer_approves_only_the_chosen_queue_managers():
 
 def test_delete_nothing_wins_over_any_other_choice():
     assert chosen_keys(SUMMARY, [DELETE_NOTHING]) == set()
-    assert chosen_keys(SUMMARY, ["ibmi-prod1/PAYROLL", DELETE_NOTHING]) == set()
+    assert chosen_keys(SUMMARY, [PAYROLL, DELETE_NOTHING]) == set()
+    assert chosen_keys(SUMMARY, [ALL, DELETE_NOTHING]) == set()
 
 
-def test_the_gate_declares_its_timeout_answer_in_code():
+def gate_context(summary: RunPlan = SUMMARY, hours: float = 12) -> dict:
+    ti = SimpleNamespace(id="ti-1", xcom_pull=lambda task_ids: summary.to_xcom())
+    return {"ti": ti, "task_instance": ti, "params": {"h": hours}}
+
+
+def test_the_form_preselects_no_answer():
+    # Airflow's form starts from `defaults`, which is also the answer on timeout: none, so nothing is preselected.
     gate = QueueManagerApproval(task_id="approve", subject="s", summary_task_id="summarize", timeout_param="h")
-    assert gate.defaults == [DELETE_NOTHING] and gate.multiple
+    assert gate.defaults is None and gate.multiple
+
+
+def test_a_gate_nobody_answers_fails_and_deletes_nothing():
+    gate = QueueManagerApproval(task_id="approve", subject="s", summary_task_id="summarize", timeout_param="h")
+    # What Airflow 3.3's scheduler resumes a gate without defaults with once its response timeout has passed.
+    timeout = {
+        "error": "The Human-in-the-loop response timeout has passed without a response.",
+        "error_type": "timeout",
+    }
+    with pytest.raises(GateUnanswered, match="within 12 h: nothing was deleted"):
+        gate.execute_complete(gate_context(), timeout)
+    assert approved_keys(SUMMARY, None) == set()
+
+
+def test_the_gate_builds_its_body_when_it_opens(monkeypatch):
+    made = []
+
+    def body(context, summary):
+        made.append(summary)
+        return "the plan, as the store holds it now"
+
+    gate = QueueManagerApproval(
+        task_id="approve", subject="s", summary_task_id="summarize", timeout_param="h", make_body=body
+    )
+    asked = {}
+    monkeypatch.setattr(
+        "airflow.providers.standard.operators.hitl.upsert_hitl_detail", lambda **detail: asked.update(detail)
+    )
+    with pytest.raises(TaskAwaitingInput):
+        gate.execute(gate_context())
+    assert asked["body"] == "the plan, as the store holds it now" and made == [SUMMARY]
+    assert asked["options"] == approval_options(SUMMARY) and asked["defaults"] is None
 
 
 @pytest.fixture

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mqjournal.airflow.maintenance import outcome
-from mqjournal.airflow.xcom import RunPlan
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mqjournal.airflow.maintenance import gate_body, outcome, summarize
+from mqjournal.airflow.xcom import MaintenanceTarget, RunPlan
 from mqjournal.outcomes import DeleteResult
 from mqjournal.policy import Policy
 from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, RECOVERY_PAGE, plan_body
@@ -189,6 +192,20 @@ def test_the_report_says_who_decided_what():
     assert outcome(False, None, None, []).startswith("failed before a plan")
 
 
+def test_the_report_says_when_the_answer_matched_no_option_or_the_gate_was_never_asked():
+    payroll = "prod1/PAYROLL/QMPAYROLL"
+    summary = RunPlan(
+        queue_managers=[planned_queue_manager(host="prod1", qmgr="PAYROLL", qmgr_library="QMPAYROLL")],
+        to_delete={payroll: ["A", "B"]},
+        anything_to_delete=True,
+    )
+    stale = {"chosen_options": ["prod1/PAYROLL: 3 receivers, 1.0 MB"], "responded_by_user": {"name": "Ana"}}
+    line = outcome(False, summary, stale, [])
+    assert line.startswith("answered by Ana, but the gate's answer") and line.endswith("nothing is deleted"), line
+    assert "prod1/PAYROLL: 2 receivers, 0 B" in line  # what the plan does offer
+    assert outcome(False, summary, None, [], approve_state="upstream_failed").startswith("the gate was not asked")
+
+
 def test_mapped_results_are_always_a_list():
     from mqjournal.airflow.maintenance import mapped_results
 
@@ -206,3 +223,45 @@ def test_the_gate_names_each_undecodable_message_and_the_dspmsgd_that_shows_its_
     assert "AMQ7460, CPI70E3 does not decode" in line
     assert "DSPMSGD RANGE(AMQ7460) MSGF(QMQM/AMQMSG); DSPMSGD RANGE(CPI70E3) MSGF(QSYS/QCPFMSG)" in line
     assert "blocks and unblocks nothing" in line
+
+
+class _Store:
+    """What the gate reads of the backup store: each queue manager's total, as the saves have left it."""
+
+    def __init__(self) -> None:
+        self.bytes: dict[tuple[str, str], int] = {}
+
+    def total_bytes(self, host: str, qmgr: str) -> int:
+        return self.bytes.get((host, qmgr), 0)
+
+
+def _written_plan(plan_dir: Path) -> list[MaintenanceTarget]:
+    """BILLING's and PAYROLL's plan rows as the plan job writes them; the run's targets."""
+    qms, rows = fleet_rows()
+    for name, models in (("queue_managers", qms), ("receivers", rows)):
+        (plan_dir / name).mkdir(parents=True)
+        table = [{k: list(v) if isinstance(v, tuple) else v for k, v in m.model_dump().items()} for m in models]
+        pq.write_table(pa.Table.from_pylist(table), plan_dir / name / "part-0.parquet")
+    return [
+        MaintenanceTarget(
+            host=q.host,
+            qmgr=q.qmgr,
+            library=q.qmgr_library,
+            journal="AMQAJRN",
+            instance="A",
+            journal_queue=[q.qmgr_library, "AMQAJRNMSG"],
+            utc_offset_minutes=60,
+        )
+        for q in qms
+    ]
+
+
+def test_the_gate_shows_what_the_store_holds_after_this_runs_saves(tmp_path):
+    store = _Store()
+    targets = _written_plan(tmp_path)
+    summary = summarize(tmp_path, targets)  # before the saves: the store holds nothing of them yet
+    store.bytes = {(t.host, t.qmgr): 5 * 1024**2 for t in targets}  # the saves copied their save files
+    body = gate_body(tmp_path, summary, store, Policy())
+    table = [line for line in body.splitlines() if line.startswith("| ibmi-prod")]
+    assert len(table) == 2 and all("| 5.0 MB |" in line for line in table), table
+    assert "5.0 MB in the backup store" in body and "0 B in the backup store" not in body

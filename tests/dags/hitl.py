@@ -24,6 +24,12 @@ from mqjournal.report import DELETE_NOTHING
 EVERY_QUEUE_MANAGER = "<every queue manager the maintenance gate offers>"
 
 
+def offered(options: list[str], want: str) -> str:
+    """The option a driver means: `want` itself, or the maintenance gate's option for the queue manager `want`
+    names (`host/QMGR: 12 receivers, 48.2 MB`), as an admin picks it in the form."""
+    return next((o for o in options if o == want or o.startswith(f"{want}: ")), want)
+
+
 class Responder(threading.Thread):
     """Waits for `task_id` of `dag_id` to await input, runs `before`, then answers `option` once. The drivers set
     `stop` when their run has ended; `timeout` only bounds a responder nobody stops. It must outlast the steps before
@@ -68,7 +74,7 @@ class Responder(threading.Thread):
                     detail.chosen_options = (
                         [o for o in detail.options if o != DELETE_NOTHING]
                         if self.options == [EVERY_QUEUE_MANAGER]
-                        else self.options
+                        else [offered(detail.options, want) for want in self.options]
                     )
                     detail.params_input = {}
                     session.add(detail)

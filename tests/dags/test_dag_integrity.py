@@ -40,7 +40,10 @@ def test_the_maintenance_dag_runs_the_runbook_in_order():
     assert "approve" in upstream["delete"] and "save" in upstream["delete"]
     assert upstream["clean_up"] == {"save", "select_targets"} and "clean_up" in upstream["report"]
     gate = dag.task_dict["approve"]
-    assert gate.__class__.__name__ == "QueueManagerApproval" and gate.defaults == ["Delete nothing"] and gate.multiple
+    # No preselected answer (no defaults) and no answer on timeout: the gate fails, nothing is deleted.
+    assert gate.__class__.__name__ == "QueueManagerApproval" and gate.defaults is None and gate.multiple
+    # The gate opens after the saves and makes its body then, so it counts their copies in the backup store.
+    assert "save" in upstream["approve"] and gate.make_body is not None
     assert dag.task_dict["checkpoint_and_collect"].pool == "mqjournal_ssh"
     assert "preflight" in upstream["select_targets"]
     # The report runs whatever happened, so one leaf watches every step: a failed step fails the run.
@@ -126,8 +129,8 @@ def test_without_one_the_plan_is_a_spark_submit_through_the_spark_connection(mon
 
 
 GATES = {
-    "mq_journal_maintenance": ["Delete nothing"],  # no answer in time answers it, then fails the gate
-    "mq_journal_recovery": None,  # no answer in time fails the gate: nothing runs
+    "mq_journal_maintenance": None,  # no answer in time fails the gate: nothing runs, nothing is preselected
+    "mq_journal_recovery": None,
     "mq_journal_backup_expiry": None,
     "mq_journal_restore_drill": None,
 }

@@ -292,9 +292,15 @@ def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: 
 
     planned = pq.read_table(settings.plan_dir(run_id) / "queue_managers").to_pylist()
     deleting = sorted(f"{q['host']}/{q['qmgr']}" for q in planned if q["receivers_to_delete"] > 0)
-    assert detail["options"] == [*deleting, DELETE_NOTHING], detail["options"]
-    chosen = "/".join(APPROVED)
-    assert chosen in deleting and "ibmi-prod2/ORDERS" in deleting, deleting
+    # Each queue manager's option says what choosing it deletes, then one for all of them, then "Delete nothing".
+    *each, every, nothing = detail["options"]
+    assert [o.split(": ", 1)[0] for o in each] == deleting and nothing == DELETE_NOTHING, detail["options"]
+    assert all(re.fullmatch(r"[^:]+: \d+ receivers?, [\d.]+ [KMG]?B", o) for o in each), each
+    assert every.startswith("All queue managers above: "), every
+    assert detail["defaults"] is None, detail  # nothing preselected, nothing answered on timeout
+    label = "/".join(APPROVED)
+    assert label in deleting and "ibmi-prod2/ORDERS" in deleting, deleting
+    chosen = next(o for o in each if o.startswith(f"{label}: "))
 
     page.goto(airflow_demo.approval_url(demo.port, run_id).replace("http://localhost", "http://127.0.0.1"))
     # One section per queue manager; each one with deletes lists them as ranges with count, bytes and dates.
@@ -313,9 +319,9 @@ def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: 
     expect(payroll).to_contain_text("WRKMQMTRN TYPE(*ALL) MQMNAME(PAYROLL)")
     expect(payroll).to_contain_text("WHERE(*INDOUBT *EQ YES)")
 
-    # The options, several at once: every queue manager with deletes and "Delete nothing" (the default).
+    # The options, several at once, none preselected: every queue manager with deletes, all of them, "Delete nothing".
     box = page.get_by_role("combobox", name="Select one or multiple values")
-    page.get_by_label(f"Remove {DELETE_NOTHING}").click()
+    expect(page.get_by_label(f"Remove {DELETE_NOTHING}")).to_have_count(0)
     box.click()
     offered = page.get_by_role("listbox").get_by_role("option")
     expect(offered).to_have_count(len(detail["options"]))

@@ -1,15 +1,22 @@
 """The maintenance DAG's approval gate: the approver chooses the queue managers whose receivers may be deleted.
 
-One option per queue manager with receivers to delete (`host/QMGR`, as the gate's body lists them), several at
-once, and "Delete nothing". The options exist only once the plan is made, so the operator reads them from the plan's
-summary when it runs, and again when it resumes (the resumed task is a fresh copy of the one the DAG file declares).
-No answer within the form's "Hours to wait for approval" answers "Delete nothing" (`defaults`), and the gate then
-fails, so that an unanswered gate shows red in the grid, not as a run that chose to delete nothing.
+One option per queue manager with receivers to delete, saying what choosing it deletes (`host/QMGR: 12 receivers,
+48.2 MB`), one for all of them when there are several, and "Delete nothing"; several at once. The options exist only
+once the plan is made, so the operator reads them from the plan's summary when it runs, and again when it resumes
+(the resumed task is a fresh copy of the one the DAG file declares): both readings of the same summary give the same
+texts, which is how an answer maps back to its queue managers.
+
+No option is preselected: Airflow's form starts from the gate's `defaults`, which are also its answer on timeout, so
+the gate has none. No answer within the form's "Hours to wait for approval" then fails the gate (Airflow resumes it
+with a timeout error), nothing is deleted, and the unanswered gate shows red in the grid, not as a run that chose to
+delete nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -18,19 +25,30 @@ from airflow.providers.standard.operators.hitl import HITLOperator
 from mqjournal.airflow.xcom import RunPlan
 from mqjournal.report import DELETE_NOTHING
 from mqjournal.settings import ApprovalSettings
+from mqjournal.sizefmt import size
 
 if TYPE_CHECKING:
     from airflow.sdk.execution_time.hitl import HITLUser
 
 __all__ = [
+    "ALL_QUEUE_MANAGERS",
     "DELETE_NOTHING",
+    "GateAnswer",
+    "GateOption",
     "GateUnanswered",
     "QueueManagerApproval",
     "approval_options",
     "approved_keys",
     "approvers",
     "chosen_keys",
+    "gate_options",
+    "read_answer",
 ]
+
+log = logging.getLogger(__name__)
+
+ALL_QUEUE_MANAGERS = "All queue managers above"
+"""The name of the option that approves every queue manager the gate lists, and only those."""
 
 
 def approvers(settings: ApprovalSettings) -> list[HITLUser] | None:
@@ -40,57 +58,126 @@ def approvers(settings: ApprovalSettings) -> list[HITLUser] | None:
 
 
 class GateUnanswered(Exception):
-    """Nobody answered the gate in time: its default, "Delete nothing", was applied."""
+    """Nobody answered the gate in time: nothing is deleted."""
+
+
+@dataclass(frozen=True)
+class GateOption:
+    text: str  # what the form shows, and what Airflow returns when it is chosen
+    name: str  # host/QMGR, ALL_QUEUE_MANAGERS or DELETE_NOTHING: all an option said before it carried counts
+    keys: frozenset[str]  # the RunPlan keys (host/QMGR/LIBRARY) choosing it approves
+
+
+def _deletes(count: int, n_bytes: int) -> str:
+    return f"{count} receiver{'s' if count != 1 else ''}, {size(n_bytes)}"
+
+
+def gate_options(summary: RunPlan) -> list[GateOption]:
+    """The queue managers with receivers to delete, by `host/QMGR`, then all of them (when more than one), then
+    "Delete nothing". Counts come from the lists the deletes act on, sizes from the plan's rows."""
+    keys: dict[str, set[str]] = {}  # host/QMGR -> its keys: one option per name, even should a plan repeat one
+    counts: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for q in {q.ref.key: q for q in summary.queue_managers if summary.to_delete.get(q.ref.key)}.values():
+        label = q.ref.label
+        keys.setdefault(label, set()).add(q.ref.key)
+        counts[label] = counts.get(label, 0) + len(summary.to_delete[q.ref.key])
+        sizes[label] = sizes.get(label, 0) + q.bytes_to_delete
+    options = [
+        GateOption(f"{label}: {_deletes(counts[label], sizes[label])}", label, frozenset(keys[label]))
+        for label in sorted(keys)
+    ]
+    if len(options) > 1:
+        every = frozenset().union(*keys.values())
+        text = f"{ALL_QUEUE_MANAGERS}: {_deletes(sum(counts.values()), sum(sizes.values()))}"
+        options.append(GateOption(text, ALL_QUEUE_MANAGERS, every))
+    return [*options, GateOption(DELETE_NOTHING, DELETE_NOTHING, frozenset())]
 
 
 def approval_options(summary: RunPlan) -> list[str]:
-    """`host/QMGR` of every queue manager with receivers to delete, sorted, then "Delete nothing"."""
-    keys = {k for k, names in summary.to_delete.items() if names}
-    options = sorted({q.ref.label for q in summary.queue_managers if q.ref.key in keys})
-    return [*options, DELETE_NOTHING]
+    """The gate's options as the form shows them."""
+    return [o.text for o in gate_options(summary)]
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    keys: set[str]  # the RunPlan keys the answer approves
+    refusal: str  # why it approves nothing although options were chosen ("" when it approves, or nothing was chosen)
+
+
+def read_answer(summary: RunPlan, chosen_options: Iterable[str]) -> GateAnswer:
+    """What the chosen option texts approve. Each is matched whole, against the texts the same summary gives (or
+    against the option's name alone, as an answer given before the options carried counts named it), never parsed.
+    Two readings win over everything chosen with them, because both leave the receivers where they are: "Delete
+    nothing" (a contradiction, whose safe reading is nothing) and a text that matches no option (the approver chose
+    from options this plan does not offer, so what they meant is not known)."""
+    chosen = list(dict.fromkeys(chosen_options))
+    options = gate_options(summary)
+    by_text = {o.text: o for o in options} | {o.name: o for o in options if o.name not in {p.text for p in options}}
+    unknown = [c for c in chosen if c not in by_text]
+    if unknown:
+        offered = "; ".join(o.text for o in options)
+        return GateAnswer(
+            set(),
+            f"the gate's answer {unknown} matches none of the options this plan offers ({offered}): nothing is deleted",
+        )
+    picked = [by_text[c] for c in chosen]
+    if any(o.name == DELETE_NOTHING for o in picked):
+        return GateAnswer(set(), "")
+    return GateAnswer(set().union(*(o.keys for o in picked)), "")
 
 
 def chosen_keys(summary: RunPlan, chosen_options: Iterable[str]) -> set[str]:
-    """The RunPlan keys (host/QMGR/LIBRARY) the answer approves. "Delete nothing" among other choices is a
-    contradiction, and the safe reading of it wins: nothing."""
-    chosen = set(chosen_options)
-    if DELETE_NOTHING in chosen:
-        return set()
-    return {q.ref.key for q in summary.queue_managers if q.ref.label in chosen and summary.to_delete.get(q.ref.key)}
+    """The RunPlan keys (host/QMGR/LIBRARY) the answer approves (read_answer)."""
+    return read_answer(summary, chosen_options).keys
 
 
 def approved_keys(summary: RunPlan, answer: Mapping[str, Any] | None) -> set[str]:
-    """What the gate's XCom value (None: the gate did not answer) approves."""
+    """What the gate's XCom value (None: the gate did not answer) approves; an answer that matches no option is
+    logged, since it approves nothing."""
     if not answer:
         return set()
-    return chosen_keys(summary, answer.get("chosen_options") or [])
+    read = read_answer(summary, answer.get("chosen_options") or [])
+    if read.refusal:
+        log.warning("%s", read.refusal)
+    return read.keys
+
+
+BodyMaker = Callable[[Any, RunPlan], str]
+"""(task context, the run's plan) -> the gate's Markdown body, made when the gate opens."""
 
 
 class QueueManagerApproval(HITLOperator):
-    """HITLOperator whose options are the plan's queue managers, read from `summary_task_id`'s XCom."""
+    """HITLOperator whose options are the plan's queue managers, read from `summary_task_id`'s XCom; with
+    `make_body`, its body is made when it opens (after the steps it waits for), not when the plan was summarized."""
 
-    def __init__(self, *, summary_task_id: str, timeout_param: str, **kwargs: Any) -> None:
-        # Declared here, not left to Airflow's defaults: on timeout the answer is "Delete nothing".
-        super().__init__(options=[DELETE_NOTHING], defaults=[DELETE_NOTHING], multiple=True, **kwargs)
+    def __init__(
+        self, *, summary_task_id: str, timeout_param: str, make_body: BodyMaker | None = None, **kwargs: Any
+    ) -> None:
+        # No defaults: they would be preselected in the form and be the answer on timeout (see the module's doc).
+        super().__init__(options=[DELETE_NOTHING], defaults=None, multiple=True, **kwargs)
         self.summary_task_id = summary_task_id
         self.timeout_param = timeout_param
+        self.make_body = make_body
 
-    def _plan_options(self, context: Any) -> None:
-        summary = RunPlan.from_xcom(context["ti"].xcom_pull(task_ids=self.summary_task_id))
-        self.options = approval_options(summary)
+    def _summary(self, context: Any) -> RunPlan:
+        return RunPlan.from_xcom(context["ti"].xcom_pull(task_ids=self.summary_task_id))
 
     def execute(self, context: Any) -> Any:
-        self._plan_options(context)
+        summary = self._summary(context)
+        self.options = approval_options(summary)
+        if self.make_body is not None:
+            self.body = self.make_body(context, summary)
         self.response_timeout = timedelta(hours=float(context["params"][self.timeout_param]))
         return super().execute(context)
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
-        self._plan_options(context)
-        result = super().execute_complete(context, event)
-        if event.get("timedout"):
+        # A gate asked before it had no defaults may still resume with "Delete nothing" applied (`timedout`).
+        if event.get("error_type") == "timeout" or event.get("timedout"):
             hours = context["params"][self.timeout_param]
             raise GateUnanswered(
-                f"nobody answered the approval gate within {hours} h: its answer is '{DELETE_NOTHING}', nothing was "
-                "deleted; the saves stand. Trigger a new run (or clear this task to ask again)"
+                f"nobody answered the approval gate within {hours} h: nothing was deleted; the saves stand. Trigger "
+                "a new run (or clear this task to ask again)"
             )
-        return result
+        self.options = approval_options(self._summary(context))
+        return super().execute_complete(context, event)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys
+from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys, read_answer
 from mqjournal.airflow.forms import split_choice
 from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, spread, with_not_found
 from mqjournal.airflow.sessions import host_session
@@ -168,15 +168,10 @@ def collect_on(
     return str(path)
 
 
-def summarize(
-    plan_dir: DataPath,
-    targets: Sequence[MaintenanceTarget],
-    store: BackupStore | None = None,
-    policy: Policy | None = None,
-) -> RunPlan:
-    """What the approval gate shows and what save/delete act on, for this run's targets only; with `store`, what
-    each queue manager already has in the backup store; the save files' size estimated with `policy`'s data
-    compression (which the run report sets beside the real sizes)."""
+def summarize(plan_dir: DataPath, targets: Sequence[MaintenanceTarget], policy: Policy | None = None) -> RunPlan:
+    """What save and delete act on, for this run's targets only, and the plan as the log shows it; the save files'
+    size estimated with `policy`'s data compression (which the run report sets beside the real sizes). The store is
+    not read here: the gate's body reads it when the gate opens, after this run's saves (gate_body)."""
     policy = policy or Policy()
     wanted = {t.ref for t in targets}
     qms, receivers = read_plan(plan_dir, wanted)
@@ -187,18 +182,25 @@ def summarize(
             to_save[r.ref.key].append(r.receiver)
         if r.action in DELETES:
             to_delete[r.ref.key].append(r.receiver)
-    store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else {}
     summary = RunPlan(
         queue_managers=qms,
         to_save=dict(to_save),
         to_delete=dict(to_delete),
         save_file_bytes_estimate={q.ref.key: planned_save_file_bytes(q, policy) for q in qms},
-        store_bytes=store_bytes,
         anything_to_delete=any(to_delete.values()),
-        body=plan_body(qms, receivers, policy, store_bytes=store_bytes),
+        body=plan_body(qms, receivers, policy),
     )
     log.info("the plan of this run's targets:\n%s", summary.body)
     return summary
+
+
+def gate_body(plan_dir: DataPath, summary: RunPlan, store: BackupStore | None, policy: Policy) -> str:
+    """The approval gate's body, made as the gate opens: the gate waits for the saves, so what the backup store holds
+    of each queue manager includes the copies this run's saves just made (summarize runs before them)."""
+    qms = summary.queue_managers
+    receivers = read_receivers(plan_dir, {q.ref for q in qms})
+    store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else None
+    return plan_body(qms, receivers, policy, store_bytes=store_bytes)
 
 
 _Step = TypeVar("_Step", bound=HostContext)
@@ -374,13 +376,19 @@ def outcome(
     if not summary.anything_to_delete:
         return "nothing to delete: no approval was needed"
     if approval is not None and approval.get("responded_by_user") is None and approval.get("chosen_options"):
+        # A gate asked when it still had "Delete nothing" as its timeout answer.
         return f"no answer before the gate's timeout ({DELETE_NOTHING}): nothing was deleted"
     if approval is None and approve_state == "failed":
         return "no answer before the gate's timeout, or the gate failed: nothing was deleted"
+    if approval is None and approve_state == "upstream_failed":
+        return "the gate was not asked, because a step before it failed (see the saves): nothing was deleted"
     if approval is None:
         return "not approved (the gate did not answer): nothing was deleted"
     who = (approval.get("responded_by_user") or {}).get("name", "?")
-    chosen = approved_keys(summary, approval)
+    answer = read_answer(summary, approval.get("chosen_options") or [])
+    if answer.refusal:
+        return f"answered by {who}, but {answer.refusal}"
+    chosen = answer.keys
     if not chosen:
         return f"rejected by {who}: nothing deleted"
     deleted = [d for d in deletes if d.target.key in chosen]

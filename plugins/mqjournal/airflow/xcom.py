@@ -189,7 +189,9 @@ class RunPlan(XComValue):
         "estimated them (the run report sets them beside the real sizes)",
     )
     store_bytes: dict[str, int] = Field(
-        default_factory=dict, description="by QueueManagerRef.key: what the backup store held of it when planned"
+        default_factory=dict,
+        description="no longer filled (the gate reads the store when it opens, after the saves); kept so that the "
+        "value of a run summarized before still validates",
     )
     anything_to_delete: bool = Field(False, description="whether the run needs the approval gate at all")
     body: str = Field("", description="the approval gate's Markdown")
