@@ -16,7 +16,6 @@ from mqjournal.airflow.approval import (
     QueueManagerApproval,
     approval_options,
     approved_keys,
-    chosen_keys,
     read_answer,
 )
 from mqjournal.airflow.notify import GateWaiting
@@ -78,21 +77,21 @@ def test_one_queue_manager_to_delete_needs_no_option_for_all():
 
 
 def test_the_chosen_option_texts_map_back_to_their_queue_managers():
-    assert chosen_keys(SUMMARY, [PAYROLL]) == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
+    assert read_answer(SUMMARY, [PAYROLL]).keys == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
     # ORDERS on the other partition is another queue manager: choosing ibmi-prod1's does not approve it.
-    assert chosen_keys(SUMMARY, [ORDERS, BILLING]) == {"ibmi-prod1/ORDERS/QMORDERS", "ibmi-prod2/BILLING/QMBILL01"}
+    assert read_answer(SUMMARY, [ORDERS, BILLING]).keys == {"ibmi-prod1/ORDERS/QMORDERS", "ibmi-prod2/BILLING/QMBILL01"}
 
 
 def test_all_means_exactly_the_queue_managers_listed_above_it():
     listed = {"ibmi-prod1/ORDERS/QMORDERS", "ibmi-prod1/PAYROLL/QMPAYROLL", "ibmi-prod2/BILLING/QMBILL01"}
-    assert chosen_keys(SUMMARY, [ALL]) == listed
-    assert chosen_keys(SUMMARY, [ALL, PAYROLL]) == listed
+    assert read_answer(SUMMARY, [ALL]).keys == listed
+    assert read_answer(SUMMARY, [ALL, PAYROLL]).keys == listed
     assert approved_keys(SUMMARY, {"chosen_options": [ALL]}) == listed
 
 
 def test_an_answer_given_to_the_options_named_host_and_queue_manager_alone_still_maps():
     # A run answered before the options carried their counts, whose delete is cleared and run again.
-    assert chosen_keys(SUMMARY, ["ibmi-prod1/PAYROLL"]) == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
+    assert read_answer(SUMMARY, ["ibmi-prod1/PAYROLL"]).keys == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
 
 
 def test_an_option_that_matches_nothing_deletes_nothing_and_says_so(caplog):
@@ -105,18 +104,18 @@ def test_an_option_that_matches_nothing_deletes_nothing_and_says_so(caplog):
 
 
 def test_the_answer_approves_only_the_chosen_queue_managers():
-    assert chosen_keys(SUMMARY, ["ibmi-prod1/PAYROLL"]) == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
+    assert read_answer(SUMMARY, ["ibmi-prod1/PAYROLL"]).keys == {"ibmi-prod1/PAYROLL/QMPAYROLL"}
     # ORDERS on the other partition is another queue manager: choosing ibmi-prod1's does not approve it.
-    assert chosen_keys(SUMMARY, ["ibmi-prod1/ORDERS", "ibmi-prod2/BILLING"]) == {
+    assert read_answer(SUMMARY, ["ibmi-prod1/ORDERS", "ibmi-prod2/BILLING"]).keys == {
         "ibmi-prod1/ORDERS/QMORDERS",
         "ibmi-prod2/BILLING/QMBILL01",
     }
 
 
 def test_delete_nothing_wins_over_any_other_choice():
-    assert chosen_keys(SUMMARY, [DELETE_NOTHING]) == set()
-    assert chosen_keys(SUMMARY, [PAYROLL, DELETE_NOTHING]) == set()
-    assert chosen_keys(SUMMARY, [ALL, DELETE_NOTHING]) == set()
+    assert read_answer(SUMMARY, [DELETE_NOTHING]).keys == set()
+    assert read_answer(SUMMARY, [PAYROLL, DELETE_NOTHING]).keys == set()
+    assert read_answer(SUMMARY, [ALL, DELETE_NOTHING]).keys == set()
 
 
 def gate_context(summary: RunPlan = SUMMARY, hours: float = 12) -> dict:

@@ -40,7 +40,6 @@ __all__ = [
     "approval_options",
     "approved_keys",
     "approvers",
-    "chosen_keys",
     "gate_options",
     "read_answer",
 ]
@@ -125,11 +124,6 @@ def read_answer(summary: RunPlan, chosen_options: Iterable[str]) -> GateAnswer:
     if any(o.name == DELETE_NOTHING for o in picked):
         return GateAnswer(set(), "")
     return GateAnswer(set().union(*(o.keys for o in picked)), "")
-
-
-def chosen_keys(summary: RunPlan, chosen_options: Iterable[str]) -> set[str]:
-    """The RunPlan keys (host/QMGR/LIBRARY) the answer approves (read_answer)."""
-    return read_answer(summary, chosen_options).keys
 
 
 def approved_keys(summary: RunPlan, answer: Mapping[str, Any] | None) -> set[str]:
