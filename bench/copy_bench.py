@@ -8,7 +8,9 @@ Debian's openssh-server, and installs nothing: without sshd it says `apt-get ins
 1. Writes random save files once (default one of 1 GiB, four of 256 MiB) under a root-owned folder that sshd serves
    as its sftp root (ChrootDirectory, internal-sftp), as IBM i's sftp-server shows them:
    /QSYS.LIB/BENCH.LIB/<NAME>.FILE. Makes a host key and a login key of its own, a known_hosts from the host key,
-   and an sshd_config of its own, and starts sshd (never the system's) on a free port.
+   and an sshd_config of its own, and starts sshd (never the system's) on a free port. The chroot also holds a shell
+   and OpenSSL at IBM's PASE path, so that the host's SHA-256 of the file, which download_save_file reads first, is
+   computed by the server's side; only the save file's object list (Db2 for i's SAVE_FILE_OBJECTS) is a stand-in.
 2. Times, alternately and `--repeats` times each, on the same link:
    - OpenSSH's sftp client: `sftp -b` get of the file(s), the host key checked against the known_hosts (strict);
    - mqjournal: `download_save_file` (what the save step calls) into a BackupStore, the host key pinned; its
@@ -37,6 +39,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import statistics
 import subprocess
 import sys
@@ -49,8 +52,10 @@ from pathlib import Path
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
+from mqjournal.ibmi import hostdigest
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.commands import save_file_path
+from mqjournal.ibmi.backups import SaveFileContent
+from mqjournal.ibmi.commands import Command, save_file_path
 from mqjournal.ibmi.transfer import download_save_file
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
 
@@ -131,6 +136,43 @@ def write_save_files(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
                     f.write(chunk)
         digests[name] = digest.hexdigest()
     return digests
+
+
+PARTITION_PROGRAMS = {
+    "/bin/bash": "/bin/bash",
+    "/bin/sh": "/bin/sh",
+    "/usr/bin/openssl": "/QOpenSys/usr/bin/openssl",
+}
+"""What the chroot needs for mqjournal's commands on the save file: root's login shell (sshd runs each exec through
+it), and OpenSSL where IBM's Portable Utilities (5733-SC1 option 1) put it, the first program hostdigest.TOOLS
+tries."""
+
+
+def install_partition_programs(root: Path) -> None:
+    """Copies PARTITION_PROGRAMS, the shared libraries they load (ldd) and /dev/null (the digest probe) into `root`,
+    so that the host digest download_save_file reads first is a real SHA-256 of the file on the server's side."""
+    wanted = dict(PARTITION_PROGRAMS)
+    for program in PARTITION_PROGRAMS:
+        for line in subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout.splitlines():
+            library = next((word for word in line.split() if word.startswith("/")), None)
+            if library is not None:
+                wanted[library] = library
+    for source, target in wanted.items():
+        into = root / target.lstrip("/")
+        into.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, into)
+    null = root / "dev" / "null"
+    if not null.exists():
+        null.parent.mkdir(exist_ok=True)
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+
+
+def object_list_round_trip(session: IbmiSession, save_files: list[str]) -> dict[str, SaveFileContent]:
+    """Stands in for backups.save_file_contents, which asks Db2 for i's SAVE_FILE_OBJECTS (no such service on Linux):
+    one command round trip, as the real SQL call costs, and the answer that the save file holds what the copy's
+    description says (the bench's files are random bytes, saved from nothing)."""
+    session.run(Command(text=":", idempotent=True))
+    return {path: SaveFileContent(exists=True, receivers=frozenset()) for path in save_files}
 
 
 def make_keys(work: Path) -> tuple[Path, Path, str]:
@@ -438,6 +480,8 @@ def main() -> None:
     try:
         print(f"writing the save files under {DATA_FOLDER} ...")
         digests = write_save_files(DATA_FOLDER, sizes)
+        install_partition_programs(DATA_FOLDER)
+        hostdigest.save_file_contents = object_list_round_trip  # type: ignore[assignment]
         _host_key, client_key, host_key_line = make_keys(work)
         links: list[tuple[str, float]] = [("loopback", 0.0)] + ([("rtt", args.rtt_ms)] if args.rtt_ms else [])
         for link, rtt in links:
