@@ -9,6 +9,7 @@ the chain, show asterisks, lie before the chain or are missing.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 
 from hypothesis import strategies as st
@@ -21,45 +22,68 @@ from tests.plan.builders import HOUR, KB, T0, chain, snapshot
 
 AMQJRNINF_KINDS = ("named", "named", "named", "asterisks", "missing", "malformed", "lying", "outside", "future")
 
+# The strategies are made once, here: a strategy made inside a draw is validated anew at every draw, which took a
+# quarter of these tests' time (measured 2026-11-28). A choice among values known only while drawing is `pick`.
+FIRST_NAMES = st.sampled_from([0, 17, 99_995, 99_999])  # some chains wrap past 99999
+STATUSES = st.sampled_from(["ONLINE", "SAVED", "FREED", "SAVED"])
+SITE_SAVE_SHIFTS = st.sampled_from([-30, 0, 90, 600, 1500])
+POINT_FUTURE_SECONDS = st.sampled_from([0, 299, 300, 301, 3600, 10**9])
+BEFORE_CHAIN_SECONDS = st.sampled_from([1, 60, 86_400])
+JRNINF_FUTURE_SECONDS = st.sampled_from([0, 299, 300, 301, 3600, 2_300_000_000])
+MALFORMED_JRNINF = st.sampled_from(["", "AMQA000001", "AMQA000001QMTEST    20261131250000000"])
+DAMAGED_OBJECTS = st.sampled_from(["APP.REQUEST.QUEUE", "APP.REPLY", "SYSTEM.DEAD.LETTER.QUEUE"])
+DAMAGED_TYPES = st.sampled_from(["QLOCAL", "QALIAS"])
+DAMAGE_REPORTED = st.sampled_from([-3600, -1, 0, 1, 7200])
+UNDECODABLE_IDS = st.lists(st.sampled_from(sorted(msgformats.MESSAGE_FILES)), max_size=2)
+ASPS = st.sampled_from([None, (1, 500 * 2**30, 120 * 2**30), (2, 2**40, 0)])
 
-@st.composite
+
+ints = functools.cache(st.integers)
+"""st.integers, one strategy per pair of bounds (Hypothesis's own cache of them costs a lookup of its arguments)."""
+
+
+def pick(draw, values: list):
+    """One of `values`, drawn as sampled_from would, without making a strategy of them."""
+    return values[draw(ints(0, len(values) - 1))]
+
+
 def receiver_chain(draw, library: str) -> list[Receiver]:
-    length = draw(st.integers(1, 12))
-    first = draw(st.sampled_from([0, 17, 99_995, 99_999]))  # some chains wrap past 99999
-    restore = draw(st.integers(0, 9))
+    length = draw(ints(1, 12))
+    first = draw(FIRST_NAMES)
+    restore = draw(ints(0, 9))
     names = [f"AMQA{restore}{(first + i) % 100_000:05d}" for i in range(length)]
-    status = draw(st.lists(st.sampled_from(["ONLINE", "SAVED", "FREED", "SAVED"]), min_size=length, max_size=length))
+    status = [draw(STATUSES) for _ in range(length)]
     receivers = chain(
         names,
         library=library,
-        start=T0 + timedelta(minutes=draw(st.integers(0, 600)), microseconds=draw(st.integers(0, 999_999))),
-        every=timedelta(minutes=draw(st.integers(5, 240))),
-        size=draw(st.integers(1, 5000)) * KB,
+        start=T0 + timedelta(minutes=draw(ints(0, 600)), microseconds=draw(ints(0, 999_999))),
+        every=timedelta(minutes=draw(ints(5, 240))),
+        size=draw(ints(1, 5000)) * KB,
         saved=tuple(n for n, s in zip(names, status, strict=True) if s == "SAVED"),
         freed=tuple(n for n, s in zip(names, status, strict=True) if s == "FREED"),
     )
-    if length > 1 and draw(st.integers(0, 9)) == 0:
+    if length > 1 and draw(ints(0, 9)) == 0:
         # A save taken while attached: SAVE_TIMESTAMP set, still ONLINE.
-        i = draw(st.integers(0, length - 2))
+        i = draw(ints(0, length - 2))
         receivers[i] = receivers[i].model_copy(
             update={"status": ReceiverStatus.ONLINE, "saved_at": receivers[i].attached_at}
         )
     saved_ones = [i for i, r in enumerate(receivers) if r.saved_at is not None and r.status != ReceiverStatus.ONLINE]
-    if saved_ones and draw(st.integers(0, 3)) == 0:
+    if saved_ones and draw(ints(0, 3)) == 0:
         # The site's save some time after the detach (hours: around site_save_min_age_hours), or, rarely, a
         # SAVE_TIMESTAMP before the detach, which no full save has (section 3.1 refuses it).
-        i = draw(st.sampled_from(saved_ones))
-        shift = timedelta(minutes=draw(st.sampled_from([-30, 0, 90, 600, 1500])))
+        i = pick(draw, saved_ones)
+        shift = timedelta(minutes=draw(SITE_SAVE_SHIFTS))
         receivers[i] = receivers[i].model_copy(update={"saved_at": receivers[i].detached_at + shift})
-    if length > 2 and draw(st.integers(0, 9)) == 0:
-        del receivers[draw(st.integers(1, length - 2))]  # a receiver missing from the middle
-    if draw(st.integers(0, 6)) == 0:
+    if length > 2 and draw(ints(0, 9)) == 0:
+        del receivers[draw(ints(1, length - 2))]  # a receiver missing from the middle
+    if draw(ints(0, 6)) == 0:
         over = receivers[-1].model_copy(update={"size_bytes": receivers[-1].threshold_kb * KB + 1})
         receivers[-1] = over
-    if draw(st.integers(0, 5)) == 0:
+    if draw(ints(0, 5)) == 0:
         # A receiver in the library that is not in the chain, sometimes with the next name (rule 2).
         last = receivers[-1].name
-        stray = draw(st.sampled_from([f"AMQA{last[4]}{(int(last[5:]) + 1) % 100_000:05d}", "AMQA977777"]))
+        stray = pick(draw, [f"AMQA{last[4]}{(int(last[5:]) + 1) % 100_000:05d}", "AMQA977777"])
         if stray not in {r.name for r in receivers}:
             receivers.append(Receiver(name=stray, library=library, status="EMPTY", size_bytes=16 * KB))
     return receivers
@@ -77,10 +101,12 @@ def _whole_seconds(moment: datetime) -> datetime:
     return moment.replace(microsecond=0)
 
 
-@st.composite
+POINT_KIND = st.sampled_from(POINT_KINDS)
+
+
 def recovery_point(draw, members: list[Receiver], holder: Receiver, needed_at: datetime, collected_at: datetime):
     """(receiver for the builder: a name, "*" or None for no message; its time)."""
-    kind = draw(st.sampled_from(POINT_KINDS))
+    kind = draw(POINT_KIND)
     seconds = draw(st.booleans())
     at = needed_at
     if kind == "missing":
@@ -88,48 +114,50 @@ def recovery_point(draw, members: list[Receiver], holder: Receiver, needed_at: d
     if kind == "agree":
         name = holder.name
     elif kind == "named":
-        named = draw(st.sampled_from(members))
-        name, at = named.name, named.attached_at + timedelta(minutes=draw(st.integers(0, 4)))
+        named = pick(draw, members)
+        name, at = named.name, named.attached_at + timedelta(minutes=draw(ints(0, 4)))
     elif kind == "asterisks":
-        name, at = "*", members[0].attached_at + timedelta(minutes=draw(st.integers(-300, 900)))
+        name, at = "*", members[0].attached_at + timedelta(minutes=draw(ints(-300, 900)))
     elif kind == "outside":
         name = "AMQA955555"
     elif kind == "future":
-        name = draw(st.sampled_from(["*", holder.name]))
-        at = collected_at + timedelta(seconds=draw(st.sampled_from([0, 299, 300, 301, 3600, 10**9])))
+        name = pick(draw, ["*", holder.name])
+        at = collected_at + timedelta(seconds=draw(POINT_FUTURE_SECONDS))
     else:  # before_chain
-        name = draw(st.sampled_from(members)).name
-        at = members[0].attached_at - timedelta(seconds=draw(st.sampled_from([1, 60, 86_400])))
+        name = pick(draw, members).name
+        at = members[0].attached_at - timedelta(seconds=draw(BEFORE_CHAIN_SECONDS))
     return name, (_whole_seconds(at) if seconds else at)
 
 
-@st.composite
+AMQJRNINF_KIND = st.sampled_from(AMQJRNINF_KINDS)
+
+
 def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 0) -> Snapshot:
-    receivers = draw(receiver_chain(library))
+    receivers = receiver_chain(draw, library)
     members = [r for r in receivers if r.attached_at is not None]
-    collected_at = members[-1].attached_at + timedelta(minutes=draw(st.integers(1, 120)))
-    kind = draw(st.sampled_from(AMQJRNINF_KINDS))
-    holder = draw(st.sampled_from(members))
-    needed_at = holder.attached_at + timedelta(minutes=draw(st.integers(0, 4)))
+    collected_at = members[-1].attached_at + timedelta(minutes=draw(ints(1, 120)))
+    kind = draw(AMQJRNINF_KIND)
+    holder = pick(draw, members)
+    needed_at = holder.attached_at + timedelta(minutes=draw(ints(0, 4)))
     if kind == "asterisks":
-        needed_at = members[0].attached_at + timedelta(minutes=draw(st.integers(-300, 900)))
+        needed_at = members[0].attached_at + timedelta(minutes=draw(ints(-300, 900)))
     if kind == "future":
         # The record of issue #12 (asterisks, decades ahead), or a time just within or beyond the clock skew.
-        needed_at = collected_at + timedelta(seconds=draw(st.sampled_from([0, 299, 300, 301, 3600, 2_300_000_000])))
+        needed_at = collected_at + timedelta(seconds=draw(JRNINF_FUTURE_SECONDS))
     local = lambda moment: moment.replace(tzinfo=None)  # noqa: E731 - the builders' times are in the partition's zone
     raw = {
         "named": lambda: format_amqjrninf(holder.name, library, local(needed_at)),
         "asterisks": lambda: format_amqjrninf(None, library, local(needed_at)),
-        "future": lambda: format_amqjrninf(draw(st.sampled_from([None, holder.name])), library, local(needed_at)),
+        "future": lambda: format_amqjrninf(pick(draw, [None, holder.name]), library, local(needed_at)),
         "missing": lambda: None,
-        "malformed": lambda: draw(st.sampled_from(["", "AMQA000001", "AMQA000001QMTEST    20261131250000000"])),
+        "malformed": lambda: draw(MALFORMED_JRNINF),
         "lying": lambda: format_amqjrninf(holder.name, library, local(needed_at + 3 * HOUR)),
         "outside": lambda: format_amqjrninf("AMQA955555", library, local(needed_at)),
     }[kind]()
-    if draw(st.integers(0, 19)) == 0:
+    if draw(ints(0, 19)) == 0:
         raw = "********************20991231235959999"  # exactly the record of the issue
-    startup, startup_at = draw(recovery_point(members, holder, needed_at, collected_at))
-    media, media_at = draw(recovery_point(members, holder, needed_at, collected_at))
+    startup, startup_at = recovery_point(draw, members, holder, needed_at, collected_at)
+    media, media_at = recovery_point(draw, members, holder, needed_at, collected_at)
     made = snapshot(
         receivers,
         amqjrninf=raw,
@@ -148,23 +176,23 @@ def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 
     around = media_at or needed_at
     damaged = [
         DamagedObject(
-            object=draw(st.sampled_from(["APP.REQUEST.QUEUE", "APP.REPLY", "SYSTEM.DEAD.LETTER.QUEUE"])),
-            object_type=draw(st.sampled_from(["QLOCAL", "QALIAS"])),
-            reported_at=around + timedelta(seconds=draw(st.sampled_from([-3600, -1, 0, 1, 7200]))),
+            object=draw(DAMAGED_OBJECTS),
+            object_type=draw(DAMAGED_TYPES),
+            reported_at=around + timedelta(seconds=draw(DAMAGE_REPORTED)),
         )
-        for _ in range(draw(st.integers(0, 2)))
+        for _ in range(draw(ints(0, 2)))
     ]
     # Messages whose replacement data did not decode by the declared layout (the same ID twice, sometimes).
     undecodable = [
         UndecodableMessage(
             message_id=msg_id,
-            sent_at=collected_at - timedelta(minutes=draw(st.integers(0, 600))),
+            sent_at=collected_at - timedelta(minutes=draw(ints(0, 600))),
             problem="&3 (at) reads 2062-01-01 00:00:00+00:00, not a time between 1990 and now",
             dspmsgd=msgformats.dspmsgd(msg_id),
         )
-        for msg_id in draw(st.lists(st.sampled_from(sorted(msgformats.MESSAGE_FILES)), max_size=2))
+        for msg_id in draw(UNDECODABLE_IDS)
     ]
-    asp = draw(st.sampled_from([None, (1, 500 * 2**30, 120 * 2**30), (2, 2**40, 0)]))
+    asp = draw(ASPS)
     return made.model_copy(
         update={
             "damaged_objects": damaged,
@@ -176,25 +204,28 @@ def queue_manager_snapshot(draw, host: str, qmgr: str, library: str, run: int = 
     )
 
 
+HOSTS = st.sampled_from(["prod1", "prod2", "dr1"])
+
+
 @st.composite
 def fleets(draw, max_queue_managers: int = 8) -> list[Snapshot]:
     """Snapshots of a fleet: some hosts share queue manager names, some libraries share receiver names, some
     queue managers have several runs of history."""
-    count = draw(st.integers(1, max_queue_managers))
+    count = draw(ints(1, max_queue_managers))
     snapshots = []
     keys = set()
     for i in range(count):
-        host = draw(st.sampled_from(["prod1", "prod2", "dr1"]))
-        qmgr = draw(st.sampled_from(["ORDERS", "PAYROLL", f"QM{i}"]))
+        host = draw(HOSTS)
+        qmgr = pick(draw, ["ORDERS", "PAYROLL", f"QM{i}"])
         library = f"QM{qmgr}"[:10] if draw(st.booleans()) else f"QMLIB{i}"
         if (host, qmgr, library) in keys:
             # One queue manager per key: a second would bring other snapshots of the same runs, which a real
             # collection never writes (the planner refuses two different snapshots of one key and run).
             continue
         keys.add((host, qmgr, library))
-        runs = draw(st.integers(1, 4))
+        runs = draw(ints(1, 4))
         for run in range(runs):
-            snapshots.append(draw(queue_manager_snapshot(host, qmgr, library, run)))
+            snapshots.append(queue_manager_snapshot(draw, host, qmgr, library, run))
     return snapshots
 
 
