@@ -9,11 +9,12 @@ distribution may run the script instead: the plan task needs only the connection
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from mqjournal.errors import MqJournalError
@@ -53,9 +54,12 @@ def free_port(address: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(log: Path, *, address: str, port: int, master: str) -> subprocess.Popen[bytes]:
+def start_server(
+    log: Path, *, address: str, port: int, master: str, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """The command line's server (`mqjournal spark-connect`, which becomes Spark's process: what users run), in a
-    session of its own, its output appended to `log` (`wait_until_listening` waits for it to listen)."""
+    session of its own, its output appended to `log` (`wait_until_listening` waits for it to listen); `env` adds to
+    this process's environment (SPARK_CONF_DIR, for one)."""
     with log.open("ab") as output:
         cli = Path(sys.executable).parent / "mqjournal"
         server = subprocess.Popen(
@@ -64,6 +68,7 @@ def start_server(log: Path, *, address: str, port: int, master: str) -> subproce
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env={**os.environ, **env} if env else None,
         )
     return server
 
