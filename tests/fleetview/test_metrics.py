@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from mqjournal.fleetview.app import create_app
 from mqjournal.fleetview.data import AirflowRun
 from mqjournal.planrows import read_queue_managers, read_receivers
+from mqjournal.settings import Settings
 from mqjournal.snapshot import read_snapshots
 from mqjournal.vocabulary import ReceiverStatus
 from tests.fleetview.conftest import COLLECTED1, MB, RUN2
@@ -282,14 +283,25 @@ def test_a_wrong_token_is_refused(client):
     assert "BILLING" not in answer.text
 
 
-def test_an_airflow_login_that_may_read_the_maintenance_dag_may_read_the_metrics(client, auth):
+@pytest.fixture
+def bare_client(tmp_path, auth, runs) -> TestClient:
+    """The app on an empty data folder, with the scrape token: for who may scrape, not what is scraped."""
+    settings = Settings.from_env({"MQJOURNAL_DATA_DIR": str(tmp_path / "data"), "MQJOURNAL_METRICS_TOKEN": TOKEN})
+    return TestClient(create_app(current_settings=lambda: settings, dag_runs=runs))
+
+
+def test_an_airflow_login_that_may_read_the_maintenance_dag_may_read_the_metrics(bare_client, auth):
+    client = bare_client
     assert client.get("/metrics", headers={"Authorization": "Bearer good"}).status_code == 200
+    client.cookies.set("_token", "good")  # the Airflow UI's login, as a browser opening /mqjournal/metrics sends it
+    assert client.get("/metrics").status_code == 200
     auth.readable = {"some_other_dag"}
     assert client.get("/metrics", headers={"Authorization": "Bearer good"}).status_code == 403
 
 
-def test_without_a_scrape_token_set_only_an_airflow_login_reads_the_metrics(fleet, auth, runs):
-    client = TestClient(create_app(current_settings=lambda: fleet.settings, dag_runs=runs))
+def test_without_a_scrape_token_set_only_an_airflow_login_reads_the_metrics(tmp_path, auth, runs):
+    settings = Settings.from_env({"MQJOURNAL_DATA_DIR": str(tmp_path / "data")})
+    client = TestClient(create_app(current_settings=lambda: settings, dag_runs=runs))
 
     assert client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).status_code in (401, 403)
     assert client.get("/metrics", headers={"Authorization": "Bearer good"}).status_code == 200
