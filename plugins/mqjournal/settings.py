@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Self, TypedDict
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -396,6 +396,12 @@ class Settings(_Section):
         DEFAULT_EXPIRY_SCHEDULE,
         description="the backup expiry DAG's cron schedule (MQJOURNAL_EXPIRY_SCHEDULE; default: Sunday 05:00, after "
         "the maintenance window, so the week's saves are in the catalog; empty: triggered by hand only)",
+    )
+    metrics_token: SecretStr | None = Field(
+        None,
+        description="the bearer token Prometheus presents to scrape the metrics, /mqjournal/metrics on the API "
+        "server (MQJOURNAL_METRICS_TOKEN; default: none, only an Airflow login that may read the maintenance DAG "
+        "reads them; docs/monitoring.md)",
     )
     ssh: SshSettings = Field(default_factory=SshSettings)
     lease: LeaseSettings = Field(default_factory=LeaseSettings)

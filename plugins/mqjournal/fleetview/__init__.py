@@ -8,6 +8,7 @@ to a partition.
 - `airflow_runs`: the runs' states and notes, one query of Airflow's metadata DB with the API server's ORM session;
 - `charts`: inline SVG charts whose elements carry their numbers (`data-value`, `data-series`);
 - `pages`: the HTML of the fleet overview and of a queue manager page (self-contained: inline CSS, a few lines of JS);
+- `metrics`: the same figures for Prometheus (`ibmmq_qmgr_journal_...` gauges), served by the app at /metrics;
 - `app`: the FastAPI app the Airflow API server mounts under /mqjournal, behind Airflow's login.
 
 The Airflow plugin that registers it is `plugins/mqjournal_fleetview_plugin.py` (docs/fleet-view.md).

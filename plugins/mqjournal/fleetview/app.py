@@ -5,6 +5,7 @@ Every page and JSON answer needs an Airflow login: the same JWT the Airflow UI h
 `Authorization: Bearer` header), checked by Airflow's own `get_user`, and read access to the maintenance DAG, whose
 runs the view shows (the auth manager's `is_authorized_dag`). A request without a valid token is refused (401; an
 invalid or expired one 401 or 403), a user who may not read the DAG gets 403. Only the navigation icon is public.
+/metrics (`metrics`, for Prometheus) takes the setting `metrics_token` as a bearer token too.
 
 The data is read anew on each request (a fleet is small next to its plan job); nothing here writes. The runs'
 states and notes come from Airflow's metadata DB, through the API server's own ORM session (`airflow_runs`).
@@ -20,7 +21,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from mqjournal.catalog import Catalog
-from mqjournal.fleetview import airflow_runs, data, pages
+from mqjournal.fleetview import airflow_runs, data, metrics, pages
 from mqjournal.settings import Settings, settings
 
 log = logging.getLogger(__name__)
@@ -131,4 +132,8 @@ def create_app(
             raise HTTPException(404, f"no plan has a queue manager in library {library} on {host}")
         return found.model_dump(mode="json")
 
+    # Prometheus's scrape: its own guard (the scrape token, else the same Airflow login as the pages).
+    app.include_router(
+        metrics.router(current_settings=current_settings, catalog_of=catalogs, dag_runs=dag_runs, later_runs=later_runs)
+    )
     return app
