@@ -14,10 +14,12 @@ from typing import Any
 import pendulum
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import Param, TriggerRule, XComArg, dag, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from mqjournal.airflow import maintenance as steps
+from mqjournal.airflow import oncall
 from mqjournal.airflow.approval import QueueManagerApproval, approved_keys, approvers
 from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
@@ -260,6 +262,31 @@ def mq_journal_maintenance():
         )
         return str(settings().report_file(run_id))
 
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def on_call(params=None, run_id=None, ti=None) -> list[dict[str, Any]]:
+        """A queue manager that cannot start (AMQ7432, or a receiver MQ needs gone): the alert in this log, and its
+        recovery to trigger, so that its plan already waits at the recovery DAG's gate (mqjournal.airflow.oncall)."""
+
+        def state_of(recovery_run: str) -> str | None:
+            try:
+                return str(ti.get_dagrun_state(dag_id=oncall.RECOVERY_DAG, run_id=recovery_run))
+            except Exception:  # Airflow answers a run id it does not know with its own error: no such run
+                return None
+
+        alerts, chosen = oncall.on_call(settings(), run_id, state_of, dry_run=params["dry_run"])
+        # The alerts' sentences, dry run included, for the report and the run's note to show (key "alerts").
+        ti.xcom_push(key=oncall.ALERTS_KEY, value=alerts)
+        return [t.to_kwargs() for t in chosen]
+
+    # One recovery run per queue manager that cannot start; an incident's run id is fixed, so a rerun skips it.
+    trigger_recovery = TriggerDagRunOperator.partial(
+        task_id="trigger_recovery",
+        trigger_dag_id=oncall.RECOVERY_DAG,
+        logical_date=None,
+        skip_when_already_exists=True,
+        map_index_template="{{ task.conf['host'] }}/{{ task.conf['qmgr'] }} {{ task.conf['kind'] }}",
+    )
+
     @task(trigger_rule=TriggerRule.ONE_FAILED, retries=0)
     def failed_steps() -> None:
         """Fails the run when any step failed. The report runs whatever happened (ALL_DONE), and a run whose leaves
@@ -270,6 +297,9 @@ def mq_journal_maintenance():
     ready = preflight()
     ready >> batches
     collected = checkpoint_and_collect.expand(batch=batches)
+    stuck = on_call()
+    collected >> stuck
+    triggered = trigger_recovery.expand_kwargs(stuck)
     plan: XComArg | SparkSubmitOperator
     if settings().spark_connect_conn_id:
         submission = plan = plan_on_spark_connect(collected)
@@ -302,7 +332,7 @@ def mq_journal_maintenance():
     reported = report()
     [summary, saved, deleted, cleaned] >> reported
     steps_that_fail = [ready, batches, collected, submission, plan, summary, branch, saved, approve, deleted, cleaned]
-    [*steps_that_fail, reported] >> failed_steps()
+    [*steps_that_fail, stuck, triggered, reported] >> failed_steps()
 
 
 mq_journal_maintenance()

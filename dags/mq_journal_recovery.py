@@ -19,6 +19,7 @@ from airflow.sdk import Param, TriggerRule, dag, task
 from mqjournal.airflow import recovery as steps
 from mqjournal.airflow.approval import approvers
 from mqjournal.airflow.forms import fleet_choices
+from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import Pulled, RecoveryPlanMade
 from mqjournal.recovery.execute import RecoveryResult
@@ -96,7 +97,9 @@ def mq_journal_recovery():
         body="{{ ti.xcom_pull(task_ids='plan')['body'] }}",
         response_timeout=settings().approval.recovery_timeout,
         defaults=None,  # no answer in time fails the gate: nothing runs
-        notifiers=[],  # nobody is told: the gate waits in the UI's Required Actions
+        # The on-call engineer is told that a plan waits, with its link: the maintenance run triggers this DAG for
+        # a queue manager that cannot start (mqjournal.airflow.oncall), before anyone has looked.
+        notifiers=[GateWaiting(subject="mq_journal_recovery {{ run_id }}: a restore plan waits for approval")],
         assigned_users=approvers(settings().approval),
     )
 

@@ -51,6 +51,8 @@ def _sim(args: argparse.Namespace) -> int:
     from mqjournal.fleet import load_fleet
     from mqjournal.sim.service import SimulatorService
 
+    if args.fleet is None:
+        return _bad_input("give the fleet file with --fleet FILE")
     config = load_fleet(args.fleet)
     if args.state:
         config = config.model_copy(update={"state_dir": args.state.resolve()})
@@ -68,6 +70,24 @@ def _sim(args: argparse.Namespace) -> int:
     stop.wait()
     service.stop()
     return 0
+
+
+def _sim_drill(args: argparse.Namespace) -> int:
+    from mqjournal.fleet import load_fleet
+    from mqjournal.sim.drills import Drill, stage
+
+    config = load_fleet(args.fleet)
+    state = args.state.resolve() if args.state else config.state_dir
+    drill = Drill(
+        kind=args.drill,
+        host=args.host,
+        qmgr=args.qmgr,
+        receiver=getattr(args, "receiver", None),
+        object=getattr(args, "object", None),
+    )
+    ok, text = stage(state, drill)
+    print(text, file=sys.stdout if ok else sys.stderr, flush=True)
+    return 0 if ok else 2
 
 
 def _spark_connect(args: argparse.Namespace) -> int:
@@ -721,7 +741,7 @@ def _add_sim(commands: _Commands) -> None:
         description="Serve the simulated IBM i partitions of a fleet file over SSH on 127.0.0.1 until interrupted. "
         "State persists in the fleet's state folder, so a restarted simulator is the same fleet.",
     )
-    sim.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
+    sim.add_argument("--fleet", type=Path, help="fleet file (YAML or JSON); required")
     sim.add_argument("--state", type=Path, help="state folder (default: the fleet file's state_dir)")
     sim.add_argument(
         "--listen",
@@ -732,6 +752,36 @@ def _add_sim(commands: _Commands) -> None:
         "--frozen-clock", action="store_true", help="do not let simulated time follow the wall clock while serving"
     )
     sim.set_defaults(run=_sim)
+    drills = sim.add_subparsers(
+        dest="drill",
+        metavar="DRILL",
+        title="on-call drills",
+        description="Stage trouble on a simulated partition, to rehearse recovery from the UI: on the running "
+        "simulator that serves the state folder (mqjournal sim, the demo), or on its saved state when none does.",
+    )
+    for name, help_text, extra in (
+        ("power-off", "the queue manager ends abnormally: its next STRMQM runs a startup recovery pass", None),
+        (
+            "delete-receiver",
+            "another job deletes receivers outside mqjournal (DLTJRNRCV DLTOPT(*IGNINQMSG)), oldest first, through "
+            "RECEIVER: a recovery pass that needs them ends with AMQ7432",
+            ("receiver", "the newest receiver to delete, e.g. AMQA000024"),
+        ),
+        (
+            "damage-object",
+            "an MQ object is damaged (AMQ7472): AMQ7462 stops moving until RCRMQMOBJ (a media recovery)",
+            ("object", "the MQ object, e.g. APP.REQUEST.QUEUE"),
+        ),
+        ("open-unit-of-work", "an application opens a unit of work and never ends it: AMQ7460 stops moving", None),
+    ):
+        drill = drills.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        drill.add_argument("host", help="the host, as named in the fleet file")
+        drill.add_argument("qmgr", help="the queue manager (any case)")
+        if extra is not None:
+            drill.add_argument(extra[0], help=extra[1])
+        drill.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
+        drill.add_argument("--state", type=Path, help="state folder (default: the fleet file's state_dir)")
+        drill.set_defaults(run=_sim_drill, drill=name)
 
 
 def _add_spark_connect(commands: _Commands) -> None:

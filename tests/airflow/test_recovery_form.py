@@ -64,9 +64,9 @@ def test_an_unknown_queue_manager_is_refused_naming_it_and_the_known_ones_before
 
 def test_a_name_whose_library_cannot_be_derived_is_refused_listing_the_fleets_names_before_any_ssh(settings):
     with pytest.raises(InvalidName) as caught:
-        steps.make_plan(settings, form("ibmi1", "test"), "manual__1")
+        steps.make_plan(settings, form("ibmi1", "tset"), "manual__1")
     message = str(caught.value)
-    assert "test on ibmi1" in message and "the fleet file's queue managers for ibmi1: TEST" in message
+    assert "tset on ibmi1" in message and "the fleet file's queue managers for ibmi1: TEST" in message
     assert "name the queue manager's library in the fleet file" in message
     assert sent(settings) == []
 
@@ -77,6 +77,17 @@ def test_a_queue_manager_the_fleet_file_lists_is_confirmed_without_ssh(settings)
         qm = steps.confirm_queue_manager(settings, setup, session)
     assert (qm.name, qm.qmgr_library) == ("TEST", "QMTEST")
     assert sent(settings) == []
+
+
+def test_a_name_the_fleet_file_lists_in_another_case_is_that_queue_manager_as_the_cli_takes_it(settings):
+    setup = steps.setup_from_form(settings, "ibmi1", "test")
+    with host_session(settings, "ibmi1") as session:
+        qm = steps.confirm_queue_manager(settings, setup, session)
+    assert (qm.name, qm.qmgr_library) == ("TEST", "QMTEST")
+    assert sent(settings) == []
+    # The plan is made for TEST, as the host spells it.
+    made = steps.make_plan(settings, form("ibmi1", "test"), "manual__1")
+    assert made.plan.request.qmgr == "TEST" and made.target.library == "QMTEST"
 
 
 def test_a_host_left_to_discovery_offers_the_queue_managers_it_has(sim_fleet, tmp_path, monkeypatch):

@@ -4,7 +4,9 @@ Run as a script in a fresh process (Airflow reads its configuration once, at imp
     python tests/dags/maintenance_driver.py WORKDIR
 Scenarios, each on its own simulated partition: the gate approved; the gate rejected ("Delete nothing"); the gate
 approved after a receiver became needed again; a partition not ready for mqjournal (IBM i 7.3), refused by the
-preflight; two queue managers of which the approver chooses one; a dry run; a gate nobody answers. The scenarios one
+preflight; two queue managers of which the approver chooses one; a dry run; a gate nobody answers; a queue manager
+that cannot start (a needed receiver deleted outside mqjournal, then a power loss), whose recovery the run triggers
+(in the run of the gate nobody answers: it needs no answer of its own). The scenarios one
 answer can serve share a run (the approved one, one mapped task per partition), as an admin's fleet run would: each
 run's plan job is a JVM start, most of this driver's time. Prints one JSON line with each scenario's run (task
 states, labels, note); the simulator's state stays in WORKDIR/state for the test to inspect.
@@ -16,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-SCENARIOS = ("approved", "rejected", "needed-again", "not-ready", "partial", "dry-run", "timeout")
+SCENARIOS = ("approved", "rejected", "needed-again", "not-ready", "partial", "dry-run", "timeout", "cannot-start")
 # Each run: the scenarios (partitions) it covers, and the gate's answer (None: nobody answers).
 RUNS: dict[str, tuple[tuple[str, ...], list[str] | None]] = {
     # partial/OTHER, on the same partition as partial/TEST, is declined.
@@ -24,7 +26,7 @@ RUNS: dict[str, tuple[tuple[str, ...], list[str] | None]] = {
     "rejected": (("rejected",), ["Delete nothing"]),
     "not-ready": (("not-ready",), ["not-ready/TEST"]),
     "dry-run": (("dry-run",), None),
-    "timeout": (("timeout",), None),
+    "timeout": (("timeout", "cannot-start"), None),
 }
 CONF: dict[str, dict] = {"dry-run": {"dry_run": True}, "timeout": {"approval_hours": 0.01}}
 
@@ -40,7 +42,14 @@ def main(workdir: Path) -> None:
             name=name,
             port=0,
             utc_offset="+01:00",
-            queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)]
+            # cannot-start: a unit of work left open half an hour in holds AMQ7460 in an early receiver.
+            queue_managers=[
+                QueueManagerConfig(
+                    name="TEST",
+                    threshold_kb=500,
+                    long_running_unit_of_work_at_hour=0.5 if name == "cannot-start" else None,
+                )
+            ]
             + ([QueueManagerConfig(name="OTHER", threshold_kb=500)] if name == "partial" else []),
             system=PartitionSystemConfig(release="7.3" if name == "not-ready" else "7.5"),
         )
@@ -58,6 +67,20 @@ def main(workdir: Path) -> None:
             chain = partition.journal_receivers(mq.journal_of(partition, qm))
             mq.impossible_old_unit_of_work(partition, qm, chain[1])
         host.run("system 'RCDMQMIMG OBJ(*ALL) OBJTYPE(*ALL) MQMNAME(TEST)'", "MQADMIN")
+
+    def cannot_start() -> None:
+        # The on-call drill: the receiver AMQ7460 needs deleted by another job (with the older ones), then the power.
+        from mqjournal.sim.drills import Drill, apply
+
+        host = service.hosts["cannot-start"]
+        with host.lock:
+            partition = host.partition
+            qm = partition.queue_manager("TEST")
+            needed = mq.receiver_holding(partition, mq.journal_of(partition, qm), mq.startup_point(qm).sequence)
+        apply(host, Drill(kind="delete-receiver", host="cannot-start", qmgr="TEST", receiver=needed.name))
+        apply(host, Drill(kind="power-off", host="cannot-start", qmgr="TEST"))
+
+    cannot_start()
 
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
@@ -86,6 +109,11 @@ def main(workdir: Path) -> None:
             "note": note,
         }
         results |= dict.fromkeys(scenarios, outcome)
+    with create_session() as session:
+        results["recovery_runs"] = [
+            {"run_id": r.run_id, "conf": r.conf, "state": str(r.state), "note": r.note}
+            for r in session.query(DagRun).filter_by(dag_id="mq_journal_recovery")
+        ]
     sweeper.stop.set()
     service.stop()
     print("RESULTS " + json.dumps(results))

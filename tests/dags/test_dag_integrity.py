@@ -51,6 +51,23 @@ def test_the_maintenance_dag_runs_the_runbook_in_order():
     assert upstream["failed_steps"] == watched and dag.task_dict["failed_steps"].trigger_rule == "one_failed"
 
 
+def test_the_maintenance_run_triggers_the_recovery_of_a_queue_manager_that_cannot_start_once_per_incident():
+    from mqjournal.airflow.notify import GateWaiting
+
+    bag = DagBag(dag_folder=str(DAGS))
+    dag = bag.dags["mq_journal_maintenance"]
+    upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
+    assert upstream["on_call"] == {"checkpoint_and_collect"} and dag.task_dict["on_call"].trigger_rule == "all_done"
+    trigger = dag.task_dict["trigger_recovery"]
+    assert trigger.__class__.__name__ == "MappedOperator" and upstream["trigger_recovery"] == {"on_call"}
+    assert trigger.partial_kwargs["trigger_dag_id"] == "mq_journal_recovery"
+    # A rerun, or the next run on the same incident, finds the recovery run of that id and skips it.
+    assert trigger.partial_kwargs["skip_when_already_exists"] is True
+    # The restore plan waits at its gate with the notifier, so the on-call engineer is told.
+    gate = bag.dags["mq_journal_recovery"].task_dict["approve"]
+    assert any(isinstance(n, GateWaiting) for n in gate.notifiers)
+
+
 def test_the_recovery_dag_plans_then_waits_for_approval_before_it_executes():
     dag = DagBag(dag_folder=str(DAGS)).dags["mq_journal_recovery"]
     upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}

@@ -180,6 +180,22 @@ def test_a_gate_nobody_answers_deletes_nothing_and_fails_the_run(e2e):
     assert {r.name for r in partition(workdir, "timeout").partition.receivers_in("QMTEST")} == planned
 
 
+def test_a_queue_manager_that_cannot_start_has_its_recovery_triggered_with_the_alerts_values(e2e):
+    workdir, results = e2e
+    run = results["cannot-start"]
+    assert run["tasks"]["on_call[-1]"] == "success", run
+    assert [s for t, s in run["tasks"].items() if t.startswith("trigger_recovery[")] == ["success"], run
+    # One recovery, of the queue manager that cannot start, with the alert's values: its plan waits at its gate.
+    (recovery,) = results["recovery_runs"]
+    assert recovery["run_id"].startswith("oncall__cannot-start__TEST__startup__"), recovery
+    conf = recovery["conf"]
+    assert (conf["host"], conf["qmgr"], conf["kind"]) == ("cannot-start", "TEST", "startup") and conf["timestamp"]
+    assert "QMGR_CANNOT_START: STRMQM will fail with AMQ7432: needed receiver" in recovery["note"], recovery
+    # The alert told the truth: STRMQM on the partition ends with AMQ7432.
+    strmqm = partition(workdir, "cannot-start").run("system 'STRMQM MQMNAME(TEST)'", "MQADMIN")
+    assert strmqm.exit_status != 0 and "AMQ7432" in strmqm.stderr
+
+
 def test_a_ready_run_is_not_failed_by_the_watcher(e2e):
     _, results = e2e
     assert results["approved"]["tasks"]["failed_steps[-1]"] == "skipped"

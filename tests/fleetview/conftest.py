@@ -127,6 +127,25 @@ def payroll(run_id: str, count: int, collected_at: datetime, freed: tuple[str, .
     ).model_copy(update={"asp_number": 1, "asp_capacity_bytes": 100 * MB * 1024, "asp_available_bytes": 20 * MB * 1024})
 
 
+def lost_payroll(fleet: Fleet) -> Snapshot:
+    """Run 2's PAYROLL as collected after AMQA000000 and AMQA000001 were deleted outside mqjournal and the queue
+    manager lost power: AMQJRNINF and AMQ7460 still name AMQA000000 (its entry of 21 Nov 22:06), which is gone."""
+    start = COLLECTED2 - timedelta(hours=8)
+    s = snapshot(
+        chain(names(0, 8), library="QMPAYROLL", size=3 * MB, start=start)[2:],
+        host="ibmi-prod1",
+        qmgr="PAYROLL",
+        library="QMPAYROLL",
+        oldest="AMQA000000",
+        needed_at=start + timedelta(minutes=1),
+        collected_at=COLLECTED2,
+        run_id=RUN2,
+        checkpoint_ok=False,
+    )
+    write_snapshots(fleet.settings.snapshot_dir(RUN2) / f"{s.host}__{s.qmgr_library}.jsonl", [s])
+    return s
+
+
 @pytest.fixture
 def fleet(tmp_path: Path) -> Fleet:
     """Run 1 (15 Nov): BILLING 10 receivers, PAYROLL 6, plans without the newer columns. Run 2 (22 Nov): BILLING 12

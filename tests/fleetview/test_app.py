@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from mqjournal.fleetview import airflow_runs
 from mqjournal.fleetview.app import create_app
 from mqjournal.fleetview.data import AirflowRun
-from tests.fleetview.conftest import RUN1, RUN2, add_dag_run, narrow_plan
+from tests.fleetview.conftest import RUN1, RUN2, add_dag_run, lost_payroll, narrow_plan
 
 
 class StandInAuthManager:
@@ -189,6 +189,19 @@ def test_the_queue_manager_page_says_what_to_enter_in_the_recovery_form(logged_i
 
     conf = json.loads(re.search(r'<pre class="conf" id="recovery-conf">([^<]*)</pre>', html)[1].replace("&quot;", '"'))
     assert conf["kind"] == "media" and conf["object"] == "APP.REQUEST.QUEUE"
+
+
+def test_the_queue_manager_page_of_one_that_cannot_start_shows_the_alert_the_values_and_why_the_points_differ(
+    logged_in, fleet
+):
+    lost_payroll(fleet)
+    html = logged_in.get("/qm/ibmi-prod1/QMPAYROLL").text
+    alerts = html.split('id="alerts">', 1)[1].split("</ul>", 1)[0]
+    assert alerts.startswith("<li>QMGR_CANNOT_START: STRMQM will fail with AMQ7432: needed receivers AMQA000000")
+    assert "kind=startup, timestamp=2026-11-21T22:06:00+01:00" in alerts
+    conf = html.split('id="recovery-conf">', 1)[1].split("</pre>", 1)[0]
+    assert "&quot;kind&quot;: &quot;startup&quot;" in conf and "2026-11-21T22:06:00+01:00" in conf
+    assert '<span class="why" id="points-explained">AMQJRNINF names AMQA000000, the oldest receiver MQ needs' in html
 
 
 def test_an_unknown_queue_manager_is_not_found(logged_in):

@@ -9,7 +9,7 @@ import pytest
 
 from mqjournal.fleetview import data
 from mqjournal.fleetview.data import AirflowRun, LastRun
-from tests.fleetview.conftest import COLLECTED1, COLLECTED2, MB, RUN1, RUN2, narrow_plan
+from tests.fleetview.conftest import COLLECTED1, COLLECTED2, MB, RUN1, RUN2, lost_payroll, narrow_plan
 
 NOW = COLLECTED2 + timedelta(hours=1)
 
@@ -288,6 +288,27 @@ def test_alert_lines_and_recovery_values_for_a_damaged_object(fleet):
     assert page.recovery_conf["kind"] == "media"
     assert page.recovery_conf["object"] == "APP.REQUEST.QUEUE"
     assert (page.recovery_conf["host"], page.recovery_conf["qmgr"]) == ("ibmi-prod2", "BILLING")
+
+
+def test_a_queue_manager_that_cannot_start_has_its_alert_first_and_its_values_in_the_recovery_form(fleet):
+    lost_payroll(fleet)
+    page = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod1", "QMPAYROLL", now=NOW)
+
+    assert page.alert_lines[0].startswith(
+        "QMGR_CANNOT_START: STRMQM will fail with AMQ7432: needed receivers AMQA000000, AMQA000001 are missing"
+    )
+    assert page.alert_lines[1].startswith("STARTUP_POINT_OLD: ")
+    assert page.recovery_conf == {
+        "host": "ibmi-prod1",
+        "qmgr": "PAYROLL",
+        "kind": "startup",
+        "timestamp": "2026-11-21T22:06:00+01:00",
+    }
+    # The plan's row names AMQA000000 as the oldest needed, as AMQJRNINF does: the page says why it is not there.
+    assert page.points_explained == (
+        "AMQJRNINF names AMQA000000, the oldest receiver MQ needs, but AMQA000000 is no longer on the host: the "
+        "recovery pass that needs it (STRMQM, or RCRMQMOBJ) ends with AMQ7432 until AMQA000000 is restored."
+    )
 
 
 def test_an_unknown_queue_manager_has_no_page(fleet):

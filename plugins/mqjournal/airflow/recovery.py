@@ -60,7 +60,8 @@ def request_from(params: Mapping[str, Any], tz: PartitionZone) -> Request:
 def setup_from_form(settings: Settings, host: str, qmgr: str) -> connect.Setup:
     """The trigger form's host and queue manager as `mqjournal recover` takes them (connect.setup), refused here,
     before any lease or SSH, when the fleet file does not have the host (its hosts listed) or the name is one whose
-    library cannot be derived and the fleet file does not name (the host's queue managers there listed)."""
+    library cannot be derived and the fleet file does not name (the host's queue managers there listed). A name the
+    fleet file lists for the host in another case is that queue manager (`payroll` is PAYROLL), as the CLI takes it."""
     try:
         return connect.setup(settings.fleet_file, host, qmgr, settings.catalog_url, settings.audit_log)
     except InvalidName as exc:
@@ -100,7 +101,8 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
         # A mistyped name must not be planned as a queue manager whose library is lost.
         qm = confirm_queue_manager(settings, setup, session)
         target, tz = locate(session, params["host"], qm, time_zone_rules=setup.host.time_zone_rules)
-        request = request_from(params, tz)
+        # The queue manager as the fleet file or the host spells it, whatever case the form gave.
+        request = request_from({**params, "qmgr": qm.name}, tz)
         inputs = gather(
             session,
             target,

@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mqjournal.cannotstart import cannot_start
 from mqjournal.catalog import (
     Catalog,
     CatalogedReceiver,
@@ -43,6 +44,7 @@ from mqjournal.catalog import (
 )
 from mqjournal.datafolder import DataPath, arrow_source, modified
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef, in_chain_order
+from mqjournal.pointwords import points_sentence
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, read_snapshots, snapshots_of
 from mqjournal.vocabulary import ReceiverStatus, alert_text
@@ -321,6 +323,8 @@ class QueueManagerPage(BaseModel):
     receivers: list[ReceiverRow]
     alert_lines: list[str]
     recovery_conf: dict[str, str]
+    # Why AMQJRNINF, AMQ7460, AMQ7462 and the oldest needed receiver name different receivers (pointwords.py).
+    points_explained: str | None = None
 
 
 # --- reading the plans -------------------------------------------------------------------------------------------
@@ -695,12 +699,15 @@ def queue_manager(
     receivers = run_receivers(run, host, library)
     online = _online(receivers, {q.ref}).get(q.ref, (0, 0))
     row = _row(run, q, snapshot, online, backups, RunsOf(settings, [run.run_id], airflow, later)(run.run_id, q), now)
+    # The on-call alert comes first, and its values fill the recovery form: the restore it needs, kind included.
+    stuck = cannot_start(snapshot) if snapshot is not None else None
     return QueueManagerPage(
         row=row,
         history=history(settings, runs, backups, host, library),
         receivers=receiver_rows(receivers, snapshot, backups, q),
-        alert_lines=alert_lines(q),
-        recovery_conf=recovery_conf(row),
+        alert_lines=([stuck.text] if stuck else []) + alert_lines(q),
+        recovery_conf=stuck.recovery_conf() if stuck else recovery_conf(row),
+        points_explained=points_sentence(snapshot, q.oldest_needed) if snapshot is not None else None,
     )
 
 

@@ -408,7 +408,11 @@ def queue_manager_page(p: QueueManagerPage, links: Links) -> str:
             + (f'<span class="why">{e(_needed_because(row))}</span>' if _needed_because(row) else ""),
         ),
         ("held by", held_by(row)),
-        ("recovery points", e(row.recovery_points)),
+        (
+            "recovery points",
+            e(row.recovery_points)
+            + (f'<span class="why" id="points-explained">{e(p.points_explained)}</span>' if p.points_explained else ""),
+        ),
         ("blocked", e(f"yes: {row.block_reason}" if row.blocked else "no")),
         (
             "last verified backup",

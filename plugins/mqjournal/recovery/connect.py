@@ -100,6 +100,11 @@ def named(
     if listed_only and host_config.queue_managers:
         return config, host_config, listed_queue_manager(host_config, qmgr, fleet)
     qm = next((q for q in host_config.queue_managers if q.name == qmgr), None)
+    # `payroll` typed for the PAYROLL the fleet file lists means PAYROLL, as `listed_queue_manager` reads it; a name
+    # that two listed ones share in different cases, or none, is looked for as given.
+    alike = [q for q in host_config.queue_managers if q.name.casefold() == qmgr.casefold()]
+    if qm is None and len(alike) == 1:
+        qm = alike[0]
     if qm is None:
         # Not named in the fleet file: its library is derived (QM + name), as CRTMQM does for simple names, until
         # `confirm_queue_manager` finds where the host, the snapshots or the catalog say it is.

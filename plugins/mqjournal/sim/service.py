@@ -23,6 +23,7 @@ from pathlib import Path
 import paramiko
 
 from mqjournal.fleet import FleetConfig
+from mqjournal.sim import drills
 from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.server import (
@@ -89,6 +90,7 @@ class SimulatorService:
             self.faults[host_config.name] = HostTransportFaults(delay_seconds=host_config.faults.delay_seconds)
         self.server: FleetSshServer | None = None
         self._clock: threading.Thread | None = None
+        self._inbox: threading.Thread | None = None
         self._stop = threading.Event()
 
     def handle(self, host: str, user: str, command_line: str) -> ExecResult:
@@ -114,6 +116,10 @@ class SimulatorService:
         if follow_wall_clock:
             self._clock = threading.Thread(target=self._follow_wall_clock, name="sim-clock", daemon=True)
             self._clock.start()
+        # On-call drills (`mqjournal sim power-off ...`) reach the running partitions through the state folder.
+        drills.mark_serving(self.state_dir)
+        self._inbox = threading.Thread(target=self._take_drills, name="sim-drills", daemon=True)
+        self._inbox.start()
         return self.server.ports
 
     def write_known_hosts(self) -> Path:
@@ -136,8 +142,16 @@ class SimulatorService:
             for host in self.hosts.values():
                 host.advance_to(now + host.clock_offset)  # a partition whose clock is off stays off
 
+    def _take_drills(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                drills.run_inbox(self.state_dir, self.hosts)
+            except Exception:  # a bad request file must not end the simulator's inbox
+                log.exception("could not take the drills waiting in %s", self.state_dir / drills.INBOX)
+
     def stop(self) -> None:
         self._stop.set()
+        drills.unmark_serving(self.state_dir)
         for host in self.hosts.values():
             host.stop()
         if self.server is not None:
