@@ -31,7 +31,7 @@ from mqjournal.fleetview.data import (
     recovery_conf,
 )
 from mqjournal.forecast import AspForecast, days_text
-from mqjournal.sizefmt import size
+from mqjournal.sizefmt import signed_size, size
 from mqjournal.timefmt import age, local_time
 from mqjournal.vocabulary import alert_text
 
@@ -603,8 +603,13 @@ def asp_chart(f: AspForecast | None, row: QueueManagerRow | None = None, name: s
         "limit_bytes": f.limit_bytes,
         "capacity_bytes": f.capacity_bytes,
     }
-    growth = f"{size(int(f.growth_bytes_per_day))} a day" if f.growth_bytes_per_day is not None else "growth unknown"
-    title = f"ASP {f.asp_number} on {f.host}: {growth}, {f.limit_percent:g}% in {days_text(f.days_to_limit)}"
+    if f.growth_bytes_per_day is None:
+        said = "no forecast yet: too few collections"
+    elif f.days_to_limit is None:
+        said = f"{signed_size(int(f.growth_bytes_per_day))} a day: not filling"
+    else:
+        said = f"{size(int(f.growth_bytes_per_day))} a day, {f.limit_percent:g}% in {days_text(f.days_to_limit)}"
+    title = f"ASP {f.asp_number} on {f.host}: {said}"
     return forecast_chart(
         name if row is not None else f"{name}-{f.host}-{f.asp_number}",
         title,
@@ -633,7 +638,7 @@ def forecast_section(forecasts: Sequence[AspForecast]) -> str:
         return ""
     rows = []
     for f in sorted(forecasts, key=lambda f: (f.days_to_limit is None, f.days_to_limit or 0, f.host, f.asp_number)):
-        growth = f"{size(int(f.growth_bytes_per_day))}" if f.growth_bytes_per_day is not None else "-"
+        growth = signed_size(int(f.growth_bytes_per_day)) if f.growth_bytes_per_day is not None else "-"
         soon = f.days_to_limit is not None and f.days_to_limit <= POLICY.asp_forecast_alert_days
         limit_at = f" ({f.limit_at:%Y-%m-%d})" if f.limit_at and f.days_to_limit else ""
         full_at = f" ({f.full_at:%Y-%m-%d})" if f.full_at and f.days_to_full else ""
