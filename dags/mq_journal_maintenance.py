@@ -52,7 +52,9 @@ def _policy(params: dict[str, Any]) -> Policy:
 def _gate_body(context: Any, summary: RunPlan) -> str:
     s = settings()
     store = BackupStore.from_settings(s)
-    return steps.gate_body(s.plan_dir(context["run_id"]), summary, store, _policy(context["params"]))
+    return steps.gate_body(
+        s.plan_dir(context["run_id"]), summary, store, _policy(context["params"]), snapshots=s.snapshots
+    )
 
 
 @dag(
@@ -201,7 +203,8 @@ def mq_journal_maintenance():
     @task
     def summarize(batches: Pulled, params=None, run_id=None) -> dict[str, Any]:
         run = [t for b in HostBatch.list_from_xcom(batches) for t in b.targets]
-        return steps.summarize(settings().plan_dir(run_id), run, _policy(params)).to_xcom()
+        s = settings()
+        return steps.summarize(s.plan_dir(run_id), run, _policy(params), snapshots=s.snapshots).to_xcom()
 
     @task.branch
     def gate(summary: Pulled, params=None) -> list[str] | str:

@@ -874,13 +874,13 @@ class Catalog:
         """Idempotent: a deletion reconciled after an interrupted step is recorded once."""
         self._insert_once(_Deletion, record.model_dump(), *_DELETION_KEY)
 
-    def deletions_for(self, host: str, library: str) -> list[DeletionRecord]:
+    def deletions_for(self, host: str, library: str, *, since: datetime | None = None) -> list[DeletionRecord]:
+        """The receivers of LIBRARY on HOST deleted (at or after `since`), oldest first."""
+        query = select(_Deletion).where(_Deletion.host == host, _Deletion.library == library)
+        if since is not None:
+            query = query.where(_Deletion.deleted_at >= since)
         with self._session("read the deletions") as session:
-            rows = session.scalars(
-                select(_Deletion)
-                .where(_Deletion.host == host, _Deletion.library == library)
-                .order_by(_Deletion.deleted_at)
-            ).all()
+            rows = session.scalars(query.order_by(_Deletion.deleted_at)).all()
             return [DeletionRecord.model_validate(row) for row in rows]
 
     # --- library saves ----------------------------------------------------------------------------------------

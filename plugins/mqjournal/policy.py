@@ -110,6 +110,28 @@ class Policy(BaseModel):
         "save_compression (space.EXPECTED_RATIO: 1.0 *NO, 0.475 *YES and *LOW, 0.221 *MEDIUM, 0.149 *HIGH; above 0, "
         "at most 2)",
     )
+    asp_limit_percent: float = Field(
+        90,
+        gt=0,
+        le=100,
+        description="how full the ASP holding the receivers may get before it is a problem: the ASP forecast counts "
+        "the days until this use, and ASP_FULL_SOON is raised before it. The default is IBM i's default storage "
+        "threshold of an ASP, 90%, at which the system warns QSYSOPR (CPF0907) (percent, above 0, at most 100)",
+    )
+    asp_forecast_alert_days: float = Field(
+        14,
+        ge=0,
+        le=3660,
+        description="raise ASP_FULL_SOON when the ASP forecast (mqjournal/forecast.py) says the ASP reaches "
+        "asp_limit_percent within this many days if nothing is deleted (days, 0 to at most 3660: 10 years)",
+    )
+    asp_forecast_window_days: float = Field(
+        28,
+        gt=0,
+        le=3660,
+        description="the ASP forecast fits the growth of the collections of this many days before the newest: four "
+        "weekly runs, or many more daily ones (days, above 0, at most 3660: 10 years)",
+    )
     clock_skew_seconds: float = Field(
         300,
         ge=0,
@@ -150,6 +172,10 @@ class Policy(BaseModel):
     def estimated_save_file_bytes(self, receiver_bytes: int) -> int:
         """What the save files of receivers of `receiver_bytes` are expected to take on the partition."""
         return estimated_save_file_bytes(receiver_bytes, self.save_compression, self.save_compression_ratio)
+
+    @property
+    def asp_forecast_window(self) -> timedelta:
+        return timedelta(days=self.asp_forecast_window_days)
 
     @property
     def clock_skew(self) -> timedelta:

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from mqjournal import explain, timefmt
+from mqjournal.forecast import AspForecast, AspKey, forecast_of, limit_in
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver
 from mqjournal.policy import Policy
 from mqjournal.ranges import ReceiverRange, receiver_ranges
@@ -182,11 +183,13 @@ def plan_body(
     policy: Policy | None = None,
     *,
     store_bytes: Mapping[str, int] | None = None,
+    forecasts: Mapping[AspKey, AspForecast] | None = None,
 ) -> str:
     """The approval gate's body: the fleet's totals, a table per host and queue manager, then per queue manager its
     receivers to delete and save as ranges (count, bytes, detach dates), those it keeps grouped by why, net space
     (the save files estimated with `policy`'s compression), ASP use, what the backup store holds of it
-    (`store_bytes`, by QueueManagerRef.key), blocks and alerts with what to do. Bounded for a large fleet:
+    (`store_bytes`, by QueueManagerRef.key), when its ASP reaches the policy's limit (`forecasts`, by host and ASP:
+    mqjournal.forecast), blocks and alerts with what to do. Bounded for a large fleet:
     TABLE_ROWS, DETAILED_QUEUE_MANAGERS and RANGES_PER_LIST cap it, and say what they leave out."""
     policy = policy or Policy()
     stored = store_bytes or {}
@@ -218,7 +221,7 @@ def plan_body(
         f"The save files are estimated from the receivers to save and the policy's data compression "
         f"(DTACPR({policy.save_compression})); the run report counts the same with their real sizes.",
         "",
-        *_table(rows, policy, stored),
+        *_table(rows, policy, stored, forecasts or {}),
     ]
     detailed = sorted(sorted(rows, key=_priority)[:DETAILED_QUEUE_MANAGERS], key=lambda q: (q.host, q.qmgr))
     if detailed:
@@ -248,12 +251,17 @@ def plan_body(
     return "\n".join(out)
 
 
-def _table(rows: Sequence[PlannedQueueManager], policy: Policy, stored: Mapping[str, int]) -> list[str]:
+def _table(
+    rows: Sequence[PlannedQueueManager],
+    policy: Policy,
+    stored: Mapping[str, int],
+    forecasts: Mapping[AspKey, AspForecast],
+) -> list[str]:
     listed = list(rows) if len(rows) <= TABLE_ROWS else [q for q in rows if _notable(q)][:TABLE_ROWS]
     lines = [
         "| host | queue manager | library | delete | frees | save | net | ASP | in the store | oldest needed "
-        "| held by | blocked | alerts |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| held by | blocked | alerts | ASP {policy.asp_limit_percent:g}% in |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for q in listed:
         asp = asp_text(q).split(": ", 1)[-1].split(",")[0] if asp_text(q) else "-"
@@ -264,7 +272,7 @@ def _table(rows: Sequence[PlannedQueueManager], policy: Policy, stored: Mapping[
             f"| {signed_size(planned_net(q, policy))} | {asp} "
             f"| {size(in_store) if in_store is not None else '-'} "
             f"| {q.oldest_needed or '-'} | {held_by(q, policy)} | {q.block_reason or 'no'} "
-            f"| {', '.join(q.alerts) or '-'} |"
+            f"| {', '.join(q.alerts) or '-'} | {limit_in(forecast_of(q, forecasts))} |"
         )
     left = [q for q in rows if q not in listed]
     if left:

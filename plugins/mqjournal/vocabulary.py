@@ -150,6 +150,12 @@ class Alert(StrEnum):
         "AMQ7462 is older than the policy's limit right after RCDMQMIMG: an object is damaged (AMQ7472) and needs "
         "RCRMQMOBJ",
     )
+    # Raised after the plan job, from the ASP history (mqjournal/forecast.py): the Spark job reads no ASP history.
+    ASP_FULL_SOON = (
+        "ASP_FULL_SOON",
+        "the ASP holding the receivers reaches the policy's limit (asp_limit_percent) within asp_forecast_alert_days "
+        "at its growth of the last weeks if nothing is deleted: approve deletes, or add storage",
+    )
     # Raised on its own: the message is kept and moves no recovery point, so it neither blocks nor unblocks anything.
     MESSAGE_UNDECODABLE = (
         "MESSAGE_UNDECODABLE",

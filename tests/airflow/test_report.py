@@ -235,9 +235,10 @@ class _Store:
         return self.bytes.get((host, qmgr), 0)
 
 
-def _written_plan(plan_dir: Path) -> list[MaintenanceTarget]:
-    """BILLING's and PAYROLL's plan rows as the plan job writes them; the run's targets."""
+def _written_plan(plan_dir: Path, **columns: object) -> list[MaintenanceTarget]:
+    """BILLING's and PAYROLL's plan rows as the plan job writes them (`columns` set on both); the run's targets."""
     qms, rows = fleet_rows()
+    qms = [changed(q, **columns) for q in qms]
     for name, models in (("queue_managers", qms), ("receivers", rows)):
         (plan_dir / name).mkdir(parents=True)
         table = [{k: list(v) if isinstance(v, tuple) else v for k, v in m.model_dump().items()} for m in models]
@@ -265,3 +266,59 @@ def test_the_gate_shows_what_the_store_holds_after_this_runs_saves(tmp_path):
     table = [line for line in body.splitlines() if line.startswith("| ibmi-prod")]
     assert len(table) == 2 and all("| 5.0 MB |" in line for line in table), table
     assert "5.0 MB in the backup store" in body and "0 B in the backup store" not in body
+
+
+# --- the ASP forecast in the gate ----------------------------------------------------------------------------------
+
+
+def test_the_gates_table_says_when_each_queue_managers_asp_reaches_the_policys_limit():
+    from datetime import UTC, datetime, timedelta
+
+    from mqjournal.forecast import AspKey, AspSample, forecast
+
+    day0 = datetime(2026, 11, 1, tzinfo=UTC)
+    gb = 1024**3
+    filling = [AspSample(day0 + timedelta(days=i), (62 + 2 * i) * gb, 100 * gb) for i in range(5)]
+    f = forecast(AspKey("prod1", 1), filling, Policy())
+    on_it = changed(QM, asp_number=1)
+    other = changed(QM, host="prod2", asp_number=1)
+
+    body = plan_body([on_it, other], forecasts={AspKey("prod1", 1): f})
+
+    header, _, *rows = [line for line in body.splitlines() if line.startswith("|")]
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    column = cells.index("ASP 90% in")
+    by_host = {r.strip("|").split("|")[0].strip(): r.strip("|").split("|")[column].strip() for r in rows}
+    assert by_host == {"prod1": "10 days (2026-11-15)", "prod2": "-"}
+
+
+def test_summarize_adds_asp_full_soon_from_the_snapshot_history(tmp_path):
+    from datetime import timedelta
+
+    from mqjournal.snapshot import write_snapshots
+    from tests.plan.builders import chain, names, snapshot
+
+    targets = _written_plan(tmp_path / "plan", asp_number=1)
+    qms, _ = fleet_rows()
+    filling = qms[0]  # its partition's ASP 1 fills; the other queue manager is on another partition
+    gb = 1024**3
+    for day in range(4):  # 2 GB a day, 76 GB of 100 used at the newest: 90% in 7 days
+        s = snapshot(
+            chain(names(0, 2), library=filling.qmgr_library),
+            host=filling.host,
+            qmgr=filling.qmgr,
+            library=filling.qmgr_library,
+            collected_at=filling.collected_at + timedelta(days=day - 3),
+        ).model_copy(
+            update={
+                "asp_number": 1,
+                "asp_capacity_bytes": 100 * gb,
+                "asp_available_bytes": (100 - 70 - 2 * day) * gb,
+            }
+        )
+        write_snapshots(tmp_path / "snapshots" / f"run_id=r{day}" / f"{s.host}__{s.qmgr_library}.jsonl", [s])
+    summary = summarize(tmp_path / "plan", targets, snapshots=tmp_path / "snapshots")
+
+    alerted = {q.qmgr: "ASP_FULL_SOON" in q.alerts for q in summary.queue_managers}
+    assert alerted[filling.qmgr] and not all(alerted.values())
+    assert "ASP_FULL_SOON" in summary.body

@@ -9,6 +9,7 @@ import json
 import logging
 import re
 from collections.abc import Collection
+from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,6 +17,7 @@ from fastapi.testclient import TestClient
 from mqjournal.fleetview import airflow_runs
 from mqjournal.fleetview.app import create_app
 from mqjournal.fleetview.data import AirflowRun
+from tests.fleetview.conftest import COLLECTED2 as RUN2_COLLECTED
 from tests.fleetview.conftest import RUN1, RUN2, add_dag_run, lost_payroll, narrow_plan
 
 
@@ -242,7 +244,7 @@ def test_the_last_run_cell_shows_airflows_state_as_a_badge_and_the_note_as_the_o
         in cell
     )
     assert (
-        '<span class="why outcome" data-outcome-from="note" title="the run&#x27;s note in Airflow">'
+        '<span class="why outcome" data-outcome-from="note" title="the run&#x27;s note in Airflow (the whole run)">'
         "approved by admin: 2 receivers deleted; 1 failed</span>"
     ) in cell
     assert len(re.findall("<a ", cell)) == 1  # the run's link into Airflow's grid, alone
@@ -387,3 +389,83 @@ def test_an_airflow_db_that_cannot_be_read_is_logged_once_and_the_page_still_sho
     assert "dry run: plan only, nothing saved or deleted" in first.text
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "could not read the runs in Airflow's DB" in warnings[0].getMessage()
+
+
+# --- the frame, the words, the forecast --------------------------------------------------------------------------
+
+
+def test_the_header_does_not_show_where_the_data_folder_is(logged_in, fleet):
+    html = logged_in.get("/").text
+
+    assert str(fleet.settings.data_dir) not in html
+    assert "2 queue managers: 1 red, 1 amber, 0 green" in html
+
+
+def test_the_fleet_table_fits_the_frame_alerts_first_less_needed_columns_folding_away(logged_in):
+    html = logged_in.get("/").text
+    columns = re.findall(r'<th class="[^"]*" data-col="([^"]+)"', re.search(r"<thead>(.*?)</thead>", html)[1])
+
+    assert '<div class="table-wrap"><table id="fleet"' in html  # what still does not fit scrolls, never cut off
+    assert columns[:4] == ["light", "host", "qmgr", "alerts"]
+    assert re.search(r'<th class="num wide-only" data-col="receivers"', html)
+    assert re.search(r'<th class="time wide-only" data-col="drill"', html)
+    assert "@media (max-width: 1400px) { .wide-only { display: none; }" in html
+
+
+def test_held_by_says_a_fresh_point_in_words_and_an_old_one_tersely(fleet):
+    from mqjournal.fleetview import data, pages
+    from tests.fleetview.test_data import NOW
+
+    rows = {r.qmgr: r for r in data.fleet(fleet.settings, fleet.catalog, now=NOW)}
+    payroll = rows["PAYROLL"]  # AMQ7460 42 h old: over the policy's 24 h
+    fresh = payroll.model_copy(
+        update={
+            "holding_point_age_seconds": 4,
+            "plan": payroll.plan.model_copy(update={"holding_point_age_seconds": 4}),
+        }
+    )
+
+    assert '<span class="point-name" data-point="AMQ7460">AMQ7460, 42 h</span>' in pages.held_by(payroll)
+    cell = pages.held_by(fresh)
+    assert "the latest startup recovery point (AMQ7460), 4 s old" in cell
+    assert "point-name" not in cell and "since" not in cell
+
+
+def test_the_fleet_page_and_the_queue_manager_page_show_the_asp_forecast_with_its_chart(logged_in, fleet):
+    from tests.fleetview.test_data import fill_payrolls_asp
+
+    fill_payrolls_asp(fleet, [500, 540, 580, 620])
+
+    overview = logged_in.get("/").text
+    page = logged_in.get("/qm/ibmi-prod1/QMPAYROLL").text
+    api = {(f["host"], f["asp_number"]): f for f in logged_in.get("/api/forecasts").json()}
+
+    assert re.search(
+        r'<tr data-asp-host="ibmi-prod1" data-asp="2" data-days-to-limit="7.00" data-days-to-full="9.50">', overview
+    )
+    assert 'data-chart="asp-forecast-ibmi-prod1-2"' in overview
+    assert 'data-alert="ASP_FULL_SOON"' in row_html(overview, "PAYROLL")
+    assert "90% in 7.0 days, full in 9.5 days" in row_html(overview, "PAYROLL")
+    chart = json.loads(
+        re.search(r'data-chart="asp-forecast" data-unit="bytes" data-series="([^"]*)"', page)[1].replace("&quot;", '"')
+    )
+    assert [r["value"] for r in chart["readings"]] == [m * 1024 * 1024 for m in (500, 540, 580, 620)]
+    assert (chart["days_to_limit"], chart["days_to_full"]) == (pytest.approx(7), pytest.approx(9.5))
+    assert '<line class="projection"' in page and '<line class="limit" data-value="943718400"' in page
+    assert api[("ibmi-prod1", 2)]["days_to_limit"] == pytest.approx(7) and "history" not in api[("ibmi-prod1", 2)]
+
+
+def test_a_receiver_deleted_since_the_plan_is_marked_deleted_and_not_counted_online(logged_in, fleet):
+    from tests.fleetview.conftest import billing
+    from tests.fleetview.test_data import _delete
+
+    b2 = billing(RUN2, 12, RUN2_COLLECTED)
+    _delete(fleet, b2, b2.receivers[:4], RUN2_COLLECTED + timedelta(minutes=40))
+
+    overview = row_html(logged_in.get("/").text, "BILLING")
+    page = logged_in.get("/qm/ibmi-prod2/QMBILL01").text
+
+    assert '<td class="num wide-only" data-col="receivers" data-value="8">8</td>' in overview
+    assert 'data-deleted-since-plan="4"' in overview and "4 deleted since (8.0 MB)" in overview
+    assert re.search(r'<tr data-receiver="AMQA000000" [^>]*data-deleted-at="', page)
+    assert not re.search(r'<tr data-receiver="AMQA000004" [^>]*data-deleted-at="', page)

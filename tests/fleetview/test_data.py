@@ -418,9 +418,147 @@ def test_the_fleet_page_shows_the_last_drill_and_a_failed_one_stands_out(fleet):
 
     _drilled(fleet, "failed", "drill-1", COLLECTED2, problem="does not list QMBILL01/AMQA000003")
     rows = data.fleet(fleet.settings, fleet.catalog, now=NOW)
-    html = pages.fleet_page(rows, pages.Links(base="/mqjournal", airflow="/"), sort=None, order=None, source="test")
+    html = pages.fleet_page(rows, pages.Links(base="/mqjournal", airflow="/"), sort=None, order=None)
 
     assert 'data-col="drill"' in html and "last restore drill" in html
     assert 'class="drill drill-failed" data-drill="failed"' in html
     assert "failed: 0 of 1 passed; FAILED: ibmi-prod2/BILLING/QGPL/MQJAAAAAA0.savf" in html
     assert "never drilled" in html  # PAYROLL
+
+
+# --- what the catalog records since the plan ---------------------------------------------------------------------
+
+
+def _delete(fleet, s, receivers, at: datetime) -> None:
+    from mqjournal.catalog import DeletionRecord
+
+    for r in receivers:
+        fleet.catalog.record_deletion(
+            DeletionRecord(
+                host=s.host, qmgr=s.qmgr, receiver=r.name, library=r.library, attached_at=r.attached_at,
+                deleted_at=at, delete_option="*IGNINQMSG", run_id=RUN2,
+            )
+        )  # fmt: skip
+
+
+def test_receivers_the_catalog_records_deleted_since_the_plan_are_not_online(fleet):
+    from tests.fleetview.conftest import billing
+
+    b2 = billing(RUN2, 12, COLLECTED2)
+    _delete(fleet, b2, b2.receivers[:4], COLLECTED2 + timedelta(minutes=40))  # this run's delete step, after its plan
+
+    row = rows_by_qmgr(fleet)["BILLING"]
+    page = data.queue_manager(fleet.settings, fleet.catalog, "ibmi-prod2", "QMBILL01", now=NOW)
+
+    assert (row.receivers_online, row.bytes_online) == (8, 8 * 2 * MB)
+    assert (row.deleted_since_plan, row.bytes_deleted_since_plan) == (4, 4 * 2 * MB)
+    assert row.last_deleted_at == COLLECTED2 + timedelta(minutes=40)
+    assert page is not None and (page.row.receivers_online, page.row.deleted_since_plan) == (8, 4)
+    assert [r.deleted_at is not None for r in page.receivers][:5] == [True, True, True, True, False]
+
+
+def test_a_deletion_recorded_before_the_plans_collection_is_the_plans_business(fleet):
+    from tests.fleetview.conftest import billing
+
+    b2 = billing(RUN2, 12, COLLECTED2)
+    _delete(fleet, b2, b2.receivers[:4], COLLECTED2 - timedelta(minutes=1))  # the plan already saw what followed
+
+    row = rows_by_qmgr(fleet)["BILLING"]
+
+    assert (row.receivers_online, row.deleted_since_plan) == (12, 0)
+
+
+# --- each queue manager's own outcome ----------------------------------------------------------------------------
+
+
+def _approved_one_declined_the_other(fleet) -> str:
+    """Run 2's report as the report task writes it: PAYROLL approved (2 receivers deleted), BILLING declined."""
+    from mqjournal.outcomes import DeleteResult
+    from mqjournal.planrows import QueueManagerRef
+    from mqjournal.runreport import RunFacts, render_markdown
+
+    qms = [row.plan for row in data.fleet(fleet.settings, fleet.catalog, now=NOW)]
+    payroll = QueueManagerRef(host="ibmi-prod1", qmgr="PAYROLL", library="QMPAYROLL")
+    billing = QueueManagerRef(host="ibmi-prod2", qmgr="BILLING", library="QMBILL01")
+    facts = RunFacts(
+        run_id=RUN2,
+        outcome="approved by admin: 2 receivers deleted, 6.0 MB freed",
+        approved_by="admin",
+        chosen=[payroll.key],
+        declined=[billing.key],
+        queue_managers=[q.model_copy(update={"receivers_to_delete": 2}) for q in qms if q is not None],
+        deletes=[DeleteResult(target=payroll, deleted=["AMQA000002", "AMQA000003"], freed_bytes=6 * MB)],
+    )
+    fleet.settings.report_file(RUN2).write_text(render_markdown(facts), encoding="utf-8")
+    return facts.outcome
+
+
+def test_each_row_shows_its_own_outcome_not_the_whole_runs_note(fleet):
+    outcome = _approved_one_declined_the_other(fleet)
+    note = "approved by admin: 2 receivers deleted"
+
+    rows = rows_by_qmgr(fleet, StandInAirflow(AirflowRun(run_id=RUN2, state="success", note=note)))
+
+    billing, payroll = rows["BILLING"], rows["PAYROLL"]
+    assert (billing.outcome, billing.outcome_from) == (
+        "declined at the approval gate: nothing was deleted",
+        "queue manager",
+    )
+    assert (payroll.outcome, payroll.outcome_from) == ("2 receivers deleted, 6.0 MB freed", "queue manager")
+    assert billing.run_note == note  # the whole run's, kept for the run's link
+    assert outcome != billing.outcome
+
+
+def test_the_report_names_each_queue_managers_status_and_those_with_nothing_to_do(fleet):
+    fleet.settings.report_file(RUN2).write_text(
+        "# mq_journal_maintenance r\n\n**Outcome: dry run**\n\n## ibmi-prod2/BILLING (library QMBILL01)\n\n"
+        "dry run: 3 receivers would be deleted, nothing was saved or deleted\n\n## Nothing to do\n\n"
+        "Nothing saved, deleted or alerted on 2 queue managers: ibmi-prod1/PAYROLL/QMPAYROLL, ibmi-prod3/X/QMX.\n",
+        encoding="utf-8",
+    )
+
+    assert data.report_statuses(fleet.settings, RUN2) == {
+        "ibmi-prod2/BILLING/QMBILL01": "dry run: 3 receivers would be deleted, nothing was saved or deleted",
+        "ibmi-prod1/PAYROLL/QMPAYROLL": data.QUIET,
+        "ibmi-prod3/X/QMX": data.QUIET,
+    }
+
+
+# --- the ASP forecast --------------------------------------------------------------------------------------------
+
+
+def fill_payrolls_asp(fleet, used_mb: list[int]) -> None:
+    """Collections of PAYROLL after run 2, a day apart, its ASP 2 (1000 MB, as run 2's plan has it) filling."""
+    from mqjournal.snapshot import write_snapshots
+    from tests.fleetview.conftest import payroll
+
+    for day, used in enumerate(used_mb, start=1):
+        run_id = f"manual__2026-11-{22 + day}T05:00:00+00:00"
+        s = payroll(run_id, 8, COLLECTED2 + timedelta(days=day)).model_copy(
+            update={"asp_number": 2, "asp_capacity_bytes": 1000 * MB, "asp_available_bytes": (1000 - used) * MB}
+        )
+        write_snapshots(fleet.settings.snapshot_dir(run_id) / "ibmi-prod1__QMPAYROLL.jsonl", [s])
+
+
+def test_a_row_carries_its_asps_forecast_and_asp_full_soon_when_the_limit_is_near(fleet):
+    fill_payrolls_asp(fleet, [500, 540, 580, 620])  # 40 MB a day: 900 MB (90%) in 7 days, full in 9.5
+
+    rows = rows_by_qmgr(fleet)
+
+    f = rows["PAYROLL"].asp_forecast
+    assert f is not None and (f.host, f.asp_number) == ("ibmi-prod1", 2)
+    assert f.growth_bytes_per_day == pytest.approx(40 * MB)
+    assert (f.days_to_limit, f.days_to_full) == (pytest.approx(7), pytest.approx(9.5))
+    assert "ASP_FULL_SOON" in rows["PAYROLL"].alerts
+    assert any(r.startswith("ASP_FULL_SOON") for r in rows["PAYROLL"].light.reasons)
+    assert rows["BILLING"].asp_forecast is None  # its collections did not read ASP_INFO
+    assert "ASP_FULL_SOON" not in rows["BILLING"].alerts
+
+
+def test_an_asp_far_from_its_limit_has_a_forecast_and_no_alert(fleet):
+    fill_payrolls_asp(fleet, [500, 510, 520, 530])  # 10 MB a day: 90% in 37 days
+
+    payroll = rows_by_qmgr(fleet)["PAYROLL"]
+
+    assert payroll.asp_forecast is not None and payroll.asp_forecast.days_to_limit == pytest.approx(37)
+    assert "ASP_FULL_SOON" not in payroll.alerts

@@ -58,3 +58,17 @@ def test_the_bounds_themselves_are_accepted_and_usable():
         at_most[name] = next(m.le for m in field.metadata if getattr(m, "le", None) is not None)
     policy = Policy.model_validate(at_most)
     assert policy.retention.days > 0 and policy.backup_retention.days > 0 and policy.max_snapshot_age.days > 0
+
+
+ASP_FORECAST_FIELDS = {"asp_limit_percent": 100, "asp_forecast_alert_days": 3660, "asp_forecast_window_days": 3660}
+
+
+def test_the_asp_forecasts_limits_have_documented_defaults_and_bounds_and_refuse_infinity():
+    policy = Policy()
+
+    assert (policy.asp_limit_percent, policy.asp_forecast_alert_days, policy.asp_forecast_window_days) == (90, 14, 28)
+    for name, maximum in ASP_FORECAST_FIELDS.items():
+        assert f"at most {maximum:g}" in Policy.model_fields[name].description, name
+        Policy.model_validate({name: maximum})
+        with pytest.raises(ValidationError, match=name):
+            Policy.model_validate({name: math.inf})

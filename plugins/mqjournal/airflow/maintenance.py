@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mqjournal import forecast
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys, read_answer
 from mqjournal.airflow.forms import split_choice
 from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, spread, with_not_found
@@ -168,13 +169,25 @@ def collect_on(
     return str(path)
 
 
-def summarize(plan_dir: DataPath, targets: Sequence[MaintenanceTarget], policy: Policy | None = None) -> RunPlan:
+def summarize(
+    plan_dir: DataPath,
+    targets: Sequence[MaintenanceTarget],
+    policy: Policy | None = None,
+    *,
+    snapshots: DataPath | None = None,
+) -> RunPlan:
     """What save and delete act on, for this run's targets only, and the plan as the log shows it; the save files'
     size estimated with `policy`'s data compression (which the run report sets beside the real sizes). The store is
-    not read here: the gate's body reads it when the gate opens, after this run's saves (gate_body)."""
+    not read here: the gate's body reads it when the gate opens, after this run's saves (gate_body).
+
+    With `snapshots` (the data folder's snapshot history), each ASP's forecast is made from it and ASP_FULL_SOON is
+    added to the queue managers whose ASP reaches the policy's limit soon (mqjournal.forecast): the plan job reads no
+    ASP history, so the gate, the run report and the run's XCom get the alert from here."""
     policy = policy or Policy()
     wanted = {t.ref for t in targets}
     qms, receivers = read_plan(plan_dir, wanted)
+    forecasts = forecast.read_forecasts(snapshots, policy) if snapshots is not None else {}
+    qms = forecast.with_forecast_alerts(qms, forecasts, policy)
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
     for r in receivers:
@@ -188,19 +201,28 @@ def summarize(plan_dir: DataPath, targets: Sequence[MaintenanceTarget], policy: 
         to_delete=dict(to_delete),
         save_file_bytes_estimate={q.ref.key: planned_save_file_bytes(q, policy) for q in qms},
         anything_to_delete=any(to_delete.values()),
-        body=plan_body(qms, receivers, policy),
+        body=plan_body(qms, receivers, policy, forecasts=forecasts),
     )
     log.info("the plan of this run's targets:\n%s", summary.body)
     return summary
 
 
-def gate_body(plan_dir: DataPath, summary: RunPlan, store: BackupStore | None, policy: Policy) -> str:
+def gate_body(
+    plan_dir: DataPath,
+    summary: RunPlan,
+    store: BackupStore | None,
+    policy: Policy,
+    *,
+    snapshots: DataPath | None = None,
+) -> str:
     """The approval gate's body, made as the gate opens: the gate waits for the saves, so what the backup store holds
-    of each queue manager includes the copies this run's saves just made (summarize runs before them)."""
+    of each queue manager includes the copies this run's saves just made (summarize runs before them). With
+    `snapshots`, the table says when each ASP reaches the policy's limit (mqjournal.forecast)."""
     qms = summary.queue_managers
     receivers = read_receivers(plan_dir, {q.ref for q in qms})
     store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else None
-    return plan_body(qms, receivers, policy, store_bytes=store_bytes)
+    forecasts = forecast.read_forecasts(snapshots, policy) if snapshots is not None else None
+    return plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=forecasts)
 
 
 _Step = TypeVar("_Step", bound=HostContext)

@@ -105,8 +105,15 @@ def create_app(
     @app.get("/", response_class=HTMLResponse, dependencies=[guard])
     def fleet_overview(request: Request, sort: str | None = None, order: str | None = None) -> HTMLResponse:
         s = current_settings()
-        rows = data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs)
-        return HTMLResponse(pages.fleet_page(rows, links(request), sort=sort, order=order, source=str(s.data_dir)))
+        forecasts = data.asp_forecasts(s)
+        rows = data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs, forecasts=forecasts)
+        page = pages.fleet_page(rows, links(request), sort=sort, order=order, forecasts=list(forecasts.values()))
+        return HTMLResponse(page)
+
+    @app.get("/api/forecasts", dependencies=[guard])
+    def forecasts_json() -> list[dict[str, Any]]:
+        """Each ASP's forecast (mqjournal.forecast), without the readings it was fitted to."""
+        return [f.model_dump(mode="json", exclude={"history"}) for f in data.asp_forecasts(current_settings()).values()]
 
     @app.get("/qm/{host}/{library}", response_class=HTMLResponse, dependencies=[guard])
     def queue_manager(request: Request, host: str, library: str) -> HTMLResponse:

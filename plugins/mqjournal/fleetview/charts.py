@@ -166,3 +166,75 @@ def _empty() -> str:
         f'<text class="empty" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT / 2}" text-anchor="middle">'
         "no run has recorded this yet</text>"
     )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One collection's reading of an ASP: when (ISO, and as a person reads it) and the bytes used."""
+
+    at: str
+    label: str
+    value: int
+    seconds: float  # seconds from the first reading: the x axis is time, not runs
+
+
+def forecast_chart(
+    name: str,
+    title: str,
+    readings: Sequence[Reading],
+    *,
+    capacity: int,
+    limit: int,
+    projection: tuple[float, float, float, float] | None,
+    end_label: str,
+    facts: dict[str, object],
+    fmt: Callable[[float], str],
+) -> str:
+    """An ASP's used bytes over time (x: time, so that irregular runs are drawn at their distance), the policy's
+    limit and the capacity as horizontal lines, and the forecast's projection from the newest reading as a dashed
+    line (`projection`: x0 and y0, x1 and y1, in seconds from the first reading and bytes). The <svg> carries the
+    readings and `facts` (growth, days to the limit and to full) in `data-series`."""
+    series = {"readings": [{"at": r.at, "value": r.value} for r in readings], **facts}
+    if not readings:
+        return _frame(name, title, "bytes", series, [_empty()], 1.0, fmt)
+    top = float(max(capacity, max(r.value for r in readings), 1))
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    last = max([r.seconds for r in readings] + ([projection[2]] if projection else []))
+    span = last or 1.0
+
+    def x(seconds: float) -> float:
+        return LEFT + plot_w * seconds / span if last else LEFT + plot_w / 2
+
+    def y(value: float) -> float:
+        return TOP + plot_h - plot_h * max(0.0, min(value, top)) / top
+
+    body = [
+        f'<line class="limit" data-value="{limit}" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(limit):.1f}" '
+        f'y2="{y(limit):.1f}" stroke="#d4a72c" stroke-width="1.5"><title>the policy\'s limit: '
+        f"{escape(fmt(limit))}</title></line>",
+        f'<line class="capacity" data-value="{capacity}" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(capacity):.1f}" '
+        f'y2="{y(capacity):.1f}" stroke="#cf222e" stroke-width="1.5"><title>full: {escape(fmt(capacity))}</title>'
+        "</line>",
+    ]
+    if projection is not None:
+        x0, y0, x1, y1 = projection
+        body.append(
+            f'<line class="projection" x1="{x(x0):.1f}" y1="{y(y0):.1f}" x2="{x(x1):.1f}" y2="{y(y1):.1f}" '
+            f'stroke="{COLORS["value"]}" stroke-width="2" stroke-dasharray="6 4"><title>at the fitted growth, if '
+            "nothing is deleted</title></line>"
+        )
+    body.append(
+        f'<polyline class="line" fill="none" stroke="{COLORS["value"]}" stroke-width="2" '
+        f'points="{" ".join(f"{x(r.seconds):.1f},{y(r.value):.1f}" for r in readings)}"/>'
+    )
+    body += [
+        f'<circle class="point" data-at="{_attr(r.at)}" data-value="{r.value}" cx="{x(r.seconds):.1f}" '
+        f'cy="{y(r.value):.1f}" r="3" fill="{COLORS["value"]}"><title>{escape(r.label)}: {escape(fmt(r.value))}'
+        "</title></circle>"
+        for r in readings
+    ]
+    body += [
+        f'<text class="tick" x="{LEFT}" y="{HEIGHT - 10}" text-anchor="start">{escape(readings[0].label)}</text>',
+        f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 10}" text-anchor="end">{escape(end_label)}</text>',
+    ]
+    return _frame(name, title, "bytes", series, body, top, fmt)

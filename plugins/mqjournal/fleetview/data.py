@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mqjournal import forecast
 from mqjournal.cannotstart import cannot_start
 from mqjournal.catalog import (
     Catalog,
@@ -43,11 +45,13 @@ from mqjournal.catalog import (
     StoredObject,
 )
 from mqjournal.datafolder import DataPath, arrow_source, modified
+from mqjournal.forecast import AspForecast, AspKey
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef, in_chain_order
 from mqjournal.pointwords import points_sentence
+from mqjournal.policy import Policy
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, read_snapshots, snapshots_of
-from mqjournal.vocabulary import ReceiverStatus, alert_text
+from mqjournal.vocabulary import Alert, ReceiverStatus, alert_text
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,10 @@ RECOVERY_DAG = "mq_journal_recovery"
 
 HISTORY_RUNS = 60
 """Runs the charts of a queue manager page go back (a year of weekly runs)."""
+
+POLICY = Policy()
+"""The limits the fleet view judges by (held_by's age, the ASP forecast's limit, window and alert days): the
+policy's defaults, as the maintenance runs use them (their trigger form sets retention and saving, not these)."""
 
 Row = TypeVar("Row", PlannedQueueManager, PlannedReceiver)
 
@@ -140,6 +148,11 @@ def newer_run(host: str, qmgr: str, plan_run: AirflowRun | None, later: Sequence
     return None
 
 
+OutcomeFrom = Literal["queue manager", "note", "report"]
+"""Where a row's outcome comes from: the run report's section of that queue manager (its own outcome), the run's
+note in Airflow (the whole run's), the run report's outcome line (the whole run's)."""
+
+
 class LastRun(BaseModel):
     """What the fleet view says of a run: Airflow's state of it (None when Airflow's DB was not read or does not
     have the run) and its outcome, from the run's note or else its report (`outcome_from` says which)."""
@@ -148,14 +161,20 @@ class LastRun(BaseModel):
 
     state: str | None = None
     outcome: str | None = None
-    outcome_from: Literal["note", "report"] | None = None
+    outcome_from: OutcomeFrom | None = None
+    run_note: str | None = None
+    """The whole run's note in Airflow (else its report's outcome line) where `outcome` is the queue manager's own."""
 
 
-def last_run(report_outcome: str | None, run: AirflowRun | None) -> LastRun:
-    """The note beats the report: it is what the admin sees in Airflow's grid, and a person may have corrected it.
-    The report's outcome line stays the answer for runs Airflow's DB does not have (a data folder read elsewhere)."""
+def last_run(report_outcome: str | None, run: AirflowRun | None, own: str | None = None) -> LastRun:
+    """The queue manager's `own` outcome (its section of the run report) first: the run's note and outcome line
+    are the whole run's, and a queue manager declined at the gate is not "approved... 60 deleted". Without it, the
+    note beats the report's line: it is what the admin sees in Airflow's grid, and a person may have corrected it;
+    the report's line stays the answer for runs Airflow's DB does not have (a data folder read elsewhere)."""
     state = run.state if run is not None else None
     note = (run.note or "").strip() if run is not None else ""
+    if own:
+        return LastRun(state=state, outcome=own, outcome_from="queue manager", run_note=note or report_outcome)
     if note:
         return LastRun(state=state, outcome=note, outcome_from="note")
     if report_outcome:
@@ -236,7 +255,12 @@ class QueueManagerRow(BaseModel):
     collected_at: datetime | None
     utc_offset_minutes: int | None
     receivers_online: int
+    """The plan's receivers not freed, less those the catalog records deleted since the plan's collection."""
     bytes_online: int
+    deleted_since_plan: int = 0
+    """Receivers of the plan the catalog records deleted after its collection: not online any more."""
+    bytes_deleted_since_plan: int = 0
+    last_deleted_at: datetime | None = None
     asp_number: int | None = None
     asp_capacity_bytes: int | None = None
     asp_available_bytes: int | None = None
@@ -262,7 +286,11 @@ class QueueManagerRow(BaseModel):
     """Airflow's state of the run (queued, running, success, failed); None when Airflow's DB was not read or does not
     have the run."""
     outcome: str | None = None
-    outcome_from: Literal["note", "report"] | None = None
+    outcome_from: OutcomeFrom | None = None
+    run_note: str | None = None
+    """The whole run's note (or outcome line) where `outcome` is the queue manager's own."""
+    asp_forecast: AspForecast | None = None
+    """The forecast of the ASP holding its receivers (mqjournal.forecast), without its history."""
     light: Light = Light(color="green", reasons=[])
     plan: PlannedQueueManager | None = Field(None, exclude=True, repr=False)
     """The plan's row of it as read (explain.py reads it)."""
@@ -311,6 +339,8 @@ class ReceiverRow(BaseModel):
     reason: str | None = None
     explanation: str | None = None
     backups: list[str] = Field(default_factory=list)
+    deleted_at: datetime | None = None
+    """When the catalog records it deleted, after the plan's collection: it is not online any more."""
 
 
 class QueueManagerPage(BaseModel):
@@ -325,6 +355,8 @@ class QueueManagerPage(BaseModel):
     recovery_conf: dict[str, str]
     # Why AMQJRNINF, AMQ7460, AMQ7462 and the oldest needed receiver name different receivers (pointwords.py).
     points_explained: str | None = None
+    asp_forecast: AspForecast | None = None
+    """The forecast of the ASP holding its receivers, with the collections it was fitted to (the chart's)."""
 
 
 # --- reading the plans -------------------------------------------------------------------------------------------
@@ -431,6 +463,36 @@ def report_outcome(settings: Settings, run_id: str) -> str | None:
     return None
 
 
+QUIET = "nothing to do: nothing saved, deleted or alerted"
+"""A queue manager the run report counts among those with nothing to do, in the report's words."""
+
+
+def report_statuses(settings: Settings, run_id: str) -> dict[str, str]:
+    """Each queue manager's own outcome in the run report, by QueueManagerRef.key: the line under its heading
+    (`## host/QMGR (library LIB)`: "declined at the approval gate: nothing was deleted", "36 receivers deleted, 87.3
+    MB freed"), or QUIET for those the report lists as having nothing to do. Empty without a report."""
+    try:
+        lines = [line.strip() for line in settings.report_file(run_id).read_text(encoding="utf-8").splitlines()]
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        heading = _QM_HEADING.match(line)
+        if heading:
+            status = next((t for t in lines[i + 1 :] if t), "")
+            if status and not status.startswith("#"):
+                key = f"{heading['label']}/{heading['library']}"
+                found[key] = status.replace("\\*", "*").replace("\\\\", "\\")
+        elif line.startswith("Nothing saved, deleted or alerted on "):
+            named = line.split(": ", 1)[-1].rstrip(".")
+            for key in named.split(" and ")[0].split(", "):
+                found.setdefault(key.strip(), QUIET)
+    return found
+
+
+_QM_HEADING = re.compile(r"^## (?P<label>[^/\s]+/\S+) \(library (?P<library>[^)\s]+)\)$")
+
+
 # --- the catalog -------------------------------------------------------------------------------------------------
 
 
@@ -458,7 +520,7 @@ class Backups:
     stored: tuple[StoredObject, ...] = ()
     removed_from_host: frozenset[str] = frozenset()  # save files ("LIB/NAME") deleted after the store verified them
     saves: tuple[SaveRecord, ...] = ()  # every save ever recorded, discarded or not: the history
-    deletions: tuple[DeletionRecord, ...] = ()
+    deletions: tuple[DeletionRecord, ...] = ()  # every deletion (with `history`), else those since `deleted_since`
     drills: tuple[DrillRecord, ...] = ()  # the restore drills of the queue manager's copies
 
     def newest(self) -> BackupInfo | None:
@@ -495,17 +557,32 @@ class Backups:
         return list(dict.fromkeys(where))
 
 
-def backups_of(catalog: Catalog | None, host: str, qmgr: str, library: str, *, history: bool = False) -> Backups:
-    """The catalog's records of one queue manager (with `history`, also every save and deletion by run)."""
+def backups_of(
+    catalog: Catalog | None,
+    host: str,
+    qmgr: str,
+    library: str,
+    *,
+    history: bool = False,
+    deleted_since: datetime | None = None,
+) -> Backups:
+    """The catalog's records of one queue manager (with `history`, also every save and deletion by run; else the
+    deletions at or after `deleted_since`, if given)."""
     if catalog is None:
         return Backups()
     try:
+        if history:
+            deletions = catalog.deletions_for(host, library)
+        elif deleted_since is not None:
+            deletions = catalog.deletions_for(host, library, since=deleted_since)
+        else:
+            deletions = []
         return Backups(
             receivers=tuple(catalog.receivers(host, library)),
             stored=tuple(catalog.stored_objects(host, qmgr)),
             removed_from_host=frozenset(catalog.removed_from_host(host)),
             saves=tuple(catalog.saves_for(host, library)) if history else (),
-            deletions=tuple(catalog.deletions_for(host, library)) if history else (),
+            deletions=tuple(deletions),
             drills=tuple(catalog.drills(host=host, qmgr=qmgr)),
         )
     except CatalogUnavailable as exc:
@@ -523,9 +600,11 @@ def fleet(
     now: datetime | None = None,
     airflow: RunLookup = no_airflow,
     later: LaterRuns = no_later_runs,
+    forecasts: Mapping[AspKey, AspForecast] | None = None,
 ) -> list[QueueManagerRow]:
     """One row per host and queue manager that any plan has, from its newest plan; sorted by host, queue manager.
-    `airflow` is asked once, for every run the rows show, and `later` once for the runs after them."""
+    `airflow` is asked once, for every run the rows show, and `later` once for the runs after them. `forecasts`:
+    the ASP forecasts, when the caller has read them (else read here)."""
     now = now or datetime.now(UTC)
     newest = newest_plans(plan_runs(settings))
     by_run: dict[str, list[QueueManagerRef]] = defaultdict(list)
@@ -533,16 +612,31 @@ def fleet(
     for ref, (run, _) in newest.items():
         by_run[run.run_id].append(ref)
         runs[run.run_id] = run
-    online: dict[QueueManagerRef, tuple[int, int]] = {}
+    planned: dict[QueueManagerRef, list[PlannedReceiver]] = defaultdict(list)
     for run_id, refs in by_run.items():
-        online |= _online(run_receivers(runs[run_id]), set(refs))
+        wanted = set(refs)
+        for r in run_receivers(runs[run_id]):
+            if r.ref in wanted:
+                planned[r.ref].append(r)
     runs_of = RunsOf(settings, list(by_run), airflow, later)
+    forecasts = asp_forecasts(settings) if forecasts is None else forecasts
     rows = []
     for ref, (run, q) in newest.items():
         snapshot = snapshot_of(settings, run.run_id, ref.host, ref.library)
-        backups = backups_of(catalog, ref.host, ref.qmgr, ref.library)
-        rows.append(_row(run, q, snapshot, online.get(ref, (0, 0)), backups, runs_of(run.run_id, q), now))
+        backups = backups_of(catalog, ref.host, ref.qmgr, ref.library, deleted_since=_aware(q.collected_at))
+        online = _online(planned.get(ref, []), backups.deletions, q)
+        rows.append(_row(run, q, snapshot, online, backups, runs_of(run.run_id, q), now, forecasts))
     return sorted(rows, key=lambda r: (r.host, r.qmgr))
+
+
+def asp_forecasts(settings: Settings) -> dict[AspKey, AspForecast]:
+    """Each ASP's forecast from the data folder's snapshot history (mqjournal.forecast), by the fleet view's
+    policy; none when the history cannot be read."""
+    try:
+        return forecast.read_forecasts(settings.snapshots, POLICY)
+    except OSError as exc:
+        log.warning("the fleet view shows no ASP forecasts: %s", exc)
+        return {}
 
 
 class RunsOf:
@@ -553,34 +647,73 @@ class RunsOf:
         self._settings = settings
         self._known = airflow(run_ids) if run_ids else {}
         self._later = later(run_ids) if run_ids else []
+        self._statuses: dict[str, dict[str, str]] = {}
 
     def __call__(self, plan_run: str, q: PlannedQueueManager) -> tuple[str, LastRun]:
         newer = newer_run(q.host, q.qmgr, self._known.get(plan_run), self._later)
         run_id, run = (newer.run_id, newer) if newer else (plan_run, self._known.get(plan_run))
-        return run_id, last_run(report_outcome(self._settings, run_id), run)
+        if run_id not in self._statuses:  # one read of a run's report for all its queue managers
+            self._statuses[run_id] = report_statuses(self._settings, run_id)
+        own = self._statuses[run_id].get(q.ref.key)
+        return run_id, last_run(report_outcome(self._settings, run_id), run, own)
 
 
-def _online(receivers: Iterable[PlannedReceiver], refs: set[QueueManagerRef]) -> dict[QueueManagerRef, tuple[int, int]]:
-    """(count, bytes) of the receivers online per queue manager: every receiver of the plan but the freed ones, whose
-    storage is gone until a restore."""
-    totals: dict[QueueManagerRef, tuple[int, int]] = {}
+@dataclass(frozen=True)
+class Online:
+    """A queue manager's receivers online: the plan's, less the freed ones and those deleted since its collection."""
+
+    count: int
+    bytes: int
+    deleted: int = 0
+    deleted_bytes: int = 0
+    last_deleted_at: datetime | None = None
+    deleted_names: frozenset[tuple[str, str]] = frozenset()  # (receiver, library)
+
+
+def _online(
+    receivers: Iterable[PlannedReceiver], deletions: Iterable[DeletionRecord], q: PlannedQueueManager
+) -> Online:
+    """Every receiver of the plan but the freed ones, whose storage is gone until a restore, and those the catalog
+    records deleted after the plan's collection: the plan is what the host had then, the catalog what mqjournal did
+    since. A deletion is matched by name, library and attach time (names wrap: an earlier receiver of the same name
+    is another receiver); a plan without attach times matches by name and library."""
+    collected = _aware(q.collected_at)
+    gone: dict[tuple[str, str], list[DeletionRecord]] = defaultdict(list)
+    for d in deletions:
+        if d.deleted_at >= collected:
+            gone[(d.receiver, d.library)].append(d)
+    count = size = deleted = deleted_bytes = 0
+    last: datetime | None = None
+    names: set[tuple[str, str]] = set()
     for r in receivers:
-        ref = r.ref
-        if ref not in refs or r.status == ReceiverStatus.FREED:
+        if r.status == ReceiverStatus.FREED:
             continue
-        count, size = totals.get(ref, (0, 0))
-        totals[ref] = (count + 1, size + r.size_bytes)
-    return totals
+        library = r.library or q.qmgr_library
+        match = [
+            d
+            for d in gone.get((r.receiver, library), [])
+            if r.attached_at is None or d.attached_at == _aware(r.attached_at)
+        ]
+        if match:
+            deleted += 1
+            deleted_bytes += r.size_bytes
+            names.add((r.receiver, library))
+            last = max([d.deleted_at for d in match] + ([last] if last else []))
+            continue
+        count += 1
+        size += r.size_bytes
+    return Online(count, size, deleted, deleted_bytes, last, frozenset(names))
 
 
 def _row(
     run: PlanRun,
     q: PlannedQueueManager,
     snapshot: Snapshot | None,
-    online: tuple[int, int],
+    online: Online,
     backups: Backups,
     last: tuple[str, LastRun],
     now: datetime,
+    forecasts: Mapping[AspKey, AspForecast],
 ) -> QueueManagerRow:
     def plan_or_snapshot(value: int | None, column: str) -> int | None:
         return value if value is not None else getattr(snapshot, column, None)
@@ -596,8 +729,11 @@ def _row(
         "run_id": run.run_id,
         "collected_at": q.collected_at,
         "utc_offset_minutes": offset,
-        "receivers_online": online[0],
-        "bytes_online": online[1],
+        "receivers_online": online.count,
+        "bytes_online": online.bytes,
+        "deleted_since_plan": online.deleted,
+        "bytes_deleted_since_plan": online.deleted_bytes,
+        "last_deleted_at": online.last_deleted_at,
         "asp_number": plan_or_snapshot(q.asp_number, "asp_number"),
         "asp_capacity_bytes": plan_or_snapshot(q.asp_capacity_bytes, "asp_capacity_bytes"),
         "asp_available_bytes": plan_or_snapshot(q.asp_available_bytes, "asp_available_bytes"),
@@ -620,8 +756,16 @@ def _row(
         "run_state": last[1].state,
         "outcome": last[1].outcome,
         "outcome_from": last[1].outcome_from,
+        "run_note": last[1].run_note,
         "plan": q,
     }
+    asp = values["asp_number"]
+    found = forecasts.get(AspKey(q.host, asp)) if asp is not None else None
+    if found is not None:
+        values["asp_forecast"] = found.model_copy(update={"history": []})
+        if forecast.fills_soon(found, POLICY) and Alert.ASP_FULL_SOON not in values["alerts"]:
+            # The plan job reads no ASP history: the alert is the forecast's (as the run's summarize step adds it).
+            values["alerts"] = sorted([*values["alerts"], str(Alert.ASP_FULL_SOON)])
     row = QueueManagerRow.model_validate(values)
     return row.model_copy(update={"light": traffic_light(row, now)})
 
@@ -697,17 +841,23 @@ def queue_manager(
     backups = backups_of(catalog, host, q.qmgr, library, history=True)
     snapshot = snapshot_of(settings, run.run_id, host, library)
     receivers = run_receivers(run, host, library)
-    online = _online(receivers, {q.ref}).get(q.ref, (0, 0))
-    row = _row(run, q, snapshot, online, backups, RunsOf(settings, [run.run_id], airflow, later)(run.run_id, q), now)
+    online = _online(receivers, backups.deletions, q)
+    forecasts = asp_forecasts(settings)
+    last = RunsOf(settings, [run.run_id], airflow, later)(run.run_id, q)
+    row = _row(run, q, snapshot, online, backups, last, now, forecasts)
+    lines = alert_lines(q)
+    if Alert.ASP_FULL_SOON in row.alerts and Alert.ASP_FULL_SOON not in q.alerts:
+        lines.append(f"{Alert.ASP_FULL_SOON}: {Alert.ASP_FULL_SOON.text}")
     # The on-call alert comes first, and its values fill the recovery form: the restore it needs, kind included.
     stuck = cannot_start(snapshot) if snapshot is not None else None
     return QueueManagerPage(
         row=row,
         history=history(settings, runs, backups, host, library),
-        receivers=receiver_rows(receivers, snapshot, backups, q),
-        alert_lines=([stuck.text] if stuck else []) + alert_lines(q),
+        receivers=receiver_rows(receivers, snapshot, backups, q, online),
+        alert_lines=([stuck.text] if stuck else []) + lines,
         recovery_conf=stuck.recovery_conf() if stuck else recovery_conf(row),
         points_explained=points_sentence(snapshot, q.oldest_needed) if snapshot is not None else None,
+        asp_forecast=forecasts.get(AspKey(host, row.asp_number)) if row.asp_number is not None else None,
     )
 
 
@@ -747,12 +897,22 @@ def history(settings: Settings, runs: Iterable[PlanRun], backups: Backups, host:
 
 
 def receiver_rows(
-    receivers: Iterable[PlannedReceiver], snapshot: Snapshot | None, backups: Backups, q: PlannedQueueManager
+    receivers: Iterable[PlannedReceiver],
+    snapshot: Snapshot | None,
+    backups: Backups,
+    q: PlannedQueueManager,
+    online: Online | None = None,
 ) -> list[ReceiverRow]:
     """The plan's receivers in chain order, with the snapshot's attach and detach times and sequence range where the
-    plan lacks them, the catalog's backups, and why each has its action (explain.py, where it is installed)."""
+    plan lacks them, the catalog's backups, why each has its action (explain.py, where it is installed), and when
+    the catalog records it deleted since the plan's collection (from `online`)."""
     seen = {r.name: r for r in snapshot.receivers} if snapshot else {}
     explain = explainer()
+    collected = _aware(q.collected_at)
+    deleted_at = {
+        (d.receiver, d.library, d.attached_at): d.deleted_at for d in backups.deletions if d.deleted_at >= collected
+    }
+    gone = online.deleted_names if online is not None else frozenset()
     rows = []
     for r in receivers:
         name = r.receiver
@@ -780,6 +940,7 @@ def receiver_rows(
                 reason=str(r.reason),
                 explanation=explain.explanation(r, q) if explain is not None else None,
                 backups=backups.of_receiver(name, library, attached),
+                deleted_at=_deleted_at(deleted_at, name, library, attached) if (name, library) in gone else None,
             )
         )
     return rows
@@ -808,6 +969,14 @@ def recovery_conf(row: QueueManagerRow) -> dict[str, str]:
     elif row.holding_point == "AMQ7462":
         conf["kind"] = "media"
     return conf
+
+
+def _deleted_at(
+    deleted: Mapping[tuple[str, str, datetime], datetime], name: str, library: str, attached: datetime | None
+) -> datetime | None:
+    if attached is not None:
+        return deleted.get((name, library, _aware(attached)))
+    return max((at for (n, lib, _), at in deleted.items() if (n, lib) == (name, library)), default=None)
 
 
 # --- small helpers -----------------------------------------------------------------------------------------------

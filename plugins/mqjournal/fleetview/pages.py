@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from mqjournal.fleetview.charts import Point, bar_chart, line_chart
+from mqjournal import report
+from mqjournal.fleetview.charts import Point, Reading, bar_chart, forecast_chart, line_chart
 from mqjournal.fleetview.data import (
     MAINTENANCE_DAG,
+    POLICY,
     RECOVERY_DAG,
     RED_ALERTS,
     QueueManagerPage,
@@ -28,7 +30,8 @@ from mqjournal.fleetview.data import (
     explainer,
     recovery_conf,
 )
-from mqjournal.sizefmt import size
+from mqjournal.forecast import AspForecast, days_text
+from mqjournal.sizefmt import signed_size, size
 from mqjournal.timefmt import age, local_time
 from mqjournal.vocabulary import alert_text
 
@@ -85,14 +88,23 @@ header .sub, .muted { color: var(--muted); }
 nav.crumbs a { color: #0969da; text-decoration: none; }
 main { padding: 12px 20px 32px; }
 a { color: #0969da; }
+/* The overview lives in Airflow's plugin frame, narrower than the window: cells wrap, less needed columns fold
+   away as it narrows (their numbers stay in the neighbouring cell or on the queue manager page), and what still
+   does not fit scrolls inside .table-wrap rather than being cut off. */
+.table-wrap { overflow-x: auto; max-width: 100%; }
 table.grid { border-collapse: collapse; width: 100%; }
-table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left;
-       vertical-align: top; }
-table.grid th { background: var(--bg); position: sticky; top: 0; white-space: nowrap; font-weight: 600; }
+table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 4px 6px; text-align: left;
+       vertical-align: top; overflow-wrap: anywhere; }
+table.grid th { background: var(--bg); position: sticky; top: 0; font-weight: 600; }
+table#fleet { font-size: 13px; }
+.why.narrow-only { display: none; }
+@media (max-width: 1400px) { .wide-only { display: none; } .why.narrow-only { display: block; } }
+@media (max-width: 1000px) { .roomy-only { display: none; } }
 table.grid th a { color: inherit; text-decoration: none; }
 table.grid th.sorted { background: #ddf4ff; }
-td.num, th.num { text-align: right; white-space: nowrap; }
-td.time { white-space: nowrap; }
+td.num, th.num { text-align: right; }
+.deleted { color: #a40e26; }
+.soon { color: #9a6700; font-weight: 600; }
 .light { display: inline-block; width: 14px; height: 14px; border-radius: 50%; border: 1px solid #0003;
        vertical-align: middle; }
 .light-red { background: #cf222e; } .light-amber { background: #d4a72c; } .light-green { background: #2da44e; }
@@ -158,7 +170,7 @@ def light(row: QueueManagerRow) -> str:
 
 
 def asp(row: QueueManagerRow) -> str:
-    """`30% of 200.0 GB` and, under it, `ASP 1, 139.9 GB free` (HTML)."""
+    """`30% of 200.0 GB` and, under it, `ASP 1, 139.9 GB free` and when it reaches the policy's limit (HTML)."""
     used = row.asp_used_percent
     if used is None:
         return "-"
@@ -166,22 +178,68 @@ def asp(row: QueueManagerRow) -> str:
     return (
         f"{used:.0f}% of {e(size(row.asp_capacity_bytes))}"
         f'<span class="why">ASP {e(number)}, {e(size(row.asp_available_bytes))} free</span>'
+        + forecast_line(row.asp_forecast)
     )
 
 
+def forecast_line(f: AspForecast | None) -> str:
+    """`90% in 12 days, full in 15 days` (or why there is no date), for a cell."""
+    if f is None:
+        return ""
+    if f.growth_bytes_per_day is None:
+        text, css = "no forecast yet: too few collections", ""
+    elif f.days_to_limit is None:
+        text, css = "not filling", ""
+    else:
+        soon = f.days_to_limit <= POLICY.asp_forecast_alert_days
+        reached = "reached" if f.days_to_limit <= 0 else f"in {days_text(f.days_to_limit)}"
+        text = f"{f.limit_percent:g}% {reached}, full in {days_text(f.days_to_full)}"
+        css = " soon" if soon else ""
+    return (
+        f'<span class="why forecast{css}" data-days-to-limit="{e(_days(f.days_to_limit))}" '
+        f'data-days-to-full="{e(_days(f.days_to_full))}">{e(text)}</span>'
+    )
+
+
+def _days(days: float | None) -> str | None:
+    return None if days is None else f"{days:.2f}"
+
+
 def held_by(row: QueueManagerRow) -> str:
-    """`AMQ7462, 46 h` over `since <time>` and `damaged: APP.REQUEST.QUEUE (QLOCAL)`: which point holds the oldest
-    needed receiver, from the plan ("-" when the plan does not say)."""
-    if not row.holding_point:
+    """Which point holds the oldest needed receiver, in the run report's words (report.held_by): right after the
+    checkpoint mqjournal forces, `the latest media recovery point (AMQ7462), 4 s old`, which is MQ's normal state;
+    only a point older than the policy's recovery_point_alert_hours reads `AMQ7462, 46 h`, in bold, over `since
+    <time>`. Then the damaged objects; "-" when the plan does not say."""
+    if not row.holding_point or row.plan is None:
         return "-"
-    text = f'<span class="point-name">{e(row.holding_point)}</span>'
-    if row.holding_point_age_seconds is not None:
-        text += f", {e(age(row.holding_point_age_seconds))}"
-    if row.holding_point_at is not None:
+    words = report.held_by(row.plan, POLICY)
+    old = row.holding_point_age_seconds is not None and (
+        row.holding_point_age_seconds > POLICY.recovery_point_alert_age.total_seconds()
+    )
+    css = "point-name" if old else "point-words"
+    text = f'<span class="{css}" data-point="{e(row.holding_point)}">{e(words)}</span>'
+    if old and row.holding_point_at is not None:
         text += f'<span class="why">since {e(when(row.holding_point_at, row))}</span>'
     if row.damaged_objects:
         text += f'<span class="why">damaged: {e(", ".join(row.damaged_objects))}</span>'
     return text
+
+
+def online_bytes(row: QueueManagerRow) -> str:
+    """Bytes online, the count under it where its own column is folded away, and the receivers the catalog records
+    deleted since the plan (not counted online)."""
+    text = f'{e(size(row.bytes_online))}<span class="why narrow-only">{e(row.receivers_online)} receivers</span>'
+    return text + deleted_since(row)
+
+
+def deleted_since(row: QueueManagerRow) -> str:
+    if not row.deleted_since_plan:
+        return ""
+    return (
+        f'<span class="why deleted" data-deleted-since-plan="{row.deleted_since_plan}" '
+        f'title="the catalog records them deleted after the plan\'s collection">'
+        f"{row.deleted_since_plan} deleted since ({e(size(row.bytes_deleted_since_plan))})</span>"
+    )
 
 
 def alerts(codes: Sequence[str]) -> str:
@@ -218,12 +276,17 @@ def drill(row: QueueManagerRow) -> str:
 
 
 STATE_TITLE = "the run's state in Airflow"
-OUTCOME_FROM = {"note": "the run's note in Airflow", "report": "the run report's outcome line"}
+OUTCOME_FROM = {
+    "queue manager": "this queue manager's outcome in the run report",
+    "note": "the run's note in Airflow (the whole run)",
+    "report": "the run report's outcome line (the whole run)",
+}
 
 
 def last_run(row: QueueManagerRow, links: Links) -> str:
-    """The run's time (its link into Airflow's grid), Airflow's state of it as a badge (none where Airflow's DB is
-    not read), and under them its outcome: the note, else the report's line."""
+    """The run's time (its link into Airflow's grid, the run's note in its title), Airflow's state of it as a badge
+    (none where Airflow's DB is not read), and under them the queue manager's own outcome from the run report, else
+    the run's note, else the report's outcome line."""
     state = (
         f'<span class="state state-{e(row.run_state)}" data-state="{e(row.run_state)}" '
         f'title="{e(STATE_TITLE)}">{e(row.run_state)}</span>'
@@ -238,14 +301,16 @@ def last_run(row: QueueManagerRow, links: Links) -> str:
     else:
         unfinished = row.run_state in ("queued", "running")
         outcome = f'<span class="why outcome">{"no outcome yet" if unfinished else "no report yet"}</span>'
+    run_id = row.last_run_id or row.run_id
+    title = run_id + (f" - the run: {row.run_note}" if row.run_note and row.outcome_from == "queue manager" else "")
     if row.last_run_id is not None:  # a later run that made no plan of it: its run id, since it has no collection
         return (
-            f'<a data-airflow class="run" href="{e(links.run(row.last_run_id))}" title="{e(row.last_run_id)}">'
+            f'<a data-airflow class="run" href="{e(links.run(row.last_run_id))}" title="{e(title)}">'
             f'{e(row.last_run_id)}</a>{state}{outcome}<span class="why" data-planned-in="{e(row.run_id)}">'
             f"no plan of it: the row shows the plan of {e(row.run_id)}</span>"
         )
     return (
-        f'<a data-airflow class="run" href="{e(links.run(row.run_id))}" title="{e(row.run_id)}">'
+        f'<a data-airflow class="run" href="{e(links.run(row.run_id))}" title="{e(title)}">'
         f"{e(when(row.collected_at, row))}</a>{state}{outcome}"
     )
 
@@ -268,8 +333,15 @@ class Column:
     cell: Callable[[QueueManagerRow, Links], str]
     css: str = ""
     numeric: bool = False  # sorted by a number: descending first
+    fold: str = ""  # "wide-only": folded away in a narrow frame (its number shown in a neighbour); "roomy-only"
+
+    @property
+    def classes(self) -> str:
+        return " ".join(c for c in (self.css, self.fold) if c)
 
 
+# The alerts come right after the queue manager: they are what the admin reads first, and the last column is the
+# first one a narrow frame hides.
 COLUMNS: tuple[Column, ...] = (
     Column("light", "", lambda r: r.severity, lambda r, _: light(r), numeric=True),
     Column("host", "host", lambda r: r.host, lambda r, _: e(r.host)),
@@ -282,10 +354,17 @@ COLUMNS: tuple[Column, ...] = (
             f'<span class="why">{e(r.library)}</span>'
         ),
     ),
+    Column("alerts", "alerts", lambda r: len(r.alerts), lambda r, _: alerts(r.alerts), numeric=True),
     Column(
-        "receivers", "receivers online", lambda r: r.receivers_online, lambda r, _: e(r.receivers_online), "num", True
+        "receivers",
+        "receivers online",
+        lambda r: r.receivers_online,
+        lambda r, _: e(r.receivers_online),
+        "num",
+        True,
+        "wide-only",
     ),
-    Column("bytes", "bytes online", lambda r: r.bytes_online, lambda r, _: e(size(r.bytes_online)), "num", True),
+    Column("bytes", "bytes online", lambda r: r.bytes_online, lambda r, _: online_bytes(r), "num", True),
     Column("asp", "ASP use", lambda r: r.asp_used_percent, lambda r, _: asp(r), "num", True),
     Column("oldest", "oldest needed", lambda r: r.oldest_needed, lambda r, _: e(r.oldest_needed)),
     Column(
@@ -295,6 +374,7 @@ COLUMNS: tuple[Column, ...] = (
         lambda r, _: e(age(r.oldest_needed_age_seconds)),
         "num",
         True,
+        "roomy-only",
     ),
     Column("held", "held by", lambda r: r.holding_point, lambda r, _: held_by(r)),
     Column(
@@ -304,6 +384,7 @@ COLUMNS: tuple[Column, ...] = (
         lambda r, _: backup(r),
         "time",
         True,
+        "roomy-only",
     ),
     Column(
         "drill",
@@ -312,9 +393,9 @@ COLUMNS: tuple[Column, ...] = (
         lambda r, _: drill(r),
         "time",
         True,
+        "wide-only",
     ),
     Column("run", "last run", lambda r: r.collected_at, last_run, "time", True),
-    Column("alerts", "alerts", lambda r: len(r.alerts), lambda r, _: alerts(r.alerts), numeric=True),
     Column("recovery", "", lambda r: 0, lambda r, links: recovery_link(links, recovery_conf(r))),
 )
 SORTABLE = {c.key: c for c in COLUMNS if c.title}
@@ -332,28 +413,34 @@ def sort_rows(rows: Sequence[QueueManagerRow], key: str | None, order: str | Non
 
 
 def fleet_page(
-    rows: Sequence[QueueManagerRow], links: Links, *, sort: str | None, order: str | None, source: str
+    rows: Sequence[QueueManagerRow],
+    links: Links,
+    *,
+    sort: str | None,
+    order: str | None,
+    forecasts: Sequence[AspForecast] = (),
 ) -> str:
     column = SORTABLE.get(sort or "") or COLUMNS[0]
     descending = (order or ("desc" if column.numeric else "asc")) == "desc"
     head = []
     for c in COLUMNS:
         if not c.title and c.key != "light":
-            head.append("<th></th>")
+            head.append(f'<th class="{c.classes}"></th>')
             continue
         sorted_here = c.key == column.key
         next_order = ("asc" if descending else "desc") if sorted_here else ("desc" if c.numeric else "asc")
         arrow = (" &#9660;" if descending else " &#9650;") if sorted_here else ""
         label = c.title or "&#9679;"
         head.append(
-            f'<th class="{c.css}{" sorted" if sorted_here else ""}" data-col="{c.key}"'
+            f'<th class="{c.classes}{" sorted" if sorted_here else ""}" data-col="{c.key}"'
             + (f' aria-sort="{"descending" if descending else "ascending"}"' if sorted_here else "")
             + f'><a href="{e(links.fleet(sort=c.key, order=next_order))}">{label}</a>{arrow}</th>'
         )
     body = []
     for r in sort_rows(rows, column.key, "desc" if descending else "asc"):
         cells = "".join(
-            f'<td class="{c.css}" data-col="{c.key}" data-value="{e(_sort_value(c.sort(r)))}">{c.cell(r, links)}</td>'
+            f'<td class="{c.classes}" data-col="{c.key}" data-value="{e(_sort_value(c.sort(r)))}">'
+            f"{c.cell(r, links)}</td>"
             for c in COLUMNS
         )
         body.append(
@@ -368,19 +455,18 @@ def fleet_page(
         )
     else:
         content = (
+            '<div class="table-wrap">'
             f'<table id="fleet" class="grid" data-sort="{column.key}" data-order="{"desc" if descending else "asc"}">'
-            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
             '<p class="muted">The light: red when a queue manager is blocked, has an alert MQ cannot live with for '
             "long, or its ASP is at least 90% full; amber for any other alert, an ASP at least 75% full, a last run "
             "that failed (or, without its state from Airflow, one without its report), or no collection for over 8 "
             "days. Hover over it for the reasons.</p>"
         )
     counts = {color: sum(1 for r in rows if r.light.color == color) for color in ("red", "amber", "green")}
-    subtitle = (
-        f"{len(rows)} queue managers: {counts['red']} red, {counts['amber']} amber, {counts['green']} green "
-        f"&middot; from {e(source)}"
-    )
-    return page("MQ journals", [("MQ journals", None)], content, subtitle)
+    # Where the data folder is stays out of the page: it is the deployment's business, not the admin's.
+    subtitle = f"{len(rows)} queue managers: {counts['red']} red, {counts['amber']} amber, {counts['green']} green"
+    return page("MQ journals", [("MQ journals", None)], content + forecast_section(forecasts), subtitle)
 
 
 def _sort_value(value: Any) -> str:
@@ -400,7 +486,7 @@ def queue_manager_page(p: QueueManagerPage, links: Links) -> str:
     row = p.row
     facts = [
         ("traffic light", f"{light(row)} {e(row.light.color)}"),
-        ("receivers online", f"{row.receivers_online} ({e(size(row.bytes_online))})"),
+        ("receivers online", f"{row.receivers_online} ({e(size(row.bytes_online))})" + deleted_since(row)),
         ("ASP use", asp(row)),
         (
             "oldest needed receiver",
@@ -439,7 +525,7 @@ def queue_manager_page(p: QueueManagerPage, links: Links) -> str:
         f'<h2>Why this light</h2><ul class="reasons" id="light-reasons">{reasons}</ul>'
         f'<h2>Alerts</h2><ul class="reasons" id="alerts">{alert_items}</ul>'
         f"<h2>Recovery</h2>{recovery}"
-        f'<h2>Over time</h2><div class="charts">{charts(p)}</div>'
+        f'<h2>Over time</h2><div class="charts">{charts(p)}{asp_chart(p.asp_forecast, row)}</div>'
         f"<h2>Receivers (newest plan, {len(p.receivers)})</h2>{receiver_table(p.receivers, row)}"
     )
     crumbs = [("MQ journals", links.fleet()), (row.host, None), (row.qmgr, None)]
@@ -491,6 +577,101 @@ def charts(p: QueueManagerPage) -> str:
     )
 
 
+def asp_chart(f: AspForecast | None, row: QueueManagerRow | None = None, name: str = "asp-forecast") -> str:
+    """The ASP's used bytes over the forecast's window, its limit and capacity, and the projection from the newest
+    reading to the day it is full (at most FORECAST_HORIZON_DAYS ahead), or to the window's length ahead when it is not
+    filling."""
+    if f is None:
+        return ""
+    offset = row.utc_offset_minutes if row is not None else _offset(f.as_of)
+    start = f.history[0].at if f.history else f.as_of
+    readings = [
+        Reading(h.at.isoformat(), local_time(h.at, offset), h.used_bytes, (h.at - start).total_seconds())
+        for h in f.history
+    ]
+    now_s = (f.as_of - start).total_seconds()
+    ahead = f.days_to_full if f.days_to_full else f.window_days
+    ahead = min(ahead, FORECAST_HORIZON_DAYS)
+    projection = None
+    end_label = local_time(f.as_of, offset)
+    if f.growth_bytes_per_day is not None:
+        end = f.as_of + timedelta(days=ahead)
+        projection = (now_s, float(f.used_bytes), (end - start).total_seconds(), f.fitted_used(end) or 0.0)
+        end_label = local_time(end, offset)
+    facts = {
+        "host": f.host,
+        "asp_number": f.asp_number,
+        "growth_bytes_per_day": f.growth_bytes_per_day,
+        "days_to_limit": f.days_to_limit,
+        "days_to_full": f.days_to_full,
+        "limit_bytes": f.limit_bytes,
+        "capacity_bytes": f.capacity_bytes,
+    }
+    if f.growth_bytes_per_day is None:
+        said = "no forecast yet: too few collections"
+    elif f.days_to_limit is None:
+        said = f"{signed_size(int(f.growth_bytes_per_day))} a day: not filling"
+    else:
+        said = f"{size(int(f.growth_bytes_per_day))} a day, {f.limit_percent:g}% in {days_text(f.days_to_limit)}"
+    title = f"ASP {f.asp_number} on {f.host}: {said}"
+    return forecast_chart(
+        name if row is not None else f"{name}-{f.host}-{f.asp_number}",
+        title,
+        readings,
+        capacity=f.capacity_bytes,
+        limit=f.limit_bytes,
+        projection=projection,
+        end_label=end_label,
+        facts=facts,
+        fmt=lambda v: size(int(v)),
+    )
+
+
+FORECAST_HORIZON_DAYS = 366.0
+"""How far ahead the chart draws the projection: past a year, the date matters less than the trend."""
+
+
+def _offset(moment: datetime) -> int | None:
+    delta = moment.utcoffset()
+    return int(delta.total_seconds() // 60) if delta is not None else None
+
+
+def forecast_section(forecasts: Sequence[AspForecast]) -> str:
+    """Per host and ASP: use now, growth a day, when it reaches the policy's limit and is full, and its chart."""
+    if not forecasts:
+        return ""
+    rows = []
+    for f in sorted(forecasts, key=lambda f: (f.days_to_limit is None, f.days_to_limit or 0, f.host, f.asp_number)):
+        growth = signed_size(int(f.growth_bytes_per_day)) if f.growth_bytes_per_day is not None else "-"
+        soon = f.days_to_limit is not None and f.days_to_limit <= POLICY.asp_forecast_alert_days
+        limit_at = f" ({f.limit_at:%Y-%m-%d})" if f.limit_at and f.days_to_limit else ""
+        full_at = f" ({f.full_at:%Y-%m-%d})" if f.full_at and f.days_to_full else ""
+        rows.append(
+            f'<tr data-asp-host="{e(f.host)}" data-asp="{f.asp_number}"'
+            f' data-days-to-limit="{e(_days(f.days_to_limit))}" data-days-to-full="{e(_days(f.days_to_full))}">'
+            f"<td>{e(f.host)}</td><td class=num>{f.asp_number}</td>"
+            f'<td class=num>{f.used_percent:.1f}%<span class="why">{e(size(f.used_bytes))} of '
+            f"{e(size(f.capacity_bytes))}</span></td>"
+            f'<td class=num data-value="{e(f.growth_bytes_per_day)}">{e(growth)}</td>'
+            f'<td class="num{" soon" if soon else ""}">{e(days_text(f.days_to_limit))}{e(limit_at)}</td>'
+            f"<td class=num>{e(days_text(f.days_to_full))}{e(full_at)}</td>"
+            f"<td class=num>{f.samples}</td>"
+            f"<td><details><summary>chart</summary>{asp_chart(f)}</details></td></tr>"
+        )
+    limit = f"{POLICY.asp_limit_percent:g}%"
+    return (
+        f"<h2>ASP forecasts</h2>"
+        f'<div class="table-wrap"><table id="asp-forecasts" class="grid"><thead><tr><th>host</th><th class=num>ASP</th>'
+        f"<th class=num>used</th><th class=num>growth a day</th><th class=num>{limit} in</th>"
+        "<th class=num>full in</th><th class=num>collections</th><th></th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f'<p class="muted">The growth is fitted by least squares to the used space of the collections of the last '
+        f"{POLICY.asp_forecast_window_days:g} days, between the drops deletes make: how fast the ASP fills if nothing "
+        f"is deleted. Under {POLICY.asp_forecast_alert_days:g} days to {limit}, its queue managers get the alert "
+        "ASP_FULL_SOON. Days count from the newest collection.</p>"
+    )
+
+
 def _bytes_step(history: Sequence[RunPoint]) -> float:
     top = max((h.bytes_online or 0 for h in history), default=0)
     return 1024.0**3 if top >= 10 * 1024**3 else 1024.0**2 if top >= 1024**2 else 1.0
@@ -507,16 +688,23 @@ def receiver_table(receivers: Sequence[ReceiverRow], row: QueueManagerRow) -> st
         sequence = f"{r.first_sequence}-{r.last_sequence}" if r.first_sequence is not None else "-"
         shown = size(r.size_bytes) if r.size_bytes is not None else None
         reason = e(r.reason) + (f'<span class="why">{e(r.explanation)}</span>' if r.explanation else "")
+        status = e(r.status)
+        if r.deleted_at is not None:  # the plan's status is what the host had then; the catalog says what followed
+            status = f'<span class="deleted">deleted</span><span class="why">{e(when(r.deleted_at, row))}</span>'
+        gone = f' data-deleted-at="{e(r.deleted_at.isoformat())}"' if r.deleted_at is not None else ""
         body.append(
-            f'<tr data-receiver="{e(r.name)}" data-action="{e(r.action)}" data-reason="{e(r.reason)}">'
-            f"<td>{e(r.name)}</td><td>{e(r.library)}</td><td class=num>{e(r.chain_position)}</td><td>{e(r.status)}</td>"
+            f'<tr data-receiver="{e(r.name)}" data-action="{e(r.action)}" data-reason="{e(r.reason)}"{gone}>'
+            f"<td>{e(r.name)}</td><td>{e(r.library)}</td><td class=num>{e(r.chain_position)}</td><td>{status}</td>"
             f'<td class="time">{e(when(r.attached_at, row))}</td><td class="time">{e(when(r.detached_at, row))}</td>'
             f'<td class=num data-value="{e(r.size_bytes)}">{e(shown)}</td>'
             f"<td class=num>{e(sequence)}</td>"
             f'<td class="time">{e(when(r.saved_at, row))}</td><td>{backups(r.backups)}</td>'
             f"<td>{e(r.action)}</td><td>{reason}</td></tr>"
         )
-    return f'<table id="receivers" class="grid"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+    return (
+        f'<div class="table-wrap"><table id="receivers" class="grid"><thead>{head}</thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def backups(where: Sequence[str]) -> str:
