@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from mqjournal.fleetview.app import create_app
 from mqjournal.fleetview.data import AirflowRun
 from mqjournal.planrows import read_queue_managers, read_receivers
+from mqjournal.policy import Policy
 from mqjournal.settings import Settings
 from mqjournal.snapshot import read_snapshots
 from mqjournal.vocabulary import ReceiverStatus
@@ -212,6 +213,25 @@ def test_the_asps_capacity_and_free_space_are_the_plans(client):
         BILLING: 500 * MB,
         PAYROLL: 500 * MB,
     }
+
+
+def test_the_days_until_an_asp_reaches_its_limit_and_is_full_are_the_forecasts(client, fleet):
+    from mqjournal import forecast
+    from tests.fleetview.test_data import fill_payrolls_asp
+
+    assert "ibmmq_qmgr_journal_asp_full_days" not in scrape(client)  # two collections: no date yet
+    fill_payrolls_asp(fleet, [500, 540, 580, 620])  # PAYROLL's ASP 2: 40 MB a day, 90% in 7 days, full in 9.5
+
+    samples = scrape(client)
+
+    payroll = forecast.read_forecasts(fleet.settings.snapshots, Policy())[forecast.AspKey("ibmi-prod1", 2)]
+    assert per_queue_manager(samples, "ibmmq_qmgr_journal_asp_limit_days", asp="2") == {
+        PAYROLL: pytest.approx(payroll.days_to_limit)
+    }
+    assert per_queue_manager(samples, "ibmmq_qmgr_journal_asp_full_days", asp="2") == {
+        PAYROLL: pytest.approx(payroll.days_to_full)
+    }
+    assert (payroll.days_to_limit, payroll.days_to_full) == (pytest.approx(7), pytest.approx(9.5))
 
 
 def test_prometheus_scrapes_its_jobs_path_over_http_from_the_app_mounted_as_the_api_server_mounts_it(fleet, auth, runs):

@@ -239,6 +239,17 @@ def families(figures: Iterable[Figures]) -> list[Metric]:
         "Free space of that ASP at the collection",
         labels=[*LABELS, "asp"],
     )
+    asp_limit_days = GaugeMetricFamily(
+        "ibmmq_qmgr_journal_asp_limit_days",
+        "Days from the newest collection until that ASP reaches the policy's limit (asp_limit_percent) at its fitted "
+        "growth when nothing is freed (mqjournal.forecast); 0 when it has; no series without a date",
+        labels=[*LABELS, "asp"],
+    )
+    asp_full_days = GaugeMetricFamily(
+        "ibmmq_qmgr_journal_asp_full_days",
+        "Days from the newest collection until that ASP is full at the same growth; no series without a date",
+        labels=[*LABELS, "asp"],
+    )
     run_state = GaugeMetricFamily(
         "ibmmq_qmgr_journal_last_run_state",
         "1 for the state Airflow gives the queue manager's last maintenance run, 0 for the others (unknown: Airflow "
@@ -263,13 +274,19 @@ def families(figures: Iterable[Figures]) -> list[Metric]:
             asp = "" if row.asp_number is None else str(row.asp_number)
             asp_capacity.add_metric([*f.labels, asp], float(row.asp_capacity_bytes))
             asp_free.add_metric([*f.labels, asp], float(row.asp_available_bytes))
+        asp_forecast = row.asp_forecast
+        if asp_forecast is not None:
+            days_to = ((asp_limit_days, asp_forecast.days_to_limit), (asp_full_days, asp_forecast.days_to_full))
+            for family, days in days_to:
+                if days is not None:
+                    family.add_metric([*f.labels, str(asp_forecast.asp_number)], days)
         state = row.run_state if row.run_state in RUN_STATES else "unknown"
         for candidate in RUN_STATES:
             run_state.add_metric([*f.labels, candidate], 1.0 if candidate == state else 0.0)
         run_info.add_metric([*f.labels, row.last_run_id or row.run_id, row.outcome or ""], 1.0)
         for code in row.alerts:
             alert.add_metric([*f.labels, code], 1.0)
-    return [*found, backup, asp_capacity, asp_free, run_state, run_info, alert]
+    return [*found, backup, asp_capacity, asp_free, asp_limit_days, asp_full_days, run_state, run_info, alert]
 
 
 class _Scrape:
