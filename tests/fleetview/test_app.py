@@ -9,6 +9,7 @@ import json
 import logging
 import re
 from collections.abc import Collection
+from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,6 +17,8 @@ from fastapi.testclient import TestClient
 from mqjournal.fleetview import airflow_runs
 from mqjournal.fleetview.app import create_app
 from mqjournal.fleetview.data import AirflowRun
+from mqjournal.reportlinks import with_report_link
+from mqjournal.runreport import RunFacts, render_html
 from tests.fleetview.conftest import RUN1, RUN2, add_dag_run, narrow_plan
 
 
@@ -232,7 +235,8 @@ def test_the_last_run_cell_shows_airflows_state_as_a_badge_and_the_note_as_the_o
         '<span class="why outcome" data-outcome-from="note" title="the run&#x27;s note in Airflow">'
         "approved by admin: 2 receivers deleted; 1 failed</span>"
     ) in cell
-    assert len(re.findall("<a ", cell)) == 1  # the run's link into Airflow's grid, alone
+    # The run's link into Airflow's grid, and its report's page.
+    assert re.findall(r'<a [^>]*class="(\w+)"', cell) == ["run", "report"]
 
 
 def test_without_the_run_in_airflow_the_cell_has_no_badge_and_the_reports_outcome(logged_in):
@@ -265,6 +269,91 @@ def test_the_queue_manager_pages_last_run_fact_has_the_state_and_the_note(logged
         "rejected by admin: nothing deleted",
         "note",
     )
+
+
+# --- the runs' reports ----------------------------------------------------------------------------------------------
+
+
+def write_html_report(settings, run_id: str, outcome: str) -> None:
+    path = settings.report_file(run_id).with_suffix(".html")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(RunFacts(run_id=run_id, outcome=outcome)), encoding="utf-8")
+
+
+def report_url(run_id: str, dag_id: str = "mq_journal_maintenance") -> str:
+    return f"/runs/{dag_id}/{quote(run_id, safe='')}/report"
+
+
+def test_a_runs_html_report_is_served_at_its_own_address(logged_in, fleet):
+    write_html_report(fleet.settings, RUN2, "approved by Ana: 3 deleted, 4.0 MB freed")
+
+    answer = logged_in.get(report_url(RUN2))
+
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    assert f"<title>mq_journal_maintenance {RUN2}</title>" in answer.text
+    assert "Outcome: approved by Ana: 3 deleted, 4.0 MB freed" in answer.text
+    assert answer.headers["content-security-policy"].startswith("default-src 'none'")
+
+
+def test_a_runs_report_needs_a_login(client, fleet):
+    write_html_report(fleet.settings, RUN2, "approved by Ana: 3 deleted, 4.0 MB freed")
+
+    answer = client.get(report_url(RUN2))
+
+    assert answer.status_code == 401 and "Ana" not in answer.text
+
+
+def test_a_run_without_a_report_yet_says_so(logged_in):
+    answer = logged_in.get(report_url("manual__2026-11-28T09:00:00+00:00"))
+
+    assert answer.status_code == 404
+    assert "No report yet: mq_journal_maintenance manual__2026-11-28T09:00:00+00:00" in answer.text
+    assert "written when its report task runs" in answer.text
+
+
+@pytest.mark.parametrize("run_id", ["<img src=x onerror=alert(1)>", "a b", "x" * 251])
+def test_a_run_id_airflow_would_refuse_is_not_looked_up_and_is_escaped(logged_in, run_id):
+    answer = logged_in.get(report_url(run_id))
+
+    assert answer.status_code == 404 and "<img" not in answer.text
+    assert "not a run id Airflow accepts" in answer.text
+
+
+def test_a_path_out_of_the_reports_folder_is_not_served(logged_in, fleet):
+    (fleet.settings.data_folder / "secret.html").write_text("<title>secret</title>", encoding="utf-8")
+
+    for path in ("/runs/mq_journal_maintenance/..%2Fsecret/report", "/runs/mq_journal_maintenance/../secret/report"):
+        answer = logged_in.get(path)
+        assert answer.status_code == 404 and "secret</title>" not in answer.text, path
+
+
+def test_another_run_id_written_to_the_same_file_name_does_not_show_that_report(logged_in, fleet):
+    write_html_report(fleet.settings, RUN2, "approved by Ana: 3 deleted, 4.0 MB freed")
+    alike = RUN2.replace(":", "_")  # safe() writes both to one file name
+
+    answer = logged_in.get(report_url(alike))
+
+    assert answer.status_code == 404 and "Ana" not in answer.text
+
+
+def test_a_recovery_runs_markdown_report_is_served_escaped(logged_in, fleet):
+    path = fleet.settings.recovery_report_file("manual__r1")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# mq_journal_recovery manual__r1\n\nOutcome: approved by <b>Ana</b>: executed\n")
+
+    answer = logged_in.get(report_url("manual__r1", "mq_journal_recovery"))
+
+    assert answer.status_code == 200 and "approved by &lt;b&gt;Ana&lt;/b&gt;: executed" in answer.text
+
+
+def test_a_dag_that_writes_no_report_has_no_report_page(logged_in):
+    assert logged_in.get(report_url(RUN2, "some_other_dag")).status_code == 404
+
+
+def test_the_fleet_row_links_its_runs_report(logged_in):
+    cell = run_cell(row_html(logged_in.get("/").text, "BILLING"))
+
+    assert f'<a class="report" href="/runs/mq_journal_maintenance/{quote(RUN2, safe="")}/report"' in cell
 
 
 # --- a real Airflow metadata DB ------------------------------------------------------------------------------------
@@ -374,3 +463,12 @@ def test_an_airflow_db_that_cannot_be_read_is_logged_once_and_the_page_still_sho
     assert "dry run: plan only, nothing saved or deleted" in first.text
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "could not read the runs in Airflow's DB" in warnings[0].getMessage()
+
+
+def test_a_note_shows_as_the_outcome_without_the_link_to_the_report_it_ends_with(airflow_orm, fleet, in_airflow):
+    note = with_report_link("rejected by admin: nothing deleted", "mq_journal_maintenance", RUN2, 1000)
+    add_dag_run(RUN2, "success", note, conf={"hosts": ["ibmi-prod2"]})
+
+    billing = {r["qmgr"]: r for r in in_airflow.get("/api/fleet").json()}["BILLING"]
+
+    assert billing["outcome"] == "rejected by admin: nothing deleted"
