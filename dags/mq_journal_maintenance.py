@@ -5,6 +5,12 @@ safe: each save file is copied into the backup store, and after `keep_on_host_da
 partition, once its copy verifies again. Deletes run only after an admin approves, and each re-checks its live
 partition (and the store) first. Rerunning any task, or
 the whole run, repeats nothing that was done and loses nothing.
+
+A run is green only when it did all it promised, or a person chose less (rejected: the deletes are skipped, pink). A
+copy into the backup store that failed, a delete refused for lack of a proven backup, a queue manager not found:
+the step that left it ends red, and so does the run, whose note says what and why and links the run's report
+(docs/run-states.md). One run at a time: a run triggered while another runs (or waits at its gate) is queued until
+that one ends.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
 from mqjournal.space import DATA_COMPRESSION_VALUES
+from mqjournal.undone import delete_left_undone, save_left_undone
 
 
 def _policy_max(field: str) -> float:
@@ -52,8 +59,16 @@ def _policy(params: dict[str, Any]) -> Policy:
 def _gate_body(context: Any, summary: RunPlan) -> str:
     s = settings()
     store = BackupStore.from_settings(s)
+    run_id = context["run_id"]
+    saves = context["ti"].xcom_pull(task_ids="save")
     return steps.gate_body(
-        s.plan_dir(context["run_id"]), summary, store, _policy(context["params"]), snapshots=s.snapshots
+        s.plan_dir(run_id),
+        summary,
+        store,
+        _policy(context["params"]),
+        snapshots=s.snapshots,
+        saves=saves,
+        run_id=run_id,
     )
 
 
@@ -217,7 +232,7 @@ def mq_journal_maintenance():
         hosts = labelled(HostBatch.from_xcom(batch))
         plan = RunPlan.from_xcom(summary)
         done = steps.save_batch(settings(), hosts, plan, run_id, params["save_library"], _policy(params))
-        return returned(done, hosts, "save")
+        return returned(done, hosts, "save and copy to the backup store", undone=save_left_undone)
 
     @task(**ssh, map_index_template=LABEL)
     def clean_up(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
@@ -226,9 +241,12 @@ def mq_journal_maintenance():
 
     # One option per queue manager with receivers to delete, several at once, none preselected; no answer in the
     # form's hours fails the gate and deletes nothing (QueueManagerApproval). Its body is made when it opens, after
-    # the saves, so that it shows what the backup store holds now.
+    # the saves, so that it shows what the backup store holds now, and warns of what they left undone: it opens
+    # after a failed save too (ALL_DONE_MIN_ONE_SUCCESS, the branch being the success), since each delete re-checks
+    # its proof on the live host and a store outage on one host must not hold the fleet's deletes.
     approve = QueueManagerApproval(
         task_id="approve",
+        trigger_rule=TriggerRule.ALL_DONE_MIN_ONE_SUCCESS,
         subject="Delete MQ journal receivers ({{ run_id }})",
         summary_task_id="summarize",
         timeout_param="approval_hours",
@@ -245,7 +263,7 @@ def mq_journal_maintenance():
         done = steps.delete_batch(settings(), hosts, plan, chosen, run_id, _policy(params))
         if done is None:
             raise AirflowSkipException(f"{hosts.label}: no queue manager chosen at the approval gate, nothing deleted")
-        return returned(done, hosts, "delete")
+        return returned(done, hosts, "delete", undone=delete_left_undone)
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
@@ -327,10 +345,10 @@ def mq_journal_maintenance():
     deleted = delete.partial(summary=summary, approval=approve.output).expand(batch=batches)
     cleaned = clean_up.expand(batch=batches)
     branch >> [saved, approve]
-    # The gate opens once the saves are done: its body then counts their copies in the backup store, and a failed
-    # save (which stops every delete anyway) asks nobody.
-    saved >> approve
-    [saved, approve] >> deleted
+    # The gate opens once the saves are done, failed or not: its body then counts their copies in the backup store
+    # and names what a failed save or copy leaves undeletable. The deletes wait for the gate alone, so that an
+    # approval is carried out after a failed save too; they need its answer, and a proven backup of each receiver.
+    saved >> approve >> deleted
     saved >> cleaned
     reported = report()
     [summary, saved, deleted, cleaned] >> reported

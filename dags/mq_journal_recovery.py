@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import pendulum
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import recovery as steps
-from mqjournal.airflow.approval import approvers
+from mqjournal.airflow.approval import ANSWER_KEY, NamedApproval, approvers
 from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
@@ -91,7 +90,8 @@ def mq_journal_recovery():
     def blocked(made: Pulled) -> None:
         steps.refuse(RecoveryPlanMade.from_xcom(made))
 
-    approve = ApprovalOperator(
+    # Its answer is left in XCom before Airflow acts on it, so the report names who rejected too (NamedApproval).
+    approve = NamedApproval(
         task_id="approve",
         subject="MQ recovery {{ params.kind }} of {{ params.qmgr }} on {{ params.host }} ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='plan')['body'] }}",
@@ -110,11 +110,16 @@ def mq_journal_recovery():
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(run_id=None, ti=None) -> str:
         made, result = ti.xcom_pull(task_ids="plan"), ti.xcom_pull(task_ids="execute")
+        states = ti.get_task_states(dag_id=ti.dag_id, task_ids=["approve"], run_ids=[run_id])
+        approve_state = (states.get(run_id) or {}).get("approve")
         return steps.write_report(
             settings(),
             run_id,
             RecoveryPlanMade.from_xcom(made) if made is not None else None,
             RecoveryResult.model_validate(result) if result is not None else None,
+            approval=ti.xcom_pull(task_ids="approve"),
+            approve_state=str(approve_state) if approve_state else None,
+            answer=ti.xcom_pull(task_ids="approve", key=ANSWER_KEY),
         )
 
     made = plan()

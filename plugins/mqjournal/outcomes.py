@@ -61,6 +61,11 @@ class SaveResult(_HostStep):
     not_copied: list[tuple[str, str]] = Field(
         default_factory=list, description="(LIB/NAME, why): save files not copied off the partition"
     )
+    unproven: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(receiver, why): wanted receivers this step left without a backup off the partition (not saved, "
+        "or their save file not copied into the backup store); no delete removes them until a later step proves one",
+    )
     note: str | None = Field(None, description="why the step did nothing at all (backup: site)")
 
 
@@ -72,6 +77,11 @@ class DeleteResult(_HostStep):
     already_gone: list[str] = Field(default_factory=list)
     kept: list[tuple[str, str]] = Field(default_factory=list, description="(receiver, why), in chain order")
     failed: tuple[str, str] | None = Field(None, description="(receiver, message) that stopped the deletes")
+    unproven: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(receiver, why): approved receivers refused at the re-check for lack of a proven backup (also in "
+        "`kept`): the promised delete was left undone",
+    )
 
 
 class CleanupResult(StepValue):

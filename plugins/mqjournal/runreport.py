@@ -24,6 +24,7 @@ from mqjournal.ranges import receiver_ranges
 from mqjournal.report import asp_text, markdown_text, range_lines
 from mqjournal.sizefmt import signed_size, size
 from mqjournal.space import net_bytes
+from mqjournal.undone import why_runs
 from mqjournal.vocabulary import DELETES, SAVES, Action
 
 QUIET_LISTED = 50
@@ -59,6 +60,11 @@ class RunFacts(BaseModel):
         default_factory=list,
         description="`host/QMGR: why` of each queue manager the fleet file names whose journal was not found: "
         "not collected, saved or deleted",
+    )
+    left_undone: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="by `host/QMGR`: the work the run promised and left undone, each line what and why "
+        "(mqjournal.undone); the run failed on it",
     )
 
 
@@ -144,27 +150,6 @@ def _ranges_of(qm: _Qm, names: Iterable[str], verb: str = "") -> list[str]:
     return lines + ([f"{', '.join(unknown)} (not in the plan)"] if unknown else [])
 
 
-def _why_runs(pairs: Sequence[tuple[str, str]]) -> list[str]:
-    """(receiver, why) pairs, consecutive ones with the same why as one line: `AMQA000003-AMQA000005: why`."""
-    lines: list[str] = []
-    run: list[str] = []
-    last = None
-    for name, why in pairs:
-        if run and why != last:
-            lines.append(_run_line(run, last or ""))
-            run = []
-        run.append(name)
-        last = why
-    if run:
-        lines.append(_run_line(run, last or ""))
-    return lines
-
-
-def _run_line(names: list[str], why: str) -> str:
-    span = names[0] if len(names) == 1 else f"{names[0]}-{names[-1]} ({len(names)} receivers)"
-    return f"{span}: {why}"
-
-
 # --- what the report says -------------------------------------------------------------------------------------------
 
 
@@ -208,7 +193,7 @@ def _saved(facts: RunFacts, qm: _Qm) -> Bullets | None:
         items += [Item(t, tuple(where)) for t in _ranges_of(qm, s.saved, "saved now")]
     if s.already_saved:
         items += [Item(t) for t in _ranges_of(qm, s.already_saved, "already saved by an earlier run")]
-    items += [Item(f"not saved: {line}") for line in _why_runs(s.not_saved)]
+    items += [Item(f"not saved: {line}") for line in why_runs(s.not_saved)]
     items += [Item(f"save file {f} not copied off the partition: {why}") for f, why in s.not_copied]
     if s.note:
         items.append(Item(s.note))
@@ -232,7 +217,7 @@ def _deleted(facts: RunFacts, qm: _Qm) -> Bullets | None:
         items.append(Item(f"{size(d.freed_bytes)} freed on the ASP"))
     if d.already_gone:
         items.append(Item(f"already gone from the host: {', '.join(d.already_gone)}"))
-    items += [Item(f"not deleted at the re-check: {line}") for line in _why_runs(d.kept)]
+    items += [Item(f"not deleted at the re-check: {line}") for line in why_runs(d.kept)]
     if d.failed:
         items.append(Item(f"the deletes stopped at {d.failed[0]}: {d.failed[1]}"))
     items += [Item(f"found after an interrupted step: {line}") for line in d.reconciled or []]
@@ -390,12 +375,21 @@ def _not_found(facts: RunFacts) -> list[Block]:
     return [Bullets("Not found on their hosts (this run did nothing for them)", tuple(map(Item, facts.not_found)))]
 
 
+def _left_undone(facts: RunFacts) -> list[Block]:
+    """Right under the outcome: what the run promised and did not do is what an admin acts on first."""
+    if not facts.left_undone:
+        return []
+    items = tuple(Item(label, tuple(lines)) for label, lines in facts.left_undone.items())
+    return [Bullets("Left undone (the run failed on it; what to do is in each failed task's log)", items)]
+
+
 def document(facts: RunFacts) -> list[Block]:
     """The report as blocks, rendered by render_markdown and render_html."""
     qms = _gather(facts)
     blocks: list[Block] = [
         Heading(1, f"{facts.dag_id} {facts.run_id}"),
         Para(f"Outcome: {facts.outcome}", strong=True),
+        *_left_undone(facts),
         *_approval(facts),
         Para(_totals(facts, qms)),
         *_not_found(facts),

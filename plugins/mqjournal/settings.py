@@ -471,8 +471,27 @@ class Settings(_Section):
     def recovery_plan_file(self, run_id: str) -> DataPath:
         return self.data_folder / "recovery" / safe(run_id) / "plan.json"
 
+    def recovery_note_file(self, run_id: str) -> DataPath:
+        """The recovery run's one-line outcome, naming its approver, for its note in the grid."""
+        return self.data_folder / "reports" / f"recovery_{safe(run_id)}.note"
+
     def expiry_report_file(self, run_id: str) -> DataPath:
         return self.data_folder / "reports" / f"expiry_{safe(run_id)}.md"
+
+    def expiry_note_file(self, run_id: str) -> DataPath:
+        """The backup expiry run's one-line outcome, naming its approver, for its note in the grid."""
+        return self.data_folder / "reports" / f"expiry_{safe(run_id)}.note"
+
+    def report_page_file(self, dag_id: str, run_id: str) -> DataPath | None:
+        """The file the plugin serves as the run's report page (mqjournal.reportlinks): the maintenance run's HTML
+        page, the other DAGs' Markdown; None for a DAG that writes no report."""
+        files = {
+            "mq_journal_maintenance": lambda r: self.report_file(r).with_suffix(".html"),
+            "mq_journal_recovery": self.recovery_report_file,
+            "mq_journal_backup_expiry": self.expiry_report_file,
+            "mq_journal_restore_drill": self.drill_report_file,
+        }
+        return files[dag_id](run_id) if dag_id in files else None
 
     def drill_report_file(self, run_id: str) -> DataPath:
         return self.data_folder / "reports" / f"drill_{safe(run_id)}.md"

@@ -16,13 +16,22 @@ import yaml
 
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.connections import conn_id_for, fleet_connections
-from mqjournal.airflow.hostwork import BatchResult, QueueManagersFailed, finish, host_batches, run_per_queue_manager
+from mqjournal.airflow.hostwork import (
+    BatchResult,
+    QueueManagersFailed,
+    WorkLeftUndone,
+    finish,
+    host_batches,
+    run_per_queue_manager,
+)
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import HostBatch, MaintenanceTarget, PartitionTimeZone
 from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.ibmi.readings import partition_zone
+from mqjournal.outcomes import SaveResult
 from mqjournal.settings import SshSettings, TaskSettings
 from mqjournal.snapshot import read_snapshots
+from mqjournal.undone import save_left_undone
 from tests.conftest import fleet_config, serve
 
 HOSTS = ("ibmi1", "ibmi2", "ibmi3")
@@ -184,6 +193,38 @@ def test_a_host_taken_out_of_the_fleet_file_since_the_run_selected_it_fails_by_n
 def test_the_outcomes_of_a_batch_are_its_task_value():
     batch = HostBatch(targets=[target("ibmi1", "QM1")])
     assert finish(BatchResult(done={"k": "v"}), batch, pytest.fail, doing="collect") == ["v"]
+
+
+def test_a_batch_that_left_work_undone_pushes_its_outcomes_and_fails_naming_what_and_why():
+    t = target("ibmi1", "QM1")
+    outage = SaveResult(target=t.ref, saved=["AMQA000001"], not_copied=[("QGPL/QMQM10001", "store unreachable")])
+    pushed: list[list[dict]] = []
+
+    with pytest.raises(WorkLeftUndone) as caught:
+        finish(
+            BatchResult(done={t.key: outage}),
+            HostBatch(targets=[t]),
+            pushed.append,
+            doing="save",
+            undone=save_left_undone,
+        )
+
+    assert pushed == [[outage.to_xcom()]]  # the gate and the report read what the save did
+    assert str(caught.value) == (
+        "ibmi1: save left work undone on 1 queue manager: ibmi1/QM1: save file QGPL/QMQM10001 not copied into the "
+        "backup store: store unreachable"
+    )
+
+
+def test_a_batch_that_left_nothing_undone_is_its_task_value():
+    t = target("ibmi1", "QM1")
+    done = SaveResult(target=t.ref, saved=["AMQA000001"], copied=["k"])
+
+    value = finish(
+        BatchResult(done={t.key: done}), HostBatch(targets=[t]), pytest.fail, doing="save", undone=save_left_undone
+    )
+
+    assert value == [done.to_xcom()]
 
 
 def test_a_targets_time_zone_travels_through_xcom_and_reads_times_from_before_the_end_of_dst():

@@ -7,9 +7,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mqjournal.airflow.maintenance import gate_body, outcome, summarize
+from mqjournal.airflow.approval import ALL_QUEUE_MANAGERS, approval_options
+from mqjournal.airflow.maintenance import gate_body, outcome, report, summarize
+from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import MaintenanceTarget, RunPlan
-from mqjournal.outcomes import DeleteResult
+from mqjournal.outcomes import DeleteResult, SaveResult
 from mqjournal.policy import Policy
 from mqjournal.report import DETAILED_QUEUE_MANAGERS, RANGES_PER_LIST, RECOVERY_PAGE, plan_body
 from tests.plan.builders import changed, planned_queue_manager
@@ -322,3 +324,76 @@ def test_summarize_adds_asp_full_soon_from_the_snapshot_history(tmp_path):
     alerted = {q.qmgr: "ASP_FULL_SOON" in q.alerts for q in summary.queue_managers}
     assert alerted[filling.qmgr] and not all(alerted.values())
     assert "ASP_FULL_SOON" in summary.body
+
+
+UNREACHABLE = "the backup store is unreachable: connection refused"
+
+
+def _store_outage(summary: RunPlan) -> list[dict]:
+    """The save task's XCom value as a store outage leaves it: every queue manager saved, no copy made."""
+    return [
+        SaveResult(
+            target=key,
+            saved=names,
+            save_files=[f"QGPL/S{i}"],
+            not_copied=[(f"QGPL/S{i}", UNREACHABLE)],
+            unproven=[
+                (n, f"its save file QGPL/S{i} was not copied into the backup store: {UNREACHABLE}") for n in names
+            ],
+        ).to_xcom()
+        for i, (key, names) in enumerate(summary.to_delete.items())
+    ]
+
+
+def test_the_gate_warns_above_its_table_when_the_saves_could_not_copy_and_names_what_it_will_not_delete(tmp_path):
+    summary = summarize(tmp_path, _written_plan(tmp_path))
+
+    body = gate_body(tmp_path, summary, _Store(), Policy(), saves=_store_outage(summary), run_id="manual__1")
+
+    warning, table = body.index("**Warning: this run's saves left work undone.**"), body.index("| host |")
+    assert warning < table
+    assert "> - ibmi-prod1/PAYROLL: save file QGPL/S" in body and UNREACHABLE in body
+    assert "> - ibmi-prod1/PAYROLL: not deleted whatever the answer: AMQA000000-AMQA000023 (24 receivers)" in body
+    assert "[The run's report](mqjournal/runs/mq_journal_maintenance/manual__1/report)" in body
+
+
+def test_the_gate_has_no_warning_when_every_save_was_copied(tmp_path):
+    summary = summarize(tmp_path, _written_plan(tmp_path))
+    copied = [SaveResult(target=key, saved=names, copied=["k"]).to_xcom() for key, names in summary.to_delete.items()]
+
+    body = gate_body(tmp_path, summary, _Store(), Policy(), saves=copied)
+
+    assert "Warning" not in body
+
+
+def test_a_run_whose_saves_were_not_copied_ends_with_a_note_and_report_that_say_what_was_left_undone(tmp_path):
+    settings = Settings(data_dir=tmp_path / "data", spark_app=Path("unused"), schedule=None)
+    run_id = "manual__2026-11-28T08:00:00+00:00"
+    targets = _written_plan(Path(str(settings.plan_dir(run_id))))
+    summary = summarize(settings.plan_dir(run_id), targets)
+    payroll = next(k for k in summary.to_delete if "PAYROLL" in k)
+    every = [o for o in approval_options(summary) if o.startswith(ALL_QUEUE_MANAGERS)]
+    approval = {"chosen_options": every, "responded_by_user": {"id": "a", "name": "Ana"}}
+    refused = DeleteResult(
+        target=payroll,
+        kept=[("AMQA000000", "no proven backup: QGPL/S0 has no verified copy in the backup store")],
+        unproven=[("AMQA000000", "no proven backup: QGPL/S0 has no verified copy in the backup store")],
+    )
+
+    report(
+        settings,
+        run_id,
+        dry_run=False,
+        summary=summary.to_xcom(),
+        saves=_store_outage(summary),
+        deletes=[refused.to_xcom()],
+        approval=approval,
+        approve_state="success",
+    )
+
+    note = settings.note_file(run_id).read_text()
+    assert note.startswith("approved by Ana: 0 deleted, 0 B freed; LEFT UNDONE on 2 queue managers: "), note
+    assert "ibmi-prod1/PAYROLL (save file QGPL/S" in note
+    html = settings.report_file(run_id).with_suffix(".html").read_text()
+    assert "<h3>Left undone (the run failed on it; what to do is in each failed task&#x27;s log)</h3>" in html
+    assert "not deleted, no proven backup: AMQA000000: no proven backup: QGPL/S0 has no verified copy" in html

@@ -4,9 +4,10 @@ Run as a script in a fresh process (Airflow reads its configuration once, at imp
     python tests/dags/maintenance_driver.py WORKDIR
 Scenarios, each on its own simulated partition: the gate approved; the gate rejected ("Delete nothing"); the gate
 approved after a receiver became needed again; a partition not ready for mqjournal (IBM i 7.3), refused by the
-preflight; two queue managers of which the approver chooses one; a dry run; a gate nobody answers; a queue manager
-that cannot start (a needed receiver deleted outside mqjournal, then a power loss), whose recovery the run triggers
-(in the run of the gate nobody answers: it needs no answer of its own). The scenarios one
+preflight; two queue managers of which the approver chooses one; a dry run; a gate nobody answers, on a partition
+whose save files cannot be copied into the backup store (every download of them drops); a queue manager that cannot
+start (a needed receiver deleted outside mqjournal, then a power loss), whose recovery the run triggers (in the run of
+the gate nobody answers: it needs no answer of its own). The scenarios one
 answer can serve share a run (the approved one, one mapped task per partition), as an admin's fleet run would: each
 run's plan job is a JVM start, most of this driver's time. Prints one JSON line with each scenario's run (task
 states, labels, note); the simulator's state stays in WORKDIR/state for the test to inspect.
@@ -33,7 +34,9 @@ CONF: dict[str, dict] = {"dry-run": {"dry_run": True}, "timeout": {"approval_hou
 
 def main(workdir: Path) -> None:
     from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
+    from mqjournal.ibmi.transfer import RECORD_BYTES
     from mqjournal.sim import mq
+    from mqjournal.sim.server import TransferFault
     from tests.dags.harness import fleet_in_airflow
     from tests.dags.hitl import Responder, TimeoutSweeper
 
@@ -57,6 +60,8 @@ def main(workdir: Path) -> None:
     ]
     service, bag = fleet_in_airflow(workdir, hosts)
     dag = bag.dags["mq_journal_maintenance"]
+    # The timeout run's copies fail: its save task leaves them undone, and its gate still opens, warning of them.
+    service.faults["timeout"].transfers.append(TransferFault("QGPL.LIB", "get", after_bytes=RECORD_BYTES, times=100))
 
     def make_needed_again() -> None:
         # The second oldest receiver becomes needed again (a state MQ cannot reach, injected): the next checkpoint
@@ -83,6 +88,7 @@ def main(workdir: Path) -> None:
     cannot_start()
 
     from airflow.models.dagrun import DagRun
+    from airflow.models.hitl import HITLDetail
     from airflow.utils.session import create_session
 
     sweeper = TimeoutSweeper()
@@ -98,8 +104,10 @@ def main(workdir: Path) -> None:
         conf = {"hosts": list(scenarios), "change_receiver": True, "dry_run": False, "approval_hours": 12.0}
         run = dag.test(run_conf={**conf, **CONF.get(name, {})})
         responder.stop.set()
+        gates = [ti.id for ti in run.get_task_instances() if ti.task_id == "approve"]
         with create_session() as session:
             note = session.query(DagRun).filter_by(dag_id=dag.dag_id, run_id=run.run_id).one().note
+            asked = [session.query(HITLDetail).filter_by(ti_id=ti_id).one_or_none() for ti_id in gates]
         outcome = {
             "state": str(run.state),
             "answered": responder.answered is not None,
@@ -107,6 +115,7 @@ def main(workdir: Path) -> None:
             "labels": {f"{ti.task_id}[{ti.map_index}]": ti.rendered_map_index for ti in run.get_task_instances()},
             "run_id": run.run_id,
             "note": note,
+            "gate_body": next((d.body for d in asked if d is not None), None),
         }
         results |= dict.fromkeys(scenarios, outcome)
     with create_session() as session:

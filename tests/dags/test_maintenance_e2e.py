@@ -13,6 +13,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.cli import main
 from mqjournal.ibmi import hostdigest
 from mqjournal.ibmi.audit import read_audit
+from mqjournal.reportlinks import report_link_markdown, without_report_link
 from mqjournal.sim.host import SimulatedHost
 from tests.dags.harness import run_driver
 
@@ -101,7 +102,9 @@ def test_rejected_run_deletes_nothing(e2e):
     assert run["answered"] and run["tasks"]["delete[0]"] == "skipped" and run["state"] == "success"
     report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
     assert "rejected by On-call engineer: nothing deleted" in report
-    assert run["note"] == "rejected by On-call engineer: nothing deleted"
+    assert without_report_link(run["note"]) == "rejected by On-call engineer: nothing deleted"
+    # The note ends with the link to the run's report page, which the plugin serves.
+    assert run["note"].endswith(f" ({report_link_markdown('mq_journal_maintenance', run['run_id'])})"), run["note"]
     assert run["note"] != results["approved"]["note"]
     host = partition(workdir, "rejected")
     rows = pq.read_table(workdir / "data" / "plans" / f"run_id={safe(run['run_id'])}" / "receivers").to_pylist()
@@ -160,7 +163,7 @@ def test_a_dry_run_sends_no_command_that_changes_the_partition(e2e):
     workdir, results = e2e
     run = results["dry-run"]
     assert run["state"] == "success" and run["tasks"]["approve[-1]"] == "skipped" and not run["answered"]
-    assert run["note"] == "dry run: plan only, nothing saved or deleted"
+    assert without_report_link(run["note"]) == "dry run: plan only, nothing saved or deleted"
     sent = [r["command"] for r in read_audit(workdir / "data" / "audit.jsonl") if r["host"] == "dry-run"]
     reads = ("true", "/QOpenSys/usr/bin/qsh -c 'db2 ", "cat /QIBM/UserData/mqm/mqs.ini", "system 'CHKOBJ ", *DIGESTS)
     assert sent and [c for c in sent if not c.startswith(reads)] == []
@@ -194,6 +197,24 @@ def test_a_queue_manager_that_cannot_start_has_its_recovery_triggered_with_the_a
     # The alert told the truth: STRMQM on the partition ends with AMQ7432.
     strmqm = partition(workdir, "cannot-start").run("system 'STRMQM MQMNAME(TEST)'", "MQADMIN")
     assert strmqm.exit_status != 0 and "AMQ7432" in strmqm.stderr
+
+
+def test_copies_that_failed_fail_the_save_yet_the_gate_opens_warning_and_the_note_says_what_was_left_undone(e2e):
+    """The timeout partition's save files could not be copied into the backup store (every download dropped)."""
+    workdir, results = e2e
+    run = results["timeout"]
+    assert mapped(run, "save")["timeout"] == "failed", run
+    # The gate was asked all the same (it failed by its timeout, not for the save), warning above its table.
+    assert run["gate_body"] is not None and run["tasks"]["approve[-1]"] == "failed"
+    body = run["gate_body"]
+    assert body.index("**Warning: this run's saves left work undone.**") < body.index("| host |")
+    assert "> - timeout/TEST: not deleted whatever the answer: AMQA" in body
+    assert "was not copied into the backup store" in body
+    note = without_report_link(run["note"]) or ""
+    assert "; LEFT UNDONE on 1 queue manager: timeout/TEST (save file QGPL/" in note, note
+    html = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.html").read_text()
+    assert "Left undone (the run failed on it" in html
+    assert BackupStore(workdir / "data" / "backups").list_objects(host="timeout") == []
 
 
 def test_a_ready_run_is_not_failed_by_the_watcher(e2e):

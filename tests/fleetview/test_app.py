@@ -9,7 +9,7 @@ import json
 import logging
 import re
 from collections.abc import Collection
-from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from mqjournal.fleetview import airflow_runs
 from mqjournal.fleetview.app import create_app
 from mqjournal.fleetview.data import AirflowRun
-from tests.fleetview.conftest import COLLECTED2 as RUN2_COLLECTED
+from mqjournal.runreport import RunFacts, render_html
 from tests.fleetview.conftest import RUN1, RUN2, add_dag_run, lost_payroll, narrow_plan
 
 
@@ -247,7 +247,8 @@ def test_the_last_run_cell_shows_airflows_state_as_a_badge_and_the_note_as_the_o
         '<span class="why outcome" data-outcome-from="note" title="the run&#x27;s note in Airflow (the whole run)">'
         "approved by admin: 2 receivers deleted; 1 failed</span>"
     ) in cell
-    assert len(re.findall("<a ", cell)) == 1  # the run's link into Airflow's grid, alone
+    # The run's link into Airflow's grid, and its report's page.
+    assert re.findall(r'<a [^>]*class="(\w+)"', cell) == ["run", "report"]
 
 
 def test_without_the_run_in_airflow_the_cell_has_no_badge_and_the_reports_outcome(logged_in):
@@ -280,6 +281,91 @@ def test_the_queue_manager_pages_last_run_fact_has_the_state_and_the_note(logged
         "rejected by admin: nothing deleted",
         "note",
     )
+
+
+# --- the runs' reports ----------------------------------------------------------------------------------------------
+
+
+def write_html_report(settings, run_id: str, outcome: str) -> None:
+    path = settings.report_file(run_id).with_suffix(".html")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(RunFacts(run_id=run_id, outcome=outcome)), encoding="utf-8")
+
+
+def report_url(run_id: str, dag_id: str = "mq_journal_maintenance") -> str:
+    return f"/runs/{dag_id}/{quote(run_id, safe='')}/report"
+
+
+def test_a_runs_html_report_is_served_at_its_own_address(logged_in, fleet):
+    write_html_report(fleet.settings, RUN2, "approved by Ana: 3 deleted, 4.0 MB freed")
+
+    answer = logged_in.get(report_url(RUN2))
+
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    assert f"<title>mq_journal_maintenance {RUN2}</title>" in answer.text
+    assert "Outcome: approved by Ana: 3 deleted, 4.0 MB freed" in answer.text
+    assert answer.headers["content-security-policy"].startswith("default-src 'none'")
+
+
+def test_a_runs_report_needs_a_login(client, fleet):
+    write_html_report(fleet.settings, RUN2, "approved by Ana: 3 deleted, 4.0 MB freed")
+
+    answer = client.get(report_url(RUN2))
+
+    assert answer.status_code == 401 and "Ana" not in answer.text
+
+
+def test_a_run_without_a_report_yet_says_so(logged_in):
+    answer = logged_in.get(report_url("manual__2026-11-28T09:00:00+00:00"))
+
+    assert answer.status_code == 404
+    assert "No report yet: mq_journal_maintenance manual__2026-11-28T09:00:00+00:00" in answer.text
+    assert "written when its report task runs" in answer.text
+
+
+@pytest.mark.parametrize("run_id", ["<img src=x onerror=alert(1)>", "a b", "x" * 251])
+def test_a_run_id_airflow_would_refuse_is_not_looked_up_and_is_escaped(logged_in, run_id):
+    answer = logged_in.get(report_url(run_id))
+
+    assert answer.status_code == 404 and "<img" not in answer.text
+    assert "not a run id Airflow accepts" in answer.text
+
+
+def test_a_path_out_of_the_reports_folder_is_not_served(logged_in, fleet):
+    (fleet.settings.data_folder / "secret.html").write_text("<title>secret</title>", encoding="utf-8")
+
+    for path in ("/runs/mq_journal_maintenance/..%2Fsecret/report", "/runs/mq_journal_maintenance/../secret/report"):
+        answer = logged_in.get(path)
+        assert answer.status_code == 404 and "secret</title>" not in answer.text, path
+
+
+def test_another_run_id_written_to_the_same_file_name_does_not_show_that_report(logged_in, fleet):
+    write_html_report(fleet.settings, RUN2, "approved by Ana: 3 deleted, 4.0 MB freed")
+    alike = RUN2.replace(":", "_")  # safe() writes both to one file name
+
+    answer = logged_in.get(report_url(alike))
+
+    assert answer.status_code == 404 and "Ana" not in answer.text
+
+
+def test_a_recovery_runs_markdown_report_is_served_escaped(logged_in, fleet):
+    path = fleet.settings.recovery_report_file("manual__r1")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# mq_journal_recovery manual__r1\n\nOutcome: approved by <b>Ana</b>: executed\n")
+
+    answer = logged_in.get(report_url("manual__r1", "mq_journal_recovery"))
+
+    assert answer.status_code == 200 and "approved by &lt;b&gt;Ana&lt;/b&gt;: executed" in answer.text
+
+
+def test_a_dag_that_writes_no_report_has_no_report_page(logged_in):
+    assert logged_in.get(report_url(RUN2, "some_other_dag")).status_code == 404
+
+
+def test_the_fleet_row_links_its_runs_report(logged_in):
+    cell = run_cell(row_html(logged_in.get("/").text, "BILLING"))
+
+    assert f'<a class="report" href="/runs/mq_journal_maintenance/{quote(RUN2, safe="")}/report"' in cell
 
 
 # --- a real Airflow metadata DB ------------------------------------------------------------------------------------
@@ -389,83 +475,3 @@ def test_an_airflow_db_that_cannot_be_read_is_logged_once_and_the_page_still_sho
     assert "dry run: plan only, nothing saved or deleted" in first.text
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "could not read the runs in Airflow's DB" in warnings[0].getMessage()
-
-
-# --- the frame, the words, the forecast --------------------------------------------------------------------------
-
-
-def test_the_header_does_not_show_where_the_data_folder_is(logged_in, fleet):
-    html = logged_in.get("/").text
-
-    assert str(fleet.settings.data_dir) not in html
-    assert "2 queue managers: 1 red, 1 amber, 0 green" in html
-
-
-def test_the_fleet_table_fits_the_frame_alerts_first_less_needed_columns_folding_away(logged_in):
-    html = logged_in.get("/").text
-    columns = re.findall(r'<th class="[^"]*" data-col="([^"]+)"', re.search(r"<thead>(.*?)</thead>", html)[1])
-
-    assert '<div class="table-wrap"><table id="fleet"' in html  # what still does not fit scrolls, never cut off
-    assert columns[:4] == ["light", "host", "qmgr", "alerts"]
-    assert re.search(r'<th class="num wide-only" data-col="receivers"', html)
-    assert re.search(r'<th class="time wide-only" data-col="drill"', html)
-    assert "@media (max-width: 1400px) { .wide-only { display: none; }" in html
-
-
-def test_held_by_says_a_fresh_point_in_words_and_an_old_one_tersely(fleet):
-    from mqjournal.fleetview import data, pages
-    from tests.fleetview.test_data import NOW
-
-    rows = {r.qmgr: r for r in data.fleet(fleet.settings, fleet.catalog, now=NOW)}
-    payroll = rows["PAYROLL"]  # AMQ7460 42 h old: over the policy's 24 h
-    fresh = payroll.model_copy(
-        update={
-            "holding_point_age_seconds": 4,
-            "plan": payroll.plan.model_copy(update={"holding_point_age_seconds": 4}),
-        }
-    )
-
-    assert '<span class="point-name" data-point="AMQ7460">AMQ7460, 42 h</span>' in pages.held_by(payroll)
-    cell = pages.held_by(fresh)
-    assert "the latest startup recovery point (AMQ7460), 4 s old" in cell
-    assert "point-name" not in cell and "since" not in cell
-
-
-def test_the_fleet_page_and_the_queue_manager_page_show_the_asp_forecast_with_its_chart(logged_in, fleet):
-    from tests.fleetview.test_data import fill_payrolls_asp
-
-    fill_payrolls_asp(fleet, [500, 540, 580, 620])
-
-    overview = logged_in.get("/").text
-    page = logged_in.get("/qm/ibmi-prod1/QMPAYROLL").text
-    api = {(f["host"], f["asp_number"]): f for f in logged_in.get("/api/forecasts").json()}
-
-    assert re.search(
-        r'<tr data-asp-host="ibmi-prod1" data-asp="2" data-days-to-limit="7.00" data-days-to-full="9.50">', overview
-    )
-    assert 'data-chart="asp-forecast-ibmi-prod1-2"' in overview
-    assert 'data-alert="ASP_FULL_SOON"' in row_html(overview, "PAYROLL")
-    assert "90% in 7.0 days, full in 9.5 days" in row_html(overview, "PAYROLL")
-    chart = json.loads(
-        re.search(r'data-chart="asp-forecast" data-unit="bytes" data-series="([^"]*)"', page)[1].replace("&quot;", '"')
-    )
-    assert [r["value"] for r in chart["readings"]] == [m * 1024 * 1024 for m in (500, 540, 580, 620)]
-    assert (chart["days_to_limit"], chart["days_to_full"]) == (pytest.approx(7), pytest.approx(9.5))
-    assert '<line class="projection"' in page and '<line class="limit" data-value="943718400"' in page
-    assert api[("ibmi-prod1", 2)]["days_to_limit"] == pytest.approx(7) and "history" not in api[("ibmi-prod1", 2)]
-
-
-def test_a_receiver_deleted_since_the_plan_is_marked_deleted_and_not_counted_online(logged_in, fleet):
-    from tests.fleetview.conftest import billing
-    from tests.fleetview.test_data import _delete
-
-    b2 = billing(RUN2, 12, RUN2_COLLECTED)
-    _delete(fleet, b2, b2.receivers[:4], RUN2_COLLECTED + timedelta(minutes=40))
-
-    overview = row_html(logged_in.get("/").text, "BILLING")
-    page = logged_in.get("/qm/ibmi-prod2/QMBILL01").text
-
-    assert '<td class="num wide-only" data-col="receivers" data-value="8">8</td>' in overview
-    assert 'data-deleted-since-plan="4"' in overview and "4 deleted since (8.0 MB)" in overview
-    assert re.search(r'<tr data-receiver="AMQA000000" [^>]*data-deleted-at="', page)
-    assert not re.search(r'<tr data-receiver="AMQA000004" [^>]*data-deleted-at="', page)

@@ -174,3 +174,40 @@ def test_the_copy_is_filed_under_the_run_that_made_the_save(executor):
     assert stored.run_id == "run1" and again.copied == [stored.key]
     assert stored.key == key_for(stored) and "/run1/" in stored.key
     assert first.save_files == [stored.save_file_path]
+
+
+def test_a_copy_that_failed_leaves_the_saved_receivers_unproven_by_name(sim_fleet, executor):
+    to_save, _ = planned(executor)
+    sim_fleet.service.faults["ibmi1"].transfers.append(
+        TransferFault("QGPL.LIB", "get", after_bytes=RECORD_BYTES, times=executor.session.retry.attempts)
+    )
+
+    result = executor.save(to_save, save_library="QGPL")
+
+    (save_file,) = result.save_files
+    assert result.saved and [name for name, _ in result.unproven] == result.saved
+    assert all(
+        why.startswith(f"its save file {save_file} was not copied into the backup store: ")
+        for _, why in result.unproven
+    )
+
+
+def test_a_save_copied_into_the_store_leaves_nothing_unproven(executor):
+    to_save, _ = planned(executor)
+
+    result = executor.save(to_save, save_library="QGPL")
+
+    assert result.saved and result.copied and result.unproven == []
+
+
+def test_a_delete_refused_for_lack_of_a_copy_names_the_receiver_unproven_and_not_those_behind_it(sim_fleet, executor):
+    no_store = replace(executor, store=None)
+    to_save, to_delete = planned(no_store)
+    no_store.save(to_save, save_library="QGPL")
+
+    result = no_store.delete(to_delete, policy=Policy())
+
+    assert result.deleted == [] and result.unproven[0] == result.kept[0]
+    assert result.unproven[0][0] == to_delete[0] and ONLY_ON_THE_PARTITION in result.unproven[0][1]
+    # The receivers behind it in the chain are kept for its sake, not for their own lack of proof.
+    assert [name for name, _ in result.unproven] == [to_delete[0]]

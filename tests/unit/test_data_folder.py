@@ -220,4 +220,8 @@ def test_the_run_report_and_its_note_are_written_to_an_object_store_and_the_note
     assert settings.report_file("r1").with_suffix(".html").exists()
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
     monkeypatch.setenv("MQJOURNAL_DATA_DIR", memory_url)  # the listener reads the settings of its process
-    assert outcome_note("mq_journal_maintenance", "r1") == "failed before a plan was made: nothing was saved or deleted"
+    # The note ends with the link to the run's report page (mqjournal.reportlinks).
+    assert outcome_note("mq_journal_maintenance", "r1") == (
+        "failed before a plan was made: nothing was saved or deleted "
+        "([run report](mqjournal/runs/mq_journal_maintenance/r1/report))"
+    )

@@ -17,10 +17,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.standard.operators.hitl import HITLOperator
+from airflow.providers.standard.operators.hitl import ApprovalOperator, HITLOperator
 
 from mqjournal.airflow.xcom import RunPlan
 from mqjournal.report import DELETE_NOTHING
@@ -36,6 +36,7 @@ __all__ = [
     "GateAnswer",
     "GateOption",
     "GateUnanswered",
+    "NamedApproval",
     "QueueManagerApproval",
     "approval_options",
     "approved_keys",
@@ -174,4 +175,27 @@ class QueueManagerApproval(HITLOperator):
                 "a new run (or clear this task to ask again)"
             )
         self.options = approval_options(self._summary(context))
+        return super().execute_complete(context, event)
+
+
+ANSWER_KEY = "answer"
+"""The XCom key under which a NamedApproval leaves its answer."""
+
+
+class NamedApproval(ApprovalOperator):
+    """ApprovalOperator that leaves its answer (who, what, when) in XCom under ANSWER_KEY before Airflow acts on it:
+    on Reject, Airflow skips the downstream tasks before the answer reaches the task's value, and the report must
+    still say who rejected."""
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        if "error" not in event:
+            at = event.get("responded_at")
+            context["ti"].xcom_push(
+                ANSWER_KEY,
+                {
+                    "chosen_options": list(event.get("chosen_options") or []),
+                    "responded_by_user": event.get("responded_by_user"),
+                    "responded_at": at.isoformat() if isinstance(at, datetime) else at,
+                },
+            )
         return super().execute_complete(context, event)

@@ -419,8 +419,9 @@ def report(
     line, and the report file written. Returns the Markdown text."""
     proposal = ExpirySummary.from_xcom(summary) if summary is not None else None
     done = [ExpiryOutcome.from_xcom(o) for o in mapped_results(outcomes)]
-    text = write_report(
-        settings, run_id, proposal, done, outcome_line(dry_run, proposal, approval, done, approve_state)
-    )
+    outcome = outcome_line(dry_run, proposal, approval, done, approve_state)
+    text = write_report(settings, run_id, proposal, done, outcome)
+    # The run's note in the grid (mqjournal.airflow.notes), as the maintenance run's.
+    settings.expiry_note_file(run_id).write_text(outcome, encoding="utf-8")
     log.info("%s", text)
     return text

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from airflow.sdk import get_current_context
+from airflow.sdk.exceptions import AirflowFailException
 
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
@@ -27,6 +28,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.outcomes import StepValue
+from mqjournal.undone import task_failure
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,13 @@ class BatchResult(Generic[T]):
 
 class QueueManagersFailed(MqJournalError):
     """Some queue managers of a batch failed; the others were done."""
+
+
+class WorkLeftUndone(AirflowFailException):
+    """The step ran on every queue manager of its batch, but left promised work undone (mqjournal.undone): the task
+    fails, red in the grid, and the run with it. Not retried: a retry would repeat the step minutes later and hold
+    the approval gate meanwhile, and the next step on the queue manager picks up what was left (a copy not made is
+    made by the next save, a delete not proven waits for a proven backup)."""
 
 
 def run_per_queue_manager(
@@ -213,19 +222,37 @@ def _expected(exc: BaseException) -> bool:
     return isinstance(exc, MqJournalError)
 
 
-def finish(result: BatchResult[Any], batch: HostBatch, push: Callable[[list[Any]], None], *, doing: str) -> list[Any]:
+Undone = Callable[[Any], list[str]]
+"""One queue manager's outcome -> what it left undone (mqjournal.undone.save_left_undone, ...)."""
+
+
+def finish(
+    result: BatchResult[Any],
+    batch: HostBatch,
+    push: Callable[[list[Any]], None],
+    *,
+    doing: str,
+    undone: Undone | None = None,
+) -> list[Any]:
     """The batch task's XCom value; when some queue managers failed, the others' outcomes are pushed as the task's
-    value all the same (the report shows what they did) and the task fails naming each one that failed."""
+    value all the same (the report shows what they did) and the task fails naming each one that failed. With
+    `undone`, a batch whose queue managers all ran but left promised work undone is pushed the same way and fails
+    with WorkLeftUndone, naming what and why."""
     values = [o.to_xcom() if isinstance(o, StepValue) else o for o in result.outcomes]
+    left = {o.target.label: lines for o in result.outcomes if undone is not None and (lines := undone(o))}
     if not result.failures:
-        return values
+        if not left:
+            return values
+        push(values)
+        raise WorkLeftUndone(task_failure(left, f"{batch.label}: {doing}"))
     push(values)
     failed_not_found = [n for n in batch.not_found if n.label in result.failures]
     failed = "; ".join(f"{label}: {error}" for label, error in result.failures.items())
+    also = f"; and {task_failure(left, doing)}" if left else ""
     raise QueueManagersFailed(
         batch.label,
         f"{doing} failed for {len(result.failures)} of {len(batch.targets) + len(failed_not_found)} queue managers "
-        f"({failed})",
+        f"({failed}){also}",
         "fix what each error says and clear this task: what was done is not repeated",
     )
 
@@ -250,8 +277,8 @@ def labelled(batch: HostBatch) -> HostBatch:
     return batch
 
 
-def returned(result: BatchResult[Any], batch: HostBatch, doing: str) -> list[Any]:
-    """The batch task's value; when some queue managers failed, the others' outcomes are still pushed for the report
-    and the task fails naming each failed one."""
+def returned(result: BatchResult[Any], batch: HostBatch, doing: str, undone: Undone | None = None) -> list[Any]:
+    """The batch task's value; when some queue managers failed, or left work undone (`undone`), the outcomes are
+    still pushed for the gate and the report, and the task fails naming each one."""
     ti = get_current_context()["ti"]
-    return finish(result, batch, lambda values: ti.xcom_push("return_value", values), doing=doing)
+    return finish(result, batch, lambda values: ti.xcom_push("return_value", values), doing=doing, undone=undone)

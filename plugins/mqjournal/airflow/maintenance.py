@@ -48,15 +48,19 @@ from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
 from mqjournal.planrows import read_plan, read_receivers
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body, planned_save_file_bytes
+from mqjournal.reportlinks import report_link_markdown
 from mqjournal.runreport import RunFacts, render_html, render_markdown
 from mqjournal.sizefmt import size
 from mqjournal.snapshot import write_snapshots
+from mqjournal.undone import gate_warning, left_undone, note_tail
 from mqjournal.vocabulary import DELETES, SAVES
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+
+MAINTENANCE_DAG = "mq_journal_maintenance"
 
 
 @dataclass(frozen=True)
@@ -214,15 +218,23 @@ def gate_body(
     policy: Policy,
     *,
     snapshots: DataPath | None = None,
+    saves: object = None,
+    run_id: str | None = None,
 ) -> str:
     """The approval gate's body, made as the gate opens: the gate waits for the saves, so what the backup store holds
     of each queue manager includes the copies this run's saves just made (summarize runs before them). With
-    `snapshots`, the table says when each ASP reaches the policy's limit (mqjournal.forecast)."""
+    `snapshots`, the table says when each ASP reaches the policy's limit (mqjournal.forecast). Above the table, a
+    warning when the saves (the save task's XCom value, `saves`) left any receiver offered here without a backup off
+    the partition, naming those no answer deletes; below it, the link to the run's report."""
     qms = summary.queue_managers
     receivers = read_receivers(plan_dir, {q.ref for q in qms})
     store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else None
     forecasts = forecast.read_forecasts(snapshots, policy) if snapshots is not None else None
-    return plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=forecasts)
+    done = [SaveResult.from_xcom(v) for v in mapped_results(saves)]
+    warning = gate_warning(summary.to_delete, done, saves_ran=saves is not None)
+    page = report_link_markdown(MAINTENANCE_DAG, run_id, "The run's report") if run_id else ""
+    link = f"\n\n{page}: written when the run ends.\n" if page else ""
+    return warning + plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=forecasts) + link
 
 
 _Step = TypeVar("_Step", bound=HostContext)
@@ -459,6 +471,9 @@ def report(
     chosen = approved_keys(plan, approval) if plan and not dry_run else set()
     answered = (approval or {}).get("responded_by_user") or {}
     not_found = [n for b in (HostBatch.list_from_xcom(batches) if batches else []) for n in b.not_found]
+    left = left_undone(saves=saved, deletes=deleted, not_found=[f"{n.label}: {n.error}" for n in not_found])
+    if left:
+        result = f"{result}; {note_tail(left)}"
     facts = RunFacts(
         run_id=run_id,
         dry_run=dry_run,
@@ -475,6 +490,7 @@ def report(
         deletes=deleted,
         cleanups=cleaned,
         not_found=[f"{n.label}: {n.error}" for n in not_found],
+        left_undone=left,
     )
     text = write_report(settings, facts)
     settings.note_file(run_id).write_text(result, encoding="utf-8")

@@ -1,5 +1,7 @@
 """The run's outcome as its note in the grid ("approved by admin: 114 deleted, 389 MB freed", "rejected by admin:
-nothing deleted", "dry run ..."), so that a run is told apart without opening it.
+nothing deleted", "dry run ...", and what a failed run left undone), so that a run is told apart without opening
+it, with a link to the run's report page at its end. The maintenance, recovery, backup expiry and restore drill DAGs
+are noted.
 
 Tasks cannot write a run's note (the Task SDK has no call for it), so the report task writes the line beside the
 report (`Settings.note_file`) and this listener, which Airflow calls where the run's state changes (the scheduler,
@@ -9,28 +11,48 @@ or `dag.test()`), puts it on the run when it ends. A note a person wrote is neve
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from airflow.listeners import hookimpl
 from sqlalchemy.orm import object_session
 
-from mqjournal.airflow.settings import settings
+from mqjournal.airflow.settings import Settings, settings
+from mqjournal.datafolder import DataPath
+from mqjournal.reportlinks import REPORT_DAGS, valid_run_id, with_report_link
 
 log = logging.getLogger(__name__)
 
-NOTED_DAGS = frozenset({"mq_journal_maintenance", "mq_journal_restore_drill"})
-MAX_NOTE = 1000  # the UI shows a note as a line: the outcome is one
+MAX_NOTE = 1000  # the UI's note editor warns past this: the outcome is one line
+
+
+def _note_files(s: Settings) -> dict[str, Callable[[str], DataPath]]:
+    """Each noted DAG's outcome line, by run id: the file its report task writes beside the report."""
+    return {
+        "mq_journal_maintenance": s.note_file,
+        "mq_journal_restore_drill": s.drill_note_file,
+        "mq_journal_recovery": s.recovery_note_file,
+        "mq_journal_backup_expiry": s.expiry_note_file,
+    }
+
+
+NOTED_DAGS = frozenset(REPORT_DAGS)
 
 
 def outcome_note(dag_id: str, run_id: str) -> str | None:
-    """The line the run's report task left, or None (another DAG, or the report did not run)."""
+    """The line the run's report task left, ending with the link to the run's report page (mqjournal.reportlinks);
+    None for another DAG, or when the report did not run."""
     if dag_id not in NOTED_DAGS:
         return None
-    s = settings()
-    path = s.drill_note_file(run_id) if dag_id == "mq_journal_restore_drill" else s.note_file(run_id)
+    path = _note_files(settings())[dag_id](run_id)
     if not path.is_file():
         return None
-    return path.read_text(encoding="utf-8").strip()[:MAX_NOTE] or None
+    text = path.read_text(encoding="utf-8").strip()
+    if not text:
+        return None
+    if valid_run_id(run_id):
+        return with_report_link(text, dag_id, run_id, MAX_NOTE)
+    return text[:MAX_NOTE]
 
 
 def _note(dag_run: Any) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from mqjournal.airflow.gate import gate_answer
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import JournalTarget, PartitionTimeZone, RecoveryPlanMade
@@ -170,21 +171,51 @@ def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> Recovery
     return result
 
 
-def write_report(settings: Settings, run_id: str, made: RecoveryPlanMade | None, result: RecoveryResult | None) -> str:
-    lines = [f"# mq_journal_recovery {run_id}", ""]
+def outcome_line(
+    made: RecoveryPlanMade | None,
+    result: RecoveryResult | None,
+    approval: dict[str, Any] | None = None,
+    approve_state: str | None = None,
+    answer: dict[str, Any] | None = None,
+) -> str:
+    """One line for the report and the run's note: what the run did, and who approved or rejected it."""
     if made is None:
-        lines.append("Outcome: failed before a plan was made: nothing was changed.")
-    else:
-        plan = made.plan
-        if result is not None:
-            outcome = f"executed: {len(result.done)} step(s) run, verified"
-        elif plan.gaps:
-            outcome = "blocked by gaps: nothing was changed"
-        elif not plan.steps:
-            outcome = "nothing to do: no approval was needed, nothing was changed"
-        else:
-            outcome = "not executed (rejected, timed out, or failed): see the task logs"
-        lines += [f"Outcome: {outcome}", "", "## Plan", "", plan.markdown()]
+        return "failed before a plan was made: nothing was changed"
+    plan = made.plan
+    if plan.gaps:
+        return "blocked by gaps: nothing was changed"
+    if not plan.steps:
+        return "nothing to do: no approval was needed, nothing was changed"
+    who, refusal = gate_answer(approval, approve_state, answer=answer, nothing="nothing was changed")
+    if who is None:
+        return refusal
+    if result is None:
+        return f"approved by {who}, but the execution failed: see the execute task's log"
+    return f"approved by {who}: executed: {len(result.done)} step(s) run, verified"
+
+
+def write_report(
+    settings: Settings,
+    run_id: str,
+    made: RecoveryPlanMade | None,
+    result: RecoveryResult | None,
+    *,
+    approval: dict[str, Any] | None = None,
+    approve_state: str | None = None,
+    answer: dict[str, Any] | None = None,
+) -> str:
+    """The run's report (Markdown), and its outcome line beside it for the run's note (Settings.recovery_note_file).
+    Returns the report's path."""
+    outcome = outcome_line(made, result, approval, approve_state, answer)
+    lines = [f"# mq_journal_recovery {run_id}", "", f"Outcome: {outcome}", ""]
+    responded = approval or answer or {}
+    if responded.get("responded_by_user"):
+        who = responded["responded_by_user"].get("name", "?")
+        verb = "Approved" if "Approve" in (responded.get("chosen_options") or []) else "Rejected"
+        when = f" at {responded['responded_at']}" if responded.get("responded_at") else ""
+        lines += [f"{verb} by {who}{when}.", ""]
+    if made is not None:
+        lines += ["## Plan", "", made.plan.markdown()]
         if result is not None:
             lines += ["## Execution", ""]
             lines += [f"- {d.outcome}: `{d.command}`" for d in result.done]
@@ -193,5 +224,6 @@ def write_report(settings: Settings, run_id: str, made: RecoveryPlanMade | None,
     path = settings.recovery_report_file(run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    settings.recovery_note_file(run_id).write_text(outcome, encoding="utf-8")
     log.info("%s", text)
     return str(path)

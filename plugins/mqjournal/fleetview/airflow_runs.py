@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mqjournal.fleetview.data import MAINTENANCE_DAG, AirflowRun
+from mqjournal.reportlinks import without_report_link
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,7 +92,12 @@ def _session():
 def _run(row: Any) -> AirflowRun:
     run_id, state, note, at, conf = row
     return AirflowRun(
-        run_id=str(run_id), state=_text(state), note=_text(note), at=at, conf=conf if isinstance(conf, dict) else {}
+        run_id=str(run_id),
+        state=_text(state),
+        # The outcome the note says: the link to the report it ends with is the page's own (pages.last_run).
+        note=without_report_link(_text(note)),
+        at=at,
+        conf=conf if isinstance(conf, dict) else {},
     )
 
 

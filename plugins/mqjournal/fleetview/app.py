@@ -21,13 +21,13 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from mqjournal.catalog import Catalog
-from mqjournal.fleetview import airflow_runs, data, metrics, pages
+from mqjournal.fleetview import airflow_runs, data, metrics, pages, reportpage
+from mqjournal.reportlinks import MOUNT
 from mqjournal.settings import Settings, settings
 
 log = logging.getLogger(__name__)
 
-MOUNT = "/mqjournal"
-"""Where the Airflow API server mounts the app (not under Airflow's reserved /api/v2, /ui, /auth, /execution)."""
+__all__ = ["MOUNT", "create_app"]  # MOUNT: where the Airflow API server mounts the app (mqjournal.reportlinks)
 
 ICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" stroke="#51504f" stroke-width="2" '
@@ -122,6 +122,12 @@ def create_app(
         if found is None:
             return HTMLResponse(pages.not_found(host, library, links(request)), status_code=404)
         return HTMLResponse(pages.queue_manager_page(found, links(request)))
+
+    @app.get("/runs/{dag_id}/{run_id}/report", response_class=HTMLResponse, dependencies=[guard])
+    def run_report(request: Request, dag_id: str, run_id: str) -> HTMLResponse:
+        """The run's report, as its report task wrote it: linked from the run's note, the gate and the rows."""
+        found = reportpage.report_page(current_settings(), dag_id, run_id)
+        return HTMLResponse(found.html, status_code=found.status, headers=reportpage.HEADERS)
 
     @app.get("/api/fleet", dependencies=[guard])
     def fleet_json() -> list[dict[str, Any]]:

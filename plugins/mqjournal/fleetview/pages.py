@@ -31,6 +31,7 @@ from mqjournal.fleetview.data import (
     recovery_conf,
 )
 from mqjournal.forecast import AspForecast, days_text
+from mqjournal.reportlinks import report_path
 from mqjournal.sizefmt import signed_size, size
 from mqjournal.timefmt import age, local_time
 from mqjournal.vocabulary import alert_text
@@ -52,6 +53,10 @@ class Links:
     def run(self, run_id: str) -> str:
         """The run in Airflow's grid."""
         return f"{self.airflow}dags/{MAINTENANCE_DAG}/runs/{quote(run_id, safe=':+')}"
+
+    def report(self, run_id: str) -> str:
+        """The run's report page, which this app serves (mqjournal.reportlinks)."""
+        return f"{self.base}/{report_path(MAINTENANCE_DAG, run_id)}"
 
     def recovery(self) -> str:
         """The recovery DAG's page, whose Trigger button opens its form. Airflow 3.3's UI takes no form values from
@@ -130,6 +135,7 @@ pre.conf { background: var(--bg); border: 1px solid var(--line); padding: 6px 8p
        margin: 4px 0; }
 ul.reasons { margin: 4px 0 12px; padding-left: 20px; }
 h2 { font-size: 16px; margin: 20px 0 8px; }
+a.report { margin-left: 6px; font-size: 12px; }
 """
 
 # Links into Airflow leave the frame the Airflow UI shows this page in. The frame may not navigate the whole window
@@ -309,9 +315,10 @@ def last_run(row: QueueManagerRow, links: Links) -> str:
             f'{e(row.last_run_id)}</a>{state}{outcome}<span class="why" data-planned-in="{e(row.run_id)}">'
             f"no plan of it: the row shows the plan of {e(row.run_id)}</span>"
         )
+    report = f'<a class="report" href="{e(links.report(row.run_id))}" title="{e(row.run_id)}">report</a>'
     return (
         f'<a data-airflow class="run" href="{e(links.run(row.run_id))}" title="{e(title)}">'
-        f"{e(when(row.collected_at, row))}</a>{state}{outcome}"
+        f"{e(when(row.collected_at, row))}</a>{state}{report}{outcome}"
     )
 
 

@@ -53,6 +53,11 @@ class SaveFailed(MqJournalError):
     pass
 
 
+LACKS_PROOF = frozenset({DeleteReason.NO_PROVEN_BACKUP, DeleteReason.NOT_SAVED_BY_SITE})
+"""Why a delete the plan promised is refused for lack of a proven backup: work left undone, unlike a receiver that
+is needed again or attached now (MQ's state moved on, and keeping it is the right outcome)."""
+
+
 @dataclass(frozen=True)
 class Executor(HostContext):
     """The save and delete steps of the maintenance run on one queue manager."""
@@ -78,20 +83,27 @@ class Executor(HostContext):
         )
         todo: list[Receiver] = []
         to_copy: set[str] = set()
+        held_in: dict[str, set[str]] = {}  # receiver -> the save files whose copy would prove it
+        moved_on: set[str] = set()  # gone or attached on the host now: nothing to save, so nothing left undone
         for decision in save_decisions(wanted, live, evidence):
             if decision.verdict is SaveVerdict.NOT_SAVED:
                 result.not_saved.append((decision.receiver, decision.detail))
+                moved_on.add(decision.receiver)
             elif decision.verdict is SaveVerdict.ALREADY_SAVED:
                 result.already_saved.append(decision.receiver)
-                to_copy |= _not_yet_copied(evidence, on_host[decision.receiver])
+                held_in[decision.receiver] = _not_yet_copied(evidence, on_host[decision.receiver])
+                to_copy |= held_in[decision.receiver]
             else:
                 todo.append(on_host[decision.receiver])
         compression = (policy or Policy()).save_compression
         for start in range(0, len(todo), commands.MAX_SAVOBJ_OBJECTS):
             batch = todo[start : start + commands.MAX_SAVOBJ_OBJECTS]
+            saved_before = len(result.saved)
             if path := self._save_batch(batch, save_library, compression, result):
                 to_copy.add(path)
+                held_in |= {name: {path} for name in result.saved[saved_before:]}
         self._copy_off_partition(sorted(to_copy), result)
+        result.unproven = _unproven([n for n in wanted if n not in moved_on], result, held_in)
         # What this step's save files take on the ASP: the run report's net space (mqjournal.space).
         result.save_file_bytes = save_file_sizes(self.session, result.save_files)
         return result
@@ -260,6 +272,8 @@ class Executor(HostContext):
                 result.already_gone.append(decision.receiver)
             elif not decision.delete:
                 result.kept.append((decision.receiver, decision.detail))
+                if decision.reason in LACKS_PROOF:
+                    result.unproven.append((decision.receiver, decision.detail))
             elif stopped is not None:
                 result.kept.append((decision.receiver, f"{stopped}, older in the chain, was not deleted"))
             else:
@@ -318,6 +332,25 @@ def _not_yet_copied(evidence: Mapping[EvidenceKey, Sequence[BackupEvidence]], re
     if any(e.proven for e in found):
         return set()
     return {e.save_file for e in found if e.saved_on_host}
+
+
+def _unproven(wanted: Sequence[str], result: SaveResult, held_in: Mapping[str, set[str]]) -> list[tuple[str, str]]:
+    """The wanted receivers the save step leaves without a backup off the partition, in the order asked: its save
+    not proven (SAVOBJ did not put it in the save file, or the file could not be read), or saved only in save files
+    none of which was copied into the backup store now (a delete needs a verified copy, rules.BackupEvidence.proven).
+    `wanted` leaves out the receivers the host has moved on from (gone, or attached again)."""
+    not_saved = dict(result.not_saved)
+    not_copied = dict(result.not_copied)
+    out: list[tuple[str, str]] = []
+    for name in wanted:
+        if name in not_saved:
+            out.append((name, f"not saved: {not_saved[name]}"))
+            continue
+        files = held_in.get(name, set())
+        if files and files <= not_copied.keys():
+            path = sorted(files)[0]
+            out.append((name, f"its save file {path} was not copied into the backup store: {not_copied[path]}"))
+    return out
 
 
 def _messages(out: CommandOutput) -> str:
