@@ -8,11 +8,16 @@ by Playwright, against the demo's fleet in a real `airflow standalone`:
 2. a second run whose gate is opened and answered in the browser: a section per queue manager with its receivers
    as ranges, BILLING's and PAYROLL's kept receivers explained, one option per queue manager with deletes; one
    host's ORDERS is chosen and only its receivers are deleted (the other host's ORDERS keeps its own);
-3. Airflow's grid tells the two runs apart (deletes skipped in the rejected one, run in the approved one), and the
-   approved run's note is its outcome line.
+3. the fleet view after the deletes: the approved ORDERS counts none of the receivers the catalog records deleted
+   since its plan, and the other host's ORDERS says it was declined, not the run's "approved ...";
+4. Airflow's grid tells the two runs apart (deletes skipped in the rejected one, run in the approved one), the
+   approved run's note is its outcome line, and its link opens the run's report;
+5. on-call drills on PAYROLL (the receiver AMQ7460 names deleted outside mqjournal, then a power loss), then a third
+   run with the backup store offline: its saves fail, its gate warns above the table, it ends red with a note of
+   what was left undone; PAYROLL shows "cannot start" with the recovery to run, and the run triggered it.
 
 Screenshots of each page go to the folder printed at the start; with MQJ_SCREENSHOTS=docs/images the README's two,
-fleet-overview.png and queue-manager.png, are written there too. About 6 minutes on 2 cores, mostly the runs' Spark
+fleet-overview.png and queue-manager.png, are written there too. About 8 minutes on 2 cores, mostly the runs' Spark
 plan jobs and their saves.
 """
 
@@ -22,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 import urllib.error
@@ -34,6 +40,7 @@ import pytest
 from mqjournal import demo as airflow_demo
 from mqjournal.catalog import Catalog
 from mqjournal.report import DELETE_NOTHING
+from mqjournal.reportlinks import REPORT_LINK_TEXT, without_report_link
 from mqjournal.settings import Settings
 from mqjournal.snapshot import read_snapshots
 from tests.conftest import AIRFLOW_STANDALONE
@@ -125,7 +132,10 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path,
                 page = browser.new_page(viewport={"width": 1680, "height": 1000})
                 check_in_the_browser(page, demo, settings, run_id, shots)
                 approved = approve_one_queue_manager_in_the_browser(page, demo, settings, shots)
+                check_the_fleet_view_after_the_deletes(page, demo, settings, approved, shots)
                 check_the_grid(page, demo, rejected=run_id, approved=approved, shots=shots)
+                outage_and_drill = run_with_the_store_offline_after_a_drill(page, demo, settings, approved, shots)
+                check_the_cannot_start_alert(page, demo, outage_and_drill, shots)
             finally:
                 browser.close()
     say(f"the browser test took {time.monotonic() - began:.0f} s")
@@ -208,12 +218,17 @@ def check_in_the_browser(page, demo: RunningDemo, settings: Settings, run_id: st
         expect(billing.locator('[data-alert="MEDIA_POINT_OLD"]')).to_have_count(1)
         expect(payroll.locator('[data-alert="STARTUP_POINT_OLD"]')).to_have_count(1)
         assert (billing.get_attribute("data-light"), payroll.get_attribute("data-light")) == ("red", "amber")
-    # The last run as Airflow knows it: its state and its note (set by the listener plugin in the real scheduler).
+    # The last run as Airflow knows it: its state, the queue manager's own outcome (its section of the run report),
+    # the whole run's note (set by the listener plugin in the real scheduler) in the run link's title.
     last_run = billing.locator('td[data-col="run"]')
     expect(last_run.locator("span.state")).to_have_attribute("data-state", "success")
-    expect(last_run.locator('span.outcome[data-outcome-from="note"]')).to_have_text(
-        re.compile(f"^rejected by {USER}: nothing deleted")
+    expect(last_run.locator('span.outcome[data-outcome-from="queue manager"]')).to_have_text(
+        "declined at the approval gate: nothing was deleted"
     )
+    expect(last_run.locator("a.run")).to_have_attribute("title", re.compile(f"rejected by {USER}: nothing deleted"))
+    # The header says how the fleet is, never where mqjournal keeps its data.
+    expect(frame.locator("body")).not_to_contain_text(str(demo.home.data_dir))
+    expect(frame.locator("body")).to_contain_text(re.compile(r"5 queue managers: \d+ red, \d+ amber, \d+ green"))
     shots.take(page, "fleet-overview.png")
 
     # Sorted by bytes online, largest first, then smallest first.
@@ -233,7 +248,8 @@ def check_in_the_browser(page, demo: RunningDemo, settings: Settings, run_id: st
     # BILLING's page: the charts draw this run's numbers.
     frame.locator('tr[data-qmgr="BILLING"] a.qm').click()
     charts = frame.locator("svg.chart")
-    expect(charts).to_have_count(3)
+    expect(charts).to_have_count(4)  # bytes online, the oldest needed entry's age, saved and deleted, the ASP
+    expect(frame.locator('svg[data-chart="asp-forecast"]')).to_have_count(1)
     snapshot = next(read_snapshots(settings.snapshot_dir(run_id) / f"{billing_qm['host']}__QMBILL01.jsonl"))
     online = sum(r.size_bytes for r in snapshot.receivers if r.library == "QMBILL01" and r.status != "FREED")
     bytes_chart = frame.locator('svg[data-chart="bytes-online"]')
@@ -408,7 +424,7 @@ def check_the_grid(page, demo: RunningDemo, *, rejected: str, approved: str, sho
     shots.take(page, "grid-rejected-and-approved.png")
     # The note on the run's own page, where Airflow shows it.
     page.goto(f"{demo.url}/dags/{airflow_demo.DAG_ID}/runs/{approved}")
-    shown = page.get_by_text(notes[approved])
+    shown = page.get_by_text(without_report_link(notes[approved]) or "")
     try:
         expect(shown).to_be_visible()
     except AssertionError:
@@ -420,3 +436,100 @@ def check_the_grid(page, demo: RunningDemo, *, rejected: str, approved: str, sho
         page.reload()
         expect(shown).to_be_visible()
     shots.take(page, "approved-run.png")
+    # The note ends with a link to the run's report, which the plugin serves behind Airflow's login.
+    page.get_by_role("link", name=REPORT_LINK_TEXT).first.click()
+    page.wait_for_url("**/mqjournal/runs/**/report")
+    expect(page.locator("h1")).to_contain_text(approved)
+    expect(page.locator("body")).to_contain_text(f"approved by {USER}")
+    shots.take(page, "approved-run-report.png")
+
+
+def check_the_fleet_view_after_the_deletes(page, demo: RunningDemo, settings: Settings, approved: str, shots) -> None:
+    """After the approved run: the approved ORDERS no longer counts what the catalog records as deleted since its
+    plan, and the other host's ORDERS, declined at the gate, says so itself (not the run's "approved ...")."""
+    from playwright.sync_api import expect
+
+    deleted = len(deletions_of(settings, approved))
+    page.goto(f"{demo.url}/plugin/mq-journals")
+    fleet = page.frame_locator('iframe[title="MQ journals"]').locator("#fleet")
+    approved_row = fleet.locator(f'tr[data-host="{APPROVED[0]}"][data-qmgr="{APPROVED[1]}"]')
+    declined_row = fleet.locator('tr[data-host="ibmi-prod2"][data-qmgr="ORDERS"]')
+    expect(approved_row.locator(f'span.deleted[data-deleted-since-plan="{deleted}"]')).to_have_count(1)
+    expect(approved_row.locator('span.outcome[data-outcome-from="queue manager"]')).to_contain_text(
+        f"{deleted} receiver"
+    )
+    expect(declined_row.locator('span.outcome[data-outcome-from="queue manager"]')).to_have_text(
+        "declined at the approval gate: nothing was deleted"
+    )
+    # The table fits the frame: its last column is within the frame's width.
+    frame_box = page.locator('iframe[title="MQ journals"]').bounding_box()
+    last = fleet.locator("thead th").last.bounding_box()
+    assert frame_box and last and last["x"] + last["width"] <= frame_box["x"] + frame_box["width"] + 1, (
+        frame_box,
+        last,
+    )
+    shots.take(page, "fleet-after-deletes.png")
+
+
+def run_with_the_store_offline_after_a_drill(
+    page, demo: RunningDemo, settings: Settings, approved: str, shots: Screenshots
+) -> str:
+    """A third run, after two on-call drills on PAYROLL (the receiver its AMQ7460 names deleted outside mqjournal,
+    then a power loss) and with the backup store offline during the saves: the saves fail (red), the gate opens with
+    its warning above the table, and the run ends red with a note saying what was left undone."""
+    from playwright.sync_api import expect
+
+    snapshot = next(read_snapshots(settings.snapshot_dir(approved) / "ibmi-prod1__QMPAYROLL.jsonl"))
+    assert snapshot.startup_recovery and snapshot.startup_recovery.receiver, snapshot.startup_recovery
+    needed = snapshot.startup_recovery.receiver
+    fleet_file = demo.home.root.parent / "fleet.yaml"
+    for drill in (["delete-receiver", "ibmi-prod1", "PAYROLL", needed], ["power-off", "ibmi-prod1", "PAYROLL"]):
+        done = subprocess.run(
+            [str(airflow_demo.venv_bin() / "mqjournal"), "sim", *drill, "--fleet", str(fleet_file)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, (drill, done.stdout, done.stderr)
+        say(f"drill {' '.join(drill)}: {done.stdout.strip()}")
+    store = settings.data_dir / "backups"
+    offline = store.with_name("backups.offline")
+    store.rename(offline)
+    store.write_text("the backup store's mount is gone\n")  # every copy into it fails, as on a lost mount
+    try:
+        run_id = demo.run_to_the_gate(say)
+    finally:
+        store.unlink()
+        offline.rename(store)
+    page.goto(airflow_demo.approval_url(demo.port, run_id).replace("http://localhost", "http://127.0.0.1"))
+    warning = page.get_by_text("Warning: this run's saves left work undone.")
+    expect(warning).to_be_visible()
+    expect(page.get_by_text(re.compile("not deleted whatever the answer")).first).to_be_visible()
+    shots.take(page, "gate-warning.png")
+    airflow_demo.answer_gate(demo.up.api, run_id, [DELETE_NOTHING])
+    state = demo.follow(run_id, say)
+    assert state == "failed", f"a run whose copies failed ended {state}"
+    note = demo.up.api.call("GET", airflow_demo._run_path(run_id)).get("note") or ""
+    assert "LEFT UNDONE on " in note and "not copied into the backup store" in note, note
+    return run_id
+
+
+def check_the_cannot_start_alert(page, demo: RunningDemo, run_id: str, shots: Screenshots) -> None:
+    """PAYROLL cannot start after the drills: its row and page say so first, with the recovery to run, and the run
+    triggered that recovery, whose plan is on its way to its own gate."""
+    from playwright.sync_api import expect
+
+    runs = demo.up.api.call("GET", "/dags/mq_journal_recovery/dagRuns").get("dag_runs", [])
+    triggered = [r for r in runs if r["dag_run_id"].startswith("oncall__ibmi-prod1__PAYROLL__startup__")]
+    assert len(triggered) == 1, [r["dag_run_id"] for r in runs]
+    assert (triggered[0]["conf"]["qmgr"], triggered[0]["conf"]["kind"]) == ("PAYROLL", "startup"), triggered[0]
+    page.goto(f"{demo.url}/plugin/mq-journals")
+    frame = page.frame_locator('iframe[title="MQ journals"]')
+    payroll = frame.locator('#fleet tr[data-host="ibmi-prod1"][data-qmgr="PAYROLL"]')
+    expect(payroll.locator('[data-alert="QMGR_CANNOT_START"]')).to_have_count(1)
+    assert payroll.get_attribute("data-light") == "red"
+    payroll.locator("a.qm").click()
+    expect(frame.locator("ul#alerts li").first).to_contain_text("STRMQM will fail with AMQ7432")
+    expect(frame.locator("pre#recovery-conf")).to_contain_text('"kind": "startup"')
+    expect(frame.locator("span#points-explained")).to_be_visible()
+    shots.take(page, "cannot-start.png")
