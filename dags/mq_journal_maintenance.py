@@ -219,7 +219,10 @@ def mq_journal_maintenance():
     def summarize(batches: Pulled, params=None, run_id=None) -> dict[str, Any]:
         run = [t for b in HostBatch.list_from_xcom(batches) for t in b.targets]
         s = settings()
-        return steps.summarize(s.plan_dir(run_id), run, _policy(params), snapshots=s.snapshots).to_xcom()
+        collected = oncall.run_snapshots(s, run_id)
+        return steps.summarize(
+            s.plan_dir(run_id), run, _policy(params), snapshots=s.snapshots, collected=collected
+        ).to_xcom()
 
     @task.branch
     def gate(summary: Pulled, params=None) -> list[str] | str:

@@ -21,18 +21,20 @@ form filled in.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from mqjournal.errors import MalformedAmqjrninf
 from mqjournal.jrninf import parse_amqjrninf
 from mqjournal.names import ReceiverName, is_receiver_name
+from mqjournal.planrows import PlannedQueueManager
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.snapshot import QueueMessage, Receiver, Snapshot
 from mqjournal.timefmt import local_time
-from mqjournal.vocabulary import ReceiverStatus
+from mqjournal.vocabulary import Alert, ReceiverStatus
 
-CODE = "QMGR_CANNOT_START"
+CODE = str(Alert.QMGR_CANNOT_START)
 # More than this many names between the missing one and the oldest left are written as a range.
 LISTED = 6
 # A walk along receiver names that never meets a receiver on the host (a restored AMQA1nnnnn series) stops here.
@@ -196,3 +198,27 @@ def _missing_from(first: str | None, on_host: dict[str, Receiver]) -> tuple[str,
             return tuple(names)
         names.append(str(name))
     return (first,)  # no receiver of its series is left: only the one MQ named is known
+
+
+def newest_by_queue_manager(snapshots: Iterable[Snapshot]) -> dict[tuple[str, str], Snapshot]:
+    """Each queue manager's newest snapshot, by (host, library)."""
+    newest: dict[tuple[str, str], Snapshot] = {}
+    for s in sorted(snapshots, key=lambda s: s.collected_at):
+        newest[(s.host, s.qmgr_library)] = s
+    return newest
+
+
+def with_cannot_start_alerts(
+    qms: Iterable[PlannedQueueManager], snapshots: Mapping[tuple[str, str], Snapshot]
+) -> list[PlannedQueueManager]:
+    """The plan's queue managers with QMGR_CANNOT_START added where their snapshot of the run (`snapshots`, by
+    (host, library): newest_by_queue_manager) says they cannot start. The plan job does not raise it: it is this
+    module's rule, which the on-call step triggers the recovery by, so that the gate, the run report and the fleet
+    view say it from the same rule."""
+    out = []
+    for q in qms:
+        snapshot = snapshots.get((q.host, q.qmgr_library))
+        if snapshot is not None and Alert.QMGR_CANNOT_START not in q.alerts and cannot_start(snapshot) is not None:
+            q = q.model_copy(update={"alerts": tuple(sorted({*q.alerts, Alert.QMGR_CANNOT_START}))})
+        out.append(q)
+    return out

@@ -150,6 +150,13 @@ class Alert(StrEnum):
         "AMQ7462 is older than the policy's limit right after RCDMQMIMG: an object is damaged (AMQ7472) and needs "
         "RCRMQMOBJ",
     )
+    # Raised after the plan job, from the run's own snapshot (mqjournal/cannotstart.py), as the on-call step does.
+    QMGR_CANNOT_START = (
+        "QMGR_CANNOT_START",
+        "a receiver MQ needs to start (or to re-create a damaged object) is not on the partition: STRMQM will end "
+        "with AMQ7432; run the recovery DAG with the values the queue manager's page gives (the maintenance run "
+        "triggered it)",
+    )
     # Raised after the plan job, from the ASP history (mqjournal/forecast.py): the Spark job reads no ASP history.
     ASP_FULL_SOON = (
         "ASP_FULL_SOON",

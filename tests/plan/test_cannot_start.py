@@ -112,3 +112,21 @@ def test_a_long_run_of_missing_receivers_is_written_as_a_range():
     alert = cannot_start(s)
     assert alert is not None and len(alert.missing) == 20
     assert "needed receivers AMQA000010 through AMQA000029 (20) are missing" in alert.text
+
+
+def test_the_plans_queue_managers_get_the_alert_from_their_newest_snapshot_only():
+    from mqjournal.cannotstart import newest_by_queue_manager, with_cannot_start_alerts
+    from mqjournal.planrows import PlannedQueueManager
+
+    fine = snapshot(chain(ALL), oldest="AMQA000024")
+    lost = snapshot(LEFT, oldest="AMQA000024", startup="AMQA000024", media="AMQA000024")
+    assert cannot_start(fine) is None and cannot_start(lost) is not None
+    row = PlannedQueueManager.model_construct(host=fine.host, qmgr=fine.qmgr, qmgr_library=fine.qmgr_library, alerts=())
+
+    # The newest snapshot decides: lost after fine raises it, fine after lost (restored since) does not.
+    later = lost.model_copy(update={"collected_at": fine.collected_at + HOUR})
+    [alerted] = with_cannot_start_alerts([row], newest_by_queue_manager([fine, later]))
+    restored = fine.model_copy(update={"collected_at": lost.collected_at + HOUR})
+    [quiet] = with_cannot_start_alerts([row], newest_by_queue_manager([lost, restored]))
+
+    assert alerted.alerts == ("QMGR_CANNOT_START",) and quiet.alerts == ()

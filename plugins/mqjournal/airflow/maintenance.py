@@ -32,6 +32,7 @@ from mqjournal.airflow.xcom import (
     SparkSubmission,
 )
 from mqjournal.backupstore import BackupStore
+from mqjournal.cannotstart import newest_by_queue_manager, with_cannot_start_alerts
 from mqjournal.catalog import Catalog
 from mqjournal.datafolder import DataPath
 from mqjournal.fleet import HostConfig, load_fleet
@@ -51,7 +52,7 @@ from mqjournal.report import plan_body, planned_save_file_bytes
 from mqjournal.reportlinks import report_link_markdown
 from mqjournal.runreport import RunFacts, render_html, render_markdown
 from mqjournal.sizefmt import size
-from mqjournal.snapshot import write_snapshots
+from mqjournal.snapshot import Snapshot, write_snapshots
 from mqjournal.undone import gate_warning, left_undone, note_tail
 from mqjournal.vocabulary import DELETES, SAVES
 
@@ -179,6 +180,7 @@ def summarize(
     policy: Policy | None = None,
     *,
     snapshots: DataPath | None = None,
+    collected: Iterable[Snapshot] = (),
 ) -> RunPlan:
     """What save and delete act on, for this run's targets only, and the plan as the log shows it; the save files'
     size estimated with `policy`'s data compression (which the run report sets beside the real sizes). The store is
@@ -186,12 +188,15 @@ def summarize(
 
     With `snapshots` (the data folder's snapshot history), each ASP's forecast is made from it and ASP_FULL_SOON is
     added to the queue managers whose ASP reaches the policy's limit soon (mqjournal.forecast): the plan job reads no
-    ASP history, so the gate, the run report and the run's XCom get the alert from here."""
+    ASP history, so the gate, the run report and the run's XCom get the alert from here. From `collected` (the
+    run's snapshots), QMGR_CANNOT_START where a queue manager cannot start (mqjournal.cannotstart), the on-call
+    step's rule."""
     policy = policy or Policy()
     wanted = {t.ref for t in targets}
     qms, receivers = read_plan(plan_dir, wanted)
     forecasts = forecast.read_forecasts(snapshots, policy) if snapshots is not None else {}
     qms = forecast.with_forecast_alerts(qms, forecasts, policy)
+    qms = with_cannot_start_alerts(qms, newest_by_queue_manager(collected))
     to_save: dict[str, list[str]] = defaultdict(list)
     to_delete: dict[str, list[str]] = defaultdict(list)
     for r in receivers:

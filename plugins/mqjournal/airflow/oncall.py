@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mqjournal.cannotstart import CannotStart, cannot_start
+from mqjournal.cannotstart import CannotStart, cannot_start, newest_by_queue_manager
 from mqjournal.datafolder import DataPath
 from mqjournal.settings import Settings, safe
 from mqjournal.snapshot import Snapshot, read_snapshots
@@ -64,10 +64,7 @@ def run_snapshots(settings: Settings, run_id: str) -> list[Snapshot]:
 
 def alerts_of(snapshots: list[Snapshot]) -> list[CannotStart]:
     """Per queue manager, the alert of its newest snapshot of the run."""
-    newest: dict[tuple[str, str], Snapshot] = {}
-    for s in sorted(snapshots, key=lambda s: s.collected_at):
-        newest[(s.host, s.qmgr_library)] = s
-    return [alert for s in newest.values() if (alert := cannot_start(s)) is not None]
+    return [alert for s in newest_by_queue_manager(snapshots).values() if (alert := cannot_start(s)) is not None]
 
 
 def _record(settings: Settings, alert: CannotStart) -> DataPath:

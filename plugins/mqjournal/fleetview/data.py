@@ -71,6 +71,7 @@ Row = TypeVar("Row", PlannedQueueManager, PlannedReceiver)
 
 RED_ALERTS = frozenset(
     {
+        "QMGR_CANNOT_START",  # STRMQM ends with AMQ7432: the queue manager does not come back after a restart
         "CHECKPOINT_FAILED",
         "OLDEST_NEEDED_NOT_ON_SYSTEM",
         "NEEDED_RECEIVER_NOT_ONLINE",
@@ -766,6 +767,9 @@ def _row(
         if forecast.fills_soon(found, POLICY) and Alert.ASP_FULL_SOON not in values["alerts"]:
             # The plan job reads no ASP history: the alert is the forecast's (as the run's summarize step adds it).
             values["alerts"] = sorted([*values["alerts"], str(Alert.ASP_FULL_SOON)])
+    if snapshot is not None and cannot_start(snapshot) is not None and Alert.QMGR_CANNOT_START not in values["alerts"]:
+        # As the run's summarize step adds it, from the collection: the plan job does not raise it.
+        values["alerts"] = sorted([*values["alerts"], str(Alert.QMGR_CANNOT_START)])
     row = QueueManagerRow.model_validate(values)
     return row.model_copy(update={"light": traffic_light(row, now)})
 
