@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 import pendulum
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import Param, TriggerRule, dag, task
 
 from mqjournal.airflow import expiry as steps
 from mqjournal.airflow import maintenance
-from mqjournal.airflow.approval import approvers
+from mqjournal.airflow.approval import ANSWER_KEY, NamedApproval, approvers
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.settings import settings
 from mqjournal.airflow.xcom import ExpirySummary, HostBatch, Pulled
@@ -98,7 +97,8 @@ def mq_journal_backup_expiry():
     def gate(summary: Pulled, params=None) -> str | None:
         return steps.next_after_summary(ExpirySummary.from_xcom(summary), params["dry_run"])
 
-    approve = ApprovalOperator(
+    # Its answer is left in XCom before Airflow acts on it, so the report names who rejected too (NamedApproval).
+    approve = NamedApproval(
         task_id="approve",
         subject="Delete expired MQ journal backups ({{ run_id }})",
         body="{{ ti.xcom_pull(task_ids='summarize')['body'] }}",
@@ -128,6 +128,7 @@ def mq_journal_backup_expiry():
             outcomes=ti.xcom_pull(task_ids="execute"),
             approval=ti.xcom_pull(task_ids="approve"),
             approve_state=str(approve_state) if approve_state else None,
+            answer=ti.xcom_pull(task_ids="approve", key=ANSWER_KEY),
         )
         return str(settings().expiry_report_file(run_id))
 

@@ -316,6 +316,22 @@ def test_the_report_says_a_rejected_run_deleted_nothing(settings, target):
     assert settings.expiry_report_file("expiry1").read_text() == text
 
 
+def test_the_report_names_who_rejected_from_the_answer_the_gate_left(settings, target):
+    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
+    text = steps.report(
+        settings,
+        "expiry1",
+        dry_run=False,
+        summary=steps.summarize([proposal]).to_xcom(),
+        outcomes=None,
+        approval=None,
+        approve_state="success",
+        answer={"chosen_options": ["Reject"], "responded_by_user": {"id": "7", "name": "Ana"}},
+    )
+    assert "Outcome: rejected by Ana: nothing was deleted" in text
+    assert settings.expiry_note_file("expiry1").read_text(encoding="utf-8") == "rejected by Ana: nothing was deleted"
+
+
 # --- per batch of hosts: what the DAG's mapped tasks run ----------------------------------------------------------
 
 

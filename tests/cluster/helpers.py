@@ -275,9 +275,15 @@ def spark_home() -> Path:
 
 
 def master_state(ui_port: int) -> dict:
-    """The Spark master's own account of its workers and applications (its web UI's /json/)."""
+    """The Spark master's own account of its workers and applications (its web UI's /json/); {} while the UI, just
+    started, still answers with its HTML page (seen once, 2026-11-28), so that a wait on it goes on waiting."""
     with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=10) as response:
-        return json.loads(response.read())
+        body = response.read()
+    try:
+        state = json.loads(body)
+    except json.JSONDecodeError:
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 @dataclass
@@ -340,7 +346,7 @@ def start_spark(folder: Path, env: dict[str, str], say: Say, started: list[Servi
     started.append(master)
     url = f"spark://127.0.0.1:{port}"
     say(f"  spark master {url}  (web UI :{ui_port}, pid {master.pid})")
-    wait_until(lambda: master_state(ui_port)["status"] == "ALIVE", "master answering on its web UI", master, 90)
+    wait_until(lambda: master_state(ui_port).get("status") == "ALIVE", "master answering on its web UI", master, 90)
 
     work = folder / "work"  # not the default $SPARK_HOME/work, which is inside the virtualenv
     worker_args = ["--host", "127.0.0.1", "--port", str(free_port()), "--webui-port", str(free_port())]

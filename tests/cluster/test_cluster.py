@@ -16,6 +16,7 @@ from mqjournal import demo
 from mqjournal.airflow.settings import safe
 from mqjournal.catalog import Catalog
 from mqjournal.report import DELETE_NOTHING
+from mqjournal.reportlinks import report_link_markdown, without_report_link
 from tests.cluster import helpers
 
 pytestmark = pytest.mark.cluster
@@ -68,9 +69,12 @@ def test_maintenance_runs_on_celery_postgres_and_spark_standalone_and_leaves_no_
         assert planned, "the plan of the example fleet should delete receivers"
         assert gone == planned, {"deleted but not planned": gone - planned, "planned but still there": planned - gone}
 
-        # The scheduler read the same folder: the report task's one-line outcome there became the run's note.
+        # The scheduler read the same folder: the report task's one-line outcome there became the run's note, with
+        # the link to the run's report that the plugin serves (mqjournal.reportlinks).
         note = (cluster.data_dir / "reports" / f"{safe(run_id)}.note").read_text(encoding="utf-8").strip()
-        assert note.startswith("approved by admin") and api.call("GET", demo._run_path(run_id))["note"] == note
+        shown = api.call("GET", demo._run_path(run_id))["note"]
+        assert note.startswith("approved by admin") and without_report_link(shown) == note, (note, shown)
+        assert shown.endswith(f"({report_link_markdown(demo.DAG_ID, run_id)})"), shown
 
         # The catalog is in the PostgreSQL database `catalog`, not a SQLite file in the data folder.
         catalog = Catalog(cluster.url("catalog"))

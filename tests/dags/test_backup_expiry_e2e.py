@@ -91,7 +91,7 @@ def test_a_rejected_run_deletes_nothing(e2e):
     assert after["save_files_on_host"] == before["save_files_on_host"]
     assert after["copies_in_store"] == before["copies_in_store"] and after["discarded"] == before["discarded"] == []
     report = (workdir / "data" / "reports" / f"expiry_{safe(run['run_id'])}.md").read_text()
-    assert "Outcome: rejected at the approval gate: nothing was deleted" in report
+    assert re.search(r"Outcome: rejected by \S.*: nothing was deleted", report), report
 
 
 # --- mq_journal_restore_drill on the same fleet, after the expiry ---------------------------------------------------

@@ -367,15 +367,17 @@ def outcome_line(
     approval: dict[str, Any] | None,
     outcomes: Sequence[ExpiryOutcome],
     approve_state: str | None = None,
+    answer: dict[str, Any] | None = None,
 ) -> str:
-    """One line for the report: what the run decided, and who decided it."""
+    """One line for the report: what the run decided, and who decided it (`answer`: the gate's answer as
+    NamedApproval left it, which names who rejected)."""
     if summary is None:
         return "failed before a proposal was made: nothing was deleted"
     if dry_run:
         return "dry run: proposal only, nothing deleted"
     if not summary.anything_to_delete:
         return "nothing to delete: no approval was needed"
-    who, refusal = gate_answer(approval, approve_state)
+    who, refusal = gate_answer(approval, approve_state, answer=answer)
     if who is None:
         return refusal
     discarded = sum(len(o.discarded) for o in outcomes)
@@ -414,12 +416,13 @@ def report(
     outcomes: object,
     approval: dict[str, Any] | None,
     approve_state: str | None,
+    answer: dict[str, Any] | None = None,
 ) -> str:
     """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
     line, and the report file written. Returns the Markdown text."""
     proposal = ExpirySummary.from_xcom(summary) if summary is not None else None
     done = [ExpiryOutcome.from_xcom(o) for o in mapped_results(outcomes)]
-    outcome = outcome_line(dry_run, proposal, approval, done, approve_state)
+    outcome = outcome_line(dry_run, proposal, approval, done, approve_state, answer)
     text = write_report(settings, run_id, proposal, done, outcome)
     # The run's note in the grid (mqjournal.airflow.notes), as the maintenance run's.
     settings.expiry_note_file(run_id).write_text(outcome, encoding="utf-8")
