@@ -125,6 +125,7 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path,
         assert status_of(f"{demo.url}/mqjournal/") == 401
         assert status_of(f"{demo.url}/mqjournal/api/fleet", Cookie="_token=forged") in (401, 403)
         assert status_of(f"{demo.url}/mqjournal/api/fleet", Authorization=f"Bearer {demo.up.api.token}") == 200
+        check_the_metrics_match_the_fleet_view(demo)
 
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
@@ -139,6 +140,27 @@ def test_the_fleet_view_in_the_airflow_ui_after_a_maintenance_run(workdir: Path,
             finally:
                 browser.close()
     say(f"the browser test took {time.monotonic() - began:.0f} s")
+
+
+def check_the_metrics_match_the_fleet_view(demo: RunningDemo) -> None:
+    """Prometheus's view of the running deployment: /mqjournal/metrics on Airflow's API server, scraped as Prometheus
+    would (the text format, parsed by prometheus_client), says per queue manager what the fleet view's API says."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    auth = {"Authorization": f"Bearer {demo.up.api.token}"}
+    assert status_of(f"{demo.url}/mqjournal/metrics") == 401  # no login, no figures
+    with urllib.request.urlopen(urllib.request.Request(f"{demo.url}/mqjournal/api/fleet", headers=auth)) as answer:
+        rows = {(r["host"], r["qmgr"]): r for r in json.load(answer)}
+    with urllib.request.urlopen(urllib.request.Request(f"{demo.url}/mqjournal/metrics", headers=auth)) as answer:
+        text = answer.read().decode()
+    scraped: dict[str, dict[tuple[str, str], float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            scraped.setdefault(sample.name, {})[(sample.labels["host"], sample.labels["qmgr"])] = sample.value
+    assert len(rows) == 5, rows.keys()
+    assert scraped["ibmmq_qmgr_journal_receivers_online"] == {k: r["receivers_online"] for k, r in rows.items()}
+    assert scraped["ibmmq_qmgr_journal_receivers_online_bytes"] == {k: r["bytes_online"] for k, r in rows.items()}
+    say(f"metrics scraped from the running Airflow: {len(text.splitlines())} lines, {len(scraped)} series names")
 
 
 # The queue manager approved in the second run: ORDERS lives on ibmi-prod1 and on ibmi-prod2, so approving one
@@ -534,6 +556,7 @@ def check_the_cannot_start_alert(page, demo: RunningDemo, run_id: str, shots: Sc
     triggered = [r for r in runs if r["dag_run_id"].startswith("oncall__ibmi-prod1__PAYROLL__startup__")]
     assert len(triggered) == 1, [r["dag_run_id"] for r in runs]
     assert (triggered[0]["conf"]["qmgr"], triggered[0]["conf"]["kind"]) == ("PAYROLL", "startup"), triggered[0]
+    assert f"triggered by {run_id}: QMGR_CANNOT_START" in (triggered[0].get("note") or ""), triggered[0]
     page.goto(f"{demo.url}/plugin/mq-journals")
     frame = page.frame_locator('iframe[title="MQ journals"]')
     payroll = frame.locator('#fleet tr[data-host="ibmi-prod1"][data-qmgr="PAYROLL"]')
