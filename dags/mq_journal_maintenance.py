@@ -66,7 +66,6 @@ def _gate_body(context: Any, summary: RunPlan) -> str:
         summary,
         store,
         _policy(context["params"]),
-        snapshots=s.snapshots,
         saves=saves,
         run_id=run_id,
     )
@@ -290,13 +289,7 @@ def mq_journal_maintenance():
     def on_call(params=None, run_id=None, ti=None) -> list[dict[str, Any]]:
         """A queue manager that cannot start (AMQ7432, or a receiver MQ needs gone): the alert in this log, and its
         recovery to trigger, so that its plan already waits at the recovery DAG's gate (mqjournal.airflow.oncall)."""
-
-        def state_of(recovery_run: str) -> str | None:
-            try:
-                return str(ti.get_dagrun_state(dag_id=oncall.RECOVERY_DAG, run_id=recovery_run))
-            except Exception:  # Airflow answers a run id it does not know with its own error: no such run
-                return None
-
+        state_of = oncall.recovery_run_state(ti)
         alerts, chosen = oncall.on_call(settings(), run_id, state_of, dry_run=params["dry_run"])
         # The alerts' sentences, dry run included, for the report and the run's note to show (key "alerts").
         ti.xcom_push(key=oncall.ALERTS_KEY, value=alerts)

@@ -14,6 +14,8 @@ with them before anyone answers (`gate_warning`), and the run's note and report 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
+from operator import itemgetter
 
 from mqjournal.outcomes import DeleteResult, SaveResult
 from mqjournal.planrows import QueueManagerRef
@@ -26,18 +28,7 @@ NOTE_LISTED = 3
 def why_runs(pairs: Sequence[tuple[str, str]]) -> list[str]:
     """(receiver, why) pairs, consecutive ones with the same why as one line: `AMQA000003-AMQA000005 (3 receivers):
     why`."""
-    lines: list[str] = []
-    run: list[str] = []
-    last = ""
-    for name, why in pairs:
-        if run and why != last:
-            lines.append(_run_line(run, last))
-            run = []
-        run.append(name)
-        last = why
-    if run:
-        lines.append(_run_line(run, last))
-    return lines
+    return [_run_line([name for name, _ in run], why) for why, run in groupby(pairs, key=itemgetter(1))]
 
 
 def _run_line(names: list[str], why: str) -> str:
@@ -76,7 +67,6 @@ def left_undone(
     saves: Iterable[SaveResult] = (),
     deletes: Iterable[DeleteResult] = (),
     not_found: Iterable[str] = (),
-    labels: Mapping[str, str] | None = None,
 ) -> dict[str, list[str]]:
     """What the run left undone, by queue manager (its `host/QMGR` label), in the order met: `not_found` are the
     `host/QMGR: why` lines of the queue managers the fleet file names whose journal was not found."""
@@ -135,7 +125,8 @@ def gate_warning(to_delete: Mapping[str, Sequence[str]], saves: Sequence[SaveRes
                     "only those saved and copied by earlier runs can be deleted"
                 )
             continue
-        refused = [(name, why) for name, why in save.unproven if name in set(offered)]
+        asked = set(offered)
+        refused = [(name, why) for name, why in save.unproven if name in asked]
         lines += [f"{label}: not deleted whatever the answer: {line}" for line in why_runs(refused)]
     if not lines:
         return ""

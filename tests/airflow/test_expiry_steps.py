@@ -301,9 +301,11 @@ def test_a_queue_manager_without_a_library_save_keeps_everything_and_needs_no_ga
     assert outcome.discarded == [] and outcome.store_deleted == [] and not outcome.failed
 
 
-def test_the_report_says_a_rejected_run_deleted_nothing(settings, target):
+def rejected_report(settings, target, answer: dict | None = None) -> str:
+    """The report of run expiry1 whose gate was rejected (its task succeeded, no value); `answer`: what the gate
+    left under ANSWER_KEY."""
     proposal = steps.plan_one(settings, target, "expiry1", POLICY)
-    text = steps.report(
+    return steps.report(
         settings,
         "expiry1",
         dry_run=False,
@@ -311,22 +313,19 @@ def test_the_report_says_a_rejected_run_deleted_nothing(settings, target):
         outcomes=None,
         approval=None,
         approve_state="success",
+        answer=answer,
     )
+
+
+def test_the_report_says_a_rejected_run_deleted_nothing(settings, target):
+    text = rejected_report(settings, target)
     assert "Outcome: rejected at the approval gate: nothing was deleted" in text
     assert settings.expiry_report_file("expiry1").read_text() == text
 
 
 def test_the_report_names_who_rejected_from_the_answer_the_gate_left(settings, target):
-    proposal = steps.plan_one(settings, target, "expiry1", POLICY)
-    text = steps.report(
-        settings,
-        "expiry1",
-        dry_run=False,
-        summary=steps.summarize([proposal]).to_xcom(),
-        outcomes=None,
-        approval=None,
-        approve_state="success",
-        answer={"chosen_options": ["Reject"], "responded_by_user": {"id": "7", "name": "Ana"}},
+    text = rejected_report(
+        settings, target, {"chosen_options": ["Reject"], "responded_by_user": {"id": "7", "name": "Ana"}}
     )
     assert "Outcome: rejected by Ana: nothing was deleted" in text
     assert settings.expiry_note_file("expiry1").read_text(encoding="utf-8") == "rejected by Ana: nothing was deleted"

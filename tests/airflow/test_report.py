@@ -297,6 +297,7 @@ def test_the_gates_table_says_when_each_queue_managers_asp_reaches_the_policys_l
 def test_summarize_adds_asp_full_soon_from_the_snapshot_history(tmp_path):
     from datetime import timedelta
 
+    from mqjournal.forecast import limit_in
     from mqjournal.snapshot import write_snapshots
     from tests.plan.builders import chain, names, snapshot
 
@@ -324,6 +325,13 @@ def test_summarize_adds_asp_full_soon_from_the_snapshot_history(tmp_path):
     alerted = {q.qmgr: "ASP_FULL_SOON" in q.alerts for q in summary.queue_managers}
     assert alerted[filling.qmgr] and not all(alerted.values())
     assert "ASP_FULL_SOON" in summary.body
+    # The gate shows the same forecast from the summary (its XCom value), without reading the history again.
+    passed = RunPlan.from_xcom(summary.to_xcom())
+    assert [(f.host, f.asp_number) for f in passed.asp_forecasts] == [(filling.host, 1)]
+    assert passed.asp_forecasts[0].history == []
+    (tmp_path / "snapshots").rename(tmp_path / "gone")
+    cell = limit_in(passed.asp_forecasts[0])
+    assert cell.endswith(")") and f"| {cell} |" in gate_body(tmp_path / "plan", passed, None, Policy())
 
 
 UNREACHABLE = "the backup store is unreachable: connection refused"

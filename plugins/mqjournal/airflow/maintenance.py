@@ -211,6 +211,9 @@ def summarize(
         save_file_bytes_estimate={q.ref.key: planned_save_file_bytes(q, policy) for q in qms},
         anything_to_delete=any(to_delete.values()),
         body=plan_body(qms, receivers, policy, forecasts=forecasts),
+        asp_forecasts=[
+            f.model_copy(update={"history": []}) for q in qms if (f := forecast.forecast_of(q, forecasts)) is not None
+        ],
     )
     log.info("the plan of this run's targets:\n%s", summary.body)
     return summary
@@ -222,24 +225,22 @@ def gate_body(
     store: BackupStore | None,
     policy: Policy,
     *,
-    snapshots: DataPath | None = None,
     saves: object = None,
     run_id: str | None = None,
 ) -> str:
     """The approval gate's body, made as the gate opens: the gate waits for the saves, so what the backup store holds
-    of each queue manager includes the copies this run's saves just made (summarize runs before them). With
-    `snapshots`, the table says when each ASP reaches the policy's limit (mqjournal.forecast). Above the table, a
-    warning when the saves (the save task's XCom value, `saves`) left any receiver offered here without a backup off
-    the partition, naming those no answer deletes; below it, the link to the run's report."""
+    of each queue manager includes the copies this run's saves just made (summarize runs before them). The table
+    says when each ASP reaches the policy's limit, by the forecasts summarize made (mqjournal.forecast). Above the
+    table, a warning when the saves (the save task's XCom value, `saves`) left any receiver offered here without a
+    backup off the partition, naming those no answer deletes; below it, the link to the run's report."""
     qms = summary.queue_managers
     receivers = read_receivers(plan_dir, {q.ref for q in qms})
     store_bytes = {q.ref.key: store.total_bytes(q.host, q.qmgr) for q in qms} if store is not None else None
-    forecasts = forecast.read_forecasts(snapshots, policy) if snapshots is not None else None
     done = [SaveResult.from_xcom(v) for v in mapped_results(saves)]
     warning = gate_warning(summary.to_delete, done, saves_ran=saves is not None)
     page = report_link_markdown(MAINTENANCE_DAG, run_id, "The run's report") if run_id else ""
     link = f"\n\n{page}: written when the run ends.\n" if page else ""
-    return warning + plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=forecasts) + link
+    return warning + plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=summary.forecasts()) + link
 
 
 _Step = TypeVar("_Step", bound=HostContext)

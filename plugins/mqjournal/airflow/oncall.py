@@ -17,6 +17,9 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from airflow.sdk.exceptions import AirflowRuntimeError
 
 from mqjournal.cannotstart import CannotStart, cannot_start, newest_by_queue_manager
 from mqjournal.datafolder import DataPath
@@ -102,6 +105,19 @@ def _earlier_run(record: DataPath) -> str | None:
         return str(json.loads(record.read_text(encoding="utf-8"))["run_id"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def recovery_run_state(ti: Any) -> Callable[[str], str | None]:
+    """`on_call`'s `state_of` in a task: a recovery run's state as Airflow has it (the task instance's own access to
+    the metadata DB, `ti.get_dagrun_state`); None when Airflow has no such run, which it answers with an error."""
+
+    def state_of(run_id: str) -> str | None:
+        try:
+            return str(ti.get_dagrun_state(dag_id=RECOVERY_DAG, run_id=run_id))
+        except AirflowRuntimeError:
+            return None
+
+    return state_of
 
 
 def on_call(

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ConfigDict, Field
 
+from mqjournal.forecast import AspForecast, AspKey
 from mqjournal.ibmi import collector
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.outcomes import StepValue
@@ -195,10 +196,22 @@ class RunPlan(XComValue):
     )
     anything_to_delete: bool = Field(False, description="whether the run needs the approval gate at all")
     body: str = Field("", description="the approval gate's Markdown")
+    asp_forecasts: list[AspForecast] = Field(
+        default_factory=list,
+        description="the forecasts (without their collections) of the ASPs of this run's queue managers, as summarize "
+        "made them from the snapshot history: the gate's table shows them without reading that history again",
+    )
 
     def to_xcom(self) -> dict[str, Any]:
         # The rows hold datetimes and enums: JSON for them, as the recovery DAG's plan task pushes its plan.
-        return {**self.model_dump(), "queue_managers": [q.model_dump(mode="json") for q in self.queue_managers]}
+        return {
+            **self.model_dump(),
+            "queue_managers": [q.model_dump(mode="json") for q in self.queue_managers],
+            "asp_forecasts": [f.model_dump(mode="json") for f in self.asp_forecasts],
+        }
+
+    def forecasts(self) -> dict[AspKey, AspForecast]:
+        return {f.key: f for f in self.asp_forecasts}
 
 
 class SparkSubmission(XComValue):

@@ -34,7 +34,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from mqjournal import forecast
-from mqjournal.cannotstart import cannot_start
+from mqjournal.cannotstart import cannot_start, with_cannot_start_alerts
 from mqjournal.catalog import (
     Catalog,
     CatalogedReceiver,
@@ -594,6 +594,16 @@ def backups_of(
 # --- the fleet overview ------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class FleetEntry:
+    """A row of the fleet overview, with the snapshot and the catalog's records it was made from (the metrics
+    exporter's figures come from the same reads)."""
+
+    row: QueueManagerRow
+    snapshot: Snapshot | None
+    backups: Backups
+
+
 def fleet(
     settings: Settings,
     catalog: Catalog | None,
@@ -606,6 +616,21 @@ def fleet(
     """One row per host and queue manager that any plan has, from its newest plan; sorted by host, queue manager.
     `airflow` is asked once, for every run the rows show, and `later` once for the runs after them. `forecasts`:
     the ASP forecasts, when the caller has read them (else read here)."""
+    entries = fleet_entries(settings, catalog, now=now, airflow=airflow, later=later, forecasts=forecasts)
+    return [e.row for e in entries]
+
+
+def fleet_entries(
+    settings: Settings,
+    catalog: Catalog | None,
+    *,
+    now: datetime | None = None,
+    airflow: RunLookup = no_airflow,
+    later: LaterRuns = no_later_runs,
+    forecasts: Mapping[AspKey, AspForecast] | None = None,
+) -> list[FleetEntry]:
+    """`fleet`'s rows with the snapshot and catalog records each was made from (its deletions those since the plan),
+    in the same order."""
     now = now or datetime.now(UTC)
     newest = newest_plans(plan_runs(settings))
     by_run: dict[str, list[QueueManagerRef]] = defaultdict(list)
@@ -621,13 +646,25 @@ def fleet(
                 planned[r.ref].append(r)
     runs_of = RunsOf(settings, list(by_run), airflow, later)
     forecasts = asp_forecasts(settings) if forecasts is None else forecasts
-    rows = []
+    entries = []
     for ref, (run, q) in newest.items():
         snapshot = snapshot_of(settings, run.run_id, ref.host, ref.library)
+        q = with_after_plan_alerts(q, snapshot, forecasts)
         backups = backups_of(catalog, ref.host, ref.qmgr, ref.library, deleted_since=_aware(q.collected_at))
         online = _online(planned.get(ref, []), backups.deletions, q)
-        rows.append(_row(run, q, snapshot, online, backups, runs_of(run.run_id, q), now, forecasts))
-    return sorted(rows, key=lambda r: (r.host, r.qmgr))
+        row = _row(run, q, snapshot, online, backups, runs_of(run.run_id, q), now, forecasts)
+        entries.append(FleetEntry(row, snapshot, backups))
+    return sorted(entries, key=lambda e: (e.row.host, e.row.qmgr))
+
+
+def with_after_plan_alerts(
+    q: PlannedQueueManager, snapshot: Snapshot | None, forecasts: Mapping[AspKey, AspForecast]
+) -> PlannedQueueManager:
+    """The plan's row with the alerts raised after the plan job, by the rules the run's summarize step adds them
+    with: ASP_FULL_SOON from the ASP forecast, QMGR_CANNOT_START from the collection."""
+    [q] = forecast.with_forecast_alerts([q], forecasts, POLICY)
+    [q] = with_cannot_start_alerts([q], {(q.host, q.qmgr_library): snapshot} if snapshot is not None else {})
+    return q
 
 
 def asp_forecasts(settings: Settings) -> dict[AspKey, AspForecast]:
@@ -648,15 +685,15 @@ class RunsOf:
         self._settings = settings
         self._known = airflow(run_ids) if run_ids else {}
         self._later = later(run_ids) if run_ids else []
-        self._statuses: dict[str, dict[str, str]] = {}
+        self._reports: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     def __call__(self, plan_run: str, q: PlannedQueueManager) -> tuple[str, LastRun]:
         newer = newer_run(q.host, q.qmgr, self._known.get(plan_run), self._later)
         run_id, run = (newer.run_id, newer) if newer else (plan_run, self._known.get(plan_run))
-        if run_id not in self._statuses:  # one read of a run's report for all its queue managers
-            self._statuses[run_id] = report_statuses(self._settings, run_id)
-        own = self._statuses[run_id].get(q.ref.key)
-        return run_id, last_run(report_outcome(self._settings, run_id), run, own)
+        if run_id not in self._reports:  # one read of a run's report for all its queue managers
+            self._reports[run_id] = (report_outcome(self._settings, run_id), report_statuses(self._settings, run_id))
+        outcome, statuses = self._reports[run_id]
+        return run_id, last_run(outcome, run, statuses.get(q.ref.key))
 
 
 @dataclass(frozen=True)
@@ -764,12 +801,6 @@ def _row(
     found = forecasts.get(AspKey(q.host, asp)) if asp is not None else None
     if found is not None:
         values["asp_forecast"] = found.model_copy(update={"history": []})
-        if forecast.fills_soon(found, POLICY) and Alert.ASP_FULL_SOON not in values["alerts"]:
-            # The plan job reads no ASP history: the alert is the forecast's (as the run's summarize step adds it).
-            values["alerts"] = sorted([*values["alerts"], str(Alert.ASP_FULL_SOON)])
-    if snapshot is not None and cannot_start(snapshot) is not None and Alert.QMGR_CANNOT_START not in values["alerts"]:
-        # As the run's summarize step adds it, from the collection: the plan job does not raise it.
-        values["alerts"] = sorted([*values["alerts"], str(Alert.QMGR_CANNOT_START)])
     row = QueueManagerRow.model_validate(values)
     return row.model_copy(update={"light": traffic_light(row, now)})
 
@@ -845,15 +876,15 @@ def queue_manager(
     backups = backups_of(catalog, host, q.qmgr, library, history=True)
     snapshot = snapshot_of(settings, run.run_id, host, library)
     receivers = run_receivers(run, host, library)
-    online = _online(receivers, backups.deletions, q)
     forecasts = asp_forecasts(settings)
+    q = with_after_plan_alerts(q, snapshot, forecasts)
+    online = _online(receivers, backups.deletions, q)
     last = RunsOf(settings, [run.run_id], airflow, later)(run.run_id, q)
     row = _row(run, q, snapshot, online, backups, last, now, forecasts)
-    lines = alert_lines(q)
-    if Alert.ASP_FULL_SOON in row.alerts and Alert.ASP_FULL_SOON not in q.alerts:
-        lines.append(f"{Alert.ASP_FULL_SOON}: {Alert.ASP_FULL_SOON.text}")
-    # The on-call alert comes first, and its values fill the recovery form: the restore it needs, kind included.
+    # The on-call alert comes first, in its own words (the missing receivers, the restore), and its values fill the
+    # recovery form: the restore it needs, kind included.
     stuck = cannot_start(snapshot) if snapshot is not None else None
+    lines = [line for line in alert_lines(q) if stuck is None or not line.startswith(f"{Alert.QMGR_CANNOT_START}:")]
     return QueueManagerPage(
         row=row,
         history=history(settings, runs, backups, host, library),

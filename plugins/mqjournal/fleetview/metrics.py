@@ -68,16 +68,10 @@ def read_figures(
     later: data.LaterRuns = data.no_later_runs,
     now: datetime | None = None,
 ) -> list[Figures]:
-    """Each queue manager of the fleet view, with its snapshot and catalog records, in the fleet view's order."""
-    rows = data.fleet(settings, catalog, now=now, airflow=airflow, later=later)
-    return [
-        Figures(
-            row=row,
-            snapshot=data.snapshot_of(settings, row.run_id, row.host, row.library),
-            backups=data.backups_of(catalog, row.host, row.qmgr, row.library),
-        )
-        for row in rows
-    ]
+    """Each queue manager of the fleet view, with its snapshot and catalog records (as the fleet view read them), in
+    the fleet view's order."""
+    entries = data.fleet_entries(settings, catalog, now=now, airflow=airflow, later=later)
+    return [Figures(row=e.row, snapshot=e.snapshot, backups=e.backups) for e in entries]
 
 
 # --- the figures, one function each -------------------------------------------------------------------------------
@@ -210,61 +204,67 @@ GAUGES: tuple[Gauge, ...] = (
 )
 
 
+def _labelled(name: str, documentation: str, *more: str) -> GaugeMetricFamily:
+    """A gauge of the queue manager's labels and `more` of its own."""
+    return GaugeMetricFamily(name, documentation, labels=[*LABELS, *more])
+
+
 def families(figures: Iterable[Figures]) -> list[Metric]:
     """The metric families of the queue managers: every family, with one series per queue manager that has the
     figure."""
     figures = list(figures)
     found: list[Metric] = []
     for gauge in GAUGES:
-        family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=LABELS)
+        family = _labelled(gauge.name, gauge.documentation)
         for f in figures:
             value = gauge.value(f)
             if value is not None:
                 family.add_metric(f.labels, float(value))
         found.append(family)
 
-    backup = GaugeMetricFamily(
+    backup = _labelled(
         "ibmmq_qmgr_journal_last_verified_backup_timestamp_seconds",
         "When the newest verified backup of the queue manager's receivers was verified, in Unix seconds, per "
         "location: backup_store (a proven copy off the partition) or partition (a save file on it)",
-        labels=[*LABELS, "location"],
+        "location",
     )
-    asp_capacity = GaugeMetricFamily(
+    asp_capacity = _labelled(
         "ibmmq_qmgr_journal_asp_capacity_bytes",
         "Capacity of the ASP that holds the queue manager's receivers (QSYS2.ASP_INFO), at the collection",
-        labels=[*LABELS, "asp"],
+        "asp",
     )
-    asp_free = GaugeMetricFamily(
+    asp_free = _labelled(
         "ibmmq_qmgr_journal_asp_free_bytes",
         "Free space of that ASP at the collection",
-        labels=[*LABELS, "asp"],
+        "asp",
     )
-    asp_limit_days = GaugeMetricFamily(
+    asp_limit_days = _labelled(
         "ibmmq_qmgr_journal_asp_limit_days",
         "Days from the newest collection until that ASP reaches the policy's limit (asp_limit_percent) at its fitted "
         "growth when nothing is freed (mqjournal.forecast); 0 when it has; no series without a date",
-        labels=[*LABELS, "asp"],
+        "asp",
     )
-    asp_full_days = GaugeMetricFamily(
+    asp_full_days = _labelled(
         "ibmmq_qmgr_journal_asp_full_days",
         "Days from the newest collection until that ASP is full at the same growth; no series without a date",
-        labels=[*LABELS, "asp"],
+        "asp",
     )
-    run_state = GaugeMetricFamily(
+    run_state = _labelled(
         "ibmmq_qmgr_journal_last_run_state",
         "1 for the state Airflow gives the queue manager's last maintenance run, 0 for the others (unknown: Airflow "
         "does not have the run)",
-        labels=[*LABELS, "state"],
+        "state",
     )
-    run_info = GaugeMetricFamily(
+    run_info = _labelled(
         "ibmmq_qmgr_journal_last_run_info",
         "The queue manager's last maintenance run: its run id and outcome (its note in the grid, else its report)",
-        labels=[*LABELS, "run_id", "outcome"],
+        "run_id",
+        "outcome",
     )
-    alert = GaugeMetricFamily(
+    alert = _labelled(
         "ibmmq_qmgr_journal_alert",
         "1 for each alert the newest plan raises for the queue manager (docs/planning-rules.md)",
-        labels=[*LABELS, "alert"],
+        "alert",
     )
     for f in figures:
         row = f.row
