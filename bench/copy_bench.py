@@ -14,7 +14,7 @@ Debian's openssh-server, and installs nothing: without sshd it says `apt-get ins
 2. Times, alternately and `--repeats` times each, on the same link:
    - OpenSSH's sftp client: `sftp -b` get of the file(s), the host key checked against the known_hosts (strict);
    - mqjournal: `download_save_file` (what the save step calls) into a BackupStore, the host key pinned; its
-     SHA-256 computed on the way and the store's verification read included;
+     SHA-256 computed on the way, the host's digest read beside it, and what BackupStore.put does after the write;
    - once, for reference: mqjournal over the session's paramiko channel (no OpenSSH client: password logins).
    Each of one file, then `--parallel` files of one host at once (sftp processes; mqjournal threads, one session
    each, in one Python process, as a task's threads run them).
@@ -413,16 +413,29 @@ def check_copies(into: Path, names: list[str], digests: dict[str, str]) -> None:
 # --- the run ------------------------------------------------------------------------------------------------------
 
 
+def busy_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat: every state but idle and iowait): the
+    server's side shares these cores in this bench, so a copy's figure holds sshd's and the host digest's CPU too."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(label: str, run: Callable[[Path], float], nbytes: int, scratch: Path, names: list[str],
-          digests: dict[str, str]) -> float:  # fmt: skip
+          digests: dict[str, str], cpu: list[float]) -> float:  # fmt: skip
     into = Path(tempfile.mkdtemp(prefix="into-", dir=scratch))
     try:
+        before = busy_cpu_seconds()
         seconds = run(into)
+        used = busy_cpu_seconds() - before
         check_copies(into, names, digests)
     finally:
         shutil.rmtree(into)
     rate = nbytes / seconds / 1e6
-    print(f"    {label:<34} {seconds:7.2f} s  {rate:7.1f} MB/s")
+    cpu.append(used)
+    print(
+        f"    {label:<34} {seconds:7.2f} s  {rate:7.1f} MB/s  {used:5.2f} CPU-s of the machine "
+        f"({used / seconds:.2f} cores)"
+    )
     return rate
 
 
@@ -430,12 +443,23 @@ def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: 
             digests: dict[str, str], args: argparse.Namespace, paramiko: bool) -> dict[str, object]:  # fmt: skip
     nbytes = sum(sizes[n] for n in names)
     rates: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
+    cpu: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
     for _ in range(args.repeats):
         rates["sftp"].append(
-            timed("OpenSSH sftp", lambda into: sftp_get(server, names, into), nbytes, scratch, names, digests)
+            timed(
+                "OpenSSH sftp", lambda into: sftp_get(server, names, into), nbytes, scratch, names, digests, cpu["sftp"]
+            )
         )
         rates["mqjournal"].append(
-            timed("mqjournal", lambda into: mqjournal_get(server, names, into, work), nbytes, scratch, names, digests)
+            timed(
+                "mqjournal",
+                lambda into: mqjournal_get(server, names, into, work),
+                nbytes,
+                scratch,
+                names,
+                digests,
+                cpu["mqjournal"],
+            )
         )
     result: dict[str, object] = {
         "files": len(names),
@@ -444,6 +468,8 @@ def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: 
         "mqjournal_mb_s": rates["mqjournal"],
         "ratio_best": max(rates["mqjournal"]) / max(rates["sftp"]),
         "ratio_median": statistics.median(rates["mqjournal"]) / statistics.median(rates["sftp"]),
+        "sftp_cpu_s": cpu["sftp"],
+        "mqjournal_cpu_s": cpu["mqjournal"],
     }
     if paramiko:
         result["paramiko_channel_mb_s"] = timed(
@@ -453,6 +479,7 @@ def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: 
             scratch,
             names,
             digests,
+            [],
         )
     print(
         f"    ratio mqjournal / sftp: {result['ratio_best']:.2f} (best of each), {result['ratio_median']:.2f} (median)"

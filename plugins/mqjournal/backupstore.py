@@ -11,10 +11,15 @@ Each path component is percent-encoded but for A-Z a-z 0-9 . _ - (a queue manage
 IBM i name '#', '$' and '@'), and a leading '.' too: no name can climb out of its folder or hide a file. Run ids are
 shortened as everywhere else (`settings.safe`).
 
-**A sidecar means verified.** `put` streams the bytes into the store computing size and SHA-256, re-reads the
-stored object and compares, and only then writes the sidecar (under a temporary name, moved into place, so a
-half-written one is never read as a record). A failed copy or verification removes what it wrote. `delete` removes
-the sidecar first for the same reason. An object without a sidecar is an interrupted copy, never a backup.
+**A sidecar means verified.** `put` streams the bytes into the store computing size and SHA-256, has the caller
+vouch for that digest (the copy step compares it with the host's own digest of the save file), makes sure the store
+holds what was written, and only then writes the sidecar (under a temporary name, moved into place, so a
+half-written one is never read as a record). How a store is made sure of depends on its kind (`_written_back`): an
+S3 object written in one PutObject by the SHA-256 the store computed as it received it (one HEAD), a local folder by
+nothing more (a read right after the write is served from the page cache just written, so it proves nothing that
+the full re-read before a delete and the scrub do not), any other store by reading the object back in full. A failed
+copy, vouching or verification removes what it wrote. `delete` removes the sidecar first for the same reason. An
+object without a sidecar is an interrupted copy, never a backup.
 
 **A sidecar is the store's record, not proof for the catalog.** The catalog counts a copy as a backup only when
 the copy step made it (or the save step matched it with the host's save file); a catalog rebuilt from sidecars
@@ -45,7 +50,7 @@ import posixpath
 import re
 import stat
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -254,14 +259,26 @@ class BackupStore:
 
     # --- writing ----------------------------------------------------------------------------------------------
 
-    def put(self, source: Source, copy: SaveFileCopy, *, expected_size: int | None = None) -> StoredObject:
-        """Copy a save file into the store, verified: the bytes streamed in, computing size and SHA-256, then read
-        back and compared; the sidecar written last. Raises StoreVerificationFailed (nothing left behind) when the
-        store does not give back what was written, StoreObjectExists when a verified copy is already there.
+    def put(
+        self,
+        source: Source,
+        copy: SaveFileCopy,
+        *,
+        expected_size: int | None = None,
+        vouch: Callable[[str], SaveFileCopy] | None = None,
+    ) -> StoredObject:
+        """Copy a save file into the store, verified: the bytes streamed in, computing size and SHA-256, the store
+        made sure of them as its kind allows (the module doc), the sidecar written last. Raises
+        StoreVerificationFailed (nothing left behind) when the store does not hold what was written,
+        StoreObjectExists when a verified copy is already there.
 
         `expected_size`: the size the source is known to have (the save file's size on the host); a source that
         ends short of it, or runs past it, raises SourceIncomplete and leaves nothing behind. A transfer that ends
-        early without an error (a server closing the file at a dropped read) would otherwise look complete."""
+        early without an error (a server closing the file at a dropped read) would otherwise look complete.
+
+        `vouch`: called with the SHA-256 of the bytes written once they are all in the store, before the sidecar;
+        it returns the description to record (`copy` with the host's digest: transfer) or raises, and then nothing
+        is left behind: no sidecar is ever written for bytes nobody vouched for."""
         key = key_for(copy)
         path = self._path(key)
         if self.get(key) is not None:
@@ -284,9 +301,11 @@ class BackupStore:
                     "copy it again; if the size keeps differing, look at the save file on the host (DSPSAVF, its "
                     "size) and at what carries the transfer",
                 )
-            read_back = self._digest(path)
+            if vouch is not None:
+                copy = vouch(written.sha256)
+            read_back = self._written_back(path, written)
         except BaseException:
-            self._discard(path)  # a copy cut off (a dropped SFTP session, a full store) is no backup
+            self._discard(path)  # a copy cut off (a dropped SFTP session, a full store, bytes not vouched for)
             raise
         if read_back != written:
             self._discard(path)
@@ -322,6 +341,18 @@ class BackupStore:
                 size += len(chunk)
                 out.write(chunk)
         return _Digest(size, digest.hexdigest())
+
+    def _written_back(self, path: str, written: _Digest) -> _Digest:
+        """What the store holds at `path` right after `written` went there, as far as its kind can say cheaply and
+        usefully (the module doc): the SHA-256 an S3 store computed as it received a one-PutObject copy; for a local
+        folder, `written` itself (a read now would come from the page cache this process just filled: the re-read
+        that proves the copy is the one before a delete, `still_holds`); otherwise the object read back in full."""
+        if self._folder is not None:
+            return written
+        kept = storechecksum.kept_sha256(self.fs, path)
+        if kept is not None:
+            return _Digest(kept.size_bytes, kept.sha256)
+        return self._digest(path)
 
     def _write_sidecar(self, path: str, stored: StoredObject) -> None:
         # Written beside and moved into place: a sidecar is never seen half-written (a rename on a local or NFS

@@ -161,6 +161,37 @@ def test_a_failed_verification_leaves_nothing_in_the_store_and_says_what_to_do(c
     assert _files(store) == []
 
 
+def test_a_folder_store_is_not_read_back_after_the_write_but_proven_before_anything_counts_on_it(tmp_path, copy):
+    # A read right after the write comes from the page cache just filled: the proof that counts is still_holds, right
+    # before a delete or a clean-up (a full re-read on a folder), and the scrub.
+    store = BackupStore(tmp_path / "backups")
+    reads: list[str] = []
+    digest = store._digest
+    store._digest = lambda path: reads.append(path) or digest(path)  # type: ignore[method-assign]
+    stored = store.put(io.BytesIO(SAVE_FILE_BYTES), copy)
+    assert reads == []
+    _flip_one_byte(store, stored.key)
+    assert "its bytes changed" in (store.still_holds(stored) or "")
+    assert reads == [f"{store.root}/{stored.key}"]
+
+
+def test_a_copy_nobody_vouches_for_leaves_nothing_and_a_vouched_one_records_the_description_given(store, copy):
+    def refuse(sha256: str) -> SaveFileCopy:
+        raise ValueError(f"not the host's bytes: {sha256}")
+
+    with pytest.raises(ValueError, match="not the host's bytes"):
+        store.put(io.BytesIO(SAVE_FILE_BYTES), copy, vouch=refuse)
+    assert _files(store) == []
+    digest = hashlib.sha256(SAVE_FILE_BYTES).hexdigest()
+    seen: list[str] = []
+    stored = store.put(
+        io.BytesIO(SAVE_FILE_BYTES),
+        copy,
+        vouch=lambda sha256: seen.append(sha256) or copy.model_copy(update={"host_sha256": sha256}),
+    )
+    assert seen == [digest] and stored.host_sha256 == digest and store.get(stored.key) == stored
+
+
 def test_a_copy_cut_off_by_its_source_leaves_nothing_in_the_store(store, copy):
     def dropped_session():
         yield SAVE_FILE_BYTES[:65536]

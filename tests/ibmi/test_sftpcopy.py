@@ -329,8 +329,11 @@ def test_a_save_file_that_changed_before_the_resume_is_copied_again_from_its_fir
         download_save_file(changing, "QGPL", "BIGSAV", store, meta_for("BIGSAV"), via="direct")
     assert store.fs.find(store.root) == []
     outcomes = [(r["attempt"], r["outcome"]) for r in gets(changing)]
-    assert outcomes == [(1, "transport_error"), (2, "failed"), (1, "ok")]
+    # The last attempt's bytes arrived whole, and its record says they were not kept, and why (the sidecar is
+    # written only once the copy's SHA-256 equals the host's digest).
+    assert outcomes == [(1, "transport_error"), (2, "failed"), (1, "failed")]
     assert "changed while it was copied" in gets(changing)[1]["error"]
+    assert "not the host's" in gets(changing)[2]["error"]
 
 
 def test_a_login_the_host_refuses_is_named_and_not_tried_again(sim_fleet: SimFleet, session: IbmiSession, tmp_path):

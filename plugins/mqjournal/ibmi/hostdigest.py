@@ -32,7 +32,6 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mqjournal.catalog import StoredObject
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands
 from mqjournal.ibmi.backups import save_file_contents
@@ -44,14 +43,17 @@ __all__ = [
     "DigestTool",
     "HostDigestError",
     "HostProof",
+    "Listing",
     "NoHostDigest",
     "NotOurBytes",
     "SaveFileAbsent",
     "SaveFileUnreadable",
-    "check_copy",
+    "check_sha256",
+    "digest_listed",
     "discover",
     "file_sha256",
     "parse_digest",
+    "read_listing",
     "read_proof",
 ]
 
@@ -183,10 +185,25 @@ class HostProof:
     tool: str  # the program that computed it
 
 
-def read_proof(session: IbmiSession, library: str, name: str, expected: Iterable[tuple[str, str]] = ()) -> HostProof:
-    """The host's SHA-256 of save file `library`/`name`: its object list read first (it must hold every (library,
-    receiver) of `expected`), the digest, then the object list again (it must be unchanged). NoHostDigest when the
-    partition has no digest program; NotOurBytes otherwise when any of it fails."""
+@dataclass(frozen=True)
+class Listing:
+    """A save file's object list as read before its digest (step 1), with the program that will digest it."""
+
+    host: str
+    library: str
+    name: str
+    receivers: frozenset[tuple[str, str]]
+    tool: DigestTool
+
+    @property
+    def where(self) -> str:
+        return f"{self.host} {self.library}/{self.name}"
+
+
+def read_listing(session: IbmiSession, library: str, name: str, expected: Iterable[tuple[str, str]] = ()) -> Listing:
+    """Step 1: save file `library`/`name`'s object list, which must hold every (library, receiver) of `expected`.
+    NoHostDigest when the partition has no digest program (nothing is read then); NotOurBytes (SaveFileAbsent)
+    otherwise when the list is not what a proof needs."""
     path = f"{library}/{name}"
     where = f"{session.host} {path}"
     tool = _require_tool(session, where)
@@ -211,24 +228,39 @@ def read_proof(session: IbmiSession, library: str, name: str, expected: Iterable
             "find the job that saves into this save file (DSPSAVF, the history log), keep the receivers, and save "
             "them again into a save file of their own (the next save step does)",
         )
-    digest = _host_sha256(session, tool, commands.save_file_path(library, name), where)
+    return Listing(session.host, library, name, before.receivers, tool)
+
+
+def digest_listed(session: IbmiSession, listing: Listing) -> HostProof:
+    """Steps 2 and 3: the host's SHA-256 of the save file `listing` read, then its object list again, which must be
+    unchanged. It may run while the save file is downloaded (transfer): a copy still counts only when its bytes hash
+    to this digest, so a save file that changed during either read gives a copy that does not."""
+    path = f"{listing.library}/{listing.name}"
+    digest = _host_sha256(session, listing.tool, commands.save_file_path(listing.library, listing.name), listing.where)
     after = save_file_contents(session, [path])[path]
-    if after.receivers != before.receivers:
+    if after.receivers != listing.receivers:
         raise NotOurBytes(
-            where,
+            listing.where,
             "its object list changed while the host computed its digest: another save went into it, so the digest is "
             "of bytes that are not this save's",
             "run the step again once nothing else saves into this save file",
         )
-    return HostProof(session.host, path, digest, before.receivers, tool.program)
+    return HostProof(session.host, path, digest, listing.receivers, listing.tool.program)
 
 
-def check_copy(proof: HostProof, stored: StoredObject) -> None:
-    """CopyNotVouched unless `stored`'s bytes (its SHA-256, as the store re-read them) are those the host digested."""
-    if stored.sha256 != proof.sha256:
+def read_proof(session: IbmiSession, library: str, name: str, expected: Iterable[tuple[str, str]] = ()) -> HostProof:
+    """The host's SHA-256 of save file `library`/`name`: its object list read first (it must hold every (library,
+    receiver) of `expected`), the digest, then the object list again (it must be unchanged). NoHostDigest when the
+    partition has no digest program; NotOurBytes otherwise when any of it fails."""
+    return digest_listed(session, read_listing(session, library, name, expected))
+
+
+def check_sha256(proof: HostProof, sha256: str) -> None:
+    """CopyNotVouched unless a copy whose bytes hash to `sha256` holds the bytes the host digested."""
+    if sha256 != proof.sha256:
         raise CopyNotVouched(
             f"{proof.host} {proof.save_file_path}",
-            f"the copy's SHA-256 {stored.sha256} is not the host's {proof.sha256} ({proof.tool}): the bytes that "
+            f"the copy's SHA-256 {sha256} is not the host's {proof.sha256} ({proof.tool}): the bytes that "
             "arrived are not the save file's (changed on the host since its digest, or damaged on the way); the copy "
             "was removed from the store and nothing counts as backed up off the partition",
             "run the step again; if it repeats, look at what else writes the save file and at the link to the store",

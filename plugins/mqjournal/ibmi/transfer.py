@@ -3,13 +3,15 @@
 IBM i's sftp-server shows save file LIB/NAME as ``/QSYS.LIB/LIB.LIB/NAME.FILE``, its 528-byte records end to end
 (docs/ibmi-interfaces.md, section 5, with the sources). What that section says mqjournal must check is checked here:
 
-- A download is compared with the size the host gave (`stat`) while the backup store computes its SHA-256 and
-  re-reads the copy; a short one leaves nothing in the store. What makes it proof is the host's own digest of the
-  save file, read before the download with its object list unchanged around it (`hostdigest`): a copy whose SHA-256
-  differs is removed again. How the bytes come is `sftpcopy`'s: OpenSSH's ssh client where the session's login
-  allows it (else the session's channel), reads kept in flight, and a dropped download resumed from the last byte
-  received (downloading changes nothing on the host), within the session's retry attempts; a copy that came out
-  short or long, or a file that changed meanwhile, starts over.
+- A download is compared with the size the host gave (`stat`) while the backup store computes its SHA-256; a short
+  one leaves nothing in the store. What makes it proof is the host's own digest of the save file (`hostdigest`): its
+  object list is read first (no byte is asked for a save file that no longer lists the copy's receivers), then the
+  host digests it while the bytes come and reads the object list again; the store writes the sidecar only once the
+  copy's SHA-256 equals that digest (BackupStore.put's `vouch`), and a copy whose SHA-256 differs leaves nothing.
+  How the bytes come is `sftpcopy`'s: OpenSSH's ssh client where the session's login allows it (else the session's
+  channel), reads kept in flight, and a dropped download resumed from the last byte received (downloading changes
+  nothing on the host), within the session's retry attempts; a copy that came out short or long, or a file that
+  changed meanwhile, starts over.
 - An upload goes only into a save file that exists and is empty: CRTSAVF is the caller's (a write to a missing
   ``.FILE`` may create a physical file instead, IBM's C runtime and FTP say), and the file is opened without the
   create flag so that no upload can make one. The bytes come from `BackupStore.open_for_restore`, which refuses a
@@ -29,6 +31,7 @@ import errno
 import logging
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Literal, TypeVar
 
 import paramiko
@@ -39,7 +42,7 @@ from mqjournal.catalog import SaveFileCopy, StoredObject
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import hostdigest, sftpcopy, streamcopy
 from mqjournal.ibmi.commands import save_file_path
-from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
+from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession, TransportError
 from mqjournal.names import object_name
 
 __all__ = [
@@ -119,43 +122,92 @@ def download_save_file(
     where = f"{session.host} {object_name(library)}/{object_name(name)}"
     if (meta.save_file_library, meta.save_file) != (object_name(library), object_name(name)):
         raise ValueError(f"{where}: the copy's description is of {meta.save_file_path}")
-    # The host's digest first, while the object list holds what `meta` says (hostdigest): the copy must hash to it.
+    expected = [(o.library, o.receiver) for o in meta.objects]
     try:
-        proof = hostdigest.read_proof(session, library, name, ((o.library, o.receiver) for o in meta.objects))
+        if via == "stream_file" or via == "cpytostmf":
+            return _through_stream_file(session, library, name, store, meta, expected, where, by=via)
+        # The object list first, alone: no byte is asked for a save file that does not list `meta`'s receivers.
+        listing = hostdigest.read_listing(session, library, name, expected)
+        # The host's digest (and the object list again) while the bytes come: both read the whole save file, and the
+        # copy is kept only when its bytes hash to that digest (hostdigest.digest_listed), so running them side by
+        # side proves what running them one after the other does, in the time of the longer one.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="host-digest") as pool:
+            digest = pool.submit(hostdigest.digest_listed, session, listing)
+            return _download_with_retries(session, path, where, store, meta, _Vouch(digest, meta))
     except hostdigest.SaveFileAbsent as exc:
         raise _refused(FileNotFoundError(errno.ENOENT, exc.problem), where, path, session.user, "download") from exc
     except hostdigest.SaveFileUnreadable as exc:
         raise _refused(PermissionError(errno.EACCES, exc.problem), where, path, session.user, "download") from exc
+    except _DigestFailed as failed:
+        raise failed.cause from None  # the digest command's own transport error, as the session raised it
+
+
+def _through_stream_file(
+    session: IbmiSession,
+    library: str,
+    name: str,
+    store: BackupStore,
+    meta: SaveFileCopy,
+    expected: list[tuple[str, str]],
+    where: str,
+    *,
+    by: streamcopy.StreamRoute,
+) -> StoredObject:
+    # The scratch copy's digest must equal the save file's (streamcopy), so the save file's is read first here.
+    proof = hostdigest.read_proof(session, library, name, expected)
     vouched = meta.model_copy(update={"host_sha256": proof.sha256})
-    if via == "stream_file" or via == "cpytostmf":
-        stored = streamcopy.through_stream_file(
-            session,
-            library,
-            name,
-            meta.run_id,
-            proof.sha256,
-            lambda scratch: _download_with_retries(session, scratch, where, store, vouched),
-            by=via,
-        )
-    else:
-        stored = _download_with_retries(session, path, where, store, vouched)
-    try:
-        hostdigest.check_copy(proof, stored)
-    except hostdigest.CopyNotVouched:
-        store.delete(stored.key)  # the sidecar first: a copy of other bytes is never left looking like a backup
-        raise
-    return stored
+    return streamcopy.through_stream_file(
+        session,
+        library,
+        name,
+        meta.run_id,
+        proof.sha256,
+        lambda scratch: _download_with_retries(session, scratch, where, store, vouched, _Vouch.done(proof, meta)),
+        by=by,
+    )
+
+
+class _DigestFailed(Exception):
+    """Carries the host digest command's transport error (the session's, after its retries) out of the download,
+    apart from the transfer's own."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Vouch:
+    """BackupStore.put's `vouch` for a download: the description to record once the copy's SHA-256 equals the
+    host's digest of the save file (waiting for it when it is read beside the download); CopyNotVouched, or the
+    digest's own refusal, otherwise, and put leaves nothing behind."""
+
+    def __init__(self, proof: Future[hostdigest.HostProof], meta: SaveFileCopy) -> None:
+        self._proof, self._meta = proof, meta
+
+    @classmethod
+    def done(cls, proof: hostdigest.HostProof, meta: SaveFileCopy) -> _Vouch:
+        ready: Future[hostdigest.HostProof] = Future()
+        ready.set_result(proof)
+        return cls(ready, meta)
+
+    def __call__(self, sha256: str) -> SaveFileCopy:
+        try:
+            proof = self._proof.result()
+        except TransportError as exc:
+            raise _DigestFailed(exc) from exc
+        hostdigest.check_sha256(proof, sha256)
+        return self._meta.model_copy(update={"host_sha256": proof.sha256})
 
 
 def _download_with_retries(
-    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy
+    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, vouch: _Vouch
 ) -> StoredObject:
     try:
         # A drop is resumed inside the attempt (sftpcopy, the session's attempts); a copy that came out short or
         # long, or a file that changed, starts over.
         return _with_retries(
             session,
-            lambda attempt: _download(session, path, where, store, meta, attempt),
+            lambda attempt: _download(session, path, where, store, meta, vouch, attempt),
             (SourceIncomplete,),
             where,
             "downloading again",
@@ -214,7 +266,7 @@ def remote_save_file(
 
 
 def _download(
-    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, attempt: int
+    session: IbmiSession, path: str, where: str, store: BackupStore, meta: SaveFileCopy, vouch: _Vouch, attempt: int
 ) -> StoredObject:
     # How the bytes come (OpenSSH's client or the session's channel, reads in flight, resumed after a drop from the
     # last byte received) is sftpcopy's; what they are checked against and where they go is this module's.
@@ -223,7 +275,7 @@ def _download(
         with remote:
             size = remote.open()
             try:
-                stored = store.put(_from_host(remote.chunks()), meta, expected_size=size)
+                stored = store.put(_from_host(remote.chunks()), meta, expected_size=size, vouch=vouch)
             except _RemoteReadFailed as failed:
                 raise failed.cause from None  # the SFTP error, apart from the store's own OSErrors
             except OSError as exc:
@@ -234,7 +286,10 @@ def _download(
     except (HostUnreachable, ConnectionLost) as exc:
         remote.done("transport_error", error=str(exc))
         raise
-    except MqJournalError as exc:  # SourceIncomplete, the host key or login refused, or the store's own refusal
+    except _DigestFailed as failed:
+        remote.done("failed", error=f"the host's digest of the save file could not be read: {failed.cause}")
+        raise
+    except MqJournalError as exc:  # SourceIncomplete, CopyNotVouched, NotOurBytes, the login or the store refused
         remote.done("failed", error=str(exc))
         raise
     remote.done("ok", sha256=stored.sha256)
