@@ -19,6 +19,7 @@ at once x one host's time for that phase. Asserts nothing about time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -68,6 +69,13 @@ def arguments() -> argparse.Namespace:
         default=2,
         help="processes serving the simulated fleet (`mqjournal sim`, each a share of the hosts); 0: in the bench's "
         "own process, where the partitions' work competes with the planner's for one interpreter lock",
+    )
+    parser.add_argument(
+        "--catalog",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the backup catalog's database: SQLite in the data folder (the default catalog, WAL), or a PostgreSQL "
+        "server the bench starts on loopback (durable: fsync and synchronous commits on) and stops",
     )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "mqjournal-fleet-bench")
     return parser.parse_args()
@@ -265,6 +273,15 @@ def per_queue_manager(sent: list[dict], windows: dict[str, tuple[datetime, datet
 def main() -> None:
     args = arguments()
     environment(args)
+    with contextlib.ExitStack() as stack:
+        if args.catalog == "postgresql":
+            from tests.catalog.pgserver import postgres_server
+
+            os.environ["MQJOURNAL_CATALOG_URL"] = stack.enter_context(postgres_server())
+        bench(args)
+
+
+def bench(args: argparse.Namespace) -> None:
     from tests.dags.harness import airflow_for, fleet_in_airflow, fleet_of
     from tests.dags.hitl import TimeoutSweeper
 
@@ -304,6 +321,7 @@ def main() -> None:
         "sessions_per_host": args.sessions_per_host,
         "hosts_at_once": at_once,
         "sim_processes": args.sim_processes,
+        "catalog": args.catalog,
         "fleet_ready_s": round(ready, 1),
         "one_host": {k: one[k] for k in ("state", "wall", "phases")},
         "fleet": {k: whole[k] for k in ("state", "wall", "phases", "task_instances", "by_task", "states")},

@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -665,18 +667,45 @@ class CatalogSchemaTooNew(CatalogUnavailable):
     """The catalog's schema was migrated by a newer mqjournal than this one; it was left as it is."""
 
 
+_SERVER_ENGINES: dict[str, Engine] = {}
+_SERVER_ENGINES_LOCK = threading.Lock()
+
+
 def engine_for(url: str, *, lock_timeout: float = 30.0) -> Engine:
     """An engine for the catalog database; for SQLite, its folder is created, writers wait for the lock, and every
-    connection writes ahead (`_write_ahead`)."""
+    connection writes ahead (`_write_ahead`).
+
+    A database server's (PostgreSQL) is one engine per URL in this process, shared by every Catalog and lease
+    opened on it: an engine per Catalog (one per queue manager and step) kept a pool of connections each until it
+    was collected, and a worker running ten hosts at once ran PostgreSQL out of connections ("FATAL: sorry, too many
+    clients already", fleet_bench, #28). The shared one holds at most its pool's size plus overflow (5 + 10) per
+    process. A SQLite file's engine stays the Catalog's own: its connections cost the file nothing, and a new engine
+    never hands out a connection to a file since removed and made again."""
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": lock_timeout})
-        event.listen(engine, "connect", _write_ahead)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database not in (None, "", ":memory:"):
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(url, connect_args={"timeout": lock_timeout})
+            event.listen(engine, "connect", _write_ahead)
+            return engine
+        return create_engine(url)
+    with _SERVER_ENGINES_LOCK:
+        engine = _SERVER_ENGINES.get(url)
+        if engine is None:
+            engine = _SERVER_ENGINES[url] = create_engine(url, pool_pre_ping=True)
         return engine
-    return create_engine(url)
+
+
+def _forget_parents_connections() -> None:
+    # A forked task process must not use its parent's pooled connections (SQLAlchemy, "Using Connection Pools with
+    # Multiprocessing or os.fork()"): the child opens its own, and leaves the parent's sockets to the parent.
+    for engine in _SERVER_ENGINES.values():
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_parents_connections)
 
 
 def _write_ahead(dbapi_connection, _record) -> None:
@@ -804,10 +833,8 @@ class Catalog:
         once as `record_save` and `record_deletion` do), in one transaction: the intent closes only with them. Lost
         together (the worker killed first), the intent stays open, and reconciling it reads them from the host."""
         with self._session(f"record the outcome of {operation.kind} {operation.receivers}", write=True) as session:
-            for save in saves:
-                _add_once(session, _Save, save.model_dump(), *_SAVE_KEY)
-            for deletion in deletions:
-                _add_once(session, _Deletion, deletion.model_dump(), *_DELETION_KEY)
+            _add_each_once(session, _Save, [save.model_dump() for save in saves], _SAVE_KEY)
+            _add_each_once(session, _Deletion, [deletion.model_dump() for deletion in deletions], _DELETION_KEY)
             record = session.get(_Operation, operation.id)
             if record is None:
                 raise LookupError(
@@ -1183,6 +1210,33 @@ def _add_once(session: Session, table: type[_Row], row: dict, *key: str) -> _Row
     added = table(**row)
     session.add(added)
     return added
+
+
+def _add_each_once(
+    session: Session, table: type[_Save] | type[_Deletion], rows: list[dict], key: tuple[str, ...]
+) -> None:
+    """`_add_once` for many rows of receivers of one host: the rows already there read in one query per
+    _NAMES_PER_QUERY receiver names (not one query per row), and the rest added. Nothing is flushed until they are
+    all read, so a SQLite writer takes the database's one write lock at the commit, not for the whole loop."""
+    if not rows:
+        return
+    hosts = {row["host"] for row in rows}
+    if len(hosts) != 1:
+        raise ValueError(f"rows of one host at a time, not of {sorted(hosts)}")
+    names = sorted({row["receiver"] for row in rows})
+    columns = [getattr(table, k) for k in key]
+    seen: set[tuple] = set()
+    with session.no_autoflush:
+        for start in range(0, len(names), _NAMES_PER_QUERY):
+            query = select(*columns).where(
+                table.host == rows[0]["host"],
+                table.receiver.in_(names[start : start + _NAMES_PER_QUERY]),
+            )
+            seen |= {tuple(found) for found in session.execute(query)}
+    for row in rows:
+        if (identity := tuple(row[k] for k in key)) not in seen:
+            seen.add(identity)
+            session.add(table(**row))
 
 
 def _receivers_of(stored_object_id: int, host: str, objects: Iterable[SavedReceiver]) -> list[_StoredReceiver]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import BigInteger, Numeric, inspect
+from sqlalchemy import BigInteger, Numeric, create_engine, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 
 from mqjournal.catalog import (
     MAX_SEQUENCE_NUMBER,
@@ -15,6 +17,7 @@ from mqjournal.catalog import (
     Operation,
     SaveRecord,
 )
+from tests.catalog.databases import new_postgres_database
 
 # Under xdist (make test-fast) these run in one worker, which starts the one PostgreSQL server they share.
 pytestmark = pytest.mark.xdist_group("postgresql")
@@ -113,3 +116,21 @@ def test_an_unreachable_catalog_is_named_without_its_password():
     ) as err:
         Catalog("postgresql+psycopg://mqjournal:s3cret@127.0.0.1:9/catalog")
     assert "s3cret" not in str(err.value)
+
+
+def test_catalogs_opened_per_queue_manager_share_a_bounded_pool_of_connections(postgres_url):
+    # A worker opens a Catalog per queue manager and step, ten hosts at once: each with a pool of its own ran a
+    # PostgreSQL server out of connections (fleet_bench, "FATAL: sorry, too many clients already").
+    url = new_postgres_database(postgres_url)
+    opened = [Catalog(url) for _ in range(40)]  # held, as the threads of a step hold theirs
+    for catalog in opened:
+        catalog.record_save(_save(1, 10))
+        assert len(catalog.saves_for("prod1", "QMPAYROLL")) == 1
+    database = make_url(url).database
+    engine = create_engine(postgres_url, poolclass=NullPool)
+    with engine.connect() as connection:
+        held = connection.execute(
+            text("SELECT count(*) FROM pg_stat_activity WHERE datname = :name"), {"name": database}
+        ).scalar_one()
+    engine.dispose()
+    assert held <= 15, f"{held} connections held by 40 catalogs of one process"
