@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
@@ -160,6 +161,52 @@ class SimulatorProcesses:
             proc.terminate()
         for proc in self.procs:
             proc.wait(timeout=60)
+
+
+class CpuSampler(threading.Thread):
+    """The CPU seconds spent so far by this process (the planner: every task runs in it under dag.test()), by the
+    simulator processes (the partitions' side, which a real fleet runs on other machines) and by the whole machine,
+    sampled every `every` seconds, so that each phase's CPU can be told apart afterwards."""
+
+    def __init__(self, sim_pids: list[int], every: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.sim_pids, self.every = sim_pids, every
+        self.samples: list[tuple[datetime, float, float, float]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.samples.append((datetime.now(UTC), _process_cpu("self"), _sims_cpu(self.sim_pids), _machine_busy()))
+            self.stop.wait(self.every)
+
+    def between(self, start: datetime, end: datetime) -> dict[str, float]:
+        """CPU seconds of the planner, the simulator and the machine from `start` to `end` (nearest samples)."""
+        inside = [s for s in self.samples if start <= s[0] <= end]
+        if len(inside) < 2:
+            return {}
+        first, last = inside[0], inside[-1]
+        wall = (last[0] - first[0]).total_seconds()
+        used = {name: last[i] - first[i] for i, name in ((1, "planner"), (2, "simulator"), (3, "machine"))}
+        return {k: round(v, 1) for k, v in used.items()} | {
+            "machine_busy": round(used["machine"] / (wall * (os.cpu_count() or 1)), 2) if wall else 0.0
+        }
+
+
+def _process_cpu(pid: int | str) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def _sims_cpu(pids: list[int]) -> float:
+    return sum(_process_cpu(pid) for pid in pids)
+
+
+def _machine_busy() -> float:
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def run(dag, hosts: list[str]) -> dict:
@@ -299,12 +346,19 @@ def bench(args: argparse.Namespace) -> None:
     audit = args.out / "data" / "audit.jsonl"
     sweeper = TimeoutSweeper()
     sweeper.start()
+    cpu = CpuSampler([proc.pid for proc in getattr(service, "procs", [])])
+    cpu.start()
     try:
         one = run(dag, names[:1])  # the baseline: one host alone, the same DAG, the same process
         whole = run(dag, [])
     finally:
         sweeper.stop.set()
+        cpu.stop.set()
         service.stop()
+    cpu_per_phase = {
+        which: {p: cpu.between(*result["windows"][p]) for p in SSH_PHASES if p in result["windows"]}
+        for which, result in (("one_host", one), ("fleet", whole))
+    }
     qms = args.hosts * args.queue_managers
     sent = per_queue_manager(commands(audit), whole["windows"], qms)
     copied = bytes_moved(audit, whole["windows"].get("save"))
@@ -327,6 +381,7 @@ def bench(args: argparse.Namespace) -> None:
         "fleet": {k: whole[k] for k in ("state", "wall", "phases", "task_instances", "by_task", "states")},
         "commands_per_qm": {k: round(v, 2) for k, v in sent.items()},
         "save_phase_copies": copied,
+        "cpu_s_per_phase": cpu_per_phase,
         "ratio_per_phase": {p: round(r, 2) for p, r in ratios.items()},
         "ratio_ssh_phases": round(ssh_wall / sum(ideal.values()), 2) if sum(ideal.values()) else None,
         "cores": os.cpu_count(),
@@ -344,6 +399,15 @@ def bench(args: argparse.Namespace) -> None:
                 f"{w} {c['copies']} copies, {c['bytes'] / 2**20:,.1f} MiB, {c['bytes_per_s'] / 2**20:,.2f} MiB/s "
                 f"({c['bytes_per_transfer_s'] / 2**20:,.2f} MiB per second of transfer)"
                 for w, c in copied["per_worker"].items()
+            )
+        )
+    for which, phases in cpu_per_phase.items():
+        print(
+            f"CPU-s, {which}: "
+            + "; ".join(
+                f"{p} planner {c.get('planner')}, simulator {c.get('simulator')}, machine {c.get('machine')} "
+                f"({c.get('machine_busy')} of its cores)"
+                for p, c in phases.items()
             )
         )
     print(f"hosts at once: {at_once}; ratio to the SSH-bound ideal: {result['ratio_ssh_phases']} ({ratios})")

@@ -667,41 +667,44 @@ class CatalogSchemaTooNew(CatalogUnavailable):
     """The catalog's schema was migrated by a newer mqjournal than this one; it was left as it is."""
 
 
-_SERVER_ENGINES: dict[str, Engine] = {}
-_SERVER_ENGINES_LOCK = threading.Lock()
+_ENGINES: dict[tuple[str, float], Engine] = {}
+_ENGINES_LOCK = threading.Lock()
 
 
 def engine_for(url: str, *, lock_timeout: float = 30.0) -> Engine:
-    """An engine for the catalog database; for SQLite, its folder is created, writers wait for the lock, and every
-    connection writes ahead (`_write_ahead`).
+    """The engine for the catalog database at `url`, one per URL in this process, shared by every Catalog and lease
+    opened on it; for SQLite, its folder is created, writers wait for the lock, and every connection writes ahead
+    (`_write_ahead`).
 
-    A database server's (PostgreSQL) is one engine per URL in this process, shared by every Catalog and lease
-    opened on it: an engine per Catalog (one per queue manager and step) kept a pool of connections each until it
-    was collected, and a worker running ten hosts at once ran PostgreSQL out of connections ("FATAL: sorry, too many
-    clients already", fleet_bench, #28). The shared one holds at most its pool's size plus overflow (5 + 10) per
-    process. A SQLite file's engine stays the Catalog's own: its connections cost the file nothing, and a new engine
-    never hands out a connection to a file since removed and made again."""
+    One engine per URL, not per Catalog (one per queue manager and step): an engine per Catalog kept a pool of
+    connections each until it was collected, and a worker running ten hosts at once ran PostgreSQL out of
+    connections ("FATAL: sorry, too many clients already", fleet_bench, #28); on SQLite each new engine paid for new
+    connections and their pragmas, in the worker's own process, at every step of every queue manager. The shared
+    one holds at most its pool's size plus overflow (5 + 10) per process. An in-memory SQLite database is an
+    engine's own, so its URL gets a new one each time."""
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        if parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-            engine = create_engine(url, connect_args={"timeout": lock_timeout})
-            event.listen(engine, "connect", _write_ahead)
-            return engine
+    sqlite = parsed.get_backend_name() == "sqlite"
+    if sqlite and parsed.database in (None, "", ":memory:"):
         return create_engine(url)
-    with _SERVER_ENGINES_LOCK:
-        engine = _SERVER_ENGINES.get(url)
-        if engine is None:
-            engine = _SERVER_ENGINES[url] = create_engine(url, pool_pre_ping=True)
-        return engine
+    with _ENGINES_LOCK:
+        shared = _ENGINES.get((url, lock_timeout))
+        if shared is None:
+            if sqlite:
+                Path(str(parsed.database)).parent.mkdir(parents=True, exist_ok=True)
+                shared = create_engine(url, connect_args={"timeout": lock_timeout})
+                event.listen(shared, "connect", _write_ahead)
+            else:
+                shared = create_engine(url, pool_pre_ping=True)
+            _ENGINES[(url, lock_timeout)] = shared
+        return shared
 
 
 def _forget_parents_connections() -> None:
     # A forked task process must not use its parent's pooled connections (SQLAlchemy, "Using Connection Pools with
     # Multiprocessing or os.fork()"): the child opens its own, and leaves the parent's sockets to the parent.
-    for engine in _SERVER_ENGINES.values():
+    for engine in _ENGINES.values():
         engine.dispose(close=False)
 
 
