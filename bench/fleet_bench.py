@@ -186,7 +186,11 @@ class CpuSampler(threading.Thread):
             return {}
         first, last = inside[0], inside[-1]
         wall = (last[0] - first[0]).total_seconds()
-        used = {name: last[i] - first[i] for i, name in ((1, "planner"), (2, "simulator"), (3, "machine"))}
+        used = {
+            "planner": last[1] - first[1],
+            "simulator": last[2] - first[2],
+            "machine": last[3] - first[3],
+        }
         return {k: round(v, 1) for k, v in used.items()} | {
             "machine_busy": round(used["machine"] / (wall * (os.cpu_count() or 1)), 2) if wall else 0.0
         }
