@@ -1,0 +1,81 @@
+"""The answer of runmqsc to DISPLAY QMSTATUS: its attributes, and the log points a plan needs.
+
+runmqsc echoes each command as `     N : COMMAND`, answers with `AMQnnnnX:` lines, and lists attributes as
+`NAME(value)`, two to a line (the second from column 44) or one alone when it is long, an empty value as `( )`
+(docs/linux-interfaces.md, section 4, from real captures). Values may hold parentheses of their own (DISKLSN reads
+`<0:0:27:53638>`; a replica address `host(port)`), so a value runs to the `)` that balances its `(`."""
+
+from __future__ import annotations
+
+import re
+
+from mqjournal.linuxmq.extents import Extent, LogPoints
+
+_MESSAGE = re.compile(r"^(AMQ\d{4}[IWES]):", re.MULTILINE)
+_NAME = re.compile(r"[A-Z][A-Z0-9]*\(")
+STATUS_DETAILS = "AMQ8705I"
+"""DISPLAY QMSTATUS's answer: Display Queue Manager Status Details."""
+
+
+class QmStatusError(ValueError):
+    """The answer is not a DISPLAY QMSTATUS answer the planner can read."""
+
+
+def attributes(answer: str) -> dict[str, str]:
+    """Every `NAME(value)` of the answer's attribute lines (those after an AMQ8705I line), values stripped: `( )` is
+    the empty string. QmStatusError when the answer has no status details (a syntax error, an unknown queue
+    manager) or an attribute line does not parse."""
+    ids = _MESSAGE.findall(answer)
+    if STATUS_DETAILS not in ids:
+        said = ", ".join(ids) or "no AMQ message"
+        raise QmStatusError(f"runmqsc gave no queue manager status details ({said})")
+    found: dict[str, str] = {}
+    reading = False
+    for line in answer.splitlines():
+        if line.startswith(STATUS_DETAILS):
+            reading = True
+        elif reading and line.startswith("   ") and line.strip():
+            found.update(_pairs(line))
+        elif line.strip():
+            reading = False  # the summary ("One MQSC command read."), or the next command's echo
+    return found
+
+
+def _pairs(line: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    at = 0
+    text = line.rstrip()
+    while at < len(text):
+        if text[at] == " ":
+            at += 1
+            continue
+        match = _NAME.match(text, at)
+        if match is None:
+            raise QmStatusError(f"not an attribute at column {at + 1}: {line!r}")
+        depth, end = 1, match.end()
+        while end < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        if depth:
+            raise QmStatusError(f"an attribute's value does not end: {line!r}")
+        pairs[match.group()[:-1]] = text[match.end() : end - 1].strip()
+        at = end
+    return pairs
+
+
+def log_points(found: dict[str, str]) -> LogPoints:
+    """CURRLOG, RECLOG and MEDIALOG as extents; QmStatusError when one is missing or blank (a circular or replicated
+    log has none: nothing of it is planned)."""
+    names = {key: found.get(key, "") for key in ("CURRLOG", "RECLOG", "MEDIALOG")}
+    blank = [key for key, value in names.items() if not value]
+    if blank:
+        kind = found.get("LOGTYPE") or "unknown"
+        raise QmStatusError(f"no {', '.join(blank)} in the answer (LOGTYPE {kind}): only a linear log has them")
+    try:
+        return LogPoints(
+            current=Extent.parse(names["CURRLOG"]),
+            restart=Extent.parse(names["RECLOG"]),
+            media=Extent.parse(names["MEDIALOG"]),
+        )
+    except ValueError as exc:  # InvalidName is a ValueError too
+        raise QmStatusError(str(exc)) from exc
