@@ -1226,14 +1226,14 @@ def _add_each_once(
     hosts = {row["host"] for row in rows}
     if len(hosts) != 1:
         raise ValueError(f"rows of one host at a time, not of {sorted(hosts)}")
+    (host,) = hosts
     names = sorted({row["receiver"] for row in rows})
     columns = [getattr(table, k) for k in key]
     seen: set[tuple] = set()
     with session.no_autoflush:
         for start in range(0, len(names), _NAMES_PER_QUERY):
             query = select(*columns).where(
-                table.host == rows[0]["host"],
-                table.receiver.in_(names[start : start + _NAMES_PER_QUERY]),
+                table.host == host, table.receiver.in_(names[start : start + _NAMES_PER_QUERY])
             )
             seen |= {tuple(found) for found in session.execute(query)}
     for row in rows:

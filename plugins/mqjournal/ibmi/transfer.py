@@ -155,14 +155,13 @@ def _through_stream_file(
 ) -> StoredObject:
     # The scratch copy's digest must equal the save file's (streamcopy), so the save file's is read first here.
     proof = hostdigest.read_proof(session, library, name, expected)
-    vouched = meta.model_copy(update={"host_sha256": proof.sha256})
     return streamcopy.through_stream_file(
         session,
         library,
         name,
         meta.run_id,
         proof.sha256,
-        lambda scratch: _download_with_retries(session, scratch, where, store, vouched, _Vouch.done(proof, meta)),
+        lambda scratch: _download_with_retries(session, scratch, where, store, meta, _Vouch.done(proof, meta)),
         by=by,
     )
 

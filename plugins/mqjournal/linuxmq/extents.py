@@ -86,9 +86,9 @@ class LogPoints:
 
     def __post_init__(self) -> None:
         # RECLOG and MEDIALOG are at or behind CURRLOG by definition; an answer that says otherwise is not trusted.
-        for what, point in (("RECLOG", self.restart), ("MEDIALOG", self.media)):
-            if point.reusable or self.current.reusable:
-                raise ValueError(f"{what} {point.name} / CURRLOG {self.current.name}: R extents are not log points")
+        for what, point in (("CURRLOG", self.current), ("RECLOG", self.restart), ("MEDIALOG", self.media)):
+            if point.reusable:
+                raise ValueError(f"{what} {point.name}: an R extent (kept for reuse) is not a log point")
             if point.behind(self.current) >= EXTENT_NUMBERS // 2:
                 raise ValueError(
                     f"{what} {point.name} is ahead of CURRLOG {self.current.name} or more than half the numbers "
