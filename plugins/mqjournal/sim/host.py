@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mqjournal.fleet import HostConfig, QueueManagerConfig
 from mqjournal.sim import digest, mq
@@ -29,6 +30,9 @@ from mqjournal.sim.streamfiles import Pase
 from mqjournal.sim.system import run_cl
 from mqjournal.sim.views import PartitionCatalog
 
+if TYPE_CHECKING:
+    from mqjournal.sim.sql import ViewTables
+
 # The job's language and date/time formats: how `system` and MESSAGE_TEXT show message texts (language.py).
 JOB_FIELDS = {"language", "date_format", "date_separator", "time_separator"}
 log = logging.getLogger(__name__)
@@ -46,6 +50,10 @@ class SimulatedHost:
         self._replies = threading.Condition(self.lock)
         self._pending: dict[int, str | None] = {}
         self._stopping = False
+        # Counts the partition's changes (each ends in save()), so that the SQL services' tables built from it
+        # (ViewTables) are kept while it stays the same and built again once it changed.
+        self.generation = 0
+        self._view_tables: ViewTables | None = None
 
     @classmethod
     def create(cls, config: HostConfig, start: datetime, state_path: Path | None) -> SimulatedHost:
@@ -146,10 +154,12 @@ class SimulatedHost:
     # --- state ------------------------------------------------------------------------------------------
 
     def save(self) -> None:
-        """Write the state atomically: a simulator killed mid-write restarts as the last whole partition."""
-        if self.state_path is None:
-            return
+        """Write the state atomically: a simulator killed mid-write restarts as the last whole partition. Every
+        change of the partition ends here, which counts it (`generation`)."""
         with self.lock:
+            self.generation += 1
+            if self.state_path is None:
+                return
             text = self.partition.model_dump_json()
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -159,8 +169,10 @@ class SimulatedHost:
     def state(self) -> Iterator[Partition]:
         """Change the partition directly (tests, scenarios): under the lock, saved afterwards."""
         with self.lock:
-            yield self.partition
-            self.save()
+            try:
+                yield self.partition
+            finally:
+                self.save()  # also after a failed change, which may have changed part of the partition
 
     def advance(self, delta: timedelta) -> None:
         with self.state() as partition:
@@ -210,11 +222,14 @@ class SimulatedHost:
                     self.save()
 
         def db2(args: list[str]) -> ExecResult:
-            from mqjournal.sim.sql import run_db2
+            from mqjournal.sim.sql import ViewTables, run_db2
 
             with self.lock:
+                if self._view_tables is None:
+                    self._view_tables = ViewTables()
+                tables = self._view_tables.at(self.partition, self.generation)
                 try:
-                    return run_db2(args, PartitionCatalog(self.partition))
+                    return run_db2(args, PartitionCatalog(self.partition, view_tables=tables))
                 finally:
                     if any("ASSOCIATE_JOURNAL_RECEIVER" in a.upper() for a in args):
                         self.save()  # the one table function that changes the partition

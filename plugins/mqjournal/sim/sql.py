@@ -84,10 +84,12 @@ from __future__ import annotations
 
 import calendar
 import codecs
+import contextlib
 import logging
+import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -95,7 +97,7 @@ from mqjournal.mqmessages import CCSID_CODEC
 from mqjournal.sim.db2views import BIGINT, INTEGER, KNOWN_COLUMN_TYPES, TABLE_FUNCTIONS, VIEW_COLUMNS, VIEWS, Db2Type
 from mqjournal.sim.protocol import ExecResult, RoutineError, SqlCatalog
 
-__all__ = ["VIEW_COLUMNS", "SqlError", "format_cli_error", "format_timestamp", "run_db2"]
+__all__ = ["VIEW_COLUMNS", "SqlError", "ViewTables", "format_cli_error", "format_timestamp", "run_db2"]
 
 _log = logging.getLogger(__name__)
 
@@ -382,8 +384,10 @@ def _db2_text(value: object) -> object:
         return int(value)
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
         return str(value)  # SQLite integers are 64-bit
-    if isinstance(value, str) and isinstance(moment := _parse_moment(value), datetime):
-        return format_timestamp(moment)
+    # Only a string starting with a digit (after blanks) can be a timestamp: most are names and texts.
+    if isinstance(value, str) and (value[:1].isdigit() or value[:1].isspace()):
+        if isinstance(moment := _parse_moment(value), datetime):
+            return format_timestamp(moment)
     return value
 
 
@@ -871,16 +875,14 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("LOCATE", 3, locate, deterministic=True)
 
 
-def _create_table(
-    conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type], rows: Iterable[Mapping[str, object]]
-) -> None:
-    names = list(columns)
-    graphic = {c for c, t in columns.items() if t.graphic}
+def _create_table(conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type], rows: list[list[object]]) -> None:
     conn.execute(f"CREATE TABLE {qualified} ({', '.join(f'{c} {t.affinity}' for c, t in columns.items())})")
-    conn.executemany(
-        f"INSERT INTO {qualified} VALUES ({', '.join('?' * len(names))})",
-        ([_stored(row.get(c), c in graphic) for c in names] for row in rows),
-    )
+    conn.executemany(f"INSERT INTO {qualified} VALUES ({', '.join('?' * len(columns))})", rows)
+
+
+def _stored_rows(columns: Mapping[str, Db2Type], rows: Iterable[Mapping[str, object]]) -> list[list[object]]:
+    graphic = {c for c, t in columns.items() if t.graphic}
+    return [[_stored(row.get(c), c in graphic) for c in columns] for row in rows]
 
 
 def _stored(value: object, graphic: bool) -> object:
@@ -898,29 +900,131 @@ _READ_ACTIONS = {
 }
 
 
-def _open(translation: _Translation, catalog: SqlCatalog) -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:", isolation_level=None)
+def _view_rows(view: str, catalog: SqlCatalog) -> tuple[dict[str, Db2Type], list[list[object]]] | None:
+    """The columns the partition's release has of `view` and its rows as stored; None: the release lacks it."""
+    columns = VIEWS[view]
+    present = _service_columns(catalog, view, columns)
+    if present is None:
+        return None
+    shown = {c: columns[c] for c in present}
+    return shown, _stored_rows(shown, _BUILTIN_ROWS.get(view) or _rows(catalog, view))
+
+
+def _new_database() -> sqlite3.Connection:
+    # Used by one statement at a time (the partition's lock), from whichever thread serves the session.
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA case_sensitive_like = ON")  # Db2's LIKE is case-sensitive
-    # Only the schemas of the views the statement names (attaching each took a sixth of this function): a name in a
-    # schema not attached fails as one attached but empty does, "no such table: SCHEMA.NAME".
-    for schema in {view.split(".")[0] for view in VIEWS if view in translation.referenced}:
-        conn.execute(f"ATTACH DATABASE ':memory:' AS {schema}")
-    for view, columns in VIEWS.items():
-        if view not in translation.referenced:
-            continue  # a statement that does not name a view cannot read it: not built (it was most of the cost)
-        present = _service_columns(catalog, view, columns)
-        if present is None:
-            continue  # the partition's release lacks the view: querying it fails with SQL0204, as on IBM i
-        rows = _BUILTIN_ROWS.get(view) or _rows(catalog, view)
-        _create_table(conn, view, {c: columns[c] for c in present}, rows)
-        # db2 uses SQL naming: an unqualified name means the user's schema, where these views are not.
-        name = view.split(".")[1]
-        conn.execute(f"CREATE VIEW main.{name} AS SELECT * FROM main.__UNQUALIFIED__{name}")
-    for i, (function, rows) in enumerate(translation.function_rows):
-        _create_table(conn, f"main._UDTF_{i}", TABLE_FUNCTIONS[function], rows)
     _register_functions(conn)
-    conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY)
     return conn
+
+
+def _add_view(conn: sqlite3.Connection, view: str, built: tuple[dict[str, Db2Type], list[list[object]]]) -> None:
+    _create_table(conn, view, *built)
+    # db2 uses SQL naming: an unqualified name means the user's schema, where these views are not.
+    name = view.split(".")[1]
+    conn.execute(f"CREATE VIEW main.{name} AS SELECT * FROM main.__UNQUALIFIED__{name}")
+
+
+class ViewTables:
+    """The views of one partition as SQLite tables, built as statements name them and kept until the partition
+    changes. Building a view's table afresh for every statement was most of a statement's cost (a partition's
+    receivers and messages are thousands of rows; a collect asks for them in several statements in a row).
+
+    `at(partition, generation)` binds the tables to the partition's state: SimulatedHost counts a generation at every
+    change of its partition (each one ends in its save()), and another generation, or another partition object,
+    drops every table. Used by one statement at a time, under the partition's lock.
+
+    With MQJOURNAL_SIM_CHECK_VIEWS=1 (the test suite sets it) every table kept is compared, before each statement
+    that reads it, with its rows built afresh, and a difference fails the statement (SQL0901, logged): a change of
+    the partition that bypassed SimulatedHost, which a kept table would otherwise hide.
+    """
+
+    def __init__(self, *, check: bool | None = None) -> None:
+        self.check = os.environ.get("MQJOURNAL_SIM_CHECK_VIEWS") == "1" if check is None else check
+        self._conn: sqlite3.Connection | None = None
+        self._state: tuple[object, int] | None = None
+        self._built: dict[str, list[list[object]] | None] = {}  # view -> its stored rows (kept when checking)
+        self._schemas: set[str] = set()
+
+    def at(self, partition: object, generation: int) -> ViewTables:
+        if self._state is None or self._state[0] is not partition or self._state[1] != generation:
+            self.close()
+            self._state = (partition, generation)
+        return self
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn, self._state, self._built, self._schemas = None, None, {}, set()
+
+    def database(self, referenced: set[str], catalog: SqlCatalog) -> sqlite3.Connection:
+        """The database holding every view of `referenced` the release has, built for this generation."""
+        if self._conn is None:
+            self._conn = _new_database()
+        try:
+            for view in VIEWS:
+                if view in referenced:
+                    self._add(self._conn, view, catalog)
+        except BaseException:
+            self.close()  # a table half built must not stay
+            raise
+        return self._conn
+
+    def _add(self, conn: sqlite3.Connection, view: str, catalog: SqlCatalog) -> None:
+        if view in self._built:
+            if self.check:
+                self._compare(view, catalog)
+            return
+        schema = view.split(".")[0]
+        if schema not in self._schemas:
+            conn.execute(f"ATTACH DATABASE ':memory:' AS {schema}")
+            self._schemas.add(schema)
+        built = _view_rows(view, catalog)
+        if built is not None:
+            _add_view(conn, view, built)
+        self._built[view] = built[1] if built is not None and self.check else None
+
+    def _compare(self, view: str, catalog: SqlCatalog) -> None:
+        now = _view_rows(view, catalog)
+        if (None if now is None else now[1]) != self._built[view]:
+            raise RuntimeError(
+                f"the simulator's table of {view} no longer shows the partition: it changed without"
+                " SimulatedHost.save() (a change must go through the host, which counts it)"
+            )
+
+
+@contextlib.contextmanager
+def _database(translation: _Translation, catalog: SqlCatalog) -> Iterator[sqlite3.Connection]:
+    """A database for one statement: the views it names (kept ones where the catalog keeps them, see ViewTables),
+    its table functions' rows, and an authorizer that lets it read and nothing else."""
+    tables: ViewTables | None = getattr(catalog, "view_tables", None)  # optional: kept tables of the partition
+    if tables is None:
+        conn = _new_database()
+        # Only the schemas of the views the statement names (attaching each took a sixth of the time): a name in a
+        # schema not attached fails as one attached but empty does, "no such table: SCHEMA.NAME".
+        for schema in {view.split(".")[0] for view in VIEWS if view in translation.referenced}:
+            conn.execute(f"ATTACH DATABASE ':memory:' AS {schema}")
+        for view in VIEWS:
+            # A statement that does not name a view cannot read it: not built. One the release lacks is not
+            # built either: querying it fails with SQL0204, as on IBM i.
+            if view in translation.referenced and (built := _view_rows(view, catalog)) is not None:
+                _add_view(conn, view, built)
+    else:
+        conn = tables.database(translation.referenced, catalog)
+    functions = [f"main._UDTF_{i}" for i in range(len(translation.function_rows))]
+    try:
+        for table, (function, rows) in zip(functions, translation.function_rows, strict=True):
+            columns = TABLE_FUNCTIONS[function]
+            _create_table(conn, table, columns, _stored_rows(columns, rows))
+        conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY)
+        yield conn
+    finally:
+        if tables is None:
+            conn.close()
+        else:
+            conn.set_authorizer(None)
+            for table in functions:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _map_error(exc: sqlite3.Error) -> SqlError:
@@ -956,17 +1060,15 @@ def _column_name(raw: str, position: int, numbered: bool) -> str:
 
 def _execute(statement: str, catalog: SqlCatalog) -> _ResultSet:
     translation = _translate(statement, catalog)
-    conn = _open(translation, catalog)
-    try:
-        cursor = conn.execute(translation.sql)
-        rows = [tuple(row) for row in cursor.fetchall()]
-        raw_names = [d[0] for d in cursor.description]
-    except sqlite3.Error as exc:
-        raise _map_error(exc) from exc
-    except OverflowError as exc:  # an integer result beyond 64 bits
-        raise SqlError(-802, "22003", "Data conversion or data mapping error.") from exc
-    finally:
-        conn.close()
+    with _database(translation, catalog) as conn:
+        try:
+            cursor = conn.execute(translation.sql)
+            rows = [tuple(row) for row in cursor.fetchall()]
+            raw_names = [d[0] for d in cursor.description]
+        except sqlite3.Error as exc:
+            raise _map_error(exc) from exc
+        except OverflowError as exc:  # an integer result beyond 64 bits
+            raise SqlError(-802, "22003", "Data conversion or data mapping error.") from exc
     names = [_column_name(raw, i, translation.numbered_names) for i, raw in enumerate(raw_names)]
     types = [
         translation.declared.get(name) or (KNOWN_COLUMN_TYPES.get(name) if raw.upper() == name else None)

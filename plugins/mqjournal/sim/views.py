@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from mqjournal.mqmessages import LAYOUTS
 from mqjournal.msgformats import MESSAGE_FILES, parse_declared
@@ -12,6 +13,9 @@ from mqjournal.sim import language, releases
 from mqjournal.sim.messages import CATALOG
 from mqjournal.sim.model import Partition, qualified
 from mqjournal.sim.protocol import RoutineError
+
+if TYPE_CHECKING:
+    from mqjournal.sim.sql import ViewTables
 
 # The libraries a *LIBL search looks in (the job's library list, as the CL commands see it).
 LIBRARY_LIST = ("QSYS", "QSYS2", "QHLPSYS", "QUSRSYS", "QGPL", "QTEMP")
@@ -34,8 +38,9 @@ _LOCAL_JOURNAL_OPTIONS = {
 class PartitionCatalog:
     """Implements protocol.SqlCatalog for one partition (read while the partition's lock is held)."""
 
-    def __init__(self, partition: Partition) -> None:
+    def __init__(self, partition: Partition, *, view_tables: ViewTables | None = None) -> None:
         self.partition = partition
+        self.view_tables = view_tables  # the partition's tables kept for this state of it (sql.ViewTables)
 
     def now(self) -> datetime:
         """CURRENT TIMESTAMP: the partition's local time."""
