@@ -32,6 +32,7 @@ import paramiko
 from paramiko.pkey import UnknownKeyType
 
 from mqjournal.errors import MqJournalError
+from mqjournal.ibmi import watchdog as alarms
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.commands import Command, sql_statements
 from mqjournal.ibmi.readings import cl_messages
@@ -758,10 +759,8 @@ class IbmiSession:
             expired.set()
             channel.close()
 
-        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
-        watchdog.daemon = True
+        watchdog = alarms.arm(deadline - time.monotonic(), expire)
         try:
-            watchdog.start()
             channel.exec_command(command.text)
             watchdog.cancel()
             # stdout, then stderr: paramiko buffers the streams apart, so only a stderr beyond the SSH window (2 MB)

@@ -385,9 +385,9 @@ def _db2_text(value: object) -> object:
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
         return str(value)  # SQLite integers are 64-bit
     # Only a string starting with a digit (after blanks) can be a timestamp: most are names and texts.
-    if isinstance(value, str) and (value[:1].isdigit() or value[:1].isspace()):
-        if isinstance(moment := _parse_moment(value), datetime):
-            return format_timestamp(moment)
+    starts_like_a_moment = isinstance(value, str) and (value[:1].isdigit() or value[:1].isspace())
+    if starts_like_a_moment and isinstance(moment := _parse_moment(str(value)), datetime):
+        return format_timestamp(moment)
     return value
 
 
@@ -875,7 +875,9 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("LOCATE", 3, locate, deterministic=True)
 
 
-def _create_table(conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type], rows: list[list[object]]) -> None:
+def _create_table(
+    conn: sqlite3.Connection, qualified: str, columns: Mapping[str, Db2Type], rows: list[list[object]]
+) -> None:
     conn.execute(f"CREATE TABLE {qualified} ({', '.join(f'{c} {t.affinity}' for c, t in columns.items())})")
     conn.executemany(f"INSERT INTO {qualified} VALUES ({', '.join('?' * len(columns))})", rows)
 
