@@ -42,12 +42,15 @@ class AuditLog:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
 
-    def intent(self, *, host: str, user: str, command: str, attempt: int, transfer: str | None = None) -> str:
+    def intent(
+        self, *, host: str, user: str, command: str, attempt: int, transfer: str | None = None, stdin: str = ""
+    ) -> str:
         """Write that `command` is about to be sent, durably; returns the id its outcome must carry.
 
         `transfer` ("get" or "put") marks an SFTP transfer of a save file (mqjournal.ibmi.transfer), whose `command`
         reads ``SFTP GET /QSYS.LIB/...``: it travels on the same connection but is no command line, so a reader
-        matching records with the commands a host ran leaves it out. Raises if the record cannot be written: a
+        matching records with the commands a host ran leaves it out. `stdin`, what the command reads on its
+        standard input (runmqsc's MQSC), is recorded with it as "input". Raises if the record cannot be written: a
         command (or transfer) that cannot be recorded is not sent.
         """
         record_id = uuid.uuid4().hex
@@ -60,7 +63,7 @@ class AuditLog:
             "command": command,
             "attempt": attempt,
         } | Worker.this().fields()
-        self._write(entry | _transfer(transfer), durable=True)
+        self._write(entry | _transfer(transfer) | ({"input": stdin} if stdin else {}), durable=True)
         return record_id
 
     def record(

@@ -45,11 +45,16 @@ class Command:
 
     text: str
     idempotent: bool  # True: safe to send again when a transport failure leaves its outcome unknown
+    # What the program reads on its standard input, then end of file: the MQSC a Linux host's runmqsc runs, so that
+    # none of it passes through the shell. Lines built from validated values only (linuxmq's builders).
+    stdin: str = ""
 
     def __post_init__(self) -> None:
         # One command per exec: a line break or NUL would let the shell run a second, unvalidated one.
         if not self.text.strip() or any(c in self.text for c in "\r\n\0"):
             raise ValueError(f"not a single command line: {self.text!r}")
+        if "\0" in self.stdin or "\r" in self.stdin or (self.stdin and not self.stdin.endswith("\n")):
+            raise ValueError(f"not whole lines of input: {self.stdin!r}")
 
     def __str__(self) -> str:
         return self.text

@@ -669,7 +669,9 @@ class IbmiSession:
         out, err = bytearray(), bytearray()
         # Recorded before anything leaves: if this write fails the command is not sent, and if the worker dies
         # while the host runs it, the intent is what the next run finds and reconciles.
-        intent_id = self._audit.intent(host=self.host, user=self.user, command=command.text, attempt=attempt)
+        intent_id = self._audit.intent(
+            host=self.host, user=self.user, command=command.text, attempt=attempt, stdin=command.stdin
+        )
 
         def audit(outcome: str, exit_status: int | None = None, error: str | None = None) -> None:
             self._audit.record(
@@ -762,6 +764,9 @@ class IbmiSession:
         watchdog = alarms.arm(deadline - time.monotonic(), expire)
         try:
             channel.exec_command(command.text)
+            if command.stdin:
+                channel.sendall(command.stdin.encode("utf-8"))
+            channel.shutdown_write()  # end of file on the program's standard input
             watchdog.cancel()
             # stdout, then stderr: paramiko buffers the streams apart, so only a stderr beyond the SSH window (2 MB)
             # left unread could stall the host; CL and SQL messages are far smaller.
