@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.names import (
     OBJECT_NAME_PATTERN,
     SCRATCH_DIRECTORY,
@@ -260,6 +261,7 @@ class PartitionSystemConfig(_Config):
 
 
 class HostConfig(_Config):
+    platform: Literal["ibmi"] = "ibmi"
     name: HostName
     address: str = "127.0.0.1"
     port: int = Field(22, ge=0, le=65535)
@@ -326,11 +328,30 @@ class FleetConfig(_Config):
     known_hosts: Path | None = Field(None, description="known_hosts; default: STATE_DIR/known_hosts")
     start: AwareDatetime | None = Field(None, description="simulator: the first simulated moment")
     warmup_hours: float = Field(0, ge=0, description="simulator: hours of workload to run before serving")
-    hosts: list[HostConfig]
+    hosts: list[HostConfig] = Field(description="the IBM i partitions")
+    linux_hosts: list[LinuxHostConfig] = Field(
+        default_factory=list, description="hosts written among `hosts` with `platform: linux` (#32)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hosts_by_platform(cls, data: object) -> object:
+        """One `hosts` list in the file, each host of its `platform` (ibmi unless written): the Linux ones are kept
+        apart, so that every IBM i step reads `hosts` as partitions only."""
+        if not isinstance(data, dict) or not isinstance(data.get("hosts"), list):
+            return data
+        hosts = data["hosts"]
+        linux = [h for h in hosts if isinstance(h, dict) and h.get("platform") == "linux"]
+        if not linux:
+            return data
+        return data | {
+            "hosts": [h for h in hosts if not (isinstance(h, dict) and h.get("platform") == "linux")],
+            "linux_hosts": [*data.get("linux_hosts", []), *linux],
+        }
 
     @model_validator(mode="after")
     def _unique_hosts(self) -> FleetConfig:
-        names = [h.name for h in self.hosts]
+        names = [h.name for h in self.hosts] + [h.name for h in self.linux_hosts]
         if len(set(names)) != len(names):
             raise ValueError("host names must be unique")
         # Two hosts on one Airflow connection: one host's steps would run on the other, under the wrong name.

@@ -46,4 +46,6 @@ def test_a_forked_child_keeps_its_own_deadlines() -> None:
         os._exit(0 if fired.wait(5) else 1)
     started = time.monotonic()
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, f"the child's alarm did not fire ({time.monotonic() - started:.1f} s)"
+    assert os.waitstatus_to_exitcode(status) == 0, (
+        f"the child's alarm did not fire ({time.monotonic() - started:.1f} s)"
+    )

@@ -289,3 +289,33 @@ def test_a_hosts_time_zone_rules_name_an_olson_zone():
 def test_an_unknown_olson_zone_in_time_zone_rules_is_refused_naming_the_host_and_the_field(rules):
     with pytest.raises(ValidationError, match=r"host ibmi1: time_zone_rules .* is not an Olson time zone"):
         HostConfig.model_validate(host_with(name="ibmi1", time_zone_rules=rules))
+
+
+def test_a_linux_host_among_the_hosts_is_kept_apart_and_its_names_are_checked() -> None:
+    from mqjournal.fleet import FleetConfig
+
+    fleet = FleetConfig.model_validate(
+        {
+            "hosts": [
+                {"name": "ibmi1", "queue_managers": [{"name": "TEST"}]},
+                {"name": "mq-linux1", "platform": "linux", "queue_managers": [{"name": "QM.ORDERS/1"}]},
+            ]
+        }
+    )
+
+    assert [h.name for h in fleet.hosts] == ["ibmi1"]
+    assert [(h.name, h.user, [q.name for q in h.queue_managers]) for h in fleet.linux_hosts] == [
+        ("mq-linux1", "mqjournal", ["QM.ORDERS/1"])
+    ]
+    assert FleetConfig.model_validate(fleet.model_dump(mode="json")) == fleet
+    for bad in (
+        {"queue_managers": [{"name": "QM1; rm -rf /"}]},
+        {"queue_managers": [{"name": "QM1\nDISPLAY QMGR"}]},
+        {"user": "root;id"},
+        {"mq_bin": "/opt/mqm/../../bin"},
+        {"mq_bin": "$(id)"},
+    ):
+        with pytest.raises(ValueError):
+            FleetConfig.model_validate({"hosts": [{"name": "l1", "platform": "linux", **bad}]})
+    with pytest.raises(ValueError, match="host names must be unique"):
+        FleetConfig.model_validate({"hosts": [{"name": "a"}, {"name": "a", "platform": "linux"}]})
