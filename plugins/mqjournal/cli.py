@@ -36,10 +36,12 @@ if TYPE_CHECKING:
 
 def _schema(args: argparse.Namespace) -> int:
     from mqjournal import snapshot
+    from mqjournal.linuxmq import snapshot as linux_snapshot
 
-    text = snapshot.json_schema_text()
+    contract = linux_snapshot if args.contract == "linux-snapshot" else snapshot
+    text = contract.json_schema_text()
     if args.write:
-        target = Path(str(resources.files("mqjournal").joinpath("schemas", snapshot.SCHEMA_FILE)))
+        target = Path(str(resources.files("mqjournal").joinpath("schemas", contract.SCHEMA_FILE)))
         target.write_text(text, encoding="utf-8")
         print(f"wrote {target}")
     else:
@@ -1068,6 +1070,12 @@ def _store_and_catalog_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_schema(commands: _Commands) -> None:
     schema = commands.add_parser("schema", help="print the JSON Schema of mqjournal.snapshot/v1")
+    schema.add_argument(
+        "--contract",
+        choices=("snapshot", "linux-snapshot"),
+        default="snapshot",
+        help="mqjournal.snapshot/v1 (IBM i, the default) or mqjournal.linux-snapshot/v1 (Linux queue managers)",
+    )
     schema.add_argument("--write", action="store_true", help="rewrite the schema file published in the package")
     schema.set_defaults(run=_schema)
 

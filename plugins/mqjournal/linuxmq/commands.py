@@ -1,0 +1,102 @@
+"""The commands mqjournal sends to a Linux queue manager host, built from validated names only.
+
+Control commands run from the installation's bin directory (LinuxHostConfig.mq_bin) with their arguments as plain
+shell words: a queue manager name (`[A-Za-z0-9._/%]{1,48}`), an extent name (`S` + 7 digits + `.LOG`) and the
+directories the fleet file checked need no quoting, and anything else is refused before a command exists. MQSC goes
+to `runmqsc QM` on its standard input, never through the shell (docs/linux-interfaces.md, section 9), one command
+per line of values checked here: a `;`, a line break or a trailing `+`/`-` could otherwise start a second command.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import PurePosixPath
+
+from mqjournal.ibmi.commands import Command
+from mqjournal.linuxmq.extents import Extent
+
+__all__ = [
+    "LOG_STATUS_ATTRIBUTES",
+    "display_log_status",
+    "extent_digest",
+    "list_extents",
+    "queue_manager_info",
+    "read_qm_ini",
+    "record_media_images",
+    "set_log_archived",
+]
+
+_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+_DIRECTORY = re.compile(r"/(?:[A-Za-z0-9._!&%-]+/)*[A-Za-z0-9._!&%-]*")
+
+LOG_STATUS_ATTRIBUTES = ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG", "LOGPATH")
+"""Named rather than `LOG` or `ALL`: every level since MQ 9.0.2 knows these five (docs, section 4); a name an older
+level does not know would fail the whole command with a syntax error."""
+
+
+def _qmgr(name: str) -> str:
+    if not _MQ_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a queue manager name (1-48 of A-Z a-z 0-9 . / _ %)")
+    return name
+
+
+def _directory(path: str) -> str:
+    # The on-disk forms of MQ names use '!' and '&' ('.' and '/' transformed): both are shell words' characters
+    # only outside quotes, so they are quoted below all the same.
+    if not _DIRECTORY.fullmatch(path) or ".." in path.split("/"):
+        raise ValueError(f"{path!r} is not a plain absolute directory")
+    return path
+
+
+def _program(bin_dir: str, name: str) -> str:
+    return str(PurePosixPath(_directory(bin_dir)) / name)
+
+
+def display_log_status(bin_dir: str, qmgr: str) -> Command:
+    """DISPLAY QMSTATUS with the log attributes, through runmqsc on its standard input."""
+    return Command(
+        text=f"{_program(bin_dir, 'runmqsc')} {_qmgr(qmgr)}",
+        idempotent=True,
+        stdin=f"DISPLAY QMSTATUS {' '.join(LOG_STATUS_ATTRIBUTES)}\n",
+    )
+
+
+def set_log_archived(bin_dir: str, qmgr: str, extent: Extent) -> Command:
+    """SET LOG ARCHIVED for one `S` extent (Archive mode): a repeat succeeds, so it may be sent again."""
+    if extent.reusable:
+        raise ValueError(f"{extent.name} is an extent MQ keeps for reuse: only S extents are notified as archived")
+    return Command(
+        text=f"{_program(bin_dir, 'runmqsc')} {_qmgr(qmgr)}",
+        idempotent=True,
+        stdin=f"SET LOG ARCHIVED('{extent.name}')\n",
+    )
+
+
+def record_media_images(bin_dir: str, qmgr: str) -> Command:
+    """rcdmqimg of every object (`-t all *`); `-l` writes AMQ7467I/AMQ7468I. The `*` is quoted: unquoted, the
+    user's shell would replace it with the names of the files in its working directory."""
+    return Command(
+        text=f"{_program(bin_dir, 'rcdmqimg')} -l -m {_qmgr(qmgr)} -t all {shlex.quote('*')}", idempotent=True
+    )
+
+
+def queue_manager_info(bin_dir: str, qmgr: str) -> Command:
+    """dspmqinf's stanza for the queue manager (its Directory, Prefix and DataPath): where its qm.ini is."""
+    return Command(text=f"{_program(bin_dir, 'dspmqinf')} -o stanza {_qmgr(qmgr)}", idempotent=True)
+
+
+def read_qm_ini(data_path: str) -> Command:
+    return Command(text=f"cat {shlex.quote(str(PurePosixPath(_directory(data_path)) / 'qm.ini'))}", idempotent=True)
+
+
+def list_extents(active_directory: str) -> Command:
+    """The files of the log's active directory with their sizes and modification times in seconds (GNU ls): the
+    times are shown to people only, never planned by (IBM: "Use only the log file number", q018510)."""
+    return Command(text=f"ls -ln --time-style=+%s {shlex.quote(_directory(active_directory))}", idempotent=True)
+
+
+def extent_digest(active_directory: str, extent: Extent) -> Command:
+    """The host's SHA-256 of one extent (coreutils sha256sum): the proof a copy is checked against."""
+    path = PurePosixPath(_directory(active_directory)) / extent.name
+    return Command(text=f"sha256sum {shlex.quote(str(path))}", idempotent=True)

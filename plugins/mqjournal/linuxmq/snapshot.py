@@ -1,0 +1,98 @@
+"""The `mqjournal.linux-snapshot/v1` contract: one record per Linux queue manager per collection (#32).
+
+The IBM i snapshot's sibling (mqjournal.snapshot): same rules, its own schema. The model is the one definition; the
+JSON Schema in `schemas/` is generated from it (`mqjournal schema --contract linux-snapshot --write`) and a test
+keeps the two equal. Every key is always written. Extents are named as MQ names them and planned by number only:
+the modification times are recorded for people, never read by the plan (IBM, q018510: "Use only the log file
+number"). Names are checked on read, so a record that would put an unchecked name into a command is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt
+
+from mqjournal.linuxfleet import MqName
+from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, Extent, LogManagement, LogPoints
+
+SCHEMA_ID = "mqjournal.linux-snapshot/v1"
+SCHEMA_FILE = "linux-snapshot-v1.schema.json"
+
+
+def _extent_name(value: str) -> str:
+    return Extent.parse(value).name
+
+
+ExtentName = Annotated[str, Field(pattern=f"^{EXTENT_NAME_PATTERN}$"), AfterValidator(_extent_name)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, serialize_by_alias=True, json_schema_serialization_defaults_required=True
+    )
+
+
+class MediaImages(_Model):
+    """The media images this collection asked for (rcdmqimg -m QM -t all *), which move MEDIALOG forward."""
+
+    forced: bool = Field(description="rcdmqimg was run by this collection")
+    ok: bool = Field(description="it ended with status 0; false when it failed or was not run")
+    at: AwareDatetime | None = None
+    messages: list[str] = Field(default_factory=list, description="the AMQ message IDs it printed, in order")
+
+
+class LogExtent(_Model):
+    name: ExtentName
+    size_bytes: NonNegativeInt
+    modified_at: AwareDatetime | None = Field(None, description="for people only: never planned by")
+
+
+class LinuxSnapshot(_Model):
+    """The state of one Linux queue manager's linear log at one collection."""
+
+    schema_: Literal["mqjournal.linux-snapshot/v1"] = Field("mqjournal.linux-snapshot/v1", alias="schema")
+    run_id: str = Field(min_length=1)
+    collected_at: AwareDatetime
+    host: str = Field(min_length=1, description="the host's name in the fleet")
+    platform: Literal["linux"] = "linux"
+    qmgr: MqName
+    log_type: Literal["LINEAR", "CIRCULAR", "REPLICATED"] = Field(description="qm.ini's LogType")
+    log_management: LogManagement = Field(description="qm.ini's LogManagement (Manual when the line is absent)")
+    log_path: str = Field(min_length=1, description="the extents' directory (DISPLAY QMSTATUS LOGPATH)")
+    extent_bytes: NonNegativeInt = Field(description="LogFilePages x 4 KiB: an extent's nominal size")
+    current_extent: ExtentName | None = Field(description="CURRLOG: the extent being written")
+    restart_extent: ExtentName | None = Field(description="RECLOG: the oldest extent restart recovery needs")
+    media_extent: ExtentName | None = Field(description="MEDIALOG: the oldest extent media recovery needs")
+    archive_extent: ExtentName | None = Field(
+        description="ARCHLOG: the oldest extent waiting for archive notification (Archive mode), else null"
+    )
+    media_images: MediaImages
+    extents: list[LogExtent] = Field(description="the extent files in the log path, by name")
+
+    def points(self) -> LogPoints | None:
+        """The three log points, or None for a log without them (circular, or status unreadable)."""
+        if self.current_extent is None or self.restart_extent is None or self.media_extent is None:
+            return None
+        return LogPoints(
+            current=Extent.parse(self.current_extent),
+            restart=Extent.parse(self.restart_extent),
+            media=Extent.parse(self.media_extent),
+        )
+
+
+def json_schema() -> dict:
+    schema = LinuxSnapshot.model_json_schema(by_alias=True, mode="serialization")
+    schema["$id"] = SCHEMA_ID
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+def json_schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def published_schema_text() -> str:
+    return resources.files("mqjournal").joinpath("schemas", SCHEMA_FILE).read_text()

@@ -1,0 +1,47 @@
+"""The commands sent to a Linux queue manager host: only validated values, MQSC on standard input."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.extents import Extent
+
+BIN = "/opt/mqm/bin"
+
+
+def test_mqsc_goes_on_standard_input_and_the_command_line_names_only_the_queue_manager() -> None:
+    command = commands.display_log_status(BIN, "QM.ORDERS/1")
+
+    assert shlex.split(command.text) == ["/opt/mqm/bin/runmqsc", "QM.ORDERS/1"]
+    assert command.stdin == "DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH\n"
+    assert commands.set_log_archived(BIN, "QM1", Extent.parse("S0000123.LOG")).stdin == (
+        "SET LOG ARCHIVED('S0000123.LOG')\n"
+    )
+
+
+def test_rcdmqimg_gets_a_literal_star_not_the_shells_file_names() -> None:
+    assert shlex.split(commands.record_media_images(BIN, "QM1").text) == [
+        "/opt/mqm/bin/rcdmqimg", "-l", "-m", "QM1", "-t", "all", "*"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "qmgr", ["QM1; rm -rf /", "QM1\nDISPLAY QMGR", "QM1 -t", "", "Q" * 49, "$(id)", "QM'1", "QM1+"]
+)
+def test_a_queue_manager_name_that_is_not_one_builds_no_command(qmgr: str) -> None:
+    for build in (commands.display_log_status, commands.record_media_images, commands.queue_manager_info):
+        with pytest.raises(ValueError):
+            build(BIN, qmgr)
+
+
+def test_only_s_extents_are_notified_and_paths_are_plain() -> None:
+    with pytest.raises(ValueError, match="reuse"):
+        commands.set_log_archived(BIN, "QM1", Extent.parse("R0000001.LOG"))
+    for path in ("/var/mqm/log/QM1/../../etc/", "relative/active", "/var/mqm/log/$(id)/active/", "/var/mqm/log/a b/"):
+        with pytest.raises(ValueError):
+            commands.list_extents(path)
+    digest = commands.extent_digest("/var/mqm/log/QM!ORDERS/active/", Extent.parse("S0000007.LOG"))
+    assert shlex.split(digest.text) == ["sha256sum", "/var/mqm/log/QM!ORDERS/active/S0000007.LOG"]
