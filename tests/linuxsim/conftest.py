@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -14,14 +15,14 @@ PAGES = 4
 EXTENT = PAGES * 4096
 
 
-def make_qm(management: LogManagement = LogManagement.MANUAL, **kwargs: object) -> LinuxQueueManager:
+def make_qm(management: LogManagement = LogManagement.MANUAL, **kwargs: Any) -> LinuxQueueManager:
     return new_queue_manager(
         "QM1",
         T0,
         log_management=management,
         log_file_pages=PAGES,
         objects=(("APP.QUEUE", "queue"), ("TO.PARTNER", "channel")),
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 

@@ -103,7 +103,10 @@ def test_ls_lists_the_extents_with_size_and_mtime(sim):
         ("sha256sum /etc/shadow", "sha256sum: /etc/shadow: No such file or directory\n"),
         ("cat /etc/shadow", "cat: /etc/shadow: No such file or directory\n"),
         ("ls -l /var/mqm/log/QM1/", "ls: cannot access '/var/mqm/log/QM1/': No such file or directory\n"),
-        ("rm /var/mqm/log/QM1/active/S0000000.LOG", "rm: cannot remove '/var/mqm/log/QM1/active/S0000000.LOG': Operation not permitted\n"),
+        (
+            "rm /var/mqm/log/QM1/active/S0000000.LOG",
+            "rm: cannot remove '/var/mqm/log/QM1/active/S0000000.LOG': Operation not permitted\n",
+        ),
         ("reboot", "bash: reboot: command not found\n"),
     ],
 )

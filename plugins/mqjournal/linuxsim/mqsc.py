@@ -58,13 +58,56 @@ RC_OK, RC_SOME_FAILED, RC_NOT_RUN = 0, 10, 20
 
 # q086250 9.4: the log attributes; the others as the instana capture of DISPLAY QMSTATUS ALL lists them.
 LOG_ATTRIBUTES = (
-    "ARCHLOG ARCHSZ CURRLOG DISKLSN LOGEXTSZ LOGFSSZ LOGFSUSE LOGINUSE LOGPATH LOGPRIM LOGSEC LOGSTRDA LOGSTRL "
-    "LOGSTRTI LOGTYPE LOGUTIL MEDIALOG MEDIASZ RECLOG RECSZ REUSESZ"
-).split()
+    "ARCHLOG",
+    "ARCHSZ",
+    "CURRLOG",
+    "DISKLSN",
+    "LOGEXTSZ",
+    "LOGFSSZ",
+    "LOGFSUSE",
+    "LOGINUSE",
+    "LOGPATH",
+    "LOGPRIM",
+    "LOGSEC",
+    "LOGSTRDA",
+    "LOGSTRL",
+    "LOGSTRTI",
+    "LOGTYPE",
+    "LOGUTIL",
+    "MEDIALOG",
+    "MEDIASZ",
+    "RECLOG",
+    "RECSZ",
+    "REUSESZ",
+)
 OTHER_STATUS = (
-    "AUTOCLUS CHINIT CHKPTCNT CHKPTOPS CHKPTSZ CMDSERV CONNS DATFSSZ DATFSUSE DATPATH GRPLSN GRPNAME GRPROLE "
-    "HOSTNAME INSTANCE INSTDESC INSTNAME INSTPATH LDAPCONN QMFSSZ QMFSUSE QUORUM STANDBY STARTDA STARTTI UNICLUS"
-).split()
+    "AUTOCLUS",
+    "CHINIT",
+    "CHKPTCNT",
+    "CHKPTOPS",
+    "CHKPTSZ",
+    "CMDSERV",
+    "CONNS",
+    "DATFSSZ",
+    "DATFSUSE",
+    "DATPATH",
+    "GRPLSN",
+    "GRPNAME",
+    "GRPROLE",
+    "HOSTNAME",
+    "INSTANCE",
+    "INSTDESC",
+    "INSTNAME",
+    "INSTPATH",
+    "LDAPCONN",
+    "QMFSSZ",
+    "QMFSUSE",
+    "QUORUM",
+    "STANDBY",
+    "STARTDA",
+    "STARTTI",
+    "UNICLUS",
+)
 STATUS_FIRST = ("QMNAME", "TYPE", "STATUS")
 QMGR_ATTRIBUTES = ("DESCR", "IMGINTVL", "IMGLOGLN", "IMGRCOVO", "IMGRCOVQ", "IMGSCHED", "LOGGEREV")
 LEFT_WIDTH = 40  # the second pair starts at index 43: three blanks, then 40 for the first pair
@@ -93,7 +136,7 @@ def read_commands(stdin: str) -> list[str]:
             line = line.lstrip()
         if not pending and (not line.strip() or line.startswith("*")):
             continue
-        if line.endswith("+") or line.endswith("-"):
+        if line.endswith(("+", "-")):
             pending += line[:-1]
             strip_next = line.endswith("+")
             continue
@@ -304,7 +347,7 @@ def _display_qmstatus(text: str, rest: list[Token], host: LinuxHost, qm: LinuxQu
             raise MqscSyntaxError(text[: token.end])  # TYPE(NATIVEHA) is not modelled
     values = status_values(host, qm)
     every = sorted(LOG_ATTRIBUTES + OTHER_STATUS)
-    names = _requested(text, rest, set(every) | set(STATUS_FIRST), {"ALL": every, "LOG": LOG_ATTRIBUTES})
+    names = _requested(text, rest, set(every) | set(STATUS_FIRST), {"ALL": every, "LOG": list(LOG_ATTRIBUTES)})
     ordered = list(STATUS_FIRST) + sorted(set(names) - set(STATUS_FIRST))
     return [STATUS_DETAILS, *pairs_lines([(n, values[n]) for n in ordered])]
 
@@ -389,7 +432,9 @@ def _change(
 def summary(read: int, syntax: int, failed: int) -> list[str]:
     """runmqsc's last three lines."""
     return [
-        {0: "No MQSC commands read."}.get(read, "One MQSC command read." if read == 1 else f"{read} MQSC commands read."),
+        {0: "No MQSC commands read."}.get(
+            read, "One MQSC command read." if read == 1 else f"{read} MQSC commands read."
+        ),
         {0: "No commands have a syntax error.", 1: "One command has a syntax error."}.get(
             syntax, f"{syntax} commands have a syntax error."
         ),
