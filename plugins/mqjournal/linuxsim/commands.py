@@ -1,0 +1,461 @@
+"""The control commands and shell utilities of a simulated Linux MQ host: each a function of the host, the user, the
+arguments and stdin, giving back what the command prints and its exit status (`ExecResult`).
+
+Answers and their sources (docs/linux-interfaces.md, "What the simulator must answer"):
+- `dspmq [-m QM] [-x] [-o all|status]`: `QMNAME(QM1)` padded to column 59, then `STATUS(Running)` (+ the `-o all`
+  fields) on one line, `    INSTANCE(host) MODE(Active)` under it with -x; exit 72 for an unknown name (verified:
+  instana capture, mq-ansible). AMQ7048E's text for that is ASSUMED.
+- `dspmqinf [-o stanza] QM`: `QueueManager:` and three-blank-indented `Name=`, `Directory=`, `Prefix=`,
+  `InstallationName=` (verified: mq-container's dspmqinf*.txt), with a final newline (ASSUMED).
+- `rcdmqimg -m QM [-z] [-l] -t TYPE [name]`: nothing printed on success (ASSUMED: output not captured); `-l` prints
+  AMQ7467I and AMQ7468I (texts verified from lab-spike and mq-helm#4, the option's meaning ASSUMED); a damaged object
+  is reported with AMQ7472 ("Object <name>, type <type> damaged.", descriptions.pl; severity E ASSUMED) and exit 1.
+- `rcrmqobj -m QM [-z] -t TYPE NAME`: nothing printed on success; a missing extent gives AMQ6767E (text ASSUMED:
+  IBM's not found) and exit 1 (ASSUMED).
+- `strmqm QM`: the start-up lines of the container mirror (verified texts: AMQ7229I-AMQ7233I, AMQ8003I; printed here
+  without their IDs as strmqm's own stdout does: ASSUMED); exit 5 when running (mq-ansible), 16 when it does not
+  exist, 23 when a log extent is missing ("log not available": from memory of IBM's strmqm return codes, ASSUMED).
+- `endmqm [-c|-w|-i|-p] QM`: exit 40 when not running, 16 when it does not exist (mq-ansible); texts ASSUMED.
+- `cat` of `/var/mqm/mqs.ini` or `<data path>/qm.ini` (stanzas, three-blank indent; the Log: stanza as in section 1;
+  no LogManagement line for Manual, which is what "absent = Manual" assumes); any other file does not exist.
+- `ls -l [--time-style=+%s] <LogPath>active/`: `total N`, then `-rw-rw---- 1 mqm mqm SIZE MTIME NAME` sorted by name
+  (coreutils format; modes and owner ASSUMED: section 8); size LogFilePages x 4096 (nominal; real size not captured).
+- `sha256sum FILE...`: `<hex>  FILE` (GNU coreutils); `rm [-f] FILE...` of extents only.
+Paths are normalised as the kernel would (no symlinks here); anything under the MQ tree but outside an `active/`
+directory is refused with "Permission denied" by rm (SIMPLIFICATION: the simulator has no other files; cat and
+sha256sum say "No such file or directory" outside the MQ tree), and a user outside
+group mqm gets "Permission denied" for the log and data files and AMQ7077E for MQ commands (ASSUMED exit 36).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from collections.abc import Callable
+from datetime import datetime
+
+from mqjournal.errors import InvalidName
+from mqjournal.linuxmq.extents import Extent, LogManagement
+from mqjournal.linuxsim import logger, mqsc
+from mqjournal.linuxsim.model import (
+    INSTALLATION_NAME,
+    INSTALLATION_PATH,
+    INSTALLATION_VERSION,
+    MQM_PREFIX,
+    LinuxHost,
+    LinuxQueueManager,
+)
+from mqjournal.sim.protocol import ExecResult
+
+Command = Callable[[LinuxHost, str, list[str], str], ExecResult]
+
+RC_NOT_KNOWN_DSPMQ = 72
+RC_NOT_EXISTING = 16
+RC_NOT_AVAILABLE = 40
+RC_RUNNING = 5
+RC_LOG_NOT_AVAILABLE = 23
+RC_FAILED = 1
+RC_USAGE = 20  # ASSUMED for every control command's usage error
+RC_NOT_AUTHORIZED = 36
+NOT_KNOWN = "AMQ7048E: The queue manager name is either not valid or not known.\n"
+NOT_AUTHORIZED = "AMQ7077E: You are not authorized to perform the requested operation.\n"
+MISSING_EXTENT = "AMQ6767E: Log file {name} for queue manager {qm} could not be found.\n"  # ASSUMED text
+MQS_INI = f"{MQM_PREFIX}/mqs.ini"
+DSPMQ_NAME_WIDTH = 58
+
+
+def _usage(command: str) -> ExecResult:
+    return ExecResult(RC_USAGE, "", f"Usage: {command} (the simulator's subset: see linuxsim/commands.py)\n")
+
+
+def _options(args: list[str], flags: str, valued: str) -> tuple[dict[str, str], list[str]] | None:
+    """getopt-style: single-letter `flags`, `valued` options taking the next argument; None for anything else."""
+    found: dict[str, str] = {}
+    rest: list[str] = []
+    at = 0
+    while at < len(args):
+        arg = args[at]
+        if arg.startswith("-") and len(arg) == 2 and arg[1] in flags:
+            found[arg[1]] = ""
+        elif arg.startswith("-") and len(arg) == 2 and arg[1] in valued and at + 1 < len(args):
+            found[arg[1]] = args[at + 1]
+            at += 1
+        elif arg.startswith("-") and arg != "-":
+            return None
+        else:
+            rest.append(arg)
+        at += 1
+    return found, rest
+
+
+def _mqm(host: LinuxHost, user: str) -> bool:
+    return user in host.mqm_members
+
+
+# --- dspmq, dspmqinf ------------------------------------------------------------------------------------------
+
+
+def _dspmq_status(qm: LinuxQueueManager) -> str:
+    return "Running" if qm.running else f"Ended {qm.ended or 'normally'}"
+
+
+def dspmq(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    parsed = _options(args, "x", "mo")
+    if parsed is None or parsed[1] or parsed[0].get("o", "status") not in ("all", "status"):
+        return _usage("dspmq")
+    options = parsed[0]
+    names = [options["m"]] if "m" in options else sorted(host.queue_managers)
+    lines: list[str] = []
+    for name in names:
+        qm = host.queue_manager(name)
+        if qm is None:
+            return ExecResult(RC_NOT_KNOWN_DSPMQ, "", NOT_KNOWN)
+        fields = [f"STATUS({_dspmq_status(qm)})"]
+        if options.get("o") == "all":
+            standby = "Not permitted" if qm.running else ""
+            fields += [
+                "DEFAULT(no)",
+                f"STANDBY({standby})",
+                f"INSTNAME({INSTALLATION_NAME})",
+                f"INSTPATH({INSTALLATION_PATH})",
+                f"INSTVER({INSTALLATION_VERSION})",
+                "ROLE(Not configured)",
+                "INSTANCE()",
+                "INSYNC()",
+                "QUORUM()",
+                "GRPLSN()",
+                "GRPNAME()",
+                "GRPROLE(Not configured)",
+            ]
+        head = f"QMNAME({qm.name})"
+        lines.append(f"{head.ljust(DSPMQ_NAME_WIDTH - 1)} {' '.join(fields)}")
+        if "x" in options and qm.running:
+            lines.append(f"    INSTANCE({host.name}) MODE(Active)")
+    return ExecResult(0, "".join(f"{line}\n" for line in lines))
+
+
+def dspmqinf(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    parsed = _options(args, "", "o")
+    if parsed is None or len(parsed[1]) != 1 or parsed[0].get("o", "stanza") != "stanza":
+        return _usage("dspmqinf")
+    qm = host.queue_manager(parsed[1][0])
+    if qm is None:
+        return ExecResult(RC_NOT_KNOWN_DSPMQ, "", NOT_KNOWN)
+    return ExecResult(0, _qm_stanza(qm))
+
+
+def _qm_stanza(qm: LinuxQueueManager) -> str:
+    return (
+        f"QueueManager:\n   Name={qm.name}\n   Directory={qm.directory}\n   Prefix={MQM_PREFIX}\n"
+        f"   InstallationName={INSTALLATION_NAME}\n"
+    )
+
+
+# --- MQ commands that need a queue manager --------------------------------------------------------------------
+
+
+def _running_qm(host: LinuxHost, user: str, name: str | None) -> LinuxQueueManager | ExecResult:
+    if not _mqm(host, user):
+        return ExecResult(RC_NOT_AUTHORIZED, "", NOT_AUTHORIZED)
+    qm = host.queue_manager(name) if name else None
+    if qm is None:
+        return ExecResult(RC_NOT_EXISTING, "", "AMQ8118E: IBM MQ queue manager does not exist.\n")
+    if not qm.running:
+        return ExecResult(RC_NOT_AVAILABLE, "", "AMQ8146E: IBM MQ queue manager not available.\n")
+    return qm
+
+
+def oldest_needed_lines(qm: LinuxQueueManager) -> str:
+    """AMQ7467I and AMQ7468I, as the queue manager writes them (texts verified: lab-spike, mq-helm#4)."""
+    return (
+        f"AMQ7467I: The oldest log file required to start queue manager {qm.name} is {Extent(qm.restart).name}.\n"
+        f"AMQ7468I: The oldest log file required to perform media recovery of queue manager {qm.name} is "
+        f"{Extent(qm.media).name}.\n"
+    )
+
+
+def rcdmqimg(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    parsed = _options(args, "zl", "mt")
+    if parsed is None or "t" not in parsed[0] or len(parsed[1]) > 1:
+        return _usage("rcdmqimg")
+    options, rest = parsed
+    object_type = options["t"].lower()
+    if object_type not in logger.OBJECT_TYPES or (not rest and object_type != "qmgr"):
+        return _usage("rcdmqimg")
+    found = _running_qm(host, user, options.get("m"))
+    if isinstance(found, ExecResult):
+        return found
+    qm = found
+    try:
+        images = logger.record_media_images(qm, rest[0] if rest else qm.name, object_type, at=host.now)
+    except logger.ObjectNotFound as exc:
+        return ExecResult(RC_FAILED, "", f"AMQ8147E: IBM MQ object {exc.subject} not found.\n")
+    out = oldest_needed_lines(qm) if "l" in options else ""
+    damaged = "".join(
+        f"AMQ7472E: Object {o.name}, type {o.type} damaged.\n" for o in qm.objects if o.name in images.damaged
+    )
+    return ExecResult(RC_FAILED if damaged else 0, out, "" if "z" in options else damaged)
+
+
+def rcrmqobj(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    parsed = _options(args, "z", "mt")
+    if parsed is None or "t" not in parsed[0] or len(parsed[1]) != 1:
+        return _usage("rcrmqobj")
+    options, rest = parsed
+    if options["t"].lower() not in logger.OBJECT_TYPES:
+        return _usage("rcrmqobj")
+    found = _running_qm(host, user, options.get("m"))
+    if isinstance(found, ExecResult):
+        return found
+    try:
+        logger.recreate_objects(found, options["t"], rest[0])
+    except logger.ObjectNotFound as exc:
+        return ExecResult(RC_FAILED, "", f"AMQ8147E: IBM MQ object {exc.subject} not found.\n")
+    except logger.ExtentMissing as exc:
+        return ExecResult(RC_FAILED, "", MISSING_EXTENT.format(name=exc.subject, qm=found.name))
+    return ExecResult(0)
+
+
+def strmqm(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    if len(args) != 1 or args[0].startswith("-"):
+        return _usage("strmqm")
+    if not _mqm(host, user):
+        return ExecResult(RC_NOT_AUTHORIZED, "", NOT_AUTHORIZED)
+    qm = host.queue_manager(args[0])
+    if qm is None:
+        return ExecResult(RC_NOT_EXISTING, "", "AMQ8118E: IBM MQ queue manager does not exist.\n")
+    name = qm.name
+    if qm.running:
+        return ExecResult(RC_RUNNING, f"IBM MQ queue manager '{name}' running.\n")
+    starting = (
+        f"IBM MQ queue manager '{name}' starting.\n"
+        f"The queue manager is associated with installation '{INSTALLATION_NAME}'.\n"
+    )
+    replayed = logger.behind(qm.restart, qm.current) + 1
+    try:
+        logger.start(qm, at=host.now)
+    except logger.ExtentMissing as exc:
+        return ExecResult(RC_LOG_NOT_AVAILABLE, starting, MISSING_EXTENT.format(name=exc.subject, qm=name))
+    return ExecResult(
+        0,
+        starting
+        + f"{replayed} log records accessed on queue manager '{name}' during the log replay phase.\n"
+        + f"Log replay for queue manager '{name}' complete.\n"
+        + f"Transaction manager state recovered for queue manager '{name}'.\n"
+        + f"IBM MQ queue manager '{name}' started using V{INSTALLATION_VERSION}.\n",
+    )
+
+
+def endmqm(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    parsed = _options(args, "cwip", "")
+    if parsed is None or len(parsed[1]) != 1:
+        return _usage("endmqm")
+    options, (name,) = parsed
+    found = _running_qm(host, user, name)
+    if isinstance(found, ExecResult):
+        return found
+    immediate = "i" in options or "p" in options
+    logger.end(found, immediate=immediate)
+    if "w" in options:
+        text = f"Waiting for queue manager '{name}' to end.\nIBM MQ queue manager '{name}' ended.\n"
+    elif immediate:
+        text = f"IBM MQ queue manager '{name}' ending.\nIBM MQ queue manager '{name}' ended.\n"
+    else:
+        text = "Quiesce request accepted. The queue manager will stop when all outstanding work is complete.\n"
+    return ExecResult(0, text)
+
+
+def runmqsc(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    if not _mqm(host, user):
+        return ExecResult(mqsc.RC_NOT_RUN, "", NOT_AUTHORIZED)
+    return mqsc.runmqsc(host, args, stdin)
+
+
+# --- files ----------------------------------------------------------------------------------------------------
+
+
+def qm_ini(qm: LinuxQueueManager) -> str:
+    """qm.ini as crtmqm writes it (the usual stanzas; LogManagement only when not Manual)."""
+    management = "" if qm.log_management is LogManagement.MANUAL else f"   LogManagement={qm.log_management.value}\n"
+    return (
+        "#*******************************************************************#\n"
+        "#* Module Name: qm.ini                                             *#\n"
+        "#* Type       : IBM MQ queue manager configuration file            *#\n"
+        "#  Function   : Define the configuration of a single queue manager *#\n"
+        "#*******************************************************************#\n"
+        "ExitPath:\n   ExitsDefaultPath=/var/mqm/exits/\n   ExitsDefaultPath64=/var/mqm/exits64/\n"
+        "Log:\n"
+        f"   LogPrimaryFiles={qm.log_primary_files}\n"
+        f"   LogSecondaryFiles={qm.log_secondary_files}\n"
+        f"   LogFilePages={qm.log_file_pages}\n"
+        "   LogType=LINEAR\n"
+        "   LogBufferPages=0\n"
+        f"   LogPath={qm.log_path}\n"
+        "   LogWriteIntegrity=TripleWrite\n"
+        f"{management}"
+        "Service:\n   Name=AuthorizationService\n   EntryPoints=14\n   SecurityPolicy=UserExternal\n"
+        "ServiceComponent:\n   Service=AuthorizationService\n   Name=MQSeries.UNIX.auth.service\n"
+        "   Module=amqzfu\n   ComponentDataSize=0\n"
+        "Channels:\n   ChlauthEarlyAdopt=Y\n"
+        "TCP:\n   SndBuffSize=0\n   RcvBuffSize=0\n   SecureCommsOnly=NO\n"
+    )
+
+
+def mqs_ini(host: LinuxHost) -> str:
+    head = f"AllQueueManagers:\n   DefaultPrefix={MQM_PREFIX}\n"
+    return head + "".join(_qm_stanza(qm) for _, qm in sorted(host.queue_managers.items()))
+
+
+def _normal(path: str) -> str:
+    return posixpath.normpath(path) if path.startswith("/") else posixpath.normpath(posixpath.join("/", path))
+
+
+def in_active(host: LinuxHost, path: str) -> tuple[LinuxQueueManager, str] | None:
+    """The queue manager whose `active/` directory holds `path`, and the file's name there; None elsewhere."""
+    directory, name = posixpath.split(_normal(path))
+    for qm in host.queue_managers.values():
+        if directory == posixpath.normpath(qm.active_path):
+            return qm, name
+    return None
+
+
+def active_directory(host: LinuxHost, path: str) -> LinuxQueueManager | None:
+    for qm in host.queue_managers.values():
+        if _normal(path) == posixpath.normpath(qm.active_path):
+            return qm
+    return None
+
+
+def _under_mq(path: str) -> bool:
+    return _normal(path) == MQM_PREFIX or _normal(path).startswith(f"{MQM_PREFIX}/")
+
+
+def cat(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    out, err, rc = [], [], 0
+    for path in args:
+        normal = _normal(path)
+        qm = next((q for q in host.queue_managers.values() if normal == f"{q.data_path}/qm.ini"), None)
+        if normal == MQS_INI:
+            out.append(mqs_ini(host))
+        elif qm is not None and _mqm(host, user):
+            out.append(qm_ini(qm))
+        elif qm is not None or (_under_mq(path) and not _mqm(host, user)):
+            err.append(f"cat: {path}: Permission denied\n")
+            rc = 1
+        else:
+            err.append(f"cat: {path}: No such file or directory\n")
+            rc = 1
+    return ExecResult(rc, "".join(out), "".join(err))
+
+
+def ls(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    epoch = "--time-style=+%s" in args
+    flags = [a for a in args if a.startswith("-") and a != "--time-style=+%s"]
+    paths = [a for a in args if not a.startswith("-")]
+    if flags != ["-l"] or len(paths) != 1:
+        return ExecResult(2, "", "ls: the simulator lists one directory with -l [--time-style=+%s]\n")
+    path = paths[0]
+    qm = active_directory(host, path)
+    if qm is None:
+        return ExecResult(2, "", f"ls: cannot access '{path}': No such file or directory\n")
+    if not _mqm(host, user):
+        return ExecResult(2, "", f"ls: cannot open directory '{path}': Permission denied\n")
+    files = sorted(qm.extents.values(), key=lambda e: e.name)
+    width = len(str(qm.extent_size))
+    total = len(files) * -(-qm.extent_size // 1024)
+    lines = [f"total {total}"] + [
+        f"-rw-rw---- 1 mqm mqm {str(qm.extent_size).rjust(width)} {_mtime(e.modified, epoch)} {e.name}" for e in files
+    ]
+    return ExecResult(0, "".join(f"{line}\n" for line in lines))
+
+
+def _mtime(moment: datetime, epoch: bool) -> str:
+    return str(int(moment.timestamp())) if epoch else moment.strftime("%b %e %H:%M")
+
+
+def sha256sum(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    out, err, rc = [], [], 0
+    for path in args:
+        if path.startswith("-"):
+            return ExecResult(1, "", f"sha256sum: unrecognized option '{path}'\n")
+        found = in_active(host, path)
+        extent = found[0].extents.get(found[1]) if found else None
+        if found is None or extent is None:
+            reason = "Permission denied" if _under_mq(path) and not _mqm(host, user) else "No such file or directory"
+            err.append(f"sha256sum: {path}: {reason}\n")
+            rc = 1
+        elif not _mqm(host, user):
+            err.append(f"sha256sum: {path}: Permission denied\n")
+            rc = 1
+        else:
+            out.append(f"{file_digest(found[0], extent.name)}  {path}\n")
+    return ExecResult(rc, "".join(out), "".join(err))
+
+
+def file_digest(qm: LinuxQueueManager, name: str) -> str:
+    """SHA-256 of the file `name` of `active/` as it is on disk (a damaged restore has other bytes)."""
+    extent = qm.extents[name]
+    if not extent.intact:
+        return hashlib.sha256(f"damaged {qm.name} {name}".encode()).hexdigest()  # SIMPLIFICATION: not the bytes
+    return logger.extent_digest(qm.name, extent.number, qm.extent_size)
+
+
+def rm(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    force = "-f" in args
+    paths = [a for a in args if a != "-f"]
+    if any(p.startswith("-") for p in paths):
+        return ExecResult(1, "", "rm: the simulator takes -f only\n")
+    err: list[str] = []
+    for path in paths:
+        found = in_active(host, path)
+        if found is None or not _mqm(host, user):
+            # Not one of the files the simulator has: whatever is there is not the mqm user's to remove.
+            err.append(f"rm: cannot remove '{path}': Permission denied\n")
+            continue
+        qm, name = found
+        try:
+            logger.remove_extent(qm, name)
+        except (InvalidName, logger.ExtentNotFound):
+            if not force:
+                err.append(f"rm: cannot remove '{path}': No such file or directory\n")
+        except logger.ExtentBusy:
+            err.append(f"rm: cannot remove '{path}': Operation not permitted\n")
+    return ExecResult(1 if err else 0, "", "".join(err))
+
+
+COMMANDS: dict[str, Command] = {
+    "dspmq": dspmq,
+    "dspmqinf": dspmqinf,
+    "rcdmqimg": rcdmqimg,
+    "rcrmqobj": rcrmqobj,
+    "strmqm": strmqm,
+    "endmqm": endmqm,
+    "runmqsc": runmqsc,
+    "cat": cat,
+    "ls": ls,
+    "sha256sum": sha256sum,
+    "rm": rm,
+}
+"""Every command the simulated host knows; the rest is `bash: X: command not found` (exit 127)."""
+
+CHANGES_STATE = frozenset({"rcdmqimg", "rcrmqobj", "strmqm", "endmqm", "runmqsc", "rm"})
+
+
+def run(host: LinuxHost, user: str, args: list[str], stdin: str = "") -> ExecResult:
+    """Run one simple command (its words already split)."""
+    if not args:
+        return ExecResult(0)
+    if args[0].startswith("/"):
+        if args[0] not in _PATHS:
+            return ExecResult(127, "", f"bash: {args[0]}: No such file or directory\n")
+        command: Command | None = COMMANDS[posixpath.basename(args[0])]
+    else:
+        command = COMMANDS.get(args[0])
+    if command is None:
+        return ExecResult(127, "", f"bash: {args[0]}: command not found\n")
+    return command(host, user, args[1:], stdin)
+
+
+_PATHS = {f"/opt/mqm/bin/{name}" for name in ("dspmq", "dspmqinf", "rcdmqimg", "rcrmqobj", "strmqm", "endmqm")}
+_PATHS |= {"/opt/mqm/bin/runmqsc", "/usr/bin/cat", "/usr/bin/ls", "/usr/bin/sha256sum", "/usr/bin/rm"}
+_PATHS |= {"/bin/cat", "/bin/ls", "/bin/sha256sum", "/bin/rm"}
