@@ -546,8 +546,8 @@ def test_save_library_downloads_by_the_route_the_doctor_recorded_in_the_hosts_sc
     fleet.write_text(yaml.safe_dump({"state_dir": str(sim_fleet.config.state_dir), "hosts": [host]}))
     monkeypatch.setenv("MQJOURNAL_DATA_DIR", str(tmp_path / "data"))
     DownloadRoutes(tmp_path / "data").record("ibmi1", "stream_file", datetime.now(UTC), "test")
-    with sim_fleet.host().lock:
-        sim_fleet.host().partition.faults.qsys_sftp_read_refused = True
+    with sim_fleet.host().state() as partition:
+        partition.faults.qsys_sftp_read_refused = True
     audit = tmp_path / "audit.jsonl"
 
     queue_manager = ["--fleet", str(fleet), "--host", "ibmi1", "--qmgr", "TEST", "--catalog", catalog_url(tmp_path)]

@@ -152,8 +152,7 @@ def test_an_undecodable_message_is_kept_said_and_moves_nothing(tmp_path, caplog)
         before, failures = _collect(fleet, tmp_path / "before", "r1")
         assert failures == []
         host = fleet.host("ibmi1")
-        with host.lock:
-            p = host.partition
+        with host.state() as p:
             # The newest AMQ7460 with data that reads a year around 2060 and a junk receiver by any layout, and a
             # CPI70E3 whose journal does not decode: before, the first failed the queue manager's collection and
             # the second was dropped as "about another journal".

@@ -81,3 +81,14 @@ def test_an_answer_without_status_details_is_refused_with_what_runmqsc_said():
 def test_a_value_with_parentheses_of_its_own_is_read_whole():
     answer = "AMQ8705I: Display Queue Manager Status Details.\n   REPLADDR(host.example.com(9414))\n"
     assert attributes(answer) == {"REPLADDR": "host.example.com(9414)"}
+
+
+def test_the_next_commands_echo_ends_the_status_details() -> None:
+    two = LINEAR.replace("One MQSC command read.\n", "") + (
+        "     2 : DISPLAY QMGR LOGGEREV\nAMQ8408I: Display Queue Manager details.\n"
+        "   QMNAME(NHARAPP)                         LOGGEREV(ENABLED)\n"
+    )
+
+    found = attributes(two)
+
+    assert found["RECLOG"] == "S0000056.LOG" and "LOGGEREV" not in found

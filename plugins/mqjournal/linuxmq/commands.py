@@ -93,7 +93,7 @@ def read_qm_ini(data_path: str) -> Command:
 def list_extents(active_directory: str) -> Command:
     """The files of the log's active directory with their sizes and modification times in seconds (GNU ls): the
     times are shown to people only, never planned by (IBM: "Use only the log file number", q018510)."""
-    return Command(text=f"ls -ln --time-style=+%s {shlex.quote(_directory(active_directory))}", idempotent=True)
+    return Command(text=f"ls -l --time-style=+%s {shlex.quote(_directory(active_directory))}", idempotent=True)
 
 
 def extent_digest(active_directory: str, extent: Extent) -> Command:

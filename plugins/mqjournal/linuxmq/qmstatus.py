@@ -13,6 +13,7 @@ from mqjournal.linuxmq.extents import Extent, LogPoints
 
 _MESSAGE = re.compile(r"^(AMQ\d{4}[IWES]):", re.MULTILINE)
 _NAME = re.compile(r"[A-Z][A-Z0-9]*\(")
+_ECHO = re.compile(r"^\s*\d+ : ")  # runmqsc's echo of the next command: "     2 : SET LOG ..."
 STATUS_DETAILS = "AMQ8705I"
 """DISPLAY QMSTATUS's answer: Display Queue Manager Status Details."""
 
@@ -34,7 +35,7 @@ def attributes(answer: str) -> dict[str, str]:
     for line in answer.splitlines():
         if line.startswith(STATUS_DETAILS):
             reading = True
-        elif reading and line.startswith("   ") and line.strip():
+        elif reading and line.startswith("   ") and line.strip() and not _ECHO.match(line):
             found.update(_pairs(line))
         elif line.strip():
             reading = False  # the summary ("One MQSC command read."), or the next command's echo

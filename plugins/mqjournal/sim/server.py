@@ -61,6 +61,11 @@ log = logging.getLogger(__name__)
 SERVER_VERSION = "SSH-2.0-OpenSSH_9.6"
 
 Handler = Callable[[str, str, str], ExecResult]
+# A handler for hosts whose programs read their standard input (a Linux host's runmqsc): (host, user, command line,
+# what the client sent on the channel before its end of file).
+StdinHandler = Callable[[str, str, str, str], ExecResult]
+ReadsStdin = Callable[[str, str], bool]  # (host, command line): whether the command's program reads its stdin
+_STDIN_LIMIT = 1 << 20  # MQSC scripts are lines; more than this is not one
 """`handler(host_name, user_name_upper, command_line)` runs one command line on one simulated host."""
 
 FaultsLookup = Callable[[str], TransportFaults]
@@ -131,9 +136,11 @@ class SimulatedHostEndpoint:
     host_key: paramiko.PKey
     authorized_keys: Sequence[str]  # OpenSSH public key lines, accepted for every user in `users`
     users: frozenset[str]  # user profiles allowed to log in; IBM i profiles are case-insensitive
+    case_sensitive_users: bool = False  # a Linux host's user names are case-sensitive
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "users", frozenset(user.upper() for user in self.users))
+        if not self.case_sensitive_users:
+            object.__setattr__(self, "users", frozenset(user.upper() for user in self.users))
         object.__setattr__(self, "authorized_keys", tuple(self.authorized_keys))
 
 
@@ -352,7 +359,7 @@ class _HostInterface(paramiko.ServerInterface):
         return "publickey"
 
     def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
-        user = username.upper()
+        user = username if self._endpoint.case_sensitive_users else username.upper()
         if user in self._endpoint.users and key.asbytes() in self._key_blobs:
             self._user = user
             return AUTH_SUCCESSFUL
@@ -409,6 +416,7 @@ class FleetSshServer:
         received: CommandLog | None = None,
         sftp: SftpFactory | None = None,
         listen: str = "127.0.0.1",
+        stdin_handler: tuple[ReadsStdin, StdinHandler] | None = None,
     ) -> None:
         names = [endpoint.name for endpoint in endpoints]
         if len(set(names)) != len(names):
@@ -416,6 +424,7 @@ class FleetSshServer:
         self._endpoints = list(endpoints)
         self._key_blobs = {e.name: _parse_authorized_keys(e.authorized_keys) for e in self._endpoints}
         self._handler = handler
+        self._stdin_handler = stdin_handler
         self._faults = faults
         self._received = received
         self._sftp = sftp
@@ -556,7 +565,8 @@ class FleetSshServer:
         transport = channel.get_transport()
         entry = self._received.arrived(host, user, command) if self._received is not None else None
         try:
-            result = self._outcome(host, user, command, channel, entry)
+            stdin = self._stdin(host, command, channel)
+            result = self._outcome(host, user, command, channel, entry, stdin)
             if result is None:
                 transport.close()
                 return
@@ -575,6 +585,19 @@ class FleetSshServer:
             with self._lock:
                 self._workers.discard(threading.current_thread())
 
+    def _stdin(self, host: str, command: str, channel: paramiko.Channel) -> str | None:
+        """What the client sends on the channel up to its end of file, for a command whose program reads it (as a
+        shell's program reads its standard input); None for every other command, which never waits for it."""
+        if self._stdin_handler is None or not self._stdin_handler[0](host, command):
+            return None
+        received = bytearray()
+        channel.settimeout(30.0)
+        while chunk := channel.recv(65536):
+            received += chunk
+            if len(received) > _STDIN_LIMIT:
+                raise ValueError(f"{host}: more than {_STDIN_LIMIT} bytes of standard input for {command!r}")
+        return received.decode("utf-8", errors="replace")
+
     def _outcome(
         self,
         host: str,
@@ -582,6 +605,7 @@ class FleetSshServer:
         command: str,
         channel: paramiko.Channel | None = None,
         entry: ReceivedCommand | None = None,
+        stdin: str | None = None,
     ) -> ExecResult | None:
         """What to answer to `command`, or None to drop the connection instead of answering."""
 
@@ -612,7 +636,7 @@ class FleetSshServer:
             if self._stopping.is_set():
                 settle(state="dropped", fault="simulator stopping")
                 return None
-        result = self._run_handler(host, user, command)
+        result = self._run_handler(host, user, command, stdin)
         settle(state="ran", exit_status=result.exit_status, fault=rule.action if rule is not None else None)
         if (drop is not None) or (rule is not None and rule.action == "drop_after"):
             log.debug("%s: dropping the connection after running %r", host, command)
@@ -636,9 +660,12 @@ class FleetSshServer:
                     return
             self._stopping.wait(_HOLD_POLL_SECONDS)
 
-    def _run_handler(self, host: str, user: str, command: str) -> ExecResult:
+    def _run_handler(self, host: str, user: str, command: str, stdin: str | None = None) -> ExecResult:
         try:
-            result = self._handler(host, user, command)
+            if stdin is not None and self._stdin_handler is not None:
+                result = self._stdin_handler[1](host, user, command, stdin)
+            else:
+                result = self._handler(host, user, command)
             if not isinstance(result, ExecResult) or not 0 <= result.exit_status <= 255:
                 raise TypeError(f"the handler must return an ExecResult with a status in 0..255, not {result!r}")
             return result

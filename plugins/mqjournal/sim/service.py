@@ -23,6 +23,8 @@ from pathlib import Path
 import paramiko
 
 from mqjournal.fleet import FleetConfig
+from mqjournal.linuxsim.host import LinuxSimulatedHost
+from mqjournal.linuxsim.serving import linux_host, reads_stdin
 from mqjournal.sim import drills
 from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.protocol import ExecResult
@@ -88,13 +90,27 @@ class SimulatorService:
             host.register_user(config.user_for(host_config))
             self.host_keys[host_config.name] = load_or_create_host_key(self.state_dir / f"{host_config.name}.hostkey")
             self.faults[host_config.name] = HostTransportFaults(delay_seconds=host_config.faults.delay_seconds)
+        # Linux queue manager hosts (#32), served on the same SSH server with their own shell.
+        self.linux_hosts: dict[str, LinuxSimulatedHost] = {}
+        for linux in config.linux_hosts:
+            self.linux_hosts[linux.name] = linux_host(linux, self.state_dir, start, config.warmup_hours)
+            self.host_keys[linux.name] = load_or_create_host_key(self.state_dir / f"{linux.name}.hostkey")
+            self.faults[linux.name] = HostTransportFaults(delay_seconds=linux.faults.delay_seconds)
         self.server: FleetSshServer | None = None
         self._clock: threading.Thread | None = None
         self._inbox: threading.Thread | None = None
         self._stop = threading.Event()
 
     def handle(self, host: str, user: str, command_line: str) -> ExecResult:
+        if host in self.linux_hosts:
+            return self.linux_hosts[host].run(command_line, user)
         return self.hosts[host].run(command_line, user)
+
+    def handle_with_stdin(self, host: str, user: str, command_line: str, stdin: str) -> ExecResult:
+        return self.linux_hosts[host].run(command_line, user, stdin)
+
+    def _reads_stdin(self, host: str, command_line: str) -> bool:
+        return host in self.linux_hosts and reads_stdin(command_line)
 
     def start(self, *, follow_wall_clock: bool = False, listen: str = "127.0.0.1") -> dict[str, int]:
         endpoints = [
@@ -106,10 +122,26 @@ class SimulatorService:
                 users=frozenset({self.config.user_for(h)}),
             )
             for h in self.config.hosts
+        ] + [
+            SimulatedHostEndpoint(
+                name=h.name,
+                port=h.port,
+                host_key=self.host_keys[h.name],
+                authorized_keys=[public_key_line(self.client_key)],
+                users=frozenset({h.user}),
+                case_sensitive_users=True,
+            )
+            for h in self.config.linux_hosts
         ]
         sftp = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
         self.server = FleetSshServer(
-            endpoints, self.handle, lambda host: self.faults[host], received=self.received, sftp=sftp, listen=listen
+            endpoints,
+            self.handle,
+            lambda host: self.faults[host],
+            received=self.received,
+            sftp=sftp,
+            listen=listen,
+            stdin_handler=(self._reads_stdin, self.handle_with_stdin),
         )
         self.server.start()
         self.write_known_hosts()
@@ -124,11 +156,13 @@ class SimulatorService:
 
     def write_known_hosts(self) -> Path:
         """known_hosts for the planner: one pinned key per simulated host and port."""
-        ports = self.server.ports if self.server else {h.name: h.port for h in self.config.hosts}
+        addresses = [(h.name, h.address, h.port) for h in self.config.hosts]
+        addresses += [(h.name, h.address, h.port) for h in self.config.linux_hosts]
+        ports = self.server.ports if self.server else {name: port for name, _, port in addresses}
         lines = []
-        for h in self.config.hosts:
-            key = self.host_keys[h.name]
-            host = h.address if ports[h.name] == 22 else f"[{h.address}]:{ports[h.name]}"
+        for name, address, _ in addresses:
+            key = self.host_keys[name]
+            host = address if ports[name] == 22 else f"[{address}]:{ports[name]}"
             lines.append(f"{host} {key.get_name()} {key.get_base64()}\n")
         path = _resolved(self.config.known_hosts, "known_hosts")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +193,8 @@ class SimulatorService:
             self.server = None
         for host in self.hosts.values():
             host.save()
+        for linux in self.linux_hosts.values():
+            linux.save()
 
     def __enter__(self) -> SimulatorService:
         return self

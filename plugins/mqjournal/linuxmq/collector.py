@@ -1,0 +1,121 @@
+"""Collect one Linux queue manager's linear log over SSH: media images, then what the log is and where it stands.
+
+In order, each a command the audit log records before it is sent (linuxmq/commands.py):
+1. `rcdmqimg -l -m QM -t all *`: media images of every object, which moves MEDIALOG forward (q083360: "Running
+   rcdmqimg moves the log sequence number (LSN) forwards and frees up old log files for archival or deletion"). Only
+   where the host's policy says so (`media_images: rcdmqimg`); with `imgsched` the queue manager's own automatic
+   imaging (IMGSCHED(AUTO)) is relied on and nothing is forced.
+2. `dspmqinf -o stanza QM`, then `cat <DataPath>/qm.ini`: the log's type, management and extent size.
+3. `runmqsc QM` with `DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH` on its standard input.
+4. `ls -l --time-style=+%s <LOGPATH>`: the extents on disk, by name.
+What fails is raised as LinuxCollectError naming the queue manager and what to do; nothing is half recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Literal
+
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.transport import CommandOutput, IbmiSession
+from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.qmini import QmIniError, log_config
+from mqjournal.linuxmq.qmstatus import QmStatusError, attributes
+from mqjournal.linuxmq.readings import ReadingError, data_path, listed_extents
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent, MediaImages
+
+__all__ = ["LinuxCollectError", "collect"]
+
+_AMQ = re.compile(r"\b(AMQ\d{4}[IWES])\b")
+
+
+class LinuxCollectError(MqJournalError):
+    """A Linux queue manager's log state could not be read."""
+
+
+def _ids(out: CommandOutput) -> list[str]:
+    return _AMQ.findall(out.stdout + "\n" + out.stderr)
+
+
+def _checked(out: CommandOutput, where: str, what: str, action: str) -> str:
+    if out.exit_status != 0:
+        said = (out.stderr or out.stdout).strip().splitlines()
+        raise LinuxCollectError(
+            where, f"{what} ended with status {out.exit_status}: {said[-1] if said else 'no output'}", action
+        )
+    return out.stdout
+
+
+def collect(
+    session: IbmiSession,
+    qmgr: str,
+    *,
+    host: str,
+    run_id: str,
+    bin_dir: str,
+    media_images: Literal["rcdmqimg", "imgsched"] = "rcdmqimg",
+) -> LinuxSnapshot:
+    where = f"{host} {qmgr}"
+    images = MediaImages(forced=False, ok=False)
+    if media_images == "rcdmqimg":
+        out = session.run(commands.record_media_images(bin_dir, qmgr))
+        images = MediaImages(forced=True, ok=out.exit_status == 0, at=datetime.now(UTC), messages=_ids(out))
+    info = _checked(
+        session.run(commands.queue_manager_info(bin_dir, qmgr)),
+        where,
+        "dspmqinf",
+        "check that the queue manager exists on this host (dspmq) and that the fleet file spells it as MQ does",
+    )
+    try:
+        data = data_path(info)
+    except ReadingError as exc:
+        raise LinuxCollectError(where, str(exc), "check the queue manager's entry in mqs.ini (dspmqinf)") from exc
+    ini_text = _checked(
+        session.run(commands.read_qm_ini(data)),
+        where,
+        "reading qm.ini",
+        "give the user read access to the queue manager's data directory (membership of group mqm)",
+    )
+    try:
+        config = log_config(ini_text)
+    except QmIniError as exc:
+        raise LinuxCollectError(where, str(exc), "check the Log: stanza of the queue manager's qm.ini") from exc
+    status = session.run(commands.display_log_status(bin_dir, qmgr))
+    try:
+        found = attributes(status.stdout)
+    except QmStatusError as exc:
+        raise LinuxCollectError(
+            where, f"DISPLAY QMSTATUS: {exc}", "start the queue manager, or grant the user +connect +dsp on it"
+        ) from exc
+    points = {key: found.get(key) or None for key in ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG")}
+    log_path = found.get("LOGPATH") or config.active_directory + "/"
+    extents: list[LogExtent] = []
+    if config.linear:
+        listing = _checked(
+            session.run(commands.list_extents(log_path)),
+            where,
+            f"listing {log_path}",
+            "give the user read access to the log directory (membership of group mqm)",
+        )
+        try:
+            listed = listed_extents(listing)
+        except ReadingError as exc:
+            raise LinuxCollectError(where, str(exc), "report this listing: it does not read as GNU ls -l") from exc
+        extents = [LogExtent(name=f.extent.name, size_bytes=f.size_bytes, modified_at=f.modified_at) for f in listed]
+    return LinuxSnapshot(
+        run_id=run_id,
+        collected_at=datetime.now(UTC),
+        host=host,
+        qmgr=qmgr,
+        log_type=config.log_type,  # type: ignore[arg-type]
+        log_management=config.management,
+        log_path=log_path,
+        extent_bytes=config.extent_bytes,
+        current_extent=points["CURRLOG"],
+        restart_extent=points["RECLOG"],
+        media_extent=points["MEDIALOG"],
+        archive_extent=points["ARCHLOG"],
+        media_images=images,
+        extents=extents,
+    )

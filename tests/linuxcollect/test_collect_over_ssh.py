@@ -1,0 +1,94 @@
+"""A Linux queue manager host served by the simulator over SSH, beside an IBM i partition, collected the way the
+planner collects it (linuxmq/collector.py): media images, qm.ini, DISPLAY QMSTATUS on runmqsc's stdin, extents."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
+from mqjournal.linuxmq import collector
+from mqjournal.linuxmq.extents import Extent, LogManagement
+from mqjournal.linuxmq.snapshot import LinuxSnapshot
+from tests.conftest import START, SimFleet, serve
+
+LINUX = "mq-linux1"
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Iterator[SimFleet]:
+    config = FleetConfig(
+        state_dir=tmp_path / "state",
+        start=START,
+        warmup_hours=6,
+        hosts=[HostConfig(name="ibmi1", port=0, queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])],
+        linux_hosts=[
+            LinuxHostConfig(
+                name=LINUX,
+                port=0,
+                queue_managers=[
+                    LinuxQueueManagerConfig(name="QM.ORDERS", log_management=LogManagement.ARCHIVE, log_file_pages=64),
+                    LinuxQueueManagerConfig(name="QMMANUAL", log_management=LogManagement.MANUAL, log_file_pages=64),
+                ],
+            )
+        ],
+    ).resolved(tmp_path)
+    with serve(config) as fleet:
+        yield fleet
+
+
+def session(fleet: SimFleet, audit: AuditLog, user: str = "mqjournal") -> IbmiSession:
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=fleet.ports[LINUX],
+        user=user,
+        key=fleet.service.client_key,
+        known_hosts=fleet.config.known_hosts,
+    )
+    return IbmiSession(LINUX, user, connect, audit=audit)
+
+
+def test_a_linux_queue_manager_is_collected_over_ssh_with_its_log_points_and_extents(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    with session(mixed, audit) as linux:
+        snap = collector.collect(linux, "QM.ORDERS", host=LINUX, run_id="run1", bin_dir="/opt/mqm/bin")
+
+    assert LinuxSnapshot.model_validate_json(snap.model_dump_json()) == snap
+    live = mixed.service.linux_hosts[LINUX].host.queue_managers["QM.ORDERS"]
+    assert (snap.current_extent, snap.restart_extent, snap.media_extent) == tuple(
+        Extent(n).name for n in (live.current, live.restart, live.media)
+    )
+    assert snap.media_images.forced and snap.media_images.ok
+    assert snap.log_type == "LINEAR" and snap.log_management == LogManagement.ARCHIVE
+    assert snap.extent_bytes == 64 * 4096
+    assert {e.name for e in snap.extents} == set(live.extents) and len(snap.extents) > 3  # the warm-up's
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    runmqsc = [r for r in records if r["event"] == "intent" and "runmqsc" in r["command"]]
+    assert [r["input"] for r in runmqsc] == ["DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH\n"]
+    assert all(r["command"].split()[-1] == "QM.ORDERS" for r in runmqsc)  # the MQSC never on the command line
+
+
+def test_a_user_outside_group_mqm_is_told_what_to_do_and_nothing_is_recorded_as_collected(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    with mixed.service.linux_hosts[LINUX].state() as host:
+        host.mqm_members.remove("mqjournal")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux, pytest.raises(collector.LinuxCollectError) as err:
+        collector.collect(linux, "QMMANUAL", host=LINUX, run_id="run1", bin_dir="/opt/mqm/bin")
+
+    assert "mq-linux1 QMMANUAL" in str(err.value) and "group mqm" in str(err.value)
+
+
+def test_an_unknown_queue_manager_is_named_with_what_to_check(mixed: SimFleet, tmp_path: Path) -> None:
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux, pytest.raises(collector.LinuxCollectError) as err:
+        collector.collect(linux, "QM.NONE", host=LINUX, run_id="run1", bin_dir="/opt/mqm/bin", media_images="imgsched")
+
+    assert "QM.NONE" in str(err.value) and "dspmq" in str(err.value)
