@@ -1,0 +1,52 @@
+"""The Linux planner's rules, one case each (the property test against the simulator is in tests/linuxsim)."""
+
+from __future__ import annotations
+
+from mqjournal.linuxmq.plan import Alert, ExtentAction, plan_queue_manager
+from mqjournal.linuxmq.snapshot import LinuxSnapshot
+from tests.linuxmq.test_snapshot import record
+
+
+def snap(**changes: object) -> LinuxSnapshot:
+    return LinuxSnapshot.model_validate(record(**changes))
+
+
+def actions(plan) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {d.extent: d.action.value for d in plan.decisions}
+
+
+def test_archive_mode_releases_only_proven_copies_behind_both_points_and_leaves_notified_ones_to_mq() -> None:
+    # CURRLOG 12, RECLOG 11, MEDIALOG 3, ARCHLOG 1 (0 was notified already); 2 has a proven copy.
+    found = actions(plan_queue_manager(snap(), proven={"S0000002.LOG"}))
+
+    assert found["S0000012.LOG"] == "keep" and found["S0000011.LOG"] == "keep"
+    assert {found[f"S{n:07d}.LOG"] for n in range(3, 11)} == {"archive"}  # media recovery still reads them
+    assert found["S0000002.LOG"] == "release" and found["S0000001.LOG"] == "archive_then_release"
+    assert found["S0000000.LOG"] == "mq"
+
+
+def test_manual_mode_deletes_nothing_unproven_and_automatic_mode_is_mqs() -> None:
+    manual = plan_queue_manager(snap(log_management="Manual", archive_extent=None), proven={"S0000000.LOG"})
+    assert manual.with_action(ExtentAction.RELEASE) == ["S0000000.LOG"]
+    assert manual.with_action(ExtentAction.ARCHIVE_THEN_RELEASE) == ["S0000001.LOG", "S0000002.LOG"]
+    automatic = plan_queue_manager(snap(log_management="Automatic", archive_extent=None), proven=set())
+    assert set(actions(automatic).values()) == {"mq", "keep"} and actions(automatic)["S0000012.LOG"] == "keep"
+
+
+def test_a_circular_log_is_never_planned_and_says_why() -> None:
+    plan = plan_queue_manager(snap(log_type="CIRCULAR", current_extent=None), proven={"S0000000.LOG"})
+
+    assert set(actions(plan).values()) == {"keep"}
+    assert [a for a, _ in plan.alerts] == [Alert.NOT_PLANNED]
+
+
+def test_a_restart_point_that_stays_while_the_log_moves_is_stuck_and_says_what_to_do() -> None:
+    history = [snap(run_id=f"r{n}", current_extent=f"S{12 + n:07d}.LOG") for n in range(3)]
+    now = snap(run_id="r3", current_extent="S0000016.LOG", media_extent="S0000015.LOG")
+
+    plan = plan_queue_manager(now, proven=set(), history=history)
+
+    assert [a for a, _ in plan.alerts] == [Alert.RESTART_STUCK]
+    assert "unit of work" in plan.alerts[0][1]
+    quiet = [snap(run_id=f"r{n}") for n in range(3)]  # nothing written: nothing could move
+    assert plan_queue_manager(snap(run_id="r3"), proven=set(), history=quiet).alerts == ()
