@@ -107,11 +107,12 @@ def _collect(args: argparse.Namespace) -> int:
     from mqjournal.fleet import load_fleet
 
     config = load_fleet(args.fleet)
-    unknown = sorted(set(args.hosts or []) - {h.name for h in config.hosts})
+    names = [h.name for h in config.hosts] + [h.name for h in config.linux_hosts]
+    unknown = sorted(set(args.hosts or []) - set(names))
     if unknown:
         return _bad_input(
             f"hosts not in the fleet file {args.fleet}: {', '.join(unknown)}; its hosts are "
-            f"{', '.join(h.name for h in config.hosts) or 'none'}"
+            f"{', '.join(names) or 'none'}"
         )
     run_dir, results = collect_fleet(
         config,
@@ -123,6 +124,8 @@ def _collect(args: argparse.Namespace) -> int:
     )
     _print_collection(results)
     print(f"snapshots: {run_dir / 'snapshots.jsonl'}")
+    if config.linux_hosts:
+        print(f"Linux snapshots: {run_dir / 'linux-snapshots.jsonl'}")
     return 0 if all(not r.failures for r in results) else 3
 
 
@@ -141,6 +144,13 @@ def _print_collection(results) -> None:
             print(
                 f"{s.host:<12} {s.qmgr:<10} {s.qmgr_library:<10} receivers {len(s.receivers):>4}  attached {attached}"
                 f"  oldest needed {oldest}  {state}"
+            )
+        for ls in result.linux_snapshots:
+            images = "images ok" if ls.media_images.ok else ("IMAGES FAILED" if ls.media_images.forced else "")
+            print(
+                f"{ls.host:<12} {ls.qmgr:<10} {ls.log_management.value:<10} extents {len(ls.extents):>4}  current "
+                f"{ls.current_extent or '-'}  restart {ls.restart_extent or '-'}  media {ls.media_extent or '-'}"
+                f"  {images}".rstrip()
             )
         for f in result.failures:
             print(f"{f.host:<12} {f.qmgr or '(host)':<10} NOT COLLECTED: {f.error}")

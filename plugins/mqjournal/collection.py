@@ -28,6 +28,9 @@ from mqjournal.ibmi.transport import (
     IbmiSession,
     ssh_connector,
 )
+from mqjournal.linuxfleet import LinuxHostConfig
+from mqjournal.linuxmq import collector as linux_collector
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, write_linux_snapshots
 from mqjournal.snapshot import Snapshot, read_snapshots, write_snapshots
 
 log = logging.getLogger(__name__)
@@ -50,6 +53,7 @@ class HostResult:
     host: str
     snapshots: list[Snapshot] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    linux_snapshots: list[LinuxSnapshot] = field(default_factory=list)  # a Linux host's (#32)
 
 
 def fleet_connector(config: FleetConfig, host: HostConfig) -> ConnectFactory:
@@ -110,6 +114,49 @@ def collect_host(
     return result
 
 
+def collect_linux_host(
+    config: FleetConfig,
+    host: LinuxHostConfig,
+    *,
+    run_id: str,
+    audit: AuditLog,
+    connect: ConnectFactory | None = None,
+) -> HostResult:
+    """Every queue manager of a Linux host over one SSH connection (linuxmq/collector.py); one that fails is
+    recorded as failed and the others are collected, as on IBM i."""
+    result = HostResult(host.name)
+    try:
+        connect = connect or ssh_connector(
+            address=host.address,
+            port=host.port,
+            user=host.user,
+            key_file=config.client_key,
+            known_hosts=config.known_hosts,
+        )
+        with IbmiSession(host.name, host.user, connect, audit=audit) as session:
+            for qm in host.queue_managers:
+                try:
+                    result.linux_snapshots.append(
+                        linux_collector.collect(
+                            session,
+                            qm.name,
+                            host=host.name,
+                            run_id=run_id,
+                            bin_dir=host.mq_bin,
+                            media_images=host.media_images,
+                        )
+                    )
+                except MqJournalError as exc:
+                    if isinstance(exc, HOST_FATAL):
+                        raise
+                    log.warning("%s/%s not collected: %s", host.name, qm.name, exc)
+                    result.failures.append(Failure(host.name, qm.name, str(exc), exc.msg_id))
+    except (MqJournalError, OSError, ValueError) as exc:
+        log.error("host %s not collected: %s", host.name, exc)
+        result.failures.append(Failure(host.name, None, str(exc), getattr(exc, "msg_id", None)))
+    return result
+
+
 def collect_fleet(
     config: FleetConfig,
     out: Path,
@@ -123,7 +170,8 @@ def collect_fleet(
 ) -> tuple[Path, list[HostResult]]:
     run_id = run_id or datetime.now(UTC).strftime("collect_%Y%m%dT%H%M%SZ")
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
-    unknown = set(hosts or []) - {h.name for h in config.hosts}
+    linux = [h for h in config.linux_hosts if not hosts or h.name in hosts]
+    unknown = set(hosts or []) - {h.name for h in config.hosts} - {h.name for h in config.linux_hosts}
     if unknown:
         raise ValueError(f"hosts not in the fleet file: {', '.join(sorted(unknown))}")
     # Before any host is reached: an OUT that cannot be a folder must fail before a checkpoint is forced.
@@ -142,11 +190,19 @@ def collect_fleet(
             change_receiver=change_receiver,
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel_hosts, len(selected) or 1))) as pool:
-        results = list(pool.map(work, selected))
+    def work_linux(h: LinuxHostConfig) -> HostResult:
+        return collect_linux_host(config, h, run_id=run_id, audit=audit, connect=(connectors or {}).get(h.name))
+
+    workers = max(1, min(max_parallel_hosts, len(selected) + len(linux) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        ibmi_results = pool.map(work, selected)
+        linux_results = pool.map(work_linux, linux)
+        results = list(ibmi_results) + list(linux_results)
 
     run_dir = out / f"run_id={run_id}"
     write_snapshots(run_dir / "snapshots.jsonl", (s for r in results for s in r.snapshots))
+    if linux:
+        write_linux_snapshots(run_dir / "linux-snapshots.jsonl", (s for r in results for s in r.linux_snapshots))
     failures = [asdict(f) for r in results for f in r.failures]
     tmp = run_dir / "failures.jsonl.tmp"
     tmp.write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")

@@ -78,6 +78,11 @@ class LinuxHostConfig(_Config):
     user: LinuxUser = Field("mqjournal", description="the Linux user mqjournal signs on as (a member of group mqm)")
     mq_bin: PlainDirectory = Field("/opt/mqm/bin", description="where IBM MQ's control commands are installed")
     data_root: PlainDirectory = Field("/var/mqm", description="IBM MQ's data root (qmgrs/, log/, mqs.ini)")
+    media_images: Literal["rcdmqimg", "imgsched"] = Field(
+        "rcdmqimg",
+        description="how MEDIALOG moves: rcdmqimg (each collection records media images of every object) or "
+        "imgsched (the queue managers image themselves, IMGSCHED(AUTO); nothing is forced)",
+    )
     queue_managers: list[LinuxQueueManagerConfig] = Field(default_factory=list)
     faults: LinuxFaultsConfig = Field(default_factory=LinuxFaultsConfig)
 

@@ -92,3 +92,24 @@ def test_an_unknown_queue_manager_is_named_with_what_to_check(mixed: SimFleet, t
         collector.collect(linux, "QM.NONE", host=LINUX, run_id="run1", bin_dir="/opt/mqm/bin", media_images="imgsched")
 
     assert "QM.NONE" in str(err.value) and "dspmq" in str(err.value)
+
+
+def test_mqjournal_collect_collects_the_linux_hosts_of_a_mixed_fleet_beside_the_partitions(
+    mixed: SimFleet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mqjournal.cli import main
+    from mqjournal.linuxmq.snapshot import read_linux_snapshots
+
+    fleet_file = tmp_path / "fleet.json"
+    data = mixed.config.model_dump(mode="json")
+    for host in data["hosts"] + data["linux_hosts"]:
+        host["port"] = mixed.ports[host["name"]]
+    fleet_file.write_text(json.dumps(data))
+
+    code = main(["collect", "--fleet", str(fleet_file), "--out", str(tmp_path / "out"), "--run-id", "r1"])
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    linux = list(read_linux_snapshots(tmp_path / "out" / "run_id=r1" / "linux-snapshots.jsonl"))
+    assert sorted(s.qmgr for s in linux) == ["QM.ORDERS", "QMMANUAL"]
+    assert "mq-linux1    QM.ORDERS  Archive" in out and "ibmi1" in out

@@ -10,11 +10,13 @@ number"). Names are checked on read, so a record that would put an unchecked nam
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
+from mqjournal.datafolder import DataPath, write_text_atomically
 from mqjournal.linuxfleet import MqName
 from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, Extent, LogManagement, LogPoints
 
@@ -96,3 +98,23 @@ def json_schema_text() -> str:
 
 def published_schema_text() -> str:
     return resources.files("mqjournal").joinpath("schemas", SCHEMA_FILE).read_text()
+
+
+def write_linux_snapshots(path: DataPath, snapshots: Iterable[LinuxSnapshot]) -> int:
+    """JSON Lines, written atomically (the whole collection or none of it), as the IBM i snapshots are."""
+    lines = [snapshot.model_dump_json() + "\n" for snapshot in snapshots]
+    write_text_atomically(path, "".join(lines))
+    return len(lines)
+
+
+def read_linux_snapshots(path: DataPath) -> Iterator[LinuxSnapshot]:
+    """The records of a JSON Lines file; a line that is not a whole v1 record stops the read, naming the file, the
+    line and the problem: nothing is planned from half a record."""
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield LinuxSnapshot.model_validate_json(line)
+            except ValidationError as exc:
+                raise ValueError(f"{path}:{number}: not a {SCHEMA_ID} record: {exc}") from exc
