@@ -113,3 +113,35 @@ def test_mqjournal_collect_collects_the_linux_hosts_of_a_mixed_fleet_beside_the_
     linux = list(read_linux_snapshots(tmp_path / "out" / "run_id=r1" / "linux-snapshots.jsonl"))
     assert sorted(s.qmgr for s in linux) == ["QM.ORDERS", "QMMANUAL"]
     assert "mq-linux1    QM.ORDERS  Archive" in out and "ibmi1" in out
+
+
+def test_an_extent_downloaded_over_sftp_hashes_as_the_hosts_sha256sum_and_a_restore_brings_restart_back(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    import hashlib
+
+    from mqjournal.ibmi.commands import Command
+    from mqjournal.linuxmq import commands
+    from mqjournal.linuxsim import logger
+
+    live = mixed.service.linux_hosts[LINUX]
+    with live.state() as host:
+        qm = host.queue_managers["QM.ORDERS"]
+        logger.crash(qm)  # no checkpoint at the end: strmqm must replay from RECLOG
+        restart, active = Extent(qm.restart), qm.active_path
+    path = f"{active.rstrip('/')}/{restart.name}"
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux, linux.sftp() as sftp:
+        said = linux.run(commands.extent_digest(active, restart)).stdout.split()[0]
+        with sftp.open(path, "rb") as remote:
+            copied = remote.read()
+        assert hashlib.sha256(copied).hexdigest() == said and len(copied) == 64 * 4096
+        assert linux.run(Command(text=f"rm -f {path}", idempotent=True)).exit_status == 0
+        refused = linux.run(Command(text="/opt/mqm/bin/strmqm QM.ORDERS", idempotent=False))
+        assert refused.exit_status != 0 and restart.name in refused.stdout + refused.stderr
+        with sftp.open(path, "wb") as restored:
+            restored.write(copied[:1000])  # a restore cut short is not the queue manager's file
+        assert linux.run(Command(text="/opt/mqm/bin/strmqm QM.ORDERS", idempotent=False)).exit_status != 0
+        with sftp.open(path, "wb") as restored:
+            restored.write(copied)
+        started = linux.run(Command(text="/opt/mqm/bin/strmqm QM.ORDERS", idempotent=False))
+        assert started.exit_status == 0, started

@@ -170,3 +170,11 @@ def test_rcrmqobj_fails_with_amq6767_without_the_extents_from_the_image_on(sim):
     assert sim.run("rm '/var/mqm/log/QM!LEDGER&2/active/S0000001.LOG'", "mqm").exit_status == 0
     failed = sim.run("rcrmqobj -m QM.LEDGER/2 -t queue LEDGER.IN", "mqm")
     assert failed.exit_status == 1 and failed.stderr.startswith("AMQ6767E: Log file S0000001.LOG")
+
+
+def test_any_slice_of_an_extent_is_the_same_bytes_as_its_stream() -> None:
+    from mqjournal.linuxsim import logger
+
+    whole = b"".join(logger.content("QM1", 7, 200_000))
+    for offset, length in [(0, 10), (63, 2), (64, 64), (65_530, 70_000), (199_990, 100), (200_000, 5)]:
+        assert logger.content_at("QM1", 7, 200_000, offset, length) == whole[offset : offset + length]

@@ -413,14 +413,19 @@ def restore_extent(qm: LinuxQueueManager, name: str, chunks: Iterable[bytes], *,
 
     SIMPLIFICATION: the restored extent counts as full and not notified archived (MQ's log control file, which
     would remember both, is not modelled)."""
-    extent = Extent.parse(name)
-    if extent.reusable:
-        raise ReusableExtent(name, "only S extents are restored")
     digest, size = hashlib.sha256(), 0
     for chunk in chunks:
         digest.update(chunk)
         size += len(chunk)
-    intact = size == qm.extent_size and digest.hexdigest() == extent_digest(qm.name, extent.number, qm.extent_size)
+    return restore_extent_hashed(qm, name, size, digest.hexdigest(), at=at)
+
+
+def restore_extent_hashed(qm: LinuxQueueManager, name: str, size: int, sha256: str, *, at: datetime) -> LogExtent:
+    """restore_extent for bytes already counted and hashed as they arrived (an SFTP upload)."""
+    extent = Extent.parse(name)
+    if extent.reusable:
+        raise ReusableExtent(name, "only S extents are restored")
+    intact = size == qm.extent_size and sha256 == extent_digest(qm.name, extent.number, qm.extent_size)
     written = 0 if extent.number == qm.current else qm.extent_size
     restored = LogExtent(number=extent.number, written=written, intact=intact, modified=at)
     qm.extents[name] = restored
@@ -437,6 +442,19 @@ def content(qm_name: str, number: ExtentNumber, size: int) -> Iterator[bytes]:
     stream = Cipher(algorithms.ChaCha20(key, bytes(16)), mode=None).encryptor()
     for offset in range(0, size, CHUNK_BYTES):
         yield stream.update(bytes(min(CHUNK_BYTES, size - offset)))
+
+
+def content_at(qm_name: str, number: ExtentNumber, size: int, offset: int, length: int) -> bytes:
+    """`length` bytes of the content from `offset` (an SFTP read): ChaCha20's block counter is set to the 64-byte
+    block holding `offset`, so no byte before it is made."""
+    end = min(size, offset + length)
+    if offset >= end:
+        return b""
+    key = hashlib.sha256(f"mqjournal-linuxsim/{qm_name}/{number:07d}".encode()).digest()
+    block, skip = divmod(offset, 64)
+    # cryptography's ChaCha20 nonce: the 32-bit block counter (little-endian), then the 96-bit nonce (zeros here).
+    stream = Cipher(algorithms.ChaCha20(key, block.to_bytes(4, "little") + bytes(12)), mode=None).encryptor()
+    return stream.update(bytes(skip + end - offset))[skip:]
 
 
 @functools.lru_cache(maxsize=1024)

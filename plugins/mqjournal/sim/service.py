@@ -25,6 +25,7 @@ import paramiko
 from mqjournal.fleet import FleetConfig
 from mqjournal.linuxsim.host import LinuxSimulatedHost
 from mqjournal.linuxsim.serving import linux_host, reads_stdin
+from mqjournal.linuxsim.sftp import LinuxLogSftp
 from mqjournal.sim import drills
 from mqjournal.sim.host import SimulatedHost
 from mqjournal.sim.protocol import ExecResult
@@ -32,6 +33,7 @@ from mqjournal.sim.server import (
     CommandLog,
     FleetSshServer,
     HostTransportFaults,
+    SftpSession,
     SimulatedHostEndpoint,
     load_or_create_host_key,
 )
@@ -133,7 +135,12 @@ class SimulatorService:
             )
             for h in self.config.linux_hosts
         ]
-        sftp = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
+        qsys = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
+        logs = LinuxLogSftp(self.linux_hosts)
+
+        def sftp(session: SftpSession) -> paramiko.SFTPServerInterface:
+            return logs(session) if session.host in self.linux_hosts else qsys(session)
+
         self.server = FleetSshServer(
             endpoints,
             self.handle,

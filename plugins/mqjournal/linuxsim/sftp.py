@@ -1,0 +1,187 @@
+"""SFTP on a simulated Linux MQ host: its queue managers' log extents, as OpenSSH's sftp-server shows a file system.
+
+What is served: the extent files of each queue manager's `<LogPath>active/` (stat, list, read at any offset, the
+bytes the host's `sha256sum` digests), and writing an `S` extent back into it (a restore: the file is whole, and the
+queue manager's own bytes, only when every byte arrived, in order). A user outside group mqm gets "permission
+denied", as the files' mode (rw-rw----, owner and group mqm: docs/linux-interfaces.md section 8, ASSUMED) gives.
+SIMPLIFICATION: nothing else of the file system exists ("no such file"), and nothing is removed or renamed through
+SFTP: mqjournal removes an extent with `rm`, a command the audit log records like any other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import stat
+from collections.abc import Callable
+from typing import TypeVar
+
+import paramiko
+from paramiko.sftp import SFTP_FAILURE, SFTP_NO_SUCH_FILE, SFTP_OK, SFTP_OP_UNSUPPORTED, SFTP_PERMISSION_DENIED
+
+from mqjournal.linuxmq.extents import Extent
+from mqjournal.linuxsim import commands, logger
+from mqjournal.linuxsim.host import LinuxSimulatedHost
+from mqjournal.sim.server import SftpSession
+
+__all__ = ["LinuxLogSftp"]
+
+_T = TypeVar("_T")
+
+
+class _Refused(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class LinuxLogSftp:
+    """The SFTP factory for the fleet's Linux hosts (`hosts` by name)."""
+
+    def __init__(self, hosts: dict[str, LinuxSimulatedHost]) -> None:
+        self.hosts = hosts
+
+    def __call__(self, session: SftpSession) -> paramiko.SFTPServerInterface:
+        return _LogView(self.hosts[session.host], session.user)
+
+
+def _file(name: str, size: int, mtime: float) -> paramiko.SFTPAttributes:
+    attributes = paramiko.SFTPAttributes()
+    attributes.filename, attributes.st_size, attributes.st_mode = name, size, stat.S_IFREG | 0o660
+    attributes.st_mtime = attributes.st_atime = int(mtime)
+    return attributes
+
+
+class _LogView(paramiko.SFTPServerInterface):
+    def __init__(self, host: LinuxSimulatedHost, user: str) -> None:
+        # paramiko's base class takes the connection's server object; this view needs none of it.
+        self._host, self._user = host, user
+
+    def _guarded(self, work: Callable[[], _T]) -> _T | int:
+        try:
+            return work()
+        except _Refused as refused:
+            return refused.status
+
+    def _member(self) -> None:
+        if self._user not in self._host.host.mqm_members:
+            raise _Refused(SFTP_PERMISSION_DENIED)
+
+    def _extent(self, path: str) -> tuple[str, int, int, float]:
+        """(queue manager, extent number, size, mtime) of an extent file at `path`."""
+        with self._host.lock:
+            found = commands.in_active(self._host.host, path)
+            if found is None or found[1] not in found[0].extents:
+                raise _Refused(SFTP_NO_SUCH_FILE)
+            self._member()
+            qm, name = found
+            extent = qm.extents[name]
+            return qm.name, extent.number, qm.extent_size, extent.modified.timestamp()
+
+    def canonicalize(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join("/", path))
+
+    def stat(self, path: str) -> paramiko.SFTPAttributes | int:
+        def work() -> paramiko.SFTPAttributes:
+            _, _, size, mtime = self._extent(path)
+            return _file(posixpath.basename(path), size, mtime)
+
+        return self._guarded(work)
+
+    lstat = stat
+
+    def list_folder(self, path: str) -> list[paramiko.SFTPAttributes] | int:
+        def work() -> list[paramiko.SFTPAttributes]:
+            with self._host.lock:
+                qm = commands.active_directory(self._host.host, path)
+                if qm is None:
+                    raise _Refused(SFTP_NO_SUCH_FILE)
+                self._member()
+                return [_file(n, qm.extent_size, e.modified.timestamp()) for n, e in sorted(qm.extents.items())]
+
+        return self._guarded(work)
+
+    def open(self, path: str, flags: int, attr: paramiko.SFTPAttributes) -> paramiko.SFTPHandle | int:
+        access = flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
+        if access == os.O_RDONLY:
+            return self._guarded(lambda: _ReadHandle(*self._extent(path)))
+        if access == os.O_RDWR:
+            return SFTP_FAILURE
+        return self._guarded(lambda: self._open_write(path))
+
+    def _open_write(self, path: str) -> paramiko.SFTPHandle:
+        with self._host.lock:
+            found = commands.in_active(self._host.host, path)
+            if found is None:
+                raise _Refused(SFTP_PERMISSION_DENIED)
+            self._member()
+            try:
+                extent = Extent.parse(found[1])
+            except ValueError:
+                raise _Refused(SFTP_PERMISSION_DENIED) from None
+            if extent.reusable or (found[0].running and found[1] == Extent(found[0].current).name):
+                raise _Refused(SFTP_FAILURE)  # the file the running queue manager writes: not written over
+        return _WriteHandle(self._host, path)
+
+    def remove(self, path: str) -> int:
+        return SFTP_PERMISSION_DENIED
+
+    def rename(self, oldpath: str, newpath: str) -> int:
+        return SFTP_PERMISSION_DENIED
+
+    def posix_rename(self, oldpath: str, newpath: str) -> int:
+        return SFTP_PERMISSION_DENIED
+
+    def mkdir(self, path: str, attr: paramiko.SFTPAttributes) -> int:
+        return SFTP_PERMISSION_DENIED
+
+    def rmdir(self, path: str) -> int:
+        return SFTP_PERMISSION_DENIED
+
+    def chattr(self, path: str, attr: paramiko.SFTPAttributes) -> int:
+        return SFTP_PERMISSION_DENIED
+
+    def symlink(self, target_path: str, path: str) -> int:
+        return SFTP_OP_UNSUPPORTED
+
+
+class _ReadHandle(paramiko.SFTPHandle):
+    def __init__(self, qmgr: str, number: int, size: int, mtime: float) -> None:
+        super().__init__(os.O_RDONLY)
+        self._qmgr, self._number, self._size, self._mtime = qmgr, number, size, mtime
+
+    def read(self, offset: int, length: int) -> bytes | int:
+        return logger.content_at(self._qmgr, self._number, self._size, offset, length)
+
+    def stat(self) -> paramiko.SFTPAttributes | int:
+        return _file(Extent(self._number).name, self._size, self._mtime)
+
+
+class _WriteHandle(paramiko.SFTPHandle):
+    """Bytes in order from offset 0, hashed as they come; the extent is written back when the handle closes."""
+
+    def __init__(self, host: LinuxSimulatedHost, path: str) -> None:
+        super().__init__(os.O_WRONLY)
+        self._host, self._path = host, path
+        self._digest, self._size, self._broken = hashlib.sha256(), 0, False
+
+    def write(self, offset: int, data: bytes) -> int:  # type: ignore[override]
+        if offset != self._size:
+            self._broken = True  # out of order: the file would not be the bytes sent
+            return SFTP_FAILURE
+        self._digest.update(data)
+        self._size += len(data)
+        return SFTP_OK
+
+    def stat(self) -> paramiko.SFTPAttributes | int:
+        return _file(posixpath.basename(self._path), self._size, 0)
+
+    def close(self) -> None:
+        super().close()
+        if self._broken:
+            return
+        with self._host.state() as host:
+            found = commands.in_active(host, self._path)
+            if found is not None:
+                logger.restore_extent_hashed(found[0], found[1], self._size, self._digest.hexdigest(), at=host.now)
