@@ -159,20 +159,34 @@ def receivers_by_name(snapshot: Snapshot | None, library: str) -> dict[str, Rece
     return {r.name: r for r in (snapshot.receivers if snapshot else []) if r.library == library}
 
 
-def json_schema() -> dict:
-    """The published JSON Schema of the contract, generated from the model (never written by hand)."""
-    schema = Snapshot.model_json_schema(by_alias=True, mode="serialization")
-    schema["$id"] = SCHEMA_ID
+def contract_schema(model: type[BaseModel], schema_id: str) -> dict:
+    """The published JSON Schema of a contract, generated from its model (never written by hand); the Linux
+    snapshot's (linuxmq/snapshot.py) is made the same way."""
+    schema = model.model_json_schema(by_alias=True, mode="serialization")
+    schema["$id"] = schema_id
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
 
 
+def schema_text(schema: dict) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def published_schema(file: str) -> str:
+    """A schema file as the package publishes it (mqjournal/schemas/)."""
+    return resources.files("mqjournal").joinpath("schemas", file).read_text()
+
+
+def json_schema() -> dict:
+    return contract_schema(Snapshot, SCHEMA_ID)
+
+
 def json_schema_text() -> str:
-    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    return schema_text(json_schema())
 
 
 def published_schema_text() -> str:
-    return resources.files("mqjournal").joinpath("schemas", SCHEMA_FILE).read_text()
+    return published_schema(SCHEMA_FILE)
 
 
 # --- every key of the contract, in every record ------------------------------------------------------------------

@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 from mqjournal.errors import InvalidName
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, Fate, LogManagement, LogPoints, fate
 from mqjournal.linuxsim import logger
-from mqjournal.linuxsim.model import LogExtent
 
-from .conftest import EXTENT, T0, make_qm
+from .conftest import EXTENT, T0, starting_at
 
 extent_names = st.builds(lambda n: Extent(n).name, st.integers(0, 40).map(lambda n: (n - 8) % EXTENT_NUMBERS))
 steps = st.lists(
@@ -59,11 +58,7 @@ def apply(qm, step: str, arg) -> None:
     sequence=steps,
 )
 def test_points_never_pass_currlog_and_only_unneeded_extents_become_reusable(management, first, sequence):
-    qm = make_qm(management)
-    qm.extents = {Extent(first).name: LogExtent(number=first, modified=T0)}
-    qm.current = qm.restart = qm.media = first
-    for obj in qm.objects:
-        obj.image_extent = first
+    qm = starting_at(management, first)
     for step, arg in sequence:
         apply(qm, step, arg)
         # LogPoints refuses a RECLOG or MEDIALOG after CURRLOG (or an R extent as a point): the planner's own check.

@@ -14,9 +14,8 @@ from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent, MediaImages
 from mqjournal.linuxsim import logger
 from mqjournal.linuxsim.model import LinuxQueueManager
-from mqjournal.linuxsim.model import LogExtent as SimExtent
 
-from .conftest import EXTENT, T0, make_qm
+from .conftest import EXTENT, T0, starting_at
 from .test_logger_properties import apply, steps
 
 
@@ -50,11 +49,7 @@ def snapshot_of(qm: LinuxQueueManager, run: int) -> LinuxSnapshot:
 )
 @example(LogManagement.MANUAL, 0, [("write", 3 * EXTENT)] * 3 + [("checkpoint", None)], frozenset(range(41)))
 def test_doing_what_the_plan_says_never_stops_a_restart_or_a_media_recovery(management, first, sequence, copied):
-    qm = make_qm(management)
-    qm.extents = {Extent(first).name: SimExtent(number=first, modified=T0)}
-    qm.current = qm.restart = qm.media = first
-    for obj in qm.objects:
-        obj.image_extent = first
+    qm = starting_at(management, first)
     for step, arg in sequence:
         apply(qm, step, arg)
     logger.write(qm, EXTENT // 2, at=T0)  # whatever the steps left, the queue manager is running and writing

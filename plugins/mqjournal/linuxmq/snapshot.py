@@ -9,9 +9,7 @@ number"). Names are checked on read, so a record that would put an unchecked nam
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
-from importlib import resources
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
@@ -19,6 +17,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from mqjournal.datafolder import DataPath, write_text_atomically
 from mqjournal.linuxfleet import MqName
 from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, Extent, LogManagement, LogPoints
+from mqjournal.snapshot import contract_schema, published_schema, schema_text
 
 SCHEMA_ID = "mqjournal.linux-snapshot/v1"
 SCHEMA_FILE = "linux-snapshot-v1.schema.json"
@@ -86,18 +85,15 @@ class LinuxSnapshot(_Model):
 
 
 def json_schema() -> dict:
-    schema = LinuxSnapshot.model_json_schema(by_alias=True, mode="serialization")
-    schema["$id"] = SCHEMA_ID
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return schema
+    return contract_schema(LinuxSnapshot, SCHEMA_ID)
 
 
 def json_schema_text() -> str:
-    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    return schema_text(json_schema())
 
 
 def published_schema_text() -> str:
-    return resources.files("mqjournal").joinpath("schemas", SCHEMA_FILE).read_text()
+    return published_schema(SCHEMA_FILE)
 
 
 def write_linux_snapshots(path: DataPath, snapshots: Iterable[LinuxSnapshot]) -> int:
