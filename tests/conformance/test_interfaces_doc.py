@@ -1,8 +1,9 @@
-"""docs/ibmi-interfaces.md names every CL command and every SQL service mqjournal sends, so it cannot drift.
+"""docs/ibmi-interfaces.md names every CL command and every SQL service mqjournal sends, so it cannot drift; and
+docs/linux-interfaces.md every command sent to a Linux queue manager host (linuxmq/).
 
 The list is read from the code, not kept by hand: every `cl(...)` / `Command(text=...)` call's command verb, and
 every QSYS2 / SYSIBM / SYSIBMADM / SYSTOOLS name in a string literal (docstrings left out) of the client
-(plugins/mqjournal without the simulator). A new command or service without its row in the doc fails here.
+(plugins/mqjournal without the simulators). A new command or service without its row in the doc fails here.
 """
 
 from __future__ import annotations
@@ -17,18 +18,27 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "plugins" / "mqjournal"
 DOC = ROOT / "docs" / "ibmi-interfaces.md"
+LINUX_DOC = ROOT / "docs" / "linux-interfaces.md"
+LINUX_CLIENT = "linuxmq"  # the modules that build the commands sent to Linux hosts
+SIMULATORS = {"sim", "linuxsim"}
 SERVICE = re.compile(r"\b((?:QSYS2|SYSIBM|SYSIBMADM|SYSTOOLS)\.[A-Z][A-Z0-9_]*)\b")
 
 
-def client_modules() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "sim" not in p.relative_to(PACKAGE).parts)
+def client_modules(*, linux: bool = False) -> list[Path]:
+    """The IBM i client's modules, or (`linux`) the Linux client's."""
+    return sorted(
+        p
+        for p in PACKAGE.rglob("*.py")
+        if not SIMULATORS & set(p.relative_to(PACKAGE).parts)
+        and (LINUX_CLIENT in p.relative_to(PACKAGE).parts) == linux
+    )
 
 
 @functools.cache
-def _client_trees() -> tuple[ast.Module, ...]:
+def _client_trees(linux: bool = False) -> tuple[ast.Module, ...]:
     """Each client module parsed once per process: every xdist worker collects this file, and the parametrize lists
     below read both the commands and the services."""
-    return tuple(ast.parse(path.read_text(encoding="utf-8")) for path in client_modules())
+    return tuple(ast.parse(path.read_text(encoding="utf-8")) for path in client_modules(linux=linux))
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -49,10 +59,10 @@ def _leading_text(node: ast.AST) -> str | None:
     return None
 
 
-def sent_commands() -> set[str]:
+def sent_commands(*, linux: bool = False) -> set[str]:
     """The verb of every CL command (`cl(text)`) and shell command (`Command(text=...)`) the client builds."""
     verbs = set()
-    for tree in _client_trees():
+    for tree in _client_trees(linux):
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -83,6 +93,17 @@ def test_the_code_sends_what_this_test_can_see():
 @pytest.mark.parametrize("verb", sorted(sent_commands()))
 def test_the_doc_has_every_command_mqjournal_sends(verb):
     assert re.search(rf"`{re.escape(verb)}\b", DOC.read_text(encoding="utf-8")), f"{verb} is not in {DOC.name}"
+
+
+@pytest.mark.parametrize("verb", sorted(sent_commands(linux=True)))
+def test_the_linux_doc_has_every_command_sent_to_a_linux_host(verb):
+    assert re.search(rf"`{re.escape(verb)}\b", LINUX_DOC.read_text(encoding="utf-8")), (
+        f"{verb} is not in {LINUX_DOC.name}"
+    )
+
+
+def test_the_linux_commands_are_seen_too():
+    assert {"cat", "ls", "sha256sum"} <= sent_commands(linux=True)
 
 
 @pytest.mark.parametrize("service", sorted(sent_services()))
