@@ -188,8 +188,11 @@ class _Digest:
     sha256: str
 
 
-class BackupStore:
-    """A backup store at `url`, on the fsspec filesystem `fs` (opened from the URL when not given)."""
+class ObjectStore:
+    """Verified objects with JSON sidecars at `url`, on the fsspec filesystem `fs` (opened from the URL when not
+    given): what every kind of copy shares (save files here, a Linux queue manager's log extents in linuxmq): the
+    write that streams and hashes, has the caller vouch, makes sure of what the store holds and removes it otherwise;
+    the sidecar written last; no symbolic link followed below a folder store's root."""
 
     def __init__(self, url: str | Path, *, fs: AbstractFileSystem | None = None, conn_id: str | None = None) -> None:
         self.fs, self.root = _open(str(url), fs=fs, conn_id=conn_id)
@@ -202,18 +205,7 @@ class BackupStore:
         path of a key must stay under it. None on other filesystems, which have no links."""
 
     def __repr__(self) -> str:
-        return f"BackupStore({self.url!r})"
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> BackupStore:
-        """The store the settings name (the data folder's backups/ unless set), with their Airflow connection."""
-        return cls(settings.backup_store, conn_id=settings.backup_store_conn_id)
-
-    def _path(self, key: str) -> str:
-        path = posixpath.join(self.root, check_key(key))
-        self._refuse_links(path)
-        self._refuse_links(path + SIDECAR_SUFFIX)
-        return path
+        return f"{type(self).__name__}({self.url!r})"
 
     def _refuse_links(self, path: str) -> None:
         """StoreLinkRefused when any component of `path` below the root is a symbolic link, or the path resolves
@@ -257,6 +249,140 @@ class BackupStore:
         except OSError:
             return False
 
+    def _put_verified(
+        self,
+        path: str,
+        source: Source,
+        *,
+        name: str,
+        expected_size: int | None,
+        vouch: Callable[[str], None] | None,
+        short: tuple[str, str],
+    ) -> _Digest:
+        """Stream `source` to `path` computing size and SHA-256; then the size check, the caller's vouching and the
+        store's own account of what it holds; anything short of all three removes what was written and raises.
+        `short`: what the source should hold and what to do, for SourceIncomplete's message."""
+        self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        self._refuse_links(path)  # a link put in place while the folders were made
+        try:
+            written = self._write(source, path, storechecksum.write_options(self.fs, expected_size))
+            if expected_size is not None and written.size_bytes != expected_size:
+                raise SourceIncomplete(
+                    name,
+                    f"the source gave {written.size_bytes} bytes where {short[0]} {expected_size}; the copy was "
+                    "removed",
+                    short[1],
+                )
+            if vouch is not None:
+                vouch(written.sha256)
+            read_back = self._written_back(path, written)
+        except BaseException:
+            self._discard(path)  # a copy cut off (a dropped SFTP session, a full store, bytes not vouched for)
+            raise
+        if read_back != written:
+            self._discard(path)
+            raise StoreVerificationFailed(
+                name,
+                f"the backup store gave back {read_back.size_bytes} bytes with SHA-256 {read_back.sha256} where "
+                f"{written.size_bytes} bytes with SHA-256 {written.sha256} were written; the copy was removed",
+                "check the store (space, a flaky mount or network, its own checksums), then run the step again; the "
+                "original on the host is not counted as backed up off it until a copy verifies",
+            )
+        return written
+
+    def _holds_bytes(self, path: str, key: str, size_bytes: int, sha256: str, *, reread: bool) -> str | None:
+        """Why the object at `path` is not `size_bytes` bytes with SHA-256 `sha256` now (None when it is): by the
+        checksum an S3 store computed and keeps for it when it equals them, else by reading it again in full."""
+        try:
+            recorded = storechecksum.KeptChecksum(size_bytes, sha256)
+            if not reread and storechecksum.kept_sha256(self.fs, path) == recorded:
+                return None  # the store computed it from the bytes it holds at the key now: none is read
+            now = self._digest(path)
+        except BackupStoreError as exc:
+            return exc.problem
+        except OSError as exc:
+            return f"{key} could not be read in {self.url} ({exc})"
+        if now.size_bytes != size_bytes:
+            return f"{key} holds {now.size_bytes} bytes where {size_bytes} were verified"
+        if now.sha256 != sha256:
+            return (
+                f"{key} re-read now has SHA-256 {now.sha256} where {sha256} was verified (the same size: its bytes "
+                "changed)"
+            )
+        return None
+
+    def _write_sidecar(self, path: str, record: BaseModel) -> None:
+        # Written beside and moved into place: a sidecar is never seen half-written (a rename on a local or NFS
+        # folder; an object store's PUT is whole anyway).
+        partial = f"{path}{SIDECAR_SUFFIX}.{uuid.uuid4().hex}.partial"
+        try:
+            with self.fs.open(partial, "wb") as out:
+                out.write(record.model_dump_json(indent=2).encode())
+            self.fs.mv(partial, path + SIDECAR_SUFFIX)
+        finally:
+            self._discard(partial)
+
+    def _write(self, source: Source, path: str, options: dict[str, Any]) -> _Digest:
+        digest, size = hashlib.sha256(), 0
+        with self.fs.open(path, "wb", **options) as out:
+            for chunk in _chunks(source):
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+        return _Digest(size, digest.hexdigest())
+
+    def _written_back(self, path: str, written: _Digest) -> _Digest:
+        """What the store holds at `path` right after `written` went there, as far as its kind can say cheaply and
+        usefully (the module doc): the SHA-256 an S3 store computed as it received a one-PutObject copy; for a local
+        folder, `written` itself (a read now would come from the page cache this process just filled: the re-read
+        that proves the copy is the one before a delete, `still_holds`); otherwise the object read back in full."""
+        if self._folder is not None:
+            return written
+        kept = storechecksum.kept_sha256(self.fs, path)
+        if kept is not None:
+            return _Digest(kept.size_bytes, kept.sha256)
+        return self._digest(path)
+
+    def _remove(self, path: str) -> None:
+        if self.fs.exists(path):
+            self.fs.rm_file(path)
+
+    def _discard(self, path: str) -> None:
+        """Clean up after a failure without hiding it: a store that cannot remove is reported by the original error
+        (and what is left has no sidecar, so it is never taken for a backup)."""
+        try:
+            self._remove(path)
+        except OSError:
+            log.warning(
+                "could not remove %s from the backup store after a failed copy", self._where(path), exc_info=True
+            )
+
+    # --- reading ----------------------------------------------------------------------------------------------
+
+    def _digest(self, path: str) -> _Digest:
+        self._refuse_links(path)
+        digest, size = hashlib.sha256(), 0
+        with self.fs.open(path, "rb") as f:
+            while chunk := f.read(CHUNK_SIZE):
+                digest.update(chunk)
+                size += len(chunk)
+        return _Digest(size, digest.hexdigest())
+
+
+class BackupStore(ObjectStore):
+    """The save files' backup store (the module doc)."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BackupStore:
+        """The store the settings name (the data folder's backups/ unless set), with their Airflow connection."""
+        return cls(settings.backup_store, conn_id=settings.backup_store_conn_id)
+
+    def _path(self, key: str) -> str:
+        path = posixpath.join(self.root, check_key(key))
+        self._refuse_links(path)
+        self._refuse_links(path + SIDECAR_SUFFIX)
+        return path
+
     # --- writing ----------------------------------------------------------------------------------------------
 
     def put(
@@ -289,33 +415,25 @@ class BackupStore:
                 "delete it (BackupStore.delete) and copy again",
             )
         created_at = datetime.now(UTC)
-        self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
-        self._refuse_links(path)  # a link put in place while the folders were made
-        try:
-            written = self._write(source, path, storechecksum.write_options(self.fs, expected_size))
-            if expected_size is not None and written.size_bytes != expected_size:
-                raise SourceIncomplete(
-                    self._name(key, copy),
-                    f"the source gave {written.size_bytes} bytes where the save file holds {expected_size}; "
-                    "the copy was removed",
-                    "copy it again; if the size keeps differing, look at the save file on the host (DSPSAVF, its "
-                    "size) and at what carries the transfer",
-                )
+        vouched = [copy]
+
+        def vouch_for(sha256: str) -> None:
             if vouch is not None:
-                copy = vouch(written.sha256)
-            read_back = self._written_back(path, written)
-        except BaseException:
-            self._discard(path)  # a copy cut off (a dropped SFTP session, a full store, bytes not vouched for)
-            raise
-        if read_back != written:
-            self._discard(path)
-            raise StoreVerificationFailed(
-                self._name(key, copy),
-                f"the backup store gave back {read_back.size_bytes} bytes with SHA-256 {read_back.sha256} where "
-                f"{written.size_bytes} bytes with SHA-256 {written.sha256} were written; the copy was removed",
-                "check the store (space, a flaky mount or network, its own checksums), then run the step again; the "
-                "save file on the host is not counted as backed up off the partition until a copy verifies",
-            )
+                vouched[0] = vouch(sha256)
+
+        written = self._put_verified(
+            path,
+            source,
+            name=self._name(key, copy),
+            expected_size=expected_size,
+            vouch=vouch_for,
+            short=(
+                "the save file holds",
+                "copy it again; if the size keeps differing, look at the save file on the host (DSPSAVF, its size) "
+                "and at what carries the transfer",
+            ),
+        )
+        copy = vouched[0]
         stored = StoredObject(
             **copy.model_dump(),
             store_url=self.url,
@@ -333,60 +451,12 @@ class BackupStore:
             raise
         return stored
 
-    def _write(self, source: Source, path: str, options: dict[str, Any]) -> _Digest:
-        digest, size = hashlib.sha256(), 0
-        with self.fs.open(path, "wb", **options) as out:
-            for chunk in _chunks(source):
-                digest.update(chunk)
-                size += len(chunk)
-                out.write(chunk)
-        return _Digest(size, digest.hexdigest())
-
-    def _written_back(self, path: str, written: _Digest) -> _Digest:
-        """What the store holds at `path` right after `written` went there, as far as its kind can say cheaply and
-        usefully (the module doc): the SHA-256 an S3 store computed as it received a one-PutObject copy; for a local
-        folder, `written` itself (a read now would come from the page cache this process just filled: the re-read
-        that proves the copy is the one before a delete, `still_holds`); otherwise the object read back in full."""
-        if self._folder is not None:
-            return written
-        kept = storechecksum.kept_sha256(self.fs, path)
-        if kept is not None:
-            return _Digest(kept.size_bytes, kept.sha256)
-        return self._digest(path)
-
-    def _write_sidecar(self, path: str, stored: StoredObject) -> None:
-        # Written beside and moved into place: a sidecar is never seen half-written (a rename on a local or NFS
-        # folder; an object store's PUT is whole anyway).
-        partial = f"{path}{SIDECAR_SUFFIX}.{uuid.uuid4().hex}.partial"
-        try:
-            with self.fs.open(partial, "wb") as out:
-                out.write(stored.model_dump_json(indent=2).encode())
-            self.fs.mv(partial, path + SIDECAR_SUFFIX)
-        finally:
-            self._discard(partial)
-
     def delete(self, key: str) -> None:
         """Remove a stored object and its sidecar (the sidecar first: a sidecar without its object would be a
         record of a backup that is gone). Deleting what is not there is not an error."""
         path = self._path(key)
         self._remove(path + SIDECAR_SUFFIX)
         self._remove(path)
-
-    def _remove(self, path: str) -> None:
-        if self.fs.exists(path):
-            self.fs.rm_file(path)
-
-    def _discard(self, path: str) -> None:
-        """Clean up after a failure without hiding it: a store that cannot remove is reported by the original error
-        (and what is left has no sidecar, so it is never taken for a backup)."""
-        try:
-            self._remove(path)
-        except OSError:
-            log.warning(
-                "could not remove %s from the backup store after a failed copy", self._where(path), exc_info=True
-            )
-
-    # --- reading ----------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> StoredObject | None:
         """The sidecar of `key`, or None when there is none. Raises BackupStoreError when it cannot be read."""
@@ -442,15 +512,9 @@ class BackupStore:
             return f"the sidecar of {stored.key} records another copy than the catalog"
         try:
             path = self._path(stored.key)
-            recorded = storechecksum.KeptChecksum(stored.size_bytes, stored.sha256)
-            if not reread and storechecksum.kept_sha256(self.fs, path) == recorded:
-                return None  # the store computed it from the bytes it holds at the key now: none is read
-            now = self._digest(path)
         except BackupStoreError as exc:
             return exc.problem
-        except OSError as exc:
-            return f"{stored.key} could not be read in {self.url} ({exc})"
-        return _differs(stored, now)
+        return self._holds_bytes(path, stored.key, stored.size_bytes, stored.sha256, reread=reread)
 
     def verify(self, key: str) -> VerifyResult:
         """Re-read a stored object and compare its size and SHA-256 with its sidecar."""
@@ -490,15 +554,6 @@ class BackupStore:
                 "restore from another save of the receivers (an older run, another store), or treat them as a gap",
             )
         return RestoreReader(self.fs.open(self._path(key), "rb"), result.stored)
-
-    def _digest(self, path: str) -> _Digest:
-        self._refuse_links(path)
-        digest, size = hashlib.sha256(), 0
-        with self.fs.open(path, "rb") as f:
-            while chunk := f.read(CHUNK_SIZE):
-                digest.update(chunk)
-                size += len(chunk)
-        return _Digest(size, digest.hexdigest())
 
     def iter_sidecars(self, host: str | None = None, qmgr: str | None = None) -> Iterator[Sidecar]:
         """Every sidecar in the store (of one host, or one queue manager), in key order, read or with its problem."""
@@ -584,18 +639,6 @@ class RestoreReader:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
-
-
-def _differs(stored: StoredObject, now: _Digest) -> str | None:
-    """Why bytes read now are not the copy `stored` records (None when they are)."""
-    if now.size_bytes != stored.size_bytes:
-        return f"{stored.key} holds {now.size_bytes} bytes where {stored.size_bytes} were verified"
-    if now.sha256 != stored.sha256:
-        return (
-            f"{stored.key} re-read now has SHA-256 {now.sha256} where {stored.sha256} was verified (the same size: "
-            "its bytes changed)"
-        )
-    return None
 
 
 def _chunks(source: Source) -> Iterator[bytes]:
