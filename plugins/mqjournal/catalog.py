@@ -278,6 +278,30 @@ class _Stored(_Base):
     proof_problem: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
+class _LinuxExtentCopy(_Base):
+    """A Linux queue manager's log extent copied into a backup store, its bytes vouched for by the host's SHA-256
+    (migration 0008, #32). One store's key names one copy."""
+
+    __tablename__ = "linux_extent_copies"
+    __table_args__ = (
+        UniqueConstraint("store_url", "key"),
+        Index("ix_linux_extent_copies_host_qmgr", "host", "qmgr"),
+    )
+
+    id: Mapped[int] = mapped_column(_Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    qmgr: Mapped[str] = mapped_column(String(48))
+    extent: Mapped[str] = mapped_column(String(12))
+    run_id: Mapped[str] = mapped_column(String(250))
+    store_url: Mapped[str] = mapped_column(String(1024))
+    key: Mapped[str] = mapped_column(String(1024))
+    size_bytes: Mapped[int] = mapped_column(_Id)
+    sha256: Mapped[str] = mapped_column(String(64))
+    host_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+    verified_at: Mapped[datetime] = mapped_column(_UtcDateTime)
+
+
 class _RestoreDrill(_Base):
     """One stored copy drilled (migration 0006): uploaded into a scratch save file on a partition and its object list
     read back. The sampling rule reads when each copy was last drilled; the fleet view the last drill per queue
@@ -555,6 +579,31 @@ class SaveFileCopy(BaseModel):
     @property
     def save_file_path(self) -> str:
         return f"{self.save_file_library}/{self.save_file}"
+
+
+class ExtentCopy(BaseModel):
+    """What is known of a Linux queue manager's log extent before it is copied into the backup store (#32)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: HostName
+    qmgr: str = Field(pattern=r"^[A-Za-z0-9._/%]{1,48}$")
+    extent: str = Field(pattern=r"^S[0-9]{7}\.LOG$")
+    run_id: str = Field(min_length=1, max_length=250)
+    host_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """The SHA-256 the host computed of the extent right before it was copied (coreutils sha256sum)."""
+
+
+class StoredExtent(ExtentCopy):
+    """A log extent in the backup store, its bytes those the host's digest vouched for (no other is ever kept)."""
+
+    sidecar: Literal["mqjournal.stored-extent/v1"] = "mqjournal.stored-extent/v1"
+    store_url: str
+    key: str
+    size_bytes: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created_at: AwareDatetime
+    verified_at: AwareDatetime
 
 
 class StoredObject(SaveFileCopy):
@@ -981,6 +1030,21 @@ class Catalog:
             if added is not None:
                 session.flush()  # the new row's id, for its receivers
                 session.add_all(_receivers_of(added.id, stored.host, stored.objects))
+
+    def record_extent_copy(self, stored: StoredExtent) -> None:
+        """A log extent copied into a backup store, its bytes vouched for by the host (idempotent per store and key).
+        Refused unless the copy's SHA-256 is the host's: nothing unvouched is ever recorded as a copy."""
+        if stored.sha256 != stored.host_sha256:
+            raise ValueError(f"{stored.key}: its SHA-256 is not the host's; an unvouched copy is never recorded")
+        row = stored.model_dump(exclude={"sidecar"})
+        self._insert_once(_LinuxExtentCopy, row, "store_url", "key")
+
+    def extent_copies(self, host: str, qmgr: str) -> list[StoredExtent]:
+        """The log extents of a Linux queue manager copied into backup stores, oldest first."""
+        query = select(_LinuxExtentCopy).where(_LinuxExtentCopy.host == host, _LinuxExtentCopy.qmgr == qmgr)
+        with self._session("read the copies of log extents") as session:
+            rows = session.scalars(query.order_by(_LinuxExtentCopy.created_at, _LinuxExtentCopy.id)).all()
+            return [StoredExtent.model_validate(row, from_attributes=True) for row in rows]
 
     def stored_objects(self, host: str, qmgr: str | None = None, *, unproven: bool = False) -> list[StoredObject]:
         """The save files of a host (one queue manager's, with `qmgr`) in a backup store, oldest first: only those

@@ -101,7 +101,7 @@ def test_a_catalog_at_revision_1_keeps_every_row_and_gets_20_digit_sequence_numb
 
     catalog = Catalog(empty_database)
 
-    assert schema_revision(empty_database) == {migrations.head()} == {"0007_library_save_directory"}
+    assert schema_revision(empty_database) == {migrations.head()} == {"0008_linux_extent_copies"}
     assert _as_before_proof(every_row(empty_database)) == before
     assert _sequence_column_types(empty_database) == WIDE[make_url(empty_database).get_backend_name()]
     assert drift_from_the_models(empty_database) == []

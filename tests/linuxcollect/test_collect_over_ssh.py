@@ -145,3 +145,57 @@ def test_an_extent_downloaded_over_sftp_hashes_as_the_hosts_sha256sum_and_a_rest
             restored.write(copied)
         started = linux.run(Command(text="/opt/mqm/bin/strmqm QM.ORDERS", idempotent=False))
         assert started.exit_status == 0, started
+
+
+def test_an_extent_behind_reclog_is_archived_with_the_hosts_proof_and_recorded_and_junk_is_never_kept(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.linuxmq.archive import ArchiveError, archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+
+    live = mixed.service.linux_hosts[LINUX].host.queue_managers["QM.ORDERS"]
+    oldest = Extent(min(e.number for e in live.extents.values() if not e.reusable))
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        stored = archive_extent(
+            linux, qmgr="QM.ORDERS", active=live.active_path, extent=oldest, run_id="r1", store=store, catalog=catalog
+        )
+        assert stored.sha256 == stored.host_sha256 and stored.size_bytes == 64 * 4096
+        assert catalog.extent_copies(LINUX, "QM.ORDERS") == [stored]
+        assert store.still_holds(stored, reread=True) is None
+        (tmp_path / "backups" / stored.key).write_bytes(b"\0" * stored.size_bytes)  # the copy overwritten in place
+        assert "changed" in (store.still_holds(stored, reread=True) or "")
+        with pytest.raises(ArchiveError, match="no SHA-256"):  # an extent the host no longer has
+            archive_extent(
+                linux, qmgr="QM.ORDERS", active=live.active_path, extent=Extent(9_000_000), run_id="r1",
+                store=store, catalog=catalog,
+            )  # fmt: skip
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    gets = [r for r in records if r.get("transfer") == "get"]
+    assert [r["event"] for r in gets] == ["intent", "outcome"] and gets[1]["outcome"] == "ok"
+    assert len(catalog.extent_copies(LINUX, "QM.ORDERS")) == 1
+
+
+def test_bytes_that_are_not_the_ones_the_host_digested_are_never_kept_nor_recorded(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.linuxmq.archive import ExtentNotVouched, archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+
+    with mixed.service.linux_hosts[LINUX].state() as host:
+        live = host.queue_managers["QM.ORDERS"]
+        oldest = min((e for e in live.extents.values() if not e.reusable), key=lambda e: e.number)
+        oldest.intact = False  # the file's bytes on disk are not what the link delivers (the host digests the file)
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux, pytest.raises(ExtentNotVouched):
+        archive_extent(
+            linux, qmgr="QM.ORDERS", active=live.active_path, extent=Extent(oldest.number), run_id="r1",
+            store=store, catalog=catalog,
+        )  # fmt: skip
+
+    assert not [p for p in (tmp_path / "backups").rglob("*") if p.is_file()]
+    assert catalog.extent_copies(LINUX, "QM.ORDERS") == []

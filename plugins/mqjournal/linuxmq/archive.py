@@ -1,0 +1,102 @@
+"""Archive a Linux queue manager's log extents: copied off the host into the backup store, proven, catalogued (#32).
+
+For each extent the plan says to archive (linuxmq/plan.py: behind RECLOG, not the one being written), in order:
+1. `sha256sum <extent>` on the host: the digest the copy must have. MQ has finished writing any extent behind
+   RECLOG (q129100: any S extent but the current one may be archived "because the queue manager has finished writing
+   to them"), so its bytes do not change; one that MQ reused or deleted meanwhile (Automatic mode, another job)
+   fails the digest or the download, or arrives as other bytes, and nothing is kept.
+2. The download over SFTP (ibmi/sftpcopy: OpenSSH's client where the login allows it, reads in flight, resumed after
+   a drop), each attempt in the audit log as `SFTP GET <path>` before its first request and its outcome after.
+3. The store keeps the bytes only when their SHA-256 is the host's (ExtentStore.put's vouch), then the catalog
+   records the copy. Nothing else counts as a copy of an extent: the release step lets an extent go only against
+   one of these.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import PurePosixPath
+
+from mqjournal.backupstore import BackupStoreError
+from mqjournal.catalog import Catalog, ExtentCopy, StoredExtent
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.transfer import remote_save_file
+from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
+from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.extents import Extent
+from mqjournal.linuxmq.extentstore import ExtentStore
+
+__all__ = ["ArchiveError", "ExtentNotVouched", "archive_extent"]
+
+log = logging.getLogger(__name__)
+_SHA256SUM = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
+
+
+class ArchiveError(MqJournalError):
+    """An extent could not be copied off its host with proof: nothing of it is kept or recorded."""
+
+
+class ExtentNotVouched(ArchiveError):
+    """The bytes that arrived are not the ones the host's digest describes."""
+
+
+def _host_digest(session: IbmiSession, active: str, extent: Extent, where: str) -> str:
+    out = session.run(commands.extent_digest(active, extent))
+    path = str(PurePosixPath(active) / extent.name)
+    match = _SHA256SUM.match(out.stdout.strip()) if out.exit_status == 0 else None
+    if match is None or match.group(2) != path:
+        said = (out.stderr or out.stdout).strip() or f"exit status {out.exit_status}"
+        raise ArchiveError(
+            where,
+            f"the host gave no SHA-256 of {path} ({said})",
+            "check that the extent is still there (MQ may have reused or deleted it: LogManagement) and that the user "
+            "may read it (group mqm); an extent without the host's digest is never counted as copied",
+        )
+    return match.group(1)
+
+
+def archive_extent(
+    session: IbmiSession,
+    *,
+    qmgr: str,
+    active: str,
+    extent: Extent,
+    run_id: str,
+    store: ExtentStore,
+    catalog: Catalog,
+) -> StoredExtent:
+    """Copy `extent` of `qmgr` (in its log's `active` directory) into `store` with the host's proof, and record it."""
+    where = f"{session.host} {qmgr} {extent.name}"
+    if extent.reusable:
+        raise ArchiveError(where, "an R extent is MQ's, kept for reuse: it holds no log to archive", "archive S only")
+    host_sha256 = _host_digest(session, active, extent, where)
+    copy = ExtentCopy(host=session.host, qmgr=qmgr, extent=extent.name, run_id=run_id, host_sha256=host_sha256)
+
+    def vouch(sha256: str) -> None:
+        if sha256 != host_sha256:
+            raise ExtentNotVouched(
+                where,
+                f"the copy's SHA-256 {sha256} is not the host's {host_sha256}: not the extent's bytes; nothing was "
+                "kept",
+                "archive it again; if it keeps differing, look at the file on the host and at the link",
+            )
+
+    path = str(PurePosixPath(active) / extent.name)
+    remote = remote_save_file(session, path)
+    try:
+        with remote:
+            size = remote.open()
+            stored = store.put(remote.chunks(), copy, expected_size=size, vouch=vouch)
+    except (HostUnreachable, ConnectionLost) as exc:
+        remote.done("transport_error", error=str(exc))
+        raise
+    except (MqJournalError, OSError) as exc:
+        remote.done("failed", error=str(exc))
+        if isinstance(exc, (ArchiveError, BackupStoreError)):
+            raise
+        raise ArchiveError(where, f"the download of {path} failed ({exc})", "archive it again") from exc
+    remote.done("ok", sha256=stored.sha256)
+    catalog.record_extent_copy(stored)
+    log.info("%s: archived into %s (%d bytes)", where, stored.key, stored.size_bytes)
+    return stored
