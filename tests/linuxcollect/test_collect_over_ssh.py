@@ -33,8 +33,19 @@ def mixed(tmp_path: Path) -> Iterator[SimFleet]:
                 name=LINUX,
                 port=0,
                 queue_managers=[
-                    LinuxQueueManagerConfig(name="QM.ORDERS", log_management=LogManagement.ARCHIVE, log_file_pages=64),
-                    LinuxQueueManagerConfig(name="QMMANUAL", log_management=LogManagement.MANUAL, log_file_pages=64),
+                    # Extents of 256 KiB filled at 20 KB a minute: some thirty after the six hours' warm-up.
+                    LinuxQueueManagerConfig(
+                        name="QM.ORDERS",
+                        log_management=LogManagement.ARCHIVE,
+                        log_file_pages=64,
+                        log_bytes_per_minute=20_000,
+                    ),
+                    LinuxQueueManagerConfig(
+                        name="QMMANUAL",
+                        log_management=LogManagement.MANUAL,
+                        log_file_pages=64,
+                        log_bytes_per_minute=20_000,
+                    ),
                 ],
             )
         ],
@@ -199,3 +210,52 @@ def test_bytes_that_are_not_the_ones_the_host_digested_are_never_kept_nor_record
 
     assert not [p for p in (tmp_path / "backups").rglob("*") if p.is_file()]
     assert catalog.extent_copies(LINUX, "QM.ORDERS") == []
+
+
+@pytest.mark.parametrize("qmgr", ["QM.ORDERS", "QMMANUAL"])
+def test_what_is_released_had_a_proven_copy_and_a_restart_and_media_recovery_still_find_every_extent(
+    mixed: SimFleet, tmp_path: Path, qmgr: str
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.linuxmq.archive import archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+    from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+    from mqjournal.linuxmq.release import release_extents
+    from mqjournal.linuxsim import logger
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        snap = collector.collect(linux, qmgr, host=LINUX, run_id="r1", bin_dir="/opt/mqm/bin")
+        to_copy = plan_queue_manager(snap, proven=set()).with_action(ExtentAction.ARCHIVE_THEN_RELEASE)
+        assert len(to_copy) >= 3, "the warm-up left too few extents to release"
+        copies = [
+            archive_extent(linux, qmgr=qmgr, active=snap.log_path, extent=Extent.parse(n), run_id="r1",
+                           store=store, catalog=catalog)
+            for n in to_copy
+        ]  # fmt: skip
+        (tmp_path / "backups" / copies[0].key).write_bytes(b"\0" * copies[0].size_bytes)  # this copy no longer proves
+
+        result = release_extents(linux, qmgr, bin_dir="/opt/mqm/bin", run_id="r2", store=store, catalog=catalog)
+        # A gate approved the extent being written (a plan gone stale): the live plan keeps it, and says why.
+        stale = release_extents(
+            linux, qmgr, bin_dir="/opt/mqm/bin", run_id="r3", store=store, catalog=catalog,
+            approved={snap.current_extent or ""},
+        )  # fmt: skip
+        assert stale.released == [] and "keep" in stale.kept[snap.current_extent or ""]
+
+    assert result.released == to_copy[1:]
+    assert to_copy[0] in result.kept and "does not prove" in result.kept[to_copy[0]]
+    with mixed.service.linux_hosts[LINUX].state() as host:
+        qm = host.queue_managers[qmgr]
+        if qm.log_management is LogManagement.ARCHIVE:
+            # MQ was told; it renamed them for reuse (R) or keeps them notified: none is an S extent waiting any more
+            waiting = {e.name for e in logger.archive_waiting(qm)}
+            assert not waiting & set(result.released)
+        else:
+            assert not set(qm.extents) & set(result.released)  # removed
+        assert to_copy[0] in qm.extents  # kept: its copy did not prove
+        logger.crash(qm)
+        logger.start(qm, at=host.now)  # a restart replays from RECLOG: every extent it needs is there
+        for obj in qm.objects:
+            assert logger.first_missing(qm, obj.image_extent) is None, f"media recovery of {obj.name} would fail"

@@ -24,6 +24,7 @@ __all__ = [
     "queue_manager_info",
     "read_qm_ini",
     "record_media_images",
+    "remove_extent",
     "set_log_archived",
 ]
 
@@ -100,3 +101,13 @@ def extent_digest(active_directory: str, extent: Extent) -> Command:
     """The host's SHA-256 of one extent (coreutils sha256sum): the proof a copy is checked against."""
     path = PurePosixPath(_directory(active_directory)) / extent.name
     return Command(text=f"sha256sum {shlex.quote(str(path))}", idempotent=True)
+
+
+def remove_extent(active_directory: str, extent: Extent) -> Command:
+    """Manual mode's release of an extent neither restart nor media recovery needs, once a copy of it is proven
+    (q018510: "you can delete any log file with a number less than both the RECLOG and MEDIALOG values"). Never an
+    R extent, which is MQ's; the path is absolute, so `rm` cannot read it as an option."""
+    if extent.reusable:
+        raise ValueError(f"{extent.name} is an extent MQ keeps for reuse: mqjournal never removes one")
+    path = PurePosixPath(_directory(active_directory)) / extent.name
+    return Command(text=f"rm -f {shlex.quote(str(path))}", idempotent=True)

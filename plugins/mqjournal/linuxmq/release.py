@@ -1,0 +1,80 @@
+"""Release a Linux queue manager's log extents that neither restart nor media recovery needs, once each has a copy
+proven now (#32): re-checked on the live queue manager right before, as IBM i's delete is.
+
+1. The queue manager's log state read again now (linuxmq/collector.py without media images: nothing changes).
+2. Every copy the catalog records for it proven again in the store (ExtentStore.still_holds: the store's kept
+   checksum, else the bytes read in full); a copy that no longer proves is not one.
+3. The plan made again from that state and those copies (linuxmq/plan.py): an extent is released only when the live
+   plan says RELEASE, whatever an earlier plan said (the plan waited for its approval; MQ moved on).
+4. Archive mode: `SET LOG ARCHIVED('Snnnnnnn.LOG')` (runmqsc, on its standard input), after which MQ reuses or
+   deletes the extent itself when it also needs it no more. Manual mode: `rm -f <extent>`. Each command is in the
+   audit log before it is sent and with its outcome after (the session's).
+What is not released is said with why, and kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from mqjournal.catalog import Catalog
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.linuxmq import collector, commands
+from mqjournal.linuxmq.extents import Extent, LogManagement
+from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+
+__all__ = ["ReleaseResult", "release_extents"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReleaseResult:
+    host: str
+    qmgr: str
+    released: list[str] = field(default_factory=list)
+    kept: dict[str, str] = field(default_factory=dict)  # extent -> why it stays
+
+
+def release_extents(
+    session: IbmiSession,
+    qmgr: str,
+    *,
+    bin_dir: str,
+    run_id: str,
+    store: ExtentStore,
+    catalog: Catalog,
+    approved: set[str] | None = None,
+) -> ReleaseResult:
+    """Release what the live plan releases (of `approved` only, when given: what the gate showed)."""
+    result = ReleaseResult(session.host, qmgr)
+    now = collector.collect(session, qmgr, host=session.host, run_id=run_id, bin_dir=bin_dir, media_images="imgsched")
+    proven: set[str] = set()
+    for copy in catalog.extent_copies(session.host, qmgr):
+        problem = store.still_holds(copy)
+        if problem is None:
+            proven.add(copy.extent)
+        else:
+            result.kept[copy.extent] = f"its copy {copy.key} does not prove it now: {problem}"
+    plan = plan_queue_manager(now, proven)
+    for decision in plan.decisions:
+        name = decision.extent
+        if decision.action is not ExtentAction.RELEASE:
+            if approved is not None and name in approved:
+                result.kept.setdefault(name, f"the live plan says {decision.action.value}: {decision.reason}")
+            continue
+        if approved is not None and name not in approved:
+            continue  # not shown at the gate
+        extent = Extent.parse(name)
+        if now.log_management is LogManagement.ARCHIVE:
+            out = session.run(commands.set_log_archived(bin_dir, qmgr, extent))
+        else:
+            out = session.run(commands.remove_extent(now.log_path, extent))
+        if out.exit_status == 0:
+            result.released.append(name)
+        else:
+            said = (out.stderr or out.stdout).strip().splitlines()
+            result.kept[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
+            log.warning("%s %s: %s kept: %s", session.host, qmgr, name, result.kept[name])
+    return result
