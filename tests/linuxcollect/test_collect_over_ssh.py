@@ -259,3 +259,51 @@ def test_what_is_released_had_a_proven_copy_and_a_restart_and_media_recovery_sti
         logger.start(qm, at=host.now)  # a restart replays from RECLOG: every extent it needs is there
         for obj in qm.objects:
             assert logger.first_missing(qm, obj.image_extent) is None, f"media recovery of {obj.name} would fail"
+
+
+def test_a_queue_manager_whose_restart_extents_were_deleted_starts_again_from_the_proven_copies(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.ibmi.commands import Command
+    from mqjournal.linuxmq import commands
+    from mqjournal.linuxmq.archive import archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+    from mqjournal.linuxmq.readings import listed_extents
+    from mqjournal.linuxmq.restore import RestoreError, plan_restore, restore_extent
+    from mqjournal.linuxsim import logger
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    live = mixed.service.linux_hosts[LINUX]
+    strmqm = Command(text="/opt/mqm/bin/strmqm QMMANUAL", idempotent=False)
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        with live.state() as host:  # a long unit of work holds RECLOG back, then the log moves on
+            qm = host.queue_managers["QMMANUAL"]
+            logger.open_unit_of_work(qm, "long")
+            logger.write(qm, 5 * qm.extent_size, at=host.now)
+        snap = collector.collect(linux, "QMMANUAL", host=LINUX, run_id="r1", bin_dir="/opt/mqm/bin")
+        points = snap.points()
+        assert points is not None and points.restart.behind(points.current) >= 3
+        needed = [n for n in sorted(e.name for e in snap.extents) if Extent.parse(n).behind(points.current) > 0]
+        needed = [n for n in needed if Extent.parse(n).behind(points.current) <= points.restart.behind(points.current)]
+        for name in needed:
+            archive_extent(linux, qmgr="QMMANUAL", active=snap.log_path, extent=Extent.parse(name), run_id="r1",
+                           store=store, catalog=catalog)  # fmt: skip
+        with live.state() as host:  # power lost, then another job deletes the extents restart needs
+            qm = host.queue_managers["QMMANUAL"]
+            logger.crash(qm)
+            for name in needed:
+                logger.remove_extent(qm, name)
+        assert linux.run(strmqm).exit_status != 0
+
+        on_disk = [f.extent.name for f in listed_extents(linux.run(commands.list_extents(snap.log_path)).stdout)]
+        plan = plan_restore(snap, on_disk, catalog.extent_copies(LINUX, "QMMANUAL"), media=False)
+        assert list(plan.missing) == needed and plan.complete
+        for name in plan.missing:
+            restore_extent(linux, active=snap.log_path, copy=plan.copies[name], store=store)
+        with pytest.raises(RestoreError, match="never written over"):  # it is there now: the queue manager's
+            restore_extent(linux, active=snap.log_path, copy=plan.copies[needed[0]], store=store)
+
+        started = linux.run(strmqm)
+    assert started.exit_status == 0, started

@@ -18,6 +18,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import BinaryIO
 from urllib.parse import unquote
 
 from pydantic import ValidationError
@@ -130,6 +131,10 @@ class ExtentStore(ObjectStore):
                 self._where(path), f"the sidecar describes {stored.key}, not {key}", "put it back beside its extent"
             )
         return stored
+
+    def open_copy(self, stored: StoredExtent) -> BinaryIO:
+        """The stored bytes of `stored`, for a restore (which checks their SHA-256 as it sends them)."""
+        return self.fs.open(self._path(stored.key), "rb")
 
     def still_holds(self, stored: StoredExtent, *, reread: bool = False) -> str | None:
         """Why the store does not hold `stored` as recorded now (None when it does): asked right before an extent is

@@ -1,0 +1,118 @@
+"""Restore plans for a Linux queue manager's log (#32): the extents a restart or a media recovery needs that are not
+in its log directory, the copies to put back, and the upload that proves each on the host.
+
+IBM (RDO; docs/linux-interfaces.md section 6): a restart replays the log from RECLOG, so every extent from RECLOG to
+the current one must be in `<LogPath>active/`; media recovery of an object (`rcrmqobj`) reads from the object's
+media image on, so every extent from MEDIALOG (the oldest image) to the current one; a missing one is AMQ6767 and
+the queue manager does not start, or the object is not re-created. AMQ6767's text is not known, so nothing here
+reads it: the points come from the queue manager's last snapshot (its RECLOG, MEDIALOG and CURRLOG as collected) and
+what is missing from the directory as it is listed now.
+
+An extent is put back only from a copy whose bytes the host vouched for when it was archived (the catalog's), read
+back from the store with its SHA-256 checked as it is read, written whole into a file that is not there (never over
+one: an extent on disk is MQ's), and proven on the host after the upload by `sha256sum`: a file that is not the copy
+is removed again, and the restore says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from mqjournal.catalog import StoredExtent
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent
+from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.snapshot import LinuxSnapshot
+
+__all__ = ["ExtentRestorePlan", "RestoreError", "plan_restore", "restore_extent"]
+
+CHUNK = 256 * 1024
+
+
+class RestoreError(MqJournalError):
+    """An extent could not be put back with proof: nothing of it is left on the host."""
+
+
+@dataclass(frozen=True)
+class ExtentRestorePlan:
+    host: str
+    qmgr: str
+    missing: tuple[str, ...]  # needed and not in the directory, oldest first
+    copies: dict[str, StoredExtent]  # of those, the ones a proven copy exists for (the newest copy)
+    gaps: tuple[str, ...]  # needed, missing, and no copy: the plan cannot bring the queue manager back alone
+
+    @property
+    def complete(self) -> bool:
+        return not self.gaps
+
+
+def _from(first: Extent, current: Extent) -> list[str]:
+    count = first.behind(current) + 1
+    return [Extent((first.number + n) % EXTENT_NUMBERS).name for n in range(count)]
+
+
+def plan_restore(
+    snapshot: LinuxSnapshot, on_disk: Iterable[str], copies: Iterable[StoredExtent], *, media: bool = True
+) -> ExtentRestorePlan:
+    """What to put back so that the queue manager restarts (and, with `media`, so that media recovery of every
+    object finds its log), from its last snapshot's points and the extents in its directory now."""
+    points = snapshot.points()
+    if points is None:
+        raise RestoreError(
+            f"{snapshot.host} {snapshot.qmgr}",
+            "its last snapshot has no log points (a circular log, or its status was not read)",
+            "a circular log is restored whole from a queue manager backup, not extent by extent",
+        )
+    first = points.oldest_needed if media else points.restart
+    present = set(on_disk)
+    missing = tuple(name for name in _from(first, points.current) if name not in present)
+    newest: dict[str, StoredExtent] = {}
+    for copy in sorted(copies, key=lambda c: c.created_at):
+        if copy.host == snapshot.host and copy.qmgr == snapshot.qmgr and copy.sha256 == copy.host_sha256:
+            newest[copy.extent] = copy
+    found = {name: newest[name] for name in missing if name in newest}
+    gaps = tuple(name for name in missing if name not in found)
+    return ExtentRestorePlan(snapshot.host, snapshot.qmgr, missing, found, gaps)
+
+
+def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, store: ExtentStore) -> None:
+    """Upload `copy` into `active` on its host as its extent file, then prove it there with sha256sum."""
+    where = f"{session.host} {copy.qmgr} {copy.extent}"
+    path = str(PurePosixPath(active) / copy.extent)
+    problem = store.still_holds(copy, reread=True)
+    if problem is not None:
+        raise RestoreError(
+            where, f"its copy does not verify: {problem}", "restore from another copy, or treat it as lost"
+        )
+    with session.sftp() as sftp:
+        try:
+            sftp.stat(path)
+        except FileNotFoundError:
+            pass
+        else:
+            raise RestoreError(
+                where,
+                f"{path} is on the host already: an extent on disk is the queue manager's, never written over",
+                "if it is damaged, move it aside yourself (it may be evidence), then restore again",
+            )
+        digest = hashlib.sha256()
+        with store.open_copy(copy) as source, sftp.open(path, "wb") as target:
+            target.set_pipelined(True)
+            while chunk := source.read(CHUNK):
+                digest.update(chunk)
+                target.write(chunk)
+    on_host = session.run(commands.extent_digest(active, Extent.parse(copy.extent)))
+    said = on_host.stdout.split()[0] if on_host.exit_status == 0 and on_host.stdout.split() else None
+    if digest.hexdigest() != copy.sha256 or said != copy.sha256:
+        session.run(commands.remove_extent(active, Extent.parse(copy.extent)))  # ours, and not the copy: taken back
+        raise RestoreError(
+            where,
+            f"the file written on the host is not the copy (sent {digest.hexdigest()}, the host says {said}, the copy "
+            f"is {copy.sha256}); it was removed again",
+            "restore it again; if it keeps differing, look at the link and the store",
+        )
