@@ -311,6 +311,15 @@ class ObjectStore:
             )
         return None
 
+    def _record(self, path: str, record: BaseModel) -> None:
+        """The sidecar of a verified copy, written last: a copy whose sidecar cannot be written goes with it."""
+        try:
+            self._write_sidecar(path, record)
+        except BaseException:
+            self._discard(path + SIDECAR_SUFFIX)
+            self._discard(path)
+            raise
+
     def _write_sidecar(self, path: str, record: BaseModel) -> None:
         # Written beside and moved into place: a sidecar is never seen half-written (a rename on a local or NFS
         # folder; an object store's PUT is whole anyway).
@@ -443,12 +452,7 @@ class BackupStore(ObjectStore):
             created_at=created_at,
             verified_at=datetime.now(UTC),
         )
-        try:
-            self._write_sidecar(path, stored)
-        except BaseException:
-            self._discard(path + SIDECAR_SUFFIX)
-            self._discard(path)
-            raise
+        self._record(path, stored)
         return stored
 
     def delete(self, key: str) -> None:

@@ -105,12 +105,7 @@ class ExtentStore(ObjectStore):
             created_at=created_at,
             verified_at=datetime.now(UTC),
         )
-        try:
-            self._write_sidecar(path, stored)
-        except BaseException:
-            self._discard(path + SIDECAR_SUFFIX)
-            self._discard(path)
-            raise
+        self._record(path, stored)
         return stored
 
     def get(self, key: str) -> StoredExtent | None:
