@@ -50,3 +50,10 @@ def test_a_restart_point_that_stays_while_the_log_moves_is_stuck_and_says_what_t
     assert "unit of work" in plan.alerts[0][1]
     quiet = [snap(run_id=f"r{n}") for n in range(3)]  # nothing written: nothing could move
     assert plan_queue_manager(snap(run_id="r3"), proven=set(), history=quiet).alerts == ()
+
+
+def test_archive_mode_with_no_extent_waiting_for_notification_leaves_every_extent_to_mq() -> None:
+    plan = plan_queue_manager(snap(archive_extent=None), proven={"S0000002.LOG"})
+
+    assert {a for e, a in actions(plan).items() if e != "S0000012.LOG"} == {"mq"}
+    assert actions(plan)["S0000012.LOG"] == "keep"

@@ -90,6 +90,9 @@ def _decide(
     if what is Fate.MQ_REUSES:
         why = "kept by MQ for reuse (R)" if extent.reusable else f"LogManagement={management.value}: MQ reuses it"
         return ExtentDecision(name, ExtentAction.MQ, why)
+    if management is LogManagement.ARCHIVE and notified_before is None:
+        # ARCHLOG is blank "if the queue manager has no extents waiting" (q086250): every one was notified already.
+        return ExtentDecision(name, ExtentAction.MQ, "no extent waits for archive notification (ARCHLOG blank)")
     if management is LogManagement.ARCHIVE and notified_before is not None and _behind(extent, notified_before, points):
         return ExtentDecision(
             name, ExtentAction.MQ, f"behind ARCHLOG {notified_before.name}: MQ was told it is archived"
