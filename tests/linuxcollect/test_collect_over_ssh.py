@@ -307,3 +307,29 @@ def test_a_queue_manager_whose_restart_extents_were_deleted_starts_again_from_th
 
         started = linux.run(strmqm)
     assert started.exit_status == 0, started
+
+
+def test_an_rm_that_answers_success_but_leaves_the_extent_is_not_counted_as_released(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.linuxmq.archive import archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+    from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+    from mqjournal.linuxmq.release import release_extents
+    from mqjournal.sim.protocol import ExecResult
+    from mqjournal.sim.server import CommandRule
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        snap = collector.collect(linux, "QMMANUAL", host=LINUX, run_id="r1", bin_dir="/opt/mqm/bin")
+        first = plan_queue_manager(snap, proven=set()).with_action(ExtentAction.ARCHIVE_THEN_RELEASE)[0]
+        archive_extent(linux, qmgr="QMMANUAL", active=snap.log_path, extent=Extent.parse(first), run_id="r1",
+                       store=store, catalog=catalog)  # fmt: skip
+        # The host says yes and does nothing (a wrapper script, a read-only mount): the listing after tells.
+        mixed.service.faults[LINUX].rules.append(CommandRule(f"^rm -f .*{first}$", "answer", reply=ExecResult(0)))
+
+        result = release_extents(linux, "QMMANUAL", bin_dir="/opt/mqm/bin", run_id="r2", store=store, catalog=catalog)
+
+    assert result.released == [] and "still in the log directory" in result.kept[first]
