@@ -175,6 +175,12 @@ def test_an_extent_behind_reclog_is_archived_with_the_hosts_proof_and_recorded_a
         )
         assert stored.sha256 == stored.host_sha256 and stored.size_bytes == 64 * 4096
         assert catalog.extent_copies(LINUX, "QM.ORDERS") == [stored]
+        # A rerun whose first attempt's catalog record was lost (another catalog here): the copy is found, recorded.
+        lost = Catalog(f"sqlite:///{tmp_path / 'lost.db'}")
+        again = archive_extent(
+            linux, qmgr="QM.ORDERS", active=live.active_path, extent=oldest, run_id="r1", store=store, catalog=lost
+        )
+        assert again == stored and lost.extent_copies(LINUX, "QM.ORDERS") == [stored]
         assert store.still_holds(stored, reread=True) is None
         (tmp_path / "backups" / stored.key).write_bytes(b"\0" * stored.size_bytes)  # the copy overwritten in place
         assert "changed" in (store.still_holds(stored, reread=True) or "")

@@ -25,7 +25,7 @@ from mqjournal.ibmi.transfer import remote_save_file
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import Extent
-from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.extentstore import ExtentStore, extent_key
 
 __all__ = ["ArchiveError", "ExtentNotVouched", "archive_extent"]
 
@@ -56,6 +56,22 @@ def _host_digest(session: IbmiSession, active: str, extent: Extent, where: str) 
     return match.group(1)
 
 
+def _copied_before(store: ExtentStore, copy: ExtentCopy) -> StoredExtent | None:
+    """The copy a run made already at this copy's key, when it is of the bytes the host vouches for now and the store
+    still holds them; None when there is none. Another copy at the key is refused: a backup is never overwritten."""
+    found = store.get(extent_key(copy))
+    if found is None:
+        return None
+    problem = store.still_holds(found, reread=True)
+    if found.sha256 != copy.host_sha256 or problem is not None:
+        raise ArchiveError(
+            f"{copy.host} {copy.qmgr} {copy.extent}",
+            f"the store holds another copy at {found.key} ({problem or 'not the bytes the host digests now'})",
+            "look at that copy: if it is no backup, delete it from the store, then archive again",
+        )
+    return found
+
+
 def archive_extent(
     session: IbmiSession,
     *,
@@ -82,6 +98,10 @@ def archive_extent(
                 "archive it again; if it keeps differing, look at the file on the host and at the link",
             )
 
+    already = _copied_before(store, copy)
+    if already is not None:
+        catalog.record_extent_copy(already)  # a rerun after a copy whose record was lost with its worker
+        return already
     path = str(PurePosixPath(active) / extent.name)
     remote = remote_save_file(session, path)
     try:
