@@ -1,0 +1,116 @@
+"""The Linux archive and release paths under faults (#32): the connection drops before or after each command of
+theirs (the host ran it, or not, and the answer is lost), or the host answers "done" without doing it; then a rerun
+without the fault. After each: the queue manager restarts, media recovery of every object finds its log, and every
+extent mqjournal let go (rm, SET LOG ARCHIVED: whatever became of the command) has a copy the catalog records and
+the store still proves."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mqjournal.catalog import Catalog
+from mqjournal.errors import MqJournalError
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.linuxmq import collector
+from mqjournal.linuxmq.archive import archive_extent
+from mqjournal.linuxmq.extents import Extent
+from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+from mqjournal.linuxmq.release import release_extents
+from mqjournal.linuxsim import logger
+from mqjournal.sim.protocol import ExecResult
+from mqjournal.sim.server import CommandRule
+from tests.conftest import SimFleet
+from tests.linuxcollect.test_collect_over_ssh import LINUX, mixed  # noqa: F401 - the fixture
+
+BIN = "/opt/mqm/bin"
+FAULTS = [
+    pytest.param("sha256sum", "drop_before", id="digest-dropped-before"),
+    pytest.param("sha256sum", "drop_after", id="digest-answer-lost"),
+    pytest.param("runmqsc", "drop_after", id="set-log-or-status-answer-lost"),
+    pytest.param("^rm ", "drop_after", id="rm-answer-lost"),
+    pytest.param("^rm ", "drop_before", id="rm-dropped-before"),
+    pytest.param("^rm ", "answer", id="rm-says-done-does-nothing"),
+    pytest.param("runmqsc", "answer", id="runmqsc-says-done-does-nothing"),
+]
+
+
+def session(fleet: SimFleet, audit: AuditLog) -> IbmiSession:
+    connect = ssh_connector(
+        address="127.0.0.1",
+        port=fleet.ports[LINUX],
+        user="mqjournal",
+        key=fleet.service.client_key,
+        known_hosts=fleet.config.known_hosts,
+    )
+    return IbmiSession(LINUX, "mqjournal", connect, audit=audit, retry=RetryPolicy(attempts=1, first_delay=0))
+
+
+def maintain(fleet: SimFleet, qmgr: str, audit: AuditLog, store: ExtentStore, catalog: Catalog, run: str) -> None:
+    """One maintenance of the queue manager's log: collect, plan, archive what the plan archives, release."""
+    with session(fleet, audit) as linux:
+        snap = collector.collect(linux, qmgr, host=LINUX, run_id=run, bin_dir=BIN)
+        proven = {c.extent for c in catalog.extent_copies(LINUX, qmgr)}
+        plan = plan_queue_manager(snap, proven)
+        for name in plan.with_action(ExtentAction.ARCHIVE_THEN_RELEASE) + plan.with_action(ExtentAction.ARCHIVE):
+            archive_extent(linux, qmgr=qmgr, active=snap.log_path, extent=Extent.parse(name), run_id=run,
+                           store=store, catalog=catalog)  # fmt: skip
+        release_extents(linux, qmgr, bin_dir=BIN, run_id=run, store=store, catalog=catalog)
+
+
+def let_go(audit_path: Path) -> set[str]:
+    """Every extent a command of mqjournal's could have let go, whatever became of the command."""
+    found = set()
+    for line in audit_path.read_text().splitlines():
+        record = json.loads(line)
+        if record["event"] != "intent":
+            continue
+        words = record["command"].split()
+        if words[0] == "rm":
+            found.add(words[-1].rsplit("/", 1)[-1])
+        for extent in (record.get("input") or "").split("'"):
+            if extent.startswith("S") and extent.endswith(".LOG") and "ARCHIVED" in record["input"]:
+                found.add(extent)
+    return found
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Iterator[tuple[AuditLog, ExtentStore, Catalog, Path]]:
+    path = tmp_path / "audit.jsonl"
+    yield AuditLog(path), ExtentStore(tmp_path / "backups"), Catalog(f"sqlite:///{tmp_path / 'catalog.db'}"), path
+
+
+@pytest.mark.parametrize("qmgr", ["QM.ORDERS", "QMMANUAL"])
+@pytest.mark.parametrize(("pattern", "action"), FAULTS)
+def test_after_a_fault_and_a_rerun_the_queue_manager_restarts_and_everything_let_go_has_a_proven_copy(
+    mixed: SimFleet,  # noqa: F811 - the fixture imported above
+    tools: tuple[AuditLog, ExtentStore, Catalog, Path],
+    qmgr: str,
+    pattern: str,
+    action: str,
+) -> None:
+    audit, store, catalog, audit_path = tools
+    rule = CommandRule(pattern, action, skip=1, times=1, reply=ExecResult(0) if action == "answer" else None)
+    mixed.service.faults[LINUX].rules.append(rule)
+    with contextlib.suppress(MqJournalError):  # the fault's own failure, named; what matters is what it left
+        maintain(mixed, qmgr, audit, store, catalog, "r1")
+    mixed.service.faults[LINUX].rules.clear()
+    maintain(mixed, qmgr, audit, store, catalog, "r2")
+
+    copies = {c.extent: c for c in catalog.extent_copies(LINUX, qmgr)}
+    for name in let_go(audit_path):
+        assert name in copies, f"{name} was let go without a catalogued copy"
+        assert store.still_holds(copies[name], reread=True) is None, f"{name}'s copy no longer proves"
+    assert let_go(audit_path), "the maintenance let nothing go: the test proves nothing"
+    with mixed.service.linux_hosts[LINUX].state() as host:
+        qm = host.queue_managers[qmgr]
+        logger.crash(qm)
+        logger.start(qm, at=host.now)
+        for obj in qm.objects:
+            assert logger.first_missing(qm, obj.image_extent) is None, f"media recovery of {obj.name} would fail"
