@@ -25,7 +25,7 @@ from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
 from mqjournal.linuxmq.release import release_extents
 from mqjournal.linuxsim import logger
 from mqjournal.sim.protocol import ExecResult
-from mqjournal.sim.server import CommandRule
+from mqjournal.sim.server import CommandRule, TransferFault
 from tests.conftest import SimFleet
 from tests.linuxcollect.test_collect_over_ssh import LINUX, mixed  # noqa: F401 - the fixture
 
@@ -38,6 +38,8 @@ FAULTS = [
     pytest.param("^rm ", "drop_before", id="rm-dropped-before"),
     pytest.param("^rm ", "answer", id="rm-says-done-does-nothing"),
     pytest.param("runmqsc", "answer", id="runmqsc-says-done-does-nothing"),
+    pytest.param(r"\.LOG$", "drop_mid_download", id="download-dropped-midway"),
+    pytest.param(r"\.LOG$", "corrupt_download", id="download-one-byte-changed"),
 ]
 
 
@@ -96,13 +98,20 @@ def test_after_a_fault_and_a_rerun_the_queue_manager_restarts_and_everything_let
     action: str,
 ) -> None:
     audit, store, catalog, audit_path = tools
-    rule = CommandRule(pattern, action, skip=1, times=1, reply=ExecResult(0) if action == "answer" else None)
-    mixed.service.faults[LINUX].rules.append(rule)
+    faults = mixed.service.faults[LINUX]
+    if action in ("drop_mid_download", "corrupt_download"):
+        faults.transfers.append(TransferFault(pattern, after_bytes=100_000, corrupt=action == "corrupt_download"))
+    else:
+        faults.rules.append(CommandRule(pattern, action, skip=1, reply=ExecResult(0) if action == "answer" else None))
     with contextlib.suppress(MqJournalError):  # the fault's own failure, named; what matters is what it left
         maintain(mixed, qmgr, audit, store, catalog, "r1")
-    mixed.service.faults[LINUX].rules.clear()
+    faults.rules.clear()
+    faults.transfers.clear()
     maintain(mixed, qmgr, audit, store, catalog, "r2")
 
+    if action in ("drop_mid_download", "corrupt_download"):  # the fault met a download, which kept nothing
+        outcomes = [json.loads(line) for line in audit_path.read_text().splitlines()]
+        assert any(r.get("transfer") == "get" and r.get("outcome") in ("failed", "transport_error") for r in outcomes)
     copies = {c.extent: c for c in catalog.extent_copies(LINUX, qmgr)}
     for name in let_go(audit_path):
         assert name in copies, f"{name} was let go without a catalogued copy"

@@ -6,6 +6,9 @@ queue manager's own bytes, only when every byte arrived, in order). A user outsi
 denied", as the files' mode (rw-rw----, owner and group mqm: docs/linux-interfaces.md section 8, ASSUMED) gives.
 SIMPLIFICATION: nothing else of the file system exists ("no such file"), and nothing is removed or renamed through
 SFTP: mqjournal removes an extent with `rm`, a command the audit log records like any other.
+
+The host's download faults (server.TransferFault, the same as a partition's) apply: the connection drops once
+`after_bytes` of an extent were sent, or (`corrupt`) the byte at `after_bytes` arrives changed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from paramiko.sftp import SFTP_FAILURE, SFTP_NO_SUCH_FILE, SFTP_OK, SFTP_OP_UNSU
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxsim import commands, logger
 from mqjournal.linuxsim.host import LinuxSimulatedHost
-from mqjournal.sim.server import SftpSession
+from mqjournal.sim.server import SftpSession, TransferFault
 
 __all__ = ["LinuxLogSftp"]
 
@@ -37,13 +40,19 @@ class _Refused(Exception):
 
 
 class LinuxLogSftp:
-    """The SFTP factory for the fleet's Linux hosts (`hosts` by name)."""
+    """The SFTP factory for the fleet's Linux hosts (`hosts` by name); `take_fault(host, path, direction)` gives the
+    transfer fault a download meets, if any (the service's, shared with the partitions)."""
 
-    def __init__(self, hosts: dict[str, LinuxSimulatedHost]) -> None:
+    def __init__(
+        self,
+        hosts: dict[str, LinuxSimulatedHost],
+        take_fault: Callable[[str, str, str], TransferFault | None] = lambda host, path, direction: None,
+    ) -> None:
         self.hosts = hosts
+        self.take_fault = take_fault
 
     def __call__(self, session: SftpSession) -> paramiko.SFTPServerInterface:
-        return _LogView(self.hosts[session.host], session.user)
+        return _LogView(self.hosts[session.host], session, self.take_fault)
 
 
 def _file(name: str, size: int, mtime: float) -> paramiko.SFTPAttributes:
@@ -54,9 +63,14 @@ def _file(name: str, size: int, mtime: float) -> paramiko.SFTPAttributes:
 
 
 class _LogView(paramiko.SFTPServerInterface):
-    def __init__(self, host: LinuxSimulatedHost, user: str) -> None:
+    def __init__(
+        self,
+        host: LinuxSimulatedHost,
+        session: SftpSession,
+        take_fault: Callable[[str, str, str], TransferFault | None],
+    ) -> None:
         # paramiko's base class takes the connection's server object; this view needs none of it.
-        self._host, self._user = host, user
+        self._host, self._session, self._user, self._take_fault = host, session, session.user, take_fault
 
     def _guarded(self, work: Callable[[], _T]) -> _T | int:
         try:
@@ -105,10 +119,15 @@ class _LogView(paramiko.SFTPServerInterface):
     def open(self, path: str, flags: int, attr: paramiko.SFTPAttributes) -> paramiko.SFTPHandle | int:
         access = flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
         if access == os.O_RDONLY:
-            return self._guarded(lambda: _ReadHandle(*self._extent(path)))
+            return self._guarded(lambda: self._open_read(path))
         if access == os.O_RDWR:
             return SFTP_FAILURE
         return self._guarded(lambda: self._open_write(path))
+
+    def _open_read(self, path: str) -> paramiko.SFTPHandle:
+        qmgr, number, size, mtime = self._extent(path)
+        fault = self._take_fault(self._session.host, self.canonicalize(path).upper(), "get")
+        return _ReadHandle(qmgr, number, size, mtime, fault, self._session.drop)
 
     def _open_write(self, path: str) -> paramiko.SFTPHandle:
         with self._host.lock:
@@ -147,12 +166,29 @@ class _LogView(paramiko.SFTPServerInterface):
 
 
 class _ReadHandle(paramiko.SFTPHandle):
-    def __init__(self, qmgr: str, number: int, size: int, mtime: float) -> None:
+    def __init__(
+        self, qmgr: str, number: int, size: int, mtime: float, fault: TransferFault | None, drop: Callable[[], None]
+    ) -> None:
         super().__init__(os.O_RDONLY)
         self._qmgr, self._number, self._size, self._mtime = qmgr, number, size, mtime
+        self._fault, self._drop, self._dropped = fault, drop, False
 
     def read(self, offset: int, length: int) -> bytes | int:
-        return logger.content_at(self._qmgr, self._number, self._size, offset, length)
+        if self._dropped:
+            return SFTP_FAILURE
+        data = logger.content_at(self._qmgr, self._number, self._size, offset, length)
+        fault = self._fault
+        if fault is not None and fault.corrupt:
+            if offset <= fault.after_bytes < offset + len(data):
+                changed = bytearray(data)
+                changed[fault.after_bytes - offset] ^= 0xFF
+                return bytes(changed)
+            return data
+        if fault is not None and offset + len(data) > fault.after_bytes:
+            self._dropped = True  # the connection goes: pending reads fail, what arrived is short of the file
+            self._drop()
+            return SFTP_FAILURE
+        return data
 
     def stat(self) -> paramiko.SFTPAttributes | int:
         return _file(Extent(self._number).name, self._size, self._mtime)

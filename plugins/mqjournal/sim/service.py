@@ -136,7 +136,7 @@ class SimulatorService:
             for h in self.config.linux_hosts
         ]
         qsys = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
-        logs = LinuxLogSftp(self.linux_hosts)
+        logs = LinuxLogSftp(self.linux_hosts, qsys.take_transfer_fault)
 
         def sftp(session: SftpSession) -> paramiko.SFTPServerInterface:
             return logs(session) if session.host in self.linux_hosts else qsys(session)
