@@ -58,9 +58,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.types import TypeEngine
 
 from mqjournal.errors import MqJournalError
-from mqjournal.fleet import HostName
 from mqjournal.ibmi.workers import Worker
-from mqjournal.names import ObjectName, QueueManagerName
+from mqjournal.names import HostName, ObjectName, QueueManagerName
 
 log = logging.getLogger(__name__)
 
@@ -587,7 +586,7 @@ class ExtentCopy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     host: HostName
-    qmgr: str = Field(pattern=r"^[A-Za-z0-9._/%]{1,48}$")
+    qmgr: QueueManagerName
     extent: str = Field(pattern=r"^S[0-9]{7}\.LOG$")
     run_id: str = Field(min_length=1, max_length=250)
     host_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")

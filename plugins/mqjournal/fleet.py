@@ -18,6 +18,8 @@ from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.names import (
     OBJECT_NAME_PATTERN,
     SCRATCH_DIRECTORY,
+    HostName,
+    MqObjectName,
     ObjectName,
     QueueManagerName,
     qmgr_library_for,
@@ -26,21 +28,7 @@ from mqjournal.names import (
 from mqjournal.space import DataCompression
 from mqjournal.yamlfile import read_yaml
 
-_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
-_MQ_OBJECT = re.compile(r"[A-Za-z0-9._/%]{1,48}")
 _OFFSET = re.compile(r"([+-])([01][0-9]|2[0-3]):([0-5][0-9])")
-
-
-def _host_name(value: str) -> str:
-    if not _HOST_NAME.fullmatch(value):
-        raise ValueError(f"{value!r} is not a host name (letters, digits, '.', '-')")
-    return value
-
-
-def _mq_object(value: str) -> str:
-    if not _MQ_OBJECT.fullmatch(value):
-        raise ValueError(f"{value!r} is not an MQ object name (1-48 of A-Z a-z 0-9 . / _ %)")
-    return value
 
 
 def _offset(value: str) -> str:
@@ -69,8 +57,6 @@ def legacy_conn_id_for(host: str) -> str:
     return f"ibmi_{host.replace('-', '_').replace('.', '_')}"
 
 
-HostName = Annotated[str, AfterValidator(_host_name)]
-MqObjectName = Annotated[str, AfterValidator(_mq_object)]
 UtcOffset = Annotated[str, AfterValidator(_offset)]
 ScratchDirectory = Annotated[str, AfterValidator(scratch_directory)]
 

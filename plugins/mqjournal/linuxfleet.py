@@ -14,10 +14,9 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from mqjournal.linuxmq.extents import LogManagement
+from mqjournal.names import HostName, MqObjectName, QueueManagerName
 
-_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
 _LINUX_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
-_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
 # A directory mqjournal names in a command: absolute, plain characters, no "..": nothing a shell would expand.
 _PLAIN_DIRECTORY = re.compile(r"/(?:[A-Za-z0-9._-]+/)*[A-Za-z0-9._-]*")
 
@@ -31,12 +30,10 @@ def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
     return check
 
 
-MqName = Annotated[str, AfterValidator(_matching(_MQ_NAME, "an IBM MQ name (1-48 of A-Z a-z 0-9 . / _ %)"))]
 LinuxUser = Annotated[str, AfterValidator(_matching(_LINUX_USER, "a Linux user name (a-z 0-9 _ -, 32 at most)"))]
 PlainDirectory = Annotated[
     str, AfterValidator(_matching(_PLAIN_DIRECTORY, "an absolute directory of letters, digits, '.', '_', '-'"))
 ]
-LinuxHostName = Annotated[str, AfterValidator(_matching(_HOST_NAME, "a host name (letters, digits, '.', '-')"))]
 
 
 class _Config(BaseModel):
@@ -47,7 +44,7 @@ class LinuxQueueManagerConfig(_Config):
     """A queue manager on a Linux host. Only `name` is real configuration; the rest describes the simulated one
     (its qm.ini Log stanza and workload): on a real host mqjournal reads qm.ini and DISPLAY QMSTATUS instead."""
 
-    name: MqName
+    name: QueueManagerName
     log_management: LogManagement = Field(
         LogManagement.ARCHIVE, description="simulator: qm.ini LogManagement (Manual, Automatic or Archive)"
     )
@@ -60,7 +57,9 @@ class LinuxQueueManagerConfig(_Config):
     long_running_unit_of_work_at_hour: float | None = Field(
         None, ge=0, description="simulator: a unit of work that begins then and never ends (holds RECLOG back)"
     )
-    damaged_object: MqName | None = Field(None, description="simulator: an object that gets damaged (holds MEDIALOG)")
+    damaged_object: MqObjectName | None = Field(
+        None, description="simulator: an object that gets damaged (holds MEDIALOG)"
+    )
     damaged_at_hour: float = Field(0, ge=0)
 
 
@@ -72,7 +71,7 @@ class LinuxFaultsConfig(_Config):
 
 class LinuxHostConfig(_Config):
     platform: Literal["linux"] = "linux"
-    name: LinuxHostName
+    name: HostName
     address: str = "127.0.0.1"
     port: int = Field(22, ge=0, le=65535)
     user: LinuxUser = Field("mqjournal", description="the Linux user mqjournal signs on as (a member of group mqm)")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
 
-from pydantic import BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, StringConstraints
 
 from mqjournal.errors import InvalidName, NextReceiverNameTaken, NoReceiverNameFree
 
@@ -138,6 +138,21 @@ ObjectName = Annotated[str, BeforeValidator(_as_object_name), StringConstraints(
 """A pydantic field type for any IBM i object name (library, journal, receiver, save file, message queue)."""
 
 QueueManagerName = Annotated[str, BeforeValidator(qmgr_name), StringConstraints(pattern=rf"^{QMGR_NAME_PATTERN}$")]
+
+MqObjectName = Annotated[str, AfterValidator(mq_name)]
+"""A pydantic field type for an MQ object or cluster name."""
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?")
+
+
+def host_name(value: str) -> str:
+    """A host's name in the fleet (any platform): letters, digits, '.' and '-', as DNS names are."""
+    if not _HOST_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a host name (letters, digits, '.', '-')")
+    return value
+
+
+HostName = Annotated[str, AfterValidator(host_name)]
 
 
 def qmgr_library_for(qmgr: str) -> str:

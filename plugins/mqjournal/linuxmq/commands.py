@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 
 from mqjournal.ibmi.commands import Command
 from mqjournal.linuxmq.extents import Extent
+from mqjournal.names import qmgr_name
 
 __all__ = [
     "LOG_STATUS_ATTRIBUTES",
@@ -28,18 +29,11 @@ __all__ = [
     "set_log_archived",
 ]
 
-_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
 _DIRECTORY = re.compile(r"/(?:[A-Za-z0-9._!&%-]+/)*[A-Za-z0-9._!&%-]*")
 
 LOG_STATUS_ATTRIBUTES = ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG", "LOGPATH")
 """Named rather than `LOG` or `ALL`: every level since MQ 9.0.2 knows these five (docs, section 4); a name an older
 level does not know would fail the whole command with a syntax error."""
-
-
-def _qmgr(name: str) -> str:
-    if not _MQ_NAME.fullmatch(name):
-        raise ValueError(f"{name!r} is not a queue manager name (1-48 of A-Z a-z 0-9 . / _ %)")
-    return name
 
 
 def _directory(path: str) -> str:
@@ -57,7 +51,7 @@ def _program(bin_dir: str, name: str) -> str:
 def display_log_status(bin_dir: str, qmgr: str) -> Command:
     """DISPLAY QMSTATUS with the log attributes, through runmqsc on its standard input."""
     return Command(
-        text=f"{_program(bin_dir, 'runmqsc')} {_qmgr(qmgr)}",
+        text=f"{_program(bin_dir, 'runmqsc')} {qmgr_name(qmgr)}",
         idempotent=True,
         stdin=f"DISPLAY QMSTATUS {' '.join(LOG_STATUS_ATTRIBUTES)}\n",
     )
@@ -68,7 +62,7 @@ def set_log_archived(bin_dir: str, qmgr: str, extent: Extent) -> Command:
     if extent.reusable:
         raise ValueError(f"{extent.name} is an extent MQ keeps for reuse: only S extents are notified as archived")
     return Command(
-        text=f"{_program(bin_dir, 'runmqsc')} {_qmgr(qmgr)}",
+        text=f"{_program(bin_dir, 'runmqsc')} {qmgr_name(qmgr)}",
         idempotent=True,
         stdin=f"SET LOG ARCHIVED('{extent.name}')\n",
     )
@@ -78,13 +72,13 @@ def record_media_images(bin_dir: str, qmgr: str) -> Command:
     """rcdmqimg of every object (`-t all *`); `-l` writes AMQ7467I/AMQ7468I. The `*` is quoted: unquoted, the
     user's shell would replace it with the names of the files in its working directory."""
     return Command(
-        text=f"{_program(bin_dir, 'rcdmqimg')} -l -m {_qmgr(qmgr)} -t all {shlex.quote('*')}", idempotent=True
+        text=f"{_program(bin_dir, 'rcdmqimg')} -l -m {qmgr_name(qmgr)} -t all {shlex.quote('*')}", idempotent=True
     )
 
 
 def queue_manager_info(bin_dir: str, qmgr: str) -> Command:
     """dspmqinf's stanza for the queue manager (its Directory, Prefix and DataPath): where its qm.ini is."""
-    return Command(text=f"{_program(bin_dir, 'dspmqinf')} -o stanza {_qmgr(qmgr)}", idempotent=True)
+    return Command(text=f"{_program(bin_dir, 'dspmqinf')} -o stanza {qmgr_name(qmgr)}", idempotent=True)
 
 
 def read_qm_ini(data_path: str) -> Command:

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from mqjournal.datafolder import DataPath, write_text_atomically
-from mqjournal.linuxfleet import MqName
 from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, Extent, LogManagement, LogPoints
+from mqjournal.names import QueueManagerName
 from mqjournal.snapshot import contract_schema, published_schema, schema_text
 
 SCHEMA_ID = "mqjournal.linux-snapshot/v1"
@@ -59,7 +59,7 @@ class LinuxSnapshot(_Model):
     collected_at: AwareDatetime
     host: str = Field(min_length=1, description="the host's name in the fleet")
     platform: Literal["linux"] = "linux"
-    qmgr: MqName
+    qmgr: QueueManagerName
     log_type: Literal["LINEAR", "CIRCULAR", "REPLICATED"] = Field(description="qm.ini's LogType")
     log_management: LogManagement = Field(description="qm.ini's LogManagement (Manual when the line is absent)")
     log_path: str = Field(min_length=1, description="the extents' directory (DISPLAY QMSTATUS LOGPATH)")
