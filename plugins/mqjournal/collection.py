@@ -8,8 +8,10 @@ the others are collected.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -56,7 +58,7 @@ class HostResult:
     linux_snapshots: list[LinuxSnapshot] = field(default_factory=list)  # a Linux host's (#32)
 
 
-def fleet_connector(config: FleetConfig, host: HostConfig) -> ConnectFactory:
+def fleet_connector(config: FleetConfig, host: HostConfig | LinuxHostConfig) -> ConnectFactory:
     """Outside Airflow: the fleet file's address, user, client key and known_hosts."""
     return ssh_connector(
         address=host.address,
@@ -78,40 +80,57 @@ def collect_host(
     change_receiver: bool = False,
 ) -> HostResult:
     result = HostResult(host.name)
-    try:
-        with IbmiSession(
+    with (
+        _whole_host(result),
+        IbmiSession(
             host.name,
             config.user_for(host),
             connect or fleet_connector(config, host),
             audit=audit,
             sql_runner=host.sql_runner,
             scratch_directory=host.scratch_directory,
-        ) as session:
-            found = discovery.survey(session, host.name, host.queue_managers, time_zone_rules=host.time_zone_rules)
-            result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]
-            for target in found.targets:
-                try:
-                    result.snapshots.append(
-                        collector.collect(
-                            session,
-                            target,
-                            host=host.name,
-                            run_id=run_id,
-                            tz=found.tz,
-                            since=(since or {}).get(f"{host.name}/{target.qmgr}"),
-                            change_receiver=change_receiver,
-                        )
+        ) as session,
+    ):
+        found = discovery.survey(session, host.name, host.queue_managers, time_zone_rules=host.time_zone_rules)
+        result.failures += [Failure(host.name, qmgr, why) for qmgr, why in found.missing]
+        for target in found.targets:
+            with _each_queue_manager(result, target.qmgr):
+                result.snapshots.append(
+                    collector.collect(
+                        session,
+                        target,
+                        host=host.name,
+                        run_id=run_id,
+                        tz=found.tz,
+                        since=(since or {}).get(f"{host.name}/{target.qmgr}"),
+                        change_receiver=change_receiver,
                     )
-                except MqJournalError as exc:
-                    if isinstance(exc, HOST_FATAL):
-                        raise
-                    log.warning("%s/%s not collected: %s", host.name, target.qmgr, exc)
-                    result.failures.append(Failure(host.name, target.qmgr, str(exc), exc.msg_id))
-    except (MqJournalError, OSError, ValueError) as exc:
-        # Snapshots already complete for this host are kept; the rest of the host is recorded as failed.
-        log.error("host %s not collected: %s", host.name, exc)
-        result.failures.append(Failure(host.name, None, str(exc), getattr(exc, "msg_id", None)))
+                )
     return result
+
+
+@contextlib.contextmanager
+def _whole_host(result: HostResult) -> Iterator[None]:
+    """A failure of the host's own (unreachable, its key refused, a queue manager's HOST_FATAL failure) recorded
+    once for the host: snapshots already complete for it are kept, the rest of it is recorded as failed."""
+    try:
+        yield
+    except (MqJournalError, OSError, ValueError) as exc:
+        log.error("host %s not collected: %s", result.host, exc)
+        result.failures.append(Failure(result.host, None, str(exc), getattr(exc, "msg_id", None)))
+
+
+@contextlib.contextmanager
+def _each_queue_manager(result: HostResult, qmgr: str) -> Iterator[None]:
+    """One queue manager that fails is recorded as failed and the host's others are collected; a failure that
+    says the host itself cannot be worked on (HOST_FATAL) ends the host."""
+    try:
+        yield
+    except MqJournalError as exc:
+        if isinstance(exc, HOST_FATAL):
+            raise
+        log.warning("%s/%s not collected: %s", result.host, qmgr, exc)
+        result.failures.append(Failure(result.host, qmgr, str(exc), exc.msg_id))
 
 
 def collect_linux_host(
@@ -125,35 +144,22 @@ def collect_linux_host(
     """Every queue manager of a Linux host over one SSH connection (linuxmq/collector.py); one that fails is
     recorded as failed and the others are collected, as on IBM i."""
     result = HostResult(host.name)
-    try:
-        connect = connect or ssh_connector(
-            address=host.address,
-            port=host.port,
-            user=host.user,
-            key_file=config.client_key,
-            known_hosts=config.known_hosts,
-        )
-        with IbmiSession(host.name, host.user, connect, audit=audit) as session:
-            for qm in host.queue_managers:
-                try:
-                    result.linux_snapshots.append(
-                        linux_collector.collect(
-                            session,
-                            qm.name,
-                            host=host.name,
-                            run_id=run_id,
-                            bin_dir=host.mq_bin,
-                            media_images=host.media_images,
-                        )
+    with (
+        _whole_host(result),
+        IbmiSession(host.name, host.user, connect or fleet_connector(config, host), audit=audit) as session,
+    ):
+        for qm in host.queue_managers:
+            with _each_queue_manager(result, qm.name):
+                result.linux_snapshots.append(
+                    linux_collector.collect(
+                        session,
+                        qm.name,
+                        host=host.name,
+                        run_id=run_id,
+                        bin_dir=host.mq_bin,
+                        media_images=host.media_images,
                     )
-                except MqJournalError as exc:
-                    if isinstance(exc, HOST_FATAL):
-                        raise
-                    log.warning("%s/%s not collected: %s", host.name, qm.name, exc)
-                    result.failures.append(Failure(host.name, qm.name, str(exc), exc.msg_id))
-    except (MqJournalError, OSError, ValueError) as exc:
-        log.error("host %s not collected: %s", host.name, exc)
-        result.failures.append(Failure(host.name, None, str(exc), getattr(exc, "msg_id", None)))
+                )
     return result
 
 

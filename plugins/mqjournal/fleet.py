@@ -367,7 +367,7 @@ class FleetConfig(_Config):
                 return host
         raise KeyError(name)
 
-    def user_for(self, host: HostConfig) -> str:
+    def user_for(self, host: HostConfig | LinuxHostConfig) -> str:
         return host.user or self.user
 
     def resolved(self, base: Path) -> FleetConfig:
