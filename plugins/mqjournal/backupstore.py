@@ -182,6 +182,17 @@ def check_key(key: str) -> str:
     return key
 
 
+class _Recorded(Protocol):
+    """What a sidecar records of any verified copy (a StoredObject, a StoredExtent)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class _Digest:
     size_bytes: int
@@ -248,6 +259,38 @@ class ObjectStore:
             return bool(self.fs.exists(self.root))
         except OSError:
             return False
+
+    def _path(self, key: str) -> str:
+        """The path of `key` in this store's layout, checked (each kind of copy has its own layout)."""
+        raise NotImplementedError
+
+    def get(self, key: str) -> _Recorded | None:
+        """The sidecar of `key`, or None when there is none; BackupStoreError when it cannot be read."""
+        raise NotImplementedError
+
+    def still_holds(self, stored: _Recorded, *, reread: bool = False) -> str | None:
+        """Why the store does not hold `stored` as recorded now (None when it does): asked right before a delete
+        (or an extent's release) counts the copy as a backup. The sidecar must record the same copy, and the object
+        must have the recorded size and SHA-256 (`stored` is the catalog's record, so the digest compared is the one
+        recorded when the copy verified, not whatever the sidecar says now).
+
+        The SHA-256 is the one an S3 store computed and keeps for the object when it equals the catalog's
+        (`storechecksum`: a copy written in one PutObject); otherwise, and always with `reread` (the scrub, which
+        looks for rot under the store), the object's bytes read again in full. A size alone proves nothing: an
+        object overwritten with zeros, or one flipped byte, keeps its size. docs/backup-store.md gives the cost."""
+        try:
+            found = self.get(stored.key)
+        except BackupStoreError as exc:
+            return exc.problem
+        if found is None:
+            return f"{stored.key} has no sidecar in {self.url}"
+        if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
+            return f"the sidecar of {stored.key} records another copy than the catalog"
+        try:
+            path = self._path(stored.key)
+        except BackupStoreError as exc:
+            return exc.problem
+        return self._holds_bytes(path, stored.key, stored.size_bytes, stored.sha256, reread=reread)
 
     def _put_verified(
         self,
@@ -495,30 +538,6 @@ class BackupStore(ObjectStore):
                 "a sidecar was moved or copied by hand: put it back beside its own object",
             )
         return stored
-
-    def still_holds(self, stored: StoredObject, *, reread: bool = False) -> str | None:
-        """Why the store does not hold `stored` as recorded now (None when it does): asked right before a delete
-        counts the copy as the receivers' backup. The sidecar must record the same copy, and the object must have
-        the recorded size and SHA-256 (`stored` is the catalog's record, so the digest compared is the one recorded
-        when the copy verified, not whatever the sidecar says now).
-
-        The SHA-256 is the one an S3 store computed and keeps for the object when it equals the catalog's
-        (`storechecksum`: a copy written in one PutObject); otherwise, and always with `reread` (the scrub, which
-        looks for rot under the store), the object's bytes read again in full. A size alone proves nothing: an
-        object overwritten with zeros, or one flipped byte, keeps its size. docs/backup-store.md gives the cost."""
-        try:
-            found = self.get(stored.key)
-        except BackupStoreError as exc:
-            return exc.problem
-        if found is None:
-            return f"{stored.key} has no sidecar in {self.url}"
-        if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
-            return f"the sidecar of {stored.key} records another copy than the catalog"
-        try:
-            path = self._path(stored.key)
-        except BackupStoreError as exc:
-            return exc.problem
-        return self._holds_bytes(path, stored.key, stored.size_bytes, stored.sha256, reread=reread)
 
     def verify(self, key: str) -> VerifyResult:
         """Re-read a stored object and compare its size and SHA-256 with its sidecar."""

@@ -130,17 +130,3 @@ class ExtentStore(ObjectStore):
     def open_copy(self, stored: StoredExtent) -> BinaryIO:
         """The stored bytes of `stored`, for a restore (which checks their SHA-256 as it sends them)."""
         return self.fs.open(self._path(stored.key), "rb")
-
-    def still_holds(self, stored: StoredExtent, *, reread: bool = False) -> str | None:
-        """Why the store does not hold `stored` as recorded now (None when it does): asked right before an extent is
-        released on the strength of this copy."""
-        try:
-            found = self.get(stored.key)
-            path = self._path(stored.key)
-        except BackupStoreError as exc:
-            return exc.problem
-        if found is None:
-            return f"{stored.key} has no sidecar in {self.url}"
-        if (found.size_bytes, found.sha256) != (stored.size_bytes, stored.sha256):
-            return f"the sidecar of {stored.key} records another copy than the catalog"
-        return self._holds_bytes(path, stored.key, stored.size_bytes, stored.sha256, reread=reread)
