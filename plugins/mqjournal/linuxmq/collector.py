@@ -25,7 +25,7 @@ from mqjournal.linuxmq.qmstatus import QmStatusError, attributes
 from mqjournal.linuxmq.readings import ReadingError, data_path, listed_extents
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent, MediaImages
 
-__all__ = ["LinuxCollectError", "collect"]
+__all__ = ["LinuxCollectError", "collect", "log_extents", "log_status"]
 
 _AMQ = re.compile(r"\b(AMQ\d{4}[IWES])\b")
 
@@ -81,28 +81,10 @@ def collect(
         config = log_config(ini_text)
     except QmIniError as exc:
         raise LinuxCollectError(where, str(exc), "check the Log: stanza of the queue manager's qm.ini") from exc
-    status = session.run(commands.display_log_status(bin_dir, qmgr))
-    try:
-        found = attributes(status.stdout)
-    except QmStatusError as exc:
-        raise LinuxCollectError(
-            where, f"DISPLAY QMSTATUS: {exc}", "start the queue manager, or grant the user +connect +dsp on it"
-        ) from exc
+    found = log_status(session, qmgr, bin_dir=bin_dir)
     points = {key: found.get(key) or None for key in ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG")}
     log_path = found.get("LOGPATH") or config.active_directory + "/"
-    extents: list[LogExtent] = []
-    if config.linear:
-        listing = _checked(
-            session.run(commands.list_extents(log_path)),
-            where,
-            f"listing {log_path}",
-            "give the user read access to the log directory (membership of group mqm)",
-        )
-        try:
-            listed = listed_extents(listing)
-        except ReadingError as exc:
-            raise LinuxCollectError(where, str(exc), "report this listing: it does not read as GNU ls -l") from exc
-        extents = [LogExtent(name=f.extent.name, size_bytes=f.size_bytes, modified_at=f.modified_at) for f in listed]
+    extents = log_extents(session, qmgr, log_path) if config.linear else []
     return LinuxSnapshot(
         run_id=run_id,
         collected_at=datetime.now(UTC),
@@ -119,3 +101,32 @@ def collect(
         media_images=images,
         extents=extents,
     )
+
+
+def log_status(session: IbmiSession, qmgr: str, *, bin_dir: str) -> dict[str, str]:
+    """DISPLAY QMSTATUS's log attributes, as runmqsc answers them."""
+    status = session.run(commands.display_log_status(bin_dir, qmgr))
+    try:
+        return attributes(status.stdout)
+    except QmStatusError as exc:
+        raise LinuxCollectError(
+            f"{session.host} {qmgr}",
+            f"DISPLAY QMSTATUS: {exc}",
+            "start the queue manager, or grant the user +connect +dsp on it",
+        ) from exc
+
+
+def log_extents(session: IbmiSession, qmgr: str, log_path: str) -> list[LogExtent]:
+    """The extent files of the log's active directory, by name."""
+    where = f"{session.host} {qmgr}"
+    listing = _checked(
+        session.run(commands.list_extents(log_path)),
+        where,
+        f"listing {log_path}",
+        "give the user read access to the log directory (membership of group mqm)",
+    )
+    try:
+        listed = listed_extents(listing)
+    except ReadingError as exc:
+        raise LinuxCollectError(where, str(exc), "report this listing: it does not read as GNU ls -l") from exc
+    return [LogExtent(name=f.extent.name, size_bytes=f.size_bytes, modified_at=f.modified_at) for f in listed]

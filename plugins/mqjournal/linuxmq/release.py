@@ -78,23 +78,24 @@ def release_extents(
             result.kept[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
             log.warning("%s %s: %s kept: %s", session.host, qmgr, name, result.kept[name])
     if result.released:
-        _confirm(session, qmgr, bin_dir, run_id, result)
+        _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result)
     return result
 
 
-def _confirm(session: IbmiSession, qmgr: str, bin_dir: str, run_id: str, result: ReleaseResult) -> None:
-    """What the queue manager shows after: a removed extent is no longer listed; a notified one is not the oldest
-    still waiting (ARCHLOG). The answers' exit statuses are not trusted alone (SET LOG's messages are not known)."""
-    after = collector.collect(session, qmgr, host=session.host, run_id=run_id, bin_dir=bin_dir, media_images="imgsched")
-    listed = {e.name for e in after.extents}
-    for name in list(result.released):
-        if after.log_management is LogManagement.ARCHIVE:
-            unconfirmed = after.archive_extent == name
-            why = "the queue manager still shows it as the oldest extent waiting for notification (ARCHLOG)"
-        else:
-            unconfirmed = name in listed
-            why = "it is still in the log directory after rm"
-        if unconfirmed:
-            result.released.remove(name)
-            result.kept[name] = why
-            log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
+def _confirm(
+    session: IbmiSession, qmgr: str, bin_dir: str, management: LogManagement, log_path: str, result: ReleaseResult
+) -> None:
+    """What the queue manager shows after, one read: a removed extent is no longer listed; a notified one is not the
+    oldest still waiting (ARCHLOG). The answers' exit statuses are not trusted alone (SET LOG's messages are not
+    known)."""
+    if management is LogManagement.ARCHIVE:
+        waiting = collector.log_status(session, qmgr, bin_dir=bin_dir).get("ARCHLOG") or None
+        still = {waiting}
+        why = "the queue manager still shows it as the oldest extent waiting for notification (ARCHLOG)"
+    else:
+        still = {e.name for e in collector.log_extents(session, qmgr, log_path)}
+        why = "it is still in the log directory after rm"
+    for name in [n for n in result.released if n in still]:
+        result.released.remove(name)
+        result.kept[name] = why
+        log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
