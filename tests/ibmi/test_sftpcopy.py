@@ -19,11 +19,11 @@ import pytest
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
-from mqjournal.ibmi import commands, sftpcopy
+from mqjournal.ibmi import commands, sftpcopy, transfer
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
 from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.hostdigest import CopyNotVouched
-from mqjournal.ibmi.transfer import RECORD_BYTES, download_save_file, remote_save_file
+from mqjournal.ibmi.transfer import RECORD_BYTES, download_save_file
 from mqjournal.ibmi.transport import AuthenticationRejected, HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
 from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status
@@ -104,7 +104,7 @@ def gets(session: IbmiSession) -> list[dict]:
 
 
 def remote_file(session: IbmiSession, name: str, *, carrier=None, max_read: int = sftpcopy.MAX_READ):
-    return remote_save_file(session, save_file_path("QGPL", name), carrier=carrier, max_read=max_read)
+    return transfer.remote_file(session, save_file_path("QGPL", name), carrier=carrier, max_read=max_read)
 
 
 # --- the carrier --------------------------------------------------------------------------------------------------

@@ -313,6 +313,10 @@ def test_a_queue_manager_whose_restart_extents_were_deleted_starts_again_from_th
 
         started = linux.run(strmqm)
     assert started.exit_status == 0, started
+    puts = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    puts = [r for r in puts if r.get("transfer") == "put"]
+    assert [r["event"] for r in puts] == ["intent", "outcome"] * len(needed)  # each upload recorded before it began
+    assert all(r["outcome"] == "ok" for r in puts if r["event"] == "outcome")
 
 
 def test_an_rm_that_answers_success_but_leaves_the_extent_is_not_counted_as_released(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi import commands, hostdigest, streamcopy
-from mqjournal.ibmi.transfer import Route, remote_save_file
+from mqjournal.ibmi.transfer import Route, remote_file
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 
 __all__ = ["PROBE_FILE", "RouteFound", "find_route"]
@@ -88,7 +88,7 @@ def _through_stream_file(session: IbmiSession, library: str, expected: str, by: 
 
 def _read(session: IbmiSession, path: str, expected: str) -> str | None:
     """None when `path` downloads and its bytes hash to `expected`; otherwise why not. The bytes are only hashed."""
-    remote = remote_save_file(session, path)
+    remote = remote_file(session, path)
     digest = hashlib.sha256()
     try:
         with remote:

@@ -52,9 +52,11 @@ __all__ = [
     "SaveFileNotEmpty",
     "SaveFileNotFound",
     "SaveFileTransferError",
+    "TransferAudit",
     "TransferInterrupted",
     "UploadIncomplete",
     "download_save_file",
+    "remote_file",
     "upload_save_file",
 ]
 
@@ -247,11 +249,11 @@ def _with_retries(
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def remote_save_file(
+def remote_file(
     session: IbmiSession, path: str, *, carrier: sftpcopy.Carrier | None = None, max_read: int = sftpcopy.MAX_READ
 ) -> sftpcopy.RemoteFile:
-    """The save file at `path` as sftpcopy reads it for `session`: its carrier, the session's retry attempts, and an
-    audit intent written before each attempt (its outcome is the caller's)."""
+    """The file at `path` (a save file, a Linux log extent) as sftpcopy reads it for `session`: its carrier, the
+    session's retry attempts, and an audit intent written before each attempt (its outcome is the caller's)."""
     return sftpcopy.RemoteFile(
         carrier or sftpcopy.carrier_for(session),
         path,
@@ -259,7 +261,7 @@ def remote_save_file(
         attempts=session.retry.attempts,
         delay_after=session.retry.delay_after,
         pause=session.pause,
-        begin=lambda attempt: _Audit(session, "get", path, attempt),
+        begin=lambda attempt: TransferAudit(session, "get", path, attempt),
         max_read=max_read,
     )
 
@@ -269,7 +271,7 @@ def _download(
 ) -> StoredObject:
     # How the bytes come (OpenSSH's client or the session's channel, reads in flight, resumed after a drop from the
     # last byte received) is sftpcopy's; what they are checked against and where they go is this module's.
-    remote = remote_save_file(session, path)
+    remote = remote_file(session, path)
     try:
         with remote:
             size = remote.open()
@@ -343,7 +345,7 @@ def upload_save_file(session: IbmiSession, store: BackupStore, key: str, library
 def _upload(
     session: IbmiSession, path: str, where: str, read: Callable[[int], bytes], stored: StoredObject, attempt: int
 ) -> None:
-    audit = _Audit(session, "put", path, attempt)
+    audit = TransferAudit(session, "put", path, attempt)
     sent = [0]
     opened = False
     try:
@@ -409,7 +411,7 @@ def _records(read: Callable[[int], bytes]) -> Iterator[bytes]:
 # --- errors and the audit ---------------------------------------------------------------------------------------
 
 
-class _Audit:
+class TransferAudit:
     """One transfer attempt in the session's audit log: the intent now, before any request, the outcome once."""
 
     def __init__(self, session: IbmiSession, direction: str, path: str, attempt: int) -> None:

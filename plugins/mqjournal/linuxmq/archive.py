@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 from mqjournal.backupstore import BackupStoreError
 from mqjournal.catalog import Catalog, ExtentCopy, StoredExtent
 from mqjournal.errors import MqJournalError
-from mqjournal.ibmi.transfer import remote_save_file
+from mqjournal.ibmi.transfer import remote_file
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import Extent
@@ -103,7 +103,7 @@ def archive_extent(
         catalog.record_extent_copy(already)  # a rerun after a copy whose record was lost with its worker
         return already
     path = str(PurePosixPath(active) / extent.name)
-    remote = remote_save_file(session, path)
+    remote = remote_file(session, path)
     try:
         with remote:
             size = remote.open()

@@ -23,7 +23,8 @@ from pathlib import PurePosixPath
 
 from mqjournal.catalog import StoredExtent
 from mqjournal.errors import MqJournalError
-from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.ibmi.transfer import TransferAudit
+from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
@@ -100,12 +101,22 @@ def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, sto
                 f"{path} is on the host already: an extent on disk is the queue manager's, never written over",
                 "if it is damaged, move it aside yourself (it may be evidence), then restore again",
             )
-        digest = hashlib.sha256()
-        with store.open_copy(copy) as source, sftp.open(path, "wb") as target:
-            target.set_pipelined(True)
-            while chunk := source.read(CHUNK):
-                digest.update(chunk)
-                target.write(chunk)
+        digest, sent = hashlib.sha256(), 0
+        audit = TransferAudit(session, "put", path, 1)  # the intent, before the first byte leaves
+        try:
+            with store.open_copy(copy) as source, sftp.open(path, "wb") as target:
+                target.set_pipelined(True)
+                while chunk := source.read(CHUNK):
+                    digest.update(chunk)
+                    target.write(chunk)
+                    sent += len(chunk)
+        except (HostUnreachable, ConnectionLost) as exc:
+            audit.done("transport_error", error=str(exc), size_bytes=sent)
+            raise
+        except OSError as exc:
+            audit.done("failed", error=str(exc), size_bytes=sent)
+            raise RestoreError(where, f"the upload of {path} failed ({exc})", "restore it again") from exc
+        audit.done("ok", size_bytes=sent, sha256=digest.hexdigest())
     on_host = session.run(commands.extent_digest(active, Extent.parse(copy.extent)))
     said = on_host.stdout.split()[0] if on_host.exit_status == 0 and on_host.stdout.split() else None
     if digest.hexdigest() != copy.sha256 or said != copy.sha256:
