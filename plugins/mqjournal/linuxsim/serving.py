@@ -13,7 +13,7 @@ from mqjournal.linuxsim.host import LinuxSimulatedHost
 __all__ = ["linux_host", "reads_stdin", "state_path"]
 
 _READS_STDIN = frozenset({"runmqsc"})  # "The runmqsc command takes its input from stdin" (q083460)
-MB_PER_MINUTE = 1024 * 1024
+MB = 1024 * 1024
 
 
 def state_path(state_dir: Path, name: str) -> Path:
@@ -44,7 +44,7 @@ def linux_host(config: LinuxHostConfig, state_dir: Path, start: datetime, warmup
                 log_secondary_files=qm.log_secondary_files,
             )
         if warmup_hours and config.queue_managers:
-            per_hour = max(q.log_bytes_per_minute for q in config.queue_managers) * 60 / MB_PER_MINUTE
+            per_hour = max(q.log_bytes_per_minute for q in config.queue_managers) * 60 / MB
             host.workload(warmup_hours, mb_per_hour=per_hour)
     with host.state() as state:
         if config.user not in state.mqm_members:
