@@ -455,6 +455,15 @@ class Settings(_Section):
     def snapshot_dir(self, run_id: str) -> DataPath:
         return self.snapshots / f"run_id={safe(run_id)}"
 
+    @property
+    def linux_snapshots(self) -> DataPath:
+        """Linux queue managers' snapshots (mqjournal.linux-snapshot/v1), apart from IBM i's: the IBM i plan reads
+        every `*.jsonl` under `snapshots`, and a record of the other contract there would stop it."""
+        return self.data_folder / "linux-snapshots"
+
+    def linux_snapshot_dir(self, run_id: str) -> DataPath:
+        return self.linux_snapshots / f"run_id={safe(run_id)}"
+
     def plan_dir(self, run_id: str) -> DataPath:
         return self.data_folder / "plans" / f"run_id={safe(run_id)}"
 
