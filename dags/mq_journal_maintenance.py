@@ -24,14 +24,14 @@ from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOpe
 from airflow.sdk import Param, TriggerRule, XComArg, dag, task
 from airflow.sdk.exceptions import AirflowSkipException
 
+from mqjournal.airflow import linuxwork, oncall
 from mqjournal.airflow import maintenance as steps
-from mqjournal.airflow import oncall
 from mqjournal.airflow.approval import QueueManagerApproval, approved_keys, approvers
 from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.hostwork import LABEL, host_batches, labelled, returned
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
-from mqjournal.airflow.xcom import HostBatch, Pulled, RunPlan
+from mqjournal.airflow.xcom import HostBatch, LinuxTarget, Pulled, RunPlan
 from mqjournal.backupstore import BackupStore
 from mqjournal.names import OBJECT_NAME_PATTERN
 from mqjournal.policy import Policy
@@ -68,6 +68,7 @@ def _gate_body(context: Any, summary: RunPlan) -> str:
         _policy(context["params"]),
         saves=saves,
         run_id=run_id,
+        linux_archives=context["ti"].xcom_pull(task_ids="linux_archive"),
     )
 
 
@@ -195,6 +196,19 @@ def mq_journal_maintenance():
         targets = steps.select_targets(settings(), params["hosts"], params["queue_managers"])
         return [b.to_xcom() for b in host_batches(targets.targets, tasks.max_mapped_tasks, targets.not_found)]
 
+    @task
+    def select_linux(params=None) -> list[dict[str, Any]]:
+        """The run's Linux queue managers (#32): the fleet file's, narrowed by the form."""
+        targets = linuxwork.select(settings(), params["hosts"], params["queue_managers"])
+        return [t.to_xcom() for t in targets]
+
+    @task(**ssh)
+    def linux_collect(targets: Pulled, params=None, run_id=None) -> list[str]:
+        """Media images where the host's policy says so, then each Linux queue manager's log state (DISPLAY QMSTATUS
+        TYPE(LOG), the extents of its log directory) into this run's Linux snapshots."""
+        done = linuxwork.collect(settings(), LinuxTarget.list_from_xcom(targets), run_id, dry_run=params["dry_run"])
+        return linuxwork.returned(done, "collect")
+
     @task(**ssh, map_index_template=LABEL)
     def checkpoint_and_collect(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
         hosts = labelled(HostBatch.from_xcom(batch))
@@ -215,19 +229,20 @@ def mq_journal_maintenance():
         return steps.plan_submission(s, run_id, _policy(params), master).to_xcom()
 
     @task
-    def summarize(batches: Pulled, params=None, run_id=None) -> dict[str, Any]:
+    def summarize(batches: Pulled, linux_targets: Pulled, params=None, run_id=None) -> dict[str, Any]:
         run = [t for b in HostBatch.list_from_xcom(batches) for t in b.targets]
         s = settings()
         collected = oncall.run_snapshots(s, run_id)
-        return steps.summarize(
-            s.plan_dir(run_id), run, _policy(params), snapshots=s.snapshots, collected=collected
-        ).to_xcom()
+        summary = steps.summarize(s.plan_dir(run_id), run, _policy(params), snapshots=s.snapshots, collected=collected)
+        linux = linuxwork.planned(s, run_id, LinuxTarget.list_from_xcom(linux_targets))
+        return linuxwork.with_linux(summary, linux).to_xcom()
 
     @task.branch
     def gate(summary: Pulled, params=None) -> list[str] | str:
         if params["dry_run"]:
             return "report"
-        return ["save", "approve"] if RunPlan.from_xcom(summary).anything_to_delete else ["save", "report"]
+        then = "approve" if RunPlan.from_xcom(summary).anything_to_delete else "report"
+        return ["save", "linux_archive", then]
 
     @task(**ssh, map_index_template=LABEL)
     def save(batch: Pulled, summary: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
@@ -235,6 +250,13 @@ def mq_journal_maintenance():
         plan = RunPlan.from_xcom(summary)
         done = steps.save_batch(settings(), hosts, plan, run_id, params["save_library"], _policy(params))
         return returned(done, hosts, "save and copy to the backup store", undone=save_left_undone)
+
+    @task(**ssh)
+    def linux_archive(summary: Pulled, run_id=None) -> list[dict[str, Any]]:
+        """Before the gate, as the saves: each extent the plan archives copied into the backup store, its bytes
+        vouched for by the host's SHA-256, and catalogued. Safe: it changes nothing on the host."""
+        done = linuxwork.archive(settings(), RunPlan.from_xcom(summary), run_id)
+        return linuxwork.returned(done, "archive")
 
     @task(**ssh, map_index_template=LABEL)
     def clean_up(batch: Pulled, params=None, run_id=None) -> list[dict[str, Any]]:
@@ -267,6 +289,18 @@ def mq_journal_maintenance():
             raise AirflowSkipException(f"{hosts.label}: no queue manager chosen at the approval gate, nothing deleted")
         return returned(done, hosts, "delete", undone=delete_left_undone)
 
+    @task(**ssh)
+    def linux_release(summary: Pulled, approval: Pulled, run_id=None) -> list[dict[str, Any]]:
+        """After the gate, for the Linux queue managers chosen there: the live queue manager re-read and re-planned,
+        then SET LOG ARCHIVED (Archive mode) or the file deleted (Manual mode), each extent only with a copy proven
+        now."""
+        plan = RunPlan.from_xcom(summary)
+        chosen = approved_keys(plan, approval)  # type: ignore[arg-type]  # the gate's XCom dict
+        done = linuxwork.release(settings(), plan, chosen, run_id)
+        if done is None:
+            raise AirflowSkipException("no Linux queue manager chosen at the approval gate, nothing released")
+        return linuxwork.returned(done, "release")
+
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(params=None, run_id=None, ti=None) -> str:
         states = ti.get_task_states(dag_id=ti.dag_id, task_ids=["approve"], run_ids=[run_id])
@@ -282,6 +316,8 @@ def mq_journal_maintenance():
             batches=ti.xcom_pull(task_ids="select_targets"),
             approval=ti.xcom_pull(task_ids="approve"),
             approve_state=str(approve_state) if approve_state else None,
+            linux_archives=ti.xcom_pull(task_ids="linux_archive"),
+            linux_releases=ti.xcom_pull(task_ids="linux_release"),
         )
         return str(settings().report_file(run_id))
 
@@ -313,7 +349,10 @@ def mq_journal_maintenance():
     batches = select_targets()
     ready = preflight()
     ready >> batches
+    linux_targets = select_linux()
+    batches >> linux_targets  # the IBM i selection checks the form's names against both platforms first
     collected = checkpoint_and_collect.expand(batch=batches)
+    linux_collected = linux_collect(linux_targets)
     stuck = on_call()
     collected >> stuck
     triggered = trigger_recovery.expand_kwargs(stuck)
@@ -334,21 +373,25 @@ def mq_journal_maintenance():
             name="mq-journal-plan",
         )
         submission >> plan
-    summary = summarize(batches)
+    linux_collected >> submission
+    summary = summarize(batches, linux_targets)
     plan >> summary
     branch = gate(summary)
     saved = save.partial(summary=summary).expand(batch=batches)
     deleted = delete.partial(summary=summary, approval=approve.output).expand(batch=batches)
     cleaned = clean_up.expand(batch=batches)
-    branch >> [saved, approve]
+    archived = linux_archive(summary)
+    released = linux_release(summary, approve.output)
+    branch >> [saved, archived, approve]
     # The gate opens once the saves are done, failed or not: its body then counts their copies in the backup store
     # and names what a failed save or copy leaves undeletable. The deletes wait for the gate alone, so that an
     # approval is carried out after a failed save too; they need its answer, and a proven backup of each receiver.
-    saved >> approve >> deleted
+    [saved, archived] >> approve >> [deleted, released]
     saved >> cleaned
     reported = report()
-    [summary, saved, deleted, cleaned] >> reported
+    [summary, saved, deleted, cleaned, archived, released] >> reported
     steps_that_fail = [ready, batches, collected, submission, plan, summary, branch, saved, approve, deleted, cleaned]
+    steps_that_fail += [linux_targets, linux_collected, archived, released]
     [*steps_that_fail, stuck, triggered, reported] >> failed_steps()
 
 

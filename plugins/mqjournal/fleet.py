@@ -367,6 +367,12 @@ class FleetConfig(_Config):
                 return host
         raise KeyError(name)
 
+    def linux_host(self, name: str) -> LinuxHostConfig:
+        for host in self.linux_hosts:
+            if host.name == name:
+                return host
+        raise KeyError(name)
+
     def user_for(self, host: HostConfig | LinuxHostConfig) -> str:
         return host.user or self.user
 

@@ -99,3 +99,39 @@ class CleanupResult(StepValue):
         0, description="this queue manager's copied save files still on the partition after the cleanup"
     )
     store_bytes: int = Field(0, description="this queue manager's save files in the backup store")
+
+
+class LinuxArchiveResult(StepValue):
+    """What archiving one Linux queue manager's log extents did (#32: mqjournal.linuxmq.archive): each extent copied
+    off the host into the backup store, its bytes vouched for by the host's SHA-256, and catalogued."""
+
+    host: str
+    qmgr: str
+    archived: list[str] = Field(default_factory=list, description="extents whose proven copy the store now holds")
+    not_archived: list[tuple[str, str]] = Field(
+        default_factory=list, description="(extent, why): no proven copy was made; none of these is released"
+    )
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}/{self.qmgr}"
+
+
+class LinuxReleaseResult(StepValue):
+    """What releasing one Linux queue manager's extents did (#32: mqjournal.linuxmq.release): SET LOG ARCHIVED in
+    Archive mode, the file removed in Manual mode, each only when the live plan said so right before."""
+
+    host: str
+    qmgr: str
+    released: list[str] = Field(default_factory=list, description="extents released now")
+    released_bytes: int = Field(0, description="their sizes as collected: the log file system gets them back")
+    kept: list[tuple[str, str]] = Field(default_factory=list, description="(extent, why): approved but kept")
+    undone: list[str] = Field(
+        default_factory=list,
+        description="of `kept`, those whose release was due and did not happen (a copy that does not prove now, the "
+        "host refused): the step failed on them; the others the live plan keeps",
+    )
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}/{self.qmgr}"

@@ -18,7 +18,8 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from mqjournal import explain, timefmt
-from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
+from mqjournal.linuxmq.planned import LinuxPlanned
+from mqjournal.outcomes import CleanupResult, DeleteResult, LinuxArchiveResult, LinuxReleaseResult, SaveResult
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef
 from mqjournal.ranges import receiver_ranges
 from mqjournal.report import asp_text, markdown_text, range_lines
@@ -61,6 +62,9 @@ class RunFacts(BaseModel):
         description="`host/QMGR: why` of each queue manager the fleet file names whose journal was not found: "
         "not collected, saved or deleted",
     )
+    linux: list[LinuxPlanned] = Field(default_factory=list, description="the plan's Linux queue managers (#32)")
+    linux_archives: list[LinuxArchiveResult] = Field(default_factory=list)
+    linux_releases: list[LinuxReleaseResult] = Field(default_factory=list)
     left_undone: dict[str, list[str]] = Field(
         default_factory=dict,
         description="by `host/QMGR`: the work the run promised and left undone, each line what and why "
@@ -416,6 +420,7 @@ def document(facts: RunFacts) -> list[Block]:
         ):
             if section is not None:
                 blocks.append(section)
+    blocks += _linux(facts)
     if quiet:
         more = len(quiet) - QUIET_LISTED
         named = ", ".join(quiet[:QUIET_LISTED]) + (f" and {more} more" if more > 0 else "")
@@ -423,6 +428,59 @@ def document(facts: RunFacts) -> list[Block]:
             Heading(2, "Nothing to do"),
             Para(f"Nothing saved, deleted or alerted on {len(quiet)} queue managers: {named}."),
         ]
+    return blocks
+
+
+def _linux(facts: RunFacts) -> list[Block]:
+    """The Linux queue managers (#32), in MQ's own terms: the log points as collected, what was archived into the
+    backup store, what was released (SET LOG ARCHIVED, or deleted in Manual mode), what stayed and why."""
+    if not facts.linux:
+        return []
+    archives = {a.label: a for a in facts.linux_archives}
+    releases = {r.label: r for r in facts.linux_releases}
+    blocks: list[Block] = [
+        Heading(2, "Linux queue managers (linear logs)"),
+        Table(
+            ("queue manager", "LogManagement", "CURRLOG", "RECLOG", "MEDIALOG", "archived", "released", "freed"),
+            tuple(
+                (
+                    p.key,
+                    p.log_management,
+                    p.current_extent or "-",
+                    p.restart_extent or "-",
+                    p.media_extent or "-",
+                    str(len(archives[p.key].archived)) if p.key in archives else "-",
+                    str(len(releases[p.key].released)) if p.key in releases else "-",
+                    size(releases[p.key].released_bytes) if p.key in releases else "-",
+                )
+                for p in facts.linux
+            ),
+        ),
+    ]
+    for p in facts.linux:
+        items: list[Item] = []
+        archived = archives.get(p.key)
+        released = releases.get(p.key)
+        if facts.dry_run:
+            if p.to_archive:
+                items.append(Item(f"would be archived: {', '.join(p.to_archive)}"))
+            if p.to_release:
+                items.append(Item(f"would be released once approved: {', '.join(p.to_release)}"))
+        if archived is not None:
+            if archived.archived:
+                items.append(Item(f"archived into the backup store, proven: {', '.join(archived.archived)}"))
+            items += [Item(f"not archived: {name}: {why}") for name, why in archived.not_archived]
+        if released is not None:
+            how = "told to MQ with SET LOG ARCHIVED" if p.log_management == "Archive" else "deleted"
+            if released.released:
+                items.append(Item(f"released ({how}): {', '.join(released.released)}"))
+            items += [Item(f"kept: {name}: {why}") for name, why in released.kept]
+        elif p.to_release and not facts.dry_run:
+            chose = "declined at the approval gate" if p.key in facts.declined else "not approved"
+            items.append(Item(f"{len(p.to_release)} extents to release: {chose}, nothing released"))
+        items += [Item(f"alert: {a}") for a in p.alerts]
+        if items:
+            blocks.append(Bullets(p.key, tuple(items)))
     return blocks
 
 

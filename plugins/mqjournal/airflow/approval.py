@@ -68,8 +68,12 @@ class GateOption:
     keys: frozenset[str]  # the RunPlan keys (host/QMGR/LIBRARY) choosing it approves
 
 
-def _deletes(count: int, n_bytes: int) -> str:
-    return f"{count} receiver{'s' if count != 1 else ''}, {size(n_bytes)}"
+def _deletes(count: int, n_bytes: int, extents: int = 0) -> str:
+    """`12 receivers, 48.2 MB`; a Linux queue manager's `3 log extents, 12.0 MB`; all of both: `12 receivers and 3
+    log extents, 60.2 MB`."""
+    what = [f"{count} receiver{'s' if count != 1 else ''}"] if count or not extents else []
+    what += [f"{extents} log extent{'s' if extents != 1 else ''}"] if extents else []
+    return f"{' and '.join(what)}, {size(n_bytes)}"
 
 
 def gate_options(summary: RunPlan) -> list[GateOption]:
@@ -83,14 +87,25 @@ def gate_options(summary: RunPlan) -> list[GateOption]:
         keys.setdefault(label, set()).add(q.ref.key)
         counts[label] = counts.get(label, 0) + len(summary.to_delete[q.ref.key])
         sizes[label] = sizes.get(label, 0) + q.bytes_to_delete
+    # A Linux queue manager (#32): its extents to release, under the same `host/QMGR` label form.
+    extents: dict[str, int] = {}
+    for p in summary.linux:
+        if p.to_release:
+            keys.setdefault(p.key, set()).add(p.key)
+            extents[p.key] = extents.get(p.key, 0) + len(p.to_release)
+            sizes[p.key] = sizes.get(p.key, 0) + p.bytes_to_release
     options = [
-        GateOption(f"{label}: {_deletes(counts[label], sizes[label])}", label, frozenset(keys[label]))
+        GateOption(
+            f"{label}: {_deletes(counts.get(label, 0), sizes[label], extents.get(label, 0))}",
+            label,
+            frozenset(keys[label]),
+        )
         for label in sorted(keys)
     ]
     if len(options) > 1:
         every = frozenset().union(*keys.values())
-        text = f"{ALL_QUEUE_MANAGERS}: {_deletes(sum(counts.values()), sum(sizes.values()))}"
-        options.append(GateOption(text, ALL_QUEUE_MANAGERS, every))
+        totals = _deletes(sum(counts.values()), sum(sizes.values()), sum(extents.values()))
+        options.append(GateOption(f"{ALL_QUEUE_MANAGERS}: {totals}", ALL_QUEUE_MANAGERS, every))
     return [*options, GateOption(DELETE_NOTHING, DELETE_NOTHING, frozenset())]
 
 

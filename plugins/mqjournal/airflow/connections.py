@@ -75,11 +75,13 @@ def fleet_connections(
     private_key = config.client_key.read_text(encoding="utf-8")
     connect_timeout = (ssh or SshSettings()).connect_timeout
     connections: dict[str, dict[str, object]] = {}
-    for host in config.hosts:
+    hosts = [(h, f"IBM i partition {h.name}") for h in config.hosts]
+    hosts += [(h, f"Linux MQ host {h.name}") for h in config.linux_hosts]
+    for host, description in hosts:
         key = host_keys[host.name]
         connections[conn_id_for(host.name)] = {
             "conn_type": "ssh",
-            "description": f"IBM i partition {host.name}",
+            "description": description,
             "host": host.address,
             "port": (ports or {}).get(host.name, host.port),
             "login": config.user_for(host),

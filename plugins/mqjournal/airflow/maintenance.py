@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mqjournal import forecast
+from mqjournal.airflow import linuxwork
 from mqjournal.airflow.approval import DELETE_NOTHING, approved_keys, read_answer
 from mqjournal.airflow.forms import split_choice
 from mqjournal.airflow.hostwork import BatchResult, run_per_queue_manager, run_where_needed, spread, with_not_found
@@ -45,7 +46,7 @@ from mqjournal.ibmi.executor import Executor
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.names import save_library_for
-from mqjournal.outcomes import CleanupResult, DeleteResult, SaveResult
+from mqjournal.outcomes import CleanupResult, DeleteResult, LinuxArchiveResult, LinuxReleaseResult, SaveResult
 from mqjournal.planrows import read_plan, read_receivers
 from mqjournal.policy import Policy
 from mqjournal.report import plan_body, planned_save_file_bytes
@@ -76,11 +77,12 @@ class Selection:
 def select_targets(settings: Settings, hosts: list[str], queue_managers: list[str]) -> Selection:
     """The queue managers this run works on: the fleet file's, narrowed by the trigger form, found on each host."""
     fleet = load_fleet(settings.fleet_file)
-    unknown = set(hosts) - {h.name for h in fleet.hosts}
+    every_host = [h.name for h in fleet.hosts] + [h.name for h in fleet.linux_hosts]
+    unknown = set(hosts) - set(every_host)
     if unknown:
         raise ValueError(
             f"hosts not in the fleet file {settings.fleet_file}: {', '.join(sorted(unknown))}; "
-            f"its hosts are {', '.join(h.name for h in fleet.hosts) or 'none'} (names are case-sensitive)"
+            f"its hosts are {', '.join(every_host) or 'none'} (names are case-sensitive)"
         )
     selected = [h for h in fleet.hosts if not hosts or h.name in hosts]
 
@@ -92,12 +94,14 @@ def select_targets(settings: Settings, hosts: list[str], queue_managers: list[st
     surveys = spread(selected, survey, settings.tasks.hosts_in_parallel)
     targets = []
     not_found: list[NotFound] = []
-    found_on: dict[str, list[str]] = {}  # host -> the queue managers discovery found there, or was told to look for
+    # host -> the queue managers discovery found there, or was told to look for; a Linux host's, its fleet file's
+    # (the Linux steps select those: linuxwork.select)
+    found_on: dict[str, list[str]] = {
+        h.name: [q.name for q in h.queue_managers] for h in fleet.linux_hosts if not hosts or h.name in hosts
+    }
 
     def chosen(host: str, name: str) -> bool:
-        return not queue_managers or any(
-            qmgr == name and on in (None, host) for on, qmgr in map(split_choice, queue_managers)
-        )
+        return linuxwork.chosen(queue_managers, host, name)
 
     for host, found in zip(selected, surveys, strict=True):
         found_on[host.name] = [t.qmgr for t in found.targets] + [qmgr for qmgr, _ in found.missing]
@@ -227,6 +231,7 @@ def gate_body(
     *,
     saves: object = None,
     run_id: str | None = None,
+    linux_archives: object = None,
 ) -> str:
     """The approval gate's body, made as the gate opens: the gate waits for the saves, so what the backup store holds
     of each queue manager includes the copies this run's saves just made (summarize runs before them). The table
@@ -240,7 +245,11 @@ def gate_body(
     warning = gate_warning(summary.to_delete, done, saves_ran=saves is not None)
     page = report_link_markdown(MAINTENANCE_DAG, run_id, "The run's report") if run_id else ""
     link = f"\n\n{page}: written when the run ends.\n" if page else ""
-    return warning + plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=summary.forecasts()) + link
+    archived = [LinuxArchiveResult.from_xcom(a) for a in mapped_results(linux_archives)]
+    warning += linuxwork.gate_warning(summary, archived)
+    body = plan_body(qms, receivers, policy, store_bytes=store_bytes, forecasts=summary.forecasts())
+    body = body if qms or not summary.linux else ""
+    return warning + body + linuxwork.plan_section(summary.linux) + link
 
 
 _Step = TypeVar("_Step", bound=HostContext)
@@ -434,7 +443,7 @@ def outcome(
     deleted = [d for d in deletes if d.target.key in chosen]
     count = sum(len(d.deleted) for d in deleted)
     freed = sum(d.freed_bytes for d in deleted)
-    offered = {k for k, names in summary.to_delete.items() if names}
+    offered = {k for k, names in summary.to_delete.items() if names} | {p.key for p in summary.linux if p.to_release}
     declined = len(offered - chosen)
     tail = f"; {declined} queue manager{'s' if declined != 1 else ''} declined" if declined else ""
     return f"approved by {who}: {count} deleted, {size(freed)} freed{tail}"
@@ -465,6 +474,8 @@ def report(
     approve_state: str | None,
     cleanups: object = None,
     batches: object = None,
+    linux_archives: object = None,
+    linux_releases: object = None,
 ) -> str:
     """The report task: what the run's tasks pushed (each may be missing when its task did not run), the outcome
     line, and the report file written. Returns the Markdown text."""
@@ -473,11 +484,18 @@ def report(
     result = outcome(dry_run, plan, approval, deleted, approve_state)
     saved = [SaveResult.from_xcom(s) for s in mapped_results(saves)]
     cleaned = [CleanupResult.from_xcom(c) for c in mapped_results(cleanups)]
+    archived = [LinuxArchiveResult.from_xcom(a) for a in mapped_results(linux_archives)]
+    released = [LinuxReleaseResult.from_xcom(r) for r in mapped_results(linux_releases)]
+    if released:
+        count = sum(len(r.released) for r in released)
+        result = f"{result}; {count} Linux log extents released, {size(sum(r.released_bytes for r in released))}"
     offered = {k for k, names in (plan.to_delete if plan else {}).items() if names}
+    offered |= {p.key for p in (plan.linux if plan else []) if p.to_release}
     chosen = approved_keys(plan, approval) if plan and not dry_run else set()
     answered = (approval or {}).get("responded_by_user") or {}
     not_found = [n for b in (HostBatch.list_from_xcom(batches) if batches else []) for n in b.not_found]
     left = left_undone(saves=saved, deletes=deleted, not_found=[f"{n.label}: {n.error}" for n in not_found])
+    left |= linuxwork.left_undone(plan, archived, released) if plan else {}
     if left:
         result = f"{result}; {note_tail(left)}"
     facts = RunFacts(
@@ -497,6 +515,9 @@ def report(
         cleanups=cleaned,
         not_found=[f"{n.label}: {n.error}" for n in not_found],
         left_undone=left,
+        linux=plan.linux if plan else [],
+        linux_archives=archived,
+        linux_releases=released,
     )
     text = write_report(settings, facts)
     settings.note_file(run_id).write_text(result, encoding="utf-8")

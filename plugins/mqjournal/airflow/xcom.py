@@ -18,6 +18,7 @@ from pydantic import ConfigDict, Field
 from mqjournal.forecast import AspForecast, AspKey
 from mqjournal.ibmi import collector
 from mqjournal.ibmi.readings import PartitionZone
+from mqjournal.linuxmq.planned import LinuxPlanned
 from mqjournal.outcomes import StepValue
 from mqjournal.planrows import PlannedQueueManager, QueueManagerRef
 from mqjournal.recovery.plan import RecoveryPlan
@@ -171,6 +172,18 @@ class HostBatch(XComValue):
         return f"{hosts[0]} .. {hosts[-1]} ({len(hosts)} hosts)" if hosts else "no hosts"
 
 
+class LinuxTarget(XComValue):
+    """A queue manager of a Linux host of the fleet file that this run works on (#32)."""
+
+    host: str
+    qmgr: str
+
+    @property
+    def key(self) -> str:
+        """`host/QMGR`: a Linux queue manager has no library; an IBM i key has three parts, so the two never meet."""
+        return f"{self.host}/{self.qmgr}"
+
+
 class RunPlan(XComValue):
     """The plan of this run's targets (the `summarize` task's value): what the approval gate shows and what save and
     delete act on."""
@@ -194,7 +207,12 @@ class RunPlan(XComValue):
         description="no longer filled (the gate reads the store when it opens, after the saves); kept so that the "
         "value of a run summarized before still validates",
     )
-    anything_to_delete: bool = Field(False, description="whether the run needs the approval gate at all")
+    linux: list[LinuxPlanned] = Field(
+        default_factory=list, description="the plan of this run's Linux queue managers (#32), by host then name"
+    )
+    anything_to_delete: bool = Field(
+        False, description="whether the run needs the approval gate at all: receivers to delete or extents to release"
+    )
     body: str = Field("", description="the approval gate's Markdown")
     asp_forecasts: list[AspForecast] = Field(
         default_factory=list,

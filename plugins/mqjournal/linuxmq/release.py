@@ -35,6 +35,10 @@ class ReleaseResult:
     qmgr: str
     released: list[str] = field(default_factory=list)
     kept: dict[str, str] = field(default_factory=dict)  # extent -> why it stays
+    # Of `kept`: those whose release was due and did not happen (a copy that does not prove now, the host refused, or
+    # the extent still there after): work left undone. The rest the live plan keeps, which is no failure (a rerun
+    # after a release whose answer was lost finds MQ told already).
+    undone: set[str] = field(default_factory=set)
 
 
 def release_extents(
@@ -57,6 +61,7 @@ def release_extents(
             proven.add(copy.extent)
         else:
             result.kept[copy.extent] = f"its copy {copy.key} does not prove it now: {problem}"
+            result.undone.add(copy.extent)
     plan = plan_queue_manager(now, proven)
     for decision in plan.decisions:
         name = decision.extent
@@ -76,6 +81,7 @@ def release_extents(
         else:
             said = (out.stderr or out.stdout).strip().splitlines()
             result.kept[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
+            result.undone.add(name)
             log.warning("%s %s: %s kept: %s", session.host, qmgr, name, result.kept[name])
     if result.released:
         _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result)
@@ -98,4 +104,5 @@ def _confirm(
     for name in [n for n in result.released if n in still]:
         result.released.remove(name)
         result.kept[name] = why
+        result.undone.add(name)
         log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
