@@ -187,10 +187,11 @@ def check_port_free(port: int, what: str, hint: str) -> None:
 
 
 def check_ports(config: FleetConfig, fleet_file: Path, api_port: int) -> None:
-    for host in config.hosts:
+    hosts = [(h, "simulated IBM i") for h in config.hosts] + [(h, "simulated Linux MQ host") for h in config.linux_hosts]
+    for host, what in hosts:
         check_port_free(
             host.port,
-            f"simulated IBM i {host.name}",
+            f"{what} {host.name}",
             f"Is `mqjournal sim` or another demo serving {fleet_file.name}? "
             f"Stop it, or change the port in {fleet_file}.",
         )
@@ -202,8 +203,9 @@ def start_simulator(config: FleetConfig, say: Say):
     from mqjournal.sim.service import SimulatorService
 
     fresh = [h.name for h in config.hosts if not (config.state_dir / f"{h.name}.json").exists()]
+    fresh += [h.name for h in config.linux_hosts if not (config.state_dir / f"{h.name}.linux.json").exists()]
     if fresh:
-        say(f"simulating {', '.join(fresh)}: {config.warmup_hours:g} h of receiver churn first ...")
+        say(f"simulating {', '.join(fresh)}: {config.warmup_hours:g} h of journal and log churn first ...")
     service = SimulatorService(config)
     try:
         ports = service.start(follow_wall_clock=True)
@@ -211,6 +213,11 @@ def start_simulator(config: FleetConfig, say: Say):
         service.stop()
         raise DemoError(f"the simulator could not listen on its ports ({e}); see the fleet file's ports") from e
     for name, port in ports.items():
+        if name in service.linux_hosts:
+            linux = config.linux_host(name)
+            qms = ", ".join(q.name for q in linux.queue_managers) or "no queue managers"
+            say(f"  {name:<12} ssh {config.user_for(linux)}@127.0.0.1 -p {port}  (Linux; {qms})")
+            continue
         partition = service.hosts[name].partition
         qms = ", ".join(q.name for q in partition.queue_managers) or "no queue managers"
         say(f"  {name:<12} ssh {config.user}@127.0.0.1 -p {port}  ({qms}; {len(partition.receivers)} receivers)")

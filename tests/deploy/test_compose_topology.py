@@ -471,11 +471,14 @@ def compose_fleet() -> FleetConfig:
 def test_the_compose_fleet_is_the_example_fleet_reached_through_ibmi_sim():
     def without_access(config: FleetConfig) -> FleetConfig:
         hosts = [h.model_copy(update={"address": "-"}) for h in config.hosts]
-        return config.model_copy(update={"state_dir": None, "client_key": None, "known_hosts": None, "hosts": hosts})
+        linux = [h.model_copy(update={"address": "-"}) for h in config.linux_hosts]
+        return config.model_copy(
+            update={"state_dir": None, "client_key": None, "known_hosts": None, "hosts": hosts, "linux_hosts": linux}
+        )
 
     ours = compose_fleet()
     assert without_access(ours) == without_access(load_fleet(DOCKER / "fleet.example.yaml"))
-    assert {h.address for h in ours.hosts} == {"ibmi-sim"}
+    assert {h.address for h in ours.hosts + ours.linux_hosts} == {"ibmi-sim"}
     assert environment("ibmi-sim")["SIM_FLEET"] == str(settings_of("airflow-worker").fleet_file)
 
 

@@ -21,5 +21,6 @@ def demo_fleet(tmp_path: Path) -> FleetConfig:
             "warmup_hours": 2,
             "start": datetime.now(UTC) - timedelta(hours=2),
             "hosts": [h.model_copy(update={"port": 0}) for h in demo.hosts],
+            "linux_hosts": [h.model_copy(update={"port": 0}) for h in demo.linux_hosts],
         }
     )
