@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from mqjournal.catalog import Catalog
+from mqjournal.linuxsim.host import LinuxSimulatedHost
 from mqjournal.sim.host import SimulatedHost
 from tests.conftest import AIRFLOW_STANDALONE
 
@@ -38,14 +39,19 @@ def port_is_free(port: int) -> bool:
 @pytest.mark.e2e
 @AIRFLOW_STANDALONE
 def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(tmp_path: Path):
-    ssh_port, api_port = free_port(), free_port()
+    ssh_port, linux_port, api_port = free_port(), free_port(), free_port()
     fleet = tmp_path / "fleet.yaml"
+    # A mixed fleet (#32): a partition, and a Linux host whose Archive-mode queue manager writes 256 KiB extents.
+    linux_qm = {"name": "QM.LAB", "log_management": "Archive", "log_file_pages": 64, "log_bytes_per_minute": 20000}
     fleet.write_text(
         yaml.safe_dump(
             {
                 "state_dir": "state",
                 "warmup_hours": 4,
-                "hosts": [{"name": "lab", "port": ssh_port, "queue_managers": [{"name": "TEST", "threshold_kb": 500}]}],
+                "hosts": [
+                    {"name": "lab", "port": ssh_port, "queue_managers": [{"name": "TEST", "threshold_kb": 500}]},
+                    {"name": "lab-linux", "platform": "linux", "port": linux_port, "queue_managers": [linux_qm]},
+                ],
             }
         )
     )
@@ -78,10 +84,14 @@ def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(
     detail = f"{out[-6000:]}\n--- {log} ---\n{log.read_text()[-3000:] if log.exists() else ''}"
     assert done.returncode == 0, detail
 
-    # The run went through the gate, answered over the REST API, and succeeded.
-    # The one option with deletes says what it deletes (one queue manager: no "all" option beside it).
+    # The run went through one gate for both platforms, answered over the REST API, and succeeded. Each option says
+    # what it lets go: the partition's receivers, the Linux queue manager's log extents, and all of them.
     assert "APPROVAL NEEDED" in out, detail
-    assert re.search(r"answered \['lab/TEST: \d+ receivers?, [\d.]+ [KMG]?B'\] as admin \(--approve\)", out), detail
+    options = (
+        r"'lab-linux/QM\.LAB: \d+ log extents?, [\d.]+ [KMG]?B', 'lab/TEST: \d+ receivers?, [\d.]+ [KMG]?B', "
+        r"'All queue managers above: \d+ receivers? and \d+ log extents?, [\d.]+ [KMG]?B'"
+    )
+    assert re.search(rf"answered \[{options}\] as admin \(--approve\)", out), detail
     run_line = re.search(r"^run (\S+): SUCCESS$", out, re.M)
     assert run_line, detail
     assert re.search(r"^\s+delete\[0\]\s+success$", out, re.M), detail
@@ -96,8 +106,25 @@ def test_demo_approve_runs_the_maintenance_dag_in_airflow_and_deletes_receivers(
     partition = SimulatedHost.load(tmp_path / "state" / "lab.json").partition
     assert not set(deleted) & {r.name for r in partition.receivers_in("QMTEST")}
 
+    # The Linux queue manager's extents behind RECLOG and MEDIALOG were archived with the host's proof, then released
+    # (SET LOG ARCHIVED), and the report says so in MQ's terms.
+    copies = catalog.extent_copies("lab-linux", "QM.LAB")
+    assert copies and all(c.sha256 == c.host_sha256 for c in copies), detail
+    assert "Linux queue managers (linear logs)" in text and "released (told to MQ with SET LOG ARCHIVED)" in text, text
+    assert re.search(r"^\s+linux_release\s+success$", out, re.M), detail
+    said = re.search(r"released \(told to MQ with SET LOG ARCHIVED\): ([^\n]+)", text)
+    assert said, text
+    released = set(said.group(1).split(", "))
+    assert released <= {c.extent for c in copies}, (released, copies)
+    # Nothing restart needs was released: the queue manager ends and starts again.
+    linux = LinuxSimulatedHost.load(tmp_path / "state" / "lab-linux.linux.json")
+    assert linux is not None
+    for command in ("/opt/mqm/bin/endmqm -i QM.LAB", "/opt/mqm/bin/strmqm QM.LAB"):
+        result = linux.run(command, "mqjournal")
+        assert result.exit_status == 0, (command, result.stdout, result.stderr)
+
     # Airflow and the simulator are gone: both ports are free again, nothing runs from the demo's home.
-    assert port_is_free(api_port) and port_is_free(ssh_port)
+    assert port_is_free(api_port) and port_is_free(ssh_port) and port_is_free(linux_port)
     assert not processes_with(f"AIRFLOW_HOME={home.resolve()}")
 
 

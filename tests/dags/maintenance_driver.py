@@ -23,7 +23,11 @@ SCENARIOS = ("approved", "rejected", "needed-again", "not-ready", "partial", "dr
 # Each run: the scenarios (partitions) it covers, and the gate's answer (None: nobody answers).
 RUNS: dict[str, tuple[tuple[str, ...], list[str] | None]] = {
     # partial/OTHER, on the same partition as partial/TEST, is declined.
-    "approved": (("approved", "needed-again", "partial"), ["approved/TEST", "needed-again/TEST", "partial/TEST"]),
+    # With the Linux host (#32) through the same gate: QM.ARCH is chosen, QM.MAN declined.
+    "approved": (
+        ("approved", "needed-again", "partial", "linux"),
+        ["approved/TEST", "needed-again/TEST", "partial/TEST", "linux/QM.ARCH"],
+    ),
     "rejected": (("rejected",), ["Delete nothing"]),
     "not-ready": (("not-ready",), ["not-ready/TEST"]),
     "dry-run": (("dry-run",), None),
@@ -35,6 +39,8 @@ CONF: dict[str, dict] = {"dry-run": {"dry_run": True}, "timeout": {"approval_hou
 def main(workdir: Path) -> None:
     from mqjournal.fleet import HostConfig, PartitionSystemConfig, QueueManagerConfig
     from mqjournal.ibmi.transfer import RECORD_BYTES
+    from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
+    from mqjournal.linuxmq.extents import LogManagement
     from mqjournal.sim import mq
     from mqjournal.sim.server import TransferFault
     from tests.dags.harness import fleet_in_airflow
@@ -58,7 +64,16 @@ def main(workdir: Path) -> None:
         )
         for name in SCENARIOS
     ]
-    service, bag = fleet_in_airflow(workdir, hosts)
+    linux = LinuxHostConfig(
+        name="linux",
+        port=0,
+        queue_managers=[
+            # 256 KiB extents at 20 KB a minute: some twenty in the four hours' warm-up, most behind RECLOG.
+            LinuxQueueManagerConfig(name=name, log_management=mode, log_file_pages=64, log_bytes_per_minute=20_000)
+            for name, mode in (("QM.ARCH", LogManagement.ARCHIVE), ("QM.MAN", LogManagement.MANUAL))
+        ],
+    )
+    service, bag = fleet_in_airflow(workdir, hosts, linux_hosts=[linux])
     dag = bag.dags["mq_journal_maintenance"]
     # The timeout run's copies fail: its save task leaves them undone, and its gate still opens, warning of them.
     service.faults["timeout"].transfers.append(TransferFault("QGPL.LIB", "get", after_bytes=RECORD_BYTES, times=100))

@@ -12,7 +12,9 @@ from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.cli import main
 from mqjournal.ibmi import hostdigest
-from mqjournal.ibmi.audit import read_audit
+from mqjournal.ibmi.audit import read_audit, read_events
+from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxsim.host import LinuxSimulatedHost
 from mqjournal.reportlinks import report_link_markdown, without_report_link
 from mqjournal.sim.host import SimulatedHost
 from tests.dags.harness import run_driver
@@ -154,9 +156,52 @@ def test_approving_one_of_two_queue_managers_deletes_only_its_receivers_and_the_
         assert planned, library
         live = {r.name for r in host.partition.receivers_in(library)}
         assert planned.isdisjoint(live) if deleted else planned <= live, library
-    assert "1 queue manager declined" in run["note"]
+    # partial/OTHER, and the Linux host's QM.MAN (the same run and gate): two declined.
+    assert "2 queue managers declined" in run["note"], run["note"]
     report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
     assert "partial/OTHER" in report and "declined" in report.lower()
+
+
+def test_a_linux_queue_managers_extents_go_through_the_same_run_and_gate_with_proven_copies(e2e):
+    """#32: the Linux host shares the approved run. Both of its queue managers' extents behind RECLOG and MEDIALOG
+    are archived before the gate (into the same backup store, vouched for by the host's sha256sum); only the chosen
+    one's are released (SET LOG ARCHIVED in Archive mode); the declined one's stay; both restart."""
+    workdir, results = e2e
+    run = results["linux"]
+    assert run["state"] == "success", run
+    assert run["tasks"]["linux_collect[-1]"] == run["tasks"]["linux_archive[-1]"] == "success", run["tasks"]
+    assert run["tasks"]["linux_release[-1]"] == "success", run["tasks"]
+    catalog = Catalog(f"sqlite:///{workdir / 'data' / 'catalog.db'}")
+    store = ExtentStore(workdir / "data" / "backups")
+    linux = LinuxSimulatedHost.load(workdir / "state" / "linux.linux.json")
+    assert linux is not None
+    # Every extent a command of the run could have let go: each command is in the audit log before it is sent.
+    audit = [r for r in read_events(workdir / "data" / "audit.jsonl") if r.get("host") == "linux"]
+    let_go = {
+        name
+        for r in audit
+        if r.get("event") == "intent" and "ARCHIVED" in (r.get("input") or "")
+        for name in r["input"].split("'")
+        if name.endswith(".LOG")
+    }
+    for qmgr in ("QM.ARCH", "QM.MAN"):
+        copies = catalog.extent_copies("linux", qmgr)
+        assert copies, qmgr
+        for c in copies:
+            assert c.sha256 == c.host_sha256 and store.still_holds(c, reread=True) is None, c
+    arch = {c.extent for c in catalog.extent_copies("linux", "QM.ARCH")}
+    assert let_go and let_go <= arch, (let_go, arch)  # only the chosen queue manager's, each with a proven copy
+    with linux.state() as host:
+        manual = host.queue_managers["QM.MAN"]
+        kept = {c.extent for c in catalog.extent_copies("linux", "QM.MAN")} & set(manual.extents)
+        assert kept == {c.extent for c in catalog.extent_copies("linux", "QM.MAN")}, "the declined one keeps all"
+    report = (workdir / "data" / "reports" / f"{safe(run['run_id'])}.md").read_text()
+    assert "linux/QM.ARCH" in report and "released (told to MQ with SET LOG ARCHIVED)" in report
+    assert "linux/QM.MAN" in report and "declined at the approval gate" in report
+    for qmgr in ("QM.ARCH", "QM.MAN"):
+        for command in (f"/opt/mqm/bin/endmqm -i {qmgr}", f"/opt/mqm/bin/strmqm {qmgr}"):
+            result = linux.run(command, "mqjournal")
+            assert result.exit_status == 0, (command, result.stdout, result.stderr)
 
 
 def test_a_dry_run_sends_no_command_that_changes_the_partition(e2e):

@@ -487,7 +487,7 @@ def test_each_host_has_a_connection_to_the_simulator_that_verifies_its_host_key(
     env = environment("airflow-worker")
     worker_mounts = {target: source for source, target in mounts("airflow-worker")}
     sim_mounts = {target: source for source, target in mounts("ibmi-sim")}
-    for host in fleet.hosts:
+    for host in fleet.hosts + fleet.linux_hosts:
         name = f"AIRFLOW_CONN_{conn_id_for(host.name).upper()}"
         assert name in env, f"the workers have no connection for {host.name} ({name})"
         conn = json.loads(env[name])
