@@ -1,6 +1,7 @@
 """Benchmark: mqjournal's download of save files against OpenSSH's sftp client, on the same link.
 
     .venv/bin/python bench/copy_bench.py [--size-mib 1024] [--parallel 4] [--parallel-size-mib 256] [--repeats 2]
+    .venv/bin/python bench/copy_bench.py --linux [--extent-mib 64] [--extents 8] [--repeats 2]
 
 It needs root (a network namespace, a chroot for sshd's sftp) and the real OpenSSH server, /usr/sbin/sshd from
 Debian's openssh-server, and installs nothing: without sshd it says `apt-get install -y openssh-server` and stops.
@@ -23,6 +24,13 @@ Debian's openssh-server, and installs nothing: without sshd it says `apt-get ins
    (`tc` answers "Specified qdisc kind is unknown"), a relay process of the bench's holds each piece 10 ms in each
    direction instead, and the output says so.
 4. Prints MB/s of each and the ratio mqjournal / sftp (best of the repeats and median), and a JSON line.
+
+With `--linux`, the archive of a Linux queue manager's log extents (#32) instead, on the same server and links:
+the chroot holds `--extents` random extents of `--extent-mib` at MQ's path, /var/mqm/log/QM!BENCH/active/S0000001.LOG
+and on, and coreutils' `sha256sum` (the host's digest archive_extent asks for first) with the shells and the
+libraries they load. OpenSSH's side is one `sftp -b` session getting the extents one after another; mqjournal's is
+`archive_extent` of each in turn over one session (as the archive step runs a queue manager's extents): the host's
+sha256sum, the download, ExtentStore.put vouched by that digest, and the record in a SQLite catalog of the run's own.
 
 It cleans up what it started (sshd, the namespace, the relay, the folders; `--keep-data` keeps the files for a
 later run). A benchmark, not a test: nothing here asserts on time.
@@ -51,16 +59,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mqjournal.backupstore import BackupStore
-from mqjournal.catalog import SaveFileCopy
+from mqjournal.catalog import Catalog, SaveFileCopy
 from mqjournal.ibmi import hostdigest
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.backups import SaveFileContent
 from mqjournal.ibmi.commands import Command, save_file_path
 from mqjournal.ibmi.transfer import download_save_file
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+from mqjournal.linuxmq.archive import archive_extent
+from mqjournal.linuxmq.extents import Extent
+from mqjournal.linuxmq.extentstore import ExtentStore
 
 MIB = 1024 * 1024
 LIBRARY = "BENCH"
+QMGR = "QM.BENCH"
+ACTIVE = "/var/mqm/log/QM!BENCH/active"
+"""The queue manager's log directory as MQ names it on disk: a '.' of its name is a '!' in its folder's."""
 DATA_FOLDER = Path("/var/lib/mqjournal-copy-bench")
 """Root-owned and not writable by others up to /: what sshd's ChrootDirectory requires (/tmp is not)."""
 NETNS_PREFIX = "mqjcb"
@@ -83,9 +97,15 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=2, help="timed copies per client and case")
     parser.add_argument("--rtt-ms", type=float, default=20.0, help="round trip added in the second pass (0: none)")
     parser.add_argument("--no-paramiko", action="store_true", help="skip the reference copy over paramiko")
-    parser.add_argument("--keep-data", action="store_true", help="keep the save files for a later run")
+    parser.add_argument("--keep-data", action="store_true", help="keep the bench's files for a later run")
+    parser.add_argument("--linux", action="store_true", help="a Linux queue manager's log extents, not save files")
+    parser.add_argument("--extent-mib", type=int, default=64, help="each log extent (LogFilePages x 4 KiB)")
+    parser.add_argument("--extents", type=int, default=8, help="log extents archived one after another")
     parser.add_argument("--relay", nargs=4, metavar=("HOST", "PORT", "TARGET_PORT", "DELAY_MS"), help=argparse.SUPPRESS)
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.extents < 1 or args.extent_mib < 1:
+        parser.error("--extents and --extent-mib count whole extents and MiB: give 1 or more")
+    return args
 
 
 # --- the server ---------------------------------------------------------------------------------------------------
@@ -116,13 +136,11 @@ def free_port(address: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def write_save_files(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
-    """Random bytes, written once (kept with --keep-data); returns each file's SHA-256."""
-    library = folder / "QSYS.LIB" / f"{LIBRARY}.LIB"
-    library.mkdir(parents=True, exist_ok=True)
+def write_random_files(files: dict[str, tuple[Path, int]]) -> dict[str, str]:
+    """Random bytes at each name's (path, size), written once (kept with --keep-data); returns each name's SHA-256."""
     digests = {}
-    for name, size in sizes.items():
-        path = library / f"{name}.FILE"
+    for name, (path, size) in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
         if path.exists() and path.stat().st_size == size:
             with path.open("rb") as f:
@@ -138,21 +156,38 @@ def write_save_files(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
     return digests
 
 
-PARTITION_PROGRAMS = {
-    "/bin/bash": "/bin/bash",
-    "/bin/sh": "/bin/sh",
-    "/usr/bin/openssl": "/QOpenSys/usr/bin/openssl",
-}
-"""What the chroot needs for mqjournal's commands on the save file: root's login shell (sshd runs each exec through
-it), and OpenSSL where IBM's Portable Utilities (5733-SC1 option 1) put it, the first program hostdigest.TOOLS
-tries."""
+def write_save_files(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
+    library = folder / "QSYS.LIB" / f"{LIBRARY}.LIB"
+    return write_random_files({name: (library / f"{name}.FILE", size) for name, size in sizes.items()})
 
 
-def install_partition_programs(root: Path) -> None:
-    """Copies PARTITION_PROGRAMS, the shared libraries they load (ldd) and /dev/null (the digest probe) into `root`,
-    so that the host digest download_save_file reads first is a real SHA-256 of the file on the server's side."""
-    wanted = dict(PARTITION_PROGRAMS)
-    for program in PARTITION_PROGRAMS:
+def extent_names(count: int) -> list[str]:
+    return [Extent(number).name for number in range(1, count + 1)]
+
+
+def write_extents(folder: Path, names: list[str], size: int) -> dict[str, str]:
+    active = folder / ACTIVE.lstrip("/")
+    return write_random_files({name: (active / name, size) for name in names})
+
+
+SHELLS = {"/bin/bash": "/bin/bash", "/bin/sh": "/bin/sh"}
+"""Root's login shell, through which sshd runs each command it is sent, and the shell beside it."""
+
+PARTITION_PROGRAMS = SHELLS | {"/usr/bin/openssl": "/QOpenSys/usr/bin/openssl"}
+"""What the chroot needs for mqjournal's commands on the save file: the shells, and OpenSSL where IBM's Portable
+Utilities (5733-SC1 option 1) put it, the first program hostdigest.TOOLS tries."""
+
+LINUX_HOST_PROGRAMS = SHELLS | {"/usr/bin/sha256sum": "/usr/bin/sha256sum"}
+"""What the chroot needs for archive_extent's command on the host: the shells, and coreutils' sha256sum where a
+Linux host has it (linuxmq.commands.extent_digest runs it by name, found on the PATH sshd gives a command)."""
+
+
+def install_programs(root: Path, programs: dict[str, str]) -> None:
+    """Copies `programs` (this machine's path: the chroot's), the shared libraries they load (ldd) and /dev/null
+    (hostdigest's probe) into `root`, so that the host's digest a copy is checked against is a real SHA-256 of the
+    file, computed by the server's side."""
+    wanted = dict(programs)
+    for program in programs:
         for line in subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout.splitlines():
             library = next((word for word in line.split() if word.startswith("/")), None)
             if library is not None:
@@ -326,12 +361,11 @@ def start_relay(port: int, target_port: int, delay_ms: float) -> subprocess.Pope
 # --- the clients --------------------------------------------------------------------------------------------------
 
 
-def sftp_get(server: Server, names: list[str], into: Path) -> float:
-    """OpenSSH's sftp client, one process per file, all at once; seconds until the last is done."""
+def sftp_batches(server: Server, batches: list[str]) -> float:
+    """OpenSSH's sftp client, one process per batch of commands, all at once; seconds until the last is done."""
     processes = []
     started = time.monotonic()
-    for name in names:
-        batch = f'get {save_file_path(LIBRARY, name)} "{into / name}"\n'
+    for batch in batches:
         argv = [
             "sftp", "-F", "none", "-q", "-b", "-", "-P", str(server.port), "-i", str(server.client_key),
             "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={server.known_hosts}",
@@ -347,6 +381,16 @@ def sftp_get(server: Server, names: list[str], into: Path) -> float:
             assert process.stderr is not None
             sys.exit(f"sftp failed: {process.stderr.read().decode().strip()}")
     return time.monotonic() - started
+
+
+def sftp_get(server: Server, names: list[str], into: Path) -> float:
+    """Each save file by an sftp process of its own, all at once."""
+    return sftp_batches(server, [f'get {save_file_path(LIBRARY, name)} "{into / name}"\n' for name in names])
+
+
+def sftp_get_extents(server: Server, names: list[str], into: Path) -> float:
+    """The extents one after another in one sftp session."""
+    return sftp_batches(server, ["".join(f'get "{ACTIVE}/{name}" "{into / name}"\n' for name in names)])
 
 
 def session_for(server: Server, work: Path, *, openssh: bool) -> IbmiSession:
@@ -393,7 +437,7 @@ def mqjournal_get(server: Server, names: list[str], into: Path, work: Path, *, o
 
 
 def check_copies(into: Path, names: list[str], digests: dict[str, str]) -> None:
-    """Each file arrived once, byte for byte (untimed)."""
+    """Each file arrived once, byte for byte (untimed); a store's sidecars (*.json) aside."""
     found = {
         path.name.removeprefix(f"{LIBRARY}.").removesuffix(".savf"): path
         for path in into.rglob("*")
@@ -407,7 +451,31 @@ def check_copies(into: Path, names: list[str], digests: dict[str, str]) -> None:
             while chunk := f.read(8 * MIB):
                 digest.update(chunk)
         if digest.hexdigest() != digests[name]:
-            sys.exit(f"{path}: the copy's SHA-256 differs from the save file's")
+            sys.exit(f"{path}: the copy's SHA-256 differs from the original's ({name})")
+
+
+def mqjournal_archive(server: Server, names: list[str], into: Path, work: Path) -> float:
+    """archive_extent of each extent in turn over one session, into an ExtentStore at `into` and a SQLite catalog of
+    this copy's own; seconds until the last is recorded. Then, untimed, that the catalog holds every extent."""
+    store = ExtentStore(into)
+    with tempfile.TemporaryDirectory(prefix="catalog-", dir=work) as folder:
+        catalog = Catalog(f"sqlite:///{folder}/catalog.db")
+        session = session_for(server, work, openssh=True)
+        try:
+            started = time.monotonic()
+            for name in names:
+                archive_extent(
+                    session, qmgr=QMGR, active=ACTIVE, extent=Extent.parse(name), run_id="b", store=store,
+                    catalog=catalog,
+                )  # fmt: skip
+            seconds = time.monotonic() - started
+        finally:
+            session.close()
+        recorded = sorted(copy.extent for copy in catalog.extent_copies(session.host, QMGR))
+        catalog.engine.dispose()
+    if recorded != sorted(names):
+        sys.exit(f"the catalog records {recorded}, not {sorted(names)}")
+    return seconds
 
 
 # --- the run ------------------------------------------------------------------------------------------------------
@@ -439,31 +507,15 @@ def timed(label: str, run: Callable[[Path], float], nbytes: int, scratch: Path, 
     return rate
 
 
-def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: dict[str, int],
-            digests: dict[str, str], args: argparse.Namespace, paramiko: bool) -> dict[str, object]:  # fmt: skip
-    nbytes = sum(sizes[n] for n in names)
+def compare(sftp: Callable[[Path], float], mqjournal: Callable[[Path], float], nbytes: int, scratch: Path,
+            names: list[str], digests: dict[str, str], repeats: int) -> dict[str, object]:  # fmt: skip
+    """`sftp` and `mqjournal` (each copies `names` into the folder it is given), alternately, `repeats` times each."""
     rates: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
     cpu: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
-    for _ in range(args.repeats):
-        rates["sftp"].append(
-            timed(
-                "OpenSSH sftp", lambda into: sftp_get(server, names, into), nbytes, scratch, names, digests, cpu["sftp"]
-            )
-        )
-        rates["mqjournal"].append(
-            timed(
-                "mqjournal",
-                lambda into: mqjournal_get(server, names, into, work),
-                nbytes,
-                scratch,
-                names,
-                digests,
-                cpu["mqjournal"],
-            )
-        )
-    result: dict[str, object] = {
-        "files": len(names),
-        "mib_each": sizes[names[0]] // MIB,
+    for _ in range(repeats):
+        rates["sftp"].append(timed("OpenSSH sftp", sftp, nbytes, scratch, names, digests, cpu["sftp"]))
+        rates["mqjournal"].append(timed("mqjournal", mqjournal, nbytes, scratch, names, digests, cpu["mqjournal"]))
+    return {
         "sftp_mb_s": rates["sftp"],
         "mqjournal_mb_s": rates["mqjournal"],
         "ratio_best": max(rates["mqjournal"]) / max(rates["sftp"]),
@@ -471,6 +523,27 @@ def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: 
         "sftp_cpu_s": cpu["sftp"],
         "mqjournal_cpu_s": cpu["mqjournal"],
     }
+
+
+def print_ratio(result: dict[str, object]) -> None:
+    print(
+        f"    ratio mqjournal / sftp: {result['ratio_best']:.2f} (best of each), {result['ratio_median']:.2f} (median)"
+    )
+
+
+def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: dict[str, int],
+            digests: dict[str, str], args: argparse.Namespace, paramiko: bool) -> dict[str, object]:  # fmt: skip
+    nbytes = sum(sizes[n] for n in names)
+    result: dict[str, object] = {"files": len(names), "mib_each": sizes[names[0]] // MIB}
+    result |= compare(
+        lambda into: sftp_get(server, names, into),
+        lambda into: mqjournal_get(server, names, into, work),
+        nbytes,
+        scratch,
+        names,
+        digests,
+        args.repeats,
+    )
     if paramiko:
         result["paramiko_channel_mb_s"] = timed(
             "mqjournal, paramiko channel",
@@ -481,10 +554,82 @@ def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: 
             digests,
             [],
         )
-    print(
-        f"    ratio mqjournal / sftp: {result['ratio_best']:.2f} (best of each), {result['ratio_median']:.2f} (median)"
-    )
+    print_ratio(result)
     return result
+
+
+def measure_extents(server: Server, work: Path, scratch: Path, names: list[str], size: int,
+                    digests: dict[str, str], args: argparse.Namespace) -> dict[str, object]:  # fmt: skip
+    result: dict[str, object] = {"extents": len(names), "mib_each": size // MIB}
+    result |= compare(
+        lambda into: sftp_get_extents(server, names, into),
+        lambda into: mqjournal_archive(server, names, into, work),
+        size * len(names),
+        scratch,
+        names,
+        digests,
+        args.repeats,
+    )
+    print_ratio(result)
+    return result
+
+
+@contextlib.contextmanager
+def serve(work: Path, link: str, rtt: float, host_key_line: str, client_key: Path) -> Iterator[tuple[Server, str]]:
+    """The bench's sshd on loopback, or behind `rtt` ms of round trip (netem, else the relay); yields the server as
+    the clients reach it and how the round trip is made. Stops what it started."""
+    with contextlib.ExitStack() as stack:
+        address, port, how = "127.0.0.1", free_port(), "loopback"
+        netns = None
+        if rtt:
+            made = stack.enter_context(netem_link(rtt / 2))
+            if made is not None:
+                netns, address = made
+                port, how = 22_222, f"netem {rtt / 2:g} ms each way"
+        stack.callback(stop, start_sshd(work, DATA_FOLDER, address, port, netns))
+        if rtt and netns is None:
+            relay_port = free_port()
+            stack.callback(stop, start_relay(relay_port, port, rtt / 2))
+            port, how = relay_port, f"relay process, {rtt / 2:g} ms each way (no netem)"
+        known_hosts = work / f"known_hosts-{link}"
+        name = address if port == 22 else f"[{address}]:{port}"
+        known_hosts.write_text(f"{name} {host_key_line}\n")
+        yield Server(address, port, host_key_line, known_hosts, client_key), how
+
+
+Cases = Callable[[Server], dict[str, object]]
+"""What is measured on one link, by name: each case's result for the JSON line."""
+
+
+def save_file_cases(args: argparse.Namespace, work: Path, scratch: Path) -> Cases:
+    several = [f"PAR{i}" for i in range(1, args.parallel + 1)]
+    sizes = {"BIG": args.size_mib * MIB} | dict.fromkeys(several, args.parallel_size_mib * MIB)
+    print(f"writing the save files under {DATA_FOLDER} ...")
+    digests = write_save_files(DATA_FOLDER, sizes)
+    install_programs(DATA_FOLDER, PARTITION_PROGRAMS)
+    hostdigest.save_file_contents = object_list_round_trip  # type: ignore[assignment]
+
+    def cases(server: Server) -> dict[str, object]:
+        print(f"  one save file of {args.size_mib} MiB")
+        one = measure(server, work, scratch, ["BIG"], sizes, digests, args, paramiko=not args.no_paramiko)
+        print(f"  {args.parallel} save files of {args.parallel_size_mib} MiB at once")
+        many = measure(server, work, scratch, several, sizes, digests, args, paramiko=False)
+        return {"one": one, "parallel": many}
+
+    return cases
+
+
+def extent_cases(args: argparse.Namespace, work: Path, scratch: Path) -> Cases:
+    names, size = extent_names(args.extents), args.extent_mib * MIB
+    print(f"writing the log extents under {DATA_FOLDER / ACTIVE.lstrip('/')} ...")
+    digests = write_extents(DATA_FOLDER, names, size)
+    install_programs(DATA_FOLDER, LINUX_HOST_PROGRAMS)
+
+    def cases(server: Server) -> dict[str, object]:
+        print(f"  {args.extents} log extents of {args.extent_mib} MiB, one after another")
+        return {"archive": measure_extents(server, work, scratch, names, size, digests, args)}
+
+    return cases
 
 
 def main() -> None:
@@ -494,54 +639,27 @@ def main() -> None:
         relay_main(host, int(port), int(target), float(delay))
         return
     check_tools()
-    several = [f"PAR{i}" for i in range(1, args.parallel + 1)]
-    sizes = {"BIG": args.size_mib * MIB} | dict.fromkeys(several, args.parallel_size_mib * MIB)
     work = Path(tempfile.mkdtemp(prefix="mqjournal-copy-bench-"))
     scratch = Path(tempfile.mkdtemp(prefix="mqjournal-copy-bench-into-"))
     DATA_FOLDER.mkdir(mode=0o755, exist_ok=True)
     made_privsep = not Path("/run/sshd").exists()
     if made_privsep:
         Path("/run/sshd").mkdir(mode=0o755)  # sshd's privilege separation folder, which Debian's unit makes
-    processes: list[subprocess.Popen[bytes]] = []
-    results: dict[str, object] = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(), "ssh": ssh_version()}
+    results: dict[str, object] = {
+        "date": time.strftime("%Y-%m-%d"),
+        "cores": os.cpu_count(),
+        "ssh": ssh_version(),
+        "mode": "linux log extents" if args.linux else "save files",
+    }
     try:
-        print(f"writing the save files under {DATA_FOLDER} ...")
-        digests = write_save_files(DATA_FOLDER, sizes)
-        install_partition_programs(DATA_FOLDER)
-        hostdigest.save_file_contents = object_list_round_trip  # type: ignore[assignment]
+        cases = (extent_cases if args.linux else save_file_cases)(args, work, scratch)
         _host_key, client_key, host_key_line = make_keys(work)
         links: list[tuple[str, float]] = [("loopback", 0.0)] + ([("rtt", args.rtt_ms)] if args.rtt_ms else [])
         for link, rtt in links:
-            with contextlib.ExitStack() as stack:
-                address, port, how = "127.0.0.1", free_port(), "loopback"
-                netns = None
-                if rtt:
-                    made = stack.enter_context(netem_link(rtt / 2))
-                    if made is not None:
-                        netns, address = made
-                        port, how = 22_222, f"netem {rtt / 2:g} ms each way"
-                sshd = start_sshd(work, DATA_FOLDER, address, port, netns)
-                processes.append(sshd)
-                stack.callback(stop, sshd)
-                if rtt and netns is None:
-                    relay_port = free_port()
-                    relay = start_relay(relay_port, port, rtt / 2)
-                    processes.append(relay)
-                    stack.callback(stop, relay)
-                    port, how = relay_port, f"relay process, {rtt / 2:g} ms each way (no netem)"
-                known_hosts = work / f"known_hosts-{link}"
-                name = address if port == 22 else f"[{address}]:{port}"
-                known_hosts.write_text(f"{name} {host_key_line}\n")
-                server = Server(address, port, host_key_line, known_hosts, client_key)
-                print(f"\n{link} ({how}), sshd {address}:{port}")
-                print(f"  one save file of {args.size_mib} MiB")
-                one = measure(server, work, scratch, ["BIG"], sizes, digests, args, paramiko=not args.no_paramiko)
-                print(f"  {args.parallel} save files of {args.parallel_size_mib} MiB at once")
-                many = measure(server, work, scratch, several, sizes, digests, args, paramiko=False)
-                results[link] = {"how": how, "one": one, "parallel": many}
+            with serve(work, link, rtt, host_key_line, client_key) as (server, how):
+                print(f"\n{link} ({how}), sshd {server.address}:{server.port}")
+                results[link] = {"how": how} | cases(server)
     finally:
-        for process in processes:
-            stop(process)
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
         if not args.keep_data:
