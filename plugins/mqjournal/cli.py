@@ -408,9 +408,10 @@ def _doctor(args: argparse.Namespace) -> int:
     """Read-only preflight of every host (or one): exit 0 when all are ready, 3 when one is not."""
     from mqjournal.collection import fleet_connector
     from mqjournal.doctor import render, run_doctor
-    from mqjournal.fleet import load_fleet
+    from mqjournal.fleet import HostConfig, load_fleet
     from mqjournal.ibmi.audit import AuditLog
     from mqjournal.ibmi.downloadroutes import DownloadRoutes
+    from mqjournal.linuxfleet import LinuxHostConfig
     from mqjournal.names import object_name
     from mqjournal.policy import load_policy
     from mqjournal.settings import Settings
@@ -428,10 +429,11 @@ def _doctor(args: argparse.Namespace) -> int:
         if args.host and linux:
             return _bad_input(f"--capture reads partitions only: {args.host} is a Linux host")
         return _doctor_capture(args, config, selected)
+    chosen: list[HostConfig | LinuxHostConfig] = [*selected, *linux]
     reports = run_doctor(
         config,
-        {h.name: fleet_connector(config, h) for h in [*selected, *linux]},
-        hosts=[h.name for h in [*selected, *linux]],
+        {h.name: fleet_connector(config, h) for h in chosen},
+        hosts=[h.name for h in chosen],
         audit=AuditLog(_audit_path(args)),
         save_library=args.save_library,
         policy=load_policy(args.policy),
