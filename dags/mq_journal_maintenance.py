@@ -217,11 +217,15 @@ def mq_journal_maintenance():
 
     # With a Spark Connect connection the plan is a session on that standing server (no JVM started per run);
     # without, a spark-submit through the Spark connection.
-    @task.pyspark(task_id="plan", conn_id=settings().spark_connect_conn_id)
+    # A run of Linux hosts only maps its IBM i collect over nothing (skipped): the plan still runs; a failed collect
+    # of either platform still stops it.
+    @task.pyspark(
+        task_id="plan", conn_id=settings().spark_connect_conn_id, trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS
+    )
     def plan_on_spark_connect(snapshot_files: Pulled, spark=None, params=None, run_id=None) -> None:
         steps.plan_in_session(spark, settings(), run_id, _policy(params))
 
-    @task
+    @task(trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS)
     def plan_submission(snapshot_files: Pulled, params=None, run_id=None) -> dict[str, Any]:
         s = settings()
         # The hook resolves the master from the connection exactly as the operator will (no public accessor).

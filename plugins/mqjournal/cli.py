@@ -408,27 +408,32 @@ def _doctor(args: argparse.Namespace) -> int:
     """Read-only preflight of every host (or one): exit 0 when all are ready, 3 when one is not."""
     from mqjournal.collection import fleet_connector
     from mqjournal.doctor import render, run_doctor
-    from mqjournal.fleet import load_fleet
+    from mqjournal.fleet import HostConfig, load_fleet
     from mqjournal.ibmi.audit import AuditLog
     from mqjournal.ibmi.downloadroutes import DownloadRoutes
+    from mqjournal.linuxfleet import LinuxHostConfig
     from mqjournal.names import object_name
     from mqjournal.policy import load_policy
     from mqjournal.settings import Settings
 
     object_name(args.save_library, what="save library")  # InvalidName before any host is reached
     config = load_fleet(args.fleet)
-    names = [h.name for h in config.hosts]
+    names = [h.name for h in config.hosts] + [h.name for h in config.linux_hosts]
     if args.host and args.host not in names:
         return _bad_input(
             f"host {args.host!r} is not in the fleet file {args.fleet} ({', '.join(names) or 'no hosts'})"
         )
     selected = [h for h in config.hosts if not args.host or h.name == args.host]
+    linux = [h for h in config.linux_hosts if not args.host or h.name == args.host]
     if args.capture:
+        if args.host and linux:
+            return _bad_input(f"--capture reads partitions only: {args.host} is a Linux host")
         return _doctor_capture(args, config, selected)
+    chosen: list[HostConfig | LinuxHostConfig] = [*selected, *linux]
     reports = run_doctor(
         config,
-        {h.name: fleet_connector(config, h) for h in selected},
-        hosts=[h.name for h in selected],
+        {h.name: fleet_connector(config, h) for h in chosen},
+        hosts=[h.name for h in chosen],
         audit=AuditLog(_audit_path(args)),
         save_library=args.save_library,
         policy=load_policy(args.policy),
@@ -942,12 +947,14 @@ def _add_save_library(commands: _Commands) -> None:
 def _add_doctor(commands: _Commands) -> None:
     doctor = commands.add_parser(
         "doctor",
-        help="check, read only, that each partition is ready: SSH, SQL, release, authorities, MQ, save library",
+        help="check, read only, that each host is ready: SSH, SQL, release, authorities, MQ, save library, log",
         description="Connects to each host of the fleet (or --host) and only reads: SSH and the pinned host key, "
         "the SQL runner, the clock, the IBM i release and the QSYS2 services mqjournal uses, the user profile and "
         "the authorities each step needs (CHKOBJ), MQ and each queue manager's journal, the save library, ASP "
-        "usage. Prints a table per host with how to fix what failed. Exit status: 0 every host ready, 3 a host is "
-        "not ready, 2 bad input.",
+        "usage. On a Linux host: group mqm, sha256sum, dspmq from mq_bin, each queue manager running, its qm.ini "
+        "(LogType, LogManagement), DISPLAY QMSTATUS, the log path, media images, the log file system's room. "
+        "Prints a table per host with how to fix what failed. Exit status: 0 every host ready, 3 a host is not "
+        "ready, 2 bad input.",
     )
     doctor.add_argument("--fleet", type=Path, required=True, help="fleet file (YAML or JSON)")
     doctor.add_argument("--host", help="only this host of the fleet")

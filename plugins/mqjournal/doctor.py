@@ -1,4 +1,5 @@
 """`mqjournal doctor`: is each partition ready for mqjournal? A read-only preflight, per host pass / fail / how to fix.
+(A Linux host of the fleet is checked by linuxmq/doctor.py, in the same report; run_doctor checks both kinds.)
 
 It sends only reads: `true` (the SSH login), SELECTs through the host's SQL runner, `cat` of MQ's mqs.ini, the digest
 programs on /dev/null (`hostdigest.discover`), and CHKOBJ
@@ -26,7 +27,9 @@ retrieved):
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -50,6 +53,7 @@ from mqjournal.ibmi.transport import (
     RetryPolicy,
     TransportError,
 )
+from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.names import journal_name, receiver_prefix, save_library_for
 from mqjournal.policy import Policy
 from mqjournal.sizefmt import size
@@ -131,9 +135,13 @@ def _grant(user: str, library: str, name: str, objtype: str, aut: str) -> str:
 
 
 def checking_session(
-    host: HostConfig, user: str, connect: ConnectFactory, audit: AuditLog, *, command_timeout: float
+    host: HostConfig | LinuxHostConfig, user: str, connect: ConnectFactory, audit: AuditLog, *, command_timeout: float
 ) -> IbmiSession:
     """A session that tries each command once: the doctor (and its capture) report what the host answers now."""
+    if isinstance(host, LinuxHostConfig):
+        return IbmiSession(
+            host.name, user, connect, audit=audit, retry=RetryPolicy(attempts=1), command_timeout=command_timeout
+        )
     return IbmiSession(
         host.name,
         user,
@@ -144,6 +152,24 @@ def checking_session(
         retry=RetryPolicy(attempts=1),
         command_timeout=command_timeout,
     )
+
+
+@contextlib.contextmanager
+def answers_or_failures(report: HostReport, host_key_fix: str) -> Iterator[None]:
+    """The checks' reads, and what stops them said as a failed check rather than raised: a host key refused (with
+    `host_key_fix`, how to compare and pin the host's), a login refused, a connection that fails, an answer no reader
+    could read."""
+    try:
+        yield
+    except HostKeyRejected as exc:
+        report.add("SSH and host key", "fail", exc.problem, host_key_fix)
+    except AuthenticationRejected as exc:
+        report.add("SSH and host key", "fail", exc.problem, exc.action)
+    except TransportError as exc:
+        first = "SSH and host key" if not report.checks else "connection"
+        report.add(first, "fail", exc.problem, exc.action)
+    except MqJournalError as exc:
+        report.add("unexpected answer", "fail", f"{exc.problem}", exc.action)
 
 
 def check_host(
@@ -167,25 +193,13 @@ def check_host(
         if connect is None or audit is None:
             raise ValueError("give connect and audit, or a session")
         session = checking_session(host, user, connect, audit, command_timeout=30.0)
-    with session:
-        try:
-            _checks(report, session, config, host, user, save_library, policy, now, routes)
-        except HostKeyRejected as exc:
-            report.add(
-                "SSH and host key",
-                "fail",
-                exc.problem,
-                "compare the key fingerprint with the partition's (on IBM i: "
-                "ssh-keygen -lf /QOpenSys/QIBM/UserData/SC1/OpenSSH/etc/ssh_host_*_key.pub), then pin it in "
-                f"the connection's host_key (Airflow) or {config.known_hosts}",
-            )
-        except AuthenticationRejected as exc:
-            report.add("SSH and host key", "fail", exc.problem, exc.action)
-        except TransportError as exc:
-            first = "SSH and host key" if not report.checks else "connection"
-            report.add(first, "fail", exc.problem, exc.action)
-        except MqJournalError as exc:
-            report.add("unexpected answer", "fail", f"{exc.problem}", exc.action)
+    host_key_fix = (
+        "compare the key fingerprint with the partition's (on IBM i: "
+        "ssh-keygen -lf /QOpenSys/QIBM/UserData/SC1/OpenSSH/etc/ssh_host_*_key.pub), then pin it in "
+        f"the connection's host_key (Airflow) or {config.known_hosts}"
+    )
+    with session, answers_or_failures(report, host_key_fix):
+        _checks(report, session, config, host, user, save_library, policy, now, routes)
     return report
 
 
@@ -690,7 +704,13 @@ def run_doctor(
     policy: Policy | None = None,
     routes: DownloadRoutes | None = None,
 ) -> list[HostReport]:
+    """Each selected host's report: the partitions', then the Linux hosts' (linuxmq/doctor.py), in the fleet file's
+    order; `connectors` has one for each."""
+    # Here, not at the top: the Linux checks report in this module's HostReport, so they import it.
+    from mqjournal.linuxmq.doctor import check_linux_host
+
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
+    linux = [h for h in config.linux_hosts if not hosts or h.name in hosts]
     return [
         check_host(
             config,
@@ -702,7 +722,7 @@ def run_doctor(
             routes=routes,
         )
         for h in selected
-    ]
+    ] + [check_linux_host(config, h, connect=connectors[h.name], audit=audit) for h in linux]
 
 
 _MARK = {"pass": "ok", "fail": "FAIL", "warn": "warn", "skip": "-"}

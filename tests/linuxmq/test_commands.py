@@ -45,3 +45,20 @@ def test_only_s_extents_are_notified_and_paths_are_plain() -> None:
             commands.list_extents(path)
     digest = commands.extent_digest("/var/mqm/log/QM!ORDERS/active/", Extent.parse("S0000007.LOG"))
     assert shlex.split(digest.text) == ["sha256sum", "/var/mqm/log/QM!ORDERS/active/S0000007.LOG"]
+
+
+def test_the_doctors_reads_change_nothing_and_name_only_checked_values() -> None:
+    assert commands.user_groups().text == "id -G -n" and commands.digest_probe().text == "sha256sum /dev/null"
+    assert shlex.split(commands.list_queue_managers(BIN).text) == ["/opt/mqm/bin/dspmq"]
+    schedule = commands.display_image_schedule(BIN, "QM.ORDERS")
+    assert shlex.split(schedule.text) == ["/opt/mqm/bin/runmqsc", "QM.ORDERS"]
+    assert schedule.stdin == "DISPLAY QMGR IMGSCHED\n"
+    df = commands.file_system_usage("/var/mqm/log/QM!ORDERS/active/")
+    assert shlex.split(df.text) == ["df", "-P", "-k", "/var/mqm/log/QM!ORDERS/active/"]
+    built = [commands.user_groups(), commands.digest_probe(), commands.list_queue_managers(BIN), schedule, df]
+    assert all(c.idempotent for c in built)
+    with pytest.raises(ValueError):
+        commands.display_image_schedule(BIN, "QM1; rm -rf /")
+    for path in ("/var/mqm/log/$(id)/", "relative", "/var/mqm/../etc"):
+        with pytest.raises(ValueError):
+            commands.file_system_usage(path)

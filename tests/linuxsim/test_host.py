@@ -178,3 +178,47 @@ def test_any_slice_of_an_extent_is_the_same_bytes_as_its_stream() -> None:
     whole = b"".join(logger.content("QM1", 7, 200_000))
     for offset, length in [(0, 10), (63, 2), (64, 64), (65_530, 70_000), (199_990, 100), (200_000, 5)]:
         assert logger.content_at("QM1", 7, 200_000, offset, length) == whole[offset : offset + length]
+
+
+# --- what `mqjournal doctor` reads of a Linux host ------------------------------------------------------------------
+
+
+def test_id_names_the_groups_of_the_signed_on_user_mqm_among_them_for_a_member(sim):
+    with sim.state() as host:
+        host.mqm_members.append("mqjournal")
+    assert sim.run("id -G -n", "mqjournal").stdout == "mqjournal mqm\n"
+    assert sim.run("id -Gn", "guest").stdout == "guest\n"
+
+
+def test_sha256sum_of_dev_null_is_the_empty_files_digest_until_the_program_is_missing(sim):
+    assert sim.run("sha256sum /dev/null", "guest").stdout == f"{hashlib.sha256(b'').hexdigest()}  /dev/null\n"
+    with sim.state() as host:
+        host.missing_programs.append("sha256sum")
+    missing = sim.run("sha256sum /dev/null", "mqm")
+    assert missing.exit_status == 127 and missing.stderr == "bash: sha256sum: command not found\n"
+
+
+def test_df_of_a_log_path_reports_the_log_file_system_in_posix_format_and_grows_with_the_extents(sim):
+    def usage() -> list[str]:
+        answer = sim.run("df -P -k /var/mqm/log/QM1/active/", "mqm")
+        header, line = answer.stdout.splitlines()
+        assert header.split() == ["Filesystem", "1024-blocks", "Used", "Available", "Capacity", "Mounted", "on"]
+        return line.split()
+
+    before = usage()
+    sim.workload(1, mb_per_hour=8)
+    after = usage()
+    assert before[0] == after[0] == "/dev/mapper/vg_mq-log" and before[-1] == "/var/mqm/log"
+    grown = sum(len(qm.extents) * qm.extent_size for qm in sim.host.queue_managers.values()) // 1024
+    assert int(after[2]) - int(before[2]) == grown - 2 * PAGES * 4  # each queue manager had its first extent
+    assert int(after[1]) == int(after[2]) + int(after[3]) and after[4].endswith("%")
+    assert sim.run("df -P -k /var/mqm/log/NOPE/active/", "mqm").stderr.endswith("No such file or directory\n")
+
+
+def test_a_circular_queue_manager_says_so_in_qm_ini_and_shows_no_linear_log_points(sim):
+    with sim.state() as host:
+        host.queue_managers["QM1"].log_type = "CIRCULAR"
+    assert log_config(sim.run("cat /var/mqm/qmgrs/QM1/qm.ini", "mqm").stdout).log_type == "CIRCULAR"
+    answer = sim.run("runmqsc QM1", "mqm", stdin="DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG LOGTYPE\n")
+    found = attributes(answer.stdout)
+    assert found["LOGTYPE"] == "CIRCULAR" and found["CURRLOG"] == found["RECLOG"] == found["MEDIALOG"] == ""

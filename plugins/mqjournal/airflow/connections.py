@@ -17,7 +17,8 @@ from pathlib import Path
 
 import paramiko
 
-from mqjournal.fleet import FleetConfig, conn_id_for, legacy_conn_id_for
+from mqjournal.fleet import FleetConfig, HostConfig, conn_id_for, legacy_conn_id_for
+from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.settings import SshSettings
 
 __all__ = ["conn_id_for", "fleet_connections", "legacy_conn_id_for", "resolve_conn_id", "write_connections"]
@@ -69,19 +70,20 @@ def fleet_connections(
     ports: dict[str, int] | None = None,
     ssh: SshSettings | None = None,
 ) -> dict[str, dict[str, object]]:
-    """{conn_id: connection} with the client key inlined and each host's key pinned (no known_hosts needed)."""
+    """{conn_id: connection} with the client key inlined and each host's key pinned (no known_hosts needed): the
+    partitions' and the Linux hosts' alike (the fleet file gives every host a connection id of its own)."""
     if config.client_key is None:
         raise ValueError("the fleet file names no client_key: an Airflow connection needs the key to log in with")
     private_key = config.client_key.read_text(encoding="utf-8")
     connect_timeout = (ssh or SshSettings()).connect_timeout
     connections: dict[str, dict[str, object]] = {}
-    hosts = [(h, f"IBM i partition {h.name}") for h in config.hosts]
-    hosts += [(h, f"Linux MQ host {h.name}") for h in config.linux_hosts]
-    for host, description in hosts:
+    hosts: list[HostConfig | LinuxHostConfig] = [*config.hosts, *config.linux_hosts]
+    for host in hosts:
         key = host_keys[host.name]
+        kind = "IBM i partition" if isinstance(host, HostConfig) else "Linux MQ host"
         connections[conn_id_for(host.name)] = {
             "conn_type": "ssh",
-            "description": description,
+            "description": f"{kind} {host.name}",
             "host": host.address,
             "port": (ports or {}).get(host.name, host.port),
             "login": config.user_for(host),

@@ -21,7 +21,7 @@ from airflow.sdk import get_current_context
 
 from mqjournal.airflow.forms import split_choice
 from mqjournal.airflow.hostwork import spread
-from mqjournal.airflow.sessions import linux_host_session
+from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import LinuxTarget, RunPlan
 from mqjournal.catalog import Catalog
@@ -132,7 +132,7 @@ def _on_hosts(
     def one_host(host: str) -> None:
         try:
             config = fleet.linux_host(host)
-            with linux_host_session(settings, config) as session:
+            with host_session(settings, config) as session:
                 for qmgr, item in by_host[host]:
                     try:
                         outcome = step(session, config, qmgr, item)

@@ -578,19 +578,25 @@ def _dist(settings: Settings) -> Path:
 def preflight(settings: Settings, hosts: list[str], save_library: str) -> Preflight:
     """`mqjournal doctor` for each selected host not yet collected (no snapshot of it under the data folder): read
     only (without its download probe, which writes a scratch save file: a dry run sends nothing that changes a
-    partition; `mqjournal doctor` records the route). A host that is not ready fails the run before anything is
-    collected, saved or deleted, with the doctor's table in the log saying what to fix; drop the host from the
-    form's hosts to run the others meanwhile."""
+    partition; `mqjournal doctor` records the route). The fleet file's Linux hosts are checked too (linuxmq/doctor.py),
+    those with no Linux snapshot yet. A host that is not ready fails the run before anything is collected, saved or
+    deleted, with the doctor's table in the log saying what to fix; drop the host from the form's hosts to run the
+    others meanwhile."""
     from mqjournal.doctor import HostReport, check_host, render
     from mqjournal.errors import MqJournalError
+    from mqjournal.linuxfleet import LinuxHostConfig
+    from mqjournal.linuxmq.doctor import check_linux_host
 
     fleet = load_fleet(settings.fleet_file)
-    collected = _collected_hosts(settings.snapshots)
-    new = [h for h in fleet.hosts if (not hosts or h.name in hosts) and h.name not in collected]
+    collected = _collected_hosts(settings.snapshots) | _collected_hosts(settings.linux_snapshots)
+    every: list[HostConfig | LinuxHostConfig] = [*fleet.hosts, *fleet.linux_hosts]
+    new = [h for h in every if (not hosts or h.name in hosts) and h.name not in collected]
 
-    def check(host: HostConfig) -> HostReport:
+    def check(host: HostConfig | LinuxHostConfig) -> HostReport:
         try:
             with host_session(settings, host) as session:
+                if isinstance(host, LinuxHostConfig):
+                    return check_linux_host(fleet, host, session=session)
                 return check_host(fleet, host, session=session, save_library=save_library)
         except MqJournalError as exc:  # the connection itself refused (e.g. host-key checking disabled)
             report = HostReport(host.name)
@@ -599,7 +605,7 @@ def preflight(settings: Settings, hosts: list[str], save_library: str) -> Prefli
 
     reports = spread(new, check, settings.tasks.hosts_in_parallel)
     text = render(reports) if reports else "every selected host was collected before: no preflight needed"
-    log.info("the partitions' readiness (mqjournal doctor):\n%s", text)
+    log.info("the hosts' readiness (mqjournal doctor):\n%s", text)
     not_ready = [r.host for r in reports if not r.ready]
     if not_ready:
         raise RuntimeError(

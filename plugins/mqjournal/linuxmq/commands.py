@@ -13,20 +13,25 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
-from mqjournal.ibmi.commands import Command
+from mqjournal.ibmi.commands import DIGEST_PROBE, Command
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.names import qmgr_name
 
 __all__ = [
     "LOG_STATUS_ATTRIBUTES",
+    "digest_probe",
+    "display_image_schedule",
     "display_log_status",
     "extent_digest",
+    "file_system_usage",
     "list_extents",
+    "list_queue_managers",
     "queue_manager_info",
     "read_qm_ini",
     "record_media_images",
     "remove_extent",
     "set_log_archived",
+    "user_groups",
 ]
 
 _DIRECTORY = re.compile(r"/(?:[A-Za-z0-9._!&%-]+/)*[A-Za-z0-9._!&%-]*")
@@ -105,3 +110,36 @@ def remove_extent(active_directory: str, extent: Extent) -> Command:
         raise ValueError(f"{extent.name} is an extent MQ keeps for reuse: mqjournal never removes one")
     path = PurePosixPath(_directory(active_directory)) / extent.name
     return Command(text=f"rm -f {shlex.quote(str(path))}", idempotent=True)
+
+
+# --- what `mqjournal doctor` reads (linuxmq/doctor.py): nothing here changes the host --------------------------------
+
+
+def user_groups() -> Command:
+    """The groups of the signed-on session, by name (POSIX `id -G -n`): those of this login, so a user added to mqm
+    since shows it only after signing on again."""
+    return Command(text="id -G -n", idempotent=True)
+
+
+def list_queue_managers(bin_dir: str) -> Command:
+    """dspmq: every queue manager of the installation and its status, `QMNAME(QM1)  STATUS(Running)` a line."""
+    return Command(text=_program(bin_dir, "dspmq"), idempotent=True)
+
+
+def display_image_schedule(bin_dir: str, qmgr: str) -> Command:
+    """DISPLAY QMGR IMGSCHED: whether the queue manager records media images of its own (AUTO) or not (MANUAL)."""
+    return Command(
+        text=f"{_program(bin_dir, 'runmqsc')} {qmgr_name(qmgr)}", idempotent=True, stdin="DISPLAY QMGR IMGSCHED\n"
+    )
+
+
+def digest_probe() -> Command:
+    """sha256sum of /dev/null, the program extent_digest runs, found on the PATH as it finds it: an answer of the
+    empty file's SHA-256 shows the host can vouch for an extent's bytes."""
+    return Command(text=f"sha256sum {DIGEST_PROBE}", idempotent=True)
+
+
+def file_system_usage(directory: str) -> Command:
+    """The size, use and room of the file system holding `directory`, in POSIX's portable format and KiB
+    (`df -P -k`: one line per file system, never wrapped)."""
+    return Command(text=f"df -P -k {shlex.quote(_directory(directory))}", idempotent=True)

@@ -1,4 +1,5 @@
-"""The answer of runmqsc to DISPLAY QMSTATUS: its attributes, and the log points a plan needs.
+"""The answer of runmqsc to DISPLAY QMSTATUS (and DISPLAY QMGR, laid out alike): its attributes, and the log points
+a plan needs.
 
 runmqsc echoes each command as `     N : COMMAND`, answers with `AMQnnnnX:` lines, and lists attributes as
 `NAME(value)`, two to a line (the second from column 44) or one alone when it is long, an empty value as `( )`
@@ -16,24 +17,27 @@ _NAME = re.compile(r"[A-Z][A-Z0-9]*\(")
 _ECHO = re.compile(r"^\s*\d+ : ")  # runmqsc's echo of the next command: "     2 : SET LOG ..."
 STATUS_DETAILS = "AMQ8705I"
 """DISPLAY QMSTATUS's answer: Display Queue Manager Status Details."""
+QMGR_DETAILS = "AMQ8408I"
+"""DISPLAY QMGR's answer: Display Queue Manager details (its attributes are laid out as DISPLAY QMSTATUS's)."""
 
 
 class QmStatusError(ValueError):
     """The answer is not a DISPLAY QMSTATUS answer the planner can read."""
 
 
-def attributes(answer: str) -> dict[str, str]:
-    """Every `NAME(value)` of the answer's attribute lines (those after an AMQ8705I line), values stripped: `( )` is
-    the empty string. QmStatusError when the answer has no status details (a syntax error, an unknown queue
-    manager) or an attribute line does not parse."""
+def attributes(answer: str, details: str = STATUS_DETAILS) -> dict[str, str]:
+    """Every `NAME(value)` of the answer's attribute lines (those after the `details` line: AMQ8705I for DISPLAY
+    QMSTATUS, QMGR_DETAILS for DISPLAY QMGR), values stripped: `( )` is the empty string. QmStatusError when the
+    answer has no such details (a syntax error, an unknown queue manager) or an attribute line does not parse."""
     ids = _MESSAGE.findall(answer)
-    if STATUS_DETAILS not in ids:
+    if details not in ids:
         said = ", ".join(ids) or "no AMQ message"
-        raise QmStatusError(f"runmqsc gave no queue manager status details ({said})")
+        what = "status details" if details == STATUS_DETAILS else "details"
+        raise QmStatusError(f"runmqsc gave no queue manager {what} ({said})")
     found: dict[str, str] = {}
     reading = False
     for line in answer.splitlines():
-        if line.startswith(STATUS_DETAILS):
+        if line.startswith(details):
             reading = True
         elif reading and line.startswith("   ") and line.strip() and not _ECHO.match(line):
             found.update(_pairs(line))

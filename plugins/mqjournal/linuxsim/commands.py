@@ -20,7 +20,16 @@ Answers and their sources (docs/linux-interfaces.md, "What the simulator must an
   no LogManagement line for Manual, which is what "absent = Manual" assumes); any other file does not exist.
 - `ls -l [--time-style=+%s] <LogPath>active/`: `total N`, then `-rw-rw---- 1 mqm mqm SIZE MTIME NAME` sorted by name
   (coreutils format; modes and owner ASSUMED: section 8); size LogFilePages x 4096 (nominal; real size not captured).
-- `sha256sum FILE...`: `<hex>  FILE` (GNU coreutils); `rm [-f] FILE...` of extents only.
+- `sha256sum FILE...`: `<hex>  FILE` (GNU coreutils), of extents and of `/dev/null` (the empty file's digest: what
+  `mqjournal doctor` asks to see the program answer); `rm [-f] FILE...` of extents only.
+- `id -G -n`: the names of the invoking process's groups, space-separated, on one line (POSIX `id`, verified); the
+  user's own group first (ASSUMED: useradd's user private group), then `mqm` for its members.
+- `df -P [-k] PATH`: POSIX's portable format (verified: the header `Filesystem 1024-blocks Used Available Capacity
+  Mounted on`, then `%s %d %d %d %d%% %s`, quantities rounded up, capacity = used / (used + available) rounded up),
+  spaced in columns as GNU df does (allowed by POSIX); for a path under `/var/mqm/log` the log file system
+  (model.LogFileSystem: its other bytes plus every queue manager's extents), else the root file system (ASSUMED
+  sizes); a path that does not exist gives `No such file or directory`, exit 1.
+- a program the host lacks (`LinuxHost.missing_programs`) is `bash: NAME: command not found`, exit 127, as bash says.
 Paths are normalised as the kernel would (no symlinks here); anything under the MQ tree but outside an `active/`
 directory is refused with "Permission denied" by rm (SIMPLIFICATION: the simulator has no other files; cat and
 sha256sum say "No such file or directory" outside the MQ tree), and a user outside
@@ -44,6 +53,7 @@ from mqjournal.linuxsim.model import (
     MQM_PREFIX,
     LinuxHost,
     LinuxQueueManager,
+    LogFileSystem,
 )
 from mqjournal.sim.protocol import ExecResult
 
@@ -61,6 +71,7 @@ NOT_KNOWN = "AMQ7048E: The queue manager name is either not valid or not known.\
 NOT_AUTHORIZED = "AMQ7077E: You are not authorized to perform the requested operation.\n"
 MISSING_EXTENT = "AMQ6767E: Log file {name} for queue manager {qm} could not be found.\n"  # ASSUMED text
 MQS_INI = f"{MQM_PREFIX}/mqs.ini"
+DEV_NULL = "/dev/null"
 DSPMQ_NAME_WIDTH = 58
 
 
@@ -288,7 +299,7 @@ def qm_ini(qm: LinuxQueueManager) -> str:
         f"   LogPrimaryFiles={qm.log_primary_files}\n"
         f"   LogSecondaryFiles={qm.log_secondary_files}\n"
         f"   LogFilePages={qm.log_file_pages}\n"
-        "   LogType=LINEAR\n"
+        f"   LogType={qm.log_type}\n"
         "   LogBufferPages=0\n"
         f"   LogPath={qm.log_path}\n"
         "   LogWriteIntegrity=TripleWrite\n"
@@ -378,6 +389,9 @@ def sha256sum(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecRe
     for path in args:
         if path.startswith("-"):
             return ExecResult(1, "", f"sha256sum: unrecognized option '{path}'\n")
+        if _normal(path) == DEV_NULL:
+            out.append(f"{hashlib.sha256(b'').hexdigest()}  {path}\n")
+            continue
         found = in_active(host, path)
         extent = found[0].extents.get(found[1]) if found else None
         if found is None or extent is None:
@@ -423,6 +437,62 @@ def rm(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
     return ExecResult(1 if err else 0, "", "".join(err))
 
 
+def id_(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    if sorted("".join(a.lstrip("-") for a in args)) != ["G", "n"] or not all(a.startswith("-") for a in args):
+        return ExecResult(1, "", "id: the simulator answers -G -n only\n")
+    return ExecResult(0, " ".join([user, *(["mqm"] if _mqm(host, user) else [])]) + "\n")
+
+
+# --- df -------------------------------------------------------------------------------------------------------
+
+ROOT_DEVICE, ROOT_BYTES, ROOT_USED_BYTES = "/dev/mapper/vg_root-root", 40 * 1024**3, 9 * 1024**3  # ASSUMED sizes
+
+
+def log_file_system_used(host: LinuxHost) -> int:
+    """The log file system's used bytes: its other files and every extent of every queue manager's log."""
+    fs = host.log_file_system
+    logs = sum(len(qm.extents) * qm.extent_size for qm in host.queue_managers.values() if _under(qm.log_path, fs))
+    return fs.other_bytes + logs
+
+
+def _under(path: str, fs: LogFileSystem) -> bool:
+    mount = posixpath.normpath(fs.mounted_on)
+    return _normal(path) == mount or _normal(path).startswith(f"{mount}/")
+
+
+def _exists(host: LinuxHost, path: str) -> bool:
+    """The directories the simulator has: the MQ tree's own, each queue manager's data and log directories."""
+    normal = _normal(path)
+    known = {"/", MQM_PREFIX, f"{MQM_PREFIX}/qmgrs", f"{MQM_PREFIX}/log"}
+    known.add(posixpath.normpath(host.log_file_system.mounted_on))
+    for qm in host.queue_managers.values():
+        known |= {qm.data_path, posixpath.normpath(qm.log_path), posixpath.normpath(qm.active_path)}
+        known |= {posixpath.join(qm.active_path, name) for name in qm.extents}
+    return normal in known
+
+
+def df(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    flags = "".join(a[1:] for a in args if a.startswith("-"))
+    paths = [a for a in args if not a.startswith("-")]
+    if "P" not in flags or set(flags) - {"P", "k"} or len(paths) != 1:
+        return ExecResult(1, "", "df: the simulator answers -P [-k] PATH only\n")
+    path = paths[0]
+    if not _exists(host, path):
+        return ExecResult(1, "", f"df: {path}: No such file or directory\n")
+    fs = host.log_file_system
+    if _under(path, fs):
+        used = min(fs.size_bytes, log_file_system_used(host))
+        device, mount, size = fs.device, fs.mounted_on, fs.size_bytes
+    else:
+        device, mount, size, used = ROOT_DEVICE, "/", ROOT_BYTES, ROOT_USED_BYTES
+    unit = 1024 if "k" in flags else 512
+    total, taken, free = (-(-n // unit) for n in (size, used, size - used))
+    capacity = -(-taken * 100 // (taken + free)) if taken + free else 0
+    header = f"{'Filesystem':<24} {f'{unit}-blocks':>11} {'Used':>10} {'Available':>10} Capacity Mounted on"
+    line = f"{device:<24} {total:>11} {taken:>10} {free:>10} {f'{capacity}%':>8} {mount}"
+    return ExecResult(0, f"{header}\n{line}\n")
+
+
 COMMANDS: dict[str, Command] = {
     "dspmq": dspmq,
     "dspmqinf": dspmqinf,
@@ -435,6 +505,8 @@ COMMANDS: dict[str, Command] = {
     "ls": ls,
     "sha256sum": sha256sum,
     "rm": rm,
+    "id": id_,
+    "df": df,
 }
 """Every command the simulated host knows; the rest is `bash: X: command not found` (exit 127)."""
 
@@ -445,6 +517,9 @@ def run(host: LinuxHost, user: str, args: list[str], stdin: str = "") -> ExecRes
     """Run one simple command (its words already split)."""
     if not args:
         return ExecResult(0)
+    if posixpath.basename(args[0]) in host.missing_programs:
+        said = "No such file or directory" if args[0].startswith("/") else "command not found"
+        return ExecResult(127, "", f"bash: {args[0]}: {said}\n")
     if args[0].startswith("/"):
         if args[0] not in _PATHS:
             return ExecResult(127, "", f"bash: {args[0]}: No such file or directory\n")
@@ -458,4 +533,4 @@ def run(host: LinuxHost, user: str, args: list[str], stdin: str = "") -> ExecRes
 
 _PATHS = {f"/opt/mqm/bin/{name}" for name in ("dspmq", "dspmqinf", "rcdmqimg", "rcrmqobj", "strmqm", "endmqm")}
 _PATHS |= {"/opt/mqm/bin/runmqsc", "/usr/bin/cat", "/usr/bin/ls", "/usr/bin/sha256sum", "/usr/bin/rm"}
-_PATHS |= {"/bin/cat", "/bin/ls", "/bin/sha256sum", "/bin/rm"}
+_PATHS |= {"/bin/cat", "/bin/ls", "/bin/sha256sum", "/bin/rm", "/usr/bin/id", "/usr/bin/df", "/bin/id", "/bin/df"}

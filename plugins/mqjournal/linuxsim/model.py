@@ -84,6 +84,9 @@ class LinuxQueueManager(_State):
     """One linear-logging queue manager: its qm.ini Log: stanza, its extents, and its log points."""
 
     name: str
+    log_type: Literal["LINEAR", "CIRCULAR"] = "LINEAR"
+    """qm.ini's LogType. SIMPLIFICATION: only qm.ini and DISPLAY QMSTATUS say CIRCULAR; the extents are still written
+    as a linear log's (a client reads nothing more of a circular queue manager: it plans nothing on one)."""
     log_management: LogManagement = LogManagement.MANUAL
     log_file_pages: int = Field(default=4096, ge=1)
     """LogFilePages: an extent is this many 4 KiB pages (IBM's documented range was not retrieved; any >= 1 here)."""
@@ -152,6 +155,17 @@ class LinuxQueueManager(_State):
         return self.extents.get(Extent(number).name)
 
 
+class LogFileSystem(_State):
+    """The file system mounted on `/var/mqm/log` (IBM suggests one of its own for the logs: docs/linux-interfaces.md,
+    section 11): every queue manager's extents take room in it, `df` reports it."""
+
+    device: str = "/dev/mapper/vg_mq-log"
+    mounted_on: str = f"{MQM_PREFIX}/log"
+    size_bytes: int = Field(default=20 * 1024**3, gt=0)
+    other_bytes: int = Field(default=64 * 1024**2, ge=0)
+    """What else it holds (the log control files, a lost+found, the file system's own metadata)."""
+
+
 class LinuxHost(_State):
     """One Linux host: its clock and its queue managers by name."""
 
@@ -161,6 +175,9 @@ class LinuxHost(_State):
     queue_managers: dict[str, LinuxQueueManager] = Field(default_factory=dict)
     mqm_members: list[str] = Field(default_factory=lambda: ["mqm"])
     """Users in group mqm: IBM asks it for most control commands and the log files are the group's (section 8)."""
+    log_file_system: LogFileSystem = Field(default_factory=LogFileSystem)
+    missing_programs: list[str] = Field(default_factory=list)
+    """Programs not installed on this host (a fault: a host without coreutils' `sha256sum`): `command not found`."""
 
     def queue_manager(self, name: str) -> LinuxQueueManager | None:
         return self.queue_managers.get(name)

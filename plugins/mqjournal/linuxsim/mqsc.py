@@ -260,11 +260,14 @@ def status_values(host: LinuxHost, qm: LinuxQueueManager) -> dict[str, str]:
     in_use = min(100, spanned["RECSZ"] * 100 // qm.log_primary_files)
     started, log_started = qm.started_at.astimezone(host.now.tzinfo), qm.log_started_at.astimezone(host.now.tzinfo)
     lsn = qm.bytes_logged
+    # "If the queue manager is using circular logging, this parameter is blank" (CurrentLog, q087840): the same taken
+    # for RECLOG, MEDIALOG and ARCHLOG (ASSUMED), which are linear logging's only.
+    linear = qm.log_type == "LINEAR"
     return {
         "QMNAME": qm.name,
         "TYPE": "QMGR",
         "STATUS": "RUNNING",
-        "ARCHLOG": waiting[0].name if waiting else "",
+        "ARCHLOG": waiting[0].name if waiting and linear else "",
         "ARCHSZ": _extents_mb(qm, sum(1 for e in waiting if logger.unneeded(qm, e.number))),
         "AUTOCLUS": "NONE",
         "CHINIT": "RUNNING",
@@ -273,7 +276,7 @@ def status_values(host: LinuxHost, qm: LinuxQueueManager) -> dict[str, str]:
         "CHKPTSZ": "0",
         "CMDSERV": "RUNNING",
         "CONNS": str(len(qm.units_of_work)),
-        "CURRLOG": Extent(qm.current).name,
+        "CURRLOG": Extent(qm.current).name if linear else "",
         "DATFSSZ": "SHARED",
         "DATFSUSE": "SHARED",
         "DATPATH": qm.data_path,
@@ -297,14 +300,14 @@ def status_values(host: LinuxHost, qm: LinuxQueueManager) -> dict[str, str]:
         "LOGSTRDA": log_started.strftime("%Y-%m-%d"),
         "LOGSTRL": "<0:0:0:0>",
         "LOGSTRTI": log_started.strftime("%H:%M:%S"),
-        "LOGTYPE": "LINEAR",
+        "LOGTYPE": qm.log_type,
         "LOGUTIL": str(in_use),
-        "MEDIALOG": Extent(qm.media).name,
+        "MEDIALOG": Extent(qm.media).name if linear else "",
         "MEDIASZ": _extents_mb(qm, spanned["MEDIASZ"]),
         "QMFSSZ": "253824",
         "QMFSUSE": "11",
         "QUORUM": "",
-        "RECLOG": Extent(qm.restart).name,
+        "RECLOG": Extent(qm.restart).name if linear else "",
         "RECSZ": _extents_mb(qm, spanned["RECSZ"]),
         "REUSESZ": _extents_mb(qm, reusable),
         "STANDBY": "NOPERMIT",
