@@ -187,7 +187,8 @@ def check_port_free(port: int, what: str, hint: str) -> None:
 
 
 def check_ports(config: FleetConfig, fleet_file: Path, api_port: int) -> None:
-    hosts = [(h, "simulated IBM i") for h in config.hosts] + [(h, "simulated Linux MQ host") for h in config.linux_hosts]
+    hosts = [(h, "simulated IBM i") for h in config.hosts]
+    hosts += [(h, "simulated Linux MQ host") for h in config.linux_hosts]
     for host, what in hosts:
         check_port_free(
             host.port,

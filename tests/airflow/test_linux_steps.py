@@ -72,8 +72,9 @@ def test_choosing_a_linux_queue_manager_approves_its_key_only():
 def test_a_linux_release_alone_needs_the_gate_and_shows_in_the_plan_text():
     summary = linuxwork.with_linux(RunPlan(), [PAYMENTS])
     assert summary.anything_to_delete
-    assert "mq-linux1/QM.PAYMENTS | Archive | S0000012.LOG | S0000010.LOG | S0000009.LOG | 3 | 2 (SET LOG ARCHIVED)" in (
-        summary.body
+    assert (
+        "mq-linux1/QM.PAYMENTS | Archive | S0000012.LOG | S0000010.LOG | S0000009.LOG | 3 | 2 (SET LOG ARCHIVED)"
+        in (summary.body)
     )
     nothing = PAYMENTS.model_copy(update={"to_release": [], "bytes_to_release": 0})
     assert not linuxwork.with_linux(RunPlan(), [nothing]).anything_to_delete

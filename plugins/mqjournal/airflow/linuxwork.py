@@ -181,7 +181,8 @@ def _snapshots(settings: Settings, run_id: str) -> dict[tuple[str, str], LinuxSn
     folder = settings.linux_snapshot_dir(run_id)
     if not folder.exists():
         return {}
-    return {(s.host, s.qmgr): s for path in sorted(folder.glob("*.jsonl"), key=lambda p: p.name) for s in read_linux_snapshots(path)}
+    files = sorted(folder.glob("*.jsonl"), key=lambda p: p.name)
+    return {(s.host, s.qmgr): s for path in files for s in read_linux_snapshots(path)}
 
 
 def planned(settings: Settings, run_id: str, targets: Sequence[LinuxTarget]) -> list[LinuxPlanned]:
