@@ -20,12 +20,12 @@ from typing import Literal
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession
 from mqjournal.linuxmq import commands
-from mqjournal.linuxmq.qmini import QmIniError, log_config
+from mqjournal.linuxmq.qmini import LogConfig, QmIniError, log_config
 from mqjournal.linuxmq.qmstatus import QmStatusError, attributes
 from mqjournal.linuxmq.readings import ReadingError, data_path, listed_extents
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent, MediaImages
 
-__all__ = ["LinuxCollectError", "collect", "log_extents", "log_status"]
+__all__ = ["LinuxCollectError", "collect", "log_configuration", "log_extents", "log_status"]
 
 _AMQ = re.compile(r"\b(AMQ\d{4}[IWES])\b")
 
@@ -61,26 +61,7 @@ def collect(
     if media_images == "rcdmqimg":
         out = session.run(commands.record_media_images(bin_dir, qmgr))
         images = MediaImages(forced=True, ok=out.exit_status == 0, at=datetime.now(UTC), messages=_ids(out))
-    info = _checked(
-        session.run(commands.queue_manager_info(bin_dir, qmgr)),
-        where,
-        "dspmqinf",
-        "check that the queue manager exists on this host (dspmq) and that the fleet file spells it as MQ does",
-    )
-    try:
-        data = data_path(info)
-    except ReadingError as exc:
-        raise LinuxCollectError(where, str(exc), "check the queue manager's entry in mqs.ini (dspmqinf)") from exc
-    ini_text = _checked(
-        session.run(commands.read_qm_ini(data)),
-        where,
-        "reading qm.ini",
-        "give the user read access to the queue manager's data directory (membership of group mqm)",
-    )
-    try:
-        config = log_config(ini_text)
-    except QmIniError as exc:
-        raise LinuxCollectError(where, str(exc), "check the Log: stanza of the queue manager's qm.ini") from exc
+    config = log_configuration(session, qmgr, bin_dir=bin_dir, where=where)
     found = log_status(session, qmgr, bin_dir=bin_dir)
     points = {key: found.get(key) or None for key in ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG")}
     log_path = found.get("LOGPATH") or config.active_directory + "/"
@@ -101,6 +82,32 @@ def collect(
         media_images=images,
         extents=extents,
     )
+
+
+def log_configuration(session: IbmiSession, qmgr: str, *, bin_dir: str, where: str | None = None) -> LogConfig:
+    """qm.ini's Log: stanza, found through dspmqinf: what the log is and where, read whether or not the queue manager
+    runs (a recovery reads it of one that does not start)."""
+    where = where or f"{session.host} {qmgr}"
+    info = _checked(
+        session.run(commands.queue_manager_info(bin_dir, qmgr)),
+        where,
+        "dspmqinf",
+        "check that the queue manager exists on this host (dspmq) and that the fleet file spells it as MQ does",
+    )
+    try:
+        data = data_path(info)
+    except ReadingError as exc:
+        raise LinuxCollectError(where, str(exc), "check the queue manager's entry in mqs.ini (dspmqinf)") from exc
+    ini_text = _checked(
+        session.run(commands.read_qm_ini(data)),
+        where,
+        "reading qm.ini",
+        "give the user read access to the queue manager's data directory (membership of group mqm)",
+    )
+    try:
+        return log_config(ini_text)
+    except QmIniError as exc:
+        raise LinuxCollectError(where, str(exc), "check the Log: stanza of the queue manager's qm.ini") from exc
 
 
 def log_status(session: IbmiSession, qmgr: str, *, bin_dir: str) -> dict[str, str]:
