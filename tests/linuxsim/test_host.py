@@ -178,3 +178,14 @@ def test_any_slice_of_an_extent_is_the_same_bytes_as_its_stream() -> None:
     whole = b"".join(logger.content("QM1", 7, 200_000))
     for offset, length in [(0, 10), (63, 2), (64, 64), (65_530, 70_000), (199_990, 100), (200_000, 5)]:
         assert logger.content_at("QM1", 7, 200_000, offset, length) == whole[offset : offset + length]
+
+
+def test_dspmq_of_one_queue_manager_reads_as_running_or_not_with_the_planners_reader(sim):
+    from mqjournal.linuxmq.readings import ReadingError, queue_manager_running
+
+    name = next(iter(sim.host.queue_managers))
+    assert queue_manager_running(sim.run(f"dspmq -m {name}", "mqm").stdout, name) is True
+    sim.run(f"endmqm -i {name}", "mqm")
+    assert queue_manager_running(sim.run(f"dspmq -m {name}", "mqm").stdout, name) is False
+    with pytest.raises(ReadingError):
+        queue_manager_running(sim.run("dspmq -m NOSUCH", "mqm").stdout, "NOSUCH")

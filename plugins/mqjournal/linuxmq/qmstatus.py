@@ -16,24 +16,29 @@ _NAME = re.compile(r"[A-Z][A-Z0-9]*\(")
 _ECHO = re.compile(r"^\s*\d+ : ")  # runmqsc's echo of the next command: "     2 : SET LOG ..."
 STATUS_DETAILS = "AMQ8705I"
 """DISPLAY QMSTATUS's answer: Display Queue Manager Status Details."""
+QUEUE_STATUS_DETAILS = "AMQ8450I"
+"""DISPLAY QSTATUS's answer: Display queue status details."""
+OBJECT_DAMAGED = "AMQ8149S"
+"""IBM MQ object damaged: what DISPLAY QSTATUS of a damaged queue answers instead of its status."""
 
 
 class QmStatusError(ValueError):
     """The answer is not a DISPLAY QMSTATUS answer the planner can read."""
 
 
-def attributes(answer: str) -> dict[str, str]:
-    """Every `NAME(value)` of the answer's attribute lines (those after an AMQ8705I line), values stripped: `( )` is
-    the empty string. QmStatusError when the answer has no status details (a syntax error, an unknown queue
-    manager) or an attribute line does not parse."""
+def attributes(answer: str, details: str = STATUS_DETAILS) -> dict[str, str]:
+    """Every `NAME(value)` of the answer's attribute lines (those after a `details` line, AMQ8705I unless said),
+    values stripped: `( )` is the empty string. QmStatusError when the answer has no such details (a syntax error,
+    an unknown queue manager or object, a damaged one) or an attribute line does not parse."""
     ids = _MESSAGE.findall(answer)
-    if STATUS_DETAILS not in ids:
+    if details not in ids:
         said = ", ".join(ids) or "no AMQ message"
-        raise QmStatusError(f"runmqsc gave no queue manager status details ({said})")
+        what = "queue manager status" if details == STATUS_DETAILS else "status"
+        raise QmStatusError(f"runmqsc gave no {what} details ({said})")
     found: dict[str, str] = {}
     reading = False
     for line in answer.splitlines():
-        if line.startswith(STATUS_DETAILS):
+        if line.startswith(details):
             reading = True
         elif reading and line.startswith("   ") and line.strip() and not _ECHO.match(line):
             found.update(_pairs(line))
@@ -79,4 +84,19 @@ def log_points(found: dict[str, str]) -> LogPoints:
             media=Extent.parse(names["MEDIALOG"]),
         )
     except ValueError as exc:  # InvalidName is a ValueError too
+        raise QmStatusError(str(exc)) from exc
+
+
+def queue_media_log(answer: str) -> Extent:
+    """The MEDIALOG of a DISPLAY QSTATUS(q) TYPE(QUEUE) MEDIALOG answer: the oldest extent the queue's own media
+    recovery needs. QmStatusError when it has none: the queue is damaged (AMQ8149S, no status shown), unknown, or
+    its queue manager logs circularly (a blank MEDIALOG)."""
+    if OBJECT_DAMAGED in _MESSAGE.findall(answer):
+        raise QmStatusError(f"{OBJECT_DAMAGED}: the queue is damaged, and MQ shows no status of a damaged queue")
+    value = attributes(answer, QUEUE_STATUS_DETAILS).get("MEDIALOG", "")
+    if not value:
+        raise QmStatusError("no MEDIALOG in the queue's status (a circular log has none)")
+    try:
+        return Extent.parse(value)
+    except ValueError as exc:
         raise QmStatusError(str(exc)) from exc

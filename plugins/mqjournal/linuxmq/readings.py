@@ -13,9 +13,10 @@ from pathlib import PurePosixPath
 
 from mqjournal.linuxmq.extents import Extent, InvalidName
 
-__all__ = ["ListedFile", "ReadingError", "data_path", "listed_extents"]
+__all__ = ["ListedFile", "ReadingError", "data_path", "listed_extents", "queue_manager_running"]
 
 _KEY = re.compile(r"^\s+([A-Za-z]+)=(.*)$")
+_DSPMQ = re.compile(r"^QMNAME\((?P<name>[^)]*)\)\s+STATUS\((?P<status>[^)]*)\)")
 _LS_LINE = re.compile(
     r"^(?P<mode>[-dlbcps][-rwxsStT.+@]{9,10})\s+\d+\s+\S+\s+\S+\s+(?P<size>\d+)\s+(?P<epoch>\d+)\s(?P<name>.+)$"
 )
@@ -65,3 +66,14 @@ def listed_extents(listing: str) -> list[ListedFile]:
         moment = datetime.fromtimestamp(int(match.group("epoch")), UTC)
         found.append(ListedFile(extent, int(match.group("size")), moment))
     return sorted(found, key=lambda f: f.extent.name)
+
+
+def queue_manager_running(answer: str, qmgr: str) -> bool:
+    """Whether `dspmq -m QM` shows the queue manager `Running` (it shows `Ended normally`, `Ended immediately`,
+    `Ended unexpectedly`, `Starting`, ... otherwise: docs/linux-interfaces.md section 4). ReadingError when the answer
+    has no line of that queue manager."""
+    for line in answer.splitlines():
+        match = _DSPMQ.match(line)
+        if match is not None and match.group("name") == qmgr:
+            return match.group("status") == "Running"
+    raise ReadingError(f"dspmq gave no status of {qmgr}: {answer[:200]!r}")
