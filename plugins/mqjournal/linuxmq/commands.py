@@ -28,6 +28,7 @@ __all__ = [
     "display_queue_media_log",
     "extent_digest",
     "list_extents",
+    "list_queue_managers",
     "object_type",
     "queue_manager_info",
     "queue_manager_status",
@@ -159,6 +160,11 @@ def remove_extent(active_directory: str, extent: Extent) -> Command:
         raise ValueError(f"{extent.name} is an extent MQ keeps for reuse: mqjournal never removes one")
     path = PurePosixPath(_directory(active_directory)) / extent.name
     return Command(text=f"rm -f {shlex.quote(str(path))}", idempotent=True)
+
+
+def list_queue_managers(bin_dir: str) -> Command:
+    """dspmq: every queue manager of the installation, one `QMNAME(...)  STATUS(...)` line each."""
+    return Command(text=_program(bin_dir, "dspmq"), idempotent=True)
 
 
 def queue_manager_status(bin_dir: str, qmgr: str) -> Command:

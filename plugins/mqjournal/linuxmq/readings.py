@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from mqjournal.linuxmq.extents import Extent, InvalidName
 
-__all__ = ["ListedFile", "ReadingError", "data_path", "listed_extents", "queue_manager_running"]
+__all__ = ["ListedFile", "ReadingError", "data_path", "listed_extents", "queue_manager_names", "queue_manager_running"]
 
 _KEY = re.compile(r"^\s+([A-Za-z]+)=(.*)$")
 _DSPMQ = re.compile(r"^QMNAME\((?P<name>[^)]*)\)\s+STATUS\((?P<status>[^)]*)\)")
@@ -66,6 +66,11 @@ def listed_extents(listing: str) -> list[ListedFile]:
         moment = datetime.fromtimestamp(int(match.group("epoch")), UTC)
         found.append(ListedFile(extent, int(match.group("size")), moment))
     return sorted(found, key=lambda f: f.extent.name)
+
+
+def queue_manager_names(answer: str) -> list[str]:
+    """The queue managers dspmq lists, in its order."""
+    return [match.group("name") for line in answer.splitlines() if (match := _DSPMQ.match(line))]
 
 
 def queue_manager_running(answer: str, qmgr: str) -> bool:
