@@ -66,7 +66,7 @@ def crashed_with_restart_extent_deleted(fleet: SimFleet, tools, *, archive_it: b
         snap = collector.collect(linux, QMGR, host=LINUX, run_id="maint_2", bin_dir=BIN, media_images="imgsched")
         points = snap.points()
         assert points is not None and points.restart.behind(points.current) >= 3
-        closed = [Extent((points.restart.number + n)) for n in range(points.restart.behind(points.current))]
+        closed = [Extent(points.restart.number + n) for n in range(points.restart.behind(points.current))]
         if archive_it:
             for extent in closed:
                 archive_extent(linux, qmgr=QMGR, active=snap.log_path, extent=extent, run_id="maint_2",
@@ -125,7 +125,7 @@ def test_media_recovery_of_a_damaged_queue_puts_back_what_rcrmqobj_reads_then_re
     mixed: SimFleet,  # noqa: F811
     tools,
 ) -> None:
-    audit, store, catalog, audit_path = tools
+    audit, store, catalog, _ = tools
     live = mixed.service.linux_hosts[LINUX]
     with live.state() as host:  # a queue imaged, then damaged: it holds MEDIALOG while the log moves on
         qm = host.queue_managers[QMGR]

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import paramiko
 
-from mqjournal.fleet import FleetConfig, conn_id_for, legacy_conn_id_for
+from mqjournal.fleet import FleetConfig, HostConfig, conn_id_for, legacy_conn_id_for
+from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.settings import SshSettings
 
 __all__ = ["conn_id_for", "fleet_connections", "legacy_conn_id_for", "resolve_conn_id", "write_connections"]
@@ -75,11 +76,13 @@ def fleet_connections(
     private_key = config.client_key.read_text(encoding="utf-8")
     connect_timeout = (ssh or SshSettings()).connect_timeout
     connections: dict[str, dict[str, object]] = {}
-    for host in config.hosts:
+    hosts: list[HostConfig | LinuxHostConfig] = [*config.hosts, *config.linux_hosts]
+    for host in hosts:
         key = host_keys[host.name]
+        kind = "Linux host" if isinstance(host, LinuxHostConfig) else "IBM i partition"
         connections[conn_id_for(host.name)] = {
             "conn_type": "ssh",
-            "description": f"IBM i partition {host.name}",
+            "description": f"{kind} {host.name}",
             "host": host.address,
             "port": (ports or {}).get(host.name, host.port),
             "login": config.user_for(host),

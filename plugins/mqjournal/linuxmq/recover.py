@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -48,7 +48,14 @@ from mqjournal.recovery.connect import UnknownQueueManager
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.restore import RecoveryRefused
 
-__all__ = ["LinuxRecovery", "LinuxRecoveryResult", "LinuxStepDone", "LinuxStepFailed", "read_log_state"]
+__all__ = [
+    "LinuxRecovery",
+    "LinuxRecoveryResult",
+    "LinuxStepDone",
+    "LinuxStepFailed",
+    "proven_copies",
+    "read_log_state",
+]
 
 log = logging.getLogger(__name__)
 _AMQ = re.compile(r"\b(AMQ\d{4}[IWES])\b")
@@ -333,9 +340,3 @@ class LinuxRecovery:
             f"running: CURRLOG {points.current.name}, RECLOG {points.restart.name}, MEDIALOG {points.media.name} "
             "(DISPLAY QMSTATUS)"
         )
-
-
-def newest(snapshots: Iterable[LinuxSnapshot], host: str, qmgr: str) -> LinuxSnapshot | None:
-    """The newest of one queue manager's snapshots."""
-    mine = [s for s in snapshots if s.host == host and s.qmgr == qmgr]
-    return max(mine, key=lambda s: s.collected_at, default=None)

@@ -205,8 +205,6 @@ class Images:
     damaged: tuple[str, ...]
 
 
-
-
 def matching(qm: LinuxQueueManager, object_type: str, generic: str) -> list[RecoverableObject]:
     """The recoverable objects of `object_type` (an OBJECT_TYPES key) whose name matches `generic` (`*` at the end
     matches any tail). KeyError for an unknown type."""
