@@ -47,23 +47,27 @@ def run_driver(driver: str, workdir: Path, *, timeout: int, spark_connect: str |
     return json.loads(line[len("RESULTS ") :])
 
 
-def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4):
-    """Serve `hosts` (HostConfig) after `hours` of churn, point Airflow's connections and mqjournal's settings at
-    them, and return (simulator service, DagBag of dags/). Call from a driver process only."""
+def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4, linux_hosts: list | None = None):
+    """Serve `hosts` (HostConfig) and `linux_hosts` (LinuxHostConfig) after `hours` of churn, point Airflow's
+    connections and mqjournal's settings at them, and return (simulator service, DagBag of dags/). Call from a driver
+    process only."""
     from mqjournal.sim.service import SimulatorService
 
-    config = fleet_of(workdir, hosts, hours=hours)
+    config = fleet_of(workdir, hosts, hours=hours, linux_hosts=linux_hosts)
     service = SimulatorService(config)
     ports = service.start()
     return service, airflow_for(workdir, config, service.host_keys, ports)
 
 
-def fleet_of(workdir: Path, hosts: list, *, hours: float):
-    """The simulator's fleet configuration of `hosts`, its state in workdir/state, `hours` of churn before now."""
+def fleet_of(workdir: Path, hosts: list, *, hours: float, linux_hosts: list | None = None):
+    """The simulator's fleet configuration of `hosts` (and `linux_hosts`), its state in workdir/state, `hours` of
+    churn before now."""
     from mqjournal.fleet import FleetConfig
 
     start = datetime.now(UTC) - timedelta(hours=hours)
-    return FleetConfig(state_dir=workdir / "state", start=start, warmup_hours=hours, hosts=hosts).resolved(workdir)
+    return FleetConfig(
+        state_dir=workdir / "state", start=start, warmup_hours=hours, hosts=hosts, linux_hosts=linux_hosts or []
+    ).resolved(workdir)
 
 
 def airflow_for(workdir: Path, config, host_keys: dict, ports: dict[str, int]):
@@ -84,6 +88,15 @@ def airflow_for(workdir: Path, config, host_keys: dict, ports: dict[str, int]):
                         ],
                     }
                     for h in config.hosts
+                ]
+                + [
+                    {
+                        "name": h.name,
+                        "platform": "linux",
+                        "port": ports[h.name],
+                        "queue_managers": [{"name": q.name} for q in h.queue_managers],
+                    }
+                    for h in config.linux_hosts
                 ],
             }
         )

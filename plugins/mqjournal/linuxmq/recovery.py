@@ -305,6 +305,9 @@ def plan_linux_recovery(
             )
         )
         notes.append(f"The first extent is {first.name}: {state.object_media_from}.")
+        notes.append(
+            "MEDIALOG moves on once the object is imaged again: the next collection's rcdmqimg, or IMGSCHED(AUTO)."
+        )
     return LinuxRecoveryPlan(
         request=request,
         created_at=state.read_at,
