@@ -341,12 +341,21 @@ def _gap(
         else "the catalog has no copy of it the host vouched for"
     )
     fails = "strmqm fails (AMQ6767)" if request.kind is RecoveryKind.STARTUP else "rcrmqobj fails (AMQ6767)"
+    action = (
+        f"put it back into {state.log_path} from a backup taken outside mqjournal (as a user of group mqm), then plan "
+        f"again; without it {fails}"
+    )
+    if not state.running:
+        # Its points are a collection's: MQ may have let this extent go since (Automatic mode) if restart moved on.
+        action += (
+            f". These log points are {state.points_from}: if the queue manager moved on since, start it once by hand "
+            "and read which extent AMQ6767 names in its error log before restoring by hand"
+        )
     return Gap(
         obj=f"extent {name} of {request.qmgr} on {request.host}",
         problem=f"the recovery reads {first.name} through {last.name}; {name} is not in {state.log_path}, and "
         f"{copy_said}",
-        action=f"put it back into {state.log_path} from a backup taken outside mqjournal (as a user of group mqm), "
-        f"then plan again; without it {fails}",
+        action=action,
     )
 
 
