@@ -173,3 +173,46 @@ def test_an_unknown_queue_manager_is_refused_listing_the_hosts_and_an_rcrmqobj_t
         )
         with pytest.raises(LinuxStepFailed, match="AMQ8147E"):
             recovery.execute(plan)
+
+
+def test_an_upload_that_fails_midway_is_taken_back_and_a_file_already_there_is_never_touched(
+    mixed: SimFleet,  # noqa: F811
+    tools,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from mqjournal.linuxmq.restore import RestoreError, restore_extent
+
+    audit, store, catalog, audit_path = tools
+    snap, doomed = crashed_with_restart_extent_deleted(mixed, tools)
+    (stored,) = [c for c in catalog.extent_copies(LINUX, QMGR) if c.extent == doomed]
+    qm = mixed.service.linux_hosts[LINUX].host.queue_managers[QMGR]
+
+    class Broken(io.RawIOBase):
+        """The store's copy, its read failing after the first chunk (a disk error, a store gone away)."""
+
+        def __init__(self) -> None:
+            self.reads = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1) -> bytes:
+            self.reads += 1
+            if self.reads > 1:
+                raise OSError("the store's disk failed")
+            return b"\0" * 1000
+
+    monkeypatch.setattr(store, "open_copy", lambda copy: Broken())
+    with session(mixed, audit) as linux:
+        with pytest.raises(RestoreError, match="the store's disk failed"):
+            restore_extent(linux, active=snap.log_path, copy=stored, store=store)
+        assert doomed not in qm.extents  # what the upload left was removed again
+        present = next(n for n in qm.extents if n != doomed and not n.startswith("R"))
+        with pytest.raises(RestoreError, match="never written over"):
+            restore_extent(linux, active=snap.log_path, copy=stored.model_copy(update={"extent": present}), store=store)
+    assert present in qm.extents
+    puts = [r for r in records(audit_path) if r.get("transfer") == "put"]
+    assert [(r["event"], r.get("outcome")) for r in puts] == [("intent", None), ("outcome", "failed")]
+    assert changes(audit_path)[-1] == f"rm -f {snap.log_path}{doomed}"
