@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,7 +79,7 @@ class LinuxRecoveryResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    platform: str = "linux"
+    platform: Literal["linux"] = "linux"  # tells it from a partition's RecoveryResult in the execute task's XCom
     plan: LinuxRecoveryPlan
     done: list[LinuxStepDone]
     skipped: list[str] = Field(description="approved steps the live host no longer needed")
