@@ -2,8 +2,10 @@
 
 Kinds: startup (STRMQM failed with AMQ7432), media (a damaged object, RCRMQMOBJ), library (the queue manager library
 is lost), naming (receiver switching stopped, CPI70E3, or a new threshold), expiry (discard save files no restore
-can need). The plan is built from the live partition and the backup catalog; a plan with gaps (a needed save that
-does not exist) fails before the gate and changes nothing; a plan with nothing to do goes straight to the report.
+can need). A Linux host of the fleet file (#32) takes startup (strmqm fails: an extent from RECLOG on is missing,
+AMQ6767) and media (rcrmqobj of one object): the extents are put back from the backup store into the log directory
+first. The plan is built from the live host and the backup catalog; a plan with gaps (a needed save or extent that
+no copy holds) fails before the gate and changes nothing; a plan with nothing to do goes straight to the report.
 After approval the plan is re-made on the live host and only steps the approver saw are run, so a rerun of a failed
 run only does what is still missing.
 """
@@ -20,8 +22,8 @@ from mqjournal.airflow.approval import ANSWER_KEY, NamedApproval, approvers
 from mqjournal.airflow.forms import fleet_choices
 from mqjournal.airflow.notify import GateWaiting
 from mqjournal.airflow.settings import settings
-from mqjournal.airflow.xcom import Pulled, RecoveryPlanMade
-from mqjournal.recovery.execute import RecoveryResult
+from mqjournal.airflow.xcom import Pulled
+from mqjournal.linuxmq.recovery import LINUX_KINDS
 from mqjournal.recovery.kinds import RecoveryKind
 
 
@@ -38,15 +40,16 @@ from mqjournal.recovery.kinds import RecoveryKind
             "",
             type="string",
             minLength=1,
-            examples=fleet_choices(settings()).hosts,
+            examples=fleet_choices(settings()).hosts + fleet_choices(settings()).linux_hosts,
             title="Host",
-            description="the partition, as named in the fleet file (another is refused, listing its hosts)",
+            description="the partition or Linux host, as named in the fleet file (another is refused, listing its "
+            "hosts)",
         ),
         "qmgr": Param(
             "",
             type="string",
             minLength=1,
-            examples=fleet_choices(settings()).queue_managers,
+            examples=fleet_choices(settings()).queue_managers + fleet_choices(settings()).linux_queue_managers,
             title="Queue manager",
             description="its name on that host (the fleet file's, or any the host has); a name the host does not "
             "have is refused before anything is planned, listing the ones it has",
@@ -56,7 +59,9 @@ from mqjournal.recovery.kinds import RecoveryKind
             type="string",
             enum=[kind.value for kind in RecoveryKind],
             title="Kind of recovery",
-            description=RecoveryKind.described(),
+            description=RecoveryKind.described()
+            + ". On a Linux host: "
+            + "; ".join(f"{kind.value}: {line}" for kind, line in LINUX_KINDS.items()),
         ),
         "timestamp": Param(
             None,
@@ -66,10 +71,17 @@ from mqjournal.recovery.kinds import RecoveryKind
             "empty: the latest AMQ7432",
         ),
         "object": Param(
-            None, type=["null", "string"], title="Damaged object (media)", description="empty: the latest AMQ7472"
+            None,
+            type=["null", "string"],
+            title="Damaged object (media)",
+            description="empty: the latest AMQ7472 (IBM i); a Linux host needs the name (AMQ7472 in AMQERR01.LOG)",
         ),
         "object_type": Param(
-            "*ALL", type="string", title="Object type (media)", description="RCRMQMOBJ OBJTYPE, e.g. *LCLQ"
+            "*ALL",
+            type="string",
+            title="Object type (media)",
+            description="RCRMQMOBJ OBJTYPE, e.g. *LCLQ; on a Linux host rcrmqobj's -t, e.g. queue or channel "
+            "(*ALL: all)",
         ),
         "threshold_kb": Param(None, type=["null", "integer"], minimum=1, title="New receiver threshold in KB (naming)"),
     },
@@ -84,11 +96,11 @@ def mq_journal_recovery():
 
     @task.branch
     def gate(made: Pulled) -> list[str]:
-        return steps.next_after_plan(RecoveryPlanMade.from_xcom(made))
+        return steps.next_after_plan(steps.plan_made(made))
 
     @task
     def blocked(made: Pulled) -> None:
-        steps.refuse(RecoveryPlanMade.from_xcom(made))
+        steps.refuse(steps.plan_made(made))
 
     # Its answer is left in XCom before Airflow acts on it, so the report names who rejected too (NamedApproval).
     approve = NamedApproval(
@@ -105,7 +117,7 @@ def mq_journal_recovery():
 
     @task(pool=pool, retries=0)
     def execute(made: Pulled, run_id=None) -> dict[str, Any]:
-        return steps.execute(settings(), RecoveryPlanMade.from_xcom(made), run_id).model_dump(mode="json")
+        return steps.execute(settings(), steps.plan_made(made), run_id).model_dump(mode="json")
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(run_id=None, ti=None) -> str:
@@ -115,8 +127,8 @@ def mq_journal_recovery():
         return steps.write_report(
             settings(),
             run_id,
-            RecoveryPlanMade.from_xcom(made) if made is not None else None,
-            RecoveryResult.model_validate(result) if result is not None else None,
+            steps.plan_made(made) if made is not None else None,
+            steps.result_made(result) if result is not None else None,
             approval=ti.xcom_pull(task_ids="approve"),
             approve_state=str(approve_state) if approve_state else None,
             answer=ti.xcom_pull(task_ids="approve", key=ANSWER_KEY),

@@ -47,20 +47,21 @@ def run_driver(driver: str, workdir: Path, *, timeout: int, spark_connect: str |
     return json.loads(line[len("RESULTS ") :])
 
 
-def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4, linux_hosts: list = ()):
+def fleet_in_airflow(workdir: Path, hosts: list, *, hours: float = 4, linux_hosts: list | None = None):
     """Serve `hosts` (HostConfig) and `linux_hosts` (LinuxHostConfig) after `hours` of churn, point Airflow's
     connections and mqjournal's settings at them, and return (simulator service, DagBag of dags/). Call from a driver
     process only."""
     from mqjournal.sim.service import SimulatorService
 
-    config = fleet_of(workdir, hosts, hours=hours, linux_hosts=list(linux_hosts))
+    config = fleet_of(workdir, hosts, hours=hours, linux_hosts=linux_hosts)
     service = SimulatorService(config)
     ports = service.start()
     return service, airflow_for(workdir, config, service.host_keys, ports)
 
 
 def fleet_of(workdir: Path, hosts: list, *, hours: float, linux_hosts: list | None = None):
-    """The simulator's fleet configuration of `hosts`, its state in workdir/state, `hours` of churn before now."""
+    """The simulator's fleet configuration of `hosts` (and `linux_hosts`), its state in workdir/state, `hours` of
+    churn before now."""
     from mqjournal.fleet import FleetConfig
 
     start = datetime.now(UTC) - timedelta(hours=hours)

@@ -62,3 +62,25 @@ def test_the_doctors_reads_change_nothing_and_name_only_checked_values() -> None
     for path in ("/var/mqm/log/$(id)/", "relative", "/var/mqm/../etc"):
         with pytest.raises(ValueError):
             commands.file_system_usage(path)
+
+
+def test_rcrmqobj_names_one_object_of_a_type_rcrmqobj_takes_and_a_bare_star_is_never_left_to_the_shell() -> None:
+    command = commands.recreate_object(BIN, "QM.ORDERS", "Queue", "APP.Request/1")
+
+    assert shlex.split(command.text) == ["/opt/mqm/bin/rcrmqobj", "-m", "QM.ORDERS", "-t", "queue", "APP.Request/1"]
+    assert not command.idempotent
+    assert shlex.split(commands.recreate_object(BIN, "QM1", "*", "TO.PARTNER").text)[4] == "all"
+    for kind, name in (("qlocal; id", "Q1"), ("nosuchtype", "Q1"), ("queue", "APP.*"), ("queue", "A B")):
+        with pytest.raises(ValueError):
+            commands.recreate_object(BIN, "QM1", kind, name)
+
+
+def test_a_queues_status_is_asked_with_its_name_quoted_so_mqsc_keeps_its_case() -> None:
+    command = commands.display_queue_media_log(BIN, "QM1", "app.request")
+
+    assert shlex.split(command.text) == ["/opt/mqm/bin/runmqsc", "QM1"]
+    assert command.stdin == "DISPLAY QSTATUS('app.request') TYPE(QUEUE) MEDIALOG\n"
+    assert shlex.split(commands.start_queue_manager(BIN, "QM1").text) == ["/opt/mqm/bin/strmqm", "QM1"]
+    assert shlex.split(commands.queue_manager_status(BIN, "QM1").text) == ["/opt/mqm/bin/dspmq", "-m", "QM1"]
+    with pytest.raises(ValueError):
+        commands.display_queue_media_log(BIN, "QM1", "Q1') DISPLAY QMGR ('")

@@ -222,3 +222,14 @@ def test_a_circular_queue_manager_says_so_in_qm_ini_and_shows_no_linear_log_poin
     answer = sim.run("runmqsc QM1", "mqm", stdin="DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG LOGTYPE\n")
     found = attributes(answer.stdout)
     assert found["LOGTYPE"] == "CIRCULAR" and found["CURRLOG"] == found["RECLOG"] == found["MEDIALOG"] == ""
+
+
+def test_dspmq_of_one_queue_manager_reads_as_running_or_not_with_the_planners_reader(sim):
+    from mqjournal.linuxmq.readings import ReadingError, queue_manager_running
+
+    name = next(iter(sim.host.queue_managers))
+    assert queue_manager_running(sim.run(f"dspmq -m {name}", "mqm").stdout, name) is True
+    sim.run(f"endmqm -i {name}", "mqm")
+    assert queue_manager_running(sim.run(f"dspmq -m {name}", "mqm").stdout, name) is False
+    with pytest.raises(ReadingError):
+        queue_manager_running(sim.run("dspmq -m NOSUCH", "mqm").stdout, "NOSUCH")

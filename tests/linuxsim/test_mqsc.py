@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mqjournal.linuxmq.extents import Extent, LogManagement
-from mqjournal.linuxmq.qmstatus import attributes, log_points
+from mqjournal.linuxmq.qmstatus import QmStatusError, attributes, log_points, queue_media_log
 from mqjournal.linuxsim import logger, mqsc
 from mqjournal.linuxsim.model import LinuxHost
 
@@ -158,3 +158,29 @@ def test_a_queue_manager_that_is_not_running_answers_amq8146e_and_nothing_runs()
     logger.end(qm)
     answer = run(host_with(qm), "DISPLAY QMSTATUS CURRLOG\n")
     assert answer.exit_status == 20 and "AMQ8146E: IBM MQ queue manager not available." in answer.stdout
+
+
+def test_display_qstatus_shows_a_queues_own_medialog_as_captured_and_the_reader_takes_it(busy_archive):
+    logger.record_media_images(busy_archive, "APP.*", "queue", at=T0)  # damaged: its image stays at S0000002
+    logger.recreate_objects(busy_archive, "queue", "APP.QUEUE")
+    logger.record_media_images(busy_archive, "APP.QUEUE", "queue", at=T0)
+
+    out = run(host_with(busy_archive), "DISPLAY QSTATUS('APP.QUEUE') TYPE(QUEUE) MEDIALOG\n").stdout
+
+    assert "AMQ8450I: Display queue status details.\n" in out
+    assert "   QUEUE(APP.QUEUE)                        TYPE(QUEUE)\n   MEDIALOG(S0000006.LOG)\n" in out
+    assert queue_media_log(out) == Extent(6)
+
+
+def test_a_damaged_queue_named_alone_answers_amq8149s_and_a_generic_name_passes_it_over(busy_archive):
+    host = host_with(busy_archive)  # APP.QUEUE is damaged
+
+    alone = run(host, "DISPLAY QSTATUS('APP.QUEUE') TYPE(QUEUE) MEDIALOG\n")
+    generic = run(host, "DIS QS(APP.*)\n")
+
+    assert "AMQ8149S: IBM MQ object damaged.\n" in alone.stdout and alone.exit_status == mqsc.RC_SOME_FAILED
+    with pytest.raises(QmStatusError, match="AMQ8149S"):
+        queue_media_log(alone.stdout)
+    assert "AMQ8450I" not in generic.stdout and generic.exit_status == 0
+    unknown = run(host, "DISPLAY QSTATUS('NO.SUCH.QUEUE') TYPE(QUEUE) MEDIALOG\n").stdout
+    assert "AMQ8147E: IBM MQ object NO.SUCH.QUEUE not found." in unknown

@@ -22,6 +22,8 @@ class FleetChoices(NamedTuple):
     hosts: list[str]
     pairs: list[str]  # host/QMGR
     queue_managers: list[str]  # the names, each once
+    linux_hosts: list[str]  # the Linux hosts (#32), which only the recovery form offers so far
+    linux_queue_managers: list[str]
 
 
 def fleet_choices(settings: Settings) -> FleetChoices:
@@ -41,10 +43,11 @@ def _choices(path: Path, changed: tuple[int, int] | None) -> FleetChoices:
         fleet = load_fleet(path)
     except Exception as exc:  # the DAG must parse; select_targets names the problem when a run starts
         log.warning("the trigger forms offer no hosts: the fleet file %s cannot be read (%s)", path, exc)
-        return FleetChoices([], [], [])
+        return FleetChoices([], [], [], [], [])
     pairs = [f"{h.name}/{q.name}" for h in fleet.hosts for q in h.queue_managers]
     names = sorted({q.name for h in fleet.hosts for q in h.queue_managers})
-    return FleetChoices([h.name for h in fleet.hosts], pairs, names)
+    linux_names = sorted({q.name for h in fleet.linux_hosts for q in h.queue_managers})
+    return FleetChoices([h.name for h in fleet.hosts], pairs, names, [h.name for h in fleet.linux_hosts], linux_names)
 
 
 def split_choice(choice: str) -> tuple[str | None, str]:

@@ -123,11 +123,13 @@ class IbmiHook(BaseHook):
             keepalive_interval=ssh.keepalive_interval,
         )
 
-    def session(self, host_name: str) -> IbmiSession:
+    def session(self, host_name: str, *, linux: bool = False) -> IbmiSession:
+        """The session to `host_name`; `linux`: a Linux host, whose user names are case-sensitive (an IBM i user
+        profile is upper case, however the connection spells it)."""
         ssh = self.ssh_hook
         return IbmiSession(
             host_name,
-            (ssh.username or "").upper(),
+            (ssh.username or "") if linux else (ssh.username or "").upper(),
             self.connector(),
             audit=AuditLog(self.audit_path),
             command_timeout=self.ssh.command_timeout,

@@ -4,7 +4,11 @@ From the run's snapshots, `cannotstart.cannot_start` finds each queue manager wh
 end with AMQ7432; for each, the recovery DAG is triggered with the values the alert names (kind included), so its
 plan waits at its approval gate, with the gate's notifier, when the on-call engineer arrives.
 
-Never twice: the recovery run's id is made from the incident (host, queue manager, kind, the entry time needed), so
+Linux queue managers (#32) are read from the run's Linux snapshots (settings.linux_snapshot_dir): one whose restart
+would not find an extent from RECLOG on (linuxmq.cannotstart) is alerted and recovered the same way.
+
+Never twice: the recovery run's id is made from the incident (host, queue manager, kind, the entry time needed; on
+Linux the first extent missing), so
 a rerun of the maintenance run, or the next scheduled one while nothing changed, finds that run and skips
 (`skip_when_already_exists`). A recovery of the same queue manager still waiting (queued or running, its gate open)
 from an earlier incident is not joined by a second one either: the data folder keeps, per queue manager, the run
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +27,10 @@ from airflow.sdk.exceptions import AirflowRuntimeError
 
 from mqjournal.cannotstart import CannotStart, cannot_start, newest_by_queue_manager
 from mqjournal.datafolder import DataPath
+from mqjournal.linuxmq.cannotstart import LinuxCannotStart
+from mqjournal.linuxmq.cannotstart import cannot_start as linux_cannot_start
+from mqjournal.linuxmq.cannotstart import newest_by_queue_manager as linux_newest_by_queue_manager
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, read_linux_snapshots
 from mqjournal.settings import Settings, safe
 from mqjournal.snapshot import Snapshot, read_snapshots
 
@@ -34,10 +42,17 @@ ALERTS_KEY = "alerts"
 WAITING = frozenset({"queued", "running"})
 
 
-def recovery_run_id(alert: CannotStart) -> str:
-    """One id per incident: the same missing entry of the same queue manager is one recovery, however often seen."""
-    needed = alert.needed_at.strftime("%Y%m%dT%H%M%S%z") if alert.needed_at is not None else "unknown"
-    return safe(f"oncall__{alert.host}__{alert.qmgr}__{alert.kind.value}__{needed}")
+OnCallAlert = CannotStart | LinuxCannotStart
+
+
+def recovery_run_id(alert: OnCallAlert) -> str:
+    """One id per incident: the same missing entry (or extent) of the same queue manager is one recovery, however
+    often seen."""
+    if isinstance(alert, LinuxCannotStart):
+        incident = alert.incident
+    else:
+        incident = alert.needed_at.strftime("%Y%m%dT%H%M%S%z") if alert.needed_at is not None else "unknown"
+    return safe(f"oncall__{alert.host}__{alert.qmgr}__{alert.kind.value}__{incident}")
 
 
 @dataclass(frozen=True)
@@ -70,12 +85,31 @@ def alerts_of(snapshots: list[Snapshot]) -> list[CannotStart]:
     return [alert for s in newest_by_queue_manager(snapshots).values() if (alert := cannot_start(s)) is not None]
 
 
-def _record(settings: Settings, alert: CannotStart) -> DataPath:
+def run_linux_snapshots(settings: Settings, run_id: str) -> list[LinuxSnapshot]:
+    """The run's Linux snapshots (one file per host); a file that cannot be read is left out, logged."""
+    folder = settings.linux_snapshot_dir(run_id)
+    found: list[LinuxSnapshot] = []
+    files: list[DataPath] = sorted(folder.glob("*.jsonl"), key=lambda p: p.name) if folder.is_dir() else []
+    for path in files:
+        try:
+            found += list(read_linux_snapshots(path))
+        except (OSError, ValueError) as exc:
+            log.warning("%s left out of the on-call check: %s", path, exc)
+    return found
+
+
+def linux_alerts_of(snapshots: list[LinuxSnapshot]) -> list[LinuxCannotStart]:
+    """Per Linux queue manager, the alert of its newest snapshot of the run."""
+    newest = linux_newest_by_queue_manager(snapshots).values()
+    return [alert for s in newest if (alert := linux_cannot_start(s)) is not None]
+
+
+def _record(settings: Settings, alert: OnCallAlert) -> DataPath:
     return settings.data_folder / "oncall" / f"{safe(alert.host)}__{safe(alert.qmgr)}.json"
 
 
 def triggers(
-    settings: Settings, alerts: list[CannotStart], state_of: Callable[[str], str | None], maintenance_run: str
+    settings: Settings, alerts: Sequence[OnCallAlert], state_of: Callable[[str], str | None], maintenance_run: str
 ) -> list[Trigger]:
     """The recovery runs to trigger for `alerts`: none for a queue manager whose last triggered recovery (of another
     incident) still waits, as `state_of` (a recovery run id -> its state, None when there is none) tells."""
@@ -125,7 +159,10 @@ def on_call(
 ) -> tuple[list[str], list[Trigger]]:
     """The run's cannot-start alerts (their texts) and the recovery runs to trigger (none in a dry run: it only
     reads, and says what it would trigger)."""
-    alerts = alerts_of(run_snapshots(settings, run_id))
+    alerts: list[OnCallAlert] = [
+        *alerts_of(run_snapshots(settings, run_id)),
+        *linux_alerts_of(run_linux_snapshots(settings, run_id)),
+    ]
     if dry_run:
         for alert in alerts:
             log.warning("%s; a dry run triggers no recovery", alert.text)

@@ -2,7 +2,8 @@
 
 The plan travels through XCom as JSON (it is small: one queue manager's steps; RecoveryPlanMade says what it
 holds); the approval gate shows its Markdown. Execution re-makes the plan on the live host and runs only steps the
-approver saw.
+approver saw. A Linux host of the fleet file (#32) is planned and run by airflow/linuxrecovery.py; its values
+(LinuxRecoveryPlanMade, LinuxRecoveryResult) answer the gate, the refusal and the report as a partition's do.
 """
 
 from __future__ import annotations
@@ -12,10 +13,17 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from mqjournal.airflow import linuxrecovery
 from mqjournal.airflow.gate import gate_answer
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import JournalTarget, PartitionTimeZone, RecoveryPlanMade
+from mqjournal.airflow.xcom import (
+    JournalTarget,
+    LinuxRecoveryPlanMade,
+    PartitionTimeZone,
+    RecoveryPlanMade,
+    recovery_plan_made,
+)
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog
 from mqjournal.datafolder import DataPath
@@ -24,6 +32,7 @@ from mqjournal.fleet import QueueManagerConfig, load_fleet
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.transport import IbmiSession
+from mqjournal.linuxmq.recover import LinuxRecoveryResult
 from mqjournal.recovery import connect
 from mqjournal.recovery.execute import RecoveryExecutor, RecoveryResult
 from mqjournal.recovery.gather import clusters_of, gather, locate
@@ -33,6 +42,9 @@ from mqjournal.recovery.planner import plan_recovery
 from mqjournal.snapshot import snapshots_of
 
 log = logging.getLogger(__name__)
+
+PlanMade = RecoveryPlanMade | LinuxRecoveryPlanMade
+Result = RecoveryResult | LinuxRecoveryResult
 
 
 class RecoveryBlocked(MqJournalError):
@@ -96,7 +108,22 @@ def _plan_file(settings: Settings, run_id: str) -> DataPath:
     return settings.recovery_plan_file(run_id)
 
 
-def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> RecoveryPlanMade:
+def plan_made(value: object) -> PlanMade:
+    """The plan task's XCom value, of either platform."""
+    return recovery_plan_made(value)
+
+
+def result_made(value: object) -> Result:
+    """The execute task's XCom value, of either platform."""
+    if isinstance(value, dict) and value.get("platform") == "linux":
+        return LinuxRecoveryResult.model_validate(value)
+    return RecoveryResult.model_validate(value)
+
+
+def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> PlanMade:
+    linux = linuxrecovery.linux_host_of(settings, params["host"])
+    if linux is not None:
+        return linuxrecovery.make_plan(settings, params, run_id, linux)
     setup = setup_from_form(settings, params["host"], params["qmgr"])
     with host_session(settings, params["host"]) as session:
         # A mistyped name must not be planned as a queue manager whose library is lost.
@@ -132,7 +159,7 @@ def make_plan(settings: Settings, params: Mapping[str, Any], run_id: str) -> Rec
     )
 
 
-def next_after_plan(made: RecoveryPlanMade) -> list[str]:
+def next_after_plan(made: PlanMade) -> list[str]:
     """The branch after planning: gaps fail the run, nothing to do needs no approval, anything else does.
 
     The report is always followed (a branch would skip it otherwise); it waits for whatever else runs.
@@ -142,7 +169,7 @@ def next_after_plan(made: RecoveryPlanMade) -> list[str]:
     return ["approve", "report"] if made.executable else ["report"]
 
 
-def refuse(made: RecoveryPlanMade) -> None:
+def refuse(made: PlanMade) -> None:
     """Fail the run before the gate: say what is missing and what to do."""
     plan = made.plan
     raise RecoveryBlocked(
@@ -152,7 +179,12 @@ def refuse(made: RecoveryPlanMade) -> None:
     )
 
 
-def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> RecoveryResult:
+def execute(settings: Settings, made: PlanMade, run_id: str) -> Result:
+    if isinstance(made, LinuxRecoveryPlanMade):
+        host = linuxrecovery.linux_host_of(settings, made.plan.request.host)
+        if host is None:
+            raise ValueError(f"host {made.plan.request.host!r} is no longer a Linux host of {settings.fleet_file}")
+        return linuxrecovery.execute(settings, made, host)
     approved = made.plan
     clusters = _clusters(settings, approved.request.host, approved.request.qmgr)
     with host_session(settings, approved.request.host) as session:
@@ -172,8 +204,8 @@ def execute(settings: Settings, made: RecoveryPlanMade, run_id: str) -> Recovery
 
 
 def outcome_line(
-    made: RecoveryPlanMade | None,
-    result: RecoveryResult | None,
+    made: PlanMade | None,
+    result: Result | None,
     approval: dict[str, Any] | None = None,
     approve_state: str | None = None,
     answer: dict[str, Any] | None = None,
@@ -197,8 +229,8 @@ def outcome_line(
 def write_report(
     settings: Settings,
     run_id: str,
-    made: RecoveryPlanMade | None,
-    result: RecoveryResult | None,
+    made: PlanMade | None,
+    result: Result | None,
     *,
     approval: dict[str, Any] | None = None,
     approve_state: str | None = None,
@@ -220,6 +252,8 @@ def write_report(
             lines += ["## Execution", ""]
             lines += [f"- {d.outcome}: `{d.command}`" for d in result.done]
             lines += [f"- already done before this run: `{text}`" for text in result.skipped]
+            if isinstance(result, LinuxRecoveryResult):
+                lines.append(f"- afterwards: {result.status_after}")
     text = "\n".join(lines) + "\n"
     path = settings.recovery_report_file(run_id)
     path.parent.mkdir(parents=True, exist_ok=True)

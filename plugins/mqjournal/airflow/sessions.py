@@ -44,5 +44,11 @@ def host_session(settings: Settings, host: str | HostConfig | LinuxHostConfig) -
             sql_runner=runner,
             scratch_directory=scratch,
         )
-        with hook.session(config.name) as session:
+        # A Linux user name is case-sensitive; an IBM i user profile is upper case however the connection spells it.
+        with hook.session(config.name, linux=isinstance(config, LinuxHostConfig)) as session:
             yield session
+
+
+def linux_host_session(settings: Settings, host: LinuxHostConfig) -> contextlib.AbstractContextManager[IbmiSession]:
+    """`host_session` for a Linux host's entry of the fleet file."""
+    return host_session(settings, host)

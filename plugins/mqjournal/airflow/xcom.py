@@ -10,7 +10,7 @@ fails at that seam, naming the field. The save, delete and cleanup steps' values
 from __future__ import annotations
 
 from datetime import timedelta, timezone
-from typing import Any, Self, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 from zoneinfo import ZoneInfo
 
 from pydantic import ConfigDict, Field
@@ -19,6 +19,7 @@ from mqjournal.forecast import AspForecast, AspKey
 from mqjournal.ibmi import collector
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.linuxmq.planned import LinuxPlanned
+from mqjournal.linuxmq.recovery import LinuxRecoveryPlan
 from mqjournal.outcomes import StepValue
 from mqjournal.planrows import PlannedQueueManager, QueueManagerRef
 from mqjournal.recovery.plan import RecoveryPlan
@@ -270,6 +271,26 @@ class RecoveryPlanMade(XComValue):
     @property
     def tz(self) -> PartitionZone:
         return _zone(self.time_zone, self.utc_offset_minutes)
+
+
+class LinuxRecoveryPlanMade(XComValue):
+    """The plan task's value for a Linux host (#32): the plan, its Markdown for the gate. `platform` tells it from
+    an IBM i partition's (RecoveryPlanMade), whose value has no such key."""
+
+    platform: Literal["linux"] = "linux"
+    plan: LinuxRecoveryPlan
+    body: str = Field(description="the plan's Markdown: the approval gate's body")
+    executable: bool = Field(description="no gaps and at least one step: it needs approval")
+
+    def to_xcom(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def recovery_plan_made(value: object) -> RecoveryPlanMade | LinuxRecoveryPlanMade:
+    """The plan task's value, of whichever platform made it."""
+    if isinstance(value, dict) and value.get("platform") == "linux":
+        return LinuxRecoveryPlanMade.from_xcom(value)
+    return RecoveryPlanMade.from_xcom(value)
 
 
 # --- the backup expiry DAG ------------------------------------------------------------------------------------------

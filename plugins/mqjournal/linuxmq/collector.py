@@ -83,9 +83,10 @@ def collect(
     )
 
 
-def log_configuration(session: IbmiSession, qmgr: str, *, bin_dir: str) -> LogConfig:
-    """The Log: stanza of the queue manager's qm.ini, found through dspmqinf (its data directory), not by its name."""
-    where = f"{session.host} {qmgr}"
+def log_configuration(session: IbmiSession, qmgr: str, *, bin_dir: str, where: str | None = None) -> LogConfig:
+    """qm.ini's Log: stanza, found through dspmqinf: what the log is and where, read whether or not the queue manager
+    runs (a recovery reads it of one that does not start)."""
+    where = where or f"{session.host} {qmgr}"
     info = _checked(
         session.run(commands.queue_manager_info(bin_dir, qmgr)),
         where,

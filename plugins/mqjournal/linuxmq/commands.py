@@ -11,28 +11,70 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import PurePosixPath
+from types import MappingProxyType
 
+from mqjournal.errors import InvalidName
 from mqjournal.ibmi.commands import DIGEST_PROBE, Command
 from mqjournal.linuxmq.extents import Extent
-from mqjournal.names import qmgr_name
+from mqjournal.names import mq_name, qmgr_name
 
 __all__ = [
     "LOG_STATUS_ATTRIBUTES",
+    "OBJECT_TYPES",
+    "QUEUE_TYPES",
     "digest_probe",
     "display_image_schedule",
     "display_log_status",
+    "display_queue_media_log",
     "extent_digest",
     "file_system_usage",
     "list_extents",
     "list_queue_managers",
+    "object_type",
     "queue_manager_info",
+    "queue_manager_status",
     "read_qm_ini",
     "record_media_images",
+    "recreate_object",
     "remove_extent",
     "set_log_archived",
+    "start_queue_manager",
     "user_groups",
 ]
+
+OBJECT_TYPES: Mapping[str, str | None] = MappingProxyType(
+    {
+        "all": None,
+        "*": None,
+        "qmgr": "qmgr",
+        "queue": "queue",
+        "q": "queue",
+        "qlocal": "queue",
+        "ql": "queue",
+        "channel": "channel",
+        "chl": "channel",
+        "process": "process",
+        "prcs": "process",
+        "namelist": "namelist",
+        "nl": "namelist",
+        "authinfo": "authinfo",
+        "listener": "listener",
+        "lstr": "listener",
+        "service": "service",
+        "srvc": "service",
+        "topic": "topic",
+        "top": "topic",
+    }
+)
+"""rcdmqimg's and rcrmqobj's `-t` words, each with the kind of object it selects (None: every kind). Verified:
+"* or all", authinfo, "channel or chl" (q083370, q083360; both pages' tables were cut after their first rows); the
+other words are runmqsc's names for the same objects (ASSUMED). The simulator answers by the same table."""
+
+QUEUE_TYPES = frozenset(word for word, kind in OBJECT_TYPES.items() if kind == "queue")
+"""The `-t` words of a queue: the only objects MQ shows a media recovery extent of their own for (DISPLAY QSTATUS
+MEDIALOG, docs/linux-interfaces.md section 6)."""
 
 _DIRECTORY = re.compile(r"/(?:[A-Za-z0-9._!&%-]+/)*[A-Za-z0-9._!&%-]*")
 
@@ -71,6 +113,18 @@ def set_log_archived(bin_dir: str, qmgr: str, extent: Extent) -> Command:
         idempotent=True,
         stdin=f"SET LOG ARCHIVED('{extent.name}')\n",
     )
+
+
+def object_type(value: str) -> str:
+    """`value` as rcrmqobj's `-t` word (lower case); InvalidName for a word it does not take."""
+    word = value.lower() if isinstance(value, str) else ""
+    if word not in OBJECT_TYPES:
+        raise InvalidName(
+            repr(value),
+            "not an object type rcrmqobj takes",
+            "use one of " + ", ".join(sorted(OBJECT_TYPES)),
+        )
+    return "all" if word == "*" else word  # a bare * on the command line is the shell's, not rcrmqobj's
 
 
 def record_media_images(bin_dir: str, qmgr: str) -> Command:
@@ -143,3 +197,36 @@ def file_system_usage(directory: str) -> Command:
     """The size, use and room of the file system holding `directory`, in POSIX's portable format and KiB
     (`df -P -k`: one line per file system, never wrapped)."""
     return Command(text=f"df -P -k {shlex.quote(_directory(directory))}", idempotent=True)
+
+
+# --- what a recovery reads and sends (linuxmq/recover.py) ------------------------------------------------------------
+
+
+def queue_manager_status(bin_dir: str, qmgr: str) -> Command:
+    """dspmq of one queue manager: `STATUS(Running)` or `STATUS(Ended ...)`, and exit 72 for a name it does not know
+    (docs, section 4): whether it runs is read here, not from whether runmqsc answers."""
+    return Command(text=f"{_program(bin_dir, 'dspmq')} -m {qmgr_name(qmgr)}", idempotent=True)
+
+
+def display_queue_media_log(bin_dir: str, qmgr: str, queue: str) -> Command:
+    """DISPLAY QSTATUS of one queue with its MEDIALOG, the oldest extent its own media recovery needs (q086260). The
+    name is quoted: MQSC folds an unquoted name to upper case, and a validated name holds no quote to close it."""
+    return Command(
+        text=f"{_program(bin_dir, 'runmqsc')} {qmgr_name(qmgr)}",
+        idempotent=True,
+        stdin=f"DISPLAY QSTATUS('{mq_name(queue, what='queue')}') TYPE(QUEUE) MEDIALOG\n",
+    )
+
+
+def start_queue_manager(bin_dir: str, qmgr: str) -> Command:
+    """strmqm: its restart replays the log from RECLOG. Not sent twice on a lost answer: dspmq says what happened."""
+    return Command(text=f"{_program(bin_dir, 'strmqm')} {qmgr_name(qmgr)}", idempotent=False)
+
+
+def recreate_object(bin_dir: str, qmgr: str, kind: str, name: str) -> Command:
+    """rcrmqobj of one object from its media image and the log after it (q083370). One object by its name: a generic
+    name (a trailing `*`) is not built here, so an approval names what is re-created."""
+    return Command(
+        text=f"{_program(bin_dir, 'rcrmqobj')} -m {qmgr_name(qmgr)} -t {object_type(kind)} {mq_name(name)}",
+        idempotent=False,
+    )

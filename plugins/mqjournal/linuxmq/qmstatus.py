@@ -19,6 +19,10 @@ STATUS_DETAILS = "AMQ8705I"
 """DISPLAY QMSTATUS's answer: Display Queue Manager Status Details."""
 QMGR_DETAILS = "AMQ8408I"
 """DISPLAY QMGR's answer: Display Queue Manager details (its attributes are laid out as DISPLAY QMSTATUS's)."""
+QUEUE_STATUS_DETAILS = "AMQ8450I"
+"""DISPLAY QSTATUS's answer: Display queue status details."""
+OBJECT_DAMAGED = "AMQ8149S"
+"""IBM MQ object damaged: what DISPLAY QSTATUS of a damaged queue answers instead of its status."""
 
 
 class QmStatusError(ValueError):
@@ -27,13 +31,14 @@ class QmStatusError(ValueError):
 
 def attributes(answer: str, details: str = STATUS_DETAILS) -> dict[str, str]:
     """Every `NAME(value)` of the answer's attribute lines (those after the `details` line: AMQ8705I for DISPLAY
-    QMSTATUS, QMGR_DETAILS for DISPLAY QMGR), values stripped: `( )` is the empty string. QmStatusError when the
-    answer has no such details (a syntax error, an unknown queue manager) or an attribute line does not parse."""
+    QMSTATUS, QMGR_DETAILS for DISPLAY QMGR, QUEUE_STATUS_DETAILS for DISPLAY QSTATUS), values stripped: `( )` is the
+    empty string. QmStatusError when the answer has no such details (a syntax error, an unknown queue manager or
+    object, a damaged one) or an attribute line does not parse."""
     ids = _MESSAGE.findall(answer)
     if details not in ids:
         said = ", ".join(ids) or "no AMQ message"
-        what = "status details" if details == STATUS_DETAILS else "details"
-        raise QmStatusError(f"runmqsc gave no queue manager {what} ({said})")
+        what = {STATUS_DETAILS: "queue manager status", QMGR_DETAILS: "queue manager"}.get(details, "status")
+        raise QmStatusError(f"runmqsc gave no {what} details ({said})")
     found: dict[str, str] = {}
     reading = False
     for line in answer.splitlines():
@@ -83,4 +88,19 @@ def log_points(found: dict[str, str]) -> LogPoints:
             media=Extent.parse(names["MEDIALOG"]),
         )
     except ValueError as exc:  # InvalidName is a ValueError too
+        raise QmStatusError(str(exc)) from exc
+
+
+def queue_media_log(answer: str) -> Extent:
+    """The MEDIALOG of a DISPLAY QSTATUS(q) TYPE(QUEUE) MEDIALOG answer: the oldest extent the queue's own media
+    recovery needs. QmStatusError when it has none: the queue is damaged (AMQ8149S, no status shown), unknown, or
+    its queue manager logs circularly (a blank MEDIALOG)."""
+    if OBJECT_DAMAGED in _MESSAGE.findall(answer):
+        raise QmStatusError(f"{OBJECT_DAMAGED}: the queue is damaged, and MQ shows no status of a damaged queue")
+    value = attributes(answer, QUEUE_STATUS_DETAILS).get("MEDIALOG", "")
+    if not value:
+        raise QmStatusError("no MEDIALOG in the queue's status (a circular log has none)")
+    try:
+        return Extent.parse(value)
+    except ValueError as exc:
         raise QmStatusError(str(exc)) from exc

@@ -22,6 +22,8 @@ __all__ = [
     "file_system_usage",
     "group_names",
     "listed_extents",
+    "queue_manager_names",
+    "queue_manager_running",
     "queue_manager_statuses",
 ]
 
@@ -135,3 +137,18 @@ def file_system_usage(answer: str) -> FileSystemUsage:
         raise ReadingError(f"not a line of df -P -k: {lines[1]!r}")
     blocks, used, available = (int(match.group(key)) * 1024 for key in ("blocks", "used", "available"))
     return FileSystemUsage(match.group("device"), match.group("mounted_on"), blocks, used, available)
+
+
+def queue_manager_names(answer: str) -> list[str]:
+    """The queue managers dspmq lists, in its order."""
+    return list(queue_manager_statuses(answer))
+
+
+def queue_manager_running(answer: str, qmgr: str) -> bool:
+    """Whether `dspmq -m QM` shows the queue manager `Running` (it shows `Ended normally`, `Ended immediately`,
+    `Ended unexpectedly`, `Starting`, ... otherwise: docs/linux-interfaces.md section 4). ReadingError when the answer
+    has no line of that queue manager."""
+    statuses = queue_manager_statuses(answer)
+    if qmgr not in statuses:
+        raise ReadingError(f"dspmq gave no status of {qmgr}: {answer[:200]!r}")
+    return statuses[qmgr] == "Running"

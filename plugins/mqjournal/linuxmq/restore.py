@@ -17,6 +17,7 @@ is removed again, and the restore says so.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -24,15 +25,16 @@ from pathlib import PurePosixPath
 from mqjournal.catalog import StoredExtent
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transfer import TransferAudit
-from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
+from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession, TransportError
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.snapshot import LinuxSnapshot
 
-__all__ = ["ExtentRestorePlan", "RestoreError", "plan_restore", "restore_extent"]
+__all__ = ["ExtentRestorePlan", "RestoreError", "plan_range", "plan_restore", "restore_extent"]
 
 CHUNK = 256 * 1024
+log = logging.getLogger(__name__)
 
 
 class RestoreError(MqJournalError):
@@ -70,15 +72,23 @@ def plan_restore(
             "a circular log is restored whole from a queue manager backup, not extent by extent",
         )
     first = points.oldest_needed if media else points.restart
+    return plan_range(snapshot.host, snapshot.qmgr, first, points.current, on_disk, copies)
+
+
+def plan_range(
+    host: str, qmgr: str, first: Extent, last: Extent, on_disk: Iterable[str], copies: Iterable[StoredExtent]
+) -> ExtentRestorePlan:
+    """What to put back so that every extent from `first` to `last` (across the wrap) is in the directory: the ones
+    not `on_disk`, each from its newest copy the host vouched for, or a gap."""
     present = set(on_disk)
-    missing = tuple(name for name in _from(first, points.current) if name not in present)
+    missing = tuple(name for name in _from(first, last) if name not in present)
     newest: dict[str, StoredExtent] = {}
     for copy in sorted(copies, key=lambda c: c.created_at):
-        if copy.host == snapshot.host and copy.qmgr == snapshot.qmgr and copy.sha256 == copy.host_sha256:
+        if copy.host == host and copy.qmgr == qmgr and copy.sha256 == copy.host_sha256:
             newest[copy.extent] = copy
     found = {name: newest[name] for name in missing if name in newest}
     gaps = tuple(name for name in missing if name not in found)
-    return ExtentRestorePlan(snapshot.host, snapshot.qmgr, missing, found, gaps)
+    return ExtentRestorePlan(host, qmgr, missing, found, gaps)
 
 
 def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, store: ExtentStore) -> None:
@@ -90,33 +100,49 @@ def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, sto
         raise RestoreError(
             where, f"its copy does not verify: {problem}", "restore from another copy, or treat it as lost"
         )
-    with session.sftp() as sftp:
-        try:
-            sftp.stat(path)
-        except FileNotFoundError:
-            pass
-        else:
-            raise RestoreError(
-                where,
-                f"{path} is on the host already: an extent on disk is the queue manager's, never written over",
-                "if it is damaged, move it aside yourself (it may be evidence), then restore again",
-            )
-        digest, sent = hashlib.sha256(), 0
-        audit = TransferAudit(session, "put", path, 1)  # the intent, before the first byte leaves
-        try:
-            with store.open_copy(copy) as source, sftp.open(path, "wb") as target:
-                target.set_pipelined(True)
-                while chunk := source.read(CHUNK):
-                    digest.update(chunk)
-                    target.write(chunk)
-                    sent += len(chunk)
-        except (HostUnreachable, ConnectionLost) as exc:
-            audit.done("transport_error", error=str(exc), size_bytes=sent)
+    digest, sent, opened = hashlib.sha256(), 0, False  # once opened for writing, a failure leaves a file of ours
+    audit: TransferAudit | None = None
+    try:
+        with session.sftp() as sftp:
+            try:
+                sftp.stat(path)
+            except FileNotFoundError:
+                pass
+            else:
+                raise RestoreError(
+                    where,
+                    f"{path} is on the host already: an extent on disk is the queue manager's, never written over",
+                    "if it is damaged, move it aside yourself (it may be evidence), then restore again",
+                )
+            with store.open_copy(copy) as source:
+                audit = TransferAudit(session, "put", path, 1)  # the intent, before the first byte leaves
+                with sftp.open(path, "wb") as target:
+                    opened = True
+                    target.set_pipelined(True)
+                    while chunk := source.read(CHUNK):
+                        digest.update(chunk)
+                        target.write(chunk)
+                        sent += len(chunk)
+    except (HostUnreachable, ConnectionLost) as exc:
+        if audit is None:
             raise
-        except OSError as exc:
-            audit.done("failed", error=str(exc), size_bytes=sent)
-            raise RestoreError(where, f"the upload of {path} failed ({exc})", "restore it again") from exc
-        audit.done("ok", size_bytes=sent, sha256=digest.hexdigest())
+        audit.done("transport_error", error=str(exc), size_bytes=sent)
+        if opened:
+            _take_back(session, active, copy, where)
+        raise
+    except (OSError, MqJournalError) as exc:
+        if audit is None:
+            raise
+        audit.done("failed", error=str(exc), size_bytes=sent)
+        if opened:
+            # The file was not there before this upload (stat said so): what it left is ours and not the extent.
+            # Left in place it would pass for the extent, and the next plan would not put the extent back.
+            _take_back(session, active, copy, where)
+        if isinstance(exc, MqJournalError):
+            raise
+        raise RestoreError(where, f"the upload of {path} failed ({exc})", "restore it again") from exc
+    assert audit is not None  # the file was opened and written
+    audit.done("ok", size_bytes=sent, sha256=digest.hexdigest())
     on_host = session.run(commands.extent_digest(active, Extent.parse(copy.extent)))
     said = on_host.stdout.split()[0] if on_host.exit_status == 0 and on_host.stdout.split() else None
     if digest.hexdigest() != copy.sha256 or said != copy.sha256:
@@ -126,4 +152,18 @@ def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, sto
             f"the file written on the host is not the copy (sent {digest.hexdigest()}, the host says {said}, the copy "
             f"is {copy.sha256}); it was removed again",
             "restore it again; if it keeps differing, look at the link and the store",
+        )
+
+
+def _take_back(session: IbmiSession, active: str, copy: StoredExtent, where: str) -> None:
+    """Remove what a cut-off upload of `copy` left; when the host cannot be reached for it, say where it is."""
+    try:
+        session.run(commands.remove_extent(active, Extent.parse(copy.extent)))
+    except TransportError as exc:
+        log.error(
+            "%s: an upload was cut off and what it left at %s could not be removed (%s): remove it before the "
+            "extent is restored again, or the queue manager reads half a file",
+            where,
+            PurePosixPath(active) / copy.extent,
+            exc.problem,
         )

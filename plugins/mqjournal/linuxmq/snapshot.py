@@ -9,15 +9,18 @@ number"). Names are checked on read, so a record that would put an unchecked nam
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
-from mqjournal.datafolder import DataPath, write_text_atomically
+from mqjournal.datafolder import DataPath, modified, write_text_atomically
 from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, Extent, LogManagement, LogPoints
 from mqjournal.names import QueueManagerName
 from mqjournal.snapshot import contract_schema, published_schema, schema_text
+
+log = logging.getLogger(__name__)
 
 SCHEMA_ID = "mqjournal.linux-snapshot/v1"
 SCHEMA_FILE = "linux-snapshot-v1.schema.json"
@@ -114,3 +117,17 @@ def read_linux_snapshots(path: DataPath) -> Iterator[LinuxSnapshot]:
                 yield LinuxSnapshot.model_validate_json(line)
             except ValidationError as exc:
                 raise ValueError(f"{path}:{number}: not a {SCHEMA_ID} record: {exc}") from exc
+
+
+def linux_snapshots_of(root: DataPath, host: str, qmgr: str, *, newest_runs: int = 30) -> list[LinuxSnapshot]:
+    """One queue manager's snapshots from the newest `newest_runs` collections under `root` (the data folder's
+    linux-snapshots/: run_id=<id>/<host>.jsonl, one record per queue manager of the host). A file that cannot be read
+    is left out, with a warning: an old record must not stop a recovery."""
+    files = sorted(root.glob(f"run_id=*/{host}.jsonl"), key=modified)
+    found: list[LinuxSnapshot] = []
+    for path in files[-newest_runs:]:
+        try:
+            found += [s for s in read_linux_snapshots(path) if s.host == host and s.qmgr == qmgr]
+        except (OSError, ValueError) as exc:
+            log.warning("%s left out: %s", path, exc)
+    return found

@@ -40,6 +40,7 @@ from datetime import datetime
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from mqjournal.errors import InvalidName
+from mqjournal.linuxmq.commands import OBJECT_TYPES
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, Fate, LogManagement, LogPoints, fate
 from mqjournal.linuxsim.model import ExtentNumber, LinuxQueueManager, LogExtent, RecoverableObject, UnitOfWork
 
@@ -202,31 +203,6 @@ class Images:
 
     imaged: tuple[str, ...]
     damaged: tuple[str, ...]
-
-
-OBJECT_TYPES = {
-    "all": None,
-    "*": None,
-    "qmgr": "qmgr",
-    "queue": "queue",
-    "q": "queue",
-    "qlocal": "queue",
-    "ql": "queue",
-    "channel": "channel",
-    "chl": "channel",
-    "process": "process",
-    "prcs": "process",
-    "namelist": "namelist",
-    "nl": "namelist",
-    "authinfo": "authinfo",
-    "listener": "listener",
-    "lstr": "listener",
-    "service": "service",
-    "srvc": "service",
-    "topic": "topic",
-    "top": "topic",
-}
-"""rcdmqimg/rcrmqobj -t values (q083360, q083370: the tables were cut, the short forms are runmqsc's: ASSUMED)."""
 
 
 def matching(qm: LinuxQueueManager, object_type: str, generic: str) -> list[RecoverableObject]:

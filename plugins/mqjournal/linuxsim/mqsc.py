@@ -12,7 +12,11 @@ Output (verified from captures, section 4): the two banner lines and two empty l
 details.` then `NAME(value)` pairs from column 4, the second of a line from column 44, a pair longer than 39
 characters on a line of its own, an empty value as `( )`, QMNAME (TYPE, STATUS) first and the rest alphabetical;
 `AMQ8405I: Syntax error detected at or near end of command segment below:-` and the segment; then the three summary
-lines. DISPLAY QMGR has no LOGTYPE (a syntax error, as captured).
+lines. DISPLAY QMGR has no LOGTYPE (a syntax error, as captured). DISPLAY QSTATUS(name) answers `AMQ8450I: Display
+queue status details.`, then `QUEUE(name)`, `TYPE(QUEUE)` and the attributes in the same layout, MEDIALOG among them
+(captures in ibm-messaging/mq-mqi-python docs/PCF.md and public runmqsc transcripts, MQ 9.2-9.3); a damaged queue
+named alone answers `AMQ8149S: IBM MQ object damaged.` and no status, and a generic name leaves a damaged queue out
+(the mq-mqi-python capture: `dis qs(X0)` of a queue whose file was overwritten).
 
 ASSUMED (no source found; one place to change each):
 - The linear attributes' values: CURRLOG/RECLOG/MEDIALOG/ARCHLOG as extent names, ARCHSZ/RECSZ/MEDIASZ/REUSESZ in
@@ -20,6 +24,9 @@ ASSUMED (no source found; one place to change each):
   LOGEXTSZ as LogFilePages x 4 + 8 (KiB; the capture's 16392 for IBM's default 4096 pages); DISKLSN from the bytes
   logged. `LOG` shows QMNAME, TYPE and STATUS before the log attributes, as named attributes do.
 - DISPLAY QMGR ALL lists only DESCR and the IMG*/LOGGEREV attributes (SIMPLIFICATION).
+- DISPLAY QSTATUS: only TYPE(QUEUE) is modelled; every queue is empty and unopened (CURDEPTH(0), IPPROCS(0), ...),
+  MEDIALOG is the queue's image extent; an unknown name answers AMQ8147E (text as IBM MQ prints it for other
+  commands); a damaged queue's answer counts as a command that failed (exit 10).
 - The message IDs and texts of SET LOG and RESET QMGR (none found): `ARCHIVED`, `RESET`, `REFUSALS` below.
 - The summary lines other than "One MQSC command read.", "No commands have a syntax error." and "All valid MQSC
   commands were processed."; exit status 0 (all processed) / 10 (some not) / 20 (none run: queue manager missing
@@ -35,7 +42,13 @@ from datetime import datetime
 
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxsim import logger
-from mqjournal.linuxsim.model import INSTALLATION_NAME, INSTALLATION_PATH, LinuxHost, LinuxQueueManager
+from mqjournal.linuxsim.model import (
+    INSTALLATION_NAME,
+    INSTALLATION_PATH,
+    LinuxHost,
+    LinuxQueueManager,
+    RecoverableObject,
+)
 from mqjournal.sim.protocol import ExecResult
 
 BANNER = "5724-H72 (C) Copyright IBM Corp. 1994, 2025.\nStarting MQSC for queue manager {qm}.\n\n\n"
@@ -44,6 +57,9 @@ QMGR_DETAILS = "AMQ8408I: Display Queue Manager details."
 SYNTAX_ERROR = "AMQ8405I: Syntax error detected at or near end of command segment below:-"
 NOT_AVAILABLE = "AMQ8146E: IBM MQ queue manager not available."
 NOT_KNOWN = "AMQ8118E: IBM MQ queue manager does not exist."
+QSTATUS_DETAILS = "AMQ8450I: Display queue status details."
+OBJECT_DAMAGED = "AMQ8149S: IBM MQ object damaged."
+OBJECT_NOT_FOUND = "AMQ8147E: IBM MQ object {name} not found."
 # ASSUMED, every one: the MQSC answers of SET LOG and RESET QMGR were not found (docs section 3). The failure texts
 # follow the PCF reasons' descriptions (q129110).
 ARCHIVED = "AMQ8996I: Log extent {name} notified as archived."
@@ -109,6 +125,23 @@ OTHER_STATUS = (
     "UNICLUS",
 )
 STATUS_FIRST = ("QMNAME", "TYPE", "STATUS")
+# DISPLAY QSTATUS TYPE(QUEUE)'s attributes as the captures list them (MQ 9.2-9.3), after QUEUE and TYPE.
+QSTATUS_ATTRIBUTES = (
+    "CURDEPTH",
+    "CURFSIZE",
+    "CURMAXFS",
+    "IPPROCS",
+    "LGETDATE",
+    "LGETTIME",
+    "LPUTDATE",
+    "LPUTTIME",
+    "MEDIALOG",
+    "MONQ",
+    "MSGAGE",
+    "OPPROCS",
+    "QTIME",
+    "UNCOM",
+)
 QMGR_ATTRIBUTES = ("DESCR", "IMGINTVL", "IMGLOGLN", "IMGRCOVO", "IMGRCOVQ", "IMGSCHED", "LOGGEREV")
 LEFT_WIDTH = 40  # the second pair starts at index 43: three blanks, then 40 for the first pair
 MB = 1024 * 1024
@@ -362,6 +395,50 @@ def _display_qmgr(text: str, rest: list[Token], qm: LinuxQueueManager) -> list[s
     return [QMGR_DETAILS, *pairs_lines([(n, values[n]) for n in ordered])]
 
 
+def qstatus_values(obj: RecoverableObject) -> dict[str, str]:
+    """DISPLAY QSTATUS TYPE(QUEUE) of an undamaged queue: empty, unopened, its media recovery extent its image's."""
+    return {
+        "QUEUE": obj.name,
+        "TYPE": "QUEUE",
+        "CURDEPTH": "0",
+        "CURFSIZE": "1",
+        "CURMAXFS": "2088960",
+        "IPPROCS": "0",
+        "LGETDATE": "",
+        "LGETTIME": "",
+        "LPUTDATE": "",
+        "LPUTTIME": "",
+        "MEDIALOG": Extent(obj.image_extent).name,
+        "MONQ": "OFF",
+        "MSGAGE": "",
+        "OPPROCS": "0",
+        "QTIME": " , ",
+        "UNCOM": "NO",
+    }
+
+
+def _display_qstatus(text: str, generic: str | None, rest: list[Token], qm: LinuxQueueManager) -> Answer:
+    for token in rest:
+        if token.keyword == "TYPE" and token.value != "QUEUE":
+            raise MqscSyntaxError(text[: token.end])  # TYPE(HANDLE) is not modelled
+    if not generic:
+        raise MqscSyntaxError(text)
+    names = _requested(text, rest, set(QSTATUS_ATTRIBUTES), {"ALL": list(QSTATUS_ATTRIBUTES)})
+    ordered = ["QUEUE", "TYPE", *sorted(set(names) or set(QSTATUS_ATTRIBUTES))]
+    found = logger.matching(qm, "queue", generic)
+    if not found:
+        return Answer([OBJECT_NOT_FOUND.format(name=generic)], "failed")
+    if "*" not in generic and found[0].damaged:
+        return Answer([OBJECT_DAMAGED], "failed")
+    lines: list[str] = []
+    for obj in found:
+        if obj.damaged:
+            continue  # a generic name passes over a damaged queue without a word (as captured)
+        values = qstatus_values(obj)
+        lines += [QSTATUS_DETAILS, *pairs_lines([(n, values[n]) for n in ordered])]
+    return Answer(lines, "ok")
+
+
 @dataclass(frozen=True)
 class Answer:
     lines: list[str]
@@ -372,6 +449,8 @@ def answer(text: str, host: LinuxHost, qm: LinuxQueueManager, at: datetime) -> A
     """One command's answer, changing the queue manager when the command does."""
     try:
         found = tokens(text)
+        if len(found) >= 2 and found[0].keyword in ("DIS", "DISPLAY") and found[1].keyword in ("QSTATUS", "QS"):
+            return _display_qstatus(text, found[1].value, found[2:], qm)
         verb, noun, rest = _verb(text, found)
         if verb == "DISPLAY" and noun == "QMSTATUS":
             return Answer(_display_qmstatus(text, rest, host, qm), "ok")

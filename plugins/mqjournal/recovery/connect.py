@@ -95,7 +95,7 @@ def named(
     except KeyError:
         raise ValueError(
             f"host {host!r} is not in the fleet file {fleet}; its hosts are "
-            f"{', '.join(h.name for h in config.hosts) or 'none'}"
+            f"{', '.join([h.name for h in config.hosts] + [h.name for h in config.linux_hosts]) or 'none'}"
         ) from None
     if listed_only and host_config.queue_managers:
         return config, host_config, listed_queue_manager(host_config, qmgr, fleet)
