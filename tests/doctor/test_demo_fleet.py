@@ -1,4 +1,5 @@
-"""The doctor passes on the demo fleet (docker/fleet.example.yaml), as `make demo` serves it."""
+"""The doctor passes on the demo fleet (docker/fleet.example.yaml), its partitions and its Linux host, as `make demo`
+serves it."""
 
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ def test_the_demo_fleet_is_ready(tmp_path: Path):
                 key=service.client_key,
                 known_hosts=config.known_hosts,
             )
-            for h in config.hosts
+            for h in [*config.hosts, *config.linux_hosts]
         }
         reports = run_doctor(config, connectors, audit=AuditLog(tmp_path / "audit.jsonl"))
     finally:
         service.stop()
     text = render(reports)
     assert all(r.ready for r in reports), text
-    assert len(reports) == len(config.hosts)
+    # The partitions and the Linux host (#32) alike.
+    assert [r.host for r in reports] == [h.name for h in config.hosts] + [h.name for h in config.linux_hosts]
