@@ -67,6 +67,17 @@ class Extent:
         return (current.number - self.number) % EXTENT_NUMBERS
 
 
+def oldest_first(name: str, current: str | None) -> tuple[int, str]:
+    """Sort key of extent names, the oldest first, counted back from CURRLOG (`current`) across the wrap; an extent
+    more than half the numbers behind is ahead of CURRLOG (as `fate` takes it) and comes after it. Without a CURRLOG
+    there is no age: by name. The name breaks ties (an R and an S extent of one number)."""
+    if current is None:
+        return (0, name)
+    behind = Extent.parse(name).behind(Extent.parse(current))
+    age = behind if behind < EXTENT_NUMBERS // 2 else behind - EXTENT_NUMBERS
+    return (-age, name)
+
+
 class Fate(StrEnum):
     """What the planner may do with an extent."""
 
