@@ -87,6 +87,15 @@ class Fate(StrEnum):
     MQ_REUSES = "mq_reuses"  # an R extent, or any extent in Automatic mode: MQ's to reuse or delete
 
 
+# Why a status's log points cannot be ordered, as templates: LogPoints fills them in, and the Spark plan
+# (mqjournal.sparkplan.linux) builds the same words from columns.
+R_EXTENT_POINT = "{point} {extent}: an R extent (kept for reuse) is not a log point"
+POINT_AHEAD = (
+    "{point} {extent} is ahead of CURRLOG {current} or more than half the numbers behind it: not an answer the "
+    "planner can order"
+)
+
+
 @dataclass(frozen=True)
 class LogPoints:
     """The extents DISPLAY QMSTATUS names: being written, oldest for restart, oldest for media recovery."""
@@ -99,12 +108,9 @@ class LogPoints:
         # RECLOG and MEDIALOG are at or behind CURRLOG by definition; an answer that says otherwise is not trusted.
         for what, point in (("CURRLOG", self.current), ("RECLOG", self.restart), ("MEDIALOG", self.media)):
             if point.reusable:
-                raise ValueError(f"{what} {point.name}: an R extent (kept for reuse) is not a log point")
+                raise ValueError(R_EXTENT_POINT.format(point=what, extent=point.name))
             if point.behind(self.current) >= EXTENT_NUMBERS // 2:
-                raise ValueError(
-                    f"{what} {point.name} is ahead of CURRLOG {self.current.name} or more than half the numbers "
-                    "behind it: not an answer the planner can order"
-                )
+                raise ValueError(POINT_AHEAD.format(point=what, extent=point.name, current=self.current.name))
 
     @property
     def oldest_needed(self) -> Extent:

@@ -95,13 +95,42 @@ class QueueManagerLogPlan:
         return [d.extent for d in self.decisions if d.action is action]
 
 
+class Why:
+    """The reasons and alert texts, as templates: the reference fills them in with str.format, the Spark plan
+    (mqjournal.sparkplan.linux) builds the same words from columns."""
+
+    WRITING = "the extent being written (CURRLOG)"
+    KEPT_FOR_REUSE = "kept by MQ for reuse (R)"
+    MQ_REUSES = "LogManagement={management}: MQ reuses it"
+    ARCHLOG_BLANK = "no extent waits for archive notification (ARCHLOG blank)"
+    NOTIFIED = "behind ARCHLOG {archive}: MQ was told it is archived"
+    MEDIA_NEEDS = "media recovery needs it (MEDIALOG {media})"
+    RESTART_NEEDS = "restart needs it (RECLOG {restart})"
+    PROVEN = "behind RECLOG and MEDIALOG, and its copy is proven"
+    NOT_PROVEN = "behind RECLOG and MEDIALOG, no proven copy yet"
+    # Not planned: each extent's reason, and the alert.
+    NOT_LINEAR = "{log_type} log"  # in lower case
+    NO_POINTS = "no log points in its status"
+    MQ_MANAGES = "{why}: MQ manages its extents, mqjournal plans none of them"
+    UNORDERABLE = "log points that cannot be ordered"
+    UNORDERABLE_ALERT = (
+        "DISPLAY QMSTATUS answered {problem}: mqjournal keeps every extent of it; check the log status on the host "
+        "(DISPLAY QMSTATUS TYPE(LOG) CURRLOG RECLOG MEDIALOG) and collect again"
+    )
+    RESTART_STUCK = (
+        "RECLOG {restart} has not moved in {runs} collections while CURRLOG did: a long-running unit of work holds "
+        "it (DISPLAY CONN(*) TYPE(CONN) UOWSTDA UOWSTTI); commit or back it out"
+    )
+    MEDIA_STUCK = (
+        "MEDIALOG {media} has not moved in {runs} collections while CURRLOG did: an object is damaged (AMQ7472; "
+        "DISPLAY QSTATUS(*) MEDIALOG finds the oldest) or no media images are recorded (rcdmqimg, IMGSCHED(AUTO)); "
+        "recover it with rcrmqobj"
+    )
+
+
 class _NotPlanned(NamedTuple):
     reason: str  # each extent's
     alert: str
-
-
-UNORDERABLE = "log points that cannot be ordered"
-"""The reason every extent of a queue manager whose log points cannot be ordered is kept."""
 
 
 def plan_queue_manager(
@@ -144,20 +173,15 @@ def _plan(
 def _log_points(snapshot: LinuxSnapshot) -> LogPoints | _NotPlanned:
     """The points to plan by, or why nothing of the queue manager is planned."""
     if snapshot.log_type != "LINEAR":
-        why = f"{snapshot.log_type.lower()} log"
-        return _NotPlanned(why, f"{why}: MQ manages its extents, mqjournal plans none of them")
+        why = Why.NOT_LINEAR.format(log_type=snapshot.log_type.lower())
+        return _NotPlanned(why, Why.MQ_MANAGES.format(why=why))
     try:
         points = snapshot.points()
     except ValueError as exc:
         # One queue manager's odd answer must not stop the fleet's plan, nor be planned from: every extent is kept.
-        return _NotPlanned(
-            UNORDERABLE,
-            f"DISPLAY QMSTATUS answered {exc}: mqjournal keeps every extent of it; check the log status on the host "
-            "(DISPLAY QMSTATUS TYPE(LOG) CURRLOG RECLOG MEDIALOG) and collect again",
-        )
+        return _NotPlanned(Why.UNORDERABLE, Why.UNORDERABLE_ALERT.format(problem=exc))
     if points is None:
-        why = "no log points in its status"
-        return _NotPlanned(why, f"{why}: MQ manages its extents, mqjournal plans none of them")
+        return _NotPlanned(Why.NO_POINTS, Why.MQ_MANAGES.format(why=Why.NO_POINTS))
     return points
 
 
@@ -176,22 +200,22 @@ def _decide(
 
     what = fate(extent, points, management)
     if what is Fate.WRITING:
-        return decision(ExtentAction.KEEP, "the extent being written (CURRLOG)")
+        return decision(ExtentAction.KEEP, Why.WRITING)
     if what is Fate.MQ_REUSES:
-        why = "kept by MQ for reuse (R)" if extent.reusable else f"LogManagement={management.value}: MQ reuses it"
+        why = Why.KEPT_FOR_REUSE if extent.reusable else Why.MQ_REUSES.format(management=management.value)
         return decision(ExtentAction.MQ, why)
     if management is LogManagement.ARCHIVE and notified_before is None:
         # ARCHLOG is blank "if the queue manager has no extents waiting" (q086250): every one was notified already.
-        return decision(ExtentAction.MQ, "no extent waits for archive notification (ARCHLOG blank)")
+        return decision(ExtentAction.MQ, Why.ARCHLOG_BLANK)
     if management is LogManagement.ARCHIVE and notified_before is not None and _behind(extent, notified_before, points):
-        return decision(ExtentAction.MQ, f"behind ARCHLOG {notified_before.name}: MQ was told it is archived")
+        return decision(ExtentAction.MQ, Why.NOTIFIED.format(archive=notified_before.name))
     if what is Fate.NEEDED:
         if _behind(extent, points.restart, points):
-            return decision(ExtentAction.ARCHIVE, f"media recovery needs it (MEDIALOG {points.media.name})")
-        return decision(ExtentAction.KEEP, f"restart needs it (RECLOG {points.restart.name})")
+            return decision(ExtentAction.ARCHIVE, Why.MEDIA_NEEDS.format(media=points.media.name))
+        return decision(ExtentAction.KEEP, Why.RESTART_NEEDS.format(restart=points.restart.name))
     if name in copied:
-        return decision(ExtentAction.RELEASE, "behind RECLOG and MEDIALOG, and its copy is proven")
-    return decision(ExtentAction.ARCHIVE_THEN_RELEASE, "behind RECLOG and MEDIALOG, no proven copy yet")
+        return decision(ExtentAction.RELEASE, Why.PROVEN)
+    return decision(ExtentAction.ARCHIVE_THEN_RELEASE, Why.NOT_PROVEN)
 
 
 def _behind(extent: Extent, point: Extent, points: LogPoints) -> bool:
@@ -214,15 +238,6 @@ def _stuck(snapshot: LinuxSnapshot, history: Sequence[LinuxSnapshot]) -> Iterabl
     if len({r.current_extent for r in runs}) == 1:
         return  # nothing written: no point could have moved
     if len({r.restart_extent for r in runs}) == 1:
-        yield (
-            Alert.RESTART_STUCK,
-            f"RECLOG {snapshot.restart_extent} has not moved in {len(runs)} collections while CURRLOG did: a "
-            "long-running unit of work holds it (DISPLAY CONN(*) TYPE(CONN) UOWSTDA UOWSTTI); commit or back it out",
-        )
+        yield (Alert.RESTART_STUCK, Why.RESTART_STUCK.format(restart=snapshot.restart_extent, runs=len(runs)))
     if len({r.media_extent for r in runs}) == 1:
-        yield (
-            Alert.MEDIA_STUCK,
-            f"MEDIALOG {snapshot.media_extent} has not moved in {len(runs)} collections while CURRLOG did: an "
-            "object is damaged (AMQ7472; DISPLAY QSTATUS(*) MEDIALOG finds the oldest) or no media images are "
-            "recorded (rcdmqimg, IMGSCHED(AUTO)); recover it with rcrmqobj",
-        )
+        yield (Alert.MEDIA_STUCK, Why.MEDIA_STUCK.format(media=snapshot.media_extent, runs=len(runs)))
