@@ -35,10 +35,10 @@ ZONES = (UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes
 MIB = 2**20
 
 # Made once (a strategy made inside a draw is validated at every draw).
-LOG_TYPES = st.sampled_from(["LINEAR"] * 6 + ["CIRCULAR", "REPLICATED"])
+LOG_TYPES = st.sampled_from(["LINEAR"] * 8 + ["CIRCULAR", "REPLICATED"])
 MANAGEMENTS = st.sampled_from(list(LogManagement))
 STARTS = st.sampled_from([0, 3, 40, 5_000_000, N - 1, N - 4, N - 12])  # some logs wrap past 9,999,999
-RUNS = st.integers(1, STUCK_AFTER_RUNS + 2)
+RUNS = st.sampled_from([1, 2, STUCK_AFTER_RUNS + 1, STUCK_AFTER_RUNS + 2])  # the stuck alerts need 4
 WRITTEN = st.sampled_from([0, 0, 1, 2, 3])  # extents CURRLOG moves on between runs (0: nothing written)
 FOLLOWS = st.sampled_from([False, False, True])  # whether RECLOG or MEDIALOG moves up with the log
 BEHIND = st.integers(0, 6)
@@ -46,7 +46,7 @@ SIZES = st.sampled_from([0, 4096, 16 * MIB, 3 * 2**31])  # the last beyond a 32-
 # What the status said of the log points: mostly as the queue manager keeps them, now and then no answer or one
 # the planner cannot order.
 ODDITIES = st.sampled_from(["none"] * 20 + ["missing", "restart_ahead", "media_r", "current_r", "media_far"])
-ARCHLOG = st.sampled_from([None, None, 0, 1, 3, 8])  # extents behind CURRLOG, or blank
+ARCHLOG = st.sampled_from([None, None, 0, 3, 9, 16])  # extents behind CURRLOG, or blank
 SPAN = st.integers(0, 14)
 AHEAD = st.integers(0, 2)
 R_EXTENTS = st.lists(st.integers(-3, 10), max_size=3)
