@@ -110,6 +110,8 @@ def mixed(tmp_path_factory, spark_connect) -> Path:
     root = tmp_path_factory.mktemp("mixed")
     write_snapshots(root / "ibmi" / "snapshots.jsonl", ibmi_fleet())
     write_linux_snapshots(root / "linux" / "mq-linux1.jsonl", [linux()])
+    # QM.GONE was collected once, long ago: history, not this run's.
+    write_linux_snapshots(root / "linux-history" / "mq-linux1.jsonl", [EARLIER, linux(qmgr="QM.GONE", run_id="r0")])
     run_plan_connect(
         spark_connect,
         root / "ibmi",
@@ -118,8 +120,14 @@ def mixed(tmp_path_factory, spark_connect) -> Path:
         policy_file=None,
         as_of=AS_OF,
         linux_snapshots=root / "linux",
+        linux_history=[root / "linux-history"],
     )
     return root / "out"
+
+
+EARLIER = linux(
+    run_id="r0", collected_at=datetime(2026, 12, 1, 6, tzinfo=UTC).isoformat(), current_extent="S0000011.LOG"
+)
 
 
 @pytest.fixture(scope="module")
@@ -141,9 +149,12 @@ def test_a_mixed_plan_leaves_the_ibm_i_plan_as_an_ibm_i_only_plan_makes_it(mixed
         assert pq.read_table(mixed / dataset).schema == pq.read_table(ibmi_only / dataset).schema
         assert _sorted_rows(mixed / dataset) == _sorted_rows(ibmi_only / dataset), dataset
     assert (mixed / "summary.json").read_text() == (ibmi_only / "summary.json").read_text()
-    assert read_linux_plan(mixed) == [plan_queue_manager(linux(), proven=())]
     assert read_linux_plan(ibmi_only) == []
     assert not (ibmi_only / "linux_queue_managers").exists()
+
+
+def test_a_linux_queue_manager_found_only_in_the_history_is_not_planned(mixed):
+    assert read_linux_plan(mixed) == [plan_queue_manager(linux(), proven=(), history=[EARLIER])]
 
 
 # --- input the job refuses -------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ operations outside DataFrames (is a location a folder, remove and write summary.
 place) go through the driver JVM's Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them
 through fsspec on the storage it shares with the server (`Files`).
 
-The job is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need is
-observed (`Observation`) in the jobs that read and write the data.
+The IBM i plan is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need
+is observed (`Observation`) in the jobs that read and write the data. Linux queue managers, when given, add three:
+their input checks (which collect at most five examples of what is wrong), then their extents and queue managers.
 """
 
 from __future__ import annotations
