@@ -28,7 +28,9 @@ OUTPUTS = (EXTENTS, QUEUE_MANAGERS)
 """The Linux plan's datasets in a plan folder, in the order they are moved into place: the queue managers last, so
 a reader that finds them finds their extents of the same plan."""
 
-EXTENT_COLUMNS = ("host", "qmgr", *(f.name for f in fields(ExtentDecision)))
+KEY_COLUMNS = ("host", "qmgr")
+"""The columns that name a Linux queue manager in both datasets (a `wanted` pair of `read_linux_plan`)."""
+EXTENT_COLUMNS = (*KEY_COLUMNS, *(f.name for f in fields(ExtentDecision)))
 QUEUE_MANAGER_COLUMNS = tuple(f.name for f in fields(QueueManagerLogPlan) if f.name != "decisions")
 
 

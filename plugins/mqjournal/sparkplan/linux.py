@@ -1,7 +1,7 @@
 """The Linux queue managers' plan in DataFrame form: `mqjournal.linuxmq.plan`, rule by rule (#32).
 
 Read the two side by side: `current_snapshots` is the reference's choice of the current snapshot and its history
-(`_stuck`), `not_planned` its `_log_points`, `extent_decisions` its `_decide`, and every reason and alert is built
+(`_stuck`), `not_planned` its `_log_points`, `extent_decision` its `_decide`, and every reason and alert is built
 from the reference's own templates (`Why`, and the LogPoints texts of `linuxmq.extents`), so the two say the same
 words; tests/plan/test_linux_spark_agrees_with_reference.py holds them equal. DataFrame operations only, no Python
 UDF: the job also runs on a Spark Connect server that has no mqjournal code.
@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 
 from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, EXTENT_NUMBERS, POINT_AHEAD, R_EXTENT_POINT, LogManagement
 from mqjournal.linuxmq.plan import STUCK_AFTER_RUNS, Alert, ExtentAction, Why
-from mqjournal.linuxmq.planrows import EXTENT_COLUMNS, EXTENTS, QUEUE_MANAGER_COLUMNS, QUEUE_MANAGERS
+from mqjournal.linuxmq.planrows import EXTENT_COLUMNS, EXTENTS, KEY_COLUMNS, QUEUE_MANAGER_COLUMNS, QUEUE_MANAGERS
 from mqjournal.linuxmq.snapshot import SCHEMA_ID, LinuxSnapshot
 from mqjournal.names import QMGR_NAME_PATTERN
 from mqjournal.sparkplan.checks import (
@@ -41,7 +41,7 @@ from mqjournal.sparkplan.checks import (
 )
 from mqjournal.sparkplan.schema import PY_WHITESPACE, micros
 
-KEY = ["host", "qmgr"]
+KEY = list(KEY_COLUMNS)
 IDENTITY = [*KEY, "run_id"]
 """One snapshot: two different records of one identity are refused (which one is current would depend on order)."""
 
