@@ -1,8 +1,12 @@
-"""The plan job: per journal receiver of every queue manager, keep, save or delete (docs/planning-rules.md).
+"""The plan job: per journal receiver of every IBM i queue manager, keep, save or delete (docs/planning-rules.md),
+and per log extent of every Linux queue manager, keep, archive or leave to MQ (mqjournal.linuxmq.plan).
 
 Run by spark-submit (see `mqjournal.planjob`), with the `mqjournal` package shipped by --py-files:
 
-    plan_receivers.py --snapshots PATH [--history PATH] --policy-json JSON --as-of ISO8601 --out DIR
+    plan_receivers.py [--snapshots PATH] [--history PATH] [--linux-snapshots PATH] [--linux-history PATH]
+                      --policy-json JSON --as-of ISO8601 --out DIR
+
+Each PATH option may be given again; the IBM i snapshots, the Linux ones, or both.
 
 This file is the job's command line; the job itself is `mqjournal.sparkplan.job.plan`, which a Spark Connect
 session runs as well, and its parts are in `mqjournal.sparkplan`: the input schema, the input checks, the AMQJRNINF
@@ -38,12 +42,29 @@ def parse_as_of(text: str | None) -> datetime:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Plan keep/save/delete for every MQ journal receiver.")
-    parser.add_argument("--snapshots", action="append", required=True, help="file, folder or glob of JSON Lines")
-    parser.add_argument("--history", action="append", default=[], help="more snapshots (file, folder or glob)")
+    parser.add_argument(
+        "--snapshots", action="append", default=[], help="IBM i snapshots: file, folder or glob of JSON Lines"
+    )
+    parser.add_argument("--history", action="append", default=[], help="more IBM i snapshots (file, folder or glob)")
+    parser.add_argument(
+        "--linux-snapshots",
+        action="append",
+        default=[],
+        help="Linux queue managers' snapshots (mqjournal.linux-snapshot/v1): file, folder or glob of JSON Lines",
+    )
+    parser.add_argument(
+        "--linux-history",
+        action="append",
+        default=[],
+        help="earlier Linux snapshots, for the stuck alerts (file, folder or glob)",
+    )
     parser.add_argument("--policy-json", default="{}", help="the Policy as JSON")
     parser.add_argument("--as-of", default=None, help="ISO 8601 planning time; default now (UTC)")
     parser.add_argument("--out", required=True, help="output folder")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.snapshots and not args.linux_snapshots:
+        parser.error("give --snapshots (IBM i), --linux-snapshots, or both")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,10 +81,18 @@ def main(argv: list[str] | None = None) -> int:
     inputs = [*args.snapshots, *args.history]
     failure, status = None, 0
     try:
-        result = plan(spark, inputs=inputs, out=args.out, policy=policy, as_of=as_of)
+        result = plan(
+            spark,
+            inputs=inputs,
+            out=args.out,
+            policy=policy,
+            as_of=as_of,
+            linux_inputs=args.linux_snapshots,
+            linux_history=args.linux_history,
+        )
         print(result.model_dump_json())  # noqa: T201 - the job's answer, on spark-submit's stdout
     except Exception as exc:
-        failure, of_input = failure_text(exc, inputs)
+        failure, of_input = failure_text(exc, [*inputs, *args.linux_snapshots, *args.linux_history])
         status = 2 if of_input else 1
         if not of_input:
             traceback.print_exc()

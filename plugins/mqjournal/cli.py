@@ -159,7 +159,10 @@ def _print_collection(results) -> None:
 def _plan(args: argparse.Namespace) -> int:
     from mqjournal.planjob import run_plan, run_plan_connect
 
-    for what, path in (("snapshots", args.snapshots), ("history", args.history)):
+    if args.snapshots is None and args.linux_snapshots is None:
+        return _bad_input("nothing to plan: give --snapshots (IBM i), --linux-snapshots, or both")
+    given = (("snapshots", args.snapshots), ("history", args.history), ("Linux snapshots", args.linux_snapshots))
+    for what, path in given:
         if path is not None and not path.exists():
             return _bad_input(
                 f"the {what} {path} does not exist: give a snapshot file or folder (JSON Lines) that "
@@ -173,11 +176,21 @@ def _plan(args: argparse.Namespace) -> int:
             history=args.history,
             policy_file=args.policy,
             as_of=args.as_of,
+            linux_snapshots=args.linux_snapshots,
         )
     else:
-        summary = run_plan(args.snapshots, args.out, history=args.history, policy_file=args.policy, as_of=args.as_of)
+        summary = run_plan(
+            args.snapshots,
+            args.out,
+            history=args.history,
+            policy_file=args.policy,
+            as_of=args.as_of,
+            linux_snapshots=args.linux_snapshots,
+        )
     print(_plan_summary(summary))
     print(f"plan: {args.out / 'receivers'}, {args.out / 'queue_managers'}, {args.out / 'summary.json'}")
+    if args.linux_snapshots is not None:
+        print(f"Linux plan: {args.out / 'linux_extents'}, {args.out / 'linux_queue_managers'}")
     return 0
 
 
@@ -843,11 +856,19 @@ def _add_plan(commands: _Commands) -> None:
         help="decide per receiver: keep, save or delete, and flag trouble (a Spark job)",
         description="Run the plan job on snapshots with spark-submit (master from MQJOURNAL_SPARK_MASTER, "
         "default local[*]), or on a standing Spark Connect server (--spark-connect). Writes Parquet datasets "
-        "OUT/receivers and OUT/queue_managers and OUT/summary.json. "
-        "The rules are in docs/planning-rules.md.",
+        "OUT/receivers and OUT/queue_managers and OUT/summary.json, and with --linux-snapshots OUT/linux_extents "
+        "and OUT/linux_queue_managers. The rules are in docs/planning-rules.md (IBM i) and docs/linux-interfaces.md "
+        "(Linux).",
     )
-    plan.add_argument("--snapshots", type=Path, required=True, help="snapshot file or folder (JSON Lines)")
+    plan.add_argument("--snapshots", type=Path, help="IBM i snapshot file or folder (JSON Lines)")
     plan.add_argument("--history", type=Path, help="earlier snapshots (file or folder), for the stuck alerts")
+    plan.add_argument(
+        "--linux-snapshots",
+        type=Path,
+        metavar="PATH",
+        help="Linux queue managers' snapshots (mqjournal.linux-snapshot/v1), file or folder (JSON Lines); the newest "
+        "of each queue manager is planned, the earlier ones give the stuck alerts",
+    )
     plan.add_argument("--policy", type=Path, help="policy file (YAML or JSON); default: the documented defaults")
     plan.add_argument("--as-of", type=_aware, help="planning time, ISO 8601 (default: now)")
     plan.add_argument("--out", type=Path, required=True, help="output folder")

@@ -5,7 +5,9 @@ The plan's history rules (STARTUP_RECOVERY_STUCK, MEDIA_RECOVERY_STUCK: mqjourna
 queue manager's newest `stuck_after_runs` collections, the current one included; nothing else reads history. The
 snapshots folder holds one partition per run (`run_id=...`), and the DAG names each file after its queue manager
 (`<host>__<library>.jsonl`), so the partitions needed are found from listings alone, newest first, without opening
-a file.
+a file. Linux queue managers' snapshots have a folder of their own, one file per host and run (`<host>.jsonl`), and
+their stuck alerts look at the newest linuxmq.plan.STUCK_AFTER_RUNS earlier ones: the same walk, by host
+(`host_of`).
 
 How new a partition is: in a folder, the partition folder's modification time, which a collect's write (a rename
 into it) sets: one stat per partition, none per file, so a year of daily runs costs 365 stats, not 365 x the
@@ -15,7 +17,9 @@ listing of each earlier partition (mqjournal.datafolder). No file is read either
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import NamedTuple
 
 from mqjournal.datafolder import DataPath, file_modified
 
@@ -31,6 +35,25 @@ def queue_manager_of(file_name: str) -> tuple[str, str] | None:
     return (host, library) if sep and host and library else None
 
 
+class PlanInputs(NamedTuple):
+    """What one run's plan reads: the run's collections, and the earlier ones its rules need."""
+
+    snapshots: DataPath | None
+    """The run's IBM i snapshots; None when it collected none (a Linux-only fleet)."""
+    history: list[DataPath]
+    """Earlier IBM i run partitions (`partitions_needed`)."""
+    linux_snapshots: DataPath | None
+    """The run's Linux snapshots; None when it collected none."""
+    linux_history: list[DataPath]
+    """Earlier Linux run partitions (`partitions_needed` by `host_of`)."""
+
+
+def host_of(file_name: str) -> str | None:
+    """The host of a Linux snapshot file (`<host>.jsonl`: each of the host's queue managers); None for another file."""
+    host = file_name.removesuffix(SUFFIX)
+    return host if file_name.endswith(SUFFIX) and host else None
+
+
 def _files(partition: DataPath) -> list[str]:
     """The partition's collection files."""
     return [entry.name for entry in partition.iterdir() if entry.name.endswith(SUFFIX) and entry.is_file()]
@@ -44,13 +67,20 @@ def _written(partition: DataPath) -> float:
     return max((t for t in times if t is not None), default=0.0)
 
 
-def partitions_needed(snapshots: DataPath, current: DataPath, runs: int) -> list[DataPath]:
+def partitions_needed(
+    snapshots: DataPath,
+    current: DataPath,
+    runs: int,
+    *,
+    key_of: Callable[[str], Hashable | None] = queue_manager_of,
+) -> list[DataPath]:
     """The run partitions under `snapshots`, other than `current`, that hold one of the newest `runs` earlier
     collections of a queue manager collected in `current`, newest first (by when each was last written). A partition
     whose files do not say which queue managers they hold is read whenever the walk reaches it: when unsure, the plan
-    sees more, never less. Only the partitions the walk reaches are listed."""
+    sees more, never less. Only the partitions the walk reaches are listed. `key_of` says what a file holds: an IBM i
+    queue manager (the default), or a Linux host's (`host_of`)."""
     earlier = [p for p in snapshots.glob("run_id=*") if p.is_dir() and p.name != current.name]
-    wanted = {key for name in _files(current) if (key := queue_manager_of(name)) is not None}
+    wanted = {key for name in _files(current) if (key := key_of(name)) is not None}
     if not wanted:  # a current run the names do not describe: every earlier collection may matter
         return sorted(earlier, key=lambda p: p.name)
     seen = dict.fromkeys(wanted, 0)
@@ -59,7 +89,7 @@ def partitions_needed(snapshots: DataPath, current: DataPath, runs: int) -> list
     for partition in partitions:
         if all(count >= runs for count in seen.values()):
             break
-        keys = [queue_manager_of(name) for name in _files(partition)]
+        keys = [key_of(name) for name in _files(partition)]
         if any(k is None or seen.get(k, runs) < runs for k in keys):
             needed.append(partition)
             for k in keys:

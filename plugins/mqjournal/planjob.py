@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import mqjournal
 from mqjournal.errors import MqJournalError
@@ -120,19 +120,39 @@ def _as_of_text(as_of: datetime | None) -> str:
     return _as_of(as_of).isoformat()
 
 
+Locations: TypeAlias = "Path | str | ObjectStoragePath | Sequence[Path | str | ObjectStoragePath] | None"
+"""One location, or several (each run partition to read: mqjournal.history.partitions_needed), or none."""
+
+
+def _locations(value: Locations) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Sequence):
+        return [_location(v) for v in value]
+    return [_location(value)]
+
+
 def application_args(
-    snapshots: Path | str | ObjectStoragePath,
+    snapshots: Path | str | ObjectStoragePath | None,
     out: Path | str | ObjectStoragePath,
     *,
-    history: Path | str | Sequence[Path | str | ObjectStoragePath] | None = None,
+    history: Locations = None,
     policy: Policy | None = None,
     as_of: datetime | None = None,
+    linux_snapshots: Locations = None,
+    linux_history: Locations = None,
 ) -> list[str]:
     """The plan job's own arguments. `as_of` None means now, fixed here so a retried task plans the same time.
-    `history`: one location, or each partition to read (mqjournal.history.partitions_needed)."""
-    args = ["--snapshots", _location(snapshots)]
-    for location in [history] if isinstance(history, (Path, str)) else history or []:
-        args += ["--history", _location(location)]
+    `snapshots` None: no IBM i queue managers to plan (a Linux-only fleet). `linux_snapshots`: the Linux queue
+    managers' snapshots; `linux_history`: their earlier ones (for the stuck alerts)."""
+    args = [] if snapshots is None else ["--snapshots", _location(snapshots)]
+    for location in _locations(history):
+        args += ["--history", location]
+    for option, locations in (("--linux-snapshots", linux_snapshots), ("--linux-history", linux_history)):
+        for location in _locations(locations):
+            args += [option, location]
     args += [
         "--policy-json",
         (policy or Policy()).model_dump_json(),
@@ -157,7 +177,7 @@ def default_conf(master: str) -> dict[str, str]:
 
 
 def spark_submit_args(
-    snapshots: Path | str,
+    snapshots: Path | str | None,
     out: Path | str,
     *,
     py_files: Path | str,
@@ -166,6 +186,8 @@ def spark_submit_args(
     as_of: datetime | None = None,
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
+    linux_snapshots: Locations = None,
+    linux_history: Locations = None,
 ) -> list[str]:
     """The arguments to spark-submit (without the executable): options, the application, then its arguments."""
     resolved = resolve_master(master)
@@ -173,7 +195,15 @@ def spark_submit_args(
     for key, value in (default_conf(resolved) | dict(conf or {})).items():
         args += ["--conf", f"{key}={value}"]
     args.append(str(application_path()))
-    return args + application_args(snapshots, out, history=history, policy=policy, as_of=as_of)
+    return args + application_args(
+        snapshots,
+        out,
+        history=history,
+        policy=policy,
+        as_of=as_of,
+        linux_snapshots=linux_snapshots,
+        linux_history=linux_history,
+    )
 
 
 # What pyspark leaves in os.environ once this process opened a Spark Connect session: inherited, they would make
@@ -208,7 +238,7 @@ def _read_end(path: Path, size: int = 256 * 1024) -> str:
 
 
 def run_plan(
-    snapshots: Path,
+    snapshots: Path | None,
     out: Path,
     *,
     history: Path | None,
@@ -216,8 +246,11 @@ def run_plan(
     as_of: datetime | None,
     master: str | None = None,
     conf: dict[str, str] | None = None,
+    linux_snapshots: Path | None = None,
+    linux_history: Sequence[Path] = (),
 ) -> PlanTotals:
-    """Run the plan job to completion and return its summary.json; PlanJobFailed if spark-submit fails."""
+    """Run the plan job to completion and return its summary.json; PlanJobFailed if spark-submit fails.
+    `snapshots` (IBM i) or `linux_snapshots`, or both."""
     policy = load_policy(policy_file)
     resolved = resolve_master(master)
     with tempfile.TemporaryDirectory(prefix="mqjournal-plan-") as scratch:
@@ -231,6 +264,8 @@ def run_plan(
             as_of=as_of,
             master=resolved,
             conf=conf,
+            linux_snapshots=linux_snapshots,
+            linux_history=linux_history,
         )
         # spark-submit relays the Python driver's stderr to its own stdout, so both streams go to one file (not a
         # pipe: a busy job must never block on a full pipe, nor grow this process's memory).
@@ -262,13 +297,15 @@ def connect_connection(remote: str) -> dict[str, str | int]:
 
 def plan_in_session(
     spark: SparkSession,
-    snapshots: Path | str | ObjectStoragePath,
+    snapshots: Path | str | ObjectStoragePath | None,
     out: Path | str | ObjectStoragePath,
     *,
     history: Sequence[Path | str | ObjectStoragePath] = (),
     policy: Policy,
     as_of: datetime | None,
     job: str,
+    linux_snapshots: Sequence[Path | str | ObjectStoragePath] = (),
+    linux_history: Sequence[Path | str | ObjectStoragePath] = (),
 ) -> PlanTotals:
     """The plan job in a session this process holds (a Spark Connect client's), failing as spark-submit's would."""
     import traceback
@@ -277,23 +314,34 @@ def plan_in_session(
 
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
-    inputs = [_location(snapshots), *[_location(h) for h in history]]
+    inputs = [*([] if snapshots is None else [_location(snapshots)]), *_locations(history)]
+    linux_inputs, linux_earlier = _locations(linux_snapshots), _locations(linux_history)
     try:
-        return plan(spark, inputs=inputs, out=_location(out), policy=policy, as_of=_as_of(as_of))
+        return plan(
+            spark,
+            inputs=inputs,
+            out=_location(out),
+            policy=policy,
+            as_of=_as_of(as_of),
+            linux_inputs=linux_inputs,
+            linux_history=linux_earlier,
+        )
     except Exception as exc:
-        failure, of_input = failure_text(exc, inputs)
+        failure, of_input = failure_text(exc, [*inputs, *linux_inputs, *linux_earlier])
         trace = "" if of_input else output_tail(traceback.format_exc()) + "\n"
         raise PlanJobFailed(2 if of_input else 1, f"{trace}mqjournal plan failed: {failure}", job=job) from exc
 
 
 def run_plan_connect(
     remote: str,
-    snapshots: Path,
+    snapshots: Path | None,
     out: Path,
     *,
     history: Path | None,
     policy_file: Path | None,
     as_of: datetime | None,
+    linux_snapshots: Path | None = None,
+    linux_history: Sequence[Path] = (),
 ) -> PlanTotals:
     """The plan job on a standing Spark Connect server (`remote`, sc://HOST:PORT): no JVM started here, none
     warmed up again. The server must see the snapshots and the output folder at the same paths as this process."""
@@ -310,6 +358,8 @@ def run_plan_connect(
             policy=load_policy(policy_file),
             as_of=as_of,
             job=f"the plan job on Spark Connect {connect_address(remote)}",
+            linux_snapshots=[linux_snapshots] if linux_snapshots else [],
+            linux_history=linux_history,
         )
     finally:
         spark.stop()

@@ -235,7 +235,7 @@ def read_queue_managers(
     plan_dir: DataPath, refs: Collection[QueueManagerRef] | None = None
 ) -> list[PlannedQueueManager]:
     """The plan's queue managers (only `refs`, when given), as written."""
-    rows = _read(plan_dir / "queue_managers", hosts=None if refs is None else {r.host for r in refs})
+    rows = read_rows(plan_dir / "queue_managers", hosts=None if refs is None else {r.host for r in refs})
     planned = [PlannedQueueManager.model_validate(row) for row in rows]
     return planned if refs is None else [q for q in planned if q.ref in refs]
 
@@ -243,7 +243,7 @@ def read_queue_managers(
 def read_receivers(plan_dir: DataPath, refs: Collection[QueueManagerRef] | None = None) -> list[PlannedReceiver]:
     """The plan's receivers (of `refs`, when given: only their hosts' rows are read), in chain order per queue
     manager, non-members last."""
-    rows = _read(plan_dir / "receivers", hosts=None if refs is None else {r.host for r in refs})
+    rows = read_rows(plan_dir / "receivers", hosts=None if refs is None else {r.host for r in refs})
     planned = [PlannedReceiver.model_validate(row) for row in rows]
     return in_chain_order(planned if refs is None else [r for r in planned if r.ref in refs])
 
@@ -253,7 +253,8 @@ def in_chain_order(receivers: Iterable[PlannedReceiver]) -> list[PlannedReceiver
     return sorted(receivers, key=lambda r: (*r.ref.order, r.chain_position is None, r.chain_position or 0))
 
 
-def _read(dataset: DataPath, *, hosts: Collection[str] | None) -> list[dict[str, Any]]:
+def read_rows(dataset: DataPath, *, hosts: Collection[str] | None) -> list[dict[str, Any]]:
+    """A Parquet dataset of the plan as dicts (of `hosts` only, when given: pyarrow skips the others' row groups)."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
     from mqjournal.datafolder import arrow_source

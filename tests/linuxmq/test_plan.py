@@ -57,3 +57,74 @@ def test_archive_mode_with_no_extent_waiting_for_notification_leaves_every_exten
 
     assert {a for e, a in actions(plan).items() if e != "S0000012.LOG"} == {"mq"}
     assert actions(plan)["S0000012.LOG"] == "keep"
+
+
+def test_log_points_that_cannot_be_ordered_keep_every_extent_and_say_which_answer_and_what_to_do() -> None:
+    # RECLOG ahead of CURRLOG: not an answer to plan from, and not a reason to stop the rest of the fleet's plan.
+    plan = plan_queue_manager(snap(restart_extent="S0000013.LOG"), proven={"S0000000.LOG"})
+
+    assert set(actions(plan).values()) == {"keep"}
+    assert {d.reason for d in plan.decisions} == {"log points that cannot be ordered"}
+    [(alert, text)] = plan.alerts
+    assert alert is Alert.NOT_PLANNED
+    assert "RECLOG S0000013.LOG is ahead of CURRLOG S0000012.LOG" in text
+    assert "DISPLAY QMSTATUS TYPE(LOG)" in text and "collect again" in text
+
+
+def test_an_r_extent_named_as_a_log_point_is_not_planned_from() -> None:
+    plan = plan_queue_manager(snap(media_extent="R0000003.LOG"), proven=set())
+
+    assert set(actions(plan).values()) == {"keep"}
+    assert "MEDIALOG R0000003.LOG: an R extent (kept for reuse) is not a log point" in plan.alerts[0][1]
+
+
+def test_an_earlier_collection_with_unorderable_points_raises_no_stuck_alert_and_no_error() -> None:
+    history = [snap(run_id=f"r{n}", current_extent=f"S{12 + n:07d}.LOG") for n in range(3)]
+    history[1] = snap(run_id="r1", current_extent="S0000013.LOG", restart_extent="R0000011.LOG")
+    now = snap(run_id="r3", current_extent="S0000016.LOG")
+
+    assert plan_queue_manager(now, proven=set(), history=history).alerts == ()
+
+
+def test_a_plan_carries_each_extent_s_size_and_the_log_state_it_was_made_from() -> None:
+    snapshot = snap(extents=[{"name": "S0000011.LOG", "size_bytes": 4096, "modified_at": None}])
+
+    plan = plan_queue_manager(snapshot, proven=set())
+
+    assert [(d.extent, d.size_bytes) for d in plan.decisions] == [("S0000011.LOG", 4096)]
+    assert (plan.run_id, plan.collected_at, plan.log_type, plan.log_management) == (
+        "collect_1",
+        snapshot.collected_at,
+        "LINEAR",
+        "Archive",
+    )
+    assert (plan.current_extent, plan.restart_extent, plan.media_extent, plan.archive_extent) == (
+        "S0000012.LOG",
+        "S0000011.LOG",
+        "S0000003.LOG",
+        "S0000001.LOG",
+    )
+
+
+def test_decisions_come_oldest_first_across_the_wrap_and_one_formatted_ahead_comes_last() -> None:
+    names = ["S0000000.LOG", "S0000001.LOG", "S0000003.LOG", "S9999998.LOG", "S9999999.LOG", "R0000001.LOG"]
+    snapshot = snap(
+        log_management="Manual",
+        current_extent="S0000001.LOG",
+        restart_extent="S0000000.LOG",
+        media_extent="S9999999.LOG",
+        archive_extent=None,
+        extents=[{"name": n, "size_bytes": 1, "modified_at": None} for n in names],
+    )
+
+    plan = plan_queue_manager(snapshot, proven=set())
+
+    assert [d.extent for d in plan.decisions] == [
+        "S9999998.LOG",
+        "S9999999.LOG",
+        "S0000000.LOG",
+        "R0000001.LOG",
+        "S0000001.LOG",
+        "S0000003.LOG",
+    ]
+    assert actions(plan)["S9999998.LOG"] == "archive_then_release"

@@ -1,6 +1,6 @@
 """The Spark plan job reads a data folder given as a URL: the maintenance DAG's plan submission, for a `file://` data
 folder opened as an ObjectStoragePath, run by spark-submit as SparkSubmitOperator runs it, and its plan read back
-through the same path."""
+through the same path; the run's Linux queue managers planned in the same job (#32)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,14 @@ import pytest
 from mqjournal import planjob, rules
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.xcom import MaintenanceTarget
+from mqjournal.linuxmq.plan import plan_queue_manager
+from mqjournal.linuxmq.planrows import read_linux_plan
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, write_linux_snapshots
 from mqjournal.planrows import read_receivers
 from mqjournal.policy import Policy
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, write_snapshots
+from tests.linuxmq.test_snapshot import record
 from tests.plan.builders import chain, names, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -65,12 +69,20 @@ def test_the_plan_job_reads_its_snapshots_and_history_from_a_file_url_and_writes
     written = collections(datetime.now(UTC))
     for s in written:
         write_snapshots(settings.snapshot_dir(s.run_id) / f"{s.host}__{s.qmgr_library}.jsonl", [s])
+    linux = [
+        LinuxSnapshot.model_validate(record(run_id=run_id, collected_at=s.collected_at.isoformat(), current_extent=c))
+        for run_id, s, c in (("r1", written[0], "S0000012.LOG"), ("r2", written[1], "S0000013.LOG"))
+    ]
+    for s in linux:
+        write_linux_snapshots(settings.linux_snapshot_dir(s.run_id) / f"{s.host}.jsonl", [s])
 
     submission = steps.plan_submission(settings, "r2", POLICY, MASTER)
     args = submission.args
     assert args[args.index("--snapshots") + 1] == f"file://{tmp_path}/shared/snapshots/run_id=r2"
     assert args[args.index("--history") + 1] == f"file://{tmp_path}/shared/snapshots/run_id=r1"
     assert args[args.index("--out") + 1] == f"file://{tmp_path}/shared/plans/run_id=r2"
+    assert args[args.index("--linux-snapshots") + 1] == f"file://{tmp_path}/shared/linux-snapshots/run_id=r2"
+    assert args[args.index("--linux-history") + 1] == f"file://{tmp_path}/shared/linux-snapshots/run_id=r1"
     # The package spark-submit ships stays local: $AIRFLOW_HOME/mqjournal, the data folder being a URL.
     assert Path(submission.py_files).parent == tmp_path / "airflow" / "mqjournal" / "dist"
 
@@ -88,3 +100,4 @@ def test_the_plan_job_reads_its_snapshots_and_history_from_a_file_url_and_writes
         (r.receiver, r.action, r.reason) for r in reference.receivers
     )
     assert (tmp_path / "shared" / "plans" / "run_id=r2" / "summary.json").is_file()
+    assert read_linux_plan(settings.plan_dir("r2")) == [plan_queue_manager(linux[1], proven=(), history=linux[:1])]

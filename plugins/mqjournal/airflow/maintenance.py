@@ -37,7 +37,7 @@ from mqjournal.cannotstart import newest_by_queue_manager, with_cannot_start_ale
 from mqjournal.catalog import Catalog
 from mqjournal.datafolder import DataPath
 from mqjournal.fleet import HostConfig, load_fleet
-from mqjournal.history import partitions_needed
+from mqjournal.history import PlanInputs, host_of, partitions_needed
 from mqjournal.ibmi import collector, discovery
 from mqjournal.ibmi.cleanup import HostCleanup
 from mqjournal.ibmi.context import HostContext
@@ -526,19 +526,23 @@ def report(
 
 
 def plan_submission(settings: Settings, run_id: str, policy: Policy, master: str) -> SparkSubmission:
-    """SparkSubmitOperator's templated inputs for the plan job: this run's snapshots are current, every earlier
-    run is history; `as_of` is fixed now, so a retried plan task plans the same moment."""
+    """SparkSubmitOperator's templated inputs for the plan job: this run's snapshots are current (IBM i's, and Linux's
+    when the run collected any), the earlier runs a rule reads are history; `as_of` is fixed now, so a retried plan
+    task plans the same moment."""
     from mqjournal import planjob
 
     py_files = planjob.build_py_files(_dist(settings))
     env = planjob.submit_environment(master)
+    inputs = _plan_history(settings, run_id, policy)
     return SparkSubmission(
         args=planjob.application_args(
-            settings.snapshot_dir(run_id),
+            inputs.snapshots,
             settings.plan_dir(run_id),
-            history=_plan_history(settings, run_id, policy),
+            history=inputs.history,
             policy=policy,
             as_of=datetime.now(UTC),
+            linux_snapshots=inputs.linux_snapshots,
+            linux_history=inputs.linux_history,
         ),
         # Only Spark's own variables: the process environment holds connection secrets that must not reach XCom.
         env={k: env[k] for k in SPARK_ENV if k in env},
@@ -552,21 +556,42 @@ def plan_in_session(spark: SparkSession, settings: Settings, run_id: str, policy
     `plan_submission`, and the same output folder, which `summarize` reads."""
     from mqjournal import planjob
 
+    inputs = _plan_history(settings, run_id, policy)
     planjob.plan_in_session(
         spark,
-        settings.snapshot_dir(run_id),
+        inputs.snapshots,
         settings.plan_dir(run_id),
-        history=_plan_history(settings, run_id, policy),
+        history=inputs.history,
         policy=policy,
         as_of=datetime.now(UTC),
         job=f"the plan job on Spark Connect ({settings.spark_connect_conn_id})",
+        linux_snapshots=[inputs.linux_snapshots] if inputs.linux_snapshots else [],
+        linux_history=inputs.linux_history,
     )
 
 
-def _plan_history(settings: Settings, run_id: str, policy: Policy) -> list[DataPath]:
-    """The earlier collections the plan reads: only those a rule uses, so the job's cost does not grow with the
-    tool's age."""
-    return partitions_needed(settings.snapshots, settings.snapshot_dir(run_id), policy.stuck_after_runs)
+def _plan_history(settings: Settings, run_id: str, policy: Policy) -> PlanInputs:
+    """The collections the plan reads: this run's, and of the earlier ones only those a rule uses, so the job's cost
+    does not grow with the tool's age.
+
+    A run folder the collect never created (a fleet without Linux hosts has no Linux one; a Linux-only fleet no IBM i
+    one) is left out rather than failing the plan; with neither, the IBM i one is given, and the plan fails naming
+    it, as it always did."""
+    from mqjournal.linuxmq.plan import STUCK_AFTER_RUNS
+
+    current, linux = settings.snapshot_dir(run_id), settings.linux_snapshot_dir(run_id)
+    linux_collected = linux.exists()
+    snapshots = current if current.exists() or not linux_collected else None
+    return PlanInputs(
+        snapshots=snapshots,
+        history=partitions_needed(settings.snapshots, current, policy.stuck_after_runs) if snapshots else [],
+        linux_snapshots=linux if linux_collected else None,
+        linux_history=(
+            partitions_needed(settings.linux_snapshots, linux, STUCK_AFTER_RUNS, key_of=host_of)
+            if linux_collected
+            else []
+        ),
+    )
 
 
 def _dist(settings: Settings) -> Path:

@@ -67,6 +67,17 @@ class Extent:
         return (current.number - self.number) % EXTENT_NUMBERS
 
 
+def oldest_first(name: str, current: str | None) -> tuple[int, str]:
+    """Sort key of extent names, the oldest first, counted back from CURRLOG (`current`) across the wrap; an extent
+    more than half the numbers behind is ahead of CURRLOG (as `fate` takes it) and comes after it. Without a CURRLOG
+    there is no age: by name. The name breaks ties (an R and an S extent of one number)."""
+    if current is None:
+        return (0, name)
+    behind = Extent.parse(name).behind(Extent.parse(current))
+    age = behind if behind < EXTENT_NUMBERS // 2 else behind - EXTENT_NUMBERS
+    return (-age, name)
+
+
 class Fate(StrEnum):
     """What the planner may do with an extent."""
 
@@ -74,6 +85,15 @@ class Fate(StrEnum):
     NEEDED = "needed"  # RECLOG or MEDIALOG or newer: copied, kept
     RELEASABLE = "releasable"  # older than both: copied, then released once the copy is proven
     MQ_REUSES = "mq_reuses"  # an R extent, or any extent in Automatic mode: MQ's to reuse or delete
+
+
+# Why a status's log points cannot be ordered, as templates: LogPoints fills them in, and the Spark plan
+# (mqjournal.sparkplan.linux) builds the same words from columns.
+R_EXTENT_POINT = "{point} {extent}: an R extent (kept for reuse) is not a log point"
+POINT_AHEAD = (
+    "{point} {extent} is ahead of CURRLOG {current} or more than half the numbers behind it: not an answer the "
+    "planner can order"
+)
 
 
 @dataclass(frozen=True)
@@ -88,12 +108,9 @@ class LogPoints:
         # RECLOG and MEDIALOG are at or behind CURRLOG by definition; an answer that says otherwise is not trusted.
         for what, point in (("CURRLOG", self.current), ("RECLOG", self.restart), ("MEDIALOG", self.media)):
             if point.reusable:
-                raise ValueError(f"{what} {point.name}: an R extent (kept for reuse) is not a log point")
+                raise ValueError(R_EXTENT_POINT.format(point=what, extent=point.name))
             if point.behind(self.current) >= EXTENT_NUMBERS // 2:
-                raise ValueError(
-                    f"{what} {point.name} is ahead of CURRLOG {self.current.name} or more than half the numbers "
-                    "behind it: not an answer the planner can order"
-                )
+                raise ValueError(POINT_AHEAD.format(point=what, extent=point.name, current=self.current.name))
 
     @property
     def oldest_needed(self) -> Extent:

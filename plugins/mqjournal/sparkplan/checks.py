@@ -7,6 +7,7 @@ the executors, inside the jobs that read the input: the driver learns their coun
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
@@ -41,14 +42,14 @@ class PlanInputError(Exception):
 
 # What pydantic writes for an AwareDatetime: always an offset, at most microseconds. The ranges are those of a
 # valid date and time (year 1 on, as Python's datetime; offsets up to 18:00, as java.time), all but the length of
-# the month, which `_bad_instant` checks for days 29 to 31 only: a regex is far cheaper than parsing every time.
+# the month, which `bad_instant` checks for days 29 to 31 only: a regex is far cheaper than parsing every time.
 _ISO_INSTANT = (
     r"^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     r"(\.[0-9]{1,6})?(Z|[+-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))\z"
 )
 
 
-def _bad_instant(column: Column) -> Column:
+def bad_instant(column: Column) -> Column:
     past_28th = F.substring(column, 9, 2) > F.lit("28")
     no_such_day = past_28th & F.substring(column, 1, 10).try_cast("date").isNull()
     return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | no_such_day)
@@ -152,13 +153,13 @@ def record_problem(receivers_missing: Column) -> Column:
         (F.col("journal.name").isNull() | F.col("journal.library").isNull(), "journal is missing"),
         (F.col("checkpoint.forced").isNull() | F.col("checkpoint.ok").isNull(), "checkpoint is missing"),
         (
-            F.col("collected_at").isNull() | _bad_instant(F.col("collected_at")),
+            F.col("collected_at").isNull() | bad_instant(F.col("collected_at")),
             "collected_at is not an ISO 8601 time with offset",
         ),
         (receivers_missing, "receivers is missing"),
         *[
             (
-                F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | _bad_instant(F.col(f"{point}.at"))),
+                F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | bad_instant(F.col(f"{point}.at"))),
                 f"{point}.at is not an ISO 8601 time with offset",
             )
             for point in POINTS
@@ -176,9 +177,9 @@ def receiver_problem(r: Column) -> Column:
         | r["library"].isNull()
         | r["size_bytes"].isNull()
         | ~F.coalesce(r["status"].isin(statuses), F.lit(False))
-        | _bad_instant(r["attached_at"])
-        | _bad_instant(r["detached_at"])
-        | _bad_instant(r["saved_at"])
+        | bad_instant(r["attached_at"])
+        | bad_instant(r["detached_at"])
+        | bad_instant(r["saved_at"])
     )
 
 
@@ -231,9 +232,10 @@ def checked_records(raw: DataFrame) -> DataFrame:
     )
 
 
-def _content_hash() -> Column:
-    """Two native hashes of the whole record's JSON: a 96-bit key, compared only among records of one identity."""
-    text = F.to_json(F.struct(*[F.col(field.name) for field in SNAPSHOT_SCHEMA.fields]))
+def content_hash(schema: T.StructType = SNAPSHOT_SCHEMA) -> Column:
+    """Two native hashes of the whole record's JSON (the fields of `schema`): a 96-bit key, compared only among
+    records of one identity."""
+    text = F.to_json(F.struct(*[F.col(field.name) for field in schema.fields]))
     return F.struct(F.xxhash64(text).alias("xxhash64"), F.hash(text).alias("murmur3"))
 
 
@@ -264,6 +266,16 @@ def line_numbers(lines: DataFrame, wanted: list[tuple[str, str]]) -> dict[tuple[
         .collect()
     )
     return {(row.source_file, row.value): row.line for row in found}
+
+
+def malformed_line_file(exc: BaseException) -> str | None:
+    """When `exc` is the JSON reader stopping (FAILFAST) on a line that is not JSON of the schema: the file Spark
+    names ("" when it names none). None for any other failure."""
+    text = str(exc)
+    if "MALFORMED_RECORD_IN_PARSING" in text or "JsonParseException" in text or "JsonEOFException" in text:
+        file = re.search(r"while reading file (\S+?)\.?\s", text)
+        return file.group(1) if file else ""
+    return None
 
 
 def file_and_line(file: str, line: int | None) -> str:
@@ -372,7 +384,7 @@ def refuse_different_copies(raw: DataFrame, folders: list[str], *, copies: int) 
         records.join(repeated, IDENTITY)
         .groupBy(*IDENTITY)
         .agg(
-            F.count_distinct(_content_hash()).alias("versions"),
+            F.count_distinct(content_hash()).alias("versions"),
             F.array_sort(F.collect_set("source_file")).alias("files"),
         )
         .where(F.col("versions") > 1)

@@ -8,30 +8,34 @@ operations outside DataFrames (is a location a folder, remove and write summary.
 place) go through the driver JVM's Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them
 through fsspec on the storage it shares with the server (`Files`).
 
-The job is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need is
-observed (`Observation`) in the jobs that read and write the data.
+The IBM i plan is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need
+is observed (`Observation`) in the jobs that read and write the data. Linux queue managers, when given, add three:
+their input checks (which collect at most five examples of what is wrong), then their extents and queue managers.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
+from mqjournal.linuxmq import planrows as linux_rows
 from mqjournal.planrows import PlanTotals
 from mqjournal.policy import Policy
+from mqjournal.rules import plan_fleet
 from mqjournal.snapshot import SCHEMA_ID
 from mqjournal.sparkplan.checks import (
     FirstRead,
     PlanInputError,
     first_read_metrics,
     located_snapshots,
+    malformed_line_file,
     newest_records,
     newest_window,
     ranked_snapshots,
@@ -41,6 +45,7 @@ from mqjournal.sparkplan.checks import (
     refuse_incomplete,
     window_lines,
 )
+from mqjournal.sparkplan.linux import LINUX_SNAPSHOT_SCHEMA, refuse_bad_input, write_linux_plan
 from mqjournal.sparkplan.rules import (
     chain_of,
     current_snapshots,
@@ -168,10 +173,19 @@ def files_of(spark: SparkSession) -> Files:
 # --- input ----------------------------------------------------------------------------------------------------
 
 
-def read_inputs(spark: SparkSession, locations: list[str], files: Files | None = None) -> DataFrame:
-    """Every snapshot line of every location (file, folder or glob), with the file it came from."""
+def read_inputs(
+    spark: SparkSession, locations: Sequence[str], files: Files | None = None, *, schema: T.StructType = SNAPSHOT_SCHEMA
+) -> DataFrame:
+    """Every snapshot line of every location (file, folder or glob) read with `schema` (IBM i's, or Linux's), with
+    the file it came from; no rows without locations (a fleet without queue managers of that kind)."""
     files = files or files_of(spark)
-    frames = [_read_location(spark, location, files) for location in locations]
+    frames = [_read_location(spark, location, files, schema) for location in locations]
+    return _union(spark, frames, T.StructType([*schema.fields, T.StructField("source_file", T.StringType())]))
+
+
+def _union(spark: SparkSession, frames: list[DataFrame], schema: T.StructType) -> DataFrame:
+    if not frames:
+        return spark.createDataFrame([], schema)
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)
@@ -182,9 +196,9 @@ def _is_folder(files: Files, location: str) -> bool:
     return not any(c in location for c in "*?[{") and files.is_folder(location)
 
 
-def _read_location(spark: SparkSession, location: str, files: Files) -> DataFrame:
+def _read_location(spark: SparkSession, location: str, files: Files, schema: T.StructType) -> DataFrame:
     reader = (
-        spark.read.schema(SNAPSHOT_SCHEMA)
+        spark.read.schema(schema)
         # A truncated or garbled line must stop the job, never drop a queue manager from the plan.
         .option("mode", "FAILFAST")
         # The collector writes OUT/run_id=<id>/: without this Spark would add run_id as a partition column,
@@ -197,7 +211,7 @@ def _read_location(spark: SparkSession, location: str, files: Files) -> DataFram
     return reader.json(location).select("*", F.col("_metadata.file_path").alias("source_file"))
 
 
-def read_lines(spark: SparkSession, locations: list[str], files: Files | None = None) -> DataFrame:
+def read_lines(spark: SparkSession, locations: Sequence[str], files: Files | None = None) -> DataFrame:
     """Every line of every location as text (`value`), with its file and the split it was read in: the files and
     options of `read_inputs`. The input check parses these lines itself, so that it sees each record's keys as
     written (the JSON reader reads a missing key as null) and can say which line is bad."""
@@ -214,10 +228,16 @@ def read_lines(spark: SparkSession, locations: list[str], files: Files | None = 
                 F.col("_metadata.file_block_start").alias("block_start"),
             )
         )
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
-    return union
+    return _union(spark, frames, _LINES)
+
+
+_LINES = T.StructType(
+    [
+        T.StructField("value", T.StringType()),
+        T.StructField("source_file", T.StringType()),
+        T.StructField("block_start", T.LongType()),
+    ]
+)
 
 
 # --- the job ---------------------------------------------------------------------------------------------------------
@@ -257,31 +277,68 @@ def observation(spark: SparkSession, name: str) -> Any:
 # The plan is written here first, and moved into place only once every check of the input has passed: the checks are
 # observed while the plan is written, so a bad input is known only then. Readers skip folders named with "_".
 STAGING = "_staging"
-OUTPUTS = ("receivers", "queue_managers")
+OUTPUTS = ("receivers", *linux_rows.OUTPUTS, "queue_managers")
 
 
-def plan(spark: SparkSession, *, inputs: list[str], out: str, policy: Policy, as_of: datetime) -> PlanTotals:
+def plan(
+    spark: SparkSession,
+    *,
+    inputs: Sequence[str],
+    out: str,
+    policy: Policy,
+    as_of: datetime,
+    linux_inputs: Sequence[str] = (),
+    linux_history: Sequence[str] = (),
+) -> PlanTotals:
+    """Plan IBM i's `inputs` (current and history, as one) and Linux's `linux_inputs` (the queue managers planned,
+    the newest snapshot of each current) with `linux_history` (earlier snapshots, for the stuck alerts).
+
+    Either kind may be absent. Without IBM i inputs the IBM i datasets are written all the same, empty with their
+    columns, and the summary counts zeros; without Linux inputs no Linux dataset is written (and an earlier plan's
+    in `out` is removed). Every location given must exist: whoever plans a run leaves out a run folder its collect
+    never created (`mqjournal.airflow.maintenance`), so a misspelt location stops the plan instead of planning
+    nothing."""
+    if not inputs and not linux_inputs:
+        raise PlanInputError("no snapshots to plan from: give the IBM i snapshots, the Linux snapshots, or both")
     files = files_of(spark)
     # summary.json is written last: a plan that fails half way must not leave an earlier run's summary behind.
     files.remove(out, "summary.json")
     files.remove_folder(out, STAGING)
+    staging = f"{out.rstrip('/')}/{STAGING}"
     try:
         with caching() as keep:
-            result = _plan(spark, files, inputs, f"{out.rstrip('/')}/{STAGING}", policy, as_of, keep)
-        _publish(files, out)
+            linux = _linux_inputs(spark, files, linux_inputs, linux_history) if linux_inputs else None
+            result = _plan(spark, files, list(inputs), staging, policy, as_of, keep)
+            if linux is not None:
+                write_linux_plan(*linux, staging, keep)
+        _publish(files, out, staged=OUTPUTS if linux is not None else ("receivers", "queue_managers"))
     finally:
         files.remove_folder(out, STAGING)
     files.write_text(out, "summary.json", result.model_dump_json(indent=2) + "\n")
     return result
 
 
-def _publish(files: Files, out: str) -> None:
-    """Move the staged plan into place. queue_managers goes first and comes back last: a reader that finds it (the
-    fleet view lists plans by it) finds the receivers of the same plan."""
+def _linux_inputs(
+    spark: SparkSession, files: Files, inputs: Sequence[str], history: Sequence[str]
+) -> tuple[DataFrame, DataFrame]:
+    """The Linux snapshots of `inputs` and of `history`, checked (PlanInputError names what is wrong) before any of
+    the plan is written."""
+    current = read_inputs(spark, inputs, files, schema=LINUX_SNAPSHOT_SCHEMA)
+    earlier = read_inputs(spark, history, files, schema=LINUX_SNAPSHOT_SCHEMA)
+    locations = [*inputs, *history]
+    refuse_bad_input(current.unionByName(earlier), read_lines(spark, locations, files), locations)
+    return current, earlier
+
+
+def _publish(files: Files, out: str, *, staged: Sequence[str]) -> None:
+    """Move the staged plan into place, and remove what an earlier plan left there that this one did not write.
+    queue_managers goes first and comes back last: a reader that finds it (the fleet view lists plans by it) finds
+    the other datasets of the same plan; the Linux queue managers likewise come back after their extents."""
     for name in reversed(OUTPUTS):
         files.remove_folder(out, name)
     for name in OUTPUTS:
-        files.rename(out, f"{STAGING}/{name}", name)
+        if name in staged:
+            files.rename(out, f"{STAGING}/{name}", name)
 
 
 def _plan(
@@ -297,6 +354,8 @@ def _plan(
     read with the receivers' plan, then the queue managers' plan from what the second read cached. Each check is
     observed in the job that reads what it checks; a failed check stops the job before the plan is moved into place.
     """
+    if not inputs:
+        return _plan_nothing(spark, staging, policy, as_of)
     as_of_us = (as_of - EPOCH) // MICROS
     runs = policy.stuck_after_runs
     raw = read_inputs(spark, inputs, files)
@@ -318,16 +377,7 @@ def _plan(
     # Identical copies of one snapshot (refuse_different_copies checked them) are one, once each copy's keys are.
     distinct = records.dropDuplicates(IDENTITY) if checked.repeated else records
     newest = distinct.observe(found, F.count(F.lit(1)).alias("found"))
-    current = current_snapshots(
-        newest,
-        runs=runs,
-        as_of_us=as_of_us,
-        max_age_us=policy.max_snapshot_age // MICROS,
-        alert_age_us=policy.recovery_point_alert_age // MICROS,
-    )
-    planned = keep(
-        planned_receivers(chain_of(current), policy=policy, as_of_us=as_of_us, skew_us=policy.clock_skew // MICROS)
-    )
+    planned = keep(_planned(newest, policy, as_of_us))
 
     receiver_counts = observation(spark, "receivers")
     receivers_output(planned).observe(receiver_counts, *receiver_totals()).write.mode("overwrite").parquet(
@@ -344,17 +394,43 @@ def _plan(
     return summary(receiver_counts.get, queue_manager_counts.get, as_of=as_of, policy=policy)
 
 
+def _planned(newest: DataFrame, policy: Policy, as_of_us: int) -> DataFrame:
+    """The receivers' plan from the newest snapshots of each key (`newest_records`)."""
+    current = current_snapshots(
+        newest,
+        runs=policy.stuck_after_runs,
+        as_of_us=as_of_us,
+        max_age_us=policy.max_snapshot_age // MICROS,
+        alert_age_us=policy.recovery_point_alert_age // MICROS,
+    )
+    return planned_receivers(chain_of(current), policy=policy, as_of_us=as_of_us, skew_us=policy.clock_skew // MICROS)
+
+
+def _plan_nothing(spark: SparkSession, staging: str, policy: Policy, as_of: datetime) -> PlanTotals:
+    """No IBM i snapshots (a Linux-only fleet): the IBM i datasets are written empty, with the columns a plan of
+    snapshots has (the plan's own DataFrames over no input, analysed, never run: running them cost seconds of
+    Spark jobs over nothing), and the summary is the reference planner's of no queue managers."""
+    as_of_us = (as_of - EPOCH) // MICROS
+    window = newest_window(ranked_snapshots(located_snapshots(read_inputs(spark, []))), runs=policy.stuck_after_runs)
+    planned = _planned(newest_records(read_lines(spark, []), window, expected=0), policy, as_of_us)
+    for name, frame in (
+        ("receivers", receivers_output(planned)),
+        ("queue_managers", queue_managers_output(planned, as_of_us=as_of_us)),
+    ):
+        spark.createDataFrame([], frame.schema).write.mode("overwrite").parquet(f"{staging}/{name}")
+    return plan_fleet([], as_of=as_of, policy=policy).summary()
+
+
 def failure_text(exc: BaseException, locations: list[str]) -> tuple[str, bool]:
     """What stopped a plan, in one line for the admin, and whether it is the input's fault (a bad record or line)
     rather than the job's or Spark's."""
     if isinstance(exc, PlanInputError):
         return str(exc), True
-    text = str(exc)
-    if "MALFORMED_RECORD_IN_PARSING" in text or "JsonParseException" in text or "JsonEOFException" in text:
-        file = re.search(r"while reading file (\S+?)\.?\s", text)
-        where = file.group(1) if file else ", ".join(locations)
+    file = malformed_line_file(exc)
+    if file is not None:
+        where = file or ", ".join(locations)
         return f"a line of {where} is not a valid JSON {SCHEMA_ID} record (read in FAILFAST mode)", True
-    return f"{type(exc).__name__}: {(text.strip().splitlines() or [''])[0][:500]}", False
+    return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:500]}", False
 
 
 __all__ = ["SESSION_CONF", "PlanInputError", "caching", "failure_text", "files_of", "plan", "read_inputs", "read_lines"]
