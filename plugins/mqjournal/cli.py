@@ -103,7 +103,7 @@ def _spark_connect(args: argparse.Namespace) -> int:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from mqjournal.collection import collect_fleet
+    from mqjournal.collection import collect_fleet, linux_run_dir
     from mqjournal.fleet import load_fleet
 
     config = load_fleet(args.fleet)
@@ -125,7 +125,9 @@ def _collect(args: argparse.Namespace) -> int:
     _print_collection(results)
     print(f"snapshots: {run_dir / 'snapshots.jsonl'}")
     if config.linux_hosts:
-        print(f"Linux snapshots: {run_dir / 'linux-snapshots.jsonl'}")
+        # The run's id is the name of its folder, run_id=<id>.
+        linux_dir = linux_run_dir(args.out, run_dir.name.removeprefix("run_id="))
+        print(f"Linux snapshots: {linux_dir / 'snapshots.jsonl'}")
     return 0 if all(not r.failures for r in results) else 3
 
 

@@ -208,12 +208,20 @@ def collect_fleet(
     run_dir = out / f"run_id={run_id}"
     write_snapshots(run_dir / "snapshots.jsonl", (s for r in results for s in r.snapshots))
     if linux:
-        write_linux_snapshots(run_dir / "linux-snapshots.jsonl", (s for r in results for s in r.linux_snapshots))
+        # Beside the IBM i run folder, not in it: the plan reads every *.jsonl of a folder it is given as IBM i's.
+        linux_dir = linux_run_dir(out, run_id)
+        write_linux_snapshots(linux_dir / "snapshots.jsonl", (s for r in results for s in r.linux_snapshots))
     failures = [asdict(f) for r in results for f in r.failures]
     tmp = run_dir / "failures.jsonl.tmp"
     tmp.write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
     tmp.replace(run_dir / "failures.jsonl")
     return run_dir, results
+
+
+def linux_run_dir(out: Path, run_id: str) -> Path:
+    """Where `collect_fleet` writes a run's Linux snapshots under OUT: `linux-snapshots/run_id=<id>/`, as the data
+    folder keeps them (Settings.linux_snapshot_dir)."""
+    return out / "linux-snapshots" / f"run_id={run_id}"
 
 
 def previous_collections(out: Path) -> dict[str, datetime]:

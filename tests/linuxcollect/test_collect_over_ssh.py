@@ -121,7 +121,7 @@ def test_mqjournal_collect_collects_the_linux_hosts_of_a_mixed_fleet_beside_the_
 
     out = capsys.readouterr().out
     assert code == 0, out
-    linux = list(read_linux_snapshots(tmp_path / "out" / "run_id=r1" / "linux-snapshots.jsonl"))
+    linux = list(read_linux_snapshots(tmp_path / "out" / "linux-snapshots" / "run_id=r1" / "snapshots.jsonl"))
     assert sorted(s.qmgr for s in linux) == ["QM.ORDERS", "QMMANUAL"]
     assert "mq-linux1    QM.ORDERS  Archive" in out and "ibmi1" in out
 

@@ -35,6 +35,7 @@ from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import ExtentAction, QueueManagerLogPlan
 from mqjournal.linuxmq.planned import LinuxPlanned
+from mqjournal.linuxmq.planrows import read_linux_plan
 from mqjournal.linuxmq.release import release_extents
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, read_linux_snapshots, write_linux_snapshots
 from mqjournal.outcomes import LinuxArchiveResult, LinuxReleaseResult, StepValue
@@ -187,8 +188,6 @@ def _snapshots(settings: Settings, run_id: str) -> dict[tuple[str, str], LinuxSn
 
 def planned(settings: Settings, run_id: str, targets: Sequence[LinuxTarget]) -> list[LinuxPlanned]:
     """The plan job's Linux rows of this run's targets, with the log path each was collected with."""
-    from mqjournal.linuxmq.planrows import read_linux_plan  # TEMP until the plan job's rows land
-
     wanted = {(t.host, t.qmgr) for t in targets}
     if not wanted:
         return []
