@@ -108,6 +108,9 @@ class LinuxArchiveResult(StepValue):
     host: str
     qmgr: str
     archived: list[str] = Field(default_factory=list, description="extents whose proven copy the store now holds")
+    already_archived: list[str] = Field(
+        default_factory=list, description="extents an earlier run copied, whose copy the store still holds"
+    )
     not_archived: list[tuple[str, str]] = Field(
         default_factory=list, description="(extent, why): no proven copy was made; none of these is released"
     )

@@ -469,6 +469,8 @@ def _linux(facts: RunFacts) -> list[Block]:
         if archived is not None:
             if archived.archived:
                 items.append(Item(f"archived into the backup store, proven: {', '.join(archived.archived)}"))
+            if archived.already_archived:
+                items.append(Item(f"archived by an earlier run: {', '.join(archived.already_archived)}"))
             items += [Item(f"not archived: {name}: {why}") for name, why in archived.not_archived]
         if released is not None:
             how = "told to MQ with SET LOG ARCHIVED" if p.log_management == "Archive" else "deleted"

@@ -11,7 +11,6 @@ import pytest
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.linuxmq import collector
-from mqjournal.linuxmq.archive import archive_extent
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.recover import LinuxRecovery, LinuxStepFailed
@@ -51,9 +50,10 @@ def tools(tmp_path: Path) -> tuple[AuditLog, ExtentStore, Catalog, Path]:
 
 
 def crashed_with_restart_extent_deleted(fleet: SimFleet, tools, *, archive_it: bool = True):
-    """QMMANUAL with a long unit of work holding RECLOG back; maintenance archives and releases what it may, the
-    closed extents restart needs are copied too (IBM: any S extent but the current one may be archived); then the
-    power goes, and someone deletes one extent restart needs. Returns (its snapshot, the extent deleted)."""
+    """QMMANUAL with a long unit of work holding RECLOG back; maintenance archives what it may (the closed extents
+    restart needs too: IBM, any S extent but the current one may be archived) and releases what it may; then the
+    power goes, and someone deletes one extent restart needs: one the maintenance copied, or (`archive_it` false)
+    one written after it, of which no copy exists. Returns (its snapshot, the extent deleted)."""
     audit, store, catalog, _ = tools
     live = fleet.service.linux_hosts[LINUX]
     with live.state() as host:
@@ -62,16 +62,20 @@ def crashed_with_restart_extent_deleted(fleet: SimFleet, tools, *, archive_it: b
         logger.write(qm, 4 * qm.extent_size, at=host.now)
         logger.checkpoint(qm)
     maintain(fleet, QMGR, audit, store, catalog, "maint_1")
+    if not archive_it:
+        with live.state() as host:
+            qm = host.queue_managers[QMGR]
+            logger.write(qm, 3 * qm.extent_size, at=host.now)
+            logger.checkpoint(qm)
     with session(fleet, audit) as linux:
         snap = collector.collect(linux, QMGR, host=LINUX, run_id="maint_2", bin_dir=BIN, media_images="imgsched")
         points = snap.points()
         assert points is not None and points.restart.behind(points.current) >= 3
         closed = [Extent(points.restart.number + n) for n in range(points.restart.behind(points.current))]
-        if archive_it:
-            for extent in closed:
-                archive_extent(linux, qmgr=QMGR, active=snap.log_path, extent=extent, run_id="maint_2",
-                               store=store, catalog=catalog)  # fmt: skip
-    doomed = closed[1].name
+    copied = {c.extent for c in catalog.extent_copies(LINUX, QMGR)}
+    candidates = [e.name for e in closed if (e.name in copied) == archive_it]
+    assert len(candidates) >= 2, (candidates, copied)
+    doomed = candidates[1]
     with live.state() as host:
         qm = host.queue_managers[QMGR]
         logger.crash(qm)

@@ -19,8 +19,9 @@ def test_archive_mode_releases_only_proven_copies_behind_both_points_and_leaves_
     # CURRLOG 12, RECLOG 11, MEDIALOG 3, ARCHLOG 1 (0 was notified already); 2 has a proven copy.
     found = actions(plan_queue_manager(snap(), proven={"S0000002.LOG"}))
 
-    assert found["S0000012.LOG"] == "keep" and found["S0000011.LOG"] == "keep"
-    assert {found[f"S{n:07d}.LOG"] for n in range(3, 11)} == {"archive"}  # media recovery still reads them
+    assert found["S0000012.LOG"] == "keep"  # being written
+    # Copied off the host, kept: restart reads 11 on, media recovery 3 on.
+    assert {found[f"S{n:07d}.LOG"] for n in range(3, 12)} == {"archive"}
     assert found["S0000002.LOG"] == "release" and found["S0000001.LOG"] == "archive_then_release"
     assert found["S0000000.LOG"] == "mq"
 
@@ -128,3 +129,16 @@ def test_decisions_come_oldest_first_across_the_wrap_and_one_formatted_ahead_com
         "S0000003.LOG",
     ]
     assert actions(plan)["S9999998.LOG"] == "archive_then_release"
+
+
+def test_an_extent_numbered_after_currlog_is_never_copied_nor_released_in_any_mode() -> None:
+    # S0000013 is formatted ahead of use: MQ has not written it, so a copy now would not be of the bytes it will hold
+    # (and would later count as a proven copy of them).
+    extents = [{"name": f"S{n:07d}.LOG", "size_bytes": 1024, "modified_at": None} for n in range(14)]
+    for management, archive_extent in (("Manual", None), ("Archive", "S0000001.LOG"), ("Archive", None)):
+        plan = plan_queue_manager(
+            snap(extents=extents, log_management=management, archive_extent=archive_extent), proven={"S0000013.LOG"}
+        )
+        (ahead,) = [d for d in plan.decisions if d.extent == "S0000013.LOG"]
+        assert ahead.action is ExtentAction.KEEP and "formatted ahead of use" in ahead.reason, management
+        assert plan.decisions[-1] == ahead  # oldest first: the one after CURRLOG comes last

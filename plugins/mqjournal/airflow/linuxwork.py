@@ -274,7 +274,13 @@ def archive(settings: Settings, summary: RunPlan, run_id: str) -> LinuxWork:
 
     def one(session: IbmiSession, host: LinuxHostConfig, qmgr: str, plan: LinuxPlanned) -> LinuxArchiveResult:
         result = LinuxArchiveResult(host=host.name, qmgr=qmgr)
+        # An extent is copied once: MQ never writes a closed extent again (a reused one comes back under a new
+        # number), so a copy an earlier run made that the store still holds is its copy.
+        earlier = {c.extent: c for c in catalog.extent_copies(host.name, qmgr)}
         for name in plan.to_archive:
+            if name in earlier and store.still_holds(earlier[name]) is None:
+                result.already_archived.append(name)
+                continue
             try:
                 archive_extent(
                     session,

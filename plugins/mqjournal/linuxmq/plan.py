@@ -3,8 +3,9 @@
 Pure: a collection's snapshot, the extents the catalog holds a proven copy of, and the snapshots before it, in; the
 decisions and alerts out. The rules are IBM's ("Determining superfluous log files", q018510; docs/linux-interfaces.md
 section 7), by extent number only, never by modification time, across the 9,999,999 wrap (extents.fate):
-- the extent being written is never touched;
-- an extent behind RECLOG may be copied off the host (archived): restart no longer reads it;
+- the extent being written is never touched, nor one numbered after it (formatted ahead of use, not written yet);
+- every other S extent is copied off the host (archived), the extents restart or media recovery still need too: MQ
+  has finished writing them (q129100), and a copy is what brings one back that is lost before it may go;
 - an extent behind both RECLOG and MEDIALOG may go once a copy of it is proven: in Archive mode MQ is told
   (SET LOG ARCHIVED) and reuses or deletes it itself; in Manual mode mqjournal deletes it;
 - in Automatic mode, and for `R` extents, MQ decides alone: mqjournal only watches;
@@ -24,7 +25,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NamedTuple
 
-from mqjournal.linuxmq.extents import Extent, Fate, LogManagement, LogPoints, fate, oldest_first
+from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, Fate, LogManagement, LogPoints, fate, oldest_first
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent
 
 __all__ = ["Alert", "ExtentAction", "ExtentDecision", "QueueManagerLogPlan", "plan_queue_manager"]
@@ -104,6 +105,7 @@ class Why:
     MQ_REUSES = "LogManagement={management}: MQ reuses it"
     ARCHLOG_BLANK = "no extent waits for archive notification (ARCHLOG blank)"
     NOTIFIED = "behind ARCHLOG {archive}: MQ was told it is archived"
+    AHEAD = "numbered after CURRLOG {current}: formatted ahead of use, not written yet"
     MEDIA_NEEDS = "media recovery needs it (MEDIALOG {media})"
     RESTART_NEEDS = "restart needs it (RECLOG {restart})"
     PROVEN = "behind RECLOG and MEDIALOG, and its copy is proven"
@@ -204,15 +206,20 @@ def _decide(
     if what is Fate.MQ_REUSES:
         why = Why.KEPT_FOR_REUSE if extent.reusable else Why.MQ_REUSES.format(management=management.value)
         return decision(ExtentAction.MQ, why)
+    if extent.behind(points.current) >= EXTENT_NUMBERS // 2:
+        # MQ has not written it yet: a copy now would not be of the bytes it will hold, so none is made.
+        return decision(ExtentAction.KEEP, Why.AHEAD.format(current=points.current.name))
     if management is LogManagement.ARCHIVE and notified_before is None:
         # ARCHLOG is blank "if the queue manager has no extents waiting" (q086250): every one was notified already.
         return decision(ExtentAction.MQ, Why.ARCHLOG_BLANK)
     if management is LogManagement.ARCHIVE and notified_before is not None and _behind(extent, notified_before, points):
         return decision(ExtentAction.MQ, Why.NOTIFIED.format(archive=notified_before.name))
     if what is Fate.NEEDED:
+        # Copied off the host while MQ still needs it, as IBM i's needed receivers are saved: MQ has finished writing
+        # every extent but the current one (q129100), and a copy is what restores one lost before it may go.
         if _behind(extent, points.restart, points):
             return decision(ExtentAction.ARCHIVE, Why.MEDIA_NEEDS.format(media=points.media.name))
-        return decision(ExtentAction.KEEP, Why.RESTART_NEEDS.format(restart=points.restart.name))
+        return decision(ExtentAction.ARCHIVE, Why.RESTART_NEEDS.format(restart=points.restart.name))
     if name in copied:
         return decision(ExtentAction.RELEASE, Why.PROVEN)
     return decision(ExtentAction.ARCHIVE_THEN_RELEASE, Why.NOT_PROVEN)

@@ -374,6 +374,10 @@ def extent_decision() -> Column:
             management == LogManagement.AUTOMATIC.value,
             _decision(ExtentAction.MQ, words(Why.MQ_REUSES, management=management)),
         )
+        .when(
+            behind >= EXTENT_NUMBERS // 2,
+            _decision(ExtentAction.KEEP, words(Why.AHEAD, current=F.col("current_extent"))),
+        )
         .when(archive_mode & F.col("archive_extent").isNull(), _decision(ExtentAction.MQ, Why.ARCHLOG_BLANK))
         .when(
             archive_mode & (behind > _behind(F.col("archive_extent"))),
@@ -384,7 +388,7 @@ def extent_decision() -> Column:
             behind > _behind(F.col("restart_extent")),
             _decision(ExtentAction.ARCHIVE, words(Why.MEDIA_NEEDS, media=F.col("media_extent"))),
         )
-        .otherwise(_decision(ExtentAction.KEEP, words(Why.RESTART_NEEDS, restart=F.col("restart_extent"))))
+        .otherwise(_decision(ExtentAction.ARCHIVE, words(Why.RESTART_NEEDS, restart=F.col("restart_extent"))))
     )
 
 
