@@ -11,7 +11,7 @@ import logging
 import os
 import shlex
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
@@ -150,21 +150,30 @@ class LinuxSimulatedHost:
         mb_per_hour: float = 64,
         checkpoint_every_mb: float = 4,
         step_minutes: int = 5,
+        bytes_per_minute: Mapping[str, int] | None = None,
+        events: Sequence[tuple[float, str, Callable[[LinuxQueueManager], None]]] = (),
     ) -> None:
-        """`hours` of work on every running queue manager: log records written evenly, a checkpoint after each
-        `checkpoint_every_mb` of them, and (IMGSCHED AUTO) media images when IMGINTVL minutes or IMGLOGLN MB have
-        passed since the last (ami, verified: "when workload permits" is taken as at once). The clock moves on."""
+        """`hours` of work on every running queue manager: log records written evenly (`bytes_per_minute` of a queue
+        manager named there, else `mb_per_hour`), a checkpoint after each `checkpoint_every_mb` of them, and
+        (IMGSCHED AUTO) media images when IMGINTVL minutes or IMGLOGLN MB have passed since the last (ami, verified:
+        "when workload permits" is taken as at once). Each of `events`, (hour, queue manager, what happens to it),
+        happens once that many hours in. The clock moves on."""
         steps = max(1, round(hours * 60 / step_minutes))
         per_step = int(mb_per_hour * MB * step_minutes / 60)
         since_checkpoint: dict[str, int] = {}
-        for _ in range(steps):
+        waiting = sorted(events, key=lambda e: e[0])
+        for step in range(steps):
             with self.state() as host:
                 host.now += timedelta(minutes=step_minutes)
+                while waiting and waiting[0][0] * 60 <= (step + 1) * step_minutes:
+                    _, name, happen = waiting.pop(0)
+                    happen(host.queue_managers[name])
                 for qm in host.queue_managers.values():
                     if not qm.running:
                         continue
-                    logger.write(qm, per_step, at=host.now)
-                    since_checkpoint[qm.name] = since_checkpoint.get(qm.name, 0) + per_step
+                    written = per_step if bytes_per_minute is None else bytes_per_minute[qm.name] * step_minutes
+                    logger.write(qm, written, at=host.now)
+                    since_checkpoint[qm.name] = since_checkpoint.get(qm.name, 0) + written
                     if since_checkpoint[qm.name] >= checkpoint_every_mb * MB:
                         logger.checkpoint(qm)
                         since_checkpoint[qm.name] = 0

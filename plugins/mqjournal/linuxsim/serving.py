@@ -4,16 +4,19 @@ folder (`<host>.linux.json`), warmed up, and which of their commands read standa
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from mqjournal.linuxfleet import LinuxHostConfig
+from mqjournal.linuxsim import logger
 from mqjournal.linuxsim.host import LinuxSimulatedHost
+from mqjournal.linuxsim.model import LinuxQueueManager
 
 __all__ = ["linux_host", "reads_stdin", "state_path"]
 
 _READS_STDIN = frozenset({"runmqsc"})  # "The runmqsc command takes its input from stdin" (q083460)
-MB = 1024 * 1024
 
 
 def state_path(state_dir: Path, name: str) -> Path:
@@ -26,6 +29,20 @@ def reads_stdin(command_line: str) -> bool:
     except ValueError:
         return False
     return bool(words) and words[0].rsplit("/", 1)[-1] in _READS_STDIN
+
+
+def _events(config: LinuxHostConfig) -> Iterator[tuple[float, str, Callable[[LinuxQueueManager], None]]]:
+    """What the fleet file says happens to a queue manager during the warm-up: a unit of work that begins and never
+    ends (RECLOG stays in the extent it began in), an object that gets damaged (MEDIALOG stays at its last image)."""
+    for qm in config.queue_managers:
+        if qm.long_running_unit_of_work_at_hour is not None:
+            yield (
+                qm.long_running_unit_of_work_at_hour,
+                qm.name,
+                partial(logger.open_unit_of_work, uow_id="long-running"),
+            )
+        if qm.damaged_object is not None:
+            yield qm.damaged_at_hour, qm.name, partial(logger.damage, name=qm.damaged_object)
 
 
 def linux_host(config: LinuxHostConfig, state_dir: Path, start: datetime, warmup_hours: float) -> LinuxSimulatedHost:
@@ -42,10 +59,14 @@ def linux_host(config: LinuxHostConfig, state_dir: Path, start: datetime, warmup
                 log_file_pages=qm.log_file_pages,
                 log_primary_files=qm.log_primary_files,
                 log_secondary_files=qm.log_secondary_files,
+                objects=((qm.damaged_object, "queue"),) if qm.damaged_object else (),
             )
         if warmup_hours and config.queue_managers:
-            per_hour = max(q.log_bytes_per_minute for q in config.queue_managers) * 60 / MB
-            host.workload(warmup_hours, mb_per_hour=per_hour)
+            host.workload(
+                warmup_hours,
+                bytes_per_minute={q.name: q.log_bytes_per_minute for q in config.queue_managers},
+                events=list(_events(config)),
+            )
     with host.state() as state:
         if config.user not in state.mqm_members:
             state.mqm_members.append(config.user)  # the planner's user, a member of group mqm (section 8)
