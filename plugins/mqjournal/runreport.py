@@ -18,6 +18,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from mqjournal import explain, timefmt
+from mqjournal.linuxmq.extents import extent_ranges
 from mqjournal.linuxmq.planned import LinuxPlanned
 from mqjournal.outcomes import CleanupResult, DeleteResult, LinuxArchiveResult, LinuxReleaseResult, SaveResult
 from mqjournal.planrows import PlannedQueueManager, PlannedReceiver, QueueManagerRef
@@ -431,6 +432,10 @@ def document(facts: RunFacts) -> list[Block]:
     return blocks
 
 
+def _extents(names: list[str]) -> str:
+    return ", ".join(extent_ranges(names))
+
+
 def _linux(facts: RunFacts) -> list[Block]:
     """The Linux queue managers (#32), in MQ's own terms: the log points as collected, what was archived into the
     backup store, what was released (SET LOG ARCHIVED, or deleted in Manual mode), what stayed and why."""
@@ -463,19 +468,19 @@ def _linux(facts: RunFacts) -> list[Block]:
         released = releases.get(p.key)
         if facts.dry_run:
             if p.to_archive:
-                items.append(Item(f"would be archived: {', '.join(p.to_archive)}"))
+                items.append(Item(f"would be archived: {_extents(p.to_archive)}"))
             if p.to_release:
-                items.append(Item(f"would be released once approved: {', '.join(p.to_release)}"))
+                items.append(Item(f"would be released once approved: {_extents(p.to_release)}"))
         if archived is not None:
             if archived.archived:
-                items.append(Item(f"archived into the backup store, proven: {', '.join(archived.archived)}"))
+                items.append(Item(f"archived into the backup store, proven: {_extents(archived.archived)}"))
             if archived.already_archived:
-                items.append(Item(f"archived by an earlier run: {', '.join(archived.already_archived)}"))
+                items.append(Item(f"archived by an earlier run: {_extents(archived.already_archived)}"))
             items += [Item(f"not archived: {name}: {why}") for name, why in archived.not_archived]
         if released is not None:
             how = "told to MQ with SET LOG ARCHIVED" if p.log_management == "Archive" else "deleted"
             if released.released:
-                items.append(Item(f"released ({how}): {', '.join(released.released)}"))
+                items.append(Item(f"released ({how}): {_extents(released.released)}"))
             items += [Item(f"kept: {name}: {why}") for name, why in released.kept]
         elif p.to_release and not facts.dry_run:
             chose = "declined at the approval gate" if p.key in facts.declined else "not approved"

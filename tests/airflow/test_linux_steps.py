@@ -134,6 +134,6 @@ def test_the_run_report_shows_the_linux_queue_managers_in_mqs_terms():
     text = render_markdown(facts)
     assert "## Linux queue managers (linear logs)" in text
     assert "| mq-linux1/QM.PAYMENTS | Archive | S0000012.LOG | S0000010.LOG | S0000009.LOG | 3 | 2 | 2.0 MB |" in text
-    assert "released (told to MQ with SET LOG ARCHIVED): S0000007.LOG, S0000008.LOG" in text
+    assert "released (told to MQ with SET LOG ARCHIVED): S0000007.LOG-S0000008.LOG (2)" in text
     assert "1 extents to release: declined at the approval gate, nothing released" in text
     assert "alert: restart_stuck: RECLOG S0000021.LOG has not moved" in text

@@ -76,3 +76,16 @@ def test_no_extent_restart_or_media_recovery_needs_is_ever_releasable(
     needed = behind <= max(restart_behind, media_behind) or behind >= EXTENT_NUMBERS // 2
     assert not (released and needed)
     assert released or needed
+
+
+def test_extent_lists_read_as_runs_of_consecutive_numbers_across_the_wrap() -> None:
+    from mqjournal.linuxmq.extents import extent_ranges
+
+    names = ["S9999998.LOG", "S9999999.LOG", "S0000000.LOG", "S0000002.LOG", "R0000003.LOG", "S0000004.LOG"]
+    assert extent_ranges(names) == [
+        "S9999998.LOG-S0000000.LOG (3)",
+        "S0000002.LOG",
+        "R0000003.LOG",
+        "S0000004.LOG",
+    ]
+    assert extent_ranges([]) == []

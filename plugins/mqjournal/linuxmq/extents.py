@@ -78,6 +78,19 @@ def oldest_first(name: str, current: str | None) -> tuple[int, str]:
     return (-age, name)
 
 
+def extent_ranges(names: list[str]) -> list[str]:
+    """Extent names in their order as runs of consecutive numbers (across the wrap), for people:
+    `S0000000.LOG-S0000047.LOG (48)`, a lone one by its name. R and S extents never share a run."""
+    runs: list[list[Extent]] = []
+    for extent in map(Extent.parse, names):
+        last = runs[-1][-1] if runs else None
+        if last is not None and last.reusable == extent.reusable and extent.behind(last) == EXTENT_NUMBERS - 1:
+            runs[-1].append(extent)
+        else:
+            runs.append([extent])
+    return [run[0].name if len(run) == 1 else f"{run[0].name}-{run[-1].name} ({len(run)})" for run in runs]
+
+
 class Fate(StrEnum):
     """What the planner may do with an extent."""
 
