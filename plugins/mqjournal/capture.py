@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mqjournal import __version__
-from mqjournal.doctor import checking_session
+from mqjournal.doctorreport import checking_session
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog

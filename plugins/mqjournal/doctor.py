@@ -27,15 +27,12 @@ retrieved):
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
 
 from mqjournal import msgformats
-from mqjournal.errors import MqJournalError
+from mqjournal.doctorreport import HostReport, answers_or_failures, checking_session
 from mqjournal.fleet import FleetConfig, HostConfig
 from mqjournal.ibmi import asp, capabilities, commands, hostdigest
 from mqjournal.ibmi.audit import AuditLog
@@ -45,15 +42,11 @@ from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import UnknownTimeZone, db2_local_time, db2_time, partition_zone, utc_offset
 from mqjournal.ibmi.routeprobe import PROBE_FILE, find_route
 from mqjournal.ibmi.transport import (
-    AuthenticationRejected,
     CommandOutput,
     ConnectFactory,
-    HostKeyRejected,
     IbmiSession,
-    RetryPolicy,
-    TransportError,
 )
-from mqjournal.linuxfleet import LinuxHostConfig
+from mqjournal.linuxmq.doctor import check_linux_host
 from mqjournal.names import journal_name, receiver_prefix, save_library_for
 from mqjournal.policy import Policy
 from mqjournal.sizefmt import size
@@ -63,36 +56,9 @@ log = logging.getLogger(__name__)
 SAVE_LIBRARY_AUTHORITIES = ("*OBJOPR", "*READ", "*EXECUTE", "*ADD")
 """*USE (*OBJOPR *READ *EXECUTE: SAVE_FILE_OBJECTS) and *ADD (CRTSAVF) to the save library, as CHKOBJ checks them."""
 
-Status = Literal["pass", "fail", "warn", "skip"]
 ASP_WARN_USED = 0.90  # IBM i's default storage threshold for the system ASP (QSTGLOWLMT-style warning): assumed
 ASP_FAIL_USED = 0.98
 MQ_ADMIN_GROUP = "QMQMADM"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-
-@dataclass
-class HostReport:
-    host: str
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def ready(self) -> bool:
-        return not any(c.status == "fail" for c in self.checks)
-
-    def add(self, name: str, status: Status, detail: str, fix: str = "") -> Check:
-        check = Check(name, status, detail, fix)
-        self.checks.append(check)
-        return check
-
-    def failed(self) -> list[Check]:
-        return [c for c in self.checks if c.status == "fail"]
 
 
 @dataclass(frozen=True)
@@ -132,44 +98,6 @@ class _Host:
 def _grant(user: str, library: str, name: str, objtype: str, aut: str) -> str:
     target = name if objtype == "*LIB" else f"{library}/{name}"
     return f"GRTOBJAUT OBJ({target}) OBJTYPE({objtype}) USER({user}) AUT({aut})"
-
-
-def checking_session(
-    host: HostConfig | LinuxHostConfig, user: str, connect: ConnectFactory, audit: AuditLog, *, command_timeout: float
-) -> IbmiSession:
-    """A session that tries each command once: the doctor (and its capture) report what the host answers now."""
-    if isinstance(host, LinuxHostConfig):
-        return IbmiSession(
-            host.name, user, connect, audit=audit, retry=RetryPolicy(attempts=1), command_timeout=command_timeout
-        )
-    return IbmiSession(
-        host.name,
-        user,
-        connect,
-        audit=audit,
-        sql_runner=host.sql_runner,
-        scratch_directory=host.scratch_directory,
-        retry=RetryPolicy(attempts=1),
-        command_timeout=command_timeout,
-    )
-
-
-@contextlib.contextmanager
-def answers_or_failures(report: HostReport, host_key_fix: str) -> Iterator[None]:
-    """The checks' reads, and what stops them said as a failed check rather than raised: a host key refused (with
-    `host_key_fix`, how to compare and pin the host's), a login refused, a connection that fails, an answer no reader
-    could read."""
-    try:
-        yield
-    except HostKeyRejected as exc:
-        report.add("SSH and host key", "fail", exc.problem, host_key_fix)
-    except AuthenticationRejected as exc:
-        report.add("SSH and host key", "fail", exc.problem, exc.action)
-    except TransportError as exc:
-        first = "SSH and host key" if not report.checks else "connection"
-        report.add(first, "fail", exc.problem, exc.action)
-    except MqJournalError as exc:
-        report.add("unexpected answer", "fail", f"{exc.problem}", exc.action)
 
 
 def check_host(
@@ -706,9 +634,6 @@ def run_doctor(
 ) -> list[HostReport]:
     """Each selected host's report: the partitions', then the Linux hosts' (linuxmq/doctor.py), in the fleet file's
     order; `connectors` has one for each."""
-    # Here, not at the top: the Linux checks report in this module's HostReport, so they import it.
-    from mqjournal.linuxmq.doctor import check_linux_host
-
     selected = [h for h in config.hosts if not hosts or h.name in hosts]
     linux = [h for h in config.linux_hosts if not hosts or h.name in hosts]
     return [

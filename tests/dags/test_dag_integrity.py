@@ -142,7 +142,8 @@ def test_with_a_spark_connect_connection_the_plan_is_a_session_on_that_server(mo
     assert plan.__class__.__name__ == "_PySparkDecoratedOperator" and plan.conn_id == "plan_server"
     assert "plan_submission" not in dag.task_dict
     upstream = {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
-    assert upstream["plan"] == {"checkpoint_and_collect"} and "plan" in upstream["summarize"]
+    # Both platforms' collections (#32) come before the plan.
+    assert upstream["plan"] == {"checkpoint_and_collect", "linux_collect"} and "plan" in upstream["summarize"]
 
 
 def test_without_one_the_plan_is_a_spark_submit_through_the_spark_connection(monkeypatch):

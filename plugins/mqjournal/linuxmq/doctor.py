@@ -17,7 +17,7 @@ Why each is asked, and what IBM says of it, is docs/linux-interfaces.md section 
 
 from __future__ import annotations
 
-from mqjournal.doctor import HostReport, answers_or_failures, checking_session
+from mqjournal.doctorreport import HostReport, answers_or_failures, checking_session
 from mqjournal.fleet import FleetConfig
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.hostdigest import EMPTY_SHA256, parse_digest
