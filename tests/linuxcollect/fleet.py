@@ -62,7 +62,11 @@ def mixed_fleet(tmp_path: Path) -> FleetConfig:
 def linux_only_fleet(tmp_path: Path) -> FleetConfig:
     """The Linux host alone, with no queue manager yet and no warm-up: the caller creates and runs its own."""
     return FleetConfig(
-        state_dir=tmp_path / "state", start=START, warmup_hours=0, hosts=[], linux_hosts=[LinuxHostConfig(name=LINUX)]
+        state_dir=tmp_path / "state",
+        start=START,
+        warmup_hours=0,
+        hosts=[],
+        linux_hosts=[LinuxHostConfig(name=LINUX, port=0)],
     ).resolved(tmp_path)
 
 
