@@ -307,3 +307,32 @@ def test_an_rm_that_answers_success_but_leaves_the_extent_is_not_counted_as_rele
         result = release_extents(linux, "QMMANUAL", bin_dir="/opt/mqm/bin", run_id="r2", store=store, catalog=catalog)
 
     assert result.released == [] and "still in the log directory" in result.kept[first]
+
+
+def test_a_set_log_archived_sent_again_after_its_answer_was_lost_and_refused_is_counted_released_not_kept(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.linuxmq.archive import archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+    from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+    from mqjournal.linuxmq.release import release_extents
+    from mqjournal.sim.server import CommandRule
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        snap = collector.collect(linux, "QM.ORDERS", host=LINUX, run_id="r1", bin_dir="/opt/mqm/bin")
+        first = plan_queue_manager(snap, proven=set()).with_action(ExtentAction.ARCHIVE_THEN_RELEASE)[0]
+        archive_extent(linux, qmgr="QM.ORDERS", active=snap.log_path, extent=Extent.parse(first), run_id="r1",
+                       store=store, catalog=catalog)  # fmt: skip
+        # MQ takes the notification and reuses the extent at once (R); the answer is lost on the way back, and the
+        # SET LOG ARCHIVED sent again names an extent MQ no longer has: it is refused.
+        mixed.service.faults[LINUX].rules.append(CommandRule("runmqsc", "drop_after", skip=1))
+
+        result = release_extents(linux, "QM.ORDERS", bin_dir="/opt/mqm/bin", run_id="r2", store=store, catalog=catalog)
+
+    refused = [e for e in mixed.service.received.entries(LINUX) if e.stdin == f"SET LOG ARCHIVED('{first}')\n"]
+    assert [e.exit_status for e in refused] == [0, 10], "the notification ran, then the repeat was refused"
+    assert first not in mixed.service.linux_hosts[LINUX].host.queue_managers["QM.ORDERS"].extents
+    assert result.released == [first] and first not in result.kept, result
