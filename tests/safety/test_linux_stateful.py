@@ -7,9 +7,9 @@ its log starting at extent zero or a few extents before the 9,999,999 wrap.
 Host events (the queue manager's own work and its administrator's, on the host itself): log records that fill and
 switch extents, each batch ending with a checkpoint; units of work opened and committed (an open one holds RECLOG
 back); objects damaged (which holds MEDIALOG back) and re-created with rcrmqobj; media images recorded by someone else
-(rcdmqimg); a restart (endmqm, strmqm); RESET QMGR TYPE(ADVANCELOG); in Manual mode an extent deleted by hand where
-IBM says one may be (behind both RECLOG and MEDIALOG), in Archive mode one archived by hand (SET LOG ARCHIVED of any
-extent but the current one, which MQ accepts).
+(rcdmqimg); a restart (endmqm, strmqm) or a power loss (strmqm replays from RECLOG); RESET QMGR TYPE(ADVANCELOG); in
+Manual mode an extent deleted by hand where IBM says one may be (behind both RECLOG and MEDIALOG), in Archive mode one
+archived by hand (SET LOG ARCHIVED of any extent but the current one, which MQ accepts).
 
 mqjournal's steps, over SSH to the simulator: collect (media images first) and plan (linuxmq/plan.py), archive what
 the last plan archives, release (which plans again live); each possibly under one fault (`LinuxFault`): the
@@ -73,30 +73,35 @@ settings.register_profile(
 )
 PROFILE = f"mqj-linux-{os.environ.get('MQJ_STATEFUL', 'ci')}"
 
-# The programs each step sends, so that a fault is aimed at a command the step does send.
-COLLECT = ("rcdmqimg", "dspmqinf", "cat", "runmqsc", "ls")
-ARCHIVE = ("sha256sum",)
-RELEASE = ("dspmqinf", "cat", "runmqsc", "ls", "rm")
+# The programs each step sends, and the last of their command lines a fault may be aimed at (from 0), so that a fault
+# is aimed at a command the step does send: collect sends each program once; archive a sha256sum per extent; release
+# a DISPLAY QMSTATUS then a SET LOG ARCHIVED per extent then one more DISPLAY (Archive), or an rm per extent then one
+# more listing (Manual).
+COLLECT = {"rcdmqimg": 0, "dspmqinf": 0, "cat": 0, "runmqsc": 0, "ls": 0}
+ARCHIVE = {"sha256sum": 3}
+RELEASE = {"dspmqinf": 0, "cat": 0, "runmqsc": 3, "ls": 1, "rm": 3}
 EVENTS = (
-    # The log moving on is what the other events act upon: three draws in twelve.
-    "work",
-    "work",
-    "work",
     "uow_open",
     "uow_commit",
     "damage",
     "recreate",
     "image",
     "restart",
+    "power_loss",
     "advance",
     "delete_by_hand",
     "archive_by_hand",
 )
 
 
-def faults(programs: tuple[str, ...], *, downloads: bool = False):
-    command = st.builds(
-        LinuxFault, kind=st.sampled_from(COMMAND_KINDS), program=st.sampled_from(programs), occurrence=st.integers(0, 3)
+def faults(programs: dict[str, int], *, downloads: bool = False):
+    command = st.sampled_from(sorted(programs.items())).flatmap(
+        lambda sent: st.builds(
+            LinuxFault,
+            kind=st.sampled_from(COMMAND_KINDS),
+            program=st.just(sent[0]),
+            occurrence=st.integers(0, sent[1]),
+        )
     )
     kinds = [command]
     if downloads:
@@ -151,60 +156,72 @@ class LinuxLogMachine(RuleBasedStateMachine):
         self.scenario.log_work(extents * self.scenario.qm().extent_size)
         self.collect_and_plan(fault=None)
 
-    # --- host events (one rule, so that mqjournal's steps get their share of the steps) ---------------------------
+    # --- host events: the log moving on (a rule of its own: what every other step acts upon), and the rest (one
+    # rule, so that mqjournal's steps get their share of the steps) -------------------------------------------------
 
-    @rule(event=st.sampled_from(EVENTS), amount=st.integers(1, 6), which=st.integers(0, 7))
-    def host_event(self, event: str, amount: int, which: int) -> None:
+    @rule(halves=st.integers(1, 6))
+    def log_records(self, halves: int) -> None:
+        """Applications' work: half an extent of log records per `halves`, then a checkpoint."""
         self.broken = True
-        getattr(self, f"_{event}")(amount=amount, which=which)
+        self.scenario.log_work(halves * self.scenario.qm().extent_size // 2)
+        self.check("log records written")
+        self.broken = False
+
+    @rule(event=st.sampled_from(EVENTS), which=st.integers(0, 7))
+    def host_event(self, event: str, which: int) -> None:
+        self.broken = True
+        getattr(self, f"_{event}")(which=which)
         self.check(f"host event {event}")
         self.broken = False
 
-    def _work(self, amount: int, which: int) -> None:
-        """Half an extent of log records per `amount`, then a checkpoint."""
-        self.scenario.log_work(amount * self.scenario.qm().extent_size // 2)
-
-    def _uow_open(self, amount: int, which: int) -> None:
+    def _uow_open(self, which: int) -> None:
         with self.scenario.live.state() as host:
             qm = host.queue_managers[QMGR]
             if len(qm.units_of_work) < 2:
                 self.units += 1
                 logger.open_unit_of_work(qm, f"uow{self.units}")
 
-    def _uow_commit(self, amount: int, which: int) -> None:
+    def _uow_commit(self, which: int) -> None:
         with self.scenario.live.state() as host:
             qm = host.queue_managers[QMGR]
             if qm.units_of_work:
                 logger.end_unit_of_work(qm, qm.units_of_work[which % len(qm.units_of_work)].id)
 
-    def _damage(self, amount: int, which: int) -> None:
+    def _damage(self, which: int) -> None:
         with self.scenario.live.state() as host:
             qm = host.queue_managers[QMGR]
             logger.damage(qm, qm.objects[which % len(qm.objects)].name)
 
-    def _recreate(self, amount: int, which: int) -> None:
+    def _recreate(self, which: int) -> None:
         damaged = [o for o in self.scenario.qm().objects if o.damaged]
         if damaged:
             obj = damaged[which % len(damaged)]
             out = self.scenario.admin(f"{BIN}/rcrmqobj -m {QMGR} -t {obj.type} {obj.name}")
             assert out.exit_status == 0, f"rcrmqobj of {obj.name} failed: {out.stderr}"
 
-    def _image(self, amount: int, which: int) -> None:
+    def _image(self, which: int) -> None:
         out = self.scenario.admin(f"{BIN}/rcdmqimg -m {QMGR} -t all '*'")
         damaged = any(o.damaged for o in self.scenario.qm().objects)
         assert out.exit_status == (1 if damaged else 0), out  # a damaged object is not imaged: AMQ7472
 
-    def _restart(self, amount: int, which: int) -> None:
+    def _restart(self, which: int) -> None:
         ended = self.scenario.admin(f"{BIN}/endmqm -i {QMGR}")
         assert ended.exit_status == 0, ended
         started = self.scenario.admin(f"{BIN}/strmqm {QMGR}")
         assert started.exit_status == 0, f"strmqm failed: {started.stderr}"
 
-    def _advance(self, amount: int, which: int) -> None:
+    def _power_loss(self, which: int) -> None:
+        """The host loses power: no shutdown checkpoint, and strmqm replays the log from RECLOG."""
+        with self.scenario.live.state() as host:
+            logger.crash(host.queue_managers[QMGR])
+        started = self.scenario.admin(f"{BIN}/strmqm {QMGR}")
+        assert started.exit_status == 0, f"strmqm after a power loss failed: {started.stderr}"
+
+    def _advance(self, which: int) -> None:
         out = self.scenario.admin(f"{BIN}/runmqsc {QMGR}", "RESET QMGR TYPE(ADVANCELOG)\n")
         assert out.exit_status == 0, out
 
-    def _delete_by_hand(self, amount: int, which: int) -> None:
+    def _delete_by_hand(self, which: int) -> None:
         """Manual mode: an extent neither restart nor media recovery needs (IBM, q018510), by extent number."""
         qm = self.scenario.qm()
         if qm.log_management is not LogManagement.MANUAL:
@@ -216,7 +233,7 @@ class LinuxLogMachine(RuleBasedStateMachine):
             out = self.scenario.admin(f"rm -f {qm.active_path}{unneeded[which % len(unneeded)]}")
             assert out.exit_status == 0, out
 
-    def _archive_by_hand(self, amount: int, which: int) -> None:
+    def _archive_by_hand(self, which: int) -> None:
         """Archive mode: the administrator copied an extent somewhere and tells MQ (any S extent but the current)."""
         qm = self.scenario.qm()
         if qm.log_management is not LogManagement.ARCHIVE:
@@ -260,7 +277,17 @@ class LinuxLogMachine(RuleBasedStateMachine):
     @rule(fault=faults(RELEASE))
     def release(self, fault: LinuxFault | None) -> None:
         s = self.scenario
-        self.step("release", fault, lambda: release(s.session, QMGR, self.run, s.store, s.catalog))
+
+        def work() -> None:
+            said = release(s.session, QMGR, self.run, s.store, s.catalog)
+            qm = s.qm()
+            still = {e.name for e in logger.archive_waiting(qm)} if qm.log_management is LogManagement.ARCHIVE else None
+            for name in said.released:  # gone (Manual), or no longer waiting for notification (Archive)
+                assert name not in (qm.extents if still is None else still), f"{name} is said released: {said}"
+            for name, why in said.kept.items():  # still there, as MQ's own
+                assert name in qm.extents and (still is None or name in still), f"{name} is said kept ({why}): {said}"
+
+        self.step("release", fault, work)
 
     # --- the end --------------------------------------------------------------------------------------------------
 
@@ -331,7 +358,7 @@ def test_extents_across_the_wrap_are_archived_and_released_in_manual_mode_and_th
 
     run_sequence(
         LogManagement.MANUAL,
-        ("host_event", {"event": "work", "amount": 6, "which": 0}),
+        ("log_records", {"halves": 6}),
         ("collect_and_plan", {"fault": None}),
         ("archive", {"fault": LinuxFault("cut", at_byte=40_000)}),
         ("archive", {"fault": None}),
@@ -354,13 +381,30 @@ def test_an_object_damaged_before_the_wrap_holds_medialog_there_and_the_extents_
 
     run_sequence(
         management,
-        ("host_event", {"event": "damage", "amount": 1, "which": 1}),
-        ("host_event", {"event": "work", "amount": 6, "which": 0}),
+        ("host_event", {"event": "damage", "which": 1}),
+        ("log_records", {"halves": 6}),
         ("collect_and_plan", {"fault": None}),
         ("archive", {"fault": None}),
         ("release", {"fault": None}),
-        ("host_event", {"event": "recreate", "amount": 1, "which": 0}),
+        ("host_event", {"event": "recreate", "which": 0}),
         near_wrap=True,
         extents=1,
         then=medialog_before_the_wrap,
+    )
+
+
+def test_a_set_log_archived_the_host_says_it_did_and_did_not_leaves_the_extent_for_the_next_run_in_archive_mode():
+    def still_waiting(machine: LinuxLogMachine) -> None:
+        assert machine.plan is not None
+        first = machine.plan.with_action(ExtentAction.ARCHIVE_THEN_RELEASE)[0]
+        waiting = {e.name for e in logger.archive_waiting(machine.scenario.qm())}
+        assert first in waiting, f"{first} is no longer waiting for notification: {sorted(waiting)}"
+
+    run_sequence(
+        LogManagement.ARCHIVE,
+        ("log_records", {"halves": 6}),
+        ("collect_and_plan", {"fault": None}),
+        ("archive", {"fault": None}),
+        ("release", {"fault": LinuxFault("lies", "runmqsc", occurrence=1)}),  # the first SET LOG ARCHIVED
+        then=still_waiting,  # and the final run notifies it: nothing is left to release
     )
