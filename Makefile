@@ -59,9 +59,10 @@ test: test-packages $(INSTALLED)
 test-fast: fast-packages $(INSTALLED)
 	MQJ_STATEFUL=fast $(PY) -m pytest -m "not e2e" -q $(XDIST)
 
-# The safety proof's stateful test with its long hypothesis profile (300 examples of up to 40 steps, some 20 minutes).
+# The safety proof's stateful tests with their long hypothesis profile (300 examples of up to 40 steps: some 20
+# minutes for the IBM i one, a few for the Linux paths').
 safety-long: $(INSTALLED)
-	MQJ_STATEFUL=long $(PY) -m pytest tests/safety/test_stateful.py::test_maintenance_under_host_events_and_faults_keeps_every_receiver_and_records_every_command
+	MQJ_STATEFUL=long $(PY) -m pytest tests/safety/test_stateful.py::test_maintenance_under_host_events_and_faults_keeps_every_receiver_and_records_every_command tests/safety/test_linux_stateful.py::test_linux_log_maintenance_under_host_events_and_faults_keeps_every_extent_mq_needs_and_records_every_command
 
 # The deployment's topology without a Docker engine (docs/cluster-test.md): PostgreSQL, Redis, a Spark standalone
 # master and worker, Airflow's components with the CeleryExecutor, as local processes on loopback; the maintenance DAG

@@ -4,65 +4,16 @@ planner collects it (linuxmq/collector.py): media images, qm.ini, DISPLAY QMSTAT
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from mqjournal.fleet import FleetConfig, HostConfig, QueueManagerConfig
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transport import IbmiSession, ssh_connector
-from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
 from mqjournal.linuxmq import collector
 from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.snapshot import LinuxSnapshot
-from tests.conftest import START, SimFleet, serve
-
-LINUX = "mq-linux1"
-
-
-@pytest.fixture
-def mixed(tmp_path: Path) -> Iterator[SimFleet]:
-    config = FleetConfig(
-        state_dir=tmp_path / "state",
-        start=START,
-        warmup_hours=6,
-        hosts=[HostConfig(name="ibmi1", port=0, queue_managers=[QueueManagerConfig(name="TEST", threshold_kb=500)])],
-        linux_hosts=[
-            LinuxHostConfig(
-                name=LINUX,
-                port=0,
-                queue_managers=[
-                    # Extents of 256 KiB filled at 20 KB a minute: some thirty after the six hours' warm-up.
-                    LinuxQueueManagerConfig(
-                        name="QM.ORDERS",
-                        log_management=LogManagement.ARCHIVE,
-                        log_file_pages=64,
-                        log_bytes_per_minute=20_000,
-                    ),
-                    LinuxQueueManagerConfig(
-                        name="QMMANUAL",
-                        log_management=LogManagement.MANUAL,
-                        log_file_pages=64,
-                        log_bytes_per_minute=20_000,
-                    ),
-                ],
-            )
-        ],
-    ).resolved(tmp_path)
-    with serve(config) as fleet:
-        yield fleet
-
-
-def session(fleet: SimFleet, audit: AuditLog, user: str = "mqjournal") -> IbmiSession:
-    connect = ssh_connector(
-        address="127.0.0.1",
-        port=fleet.ports[LINUX],
-        user=user,
-        key=fleet.service.client_key,
-        known_hosts=fleet.config.known_hosts,
-    )
-    return IbmiSession(LINUX, user, connect, audit=audit)
+from tests.conftest import SimFleet
+from tests.linuxcollect.fleet import LINUX, session
 
 
 def test_a_linux_queue_manager_is_collected_over_ssh_with_its_log_points_and_extents(
@@ -85,6 +36,19 @@ def test_a_linux_queue_manager_is_collected_over_ssh_with_its_log_points_and_ext
     runmqsc = [r for r in records if r["event"] == "intent" and "runmqsc" in r["command"]]
     assert [r["input"] for r in runmqsc] == ["DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH\n"]
     assert all(r["command"].split()[-1] == "QM.ORDERS" for r in runmqsc)  # the MQSC never on the command line
+
+
+def test_the_host_logs_the_mqsc_runmqsc_read_on_its_standard_input_and_nothing_for_other_commands(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        collector.collect(linux, "QMMANUAL", host=LINUX, run_id="run1", bin_dir="/opt/mqm/bin")
+
+    received = mixed.service.received.entries(LINUX)
+    assert [e.stdin for e in received if "runmqsc" in e.command] == [
+        "DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH\n"
+    ]
+    assert [e.stdin for e in received if "runmqsc" not in e.command] == [None] * (len(received) - 1)
 
 
 def test_a_user_outside_group_mqm_is_told_what_to_do_and_nothing_is_recorded_as_collected(
@@ -343,3 +307,32 @@ def test_an_rm_that_answers_success_but_leaves_the_extent_is_not_counted_as_rele
         result = release_extents(linux, "QMMANUAL", bin_dir="/opt/mqm/bin", run_id="r2", store=store, catalog=catalog)
 
     assert result.released == [] and "still in the log directory" in result.kept[first]
+
+
+def test_a_set_log_archived_sent_again_after_its_answer_was_lost_and_refused_is_counted_released_not_kept(
+    mixed: SimFleet, tmp_path: Path
+) -> None:
+    from mqjournal.catalog import Catalog
+    from mqjournal.linuxmq.archive import archive_extent
+    from mqjournal.linuxmq.extentstore import ExtentStore
+    from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+    from mqjournal.linuxmq.release import release_extents
+    from mqjournal.sim.server import CommandRule
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    store = ExtentStore(tmp_path / "backups")
+    with session(mixed, AuditLog(tmp_path / "audit.jsonl")) as linux:
+        snap = collector.collect(linux, "QM.ORDERS", host=LINUX, run_id="r1", bin_dir="/opt/mqm/bin")
+        first = plan_queue_manager(snap, proven=set()).with_action(ExtentAction.ARCHIVE_THEN_RELEASE)[0]
+        archive_extent(linux, qmgr="QM.ORDERS", active=snap.log_path, extent=Extent.parse(first), run_id="r1",
+                       store=store, catalog=catalog)  # fmt: skip
+        # MQ takes the notification and reuses the extent at once (R); the answer is lost on the way back, and the
+        # SET LOG ARCHIVED sent again names an extent MQ no longer has: it is refused.
+        mixed.service.faults[LINUX].rules.append(CommandRule("runmqsc", "drop_after", skip=1))
+
+        result = release_extents(linux, "QM.ORDERS", bin_dir="/opt/mqm/bin", run_id="r2", store=store, catalog=catalog)
+
+    refused = [e for e in mixed.service.received.entries(LINUX) if e.stdin == f"SET LOG ARCHIVED('{first}')\n"]
+    assert [e.exit_status for e in refused] == [0, 10], "the notification ran, then the repeat was refused"
+    assert first not in mixed.service.linux_hosts[LINUX].host.queue_managers["QM.ORDERS"].extents
+    assert result.released == [first] and first not in result.kept, result

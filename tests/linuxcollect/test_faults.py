@@ -16,20 +16,15 @@ import pytest
 from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.transport import IbmiSession, RetryPolicy, ssh_connector
-from mqjournal.linuxmq import collector
-from mqjournal.linuxmq.archive import archive_extent
-from mqjournal.linuxmq.extents import Extent
+from mqjournal.ibmi.transport import RetryPolicy
 from mqjournal.linuxmq.extentstore import ExtentStore
-from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
-from mqjournal.linuxmq.release import release_extents
 from mqjournal.linuxsim import logger
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.server import CommandRule, TransferFault
 from tests.conftest import SimFleet
-from tests.linuxcollect.test_collect_over_ssh import LINUX, mixed  # noqa: F401 - the fixture
+from tests.linuxcollect.fleet import LINUX, maintain, session
 
-BIN = "/opt/mqm/bin"
+ONE_ATTEMPT = RetryPolicy(attempts=1, first_delay=0)  # each fault ends its step: the rerun is what cleans up
 FAULTS = [
     pytest.param("sha256sum", "drop_before", id="digest-dropped-before"),
     pytest.param("sha256sum", "drop_after", id="digest-answer-lost"),
@@ -41,29 +36,6 @@ FAULTS = [
     pytest.param(r"\.LOG$", "drop_mid_download", id="download-dropped-midway"),
     pytest.param(r"\.LOG$", "corrupt_download", id="download-one-byte-changed"),
 ]
-
-
-def session(fleet: SimFleet, audit: AuditLog) -> IbmiSession:
-    connect = ssh_connector(
-        address="127.0.0.1",
-        port=fleet.ports[LINUX],
-        user="mqjournal",
-        key=fleet.service.client_key,
-        known_hosts=fleet.config.known_hosts,
-    )
-    return IbmiSession(LINUX, "mqjournal", connect, audit=audit, retry=RetryPolicy(attempts=1, first_delay=0))
-
-
-def maintain(fleet: SimFleet, qmgr: str, audit: AuditLog, store: ExtentStore, catalog: Catalog, run: str) -> None:
-    """One maintenance of the queue manager's log: collect, plan, archive what the plan archives, release."""
-    with session(fleet, audit) as linux:
-        snap = collector.collect(linux, qmgr, host=LINUX, run_id=run, bin_dir=BIN)
-        proven = {c.extent for c in catalog.extent_copies(LINUX, qmgr)}
-        plan = plan_queue_manager(snap, proven)
-        for name in plan.with_action(ExtentAction.ARCHIVE_THEN_RELEASE) + plan.with_action(ExtentAction.ARCHIVE):
-            archive_extent(linux, qmgr=qmgr, active=snap.log_path, extent=Extent.parse(name), run_id=run,
-                           store=store, catalog=catalog)  # fmt: skip
-        release_extents(linux, qmgr, bin_dir=BIN, run_id=run, store=store, catalog=catalog)
 
 
 def let_go(audit_path: Path) -> set[str]:
@@ -91,7 +63,7 @@ def tools(tmp_path: Path) -> Iterator[tuple[AuditLog, ExtentStore, Catalog, Path
 @pytest.mark.parametrize("qmgr", ["QM.ORDERS", "QMMANUAL"])
 @pytest.mark.parametrize(("pattern", "action"), FAULTS)
 def test_after_a_fault_and_a_rerun_the_queue_manager_restarts_and_everything_let_go_has_a_proven_copy(
-    mixed: SimFleet,  # noqa: F811 - the fixture imported above
+    mixed: SimFleet,
     tools: tuple[AuditLog, ExtentStore, Catalog, Path],
     qmgr: str,
     pattern: str,
@@ -103,11 +75,12 @@ def test_after_a_fault_and_a_rerun_the_queue_manager_restarts_and_everything_let
         faults.transfers.append(TransferFault(pattern, after_bytes=100_000, corrupt=action == "corrupt_download"))
     else:
         faults.rules.append(CommandRule(pattern, action, skip=1, reply=ExecResult(0) if action == "answer" else None))
-    with contextlib.suppress(MqJournalError):  # the fault's own failure, named; what matters is what it left
-        maintain(mixed, qmgr, audit, store, catalog, "r1")
+    with contextlib.suppress(MqJournalError), session(mixed, audit, retry=ONE_ATTEMPT) as linux:
+        maintain(linux, qmgr, store, catalog, "r1")  # the fault's own failure, named; what matters is what it left
     faults.rules.clear()
     faults.transfers.clear()
-    maintain(mixed, qmgr, audit, store, catalog, "r2")
+    with session(mixed, audit, retry=ONE_ATTEMPT) as linux:
+        maintain(linux, qmgr, store, catalog, "r2")
 
     if action in ("drop_mid_download", "corrupt_download"):  # the fault met a download, which kept nothing
         outcomes = [json.loads(line) for line in audit_path.read_text().splitlines()]

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mqjournal.linuxmq.extents import Extent, LogManagement
-from mqjournal.linuxsim.model import LinuxQueueManager, LogExtent, new_queue_manager
+from mqjournal.linuxmq.extents import LogManagement
+from mqjournal.linuxsim.model import LinuxQueueManager, new_queue_manager
 
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 PAGES = 4
@@ -28,12 +28,7 @@ def make_qm(management: LogManagement = LogManagement.MANUAL, **kwargs: Any) -> 
 
 def starting_at(management: LogManagement, first: int) -> LinuxQueueManager:
     """A queue manager whose log starts at extent `first` (near the wrap, for instance), every point there."""
-    qm = make_qm(management)
-    qm.extents = {Extent(first).name: LogExtent(number=first, modified=T0)}
-    qm.current = qm.restart = qm.media = first
-    for obj in qm.objects:
-        obj.image_extent = first
-    return qm
+    return make_qm(management, first_extent=first)
 
 
 @pytest.fixture

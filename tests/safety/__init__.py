@@ -4,5 +4,7 @@
 - `scenario.py`: one simulated partition per case, reached as the DAG reaches it, and the steps under test;
 - `faults.py` / `worker.py`: the faults injected per command (and a worker process to SIGKILL);
 - `test_fault_matrix.py`: every command of the save, delete and recovery paths x every fault kind;
-- `test_stateful.py`: host events, mqjournal steps and faults interleaved by hypothesis.
+- `test_stateful.py`: host events, mqjournal steps and faults interleaved by hypothesis;
+- `linux_invariants.py`, `linux_scenario.py`, `test_linux_stateful.py`: the same for a Linux queue manager's linear
+  log (#32): no extent MQ needs is lost, nothing is let go without a proven copy, every command is recorded.
 """

@@ -152,6 +152,99 @@ def _short(command_line: str) -> str:
     return cl_text(command_line) or command_line[:120]
 
 
+def audit_report(host_name: str, received, events: list[dict], *, require_reconciled: bool = True) -> Report:
+    """Invariant 3 for one host: every command line it received (`received`, the simulator's `CommandLog` entries)
+    is an attempt in the audit `events` with the same text and standard input, its intent written before the command
+    arrived; the audit's answers are the host's; every intent has an outcome (or, `require_reconciled`, a record
+    reconciling it)."""
+    report = Report()
+    for e in events:
+        if e.get("event") == "torn":
+            report.add("audit", f"{e['path']}:{e['line']} is not a JSON record: {e['text']!r}")
+    attempts = []  # (intent-like record, outcome record or None)
+    outcomes: dict[str, dict] = {}
+    reconciled: dict[str, dict] = {}
+    for e in events:
+        kind = e.get("event")
+        if kind == "outcome":
+            outcomes[e.get("id", "")] = e
+        elif kind == "reconciled":
+            reconciled[e.get("id", "")] = e
+    for e in events:
+        kind = e.get("event")
+        if kind is None and "command" in e:
+            attempts.append((e, e))  # an old-style record: written after the answer, intent and outcome in one
+        elif kind == "intent":
+            attempts.append((e, outcomes.get(e.get("id", ""))))
+    intent_ids = {e.get("id") for e, _ in attempts}
+    for record_id, e in reconciled.items():
+        if record_id not in intent_ids:
+            report.add("audit", f"a reconciled record names no intent: {e}")
+
+    # Every command the host received is an attempt in the audit (matched in order, by its exact text and what it
+    # read on its standard input: `runmqsc QM` is a DISPLAY or a SET LOG ARCHIVED by its MQSC alone).
+    queues: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, (intent, _) in enumerate(attempts):
+        # SFTP transfers (`transfer` set) travel on the connection but are no command lines: the host's command
+        # log never holds them, so only their intent/outcome pairing is checked below.
+        if intent.get("host", host_name) == host_name and "transfer" not in intent:
+            queues[(intent["command"], intent.get("input") or "")].append(index)
+    matched: dict[int, object] = {}
+    for entry in received:
+        queue = queues.get((entry.command, entry.stdin or ""))
+        if not queue:
+            what = "ran" if entry.ran else entry.state
+            report.unrecorded_commands.append(_short(entry.command))
+            report.add(
+                "unrecorded command",
+                f"the host received `{_short(entry.command)}` ({what}"
+                f"{', exit ' + str(entry.exit_status) if entry.exit_status is not None else ''}) and "
+                "the audit log has no record of it",
+            )
+            continue
+        index = queue.pop(0)
+        matched[index] = entry
+        written = attempts[index][0].get("at") if attempts[index][0].get("event") == "intent" else None
+        if written is not None and datetime.fromisoformat(written).timestamp() > entry.arrived_at:
+            # The intent must be on disk before the command leaves: a worker dying while the host runs it leaves
+            # the intent, and nothing else, for the next run to reconcile.
+            report.add(
+                "intent after the command",
+                f"`{_short(entry.command)}` arrived at the host before its intent was written ({written})",
+            )
+    for index, (intent, outcome) in enumerate(attempts):
+        entry = matched.get(index)
+        if outcome is not None:
+            said = outcome.get("outcome")
+            if said in ("ok", "failed") and "transfer" not in intent:
+                if entry is None:
+                    report.add(
+                        "audit disagrees",
+                        f"`{_short(intent['command'])}` is recorded {said} but the host never received it",
+                    )
+                elif entry.exit_status != outcome.get("exit_status"):
+                    report.add(
+                        "audit disagrees",
+                        f"`{_short(intent['command'])}` is recorded with exit "
+                        f"{outcome.get('exit_status')}, the host answered {entry.exit_status}",
+                    )
+            continue
+        if intent.get("id") in reconciled:
+            continue
+        if require_reconciled:
+            host_side = (
+                "the host never received it"
+                if entry is None
+                else f"the host {'ran it, exit ' + str(entry.exit_status) if entry.ran else entry.state}"
+            )
+            report.add(
+                "unexplained intent",
+                f"`{_short(intent['command'])}` has an intent and neither an "
+                f"outcome nor a reconciled record ({host_side})",
+            )
+    return report
+
+
 class SafetyChecker:
     """The invariants for one simulated host, its queue managers, one catalog and the audit files of mqjournal.
 
@@ -377,82 +470,7 @@ class SafetyChecker:
     # --- 3. every command recorded ---------------------------------------------------------------------------
 
     def audit(self, received, events: list[dict], *, require_reconciled: bool = True) -> Report:
-        report = Report()
-        for e in events:
-            if e.get("event") == "torn":
-                report.add("audit", f"{e['path']}:{e['line']} is not a JSON record: {e['text']!r}")
-        attempts = []  # (intent-like record, outcome record or None)
-        outcomes: dict[str, dict] = {}
-        reconciled: dict[str, dict] = {}
-        for e in events:
-            kind = e.get("event")
-            if kind == "outcome":
-                outcomes[e.get("id", "")] = e
-            elif kind == "reconciled":
-                reconciled[e.get("id", "")] = e
-        for e in events:
-            kind = e.get("event")
-            if kind is None and "command" in e:
-                attempts.append((e, e))  # an old-style record: written after the answer, intent and outcome in one
-            elif kind == "intent":
-                attempts.append((e, outcomes.get(e.get("id", ""))))
-        intent_ids = {e.get("id") for e, _ in attempts}
-        for record_id, e in reconciled.items():
-            if record_id not in intent_ids:
-                report.add("audit", f"a reconciled record names no intent: {e}")
-
-        # Every command the host received is an attempt in the audit (matched in order, by its exact text).
-        queues: dict[str, list[int]] = defaultdict(list)
-        for index, (intent, _) in enumerate(attempts):
-            # SFTP transfers (`transfer` set) travel on the connection but are no command lines: the host's command
-            # log never holds them, so only their intent/outcome pairing is checked below.
-            if intent.get("host", self.host_name) == self.host_name and "transfer" not in intent:
-                queues[intent["command"]].append(index)
-        matched: dict[int, object] = {}
-        for entry in received:
-            queue = queues.get(entry.command)
-            if not queue:
-                what = "ran" if entry.ran else entry.state
-                report.unrecorded_commands.append(_short(entry.command))
-                report.add(
-                    "unrecorded command",
-                    f"the host received `{_short(entry.command)}` ({what}"
-                    f"{', exit ' + str(entry.exit_status) if entry.exit_status is not None else ''}) and "
-                    "the audit log has no record of it",
-                )
-                continue
-            matched[queue.pop(0)] = entry
-        for index, (intent, outcome) in enumerate(attempts):
-            entry = matched.get(index)
-            if outcome is not None:
-                said = outcome.get("outcome")
-                if said in ("ok", "failed") and "transfer" not in intent:
-                    if entry is None:
-                        report.add(
-                            "audit disagrees",
-                            f"`{_short(intent['command'])}` is recorded {said} but the host never received it",
-                        )
-                    elif entry.exit_status != outcome.get("exit_status"):
-                        report.add(
-                            "audit disagrees",
-                            f"`{_short(intent['command'])}` is recorded with exit "
-                            f"{outcome.get('exit_status')}, the host answered {entry.exit_status}",
-                        )
-                continue
-            if intent.get("id") in reconciled:
-                continue
-            if require_reconciled:
-                host_side = (
-                    "the host never received it"
-                    if entry is None
-                    else f"the host {'ran it, exit ' + str(entry.exit_status) if entry.ran else entry.state}"
-                )
-                report.add(
-                    "unexplained intent",
-                    f"`{_short(intent['command'])}` has an intent and neither an "
-                    f"outcome nor a reconciled record ({host_side})",
-                )
-        return report
+        return audit_report(self.host_name, received, events, require_reconciled=require_reconciled)
 
     # --- 4. catalog and host agree ---------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import copy
 import dataclasses
+import os
 import shlex
 import shutil
 import tempfile
@@ -231,6 +232,14 @@ class Scenario:
             session.close()
         self.service.stop()
         self.catalog.engine.dispose()
+
+
+def scratch_root(prefix: str) -> Path:
+    """A new folder for one scenario (a stateful example's), in memory where there is /dev/shm to write to: the
+    audit log fsyncs every record. The caller removes it."""
+    shm = Path("/dev/shm")
+    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 _EMPTY_CATALOG: Path | None = None

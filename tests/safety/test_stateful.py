@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -35,7 +33,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from mqjournal.sim import mq
 from tests.safety import matrix
 from tests.safety.invariants import Report, read_audit_events
-from tests.safety.scenario import LIBRARY, QMGR, SAVE_LIBRARY, Scenario
+from tests.safety.scenario import LIBRARY, QMGR, SAVE_LIBRARY, Scenario, scratch_root
 
 # CI: one bug reported (and shrunk) per run, so that a failure does not spend minutes hunting for more; a failing
 # example is replayed first from .hypothesis/ on the next run.
@@ -82,16 +80,10 @@ def faults(targets: tuple[str, ...]):
     return st.one_of(st.none(), fault)
 
 
-def _root() -> Path:
-    shm = Path("/dev/shm")
-    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-    return Path(tempfile.mkdtemp(prefix="mqj-stateful-", dir=base))
-
-
 class MaintenanceMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.root = _root()
+        self.root = scratch_root("mqj-stateful-")
         self.s = Scenario(self.root / "case")
         self.plan: tuple[str, list[str], list[str]] = ("run0", [], [])
         self.runs = 0

@@ -105,7 +105,8 @@ def display_log_status(bin_dir: str, qmgr: str) -> Command:
 
 
 def set_log_archived(bin_dir: str, qmgr: str, extent: Extent) -> Command:
-    """SET LOG ARCHIVED for one `S` extent (Archive mode): a repeat succeeds, so it may be sent again."""
+    """SET LOG ARCHIVED for one `S` extent (Archive mode): a repeat succeeds while MQ still has the extent, so it may
+    be sent again; once MQ reused it the repeat is refused, and release reads the directory to tell (release.py)."""
     if extent.reusable:
         raise ValueError(f"{extent.name} is an extent MQ keeps for reuse: only S extents are notified as archived")
     return Command(

@@ -9,6 +9,9 @@ proven now (#32): re-checked on the live queue manager right before, as IBM i's 
 4. Archive mode: `SET LOG ARCHIVED('Snnnnnnn.LOG')` (runmqsc, on its standard input), after which MQ reuses or
    deletes the extent itself when it also needs it no more. Manual mode: `rm -f <extent>`. Each command is in the
    audit log before it is sent and with its outcome after (the session's).
+5. What the queue manager shows after decides, not the answers alone (`_confirm`): an extent still listed after rm,
+   or still the oldest waiting (ARCHLOG) after SET LOG ARCHIVED, is kept whatever the host answered; one the host
+   refused that is gone from the log directory was let go by an attempt whose answer was lost.
 What is not released is said with why, and kept.
 """
 
@@ -63,6 +66,7 @@ def release_extents(
             result.kept[copy.extent] = f"its copy {copy.key} does not prove it now: {problem}"
             result.undone.add(copy.extent)
     plan = plan_queue_manager(now, proven)
+    refused: dict[str, str] = {}
     for decision in plan.decisions:
         name = decision.extent
         if decision.action is not ExtentAction.RELEASE:
@@ -80,29 +84,51 @@ def release_extents(
             result.released.append(name)
         else:
             said = (out.stderr or out.stdout).strip().splitlines()
-            result.kept[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
-            result.undone.add(name)
-            log.warning("%s %s: %s kept: %s", session.host, qmgr, name, result.kept[name])
-    if result.released:
-        _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result)
+            refused[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
+    if result.released or refused:
+        _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result, refused)
     return result
 
 
 def _confirm(
-    session: IbmiSession, qmgr: str, bin_dir: str, management: LogManagement, log_path: str, result: ReleaseResult
+    session: IbmiSession,
+    qmgr: str,
+    bin_dir: str,
+    management: LogManagement,
+    log_path: str,
+    result: ReleaseResult,
+    refused: dict[str, str],
 ) -> None:
-    """What the queue manager shows after, one read: a removed extent is no longer listed; a notified one is not the
-    oldest still waiting (ARCHLOG). The answers' exit statuses are not trusted alone (SET LOG's messages are not
-    known)."""
-    if management is LogManagement.ARCHIVE:
-        waiting = collector.log_status(session, qmgr, bin_dir=bin_dir).get("ARCHLOG") or None
-        still = {waiting}
-        why = "the queue manager still shows it as the oldest extent waiting for notification (ARCHLOG)"
-    else:
-        still = {e.name for e in collector.log_extents(session, qmgr, log_path)}
-        why = "it is still in the log directory after rm"
-    for name in [n for n in result.released if n in still]:
-        result.released.remove(name)
-        result.kept[name] = why
-        result.undone.add(name)
-        log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
+    """What the queue manager shows after, not the answers' exit statuses alone (SET LOG's messages are not known),
+    one read for each question:
+    - an extent the host said it let go is kept when a removed one is still listed, or a notified one is still the
+      oldest waiting for notification (ARCHLOG);
+    - an extent the host refused is released when it is no longer in the log directory: a command sent again after
+      its answer was lost finds it let go already (MQ reuses a notified extent at once, then refuses to be told of
+      it again: MQRCCF_LOG_EXTENT_NOT_FOUND), so the refusal is the repeat's, not the release's. One still listed
+      is kept, with the refusal."""
+    listed: set[str] | None = None
+    if result.released:
+        if management is LogManagement.ARCHIVE:
+            waiting = collector.log_status(session, qmgr, bin_dir=bin_dir).get("ARCHLOG")
+            still = {waiting} if waiting else set()
+            why = "the queue manager still shows it as the oldest extent waiting for notification (ARCHLOG)"
+        else:
+            still = listed = {e.name for e in collector.log_extents(session, qmgr, log_path)}
+            why = "it is still in the log directory after rm"
+        for name in [n for n in result.released if n in still]:
+            result.released.remove(name)
+            result.kept[name] = why
+            result.undone.add(name)
+            log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
+    if not refused:
+        return
+    on_disk = listed if listed is not None else {e.name for e in collector.log_extents(session, qmgr, log_path)}
+    for name, why in refused.items():
+        if name in on_disk:
+            result.kept[name] = why
+            result.undone.add(name)
+            log.warning("%s %s: %s kept: %s", session.host, qmgr, name, why)
+        else:
+            result.released.append(name)
+            log.info("%s %s: %s refused, and gone from the log directory: let go already", session.host, qmgr, name)

@@ -82,8 +82,10 @@ class LinuxSimulatedHost:
         log_secondary_files: int = 2,
         objects: tuple[tuple[str, str], ...] = (),
         img_sched: Literal["MANUAL", "AUTO"] = "MANUAL",
+        first_extent: int = 0,
     ) -> LinuxQueueManager:
-        """crtmqm and strmqm of a linear-logging queue manager."""
+        """crtmqm and strmqm of a linear-logging queue manager (one that has run for long, from `first_extent`:
+        model.new_queue_manager)."""
         with self.state() as host:
             if name in host.queue_managers:
                 raise ValueError(f"queue manager {name} exists")
@@ -96,6 +98,7 @@ class LinuxSimulatedHost:
                 log_secondary_files=log_secondary_files,
                 objects=objects,
                 img_sched=img_sched,
+                first_extent=first_extent,
             )
             host.queue_managers[qm.name] = qm
             return qm

@@ -193,12 +193,20 @@ def new_queue_manager(
     log_secondary_files: int = 2,
     objects: tuple[tuple[str, str], ...] = (),
     img_sched: Literal["MANUAL", "AUTO"] = "MANUAL",
+    first_extent: ExtentNumber = 0,
 ) -> LinuxQueueManager:
     """crtmqm + strmqm: a running queue manager writing S0000000.LOG, its objects imaged there (crtmqm records the
-    first media images: ASSUMED), and the queue manager object itself recoverable."""
-    first = LogExtent(number=0, modified=now)
-    recoverable = [RecoverableObject(name=name, type="qmgr", image_extent=0)]
-    recoverable += [RecoverableObject.model_validate({"name": n, "type": t, "image_extent": 0}) for n, t in objects]
+    first media images: ASSUMED), and the queue manager object itself recoverable.
+
+    `first_extent`: the number of the extent it writes first, every log point and media image there. SIMPLIFICATION:
+    a queue manager that has long been running (near the 9,999,999 wrap, say) without its history: every extent
+    before that one is gone, as archived and deleted (Manual) or reused (Automatic, Archive) extents are; crtmqm
+    itself always starts at zero."""
+    first = LogExtent(number=first_extent, modified=now)
+    recoverable = [RecoverableObject(name=name, type="qmgr", image_extent=first.number)]
+    recoverable += [
+        RecoverableObject.model_validate({"name": n, "type": t, "image_extent": first.number}) for n, t in objects
+    ]
     return LinuxQueueManager(
         name=name,
         log_management=log_management,
@@ -206,6 +214,9 @@ def new_queue_manager(
         log_primary_files=log_primary_files,
         log_secondary_files=log_secondary_files,
         extents={first.name: first},
+        current=first.number,
+        restart=first.number,
+        media=first.number,
         objects=recoverable,
         img_sched=img_sched,
         started_at=now,

@@ -219,7 +219,9 @@ class ReceivedCommand:
 
     `state`: ``arrived`` (not run yet: delayed or held), ``dropped`` (the connection dropped before it ran),
     ``answered_by_fault`` (an `answer` rule replied, it did not run), ``ran`` (the host ran it: `exit_status`).
-    `answered` is set once its whole answer was handed to the client's connection.
+    `answered` is set once its whole answer was handed to the client's connection. `stdin` is what the client sent
+    on the channel's standard input, for a command whose program reads it (a Linux host's runmqsc: the MQSC, which
+    is what the command does), else None.
     """
 
     seq: int
@@ -231,6 +233,7 @@ class ReceivedCommand:
     exit_status: int | None = None
     fault: str | None = None
     answered: bool = False
+    stdin: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -566,6 +569,8 @@ class FleetSshServer:
         entry = self._received.arrived(host, user, command) if self._received is not None else None
         try:
             stdin = self._stdin(host, command, channel)
+            if stdin is not None and entry is not None and self._received is not None:
+                self._received.settle(entry, stdin=stdin)
             result = self._outcome(host, user, command, channel, entry, stdin)
             if result is None:
                 transport.close()
