@@ -20,8 +20,7 @@ from mqjournal.linuxsim.model import RecoverableObject
 from mqjournal.recovery.connect import UnknownQueueManager
 from mqjournal.recovery.refusals import PlanHasGaps
 from tests.conftest import SimFleet
-from tests.linuxcollect.test_collect_over_ssh import LINUX, mixed  # noqa: F401 - the fixture
-from tests.linuxcollect.test_faults import BIN, maintain, session
+from tests.linuxcollect.fleet import BIN, LINUX, maintain, session
 
 QMGR = "QMMANUAL"
 QUEUE = "APP.REQUEST"
@@ -61,7 +60,8 @@ def crashed_with_restart_extent_deleted(fleet: SimFleet, tools, *, archive_it: b
         logger.open_unit_of_work(qm, "long")
         logger.write(qm, 4 * qm.extent_size, at=host.now)
         logger.checkpoint(qm)
-    maintain(fleet, QMGR, audit, store, catalog, "maint_1")
+    with session(fleet, audit) as linux:
+        maintain(linux, QMGR, store, catalog, "maint_1")
     if not archive_it:
         with live.state() as host:
             qm = host.queue_managers[QMGR]
@@ -84,7 +84,7 @@ def crashed_with_restart_extent_deleted(fleet: SimFleet, tools, *, archive_it: b
 
 
 def test_startup_recovery_puts_the_deleted_extent_back_proven_then_strmqm_starts_the_queue_manager(
-    mixed: SimFleet,  # noqa: F811 - the fixture imported above
+    mixed: SimFleet,
     tools,
 ) -> None:
     audit, store, catalog, audit_path = tools
@@ -110,7 +110,7 @@ def test_startup_recovery_puts_the_deleted_extent_back_proven_then_strmqm_starts
 
 
 def test_a_restart_extent_without_a_copy_is_a_gap_and_nothing_that_changes_the_host_is_sent(
-    mixed: SimFleet,  # noqa: F811
+    mixed: SimFleet,
     tools,
 ) -> None:
     audit, store, catalog, audit_path = tools
@@ -126,7 +126,7 @@ def test_a_restart_extent_without_a_copy_is_a_gap_and_nothing_that_changes_the_h
 
 
 def test_media_recovery_of_a_damaged_queue_puts_back_what_rcrmqobj_reads_then_recreates_it(
-    mixed: SimFleet,  # noqa: F811
+    mixed: SimFleet,
     tools,
 ) -> None:
     audit, store, catalog, _ = tools
@@ -138,7 +138,8 @@ def test_media_recovery_of_a_damaged_queue_puts_back_what_rcrmqobj_reads_then_re
         logger.damage(qm, QUEUE)
         logger.write(qm, 5 * qm.extent_size, at=host.now)
         logger.checkpoint(qm)
-    maintain(mixed, QMGR, audit, store, catalog, "maint_1")  # archives what media recovery needs, keeps it
+    with session(mixed, audit) as linux:
+        maintain(linux, QMGR, store, catalog, "maint_1")  # archives what media recovery needs, keeps it
     with live.state() as host:
         qm = host.queue_managers[QMGR]
         image = next(o.image_extent for o in qm.objects if o.name == QUEUE)
@@ -162,7 +163,7 @@ def test_media_recovery_of_a_damaged_queue_puts_back_what_rcrmqobj_reads_then_re
 
 
 def test_an_unknown_queue_manager_is_refused_listing_the_hosts_and_an_rcrmqobj_that_fails_says_why(
-    mixed: SimFleet,  # noqa: F811
+    mixed: SimFleet,
     tools,
 ) -> None:
     audit, store, catalog, _ = tools
@@ -180,7 +181,7 @@ def test_an_unknown_queue_manager_is_refused_listing_the_hosts_and_an_rcrmqobj_t
 
 
 def test_an_upload_that_fails_midway_is_taken_back_and_a_file_already_there_is_never_touched(
-    mixed: SimFleet,  # noqa: F811
+    mixed: SimFleet,
     tools,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
