@@ -21,6 +21,7 @@ from airflow.sdk import get_current_context
 
 from mqjournal.airflow.forms import split_choice
 from mqjournal.airflow.hostwork import spread
+from mqjournal.airflow.oncall import run_linux_snapshots
 from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import LinuxTarget, RunPlan
@@ -37,7 +38,7 @@ from mqjournal.linuxmq.plan import ExtentAction, QueueManagerLogPlan
 from mqjournal.linuxmq.planned import LinuxPlanned
 from mqjournal.linuxmq.planrows import read_linux_plan
 from mqjournal.linuxmq.release import release_extents
-from mqjournal.linuxmq.snapshot import LinuxSnapshot, read_linux_snapshots, write_linux_snapshots
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, write_linux_snapshots
 from mqjournal.outcomes import LinuxArchiveResult, LinuxReleaseResult, StepValue
 from mqjournal.sizefmt import size
 
@@ -179,11 +180,7 @@ def collect(settings: Settings, targets: Sequence[LinuxTarget], run_id: str, dry
 
 
 def _snapshots(settings: Settings, run_id: str) -> dict[tuple[str, str], LinuxSnapshot]:
-    folder = settings.linux_snapshot_dir(run_id)
-    if not folder.exists():
-        return {}
-    files = sorted(folder.glob("*.jsonl"), key=lambda p: p.name)
-    return {(s.host, s.qmgr): s for path in files for s in read_linux_snapshots(path)}
+    return {(s.host, s.qmgr): s for s in run_linux_snapshots(settings, run_id)}
 
 
 def planned(settings: Settings, run_id: str, targets: Sequence[LinuxTarget]) -> list[LinuxPlanned]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.sdk.exceptions import AirflowRuntimeError
 
@@ -35,6 +35,8 @@ from mqjournal.settings import Settings, safe
 from mqjournal.snapshot import Snapshot, read_snapshots
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 RECOVERY_DAG = "mq_journal_recovery"
 ALERTS_KEY = "alerts"
@@ -67,17 +69,21 @@ class Trigger:
         return {"trigger_run_id": self.trigger_run_id, "conf": self.conf, "note": self.note}
 
 
-def run_snapshots(settings: Settings, run_id: str) -> list[Snapshot]:
-    """The run's collected snapshots (one file per queue manager); a file that cannot be read is left out, logged."""
-    folder = settings.snapshot_dir(run_id)
-    found: list[Snapshot] = []
+def _readable(folder: DataPath, read: Callable[[DataPath], Iterable[T]]) -> list[T]:
+    """The records of a run's folder (`*.jsonl`, by file name); a file that cannot be read is left out, logged."""
+    found: list[T] = []
     files: list[DataPath] = sorted(folder.glob("*.jsonl"), key=lambda p: p.name) if folder.is_dir() else []
     for path in files:
         try:
-            found += list(read_snapshots(path))
+            found += list(read(path))
         except (OSError, ValueError) as exc:
             log.warning("%s left out of the on-call check: %s", path, exc)
     return found
+
+
+def run_snapshots(settings: Settings, run_id: str) -> list[Snapshot]:
+    """The run's collected snapshots (one file per queue manager)."""
+    return _readable(settings.snapshot_dir(run_id), read_snapshots)
 
 
 def alerts_of(snapshots: list[Snapshot]) -> list[CannotStart]:
@@ -86,16 +92,8 @@ def alerts_of(snapshots: list[Snapshot]) -> list[CannotStart]:
 
 
 def run_linux_snapshots(settings: Settings, run_id: str) -> list[LinuxSnapshot]:
-    """The run's Linux snapshots (one file per host); a file that cannot be read is left out, logged."""
-    folder = settings.linux_snapshot_dir(run_id)
-    found: list[LinuxSnapshot] = []
-    files: list[DataPath] = sorted(folder.glob("*.jsonl"), key=lambda p: p.name) if folder.is_dir() else []
-    for path in files:
-        try:
-            found += list(read_linux_snapshots(path))
-        except (OSError, ValueError) as exc:
-            log.warning("%s left out of the on-call check: %s", path, exc)
-    return found
+    """The run's Linux snapshots (one file per host)."""
+    return _readable(settings.linux_snapshot_dir(run_id), read_linux_snapshots)
 
 
 def linux_alerts_of(snapshots: list[LinuxSnapshot]) -> list[LinuxCannotStart]:
