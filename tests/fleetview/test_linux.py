@@ -424,3 +424,14 @@ def test_the_light_alerts_collection_and_run_state_of_each_linux_queue_manager(m
         AUDIT: 1,
         ORDERS: 1,
     }
+
+
+def test_every_linux_series_is_documented_in_monitoring_md():
+    from pathlib import Path
+
+    documented = (Path(__file__).resolve().parents[2] / "docs" / "monitoring.md").read_text(encoding="utf-8")
+    served = [f.name for f in metrics.linux_families([])]
+
+    assert served and all(name.startswith("ibmmq_qmgr_linear_log_") for name in served)
+    # Each by its whole name, `name` or `name{label}`: ..._extents is not documented by ..._extents_to_archive.
+    assert [name for name in served if not re.search(rf"`{name}(`|\{{)", documented)] == []
