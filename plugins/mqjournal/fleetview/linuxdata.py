@@ -19,7 +19,7 @@ what the plan, the collection, the catalog and the run already say.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -46,8 +46,9 @@ from mqjournal.fleetview.data import (
 from mqjournal.linuxmq import cannotstart
 from mqjournal.linuxmq.extents import Extent, LogPoints
 from mqjournal.linuxmq.plan import TO_ARCHIVE, TO_RELEASE, Alert, QueueManagerLogPlan
-from mqjournal.linuxmq.planrows import read_linux_plan
+from mqjournal.linuxmq.planrows import QUEUE_MANAGERS, read_linux_plan
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, read_linux_snapshots
+from mqjournal.planrows import read_rows
 from mqjournal.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -173,22 +174,28 @@ class LinuxFleetEntry:
 # --- reading -----------------------------------------------------------------------------------------------------
 
 
-def linux_plans(run: PlanRun) -> list[QueueManagerLogPlan]:
-    """The Linux queue managers of one plan folder; none when it has none or they cannot be read (logged)."""
+def linux_plans(run: PlanRun, not_in: Collection[Key] = ()) -> list[QueueManagerLogPlan]:
+    """The Linux queue managers of one plan folder but those `not_in` (their extents are not read); none when it has
+    none or they cannot be read (logged)."""
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
 
+    if not (run.folder / QUEUE_MANAGERS).exists():
+        return []
     try:
-        return read_linux_plan(run.folder)
+        planned = {(row["host"], row["qmgr"]) for row in read_rows(run.folder / QUEUE_MANAGERS, hosts=None)}
+        wanted = planned - set(not_in)
+        return read_linux_plan(run.folder, wanted) if wanted else []
     except (OSError, ValueError, KeyError, pa.ArrowException) as exc:  # KeyError: a column an older job lacks
         log.warning("the Linux plan of %s left out of the fleet view: %s", run.folder, exc)
         return []
 
 
-def newest_linux_plans(runs: Iterable[PlanRun]) -> dict[Key, tuple[PlanRun, QueueManagerLogPlan]]:
-    """Per Linux queue manager, the newest plan that has it (a run can be narrowed to some hosts)."""
+def newest_linux_plans(runs: Sequence[PlanRun]) -> dict[Key, tuple[PlanRun, QueueManagerLogPlan]]:
+    """Per Linux queue manager, the newest plan of `runs` (oldest first) that has it: a run can be narrowed to some
+    hosts. Only the extents of those plans are read."""
     newest: dict[Key, tuple[PlanRun, QueueManagerLogPlan]] = {}
-    for run in runs:  # oldest first: a newer run replaces an older one
-        for plan in linux_plans(run):
+    for run in reversed(runs):
+        for plan in linux_plans(run, not_in=newest.keys()):
             newest[(plan.host, plan.qmgr)] = (run, plan)
     return newest
 
