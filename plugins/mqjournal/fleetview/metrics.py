@@ -36,9 +36,8 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from mqjournal.catalog import Catalog, StoredExtent
+from mqjournal.catalog import Catalog
 from mqjournal.fleetview import data, fleetrows, linuxdata
-from mqjournal.linuxmq.snapshot import LinuxSnapshot
 from mqjournal.settings import Settings
 from mqjournal.snapshot import RecoveryPoint, Snapshot
 
@@ -75,12 +74,10 @@ class Figures:
 
 @dataclass(frozen=True)
 class LinuxFigures:
-    """One Linux queue manager as the fleet view reads it: its row, the snapshot its newest plan was made from, the
-    catalog's copies of its extents, and the time of the scrape (copy ages are counted to it)."""
+    """One Linux queue manager as the fleet view reads it (its row holds every figure: the newest plan, the snapshot
+    it was made from, the catalog's copies of its extents), and the time of the scrape (copy ages are counted to it)."""
 
     row: linuxdata.LinuxQueueManagerRow
-    snapshot: LinuxSnapshot | None
-    copies: tuple[StoredExtent, ...]
     now: datetime
 
     @property
@@ -102,7 +99,7 @@ def read_figures(
     found: list[Figures | LinuxFigures] = []
     for e in fleetrows.fleet_entries(settings, catalog, now=now, airflow=airflow, later=later):
         if isinstance(e, linuxdata.LinuxFleetEntry):
-            found.append(LinuxFigures(row=e.row, snapshot=e.snapshot, copies=e.copies, now=now))
+            found.append(LinuxFigures(row=e.row, now=now))
         else:
             found.append(Figures(row=e.row, snapshot=e.snapshot, backups=e.backups))
     return found
