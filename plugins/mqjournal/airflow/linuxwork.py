@@ -25,6 +25,7 @@ from mqjournal.airflow.sessions import host_session
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import LinuxTarget, RunPlan
 from mqjournal.catalog import Catalog
+from mqjournal.datafolder import DataPath
 from mqjournal.errors import MqJournalError
 from mqjournal.fleet import load_fleet
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
@@ -179,7 +180,7 @@ def _snapshots(settings: Settings, run_id: str) -> dict[tuple[str, str], LinuxSn
     folder = settings.linux_snapshot_dir(run_id)
     if not folder.exists():
         return {}
-    files = sorted(folder.glob("*.jsonl"), key=lambda p: p.name)
+    files: list[DataPath] = sorted(folder.glob("*.jsonl"), key=lambda p: p.name)
     return {(s.host, s.qmgr): s for path in files for s in read_linux_snapshots(path)}
 
 
