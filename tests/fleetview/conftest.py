@@ -1,6 +1,7 @@
 """A data folder as two maintenance runs leave it, for the fleet view's tests: BILLING on ibmi-prod2 (a damaged queue
 holds the AMQ7462 point) and PAYROLL on ibmi-prod1 (an open unit of work holds AMQ7460), with snapshots, plans,
-reports and a backup catalog; and an Airflow metadata DB to hold the runs' states and notes."""
+reports and a backup catalog (`fleet`); the same with three Linux queue managers beside them (`mixed`); and an
+Airflow metadata DB to hold the runs' states and notes."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ from typing import Any
 
 import pytest
 
-from mqjournal.catalog import Catalog, DeletionRecord, SavedReceiver, SaveRecord, StoredObject
+from mqjournal.catalog import Catalog, DeletionRecord, SavedReceiver, SaveRecord, StoredExtent, StoredObject
+from mqjournal.linuxmq.plan import QueueManagerLogPlan, plan_queue_manager
+from mqjournal.linuxmq.planrows import EXTENT_COLUMNS, EXTENTS, QUEUE_MANAGER_COLUMNS, QUEUE_MANAGERS
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, write_linux_snapshots
 from mqjournal.settings import Settings
 from mqjournal.snapshot import Snapshot, write_snapshots
+from tests.linuxmq.test_snapshot import record
 from tests.plan.builders import CET, chain, names, snapshot
 
 MB = 1024 * 1024
@@ -310,3 +315,163 @@ def add_dag_run(
                 conf=conf or {},
             )
         )
+
+
+# --- Linux queue managers (#32) -----------------------------------------------------------------------------------
+
+MIB = 1024 * 1024
+LINUX_HOSTS = ("app-linux1", "mq-linux1")  # one sorts before the partitions, one after
+SHA = "c" * 64
+COPIED_AT = (COLLECTED2 + timedelta(minutes=10)).astimezone(UTC)
+AUDIT_HISTORY_RUNS = ("collect_h1", "collect_h2", "collect_h3")
+
+
+def linux_snapshot(**changes: Any) -> LinuxSnapshot:
+    """A Linux queue manager's collection (tests/linuxmq's record: QM.ORDERS on mq-linux1, Archive mode, CURRLOG 12,
+    RECLOG 11, MEDIALOG 3, ARCHLOG 1, extents S0000000-S0000012 of 16 MiB) with `changes`."""
+    return LinuxSnapshot.model_validate(record(**changes))
+
+
+def extents(*numbers: int, size: int = 16 * MIB) -> list[dict]:
+    return [{"name": f"S{n:07d}.LOG", "size_bytes": size, "modified_at": None} for n in numbers]
+
+
+def orders(run_id: str, collected_at: datetime, current: int = 12) -> LinuxSnapshot:
+    """QM.ORDERS on mq-linux1, Archive mode: RECLOG one behind CURRLOG, MEDIALOG at S0000003, ARCHLOG S0000001."""
+    return linux_snapshot(
+        run_id=run_id,
+        collected_at=collected_at.isoformat(),
+        log_path="/var/mqm/log/QM!ORDERS/active/",
+        current_extent=f"S{current:07d}.LOG",
+        restart_extent=f"S{current - 1:07d}.LOG",
+        extents=extents(*range(current + 1)),
+    )
+
+
+def audit(run_id: str, collected_at: datetime, current: int, media: int) -> LinuxSnapshot:
+    """QM.AUDIT on mq-linux1, Manual mode, its log across the 9,999,999 wrap: RECLOG stays on S9999998."""
+    return linux_snapshot(
+        run_id=run_id,
+        collected_at=collected_at.isoformat(),
+        qmgr="QM.AUDIT",
+        log_management="Manual",
+        log_path="/var/mqm/log/QM!AUDIT/active/",
+        extent_bytes=4 * MIB,
+        current_extent=f"S{current % 10_000_000:07d}.LOG",
+        restart_extent="S9999998.LOG",
+        media_extent=f"S{media:07d}.LOG",
+        archive_extent=None,
+        extents=extents(*(n % 10_000_000 for n in range(9_999_996, current + 1)), size=4 * MIB),
+    )
+
+
+def audit_history() -> list[LinuxSnapshot]:
+    """Three collections before run 2's: CURRLOG S9999999, S0000000, S0000001; MEDIALOG moves, RECLOG does not."""
+    return [
+        audit(run_id, COLLECTED2 - timedelta(hours=3 - n), 9_999_999 + n, 9_999_994 + n)
+        for n, run_id in enumerate(AUDIT_HISTORY_RUNS)
+    ]
+
+
+def edge(run_id: str, collected_at: datetime) -> LinuxSnapshot:
+    """QM.EDGE on app-linux1: a circular log, which MQ manages and mqjournal does not plan."""
+    return linux_snapshot(
+        run_id=run_id,
+        collected_at=collected_at.isoformat(),
+        host="app-linux1",
+        qmgr="QM.EDGE",
+        log_type="CIRCULAR",
+        log_management="Automatic",
+        log_path="/var/mqm/log/QM!EDGE/active/",
+        current_extent="S0000002.LOG",
+        restart_extent=None,
+        media_extent=None,
+        archive_extent=None,
+        extents=extents(0, 1, 2),
+    )
+
+
+LINUX_EXTENTS_SCHEMA = [
+    ("host", "string"), ("qmgr", "string"), ("extent", "string"), ("action", "string"), ("reason", "string"),
+    ("size_bytes", "int64"),
+]  # fmt: skip
+
+
+def write_linux_plan(settings: Settings, run_id: str, plans: list[QueueManagerLogPlan]) -> Path:
+    """The Linux datasets of a plan folder as the plan job writes them: linuxmq.planrows' columns in their order, with
+    the Spark job's types (long sizes, UTC timestamps, alerts as an array of kind and text)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = settings.plan_dir(run_id)
+    extent_rows = [
+        {"host": p.host, "qmgr": p.qmgr, "extent": d.extent, "action": d.action.value, "reason": d.reason,
+         "size_bytes": d.size_bytes}
+        for p in plans
+        for d in p.decisions
+    ]  # fmt: skip
+    qm_rows = [
+        {
+            "host": p.host, "qmgr": p.qmgr, "run_id": p.run_id, "collected_at": p.collected_at.astimezone(UTC),
+            "log_type": p.log_type, "log_management": p.log_management.value, "current_extent": p.current_extent,
+            "restart_extent": p.restart_extent, "media_extent": p.media_extent, "archive_extent": p.archive_extent,
+            "alerts": [{"kind": kind.value, "text": text} for kind, text in p.alerts],
+        }
+        for p in plans
+    ]  # fmt: skip
+    text, alert = pa.string(), pa.struct([("kind", pa.string()), ("text", pa.string())])
+    schemas = {
+        EXTENTS: pa.schema([(name, getattr(pa, kind)()) for name, kind in LINUX_EXTENTS_SCHEMA]),
+        QUEUE_MANAGERS: pa.schema(
+            [("host", text), ("qmgr", text), ("run_id", text), ("collected_at", pa.timestamp("us", tz="UTC"))]
+            + [(name, text) for name in QUEUE_MANAGER_COLUMNS[4:-1]]
+            + [("alerts", pa.list_(alert))]
+        ),
+    }
+    assert schemas[EXTENTS].names == list(EXTENT_COLUMNS) and schemas[QUEUE_MANAGERS].names == list(
+        QUEUE_MANAGER_COLUMNS
+    )
+    for name, rows in ((EXTENTS, extent_rows), (QUEUE_MANAGERS, qm_rows)):
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pylist(rows, schema=schemas[name])
+        pq.write_table(table, folder / name / "part-00000.snappy.parquet")
+    return folder
+
+
+def write_linux_snapshots_of(settings: Settings, *snapshots: LinuxSnapshot) -> None:
+    """Each run's snapshots, a file per host, as `mqjournal collect` writes them."""
+    by_file: dict[Path, list[LinuxSnapshot]] = {}
+    for s in snapshots:
+        by_file.setdefault(settings.linux_snapshot_dir(s.run_id) / f"{s.host}.jsonl", []).append(s)
+    for path, found in by_file.items():
+        write_linux_snapshots(path, sorted(found, key=lambda s: s.qmgr))
+
+
+def extent_copy(extent: str, *, qmgr: str = "QM.ORDERS", verified_at: datetime = COPIED_AT) -> StoredExtent:
+    return StoredExtent(
+        host="mq-linux1", qmgr=qmgr, extent=extent, run_id=RUN2, host_sha256=SHA, store_url="file:///backup",
+        key=f"linux/mq-linux1/{qmgr}/{RUN2}/{extent}", size_bytes=16 * MIB, sha256=SHA,
+        created_at=verified_at - timedelta(seconds=5), verified_at=verified_at,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def mixed(fleet: Fleet) -> Fleet:
+    """`fleet` with three Linux queue managers, planned by the reference planner as the plan job plans (no catalog:
+    nothing proven to it) and written as the job writes its rows:
+    - app-linux1 QM.EDGE, a circular log, in run 1's plan only: not planned (alert not_planned);
+    - mq-linux1 QM.ORDERS, Archive mode, in both runs' plans (run 2's: CURRLOG S0000012, RECLOG S0000011, MEDIALOG
+      S0000003, ARCHLOG S0000001, 13 extents of 16 MiB; S0000001-S0000011 to archive, S0000001-S0000002 to release),
+      every extent it archives copied into the backup store 10 minutes after run 2's collection;
+    - mq-linux1 QM.AUDIT, Manual mode across the wrap, in run 2's plan: CURRLOG S0000002, RECLOG S9999998 (stuck for
+      four collections: restart_stuck), MEDIALOG S9999997; no copy of any of its extents."""
+    settings = fleet.settings
+    orders1, edge1 = orders(RUN1, COLLECTED1, current=10), edge(RUN1, COLLECTED1.astimezone(UTC))
+    history = audit_history()
+    orders2, audit2 = orders(RUN2, COLLECTED2), audit(RUN2, COLLECTED2, 10_000_002, 9_999_997)
+    write_linux_snapshots_of(settings, orders1, edge1, *history, orders2, audit2)
+    write_linux_plan(settings, RUN1, [plan_queue_manager(edge1, ()), plan_queue_manager(orders1, ())])
+    write_linux_plan(settings, RUN2, [plan_queue_manager(audit2, (), history), plan_queue_manager(orders2, ())])
+    for n in range(1, 12):
+        fleet.catalog.record_extent_copy(extent_copy(f"S{n:07d}.LOG"))
+    return fleet

@@ -39,6 +39,7 @@ import pytest
 
 from mqjournal import demo as airflow_demo
 from mqjournal.catalog import Catalog
+from mqjournal.linuxmq.planrows import read_linux_plan
 from mqjournal.report import DELETE_NOTHING
 from mqjournal.reportlinks import REPORT_LINK_TEXT, without_report_link
 from mqjournal.settings import Settings
@@ -157,9 +158,12 @@ def check_the_metrics_match_the_fleet_view(demo: RunningDemo) -> None:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             scraped.setdefault(sample.name, {})[(sample.labels["host"], sample.labels["qmgr"])] = sample.value
-    assert len(rows) == 5, rows.keys()
-    assert scraped["ibmmq_qmgr_journal_receivers_online"] == {k: r["receivers_online"] for k, r in rows.items()}
-    assert scraped["ibmmq_qmgr_journal_receivers_online_bytes"] == {k: r["bytes_online"] for k, r in rows.items()}
+    ibmi = {k: r for k, r in rows.items() if r["platform"] == "ibmi"}
+    linux = {k: r for k, r in rows.items() if r["platform"] == "linux"}
+    assert (len(ibmi), len(linux)) == (5, 2), rows.keys()  # the demo's mq-linux1 has QM.PAYMENTS and QM.AUDIT
+    assert scraped["ibmmq_qmgr_journal_receivers_online"] == {k: r["receivers_online"] for k, r in ibmi.items()}
+    assert scraped["ibmmq_qmgr_journal_receivers_online_bytes"] == {k: r["bytes_online"] for k, r in ibmi.items()}
+    assert scraped["ibmmq_qmgr_linear_log_bytes"] == {k: r["bytes_in_log"] for k, r in linux.items()}
     say(f"metrics scraped from the running Airflow: {len(text.splitlines())} lines, {len(scraped)} series names")
 
 
@@ -229,7 +233,13 @@ def check_in_the_browser(page, demo: RunningDemo, settings: Settings, run_id: st
     payroll = fleet.locator('tr[data-qmgr="PAYROLL"]')
     expect(billing).to_have_count(1)
     expect(payroll).to_have_count(1)
-    expect(fleet.locator("tbody tr")).to_have_count(5)
+    expect(fleet.locator("tbody tr")).to_have_count(7)
+    # The demo's Linux queue managers in the same table, in MQ's terms on Linux (#32).
+    expect(fleet.locator('tbody tr[data-platform="linux"]')).to_have_count(2)
+    payments = fleet.locator('tr[data-host="mq-linux1"][data-qmgr="QM.PAYMENTS"]')
+    expect(payments.locator('td[data-col="platform"]')).to_have_text("Linux")
+    expect(payments.locator('td[data-col="held"] [data-log-point="CURRLOG"]')).to_have_count(1)
+    expect(payments.locator('td[data-col="asp"]')).to_have_text("-")
     expect(billing.locator('td[data-col="oldest"]')).to_have_text(billing_qm["oldest_needed"])
     if "holding_point" in billing_qm:  # the plan job names the point (issue 16); an older plan job does not
         assert (billing_qm["holding_point"], payroll_qm["holding_point"]) == ("AMQ7462", "AMQ7460")
@@ -253,7 +263,7 @@ def check_in_the_browser(page, demo: RunningDemo, settings: Settings, run_id: st
     )
     # The header says how the fleet is, never where mqjournal keeps its data.
     expect(frame.locator("body")).not_to_contain_text(str(demo.home.data_dir))
-    expect(frame.locator("body")).to_contain_text(re.compile(r"5 queue managers: \d+ red, \d+ amber, \d+ green"))
+    expect(frame.locator("body")).to_contain_text(re.compile(r"7 queue managers: \d+ red, \d+ amber, \d+ green"))
     shots.take(page, "fleet-overview.png")
 
     # Sorted by bytes online, largest first, then smallest first.
@@ -337,10 +347,13 @@ def approve_one_queue_manager_in_the_browser(page, demo: RunningDemo, settings: 
 
     planned = pq.read_table(settings.plan_dir(run_id) / "queue_managers").to_pylist()
     deleting = sorted(f"{q['host']}/{q['qmgr']}" for q in planned if q["receivers_to_delete"] > 0)
+    # The demo's Linux queue managers with extents to release are offered beside them (#32).
+    releasing = [f"{p.host}/{p.qmgr}" for p in read_linux_plan(settings.plan_dir(run_id)) if p.to_release]
     # Each queue manager's option says what choosing it deletes, then one for all of them, then "Delete nothing".
     *each, every, nothing = detail["options"]
-    assert [o.split(": ", 1)[0] for o in each] == deleting and nothing == DELETE_NOTHING, detail["options"]
-    assert all(re.fullmatch(r"[^:]+: \d+ receivers?, [\d.]+ [KMG]?B", o) for o in each), each
+    expected = sorted(deleting + releasing)
+    assert [o.split(": ", 1)[0] for o in each] == expected and nothing == DELETE_NOTHING, detail["options"]
+    assert all(re.fullmatch(r"[^:]+: \d+ (receivers?|log extents?), [\d.]+ [KMG]?B", o) for o in each), each
     assert every.startswith("All queue managers above: "), every
     assert detail["defaults"] is None, detail  # nothing preselected, nothing answered on timeout
     label = "/".join(APPROVED)

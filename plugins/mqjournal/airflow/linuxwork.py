@@ -34,7 +34,7 @@ from mqjournal.linuxmq import collector
 from mqjournal.linuxmq.archive import archive_extent
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
-from mqjournal.linuxmq.plan import ExtentAction, QueueManagerLogPlan
+from mqjournal.linuxmq.plan import TO_ARCHIVE, TO_RELEASE, QueueManagerLogPlan
 from mqjournal.linuxmq.planned import LinuxPlanned
 from mqjournal.linuxmq.planrows import read_linux_plan
 from mqjournal.linuxmq.release import release_extents
@@ -59,9 +59,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-TO_ARCHIVE = (ExtentAction.ARCHIVE, ExtentAction.ARCHIVE_THEN_RELEASE)
-TO_RELEASE = (ExtentAction.ARCHIVE_THEN_RELEASE, ExtentAction.RELEASE)
 
 
 class LinuxStepFailed(MqJournalError):
@@ -222,7 +219,7 @@ def gate_warning(summary: RunPlan, archives: Sequence[LinuxArchiveResult]) -> st
 
 
 def _planned(plan: QueueManagerLogPlan, snapshot: LinuxSnapshot) -> LinuxPlanned:
-    releasing = [d for d in plan.decisions if d.action in TO_RELEASE]
+    releasing = plan.to_release
     return LinuxPlanned(
         host=plan.host,
         qmgr=plan.qmgr,
@@ -231,7 +228,7 @@ def _planned(plan: QueueManagerLogPlan, snapshot: LinuxSnapshot) -> LinuxPlanned
         current_extent=snapshot.current_extent,
         restart_extent=snapshot.restart_extent,
         media_extent=snapshot.media_extent,
-        to_archive=[d.extent for d in plan.decisions if d.action in TO_ARCHIVE],
+        to_archive=[d.extent for d in plan.to_archive],
         to_release=[d.extent for d in releasing],
         bytes_to_release=sum(d.size_bytes for d in releasing),
         kept=sum(1 for d in plan.decisions if d.action not in (*TO_ARCHIVE, *TO_RELEASE)),

@@ -21,7 +21,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from mqjournal.catalog import Catalog
-from mqjournal.fleetview import airflow_runs, data, metrics, pages, reportpage
+from mqjournal.fleetview import airflow_runs, data, fleetrows, linuxdata, metrics, pages, reportpage
 from mqjournal.reportlinks import MOUNT
 from mqjournal.settings import Settings, settings
 
@@ -106,7 +106,7 @@ def create_app(
     def fleet_overview(request: Request, sort: str | None = None, order: str | None = None) -> HTMLResponse:
         s = current_settings()
         forecasts = data.asp_forecasts(s)
-        rows = data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs, forecasts=forecasts)
+        rows = fleetrows.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs, forecasts=forecasts)
         page = pages.fleet_page(rows, links(request), sort=sort, order=order, forecasts=list(forecasts.values()))
         return HTMLResponse(page)
 
@@ -123,6 +123,17 @@ def create_app(
             return HTMLResponse(pages.not_found(host, library, links(request)), status_code=404)
         return HTMLResponse(pages.queue_manager_page(found, links(request)))
 
+    # A Linux queue manager by host and name: an MQ name may hold '/', so it takes the rest of the path.
+    @app.get("/linux/{host}/{qmgr:path}", response_class=HTMLResponse, dependencies=[guard])
+    def linux_queue_manager(request: Request, host: str, qmgr: str) -> HTMLResponse:
+        s = current_settings()
+        found = linuxdata.linux_queue_manager(
+            s, catalogs(s.catalog_url), host, qmgr, airflow=dag_runs, later=later_runs
+        )
+        if found is None:
+            return HTMLResponse(pages.linux_not_found(host, qmgr, links(request)), status_code=404)
+        return HTMLResponse(pages.linux_queue_manager_page(found, links(request)))
+
     @app.get("/runs/{dag_id}/{run_id}/report", response_class=HTMLResponse, dependencies=[guard])
     def run_report(request: Request, dag_id: str, run_id: str) -> HTMLResponse:
         """The run's report, as its report task wrote it: linked from the run's note, the gate and the rows."""
@@ -134,7 +145,7 @@ def create_app(
         s = current_settings()
         return [
             row.model_dump(mode="json")
-            for row in data.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs)
+            for row in fleetrows.fleet(s, catalogs(s.catalog_url), airflow=dag_runs, later=later_runs)
         ]
 
     @app.get("/api/qm/{host}/{library}", dependencies=[guard])
@@ -143,6 +154,16 @@ def create_app(
         found = data.queue_manager(s, catalogs(s.catalog_url), host, library, airflow=dag_runs, later=later_runs)
         if found is None:
             raise HTTPException(404, f"no plan has a queue manager in library {library} on {host}")
+        return found.model_dump(mode="json")
+
+    @app.get("/api/linux/{host}/{qmgr:path}", dependencies=[guard])
+    def linux_queue_manager_json(host: str, qmgr: str) -> dict[str, Any]:
+        s = current_settings()
+        found = linuxdata.linux_queue_manager(
+            s, catalogs(s.catalog_url), host, qmgr, airflow=dag_runs, later=later_runs
+        )
+        if found is None:
+            raise HTTPException(404, f"no plan has a Linux queue manager {qmgr} on {host}")
         return found.model_dump(mode="json")
 
     # Prometheus's scrape: its own guard (the scrape token, else the same Airflow login as the pages).

@@ -249,6 +249,8 @@ class QueueManagerRow(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    platform: Literal["ibmi"] = "ibmi"
+    """A queue manager on IBM i (the fleet file's `platform`); a Linux one is a linuxdata.LinuxQueueManagerRow."""
     host: str
     qmgr: str
     library: str
@@ -631,8 +633,22 @@ def fleet_entries(
 ) -> list[FleetEntry]:
     """`fleet`'s rows with the snapshot and catalog records each was made from (its deletions those since the plan),
     in the same order."""
-    now = now or datetime.now(UTC)
     newest = newest_plans(plan_runs(settings))
+    runs_of = RunsOf(settings, list(dict.fromkeys(run.run_id for run, _ in newest.values())), airflow, later)
+    return ibmi_entries(settings, catalog, newest, runs_of, now=now or datetime.now(UTC), forecasts=forecasts)
+
+
+def ibmi_entries(
+    settings: Settings,
+    catalog: Catalog | None,
+    newest: Mapping[QueueManagerRef, tuple[PlanRun, PlannedQueueManager]],
+    runs_of: RunsOf,
+    *,
+    now: datetime,
+    forecasts: Mapping[AspKey, AspForecast] | None = None,
+) -> list[FleetEntry]:
+    """The rows of the queue managers of `newest` (newest_plans), sorted by host, queue manager; `runs_of` knows
+    their runs (fleetrows asks Airflow once for both platforms' runs)."""
     by_run: dict[str, list[QueueManagerRef]] = defaultdict(list)
     runs: dict[str, PlanRun] = {}
     for ref, (run, _) in newest.items():
@@ -644,7 +660,6 @@ def fleet_entries(
         for r in run_receivers(runs[run_id]):
             if r.ref in wanted:
                 planned[r.ref].append(r)
-    runs_of = RunsOf(settings, list(by_run), airflow, later)
     forecasts = asp_forecasts(settings) if forecasts is None else forecasts
     entries = []
     for ref, (run, q) in newest.items():
@@ -688,12 +703,17 @@ class RunsOf:
         self._reports: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     def __call__(self, plan_run: str, q: PlannedQueueManager) -> tuple[str, LastRun]:
-        newer = newer_run(q.host, q.qmgr, self._known.get(plan_run), self._later)
+        return self.of(plan_run, q.host, q.qmgr, q.ref.key)
+
+    def of(self, plan_run: str, host: str, qmgr: str, report_key: str | None) -> tuple[str, LastRun]:
+        """The last run of `qmgr` on `host` whose newest plan is `plan_run`, and what the fleet view says of it;
+        `report_key` names the queue manager's own section in a run report (None: the report has none)."""
+        newer = newer_run(host, qmgr, self._known.get(plan_run), self._later)
         run_id, run = (newer.run_id, newer) if newer else (plan_run, self._known.get(plan_run))
         if run_id not in self._reports:  # one read of a run's report for all its queue managers
             self._reports[run_id] = (report_outcome(self._settings, run_id), report_statuses(self._settings, run_id))
         outcome, statuses = self._reports[run_id]
-        return run_id, last_run(outcome, run, statuses.get(q.ref.key))
+        return run_id, last_run(outcome, run, statuses.get(report_key) if report_key else None)
 
 
 @dataclass(frozen=True)
@@ -842,12 +862,25 @@ def traffic_light(row: QueueManagerRow, now: datetime) -> Light:
             f"the last restore drill ({row.last_drill.at:%Y-%m-%d}) failed: {', '.join(row.last_drill.failed)} "
             "do not restore what the catalog says"
         )
-    if row.run_state == "failed":
-        amber.append("the last run failed" + (f": {row.outcome}" if row.outcome else ""))
-    elif row.run_state is None and row.outcome is None:
+    amber += run_reasons(row.run_state, row.outcome, row.collected_at, now)
+    return light_of(red, amber)
+
+
+def run_reasons(state: str | None, outcome: str | None, collected_at: datetime | None, now: datetime) -> list[str]:
+    """The amber reasons of the last run and the collection, alike on both platforms: a run Airflow says failed, a
+    run without its report where Airflow's state is not known, no collection for over 8 days."""
+    amber = []
+    if state == "failed":
+        amber.append("the last run failed" + (f": {outcome}" if outcome else ""))
+    elif state is None and outcome is None:
         amber.append("the last run has no report: still running, or it failed")
-    if row.collected_at is not None and now - row.collected_at > STALE_AFTER:
-        amber.append(f"not collected since {row.collected_at:%Y-%m-%d}")
+    if collected_at is not None and now - collected_at > STALE_AFTER:
+        amber.append(f"not collected since {collected_at:%Y-%m-%d}")
+    return amber
+
+
+def light_of(red: list[str], amber: list[str]) -> Light:
+    """Red with any red reason, else amber with any amber one, else green; the red reasons first."""
     color: Color = "red" if red else "amber" if amber else "green"
     return Light(color=color, reasons=red + amber)
 

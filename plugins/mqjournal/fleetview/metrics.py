@@ -11,6 +11,13 @@ Every series carries IBM's labels of a queue manager, `qmgr` and `platform` (`OS
 for a queue manager on IBM i, MQPL_OS400 without its prefix), and ours: `host` (the partition, as the fleet file
 names it) and `library` (QMxxx), since a queue manager's name alone can live on two hosts.
 
+The Linux queue managers (#32) have series of their own, `ibmmq_qmgr_linear_log_...` (IBM's exporter has
+`ibmmq_qmgr_log_...` of its own, from DISPLAY QMSTATUS), with `qmgr`, `platform` `UNIX` and `host`: IBM's exporter
+writes the queue manager's MQIA_PLATFORM as MQItoString("PL", ...) less its `MQPL_` prefix
+(ibm-messaging/mq-metric-samples, cmd/mq_prometheus/exporter.go), and a queue manager on Linux answers MQPL_UNIX
+(3, cmqc.h; the same repository's cp4i/README.md logs "Platform is UNIX" for one). A Linux queue manager has no
+library.
+
 Who may scrape: Prometheus with the bearer token of the setting `metrics_token` (MQJOURNAL_METRICS_TOKEN), or an
 Airflow login that may read the maintenance DAG, as for the fleet view's pages. docs/monitoring.md says why a
 Prometheus endpoint rather than Airflow's own metrics, and what each series means.
@@ -21,7 +28,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -30,7 +37,7 @@ from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from mqjournal.catalog import Catalog
-from mqjournal.fleetview import data
+from mqjournal.fleetview import data, fleetrows, linuxdata
 from mqjournal.settings import Settings
 from mqjournal.snapshot import RecoveryPoint, Snapshot
 
@@ -41,6 +48,11 @@ PLATFORM = "OS400"
 """IBM's exporter's `platform` label for a queue manager on IBM i."""
 
 LABELS = ("qmgr", "platform", "host", "library")
+
+LINUX_PLATFORM = "UNIX"
+"""IBM's exporter's `platform` label for a queue manager on Linux (MQPL_UNIX)."""
+
+LINUX_LABELS = ("qmgr", "platform", "host")
 
 RUN_STATES = ("queued", "running", "success", "failed", "unknown")
 """Airflow's states of a DAG run, and `unknown` where Airflow's DB was not read or does not have the run."""
@@ -60,6 +72,19 @@ class Figures:
         return [self.row.qmgr, PLATFORM, self.row.host, self.row.library]
 
 
+@dataclass(frozen=True)
+class LinuxFigures:
+    """One Linux queue manager as the fleet view reads it (its row holds every figure: the newest plan, the snapshot
+    it was made from, the catalog's copies of its extents), and the time of the scrape (copy ages are counted to it)."""
+
+    row: linuxdata.LinuxQueueManagerRow
+    now: datetime
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.row.qmgr, LINUX_PLATFORM, self.row.host]
+
+
 def read_figures(
     settings: Settings,
     catalog: Catalog | None,
@@ -67,11 +92,17 @@ def read_figures(
     airflow: data.RunLookup = data.no_airflow,
     later: data.LaterRuns = data.no_later_runs,
     now: datetime | None = None,
-) -> list[Figures]:
+) -> list[Figures | LinuxFigures]:
     """Each queue manager of the fleet view, with its snapshot and catalog records (as the fleet view read them), in
     the fleet view's order."""
-    entries = data.fleet_entries(settings, catalog, now=now, airflow=airflow, later=later)
-    return [Figures(row=e.row, snapshot=e.snapshot, backups=e.backups) for e in entries]
+    now = now or datetime.now(UTC)
+    found: list[Figures | LinuxFigures] = []
+    for e in fleetrows.fleet_entries(settings, catalog, now=now, airflow=airflow, later=later):
+        if isinstance(e, linuxdata.LinuxFleetEntry):
+            found.append(LinuxFigures(row=e.row, now=now))
+        else:
+            found.append(Figures(row=e.row, snapshot=e.snapshot, backups=e.backups))
+    return found
 
 
 # --- the figures, one function each -------------------------------------------------------------------------------
@@ -204,15 +235,128 @@ GAUGES: tuple[Gauge, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class LinuxGauge:
+    """A gauge of the Linux queue managers, with their labels only."""
+
+    name: str
+    documentation: str
+    value: Callable[[LinuxFigures], float | int | None]
+
+
+def copy_age(f: LinuxFigures) -> float | None:
+    """Seconds from the newest proven copy of any of the queue manager's extents to the scrape."""
+    newest = f.row.last_backup
+    return (f.now - newest.at).total_seconds() if newest is not None else None
+
+
+LINUX_GAUGES: tuple[LinuxGauge, ...] = (
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_restart_behind_extents",
+        "Extents RECLOG is behind CURRLOG at the collection (CURRLOG - RECLOG across the 9,999,999 wrap): the "
+        "extents restart recovery reads",
+        lambda f: f.row.restart_behind,
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_media_behind_extents",
+        "Extents MEDIALOG is behind CURRLOG at the collection (CURRLOG - MEDIALOG across the wrap): the extents media "
+        "recovery reads",
+        lambda f: f.row.media_behind,
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_extents",
+        "Extent files (S and R) in the log directory at the collection of the newest plan",
+        lambda f: f.row.extents_in_log,
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_bytes",
+        "Bytes of those extents in the log directory",
+        lambda f: f.row.bytes_in_log,
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_extents_to_archive",
+        "Extents the newest plan copies into the backup store",
+        lambda f: len(f.row.to_archive),
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_extents_to_release",
+        "Extents the newest plan releases once approved (SET LOG ARCHIVED in Archive mode, deleted in Manual mode)",
+        lambda f: len(f.row.to_release),
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_release_bytes",
+        "Bytes releasing those extents frees in the log directory",
+        lambda f: f.row.bytes_to_release,
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_extents_awaiting_copy",
+        "Extents the newest plan archives of which the backup catalog holds no proven copy",
+        lambda f: len(f.row.awaiting_copy),
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_last_copy_age_seconds",
+        "Age at the scrape of the newest proven copy of any of the queue manager's extents in the backup store",
+        copy_age,
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_collected_timestamp_seconds",
+        "When the snapshot of the newest plan was collected, in Unix seconds",
+        lambda f: f.row.collected_at.timestamp(),
+    ),
+    LinuxGauge(
+        "ibmmq_qmgr_linear_log_severity",
+        "The fleet view's light of the Linux queue manager: 0 green, 1 amber, 2 red",
+        lambda f: f.row.severity,
+    ),
+)
+
+
 def _labelled(name: str, documentation: str, *more: str) -> GaugeMetricFamily:
     """A gauge of the queue manager's labels and `more` of its own."""
     return GaugeMetricFamily(name, documentation, labels=[*LABELS, *more])
 
 
-def families(figures: Iterable[Figures]) -> list[Metric]:
-    """The metric families of the queue managers: every family, with one series per queue manager that has the
-    figure."""
+def linux_families(figures: Iterable[LinuxFigures]) -> list[Metric]:
+    """The Linux queue managers' families: every family, with one series per queue manager that has the figure."""
     figures = list(figures)
+    found: list[Metric] = []
+    for gauge in LINUX_GAUGES:
+        family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=list(LINUX_LABELS))
+        for f in figures:
+            value = gauge.value(f)
+            if value is not None:
+                family.add_metric(f.labels, float(value))
+        found.append(family)
+    alert = GaugeMetricFamily(
+        "ibmmq_qmgr_linear_log_alert",
+        "1 for each alert of the Linux queue manager: the newest plan's (restart_stuck, media_stuck, not_planned), "
+        "and QMGR_CANNOT_START from its collection",
+        labels=[*LINUX_LABELS, "alert"],
+    )
+    run_state = GaugeMetricFamily(
+        "ibmmq_qmgr_linear_log_last_run_state",
+        "1 for the state Airflow gives the Linux queue manager's last maintenance run, 0 for the others (unknown: "
+        "Airflow does not have the run)",
+        labels=[*LINUX_LABELS, "state"],
+    )
+    for f in figures:
+        for code in f.row.alerts:
+            alert.add_metric([*f.labels, code], 1.0)
+        state = f.row.run_state if f.row.run_state in RUN_STATES else "unknown"
+        for candidate in RUN_STATES:
+            run_state.add_metric([*f.labels, candidate], 1.0 if candidate == state else 0.0)
+    return [*found, alert, run_state]
+
+
+def families(figures: Iterable[Figures | LinuxFigures]) -> list[Metric]:
+    """The metric families of the queue managers: every family, with one series per queue manager that has the
+    figure; the IBM i families, then the Linux ones."""
+    figures = list(figures)
+    linux = [f for f in figures if isinstance(f, LinuxFigures)]
+    return [*_ibmi_families([f for f in figures if isinstance(f, Figures)]), *linux_families(linux)]
+
+
+def _ibmi_families(figures: list[Figures]) -> list[Metric]:
     found: list[Metric] = []
     for gauge in GAUGES:
         family = _labelled(gauge.name, gauge.documentation)
@@ -299,7 +443,7 @@ class _Scrape:
         return iter(self._found)
 
 
-def exposition(figures: Iterable[Figures]) -> bytes:
+def exposition(figures: Iterable[Figures | LinuxFigures]) -> bytes:
     """The figures in Prometheus's text format."""
     return generate_latest(_Scrape(families(figures)))
 

@@ -1,6 +1,8 @@
 """The fleet view's HTML: the fleet overview and a queue manager page, server-rendered and self-contained.
 
-Every value from the data folder is escaped. Times are the partition's local time with its offset
+The overview has both platforms' queue managers in one table, each row in its platform's terms: receivers, ASP and
+recovery points for IBM i, extents and log points for Linux (#32); a cell that does not apply to a row's platform
+shows "-". Every value from the data folder is escaped. Times are the host's local time with its offset
 (mqjournal.timefmt), sizes as the reports write them (mqjournal.sizefmt). Links into Airflow (a run's grid, the
 recovery DAG) leave the fleet view's frame for the Airflow UI itself (the few lines of script at the end); without
 a frame they are plain links.
@@ -30,7 +32,11 @@ from mqjournal.fleetview.data import (
     explainer,
     recovery_conf,
 )
+from mqjournal.fleetview.fleetrows import AnyRow
+from mqjournal.fleetview.linuxdata import LINUX_RED_ALERTS, ExtentRow, LinuxQueueManagerPage, LinuxQueueManagerRow
 from mqjournal.forecast import AspForecast, days_text
+from mqjournal.linuxmq.cannotstart import listed
+from mqjournal.linuxmq.extents import LogManagement
 from mqjournal.reportlinks import report_path
 from mqjournal.sizefmt import signed_size, size
 from mqjournal.timefmt import age, local_time
@@ -50,6 +56,10 @@ class Links:
     def queue_manager(self, host: str, library: str) -> str:
         return f"{self.base}/qm/{quote(host, safe='')}/{quote(library, safe='')}"
 
+    def linux_queue_manager(self, host: str, qmgr: str) -> str:
+        """A Linux queue manager's page: by host and name (MQ names may hold '/', quoted here)."""
+        return f"{self.base}/linux/{quote(host, safe='')}/{quote(qmgr, safe='')}"
+
     def run(self, run_id: str) -> str:
         """The run in Airflow's grid."""
         return f"{self.airflow}dags/{MAINTENANCE_DAG}/runs/{quote(run_id, safe=':+')}"
@@ -68,11 +78,11 @@ def e(value: object) -> str:
     return escape("-" if value is None else str(value), quote=True)
 
 
-def when(moment: datetime | None, row: QueueManagerRow) -> str:
+def when(moment: datetime | None, row: AnyRow) -> str:
     return local_time(moment, row.utc_offset_minutes)
 
 
-def short(moment: datetime | None, row: QueueManagerRow) -> str:
+def short(moment: datetime | None, row: AnyRow) -> str:
     """`24 Nov 04:08` in the partition's local time: a chart's axis label."""
     text = local_time(moment, row.utc_offset_minutes)
     if moment is None:
@@ -123,6 +133,8 @@ td.num, th.num { text-align: right; }
 .drill-not-made { color: #9a6700; }
 .state-running, .state-queued { background: #ddf4ff; color: #0550ae; }
 .point-name { font-weight: 600; }
+.log-point { display: block; white-space: nowrap; }
+.platform { white-space: nowrap; }
 .why { display: block; color: var(--muted); font-size: 12px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0 16px; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
@@ -167,7 +179,7 @@ def page(title: str, crumbs: Sequence[tuple[str, str | None]], body: str, subtit
     )
 
 
-def light(row: QueueManagerRow) -> str:
+def light(row: AnyRow) -> str:
     reasons = "; ".join(row.light.reasons) or "nothing to look at"
     return (
         f'<span class="light light-{e(row.light.color)}" data-light="{e(row.light.color)}" '
@@ -258,7 +270,7 @@ def alerts(codes: Sequence[str]) -> str:
     )
 
 
-def backup(row: QueueManagerRow) -> str:
+def backup(row: AnyRow) -> str:
     if row.last_backup is None:
         return "-"
     return f'{e(when(row.last_backup.at, row))}<span class="why">{e(row.last_backup.where)}</span>'
@@ -289,7 +301,7 @@ OUTCOME_FROM = {
 }
 
 
-def last_run(row: QueueManagerRow, links: Links) -> str:
+def last_run(row: AnyRow, links: Links) -> str:
     """The run's time (its link into Airflow's grid, the run's note in its title), Airflow's state of it as a badge
     (none where Airflow's DB is not read), and under them the queue manager's own outcome from the run report, else
     the run's note, else the report's outcome line."""
@@ -329,7 +341,106 @@ def recovery_link(links: Links, conf: dict[str, str], text: str = "recovery form
     )
 
 
+def its_plan(row: QueueManagerRow) -> str:
+    """The plan's saves and deletes, as the queue manager page's "its plan" says them."""
+    return e(f"save {row.receivers_to_save}, delete {row.receivers_to_delete} ({size(row.bytes_to_delete)})")
+
+
+# --- a Linux queue manager's cells -------------------------------------------------------------------------------
+
+PLATFORM_NAMES = {"ibmi": "IBM i", "linux": "Linux"}
+
+
+def platform(row: AnyRow) -> str:
+    return f'<span class="platform" data-platform="{e(row.platform)}">{e(PLATFORM_NAMES[row.platform])}</span>'
+
+
+def log_words(row: LinuxQueueManagerRow) -> str:
+    """qm.ini's words for the log: `LogManagement Archive`, after the log type when it is not linear."""
+    words = f"LogManagement {row.log_management}"
+    return words if row.log_type == "LINEAR" else f"{row.log_type.lower()} log, {words}"
+
+
+def release_words(log_management: str) -> str:
+    """How the release step lets an extent go, by LogManagement."""
+    if log_management == LogManagement.ARCHIVE.value:
+        return "by SET LOG ARCHIVED"
+    if log_management == LogManagement.MANUAL.value:
+        return "by deleting them"
+    return "MQ reuses or deletes them itself"
+
+
+def linux_alerts(row: LinuxQueueManagerRow) -> str:
+    """The alert codes, each with its text (what to do) in its title; red ones in red."""
+    if not row.alerts:
+        return "-"
+    return "".join(
+        f'<span class="alert{" red" if code in LINUX_RED_ALERTS else ""}" data-alert="{e(code)}" '
+        f'title="{e(row.alert_texts.get(code))}">{e(code)}</span>'
+        for code in row.alerts
+    )
+
+
+def log_points(row: LinuxQueueManagerRow) -> str:
+    """CURRLOG, RECLOG and MEDIALOG, and ARCHLOG in Archive mode, one a line as DISPLAY QMSTATUS TYPE(LOG) names them,
+    with how many extents RECLOG and MEDIALOG are behind CURRLOG; the point that holds the oldest needed extent in
+    bold."""
+    points: list[tuple[str, str | None, int | None]] = [
+        ("CURRLOG", row.current_extent, None),
+        ("RECLOG", row.restart_extent, row.restart_behind),
+        ("MEDIALOG", row.media_extent, row.media_behind),
+    ]
+    if row.log_management == LogManagement.ARCHIVE.value:
+        points.append(("ARCHLOG", row.archive_extent, None))
+    if all(extent is None for _, extent, _ in points):
+        return "-"
+    holding = (row.held_by or "").split(" and ")
+    lines = []
+    for name, extent, behind in points:
+        if name == "ARCHLOG" and extent is None:
+            text = "ARCHLOG blank: none waiting"
+        else:
+            text = f"{name} {extent or '-'}" + (f", {behind} behind" if behind is not None else "")
+        css = "log-point point-name" if name in holding else "log-point"
+        lines.append(
+            f'<span class="{css}" data-log-point="{name}" data-extent="{e(extent)}" data-behind="{e(behind)}">'
+            f"{e(text)}</span>"
+        )
+    return "".join(lines)
+
+
+def log_bytes(row: LinuxQueueManagerRow) -> str:
+    """Bytes in the log directory, the extents under it where their own column is folded away."""
+    return f'{e(size(row.bytes_in_log))}<span class="why narrow-only">{row.extents_in_log} extents</span>'
+
+
+def linux_plan(row: LinuxQueueManagerRow) -> str:
+    """The plan's archives and releases, and how a release lets the extents go."""
+    text = e(f"archive {len(row.to_archive)}, release {len(row.to_release)} ({size(row.bytes_to_release)})")
+    if row.to_release:
+        text += f'<span class="why">{e(release_words(row.log_management))}</span>'
+    return (
+        f'<span data-to-archive="{len(row.to_archive)}" data-to-release="{len(row.to_release)}" '
+        f'data-bytes-to-release="{row.bytes_to_release}">{text}</span>'
+    )
+
+
+def linux_name(row: LinuxQueueManagerRow, links: Links) -> str:
+    return (
+        f'<a class="qm" href="{e(links.linux_queue_manager(row.host, row.qmgr))}">{e(row.qmgr)}</a>'
+        f'<span class="why">{e(log_words(row))}</span>'
+    )
+
+
 # --- the fleet overview ------------------------------------------------------------------------------------------
+
+
+def _unknown(row: LinuxQueueManagerRow) -> Any:
+    return None
+
+
+def _not_applicable(row: LinuxQueueManagerRow, links: Links) -> str:
+    return "-"
 
 
 @dataclass(frozen=True)
@@ -341,17 +452,43 @@ class Column:
     css: str = ""
     numeric: bool = False  # sorted by a number: descending first
     fold: str = ""  # "wide-only": folded away in a narrow frame (its number shown in a neighbour); "roomy-only"
+    # A Linux row's value and cell: none, and "-", where the column does not apply to Linux.
+    linux_sort: Callable[[LinuxQueueManagerRow], Any] = _unknown
+    linux_cell: Callable[[LinuxQueueManagerRow, Links], str] = _not_applicable
 
     @property
     def classes(self) -> str:
         return " ".join(c for c in (self.css, self.fold) if c)
 
+    def sort_value(self, row: AnyRow) -> Any:
+        return self.linux_sort(row) if isinstance(row, LinuxQueueManagerRow) else self.sort(row)
+
+    def cell_of(self, row: AnyRow, links: Links) -> str:
+        return self.linux_cell(row, links) if isinstance(row, LinuxQueueManagerRow) else self.cell(row, links)
+
+
+def both(
+    key: str,
+    title: str,
+    sort: Callable[[AnyRow], Any],
+    cell: Callable[[AnyRow, Links], str],
+    css: str = "",
+    numeric: bool = False,
+    fold: str = "",
+) -> Column:
+    """A column alike on both platforms."""
+    return Column(key, title, sort, cell, css, numeric, fold, linux_sort=sort, linux_cell=cell)
+
 
 # The alerts come right after the queue manager: they are what the admin reads first, and the last column is the
 # first one a narrow frame hides.
+# A Linux row fills the columns in MQ's terms on Linux: its extents and their bytes in the log directory are what is
+# online, the older of RECLOG and MEDIALOG is the oldest needed, the log points are what holds it, its newest proven
+# copy of an extent is its last verified backup. ASP, age and restore drill do not apply to it.
 COLUMNS: tuple[Column, ...] = (
-    Column("light", "", lambda r: r.severity, lambda r, _: light(r), numeric=True),
-    Column("host", "host", lambda r: r.host, lambda r, _: e(r.host)),
+    both("light", "", lambda r: r.severity, lambda r, _: light(r), "", True),
+    both("platform", "platform", lambda r: PLATFORM_NAMES[r.platform], lambda r, _: platform(r), "platform"),
+    both("host", "host", lambda r: r.host, lambda r, _: e(r.host)),
     Column(
         "qmgr",
         "queue manager",
@@ -360,8 +497,18 @@ COLUMNS: tuple[Column, ...] = (
             f'<a class="qm" href="{e(links.queue_manager(r.host, r.library))}">{e(r.qmgr)}</a>'
             f'<span class="why">{e(r.library)}</span>'
         ),
+        linux_sort=lambda r: r.qmgr,
+        linux_cell=linux_name,
     ),
-    Column("alerts", "alerts", lambda r: len(r.alerts), lambda r, _: alerts(r.alerts), numeric=True),
+    Column(
+        "alerts",
+        "alerts",
+        lambda r: len(r.alerts),
+        lambda r, _: alerts(r.alerts),
+        numeric=True,
+        linux_sort=lambda r: len(r.alerts),
+        linux_cell=lambda r, _: linux_alerts(r),
+    ),
     Column(
         "receivers",
         "receivers online",
@@ -370,10 +517,28 @@ COLUMNS: tuple[Column, ...] = (
         "num",
         True,
         "wide-only",
+        linux_sort=lambda r: r.extents_in_log,
+        linux_cell=lambda r, _: e(f"{r.extents_in_log} extents"),
     ),
-    Column("bytes", "bytes online", lambda r: r.bytes_online, lambda r, _: online_bytes(r), "num", True),
+    Column(
+        "bytes",
+        "bytes online",
+        lambda r: r.bytes_online,
+        lambda r, _: online_bytes(r),
+        "num",
+        True,
+        linux_sort=lambda r: r.bytes_in_log,
+        linux_cell=lambda r, _: log_bytes(r),
+    ),
     Column("asp", "ASP use", lambda r: r.asp_used_percent, lambda r, _: asp(r), "num", True),
-    Column("oldest", "oldest needed", lambda r: r.oldest_needed, lambda r, _: e(r.oldest_needed)),
+    Column(
+        "oldest",
+        "oldest needed",
+        lambda r: r.oldest_needed,
+        lambda r, _: e(r.oldest_needed),
+        linux_sort=lambda r: r.oldest_needed,
+        linux_cell=lambda r, _: e(r.oldest_needed),
+    ),
     Column(
         "age",
         "its age",
@@ -383,8 +548,26 @@ COLUMNS: tuple[Column, ...] = (
         True,
         "roomy-only",
     ),
-    Column("held", "held by", lambda r: r.holding_point, lambda r, _: held_by(r)),
     Column(
+        "held",
+        "held by",
+        lambda r: r.holding_point,
+        lambda r, _: held_by(r),
+        linux_sort=lambda r: r.held_by,
+        linux_cell=lambda r, _: log_points(r),
+    ),
+    Column(
+        "planned",
+        "planned",
+        lambda r: r.bytes_to_delete,
+        lambda r, _: its_plan(r),
+        "",
+        True,
+        "roomy-only",
+        linux_sort=lambda r: r.bytes_to_release,
+        linux_cell=lambda r, _: linux_plan(r),
+    ),
+    both(
         "backup",
         "last verified backup",
         lambda r: r.last_backup.at if r.last_backup else None,
@@ -402,25 +585,32 @@ COLUMNS: tuple[Column, ...] = (
         True,
         "wide-only",
     ),
-    Column("run", "last run", lambda r: r.collected_at, last_run, "time", True),
-    Column("recovery", "", lambda r: 0, lambda r, links: recovery_link(links, recovery_conf(r))),
+    both("run", "last run", lambda r: r.collected_at, last_run, "time", True),
+    Column(
+        "recovery",
+        "",
+        lambda r: 0,
+        lambda r, links: recovery_link(links, recovery_conf(r)),
+        linux_sort=lambda r: 0,
+        linux_cell=lambda r, links: recovery_link(links, r.recovery_conf),
+    ),
 )
 SORTABLE = {c.key: c for c in COLUMNS if c.title}
 
 
-def sort_rows(rows: Sequence[QueueManagerRow], key: str | None, order: str | None) -> list[QueueManagerRow]:
-    """By a column (unknown values last, whatever the order), then host and queue manager; by default the reddest
-    first."""
+def sort_rows(rows: Sequence[AnyRow], key: str | None, order: str | None) -> list[AnyRow]:
+    """By a column (unknown values last, whatever the order, and so a column that does not apply to a platform puts
+    its rows last), then host and queue manager; by default the reddest first."""
     ordered = sorted(rows, key=lambda r: (r.host, r.qmgr))
     column = SORTABLE.get(key or "") or COLUMNS[0]
     descending = (order or ("desc" if column.numeric else "asc")) == "desc"
-    known = [r for r in ordered if column.sort(r) is not None]
-    unknown = [r for r in ordered if column.sort(r) is None]
-    return sorted(known, key=column.sort, reverse=descending) + unknown
+    known = [r for r in ordered if column.sort_value(r) is not None]
+    unknown = [r for r in ordered if column.sort_value(r) is None]
+    return sorted(known, key=column.sort_value, reverse=descending) + unknown
 
 
 def fleet_page(
-    rows: Sequence[QueueManagerRow],
+    rows: Sequence[AnyRow],
     links: Links,
     *,
     sort: str | None,
@@ -446,12 +636,13 @@ def fleet_page(
     body = []
     for r in sort_rows(rows, column.key, "desc" if descending else "asc"):
         cells = "".join(
-            f'<td class="{c.classes}" data-col="{c.key}" data-value="{e(_sort_value(c.sort(r)))}">'
-            f"{c.cell(r, links)}</td>"
+            f'<td class="{c.classes}" data-col="{c.key}" data-value="{e(_sort_value(c.sort_value(r)))}">'
+            f"{c.cell_of(r, links)}</td>"
             for c in COLUMNS
         )
+        library = f' data-library="{e(r.library)}"' if isinstance(r, QueueManagerRow) else ""
         body.append(
-            f'<tr data-host="{e(r.host)}" data-qmgr="{e(r.qmgr)}" data-library="{e(r.library)}" '
+            f'<tr data-host="{e(r.host)}" data-qmgr="{e(r.qmgr)}"{library} data-platform="{e(r.platform)}" '
             f'data-light="{e(r.light.color)}">{cells}</tr>'
         )
     if not rows:
@@ -468,7 +659,9 @@ def fleet_page(
             '<p class="muted">The light: red when a queue manager is blocked, has an alert MQ cannot live with for '
             "long, or its ASP is at least 90% full; amber for any other alert, an ASP at least 75% full, a last run "
             "that failed (or, without its state from Airflow, one without its report), or no collection for over 8 "
-            "days. Hover over it for the reasons.</p>"
+            "days. A Linux queue manager is red when strmqm would fail (an extent restart reads is missing) or RECLOG "
+            "or MEDIALOG is stuck; amber when it is not planned, when extents its plan archives have no proven copy in "
+            "the backup store, and for its last run and collection as above. Hover over it for the reasons.</p>"
         )
     counts = {color: sum(1 for r in rows if r.light.color == color) for color in ("red", "amber", "green")}
     # Where the data folder is stays out of the page: it is the deployment's business, not the admin's.
@@ -725,6 +918,90 @@ def backups(where: Sequence[str]) -> str:
         copies = "a copy" if len(stored) == 1 else f"{len(stored)} copies"
         text += f'<span class="why" title="{e(chr(10).join(stored))}">{copies} in the backup store</span>'
     return text
+
+
+# --- a Linux queue manager page ----------------------------------------------------------------------------------
+
+
+def linux_queue_manager_page(p: LinuxQueueManagerPage, links: Links) -> str:
+    row = p.row
+    waiting = (
+        f'<span class="why">no proven copy yet of {len(row.awaiting_copy)}: {e(listed(row.awaiting_copy))}</span>'
+        if row.awaiting_copy
+        else ""
+    )
+    facts = [
+        ("traffic light", f"{light(row)} {e(row.light.color)}"),
+        ("log", e(f"{row.log_type.lower()} log, LogManagement {row.log_management}")),
+        ("log directory", e(row.log_path)),
+        ("extents in it", e(f"{row.extents_in_log} ({size(row.bytes_in_log)})")),
+        ("log points", log_points(row)),
+        (
+            "oldest needed extent",
+            e(row.oldest_needed) + (f'<span class="why">held by {e(row.held_by)}</span>' if row.held_by else ""),
+        ),
+        ("its plan", linux_plan(row) + f'<span class="why">kept: {row.kept}</span>' + waiting),
+        (
+            "newest proven copy",
+            backup(row) + (f'<span class="why">{e(row.last_backup.detail)}</span>' if row.last_backup else ""),
+        ),
+        ("last run", last_run(row, links)),
+    ]
+    dl = "".join(f'<dt>{e(k)}</dt><dd data-fact="{e(k)}">{v}</dd>' for k, v in facts)
+    reasons = "".join(f"<li>{e(r)}</li>" for r in row.light.reasons) or "<li>nothing to look at</li>"
+    alert_items = "".join(f"<li>{e(line)}</li>" for line in p.alert_lines) or "<li>none</li>"
+    conf = json.dumps(row.recovery_conf)
+    link = recovery_link(links, row.recovery_conf, RECOVERY_DAG)
+    recovery = (
+        f"<p>If this queue manager needs a restore or a repair: {link} "
+        "(its Trigger button opens the form). Enter these values, or paste them into the form's configuration JSON:"
+        f'<br><pre class="conf" id="recovery-conf">{e(conf)}</pre></p>'
+    )
+    body = (
+        f'<dl class="facts">{dl}</dl>'
+        f'<h2>Why this light</h2><ul class="reasons" id="light-reasons">{reasons}</ul>'
+        f'<h2>Alerts</h2><ul class="reasons" id="alerts">{alert_items}</ul>'
+        f"<h2>Recovery</h2>{recovery}"
+        f"<h2>Extents (newest plan, {len(p.extents)})</h2>{extent_table(p.extents, row)}"
+    )
+    crumbs = [("MQ journals", links.fleet()), (row.host, None), (row.qmgr, None)]
+    subtitle = f"Linux &middot; collected {e(when(row.collected_at, row))} &middot; run {e(row.run_id)}"
+    return page(f"{row.qmgr} on {row.host}", crumbs, body, subtitle)
+
+
+def extent_table(extents: Sequence[ExtentRow], row: LinuxQueueManagerRow) -> str:
+    """The plan's extents, oldest first, as `ls -l` of the log directory and the plan show them."""
+    head = (
+        "<tr><th>extent</th><th class=num>size</th><th>modified</th><th>planned action</th><th>reason</th>"
+        "<th>backup</th></tr>"
+    )
+    body = []
+    for x in extents:
+        copies = (
+            f'<span title="{e(chr(10).join(x.copies))}">'
+            f"{'a copy' if len(x.copies) == 1 else f'{len(x.copies)} copies'} in the backup store</span>"
+            if x.copies
+            else "-"
+        )
+        body.append(
+            f'<tr data-extent="{e(x.name)}" data-action="{e(x.action)}" data-reason="{e(x.reason)}" '
+            f'data-copies="{len(x.copies)}">'
+            f'<td>{e(x.name)}</td><td class=num data-value="{x.size_bytes}">{e(size(x.size_bytes))}</td>'
+            f'<td class="time">{e(when(x.modified_at, row))}</td><td>{e(x.action)}</td><td>{e(x.reason)}</td>'
+            f"<td>{copies}</td></tr>"
+        )
+    return (
+        f'<div class="table-wrap"><table id="extents" class="grid"><thead>{head}</thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def linux_not_found(host: str, qmgr: str, links: Links) -> str:
+    body = (
+        f"<p>No plan has a Linux queue manager {e(qmgr)} on {e(host)}. "
+        f'<a href="{e(links.fleet())}">Back to the fleet</a>.</p>'
+    )
+    return page("Queue manager not found", [("MQ journals", links.fleet()), (host, None)], body)
 
 
 def not_found(host: str, library: str, links: Links) -> str:

@@ -11,7 +11,7 @@ its ID only), and the queue manager starts without one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mqjournal.linuxmq.restore import plan_restore
@@ -19,7 +19,7 @@ from mqjournal.linuxmq.snapshot import LinuxSnapshot
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.vocabulary import Alert
 
-__all__ = ["LinuxCannotStart", "cannot_start", "newest_by_queue_manager"]
+__all__ = ["LinuxCannotStart", "cannot_start", "listed", "newest_by_queue_manager"]
 
 CODE = str(Alert.QMGR_CANNOT_START)
 LISTED = 6  # more missing extents than this are written as a range
@@ -50,14 +50,18 @@ class LinuxCannotStart:
     @property
     def text(self) -> str:
         names = self.missing
-        listed = ", ".join(names) if len(names) <= LISTED else f"{names[0]} through {names[-1]} ({len(names)})"
-        what = f"extent{'s' if len(names) > 1 else ''} {listed} {'are' if len(names) > 1 else 'is'}"
+        what = f"extent{'s' if len(names) > 1 else ''} {listed(names)} {'are' if len(names) > 1 else 'is'}"
         conf = ", ".join(f"{k}={v}" for k, v in self.recovery_conf().items())
         return (
             f"{CODE}: strmqm will fail with AMQ6767: needed {what} missing from {self.log_path} (restart reads "
             f"RECLOG {self.restart} through CURRLOG {self.current}); put them back from the backup store: run "
             f"mq_journal_recovery with {conf}"
         )
+
+
+def listed(names: Sequence[str]) -> str:
+    """Extent names, oldest first, as an alert writes them: each one, or more than LISTED as a range."""
+    return ", ".join(names) if len(names) <= LISTED else f"{names[0]} through {names[-1]} ({len(names)})"
 
 
 def cannot_start(snapshot: LinuxSnapshot) -> LinuxCannotStart | None:

@@ -28,7 +28,15 @@ from typing import NamedTuple
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, Fate, LogManagement, LogPoints, fate, oldest_first
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent
 
-__all__ = ["Alert", "ExtentAction", "ExtentDecision", "QueueManagerLogPlan", "plan_queue_manager"]
+__all__ = [
+    "TO_ARCHIVE",
+    "TO_RELEASE",
+    "Alert",
+    "ExtentAction",
+    "ExtentDecision",
+    "QueueManagerLogPlan",
+    "plan_queue_manager",
+]
 
 STUCK_AFTER_RUNS = 3
 """Collections in a row with CURRLOG moving and a point not: then it is stuck (IBM i's default is the same)."""
@@ -40,6 +48,12 @@ class ExtentAction(StrEnum):
     ARCHIVE_THEN_RELEASE = "archive_then_release"  # behind both points, no proven copy yet: copy, prove, release
     RELEASE = "release"  # behind both points, a proven copy exists: SET LOG ARCHIVED (Archive) or delete (Manual)
     MQ = "mq"  # MQ's own to reuse or delete (Automatic mode, an R extent, or notified already)
+
+
+TO_ARCHIVE = (ExtentAction.ARCHIVE, ExtentAction.ARCHIVE_THEN_RELEASE)
+"""The actions whose extent the archive step copies into the backup store."""
+TO_RELEASE = (ExtentAction.ARCHIVE_THEN_RELEASE, ExtentAction.RELEASE)
+"""The actions whose extent the release step lets go once approved (each only with a proven copy)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,16 @@ class QueueManagerLogPlan:
 
     def with_action(self, action: ExtentAction) -> list[str]:
         return [d.extent for d in self.decisions if d.action is action]
+
+    @property
+    def to_archive(self) -> tuple[ExtentDecision, ...]:
+        """The extents to copy into the backup store, oldest first."""
+        return tuple(d for d in self.decisions if d.action in TO_ARCHIVE)
+
+    @property
+    def to_release(self) -> tuple[ExtentDecision, ...]:
+        """The extents to release once approved, oldest first: their sizes are what the release frees."""
+        return tuple(d for d in self.decisions if d.action in TO_RELEASE)
 
 
 class Why:
