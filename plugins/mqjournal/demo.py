@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from mqjournal.fleet import FleetConfig, load_fleet
+from mqjournal.fleet import FleetConfig, HostConfig, load_fleet
+from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.planjob import connect_address, connect_connection
 from mqjournal.report import DELETE_NOTHING
 from mqjournal.settings import Settings
@@ -187,7 +188,7 @@ def check_port_free(port: int, what: str, hint: str) -> None:
 
 
 def check_ports(config: FleetConfig, fleet_file: Path, api_port: int) -> None:
-    hosts = [(h, "simulated IBM i") for h in config.hosts]
+    hosts: list[tuple[HostConfig | LinuxHostConfig, str]] = [(h, "simulated IBM i") for h in config.hosts]
     hosts += [(h, "simulated Linux MQ host") for h in config.linux_hosts]
     for host, what in hosts:
         check_port_free(
