@@ -15,7 +15,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from airflow.sdk import get_current_context
 
@@ -104,7 +104,7 @@ class LinuxWork:
             )
 
 
-def returned(work: LinuxWork, doing: str) -> list[object]:
+def returned(work: LinuxWork, doing: str) -> list[Any]:
     """The task's XCom value; when some queue managers failed or left work undone, the others' outcomes are pushed
     all the same (the gate and the report show what they did) and the task fails naming each."""
     values = [o.to_xcom() if isinstance(o, StepValue) else o for o in work.outcomes]
