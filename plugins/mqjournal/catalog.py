@@ -580,8 +580,8 @@ class SaveFileCopy(BaseModel):
         return f"{self.save_file_library}/{self.save_file}"
 
 
-class ExtentCopy(BaseModel):
-    """What is known of a Linux queue manager's log extent before it is copied into the backup store (#32)."""
+class ExtentToCopy(BaseModel):
+    """Which Linux queue manager's log extent a copy into the backup store is of, and by which run (#32)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -589,6 +589,11 @@ class ExtentCopy(BaseModel):
     qmgr: QueueManagerName
     extent: str = Field(pattern=r"^S[0-9]{7}\.LOG$")
     run_id: str = Field(min_length=1, max_length=250)
+
+
+class ExtentCopy(ExtentToCopy):
+    """An extent to copy, with the SHA-256 its host computed of it: what its copy must hash to."""
+
     host_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     """The SHA-256 the host computed of the extent right before it was copied (coreutils sha256sum)."""
 

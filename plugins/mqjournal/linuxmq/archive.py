@@ -1,10 +1,10 @@
 """Archive a Linux queue manager's log extents: copied off the host into the backup store, proven, catalogued (#32).
 
-For each extent the plan says to archive (linuxmq/plan.py: behind RECLOG, not the one being written), in order:
-1. `sha256sum <extent>` on the host: the digest the copy must have. MQ has finished writing any extent behind
-   RECLOG (q129100: any S extent but the current one may be archived "because the queue manager has finished writing
-   to them"), so its bytes do not change; one that MQ reused or deleted meanwhile (Automatic mode, another job)
-   fails the digest or the download, or arrives as other bytes, and nothing is kept.
+For each extent the plan says to archive (linuxmq/plan.py: any S extent behind the one being written), in order:
+1. `sha256sum <extent>` on the host, read beside the download (2.): the digest the copy must have. MQ has finished
+   writing any extent but the current one (q129100: any S extent but the current one may be archived "because the
+   queue manager has finished writing to them"), so its bytes do not change; one that MQ reused or deleted meanwhile
+   (Automatic mode, another job) fails the digest or the download, or arrives as other bytes, and nothing is kept.
 2. The download over SFTP (ibmi/sftpcopy: OpenSSH's client where the login allows it, reads in flight, resumed after
    a drop), each attempt in the audit log as `SFTP GET <path>` before its first request and its outcome after.
 3. The store keeps the bytes only when their SHA-256 is the host's (ExtentStore.put's vouch), then the catalog
@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
 
 from mqjournal.backupstore import BackupStoreError
-from mqjournal.catalog import Catalog, ExtentCopy, StoredExtent
+from mqjournal.catalog import Catalog, ExtentCopy, ExtentToCopy, StoredExtent
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transfer import remote_file
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
@@ -86,36 +87,47 @@ def archive_extent(
     where = f"{session.host} {qmgr} {extent.name}"
     if extent.reusable:
         raise ArchiveError(where, "an R extent is MQ's, kept for reuse: it holds no log to archive", "archive S only")
-    host_sha256 = _host_digest(session, active, extent, where)
-    copy = ExtentCopy(host=session.host, qmgr=qmgr, extent=extent.name, run_id=run_id, host_sha256=host_sha256)
-
-    def vouch(sha256: str) -> None:
-        if sha256 != host_sha256:
-            raise ExtentNotVouched(
-                where,
-                f"the copy's SHA-256 {sha256} is not the host's {host_sha256}: not the extent's bytes; nothing was "
-                "kept",
-                "archive it again; if it keeps differing, look at the file on the host and at the link",
-            )
-
-    already = _copied_before(store, copy)
-    if already is not None:
-        catalog.record_extent_copy(already)  # a rerun after a copy whose record was lost with its worker
-        return already
+    target = ExtentToCopy(host=session.host, qmgr=qmgr, extent=extent.name, run_id=run_id)
+    if store.get(extent_key(target)) is not None:
+        # A rerun after a copy whose record was lost with its worker: that copy, if it is of the bytes the host
+        # digests now.
+        copy = ExtentCopy(**target.model_dump(), host_sha256=_host_digest(session, active, extent, where))
+        already = _copied_before(store, copy)
+        if already is not None:
+            catalog.record_extent_copy(already)
+            return already
     path = str(PurePosixPath(active) / extent.name)
-    remote = remote_file(session, path)
-    try:
-        with remote:
-            size = remote.open()
-            stored = store.put(remote.chunks(), copy, expected_size=size, vouch=vouch)
-    except (HostUnreachable, ConnectionLost) as exc:
-        remote.done("transport_error", error=str(exc))
-        raise
-    except (MqJournalError, OSError) as exc:
-        remote.done("failed", error=str(exc))
-        if isinstance(exc, (ArchiveError, BackupStoreError)):
+    # The host's digest while the bytes come: both read the whole extent, which MQ no longer writes, and the copy is
+    # kept only when its bytes hash to that digest, so side by side proves what one after the other does.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extent-digest") as pool:
+        digest = pool.submit(_host_digest, session, active, extent, where)
+
+        def vouch(sha256: str) -> str:
+            host_sha256 = digest.result()
+            if sha256 != host_sha256:
+                raise ExtentNotVouched(
+                    where,
+                    f"the copy's SHA-256 {sha256} is not the host's {host_sha256}: not the extent's bytes; nothing "
+                    "was kept",
+                    "archive it again; if it keeps differing, look at the file on the host and at the link",
+                )
+            return host_sha256
+
+        remote = remote_file(session, path)
+        try:
+            with remote:
+                size = remote.open()
+                stored = store.put(remote.chunks(), target, expected_size=size, vouch=vouch)
+        except (HostUnreachable, ConnectionLost) as exc:
+            remote.done("transport_error", error=str(exc))
             raise
-        raise ArchiveError(where, f"the download of {path} failed ({exc})", "archive it again") from exc
+        except (MqJournalError, OSError) as exc:
+            remote.done("failed", error=str(exc))
+            if (refused := digest.exception()) is not None:
+                raise refused from None  # the host has no such extent, or may not read it: its own words say so
+            if isinstance(exc, (ArchiveError, BackupStoreError)):
+                raise
+            raise ArchiveError(where, f"the download of {path} failed ({exc})", "archive it again") from exc
     remote.done("ok", sha256=stored.sha256)
     catalog.record_extent_copy(stored)
     log.info("%s: archived into %s (%d bytes)", where, stored.key, stored.size_bytes)

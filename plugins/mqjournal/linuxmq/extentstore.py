@@ -32,7 +32,7 @@ from mqjournal.backupstore import (
     StoreObjectExists,
     component,
 )
-from mqjournal.catalog import ExtentCopy, StoredExtent
+from mqjournal.catalog import ExtentToCopy, StoredExtent
 from mqjournal.settings import safe
 
 __all__ = ["EXTENTS_FOLDER", "ExtentStore", "extent_key"]
@@ -42,7 +42,7 @@ _COMPONENT = re.compile(r"[A-Za-z0-9_%-][A-Za-z0-9._%-]*")
 _EXTENT = re.compile(r"S[0-9]{7}\.LOG")
 
 
-def extent_key(copy: ExtentCopy) -> str:
+def extent_key(copy: ExtentToCopy) -> str:
     parts = (copy.host, copy.qmgr, safe(copy.run_id))
     return "/".join((EXTENTS_FOLDER, *(component(part) for part in parts), copy.extent))
 
@@ -74,13 +74,14 @@ class ExtentStore(ObjectStore):
         return path
 
     def put(
-        self, source: Source, copy: ExtentCopy, *, expected_size: int, vouch: Callable[[str], None]
+        self, source: Source, target: ExtentToCopy, *, expected_size: int, vouch: Callable[[str], str]
     ) -> StoredExtent:
-        """Copy an extent into the store; `vouch(sha256)` raises unless the bytes are the host's (then nothing is
-        left). StoreObjectExists when a verified copy is already at the key: a backup is never overwritten."""
-        key = extent_key(copy)
+        """Copy an extent into the store; `vouch(sha256)` returns the host's SHA-256 of the extent when the bytes are
+        the host's and raises otherwise (then nothing is left). StoreObjectExists when a verified copy is already at
+        the key: a backup is never overwritten."""
+        key = extent_key(target)
         path = self._path(key)
-        name = f"{copy.extent} of {copy.host} {copy.qmgr} in the backup store at {key}"
+        name = f"{target.extent} of {target.host} {target.qmgr} in the backup store at {key}"
         if self.get(key) is not None:
             raise StoreObjectExists(
                 name,
@@ -88,16 +89,18 @@ class ExtentStore(ObjectStore):
                 "skip the copy; if the one there no longer verifies, delete it and copy again",
             )
         created_at = datetime.now(UTC)
+        vouched: list[str] = []
         written = self._put_verified(
             path,
             source,
             name=name,
             expected_size=expected_size,
-            vouch=vouch,
+            vouch=lambda sha256: vouched.append(vouch(sha256)),
             short=("the extent holds", "copy it again; if the size keeps differing, look at the file on the host"),
         )
         stored = StoredExtent(
-            **copy.model_dump(),
+            **target.model_dump(include=set(ExtentToCopy.model_fields)),
+            host_sha256=vouched[0],
             store_url=self.url,
             key=key,
             size_bytes=written.size_bytes,
