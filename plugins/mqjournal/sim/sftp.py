@@ -440,8 +440,10 @@ class _ReadHandle(paramiko.SFTPHandle):
                 data[self._fault.after_bytes - offset] ^= 0xFF
             return bytes(data)
         if self._fault is not None and end > self._fault.after_bytes:
-            # The connection goes: the client's pending reads fail and what it has is short of the file.
+            # The connection goes: the client's pending reads fail and what it has is short of the file. The log
+            # says so first: the client may look at it as soon as it sees the drop, before paramiko closes this.
             self._dropped = True
+            self._view._settle(self._entry, SFTP_FAILURE, state="dropped", fault="transfer_fault")
             log.debug("%s: dropping the connection while %s is read", self._view._session.host, self._key[1])
             self._view._session.drop()
             return SFTP_FAILURE
@@ -455,9 +457,7 @@ class _ReadHandle(paramiko.SFTPHandle):
             return
         self._closed = True
         self._view._sftp.open_files.close(self._key, write=False)
-        if self._dropped:
-            self._view._settle(self._entry, SFTP_FAILURE, state="dropped", fault="transfer_fault")
-        else:
+        if not self._dropped:  # a dropped read was logged as it dropped
             self._view._settle(self._entry, SFTP_OK)
 
 
@@ -482,6 +482,7 @@ class _WriteHandle(paramiko.SFTPHandle):
             return SFTP_FAILURE
         if self._fault is not None and offset + len(data) > self._fault.after_bytes:
             self._dropped = True
+            self._view._settle(self._entry, SFTP_FAILURE, state="dropped", fault="transfer_fault")
             log.debug("%s: dropping the connection while %s is written", self._view._session.host, self._key[1])
             self._view._session.drop()
             return SFTP_FAILURE
@@ -512,7 +513,5 @@ class _WriteHandle(paramiko.SFTPHandle):
                     log.debug("%s: an upload into %s is not a save: %s", self._view._session.host, self._key[1], exc)
         finally:
             self._view._sftp.open_files.close(self._key, write=True)
-        if self._dropped:
-            self._view._settle(self._entry, status, state="dropped", fault="transfer_fault")
-        else:
+        if not self._dropped:  # a dropped write was logged as it dropped
             self._view._settle(self._entry, status)
