@@ -2,8 +2,9 @@
 proven now (#32): re-checked on the live queue manager right before, as IBM i's delete is.
 
 1. The queue manager's log state read again now (linuxmq/collector.py without media images: nothing changes).
-2. Every copy the catalog records for it proven again in the store (ExtentStore.still_holds: the store's kept
-   checksum, else the bytes read in full); a copy that no longer proves is not one.
+2. A copy the catalog records of each extent still listed (and approved) proven again in the store
+   (ExtentStore.still_holds: the store's kept checksum, else the bytes read in full); a copy that no longer proves
+   is not one, and one proving copy of an extent is enough.
 3. The plan made again from that state and those copies (linuxmq/plan.py): an extent is released only when the live
    plan says RELEASE, whatever an earlier plan said (the plan waited for its approval; MQ moved on).
 4. Archive mode: `SET LOG ARCHIVED('Snnnnnnn.LOG')` (runmqsc, on its standard input), after which MQ reuses or
@@ -26,6 +27,7 @@ from mqjournal.linuxmq import collector, commands
 from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+from mqjournal.linuxmq.snapshot import LinuxSnapshot
 
 __all__ = ["ReleaseResult", "release_extents"]
 
@@ -57,15 +59,7 @@ def release_extents(
     """Release what the live plan releases (of `approved` only, when given: what the gate showed)."""
     result = ReleaseResult(session.host, qmgr)
     now = collector.collect(session, qmgr, host=session.host, run_id=run_id, bin_dir=bin_dir, media_images="imgsched")
-    proven: set[str] = set()
-    for copy in catalog.extent_copies(session.host, qmgr):
-        problem = store.still_holds(copy)
-        if problem is None:
-            proven.add(copy.extent)
-        else:
-            result.kept[copy.extent] = f"its copy {copy.key} does not prove it now: {problem}"
-            result.undone.add(copy.extent)
-    plan = plan_queue_manager(now, proven)
+    plan = plan_queue_manager(now, _proven(now, catalog, store, approved, result))
     refused: dict[str, str] = {}
     for decision in plan.decisions:
         name = decision.extent
@@ -88,6 +82,30 @@ def release_extents(
     if result.released or refused:
         _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result, refused)
     return result
+
+
+def _proven(
+    now: LinuxSnapshot, catalog: Catalog, store: ExtentStore, approved: set[str] | None, result: ReleaseResult
+) -> set[str]:
+    """The extents listed now (and approved, when that is given) of which the store holds a catalogued copy now: one
+    copy proving is enough, and copies of extents long gone are not read again. An extent none of whose copies
+    proves is kept, with the last problem found."""
+    wanted = {e.name for e in now.extents if approved is None or e.name in approved}
+    proven: set[str] = set()
+    problems: dict[str, str] = {}
+    for copy in catalog.extent_copies(now.host, now.qmgr):
+        if copy.extent not in wanted or copy.extent in proven:
+            continue
+        problem = store.still_holds(copy)
+        if problem is None:
+            proven.add(copy.extent)
+        else:
+            problems[copy.extent] = f"its copy {copy.key} does not prove it now: {problem}"
+    for name, why in problems.items():
+        if name not in proven:
+            result.kept[name] = why
+            result.undone.add(name)
+    return proven
 
 
 def _confirm(
