@@ -319,14 +319,9 @@ def _labelled(name: str, documentation: str, *more: str) -> GaugeMetricFamily:
 def linux_families(figures: Iterable[LinuxFigures]) -> list[Metric]:
     """The Linux queue managers' families: every family, with one series per queue manager that has the figure."""
     figures = list(figures)
-    found: list[Metric] = []
-    for gauge in LINUX_GAUGES:
-        family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=list(LINUX_LABELS))
-        for f in figures:
-            value = gauge.value(f)
-            if value is not None:
-                family.add_metric(f.labels, float(value))
-        found.append(family)
+    found = _gauge_families(
+        LINUX_GAUGES, figures, lambda name, doc: GaugeMetricFamily(name, doc, labels=list(LINUX_LABELS))
+    )
     alert = GaugeMetricFamily(
         "ibmmq_qmgr_linear_log_alert",
         "1 for each alert of the Linux queue manager: the newest plan's (restart_stuck, media_stuck, not_planned), "
@@ -356,15 +351,23 @@ def families(figures: Iterable[Figures | LinuxFigures]) -> list[Metric]:
     return [*_ibmi_families([f for f in figures if isinstance(f, Figures)]), *linux_families(linux)]
 
 
-def _ibmi_families(figures: list[Figures]) -> list[Metric]:
+def _gauge_families(
+    gauges: Iterable[Any], figures: list[Any], family_of: Callable[[str, str], GaugeMetricFamily]
+) -> list[Metric]:
+    """A family per gauge, with one series per queue manager that has the figure (none where it is not known)."""
     found: list[Metric] = []
-    for gauge in GAUGES:
-        family = _labelled(gauge.name, gauge.documentation)
+    for gauge in gauges:
+        family = family_of(gauge.name, gauge.documentation)
         for f in figures:
             value = gauge.value(f)
             if value is not None:
                 family.add_metric(f.labels, float(value))
         found.append(family)
+    return found
+
+
+def _ibmi_families(figures: list[Figures]) -> list[Metric]:
+    found = _gauge_families(GAUGES, figures, _labelled)
 
     backup = _labelled(
         "ibmmq_qmgr_journal_last_verified_backup_timestamp_seconds",
