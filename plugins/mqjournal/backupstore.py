@@ -364,12 +364,19 @@ class ObjectStore:
             raise
 
     def _write_sidecar(self, path: str, record: BaseModel) -> None:
-        # Written beside and moved into place: a sidecar is never seen half-written (a rename on a local or NFS
-        # folder; an object store's PUT is whole anyway).
+        body = record.model_dump_json(indent=2).encode()
+        if self._folder is None:
+            # An object store's PUT is whole (no reader sees it half-written); a move there would be a copy and a
+            # delete, and on a bucket with versioning or object lock it would leave the partial object's versions.
+            with self.fs.open(path + SIDECAR_SUFFIX, "wb") as out:
+                out.write(body)
+            return
+        # Written beside and moved into place: a sidecar in a folder is never seen half-written (a rename on a local
+        # or NFS folder).
         partial = f"{path}{SIDECAR_SUFFIX}.{uuid.uuid4().hex}.partial"
         try:
             with self.fs.open(partial, "wb") as out:
-                out.write(record.model_dump_json(indent=2).encode())
+                out.write(body)
             self.fs.mv(partial, path + SIDECAR_SUFFIX)
         finally:
             self._discard(partial)

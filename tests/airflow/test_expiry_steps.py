@@ -276,6 +276,10 @@ def test_the_gate_body_names_each_save_file_its_copies_and_why_and_a_dry_run_ski
         assert all(c.key in summary.body for c in f.copies)
     assert steps.next_after_summary(summary, dry_run=False) == "approve"
     assert steps.next_after_summary(summary, dry_run=True) is None
+    # A folder store frees what it deletes; a bucket that keeps older versions does not, and the gate says so.
+    assert not proposal.store_keeps_versions and "older versions" not in summary.body
+    versioned = steps.summarize([proposal.model_copy(update={"store_keeps_versions": True})])
+    assert "keeps older versions" in versioned.body and "not freed by this run" in versioned.body
 
 
 def test_a_queue_manager_without_a_library_save_keeps_everything_and_needs_no_gate(bare_settings, bare_fleet):

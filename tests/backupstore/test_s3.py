@@ -16,8 +16,9 @@ import io
 import logging
 import os
 import random
+import uuid
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fsspec.asyn import sync
@@ -26,7 +27,10 @@ from s3fs import S3FileSystem
 from mqjournal import storechecksum
 from mqjournal.backupstore import CHUNK_SIZE, BackupStore, rebuild_catalog
 from mqjournal.catalog import Catalog, StoredObject
+from mqjournal.ibmi.audit import AuditLog
+from mqjournal.recovery import store_expiry
 from mqjournal.scrub import scrub
+from mqjournal.storeversions import keeps_older_versions
 from tests.backupstore import seaweedfs
 from tests.backupstore.conftest import SEAWEEDFS
 from tests.backupstore.saves import SAVE_FILE_BYTES, receiver_saves, save_file_copy
@@ -224,6 +228,81 @@ def test_a_versioned_bucket_keeps_the_verified_copy_when_the_key_is_overwritten(
     assert len(older) == 1
     kept = store.fs.call_s3("get_object", Bucket=bucket, Key=key, VersionId=older[0]["VersionId"])
     assert hashlib.sha256(sync(store.fs.loop, kept["Body"].read)).hexdigest() == stored.sha256
+
+
+@pytest.fixture
+def locked_store(s3_server: S3Server, monkeypatch) -> BackupStore:
+    """A store in a bucket created with object lock and a default retention (COMPLIANCE, one day), as an operator
+    would make one so that no copy can be deleted or overwritten before then: every version written is locked."""
+    for name, value in s3_server.environment().items():
+        monkeypatch.setenv(name, value)
+    bucket = f"{s3_server.bucket}-locked-{uuid.uuid4().hex[:8]}"  # one per test: a locked bucket cannot be emptied
+    store = BackupStore(f"s3://{bucket}/copies")
+    store.fs.call_s3("create_bucket", Bucket=bucket, ObjectLockEnabledForBucket=True)
+    store.fs.call_s3(
+        "put_object_lock_configuration",
+        Bucket=bucket,
+        ObjectLockConfiguration={
+            "ObjectLockEnabled": "Enabled",
+            "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1}},
+        },
+    )
+    return store
+
+
+def test_an_object_locked_copy_can_be_neither_deleted_nor_overwritten_and_an_overwrite_is_caught(locked_store, copy):
+    store = locked_store
+    stored = store.put(io.BytesIO(SAVE_FILE_BYTES), copy, expected_size=len(SAVE_FILE_BYTES))
+    assert store.still_holds(stored) is None
+    bucket, key = _s3_key(store, stored)
+    versions = store.fs.call_s3("list_object_versions", Bucket=bucket, Prefix=key)["Versions"]
+    # One version of the copy and one of its sidecar: nothing written on the way (a partial sidecar moved into place
+    # would stay locked for the retention's day).
+    assert sorted(v["Key"] for v in versions) == [key, key + ".json"]
+    (version,) = [v for v in versions if v["Key"] == key]
+    retention = store.fs.call_s3("get_object_retention", Bucket=bucket, Key=key, VersionId=version["VersionId"])
+    assert retention["Retention"]["Mode"] == "COMPLIANCE"
+    assert retention["Retention"]["RetainUntilDate"] > datetime.now(UTC) + timedelta(hours=23)
+    # Deleting the locked version itself is refused, and it stays with its bytes.
+    with pytest.raises(PermissionError):
+        store.fs.call_s3("delete_object", Bucket=bucket, Key=key, VersionId=version["VersionId"])
+    # Junk written onto the key becomes a newer version: the copy at the key is no longer the verified bytes, and the
+    # check before a delete says so; the locked version still holds them, to be put back.
+    store.fs.call_s3("put_object", Bucket=bucket, Key=key, Body=bytes(len(SAVE_FILE_BYTES)))
+    assert "SHA-256" in (store.still_holds(stored) or "")
+    kept = store.fs.call_s3("get_object", Bucket=bucket, Key=key, VersionId=version["VersionId"])
+    assert hashlib.sha256(sync(store.fs.loop, kept["Body"].read)).hexdigest() == stored.sha256
+
+
+def test_expiry_on_a_locked_bucket_hides_the_copy_and_counts_no_bytes_freed(locked_store, tmp_path):
+    store = locked_store
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    saves = receiver_saves("MQJ0001", 1)
+    for s in saves:
+        catalog.record_save(s)
+    stored = store.put(io.BytesIO(SAVE_FILE_BYTES), save_file_copy(saves))
+    catalog.record_stored(stored)
+    catalog.record_discarded(stored.host, stored.save_file_library, stored.save_file, "expiry1")
+    assert keeps_older_versions(store.fs, store.root)
+    result = store_expiry.expire_copies(
+        catalog,
+        store,
+        host=stored.host,
+        qmgr=stored.qmgr,
+        approved={stored.key},
+        audit=AuditLog(tmp_path / "store-audit.jsonl"),
+    )
+    # Gone from the store's view (no restore, listing or rebuild finds it), but its bytes are still the store's.
+    assert result.deleted == [stored.key] and result.kept_as_versions == [stored.key] and result.freed_bytes == 0
+    assert not store_expiry.in_store(store, stored.key)
+    bucket, key = _s3_key(store, stored)
+    versions = store.fs.call_s3("list_object_versions", Bucket=bucket, Prefix=key)["Versions"]
+    assert any(v["Key"] == key and v["Size"] == stored.size_bytes for v in versions)
+
+
+def test_a_bucket_without_versioning_frees_what_expiry_deletes(s3_store, tmp_path):
+    # The other side of the line above: the shared test bucket keeps no versions, so the bytes are counted freed.
+    assert not keeps_older_versions(s3_store.fs, s3_store.root)
 
 
 def test_without_the_weed_binary_the_s3_tests_fail_naming_the_package_to_install(monkeypatch):

@@ -85,6 +85,7 @@ def plan_on(
             plan, inputs, catalog.stored_objects(target.host, target.qmgr, unproven=True), store.url
         ),
         leftover_copies=[store_copy(s) for s in store_expiry.leftover_copies(catalog, store, target.host, target.qmgr)],
+        store_keeps_versions=store_expiry.keeps_versions(store),
     )
     path = settings.expiry_plan_file(run_id, target.host, target.qmgr)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -184,6 +185,13 @@ def gate_body(proposals: Sequence[ExpiryProposal]) -> str:
             f"{len(copies)} ({size(sum(c.size_bytes for c in copies))}) |"
         )
     lines.append("")
+    if any(p.store_keeps_versions for p in proposals):
+        lines += [
+            "The backup store keeps older versions (S3 versioning or object lock): deleting a copy hides it from "
+            "restores and listings, but the store keeps its bytes until the bucket's lifecycle rule or the copy's "
+            "retention lets them go. The store copies' bytes above are not freed by this run.",
+            "",
+        ]
     for p in proposals:
         lines += _queue_manager_section(p)
     return "\n".join(lines).rstrip() + "\n"
@@ -280,6 +288,7 @@ def execute_on(
         discarded=sorted((catalog.discarded_save_files(target.host) & planned) - discarded_before),
         store_deleted=removed.deleted,
         store_freed_bytes=removed.freed_bytes,
+        store_kept_as_versions=removed.kept_as_versions,
         store_already_gone=removed.already_gone,
         store_failed=removed.failed,
         store_not_approved=removed.not_approved,

@@ -327,6 +327,11 @@ class ExpiryProposal(XComValue):
     leftover_copies: list[StoreCopy] = Field(
         default_factory=list, description="copies still in the store of save files discarded by an earlier run"
     )
+    store_keeps_versions: bool = Field(
+        False,
+        description="the store keeps a deleted copy's bytes as an older version (S3 versioning or object lock): "
+        "deleting hides the copy, the bucket's lifecycle rule or retention frees its bytes",
+    )
 
     def to_xcom(self) -> dict[str, Any]:
         # The plan holds datetimes and enums: JSON for it, as the recovery DAG's plan task pushes it.
@@ -363,6 +368,11 @@ class ExpiryOutcome(XComValue):
     reconciled: list[str] = Field(default_factory=list)
     store_deleted: list[str] = Field(default_factory=list, description="copies deleted from the store now (keys)")
     store_freed_bytes: int = 0
+    store_kept_as_versions: list[str] = Field(
+        default_factory=list,
+        description="copies deleted from the store's view whose bytes it keeps as older versions (versioning, object "
+        "lock): freed by its lifecycle rule or retention, not counted in store_freed_bytes",
+    )
     store_already_gone: list[str] = Field(default_factory=list)
     store_failed: list[tuple[str, str]] = Field(default_factory=list, description="(key, why): still in the store")
     store_not_approved: list[str] = Field(

@@ -14,6 +14,10 @@ reader asks for saves of files not discarded.
 Deleting is idempotent (a copy already gone is reported as such), and each deletion is audited: an intent record
 before the store is touched and an outcome after, in the store's audit log (settings.store_audit_log), as the audit
 log does for commands sent to hosts.
+
+On a store that keeps older versions (an S3 bucket with versioning or object lock: mqjournal.storeversions) a
+deletion only hides the copy: its bytes stay until the bucket's lifecycle rule or its retention lets them go. Such
+copies are reported as kept as older versions, and no freed bytes are counted for them.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from time import monotonic
 from mqjournal.backupstore import BackupStore, BackupStoreError, check_key
 from mqjournal.catalog import Catalog, StoredObject
 from mqjournal.ibmi.audit import AuditLog
+from mqjournal.storeversions import keeps_older_versions
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +69,9 @@ class StoreExpiryResult:
     """What deleting the discarded copies of one queue manager did."""
 
     deleted: list[str] = field(default_factory=list)  # keys removed now
-    freed_bytes: int = 0  # what the removed copies took in the store
+    freed_bytes: int = 0  # what the removed copies took in the store, where it got the bytes back
+    kept_as_versions: list[str] = field(default_factory=list)  # keys hidden by the deletion, their bytes kept by the
+    # store as older versions (versioning, object lock): its lifecycle rule or retention frees them, not mqjournal
     already_gone: list[str] = field(default_factory=list)  # keys not in the store any more (an earlier run)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (key, why): still in the store, the next run retries
     not_approved: list[str] = field(default_factory=list)  # keys of discarded files the approver did not see
@@ -85,13 +92,16 @@ def expire_copies(
     whatever `approved` says: the host's DLTF did not happen (or was not confirmed), so the save may still be
     offered. A failing store is reported per key, and the others are still tried."""
     result = StoreExpiryResult()
+    versions: bool | None = None  # asked once, and only when a copy is to be deleted
     for stored in discarded_copies(catalog, host, qmgr):
         if stored.store_url != store.url:
             result.elsewhere.append(f"{stored.store_url} {stored.key}")
         elif stored.key not in approved:
             result.not_approved.append(stored.key)
         else:
-            _expire(store, stored, audit, result)
+            if versions is None:
+                versions = keeps_versions(store)
+            _expire(store, stored, audit, result, versioned=versions)
     if result.elsewhere:
         log.warning(
             "%s/%s: copies of discarded save files in another backup store are left there (delete them with that "
@@ -103,7 +113,21 @@ def expire_copies(
     return result
 
 
-def _expire(store: BackupStore, stored: StoredObject, audit: AuditLog, result: StoreExpiryResult) -> None:
+def keeps_versions(store: BackupStore) -> bool:
+    """Whether deleting from `store` leaves the bytes as older versions; True when the store cannot tell."""
+    try:
+        return keeps_older_versions(store.fs, store.root)
+    except OSError as exc:
+        # Counting bytes as freed that the store kept would be the worse error: count none.
+        log.warning(
+            "%s: could not tell whether the store keeps older versions (%s): no bytes counted freed", store.url, exc
+        )
+        return True
+
+
+def _expire(
+    store: BackupStore, stored: StoredObject, audit: AuditLog, result: StoreExpiryResult, *, versioned: bool
+) -> None:
     where = f"{stored.save_file_path} of {stored.host} {stored.qmgr}"
     try:
         if not in_store(store, stored.key):
@@ -123,10 +147,21 @@ def _expire(store: BackupStore, stored: StoredObject, audit: AuditLog, result: S
         result.failed.append((stored.key, f"{type(exc).__name__}: {exc}"))
         return
     _audit(audit, stored, command, intent, started, "ok")
+    result.deleted.append(stored.key)
+    if versioned:
+        log.info(
+            "%s: discarded, so its copy %s was deleted from %s's view; the store keeps its %d bytes as an older "
+            "version (versioning or object lock) until its lifecycle rule or retention removes them",
+            where,
+            stored.key,
+            store.url,
+            stored.size_bytes,
+        )
+        result.kept_as_versions.append(stored.key)
+        return
     log.info(
         "%s: discarded, so its copy %s (%d bytes) was deleted from %s", where, stored.key, stored.size_bytes, store.url
     )
-    result.deleted.append(stored.key)
     result.freed_bytes += stored.size_bytes
 
 
