@@ -12,8 +12,11 @@ Debian's openssh-server, and installs nothing: without sshd it says `apt-get ins
    and an sshd_config of its own, and starts sshd (never the system's) on a free port. The chroot also holds a shell
    and OpenSSL at IBM's PASE path, so that the host's SHA-256 of the file, which download_save_file reads first, is
    computed by the server's side; only the save file's object list (Db2 for i's SAVE_FILE_OBJECTS) is a stand-in.
-2. Times, alternately and `--repeats` times each, on the same link:
-   - OpenSSH's sftp client: `sftp -b` get of the file(s), the host key checked against the known_hosts (strict);
+2. Times, in turn and `--repeats` times each, on the same link:
+   - OpenSSH's sftp client: `sftp -b` get of the file(s), the host key checked against the known_hosts (strict),
+     twice: with OpenSSH's default ciphers (the standard tool as an admin runs it), and with the ciphers mqjournal's
+     own ssh client offers (AES-GCM first on a CPU with AES instructions, sftpcopy.AES_FIRST): the like-for-like
+     baseline, so that the cipher's share and the rest of mqjournal's cost are told apart;
    - mqjournal: `download_save_file` (what the save step calls) into a BackupStore, the host key pinned; its
      SHA-256 computed on the way, the host's digest read beside it, and what BackupStore.put does after the write;
    - once, for reference: mqjournal over the session's paramiko channel (no OpenSSH client: password logins).
@@ -23,7 +26,8 @@ Debian's openssh-server, and installs nothing: without sshd it says `apt-get ins
    network namespace where sshd then listens, both made and removed by the bench. Where the kernel has no netem
    (`tc` answers "Specified qdisc kind is unknown"), a relay process of the bench's holds each piece 10 ms in each
    direction instead, and the output says so.
-4. Prints MB/s of each and the ratio mqjournal / sftp (best of the repeats and median), and a JSON line.
+4. Prints MB/s of each and the ratios mqjournal / sftp to both baselines (best of the repeats and median), and a
+   JSON line.
 
 With `--linux`, the archive of a Linux queue manager's log extents (#32) instead, on the same server and links:
 the chroot holds `--extents` random extents of `--extent-mib` at MQ's path, /var/mqm/log/QM!BENCH/active/S0000001.LOG
@@ -60,7 +64,7 @@ from pathlib import Path
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, SaveFileCopy
-from mqjournal.ibmi import hostdigest
+from mqjournal.ibmi import hostdigest, sftpcopy
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.backups import SaveFileContent
 from mqjournal.ibmi.commands import Command, save_file_path
@@ -361,15 +365,17 @@ def start_relay(port: int, target_port: int, delay_ms: float) -> subprocess.Pope
 # --- the clients --------------------------------------------------------------------------------------------------
 
 
-def sftp_batches(server: Server, batches: list[str]) -> float:
-    """OpenSSH's sftp client, one process per batch of commands, all at once; seconds until the last is done."""
+def sftp_batches(server: Server, batches: list[str], ciphers: str | None = None) -> float:
+    """OpenSSH's sftp client, one process per batch of commands, all at once; seconds until the last is done. Its
+    default ciphers, or `ciphers` (mqjournal's order, for the like-for-like ratio)."""
     processes = []
     started = time.monotonic()
+    chosen = ["-o", f"Ciphers={ciphers}"] if ciphers else []
     for batch in batches:
         argv = [
             "sftp", "-F", "none", "-q", "-b", "-", "-P", str(server.port), "-i", str(server.client_key),
             "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={server.known_hosts}",
-            "-o", "GlobalKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes", f"root@{server.address}",
+            "-o", "GlobalKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes", *chosen, f"root@{server.address}",
         ]  # fmt: skip
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert process.stdin is not None
@@ -383,14 +389,14 @@ def sftp_batches(server: Server, batches: list[str]) -> float:
     return time.monotonic() - started
 
 
-def sftp_get(server: Server, names: list[str], into: Path) -> float:
+def sftp_get(server: Server, names: list[str], into: Path, ciphers: str | None = None) -> float:
     """Each save file by an sftp process of its own, all at once."""
-    return sftp_batches(server, [f'get {save_file_path(LIBRARY, name)} "{into / name}"\n' for name in names])
+    return sftp_batches(server, [f'get {save_file_path(LIBRARY, name)} "{into / name}"\n' for name in names], ciphers)
 
 
-def sftp_get_extents(server: Server, names: list[str], into: Path) -> float:
+def sftp_get_extents(server: Server, names: list[str], into: Path, ciphers: str | None = None) -> float:
     """The extents one after another in one sftp session."""
-    return sftp_batches(server, ["".join(f'get "{ACTIVE}/{name}" "{into / name}"\n' for name in names)])
+    return sftp_batches(server, ["".join(f'get "{ACTIVE}/{name}" "{into / name}"\n' for name in names)], ciphers)
 
 
 def session_for(server: Server, work: Path, *, openssh: bool) -> IbmiSession:
@@ -507,27 +513,40 @@ def timed(label: str, run: Callable[[Path], float], nbytes: int, scratch: Path, 
     return rate
 
 
-def compare(sftp: Callable[[Path], float], mqjournal: Callable[[Path], float], nbytes: int, scratch: Path,
-            names: list[str], digests: dict[str, str], repeats: int) -> dict[str, object]:  # fmt: skip
-    """`sftp` and `mqjournal` (each copies `names` into the folder it is given), alternately, `repeats` times each."""
-    rates: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
-    cpu: dict[str, list[float]] = {"sftp": [], "mqjournal": []}
-    for _ in range(repeats):
-        rates["sftp"].append(timed("OpenSSH sftp", sftp, nbytes, scratch, names, digests, cpu["sftp"]))
-        rates["mqjournal"].append(timed("mqjournal", mqjournal, nbytes, scratch, names, digests, cpu["mqjournal"]))
-    return {
-        "sftp_mb_s": rates["sftp"],
-        "mqjournal_mb_s": rates["mqjournal"],
-        "ratio_best": max(rates["mqjournal"]) / max(rates["sftp"]),
-        "ratio_median": statistics.median(rates["mqjournal"]) / statistics.median(rates["sftp"]),
-        "sftp_cpu_s": cpu["sftp"],
-        "mqjournal_cpu_s": cpu["mqjournal"],
+def compare(sftp: Callable[[Path, str | None], float], mqjournal: Callable[[Path], float], nbytes: int,
+            scratch: Path, names: list[str], digests: dict[str, str], repeats: int) -> dict[str, object]:  # fmt: skip
+    """OpenSSH's sftp with its default ciphers, sftp with the ciphers mqjournal's client offers (sftpcopy.AES_FIRST on
+    a CPU with AES instructions: the like-for-like baseline), and `mqjournal`, each copying `names` into the folder it
+    is given, in turn, `repeats` times each."""
+    same = sftpcopy.AES_FIRST if sftpcopy.aes_in_hardware() else None
+    clients: dict[str, tuple[str, Callable[[Path], float]]] = {
+        "sftp": ("OpenSSH sftp, its default ciphers", lambda into: sftp(into, None)),
+        "sftp_same_ciphers": ("OpenSSH sftp, mqjournal's ciphers", lambda into: sftp(into, same)),
+        "mqjournal": ("mqjournal", mqjournal),
     }
+    rates: dict[str, list[float]] = {name: [] for name in clients}
+    cpu: dict[str, list[float]] = {name: [] for name in clients}
+    for _ in range(repeats):
+        for name, (label, run) in clients.items():
+            rates[name].append(timed(label, run, nbytes, scratch, names, digests, cpu[name]))
+    print(f"    mqjournal's ciphers: {same or 'OpenSSH default'}")
+    result: dict[str, object] = {"mqjournal_ciphers": same or "OpenSSH's default"}
+    for name in clients:
+        result[f"{name}_mb_s"] = rates[name]
+        result[f"{name}_cpu_s"] = cpu[name]
+    for baseline, suffix in (("sftp", ""), ("sftp_same_ciphers", "_same_ciphers")):
+        result[f"ratio_best{suffix}"] = max(rates["mqjournal"]) / max(rates[baseline])
+        result[f"ratio_median{suffix}"] = statistics.median(rates["mqjournal"]) / statistics.median(rates[baseline])
+    return result
 
 
 def print_ratio(result: dict[str, object]) -> None:
     print(
         f"    ratio mqjournal / sftp: {result['ratio_best']:.2f} (best of each), {result['ratio_median']:.2f} (median)"
+    )
+    print(
+        f"    ratio mqjournal / sftp with mqjournal's ciphers (the like-for-like baseline): "
+        f"{result['ratio_best_same_ciphers']:.2f} (best of each), {result['ratio_median_same_ciphers']:.2f} (median)"
     )
 
 
@@ -536,7 +555,7 @@ def measure(server: Server, work: Path, scratch: Path, names: list[str], sizes: 
     nbytes = sum(sizes[n] for n in names)
     result: dict[str, object] = {"files": len(names), "mib_each": sizes[names[0]] // MIB}
     result |= compare(
-        lambda into: sftp_get(server, names, into),
+        lambda into, ciphers: sftp_get(server, names, into, ciphers),
         lambda into: mqjournal_get(server, names, into, work),
         nbytes,
         scratch,
@@ -562,7 +581,7 @@ def measure_extents(server: Server, work: Path, scratch: Path, names: list[str],
                     digests: dict[str, str], args: argparse.Namespace) -> dict[str, object]:  # fmt: skip
     result: dict[str, object] = {"extents": len(names), "mib_each": size // MIB}
     result |= compare(
-        lambda into: sftp_get_extents(server, names, into),
+        lambda into, ciphers: sftp_get_extents(server, names, into, ciphers),
         lambda into: mqjournal_archive(server, names, into, work),
         size * len(names),
         scratch,

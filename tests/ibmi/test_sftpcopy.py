@@ -9,6 +9,8 @@ import base64
 import hashlib
 import os
 import re
+import shutil
+import subprocess
 import threading
 import tracemalloc
 from collections.abc import Iterator
@@ -24,7 +26,14 @@ from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
 from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.hostdigest import CopyNotVouched
 from mqjournal.ibmi.transfer import RECORD_BYTES, download_save_file
-from mqjournal.ibmi.transport import AuthenticationRejected, HostKeyRejected, IbmiSession, RetryPolicy, ssh_connector
+from mqjournal.ibmi.transport import (
+    AuthenticationRejected,
+    HostKeyRejected,
+    IbmiSession,
+    OpenSshLogin,
+    RetryPolicy,
+    ssh_connector,
+)
 from mqjournal.sim import savfdata
 from mqjournal.sim.model import Status
 from mqjournal.sim.server import TransferFault
@@ -352,3 +361,54 @@ def test_a_login_the_host_refuses_is_named_and_not_tried_again(sim_fleet: SimFle
     with pytest.raises(AuthenticationRejected, match="refused the login"), remote_file(stranger, "BIGSAV") as remote:
         remote.open()
     assert len(gets(stranger)) == 1  # one attempt, not tried again
+
+
+# --- the ciphers OpenSSH's client offers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "has_aes"),
+    [
+        ("flags\t\t: fpu vme sse2 aes avx2 sha_ni", True),  # x86
+        ("Features\t: fp asimd evtstrm aes pmull sha1 sha2", True),  # Arm
+        ("flags\t\t: fpu vme sse2 avx2", False),
+        ("model name\t: AES-less test CPU aes", False),  # the word elsewhere than the flags says nothing
+    ],
+)
+def test_aes_in_hardware_reads_the_cpus_flags(tmp_path, line, has_aes):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\n{line}\n\n")
+    assert sftpcopy.aes_in_hardware(str(cpuinfo)) is has_aes
+    assert sftpcopy.aes_in_hardware(str(tmp_path / "none")) is False
+
+
+def test_the_aes_first_list_is_openssh_default_set_reordered_and_the_installed_client_takes_it():
+    offered = sftpcopy.AES_FIRST.split(",")
+    assert offered[:2] == ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
+    ssh = shutil.which("ssh")
+    assert ssh is not None, "OpenSSH's client is needed (Debian's openssh-client)"
+    default = subprocess.run([ssh, "-F", "none", "-G", "h"], capture_output=True, text=True, check=True).stdout
+    (ciphers,) = [line.split()[1] for line in default.splitlines() if line.startswith("ciphers ")]
+    assert sorted(ciphers.split(",")) == sorted(offered)  # the same set: a host that takes the default connects
+    ours = subprocess.run(
+        [ssh, "-F", "none", "-o", f"Ciphers={sftpcopy.AES_FIRST}", "-G", "h"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"ciphers {sftpcopy.AES_FIRST}" in ours.splitlines()
+
+
+def test_the_ssh_command_offers_aes_gcm_first_only_on_a_cpu_with_aes_instructions(monkeypatch, tmp_path):
+    login = OpenSshLogin(
+        address="127.0.0.1",
+        port=22,
+        user="mqj",
+        known_hosts_line="[127.0.0.1]:22 ssh-ed25519 AAAA",
+        known_hosts=None,
+        key_file=None,
+    )
+    for has_aes in (True, False):
+        monkeypatch.setattr(sftpcopy, "aes_in_hardware", lambda has_aes=has_aes: has_aes)
+        argv = sftpcopy._ssh_argv("ssh", login, tmp_path, None, 30.0)
+        assert (f"Ciphers={sftpcopy.AES_FIRST}" in argv) is has_aes
