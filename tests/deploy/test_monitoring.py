@@ -67,7 +67,10 @@ def assert_only_exposed(queries: list[str]) -> None:
         used = set(MATCHER.findall(query)) | {
             word.strip() for group in GROUPING.findall(query) for word in group.split(",") if word.strip()
         }
-        assert used <= labels | {"job", "instance"}, f"{query} uses labels {used - labels} the series do not have"
+        # __name__ is Prometheus's own label of every series: the dashboard's variables select both platforms' by it.
+        assert used <= labels | {"job", "instance", "__name__"}, (
+            f"{query} uses labels {used - labels} the series do not have"
+        )
 
 
 def test_prometheus_scrapes_the_metrics_route_of_the_api_server():
@@ -135,8 +138,30 @@ def test_the_dashboards_queries_name_only_series_and_labels_the_endpoint_serves(
         "ibmmq_qmgr_journal_media_recovery_point_timestamp_seconds",
         "ibmmq_qmgr_journal_last_verified_backup_timestamp_seconds",
         "ibmmq_qmgr_journal_last_run_state",
+        # The Linux queue managers' series (#32), in MQ's own terms.
+        "ibmmq_qmgr_linear_log_severity",
+        "ibmmq_qmgr_linear_log_restart_behind_extents",
+        "ibmmq_qmgr_linear_log_media_behind_extents",
+        "ibmmq_qmgr_linear_log_bytes",
+        "ibmmq_qmgr_linear_log_extents_to_release",
+        "ibmmq_qmgr_linear_log_last_copy_age_seconds",
+        "ibmmq_qmgr_linear_log_alert",
+        "ibmmq_qmgr_linear_log_last_run_state",
     ):
         assert figure in shown, f"the dashboard does not show {figure}"
+
+
+def test_the_dashboards_choices_and_red_and_amber_counts_take_both_platforms():
+    board = dashboard()
+    for variable in board["templating"]["list"]:
+        assert {"ibmmq_qmgr_journal_severity", "ibmmq_qmgr_linear_log_severity"} <= set(
+            SERIES.findall(variable["definition"])
+        ), f"the {variable['name']} choice leaves a platform's queue managers out"
+    counts = {p["title"]: p["targets"][0]["expr"] for p in board["panels"] if p["type"] == "stat"}
+    for title in ("Queue managers red", "Queue managers amber"):
+        assert {"ibmmq_qmgr_journal_severity", "ibmmq_qmgr_linear_log_severity"} <= set(SERIES.findall(counts[title]))
+    ids = [p["id"] for p in board["panels"]]
+    assert len(ids) == len(set(ids)), "two panels share an id"
 
 
 def test_the_monitoring_images_are_pinned():
