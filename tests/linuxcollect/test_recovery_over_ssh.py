@@ -11,6 +11,7 @@ import pytest
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.linuxmq import collector
+from mqjournal.linuxmq.cannotstart import cannot_start
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.recover import LinuxRecovery, LinuxStepFailed
@@ -148,10 +149,21 @@ def test_media_recovery_of_a_damaged_queue_puts_back_what_rcrmqobj_reads_then_re
     with session(mixed, audit) as linux:
         refused = linux.run(collector.commands.recreate_object(BIN, QMGR, "queue", QUEUE))
         assert refused.exit_status != 0 and "AMQ6767" in refused.stderr
+        # The next collection's rcdmqimg names the damaged queue (AMQ7472), and the on-call alert asks for its media
+        # recovery with the values the recovery takes.
+        collected = collector.collect(linux, QMGR, host=LINUX, run_id="maint_2", bin_dir=BIN)
+        assert [(d.name, d.type) for d in collected.media_images.damaged] == [(QUEUE, "queue")]
+        alert = cannot_start(collected)
+        assert alert is not None and alert.kind.value == "media" and alert.missing == (doomed,)
+        assert alert.recovery_conf() == {
+            "host": LINUX,
+            "qmgr": QMGR,
+            "kind": "media",
+            "object": QUEUE,
+            "object_type": "queue",
+        }
         recovery = LinuxRecovery(linux, BIN, catalog, store)
-        plan = recovery.plan(
-            LinuxRecoveryRequest.checked(host=LINUX, qmgr=QMGR, kind="media", object=QUEUE, object_type="queue")
-        )
+        plan = recovery.plan(LinuxRecoveryRequest.checked(**alert.recovery_conf()))
         # A damaged queue shows no status of its own (AMQ8149S): the queue manager's MEDIALOG, its image, bounds it.
         assert plan.first_needed == Extent(image).name and "AMQ8149S" in plan.state.object_media_from
         assert [s.stored.extent for s in plan.steps if s.stored] == [doomed]

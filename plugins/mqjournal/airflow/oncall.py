@@ -5,7 +5,8 @@ end with AMQ7432; for each, the recovery DAG is triggered with the values the al
 plan waits at its approval gate, with the gate's notifier, when the on-call engineer arrives.
 
 Linux queue managers (#32) are read from the run's Linux snapshots (settings.linux_snapshot_dir): one whose restart
-would not find an extent from RECLOG on (linuxmq.cannotstart) is alerted and recovered the same way.
+would not find an extent from RECLOG on, or whose damaged object (rcdmqimg's AMQ7472) could not be re-created for an
+extent missing from MEDIALOG on (linuxmq.cannotstart), is alerted and recovered the same way.
 
 Never twice: the recovery run's id is made from the incident (host, queue manager, kind, the entry time needed; on
 Linux the first extent missing), so

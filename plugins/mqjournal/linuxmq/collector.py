@@ -23,11 +23,12 @@ from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.qmini import LogConfig, QmIniError, log_config
 from mqjournal.linuxmq.qmstatus import QmStatusError, attributes
 from mqjournal.linuxmq.readings import ReadingError, data_path, listed_extents
-from mqjournal.linuxmq.snapshot import LinuxSnapshot, LogExtent, MediaImages
+from mqjournal.linuxmq.snapshot import DamagedObject, LinuxSnapshot, LogExtent, MediaImages
 
-__all__ = ["LinuxCollectError", "collect", "log_configuration", "log_extents", "log_status"]
+__all__ = ["LinuxCollectError", "collect", "damaged_objects", "log_configuration", "log_extents", "log_status"]
 
 _AMQ = re.compile(r"\b(AMQ\d{4}[IWES])\b")
+_DAMAGED = re.compile(r"\bAMQ7472[IWES]?:?\s+Object (?P<name>\S+), type (?P<type>[A-Za-z]+) damaged\.")
 
 
 class LinuxCollectError(MqJournalError):
@@ -36,6 +37,19 @@ class LinuxCollectError(MqJournalError):
 
 def _ids(out: CommandOutput) -> list[str]:
     return _AMQ.findall(out.stdout + "\n" + out.stderr)
+
+
+def damaged_objects(said: str) -> list[DamagedObject]:
+    """The objects rcdmqimg reported damaged (AMQ7472), once each, in its order. A name MQ would not take is left
+    out rather than recorded: it could not be re-created by name anyway, and MEDIALOG's "stuck" alert still says it."""
+    found: dict[tuple[str, str], DamagedObject] = {}
+    for match in _DAMAGED.finditer(said):
+        try:
+            damaged = DamagedObject(name=match.group("name"), type=match.group("type"))
+        except ValueError:
+            continue
+        found.setdefault((damaged.name, damaged.type), damaged)
+    return list(found.values())
 
 
 def _checked(out: CommandOutput, where: str, what: str, action: str) -> str:
@@ -59,7 +73,13 @@ def collect(
     images = MediaImages(forced=False, ok=False)
     if media_images == "rcdmqimg":
         out = session.run(commands.record_media_images(bin_dir, qmgr))
-        images = MediaImages(forced=True, ok=out.exit_status == 0, at=datetime.now(UTC), messages=_ids(out))
+        images = MediaImages(
+            forced=True,
+            ok=out.exit_status == 0,
+            at=datetime.now(UTC),
+            messages=_ids(out),
+            damaged=damaged_objects(out.stdout + "\n" + out.stderr),
+        )
     config = log_configuration(session, qmgr, bin_dir=bin_dir)
     found = log_status(session, qmgr, bin_dir=bin_dir)
     points = {key: found.get(key) or None for key in ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG")}

@@ -17,7 +17,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from mqjournal.datafolder import DataPath, modified, write_text_atomically
 from mqjournal.linuxmq.extents import EXTENT_NAME_PATTERN, Extent, LogManagement, LogPoints
-from mqjournal.names import QueueManagerName
+from mqjournal.names import MqObjectName, QueueManagerName
 from mqjournal.snapshot import contract_schema, published_schema, schema_text
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,14 @@ class _Model(BaseModel):
     )
 
 
+class DamagedObject(_Model):
+    """An object rcdmqimg could not image: AMQ7472 "Object <name>, type <type> damaged." (the message's text as
+    IBM's and the IBM i side's catalogue give it, mqjournal.mqmessages)."""
+
+    name: MqObjectName
+    type: str = Field(pattern=r"^[A-Za-z]{1,16}$", description="the type as AMQ7472 writes it")
+
+
 class MediaImages(_Model):
     """The media images this collection asked for (rcdmqimg -m QM -t all *), which move MEDIALOG forward."""
 
@@ -46,6 +54,10 @@ class MediaImages(_Model):
     ok: bool = Field(description="it ended with status 0; false when it failed or was not run")
     at: AwareDatetime | None = None
     messages: list[str] = Field(default_factory=list, description="the AMQ message IDs it printed, in order")
+    damaged: list[DamagedObject] = Field(
+        default_factory=list,
+        description="the objects it reported damaged (AMQ7472): each holds MEDIALOG until rcrmqobj re-creates it",
+    )
 
 
 class LogExtent(_Model):
