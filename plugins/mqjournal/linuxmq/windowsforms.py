@@ -36,8 +36,8 @@ from mqjournal.names import mq_name, qmgr_name
 __all__ = [
     "DEFAULT_MQ_BIN",
     "DEFAULT_SYSTEM32",
-    "RemoveOutcome",
     "WINDOWS_DIRECTORY",
+    "RemoveOutcome",
     "WindowsTools",
     "active_directory",
     "data_path",
@@ -207,9 +207,9 @@ def start_queue_manager(qmgr: str, tools: WindowsTools = TOOLS) -> Command:
 
 def recreate_object(qmgr: str, kind: str, name: str, tools: WindowsTools = TOOLS) -> Command:
     """rcrmqobj of one object by its name (no generic name: an approval names what is re-created)."""
+    target = windows_name(name, what="MQ object")
     return Command(
-        text=f"{tools.mq('rcrmqobj')} -m {windows_name(qmgr)} -t {object_type(kind)} {windows_name(name, what='MQ object')}",
-        idempotent=False,
+        text=f"{tools.mq('rcrmqobj')} -m {windows_name(qmgr)} -t {object_type(kind)} {target}", idempotent=False
     )
 
 
