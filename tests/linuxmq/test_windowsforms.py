@@ -187,3 +187,38 @@ def test_ver_shows_the_shell_is_cmd() -> None:
     assert w.read_windows_version("\r\nMicrosoft Windows [Version 10.0.17763.6414]\r\n") == "10.0.17763.6414"
     with pytest.raises(ReadingError, match="DefaultShell"):
         w.read_windows_version("ver : The term 'ver' is not recognized as the name of a cmdlet")
+
+
+def test_an_mq_administrator_is_in_mqm_or_an_elevated_administrator() -> None:
+    def groups(*rows: tuple[str, str]) -> list[w.Group]:
+        return [w.Group(name, sid, "") for name, sid in rows]
+
+    everyone = ("Everyone", "S-1-1-0")
+    admins = ("BUILTIN\\Administratoren", "S-1-5-32-544")  # a German host: the name differs, the SID does not
+    assert w.mq_administrator(groups(everyone, ("MQWIN1\\mqm", "S-1-5-21-1-2-3-1013")))
+    assert w.mq_administrator(groups(everyone, admins, ("Mandatory Label\\High Mandatory Level", "S-1-16-12288")))
+    assert not w.mq_administrator(groups(everyone, admins, ("Mandatory Label\\Medium Mandatory Level", "S-1-16-8192")))
+    assert not w.mq_administrator(groups(everyone))
+
+
+def test_only_the_two_command_processor_keys_are_queried() -> None:
+    assert w.command_processor_settings(w.COMMAND_PROCESSOR_KEYS[0]).text == (
+        r'"C:\Windows\System32\reg.exe" query "HKLM\Software\Microsoft\Command Processor"'
+    )
+    with pytest.raises(ValueError):
+        w.command_processor_settings(r"HKLM\Software\Microsoft\Windows\CurrentVersion\Run")
+
+
+def test_reg_query_is_read_and_autorun_or_delayed_expansion_make_cmd_unsafe() -> None:
+    answer = (
+        "\r\nHKEY_LOCAL_MACHINE\\Software\\Microsoft\\Command Processor\r\n"
+        "    CompletionChar    REG_DWORD    0x40\r\n    EnableExtensions    REG_DWORD    0x1\r\n\r\n"
+    )
+    values = w.read_command_processor(answer, 0)
+    assert values == {"CompletionChar": "0x40", "EnableExtensions": "0x1"}
+    assert w.cmd_is_plain(values)
+    assert w.read_command_processor("", 1) == {}
+    assert not w.cmd_is_plain({"AutoRun": "@cd C:\\"})
+    assert not w.cmd_is_plain({"DelayedExpansion": "0x1"})
+    with pytest.raises(ReadingError):
+        w.read_command_processor("hello from AutoRun\r\n" + answer, 0)

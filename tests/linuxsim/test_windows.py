@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mqjournal.errors import InvalidName
 from mqjournal.ibmi.commands import Command
 from mqjournal.linuxmq import windowsforms as w
 from mqjournal.linuxmq.extents import Extent, LogManagement
@@ -178,3 +179,30 @@ def test_a_script_powershell_is_not_known_to_run_is_refused(host: LinuxHost) -> 
 
 def test_arguments_split_as_the_c_runtime_does() -> None:
     assert split_arguments(r' -m "QM 1"  a\\"b c" d\"e ""') == ["-m", "QM 1", "a\\b c", 'd"e', ""]
+
+
+def test_the_command_processor_keys_read_back_plain_by_default(host: LinuxHost) -> None:
+    for key in w.COMMAND_PROCESSOR_KEYS:
+        result = send(host, w.command_processor_settings(key))
+        assert w.cmd_is_plain(w.read_command_processor(result.stdout, result.exit_status))
+
+
+def test_an_autorun_command_spoils_every_answer_and_the_readers_refuse_them(host: LinuxHost) -> None:
+    layout = WindowsLayout(command_processor={"HKCU": {"AutoRun": ("REG_SZ", "hello")}})
+    result = send(host, w.command_processor_settings(w.COMMAND_PROCESSOR_KEYS[1]), layout=layout)
+    with pytest.raises(w.ReadingError):
+        w.read_command_processor(result.stdout, result.exit_status)
+    with pytest.raises(w.ReadingError):
+        w.listed_extents(send(host, w.list_extents(active(host)), layout=layout).stdout)
+
+
+def test_why_a_bang_is_refused_delayed_expansion_sends_a_path_to_another_queue_manager(host: LinuxHost) -> None:
+    other = new_windows_queue_manager(new_queue_manager("QMA", NOW, log_file_pages=PAGES))
+    logger.write(other, 2 * PAGES * 4096, at=NOW)  # S0000000.LOG is no longer the one being written
+    host.queue_managers["QMA"] = other
+    layout = WindowsLayout(command_processor={"HKLM": {"DelayedExpansion": ("REG_DWORD", "0x1")}})
+    line = r'del "C:\ProgramData\IBM\MQ\log\QM!A\active\S0000000.LOG"'  # QM.A's directory, as MQ names it
+    answer(host, "mqadmin", line, "", layout)
+    assert "S0000000.LOG" not in other.extents  # QMA lost an extent it never was asked about
+    with pytest.raises(InvalidName):
+        w.remove_extent(r"C:\ProgramData\IBM\MQ\log\QM!A\active", Extent(0))

@@ -34,12 +34,16 @@ from mqjournal.linuxmq.readings import FileSystemUsage, ListedFile, ReadingError
 from mqjournal.names import mq_name, qmgr_name
 
 __all__ = [
+    "COMMAND_PROCESSOR_KEYS",
     "DEFAULT_MQ_BIN",
     "DEFAULT_SYSTEM32",
     "WINDOWS_DIRECTORY",
+    "Group",
     "RemoveOutcome",
     "WindowsTools",
     "active_directory",
+    "cmd_is_plain",
+    "command_processor_settings",
     "data_path",
     "digest_probe",
     "directory",
@@ -54,10 +58,13 @@ __all__ = [
     "list_extents",
     "list_queue_managers",
     "listed_extents",
+    "mq_administrator",
     "queue_manager_info",
     "queue_manager_status",
+    "read_command_processor",
     "read_digest",
     "read_file_system_usage",
+    "read_groups",
     "read_qm_ini",
     "read_removal",
     "read_windows_version",
@@ -386,23 +393,95 @@ def read_removal(stdout: str, stderr: str, path: str) -> RemoveOutcome:
     raise ReadingError(f"del did not remove {path}: {' / '.join(lines)[:300]!r}")
 
 
-def group_names(answer: str) -> list[str]:
-    """The group names of `whoami /groups /fo csv /nh`: four quoted fields a line (name, type, SID, attributes); a
-    line of another shape is refused."""
-    names: list[str] = []
+@dataclass(frozen=True)
+class Group:
+    """One line of `whoami /groups /fo csv /nh`: the group's name (`DOMAIN\\name`), its SID and its attributes (in
+    the host's language, so only the SIDs are read for decisions)."""
+
+    name: str
+    sid: str
+    attributes: str
+
+
+ADMINISTRATORS_SID = "S-1-5-32-544"
+HIGH_LABELS = frozenset({"S-1-16-12288", "S-1-16-16384"})
+"""The mandatory labels of an elevated (High) or SYSTEM token: only then is BUILTIN\\Administrators more than a
+group "used for deny only" (UAC)."""
+
+
+def read_groups(answer: str) -> list[Group]:
+    """The groups of `whoami /groups /fo csv /nh`: four quoted fields a line (name, type, SID, attributes); a line of
+    another shape is refused."""
+    groups: list[Group] = []
     for row in csv.reader(line for line in answer.splitlines() if line.strip()):
         if len(row) != 4 or not row[2].startswith("S-1-"):
             raise ReadingError(f"not a line of whoami /groups /fo csv /nh: {row!r}")
-        names.append(row[0])
-    if not names:
+        groups.append(Group(row[0], row[2], row[3]))
+    if not groups:
         raise ReadingError("whoami named no group")
-    return names
+    return groups
+
+
+def group_names(answer: str) -> list[str]:
+    return [group.name for group in read_groups(answer)]
 
 
 def in_mqm(names: list[str]) -> bool:
-    """Whether one of the groups is the local group mqm (`HOST\\mqm`, as whoami qualifies a local group): IBM MQ's
-    administrators on Windows (q014040)."""
+    """Whether one of the groups is the local group mqm (`HOST\\mqm`, as whoami qualifies a local group)."""
     return any(name.rsplit("\\", 1)[-1].lower() == "mqm" for name in names)
+
+
+def mq_administrator(groups: list[Group]) -> bool:
+    """Whether the session may administer IBM MQ: a member of the local mqm group, or of Administrators in an
+    elevated token (q014040: "on Windows only, local accounts can administer IBM MQ if they are members of the
+    Administrators group"; q013300: SYSTEM, mqm, Administrators are its privileged users). Read by SID where Windows
+    fixes one, since whoami words the rest in the host's language."""
+    sids = {group.sid for group in groups}
+    return in_mqm([group.name for group in groups]) or (ADMINISTRATORS_SID in sids and bool(sids & HIGH_LABELS))
+
+
+COMMAND_PROCESSOR_KEYS = (
+    r"HKLM\Software\Microsoft\Command Processor",
+    r"HKCU\Software\Microsoft\Command Processor",
+)
+"""Where cmd.exe reads AutoRun (a command run before every `cmd /c`, as sshd starts it without /D) and
+DelayedExpansion (`!NAME!` expanded inside quotes): Microsoft's registry reference and `cmd /?` (docs, section 1)."""
+
+
+def command_processor_settings(key: str, tools: WindowsTools = TOOLS) -> Command:
+    """`reg query` of one of COMMAND_PROCESSOR_KEYS: what the doctor must see absent before it trusts cmd.exe."""
+    if key not in COMMAND_PROCESSOR_KEYS:
+        raise ValueError(f"{key!r} is not a key of cmd.exe's settings")
+    return Command(text=f"{tools.system('reg.exe')} query {_quoted(key)}", idempotent=True)
+
+
+_REG_VALUE = re.compile(r"^\s{4}(?P<name>\S(?:.*?\S)?)\s{4}(?P<type>REG_[A-Z_]+)(?:\s{4}(?P<data>.*))?$")
+
+
+def read_command_processor(stdout: str, exit_status: int) -> dict[str, str]:
+    """The values `reg query KEY` lists (`    Name    REG_TYPE    data`), none when the key does not exist (reg's
+    `ERROR: The system was unable to find the specified registry key or value.`, exit 1: the default, as HKCU's key
+    is on a new profile). A line of another form is refused."""
+    if exit_status == 1 and not stdout.strip():
+        return {}
+    if exit_status != 0:
+        raise ReadingError(f"reg query ended {exit_status}: {stdout[:200]!r}")
+    values: dict[str, str] = {}
+    for line in stdout.splitlines():
+        if not line.strip() or line.startswith("HKEY_"):
+            continue
+        match = _REG_VALUE.match(line)
+        if match is None:
+            raise ReadingError(f"not a line of reg query: {line!r}")
+        values[match.group("name")] = match.group("data") or ""
+    return values
+
+
+def cmd_is_plain(values: dict[str, str]) -> bool:
+    """Whether cmd.exe runs mqjournal's lines as sent: no AutoRun command, delayed expansion off (DelayedExpansion
+    absent or 0x0, Microsoft's default)."""
+    autorun = {name.lower(): data for name, data in values.items()}
+    return not autorun.get("autorun", "").strip() and autorun.get("delayedexpansion", "0x0").lower() in ("0x0", "0")
 
 
 def read_file_system_usage(answer: str, path: str) -> FileSystemUsage:

@@ -21,6 +21,8 @@ Answers (CR LF line ends, as Windows programs write; sources in docs section 4):
   successfully.`; with `legacy_certutil`, Server 2012 R2's `SHA256 hash of file <path>:` and spaced byte pairs); a
   missing file `CertUtil: -hashfile command FAILED: 0x80070002 (WIN32: 2 ERROR_FILE_NOT_FOUND)` and exit 0x80070002
   (ASSUMED: certutil exits with the HRESULT, as it prints it);
+- `reg.exe query "HKLM|HKCU\\Software\\Microsoft\\Command Processor"` (`WindowsLayout.command_processor`; a key
+  that is not there: `ERROR: The system was unable to find the specified registry key or value.`, exit 1);
 - `whoami.exe /groups /fo csv /nh`: Everyone, BUILTIN\\Users, the logon's well-known groups, `HOST\\mqm` for its
   members, and the mandatory label;
 - `powershell.exe -NoLogo -NoProfile -NonInteractive -Command "<script>"`: the two scripts of linuxmq.windowsforms
@@ -97,6 +99,24 @@ class WindowsLayout:
             "COMSPEC": r"C:\Windows\system32\cmd.exe",
         }
     )
+    command_processor: dict[str, dict[str, tuple[str, str]]] = field(
+        default_factory=lambda: {
+            "HKLM": {
+                "CompletionChar": ("REG_DWORD", "0x40"),
+                "DefaultColor": ("REG_DWORD", "0x0"),
+                "EnableExtensions": ("REG_DWORD", "0x1"),
+                "PathCompletionChar": ("REG_DWORD", "0x40"),
+            }
+        }
+    )
+    """`Software\\Microsoft\\Command Processor` of HKLM and HKCU (absent: no such key): a host's AutoRun runs before
+    each command and its output comes first; DelayedExpansion 0x1 expands `!NAME!` and drops a lone `!`."""
+
+    def setting(self, name: str) -> str | None:
+        for hive in ("HKCU", "HKLM"):  # the user's value wins (Microsoft's registry reference)
+            if name in self.command_processor.get(hive, {}):
+                return self.command_processor[hive][name][1]
+        return None
 
 
 # --- cmd.exe ---------------------------------------------------------------------------------------------------------
@@ -107,6 +127,14 @@ _VARIABLE = re.compile(r"%([^%\r\n]+)%")
 def _expand(line: str, layout: WindowsLayout, user: str) -> str:
     names = {**layout.variables, "USERNAME": user, "COMPUTERNAME": layout.computer_name}
     return _VARIABLE.sub(lambda m: names.get(m.group(1).upper(), m.group(0)), line)
+
+
+_DELAYED = re.compile(r"!([^!\r\n]*)!?")
+
+
+def _expand_delayed(line: str, layout: WindowsLayout, user: str) -> str:
+    names = {**layout.variables, "USERNAME": user, "COMPUTERNAME": layout.computer_name}
+    return _DELAYED.sub(lambda m: names.get(m.group(1).upper(), "") if m.group(0).endswith("!") else m.group(1), line)
 
 
 def _unquoted_operator(line: str) -> str | None:
@@ -193,6 +221,17 @@ def answer(
     line = _expand(command_line, layout, user)
     if (operator := _unquoted_operator(line)) is not None:
         return ExecResult(255, "", f"the simulator runs one program, not {operator!r}\r\n")
+    if (layout.setting("DelayedExpansion") or "0x0") != "0x0":
+        line = _expand_delayed(line, layout, user)
+    autorun = layout.setting("AutoRun")
+    result = _run(host, user, line, stdin, layout)
+    if autorun:
+        # SIMPLIFICATION: the AutoRun command is taken to print its own text, as `echo` would.
+        return ExecResult(result.exit_status, f"{autorun}\r\n{result.stdout}", result.stderr)
+    return result
+
+
+def _run(host: LinuxHost, user: str, line: str, stdin: str, layout: WindowsLayout) -> ExecResult:
     name, rest = _program_word(line)
     if not name:
         return ExecResult(0)
@@ -434,6 +473,18 @@ def _usage(host: LinuxHost, drive: str, layout: WindowsLayout) -> ExecResult:
     return ExecResult(0, f"{layout.drive_bytes} {free} {free}\r\n")
 
 
+def _reg(host: LinuxHost, user: str, args: list[str], stdin: str, layout: WindowsLayout) -> ExecResult:
+    hive, _, key = args[1].partition("\\") if len(args) == 2 and args[0].lower() == "query" else ("", "", "")
+    if key.lower() != r"software\microsoft\command processor" or hive.upper() not in ("HKLM", "HKCU"):
+        return ExecResult(1, "", "ERROR: the simulator queries the Command Processor keys only.\r\n")
+    values = layout.command_processor.get(hive.upper())
+    if values is None:
+        return ExecResult(1, "", "ERROR: The system was unable to find the specified registry key or value.\r\n")
+    root = "HKEY_LOCAL_MACHINE" if hive.upper() == "HKLM" else "HKEY_CURRENT_USER"
+    lines = ["", f"{root}\\{key}"] + [f"    {n}    {t}    {d}" for n, (t, d) in sorted(values.items())] + [""]
+    return ExecResult(0, "\r\n".join(lines) + "\r\n")
+
+
 _PROGRAMS: dict[str, dict[str, Program]] = {
     ntpath.normcase(MQ_BIN): {
         f"{name}.exe": _mq(run)
@@ -441,7 +492,7 @@ _PROGRAMS: dict[str, dict[str, Program]] = {
         if name in ("dspmq", "rcdmqimg", "rcrmqobj", "strmqm", "endmqm", "runmqsc")
     }
     | {"dspmqinf.exe": _dspmqinf},
-    ntpath.normcase(SYSTEM32): {"certutil.exe": _certutil, "whoami.exe": _whoami},
+    ntpath.normcase(SYSTEM32): {"certutil.exe": _certutil, "whoami.exe": _whoami, "reg.exe": _reg},
     ntpath.normcase(f"{SYSTEM32}\\WindowsPowerShell\\v1.0"): {"powershell.exe": _powershell},
 }
 
