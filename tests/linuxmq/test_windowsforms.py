@@ -50,7 +50,7 @@ def test_a_directory_with_blanks_is_always_written_inside_quotes() -> None:
     assert r'-hashfile "D:\MQ Data\log\QM1\active\S0000007.LOG" SHA256' in command.text
 
 
-@pytest.mark.parametrize("name", ["QM%PATH%", "QM&x", 'QM"', "QM 1", ""])
+@pytest.mark.parametrize("name", ["QM%PATH%", "QM&x", 'QM"', "QM 1", "", "/m"])
 def test_a_queue_manager_name_cmd_would_expand_or_split_is_refused(name: str) -> None:
     with pytest.raises(InvalidName):
         w.display_log_status(name)

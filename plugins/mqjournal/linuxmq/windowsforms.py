@@ -114,8 +114,8 @@ def directory(path: str) -> str:
 
 
 def windows_name(value: str, *, what: str = "queue manager") -> str:
-    """A queue manager (or object) name as cmd.exe may receive it: MQ's characters without `%`, which cmd.exe would
-    expand as a variable even inside quotes."""
+    """A queue manager (or object) name as cmd.exe and MQ's programs may receive it: MQ's characters without `%`, which
+    cmd.exe would expand as a variable even inside quotes, and not starting with `/`."""
     name = qmgr_name(value) if what == "queue manager" else mq_name(value, what=what)
     if "%" in name:
         raise InvalidName(
@@ -123,6 +123,9 @@ def windows_name(value: str, *, what: str = "queue manager") -> str:
             f"a {what} name with % cannot be sent through cmd.exe (it would be read as a variable)",
             "rename it, or leave this queue manager off the Windows host's list",
         )
+    if name.startswith("/"):
+        # The control commands on Windows take / for - (q019970): "/m" would be read as a flag, not a name.
+        raise InvalidName(repr(value), f"a {what} name starting with / would be read as a flag on Windows", "rename it")
     return name
 
 
