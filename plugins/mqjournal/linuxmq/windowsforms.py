@@ -3,15 +3,16 @@
 Research: docs/windows-interfaces.md. In short, verified there: Win32-OpenSSH runs an exec request as
 `"C:\\Windows\\system32\\cmd.exe" /c "<command>"` (PowerShell/openssh-portable `w32-doexec.c`, `pwd.c`), so cmd.exe
 strips the quotes it added and parses the command line itself: `&`, `|`, `<`, `>` and `^` outside quotes run or
-redirect something else, and `%NAME%` is expanded even inside quotes (`!NAME!` too when a host enables delayed
-expansion). Every form here is therefore one program with arguments that hold none of those characters: queue
-manager names without `%`, directories matching `WINDOWS_DIRECTORY` and always written inside double quotes (for
-cmd.exe and the program) or single quotes (inside a PowerShell script, where nothing is expanded). MQSC still goes to
-runmqsc on its standard input, which sshd hands to the program untouched.
+redirect something else, and `%NAME%` is expanded even inside quotes (ASSUMED: common knowledge, not retrieved), as
+`!NAME!` is when a host enables delayed expansion (Microsoft's DelayedExpansion entry). Every form here is therefore
+one program with arguments that hold none of those characters: queue manager names without `%`, directories matching
+`WINDOWS_DIRECTORY` and always written inside double quotes (for cmd.exe and the program) or single quotes (inside a
+PowerShell script, where nothing is expanded). MQSC still goes to runmqsc on its standard input, which sshd hands to
+the program untouched.
 
-Programs are named by their full path: cmd.exe looks for a bare name in the session's current directory (the user's
-profile) before the PATH, so a planted `certutil.bat` there would run instead (ASSUMED: the documented search order of
-cmd.exe, not tried over SSH). Built-ins (`type`, `del`, `ver`) have no such lookup.
+Programs are named by their full path: cmd.exe looks for a bare name in the current directory before the PATH
+(verified: Microsoft's NeedCurrentDirectoryForExePath page, ".;%PATH%"), and sshd starts it in the user's profile, so a
+planted `certutil.bat` there would run instead. Built-ins (`type`, `del`, `ver`) have no such lookup.
 
 The readers refuse what they cannot read whole (ReadingError naming the line), as linuxmq.readings does; Windows
 programs end lines with CR LF, which `str.splitlines` takes as one break.
