@@ -8,7 +8,7 @@ import pytest
 from mqjournal.errors import InvalidName
 from mqjournal.linuxmq import windowsforms as w
 from mqjournal.linuxmq.extents import Extent
-from mqjournal.linuxmq.readings import ReadingError
+from mqjournal.linuxmq.readings import ReadingError, queue_manager_statuses
 
 ACTIVE = r"C:\ProgramData\IBM\MQ\log\QM1\active"
 EXTENT = rf"{ACTIVE}\S0000007.LOG"
@@ -222,3 +222,8 @@ def test_reg_query_is_read_and_autorun_or_delayed_expansion_make_cmd_unsafe() ->
     assert not w.cmd_is_plain({"DelayedExpansion": "0x1"})
     with pytest.raises(ReadingError):
         w.read_command_processor("hello from AutoRun\r\n" + answer, 0)
+
+
+def test_dspmq_as_captured_on_windows_reads_with_the_linux_reader() -> None:
+    captured = "QMNAME(QM.36266751.01)                  STATUS(Running)\r\n"  # a public README's expected answer
+    assert queue_manager_statuses(captured) == {"QM.36266751.01": "Running"}
