@@ -103,7 +103,7 @@ def _group(report: HostReport, host: LinuxHostConfig, out: CommandOutput) -> Non
     except readings.ReadingError:
         names = None
     if names is None:
-        report.add(title, "fail", f"id -G -n named no groups ({_said(out)})", "check that coreutils' id runs")
+        report.add(title, "fail", f"id -G -n named no groups ({_said(out)})", "check that id runs for this user")
         return
     if MQM in names:
         report.add(title, "pass", f"{host.user} is in group {MQM} (its groups: {' '.join(names)})")
@@ -116,8 +116,8 @@ def _group(report: HostReport, host: LinuxHostConfig, out: CommandOutput) -> Non
         "fail",
         f"{host.user} is not in group {MQM} (its groups: {' '.join(names) or 'none'}); mqjournal needs it for "
         + "; ".join(needs),
-        f"as root: usermod -a -G {MQM} {host.user}; then mqjournal signs on again (a session keeps the groups it "
-        "began with)",
+        f"as root: {host.unix_platform.join_group.format(group=MQM, user=host.user)}; then mqjournal signs on again "
+        "(a session keeps the groups it began with)",
     )
 
 

@@ -7,7 +7,9 @@ as POSIX says. What differs is the base system's tools, so one frozen object per
   whose ls has no GNU option and no way to print seconds (its dates have a minute's precision, or a year only);
 - the programs that can digest an extent, in the order they are tried: coreutils' `sha256sum` on Linux; on AIX, whose
   base system has no `sha256sum`, `openssl dgst -sha256 -r` (the openssl.base fileset), then the AIX Toolbox's
-  sha256sum; and what to install when none answers.
+  sha256sum; and what to install when none answers;
+- the administrator's command that puts a user in group mqm (`usermod -a -G`; AIX's `chgrpmem -m +`), which the
+  doctor names.
 A host's object comes from its fleet file entry (`LinuxHostConfig.platform`) and is handed to every step that builds
 a command or reads an answer; nothing looks it up by itself. A platform to come (Windows) is another such object.
 """
@@ -41,6 +43,8 @@ class UnixPlatform:
     """The programs that may digest an extent, tried in this order; the first that answers is the host's."""
     digest_install: str
     """What to install when none answers."""
+    join_group: str
+    """The administrator's command that adds `{user}` to `{group}` (its primary group stays)."""
 
     @property
     def digest_programs(self) -> str:
@@ -59,6 +63,7 @@ LINUX = UnixPlatform(
     digest_tools=(commands.SHA256SUM,),
     digest_install="install GNU coreutils (it brings sha256sum) and check that it is on the PATH of the user's SSH "
     "commands",
+    join_group="usermod -a -G {group} {user}",
 )
 
 AIX = UnixPlatform(
@@ -70,6 +75,7 @@ AIX = UnixPlatform(
     digest_install="install OpenSSL from the AIX base media (installp fileset openssl.base, which OpenSSH needs "
     "too) with /usr/bin on the PATH of the user's SSH commands, or coreutils from the AIX Toolbox (dnf install "
     "coreutils, /opt/freeware/bin/sha256sum)",
+    join_group="chgrpmem -m + {user} {group}",
 )
 
 PLATFORMS: Mapping[str, UnixPlatform] = MappingProxyType({p.name: p for p in (LINUX, AIX)})
