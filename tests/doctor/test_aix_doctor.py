@@ -43,7 +43,7 @@ def test_a_ready_aix_host_passes_every_check_with_aix_s_own_commands_and_only_re
     report = doctor.run()
     assert report.ready and set(_by_name(report).values()) == {"pass"}, _failed(report)
     assert "MQ control commands (/usr/mqm/bin)" in _by_name(report)
-    assert "openssl dgst -sha256 -r answers (OpenSSL (AIX fileset openssl.base))" == _check(report, DIGEST).detail
+    assert _check(report, DIGEST).detail == "openssl dgst -sha256 -r answers (OpenSSL (AIX fileset openssl.base))"
     live = doctor.live.host.queue_managers["QM.PAY"]
     assert f"{len(live.extents)} extents" in _check(report, "log path (QM.PAY)").detail
     sent = [r["command"] for r in doctor.sent()]

@@ -147,7 +147,9 @@ def _confirm(
             log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
     if not refused:
         return
-    on_disk = listed if listed is not None else {e.name for e in collector.log_extents(session, qmgr, log_path, platform=platform)}
+    if listed is None:
+        listed = {e.name for e in collector.log_extents(session, qmgr, log_path, platform=platform)}
+    on_disk = listed
     for name, why in refused.items():
         if name in on_disk:
             result.kept[name] = why

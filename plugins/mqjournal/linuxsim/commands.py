@@ -480,7 +480,7 @@ def openssl(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResu
         elif found is None or extent is None or not _mqm(host, user):
             denied = (found is not None and extent is not None) or (_under_mq(path) and not _mqm(host, user))
             reason = "Permission denied" if denied else "No such file or directory"
-            err.append(f"Can't open \"{path}\" for reading, {reason}\n")
+            err.append(f'Can\'t open "{path}" for reading, {reason}\n')
             rc = 1
             continue
         else:

@@ -1,5 +1,5 @@
-"""A fleet file's Linux and AIX hosts as the simulator serves them: made from their configuration or loaded from the state
-folder (`<host>.linux.json`), warmed up, and which of their commands read standard input."""
+"""A fleet file's Linux and AIX hosts as the simulator serves them: made from their configuration or loaded from the
+state folder (`<host>.linux.json`), warmed up, and which of their commands read standard input."""
 
 from __future__ import annotations
 
