@@ -12,6 +12,7 @@ released on its account, and the error and `mqjournal doctor` say what to instal
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mqjournal.ibmi.hostdigest import EMPTY_SHA256, parse_digest
@@ -51,12 +52,12 @@ def digest_tool(session: IbmiSession, platform: UnixPlatform) -> commands.Digest
     return discover(session, platform)[0]
 
 
+@dataclass(frozen=True)
 class HostSha256:
     """The host's answer for one extent: its SHA-256, or None and what the host said instead."""
 
-    def __init__(self, sha256: str | None, said: str) -> None:
-        self.sha256 = sha256
-        self.said = said
+    sha256: str | None
+    said: str
 
 
 def host_sha256(session: IbmiSession, platform: UnixPlatform, active: str, extent: Extent) -> HostSha256:
