@@ -974,7 +974,8 @@ def _add_doctor(commands: _Commands) -> None:
         description="Connects to each host of the fleet (or --host) and only reads: SSH and the pinned host key, "
         "the SQL runner, the clock, the IBM i release and the QSYS2 services mqjournal uses, the user profile and "
         "the authorities each step needs (CHKOBJ), MQ and each queue manager's journal, the save library, ASP "
-        "usage. On a Linux host: group mqm, sha256sum, dspmq from mq_bin, each queue manager running, its qm.ini "
+        "usage. On a Linux or AIX host: group mqm, a SHA-256 program (sha256sum; AIX: openssl), dspmq from mq_bin, "
+        "each queue manager running, its qm.ini "
         "(LogType, LogManagement), DISPLAY QMSTATUS, the log path, media images, the log file system's room. "
         "Prints a table per host with how to fix what failed. Exit status: 0 every host ready, 3 a host is not "
         "ready, 2 bad input.",

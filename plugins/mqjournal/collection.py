@@ -158,6 +158,7 @@ def collect_linux_host(
                         run_id=run_id,
                         bin_dir=host.mq_bin,
                         media_images=host.media_images,
+                        platform=host.unix_platform,
                     )
                 )
     return result

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from mqjournal.linuxfleet import LinuxHostConfig
+from mqjournal.linuxfleet import UNIX_PLATFORMS, LinuxHostConfig
 from mqjournal.names import (
     OBJECT_NAME_PATTERN,
     SCRATCH_DIRECTORY,
@@ -316,22 +316,27 @@ class FleetConfig(_Config):
     warmup_hours: float = Field(0, ge=0, description="simulator: hours of workload to run before serving")
     hosts: list[HostConfig] = Field(description="the IBM i partitions")
     linux_hosts: list[LinuxHostConfig] = Field(
-        default_factory=list, description="hosts written among `hosts` with `platform: linux` (#32)"
+        default_factory=list,
+        description="the UNIX hosts: those written among `hosts` with `platform: linux` or `platform: aix` (#32)",
     )
 
     @model_validator(mode="before")
     @classmethod
     def _hosts_by_platform(cls, data: object) -> object:
-        """One `hosts` list in the file, each host of its `platform` (ibmi unless written): the Linux ones are kept
-        apart, so that every IBM i step reads `hosts` as partitions only."""
+        """One `hosts` list in the file, each host of its `platform` (ibmi unless written): the UNIX ones (Linux,
+        AIX) are kept apart, so that every IBM i step reads `hosts` as partitions only."""
         if not isinstance(data, dict) or not isinstance(data.get("hosts"), list):
             return data
         hosts = data["hosts"]
-        linux = [h for h in hosts if isinstance(h, dict) and h.get("platform") == "linux"]
+
+        def unix(h: object) -> bool:
+            return isinstance(h, dict) and h.get("platform") in UNIX_PLATFORMS
+
+        linux = [h for h in hosts if unix(h)]
         if not linux:
             return data
         return data | {
-            "hosts": [h for h in hosts if not (isinstance(h, dict) and h.get("platform") == "linux")],
+            "hosts": [h for h in hosts if not unix(h)],
             "linux_hosts": [*data.get("linux_hosts", []), *linux],
         }
 

@@ -1,8 +1,11 @@
-"""The Linux hosts of a fleet file: queue managers with linear logs, reached over the same SSH transport (#32).
+"""The UNIX hosts of a fleet file (Linux, AIX): queue managers with linear logs, reached over the same SSH transport
+(#32).
 
-A host of this kind is written among the fleet file's `hosts` with `platform: linux`; FleetConfig keeps it apart
-(`linux_hosts`), so that no IBM i step ever meets one. Every name here is validated before any command is built
-(docs/linux-interfaces.md, section 9: MQ names, extent names, paths are never quoted, only checked).
+A host of this kind is written among the fleet file's `hosts` with `platform: linux` or `platform: aix`; FleetConfig
+keeps them apart (`linux_hosts`, both kinds), so that no IBM i step ever meets one. Its platform decides the forms
+of the few commands that differ (linuxmq/platforms.py) and the default of `mq_bin` (/opt/mqm/bin on Linux,
+/usr/mqm/bin on AIX: IBM MQ's default installation paths, docs/linux-interfaces.md section 12). Every name here is
+validated before any command is built (section 9: MQ names, extent names, paths are never quoted, only checked).
 """
 
 from __future__ import annotations
@@ -14,7 +17,11 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from mqjournal.linuxmq.extents import LogManagement
+from mqjournal.linuxmq.platforms import PLATFORMS, UnixPlatform
 from mqjournal.names import HostName, MqObjectName, QueueManagerName
+
+UNIX_PLATFORMS = frozenset({"linux", "aix"})
+"""The `platform` values of the hosts kept here (each one of linuxmq/platforms.PLATFORMS)."""
 
 _LINUX_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 # A directory mqjournal names in a command: absolute, plain characters, no "..": nothing a shell would expand.
@@ -70,12 +77,16 @@ class LinuxFaultsConfig(_Config):
 
 
 class LinuxHostConfig(_Config):
-    platform: Literal["linux"] = "linux"
+    platform: Literal["linux", "aix"] = "linux"
     name: HostName
     address: str = "127.0.0.1"
     port: int = Field(22, ge=0, le=65535)
-    user: LinuxUser = Field("mqjournal", description="the Linux user mqjournal signs on as (a member of group mqm)")
-    mq_bin: PlainDirectory = Field("/opt/mqm/bin", description="where IBM MQ's control commands are installed")
+    user: LinuxUser = Field("mqjournal", description="the user mqjournal signs on as (a member of group mqm)")
+    mq_bin: PlainDirectory = Field(
+        "/opt/mqm/bin",
+        description="where IBM MQ's control commands are installed; default the platform's: /opt/mqm/bin (Linux), "
+        "/usr/mqm/bin (AIX)",
+    )
     data_root: PlainDirectory = Field("/var/mqm", description="IBM MQ's data root (qmgrs/, log/, mqs.ini)")
     media_images: Literal["rcdmqimg", "imgsched"] = Field(
         "rcdmqimg",
@@ -84,6 +95,19 @@ class LinuxHostConfig(_Config):
     )
     queue_managers: list[LinuxQueueManagerConfig] = Field(default_factory=list)
     faults: LinuxFaultsConfig = Field(default_factory=LinuxFaultsConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_defaults(cls, data: object) -> object:
+        """mq_bin left out is the platform's default installation's."""
+        if isinstance(data, dict) and "mq_bin" not in data and data.get("platform") in PLATFORMS:
+            return data | {"mq_bin": PLATFORMS[data["platform"]].mq_bin}
+        return data
+
+    @property
+    def unix_platform(self) -> UnixPlatform:
+        """The forms of the commands that differ on this host's platform, for every step that builds or reads one."""
+        return PLATFORMS[self.platform]
 
     @model_validator(mode="after")
     def _unique_queue_managers(self) -> LinuxHostConfig:

@@ -319,3 +319,31 @@ def test_a_linux_host_among_the_hosts_is_kept_apart_and_its_names_are_checked() 
             FleetConfig.model_validate({"hosts": [{"name": "l1", "platform": "linux", **bad}]})
     with pytest.raises(ValueError, match="host names must be unique"):
         FleetConfig.model_validate({"hosts": [{"name": "a"}, {"name": "a", "platform": "linux"}]})
+
+
+def test_an_aix_host_is_a_unix_host_with_aix_s_installation_and_forms() -> None:
+    from mqjournal.fleet import FleetConfig
+    from mqjournal.linuxmq.platforms import AIX, LINUX
+
+    fleet = FleetConfig.model_validate(
+        {
+            "hosts": [
+                {"name": "ibmi1", "queue_managers": [{"name": "TEST"}]},
+                {"name": "mq-aix1", "platform": "aix", "queue_managers": [{"name": "QM.PAY"}]},
+                {"name": "mq-aix2", "platform": "aix", "mq_bin": "/opt/mq94/usr/mqm/bin"},
+                {"name": "mq-linux1", "platform": "linux"},
+            ]
+        }
+    )
+
+    assert [h.name for h in fleet.hosts] == ["ibmi1"]
+    assert [(h.name, h.platform, h.mq_bin, h.unix_platform) for h in fleet.linux_hosts] == [
+        ("mq-aix1", "aix", "/usr/mqm/bin", AIX),
+        ("mq-aix2", "aix", "/opt/mq94/usr/mqm/bin", AIX),  # an installation of its own (a USIL) is kept
+        ("mq-linux1", "linux", "/opt/mqm/bin", LINUX),
+    ]
+    assert FleetConfig.model_validate(fleet.model_dump(mode="json")) == fleet
+    with pytest.raises(ValueError):
+        FleetConfig.model_validate({"hosts": [{"name": "w1", "platform": "windows"}]})  # not researched yet
+    with pytest.raises(ValueError):
+        FleetConfig.model_validate({"hosts": [{"name": "a1", "platform": "aix", "mq_bin": "/usr/mqm/bin;id"}]})

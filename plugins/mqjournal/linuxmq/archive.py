@@ -1,7 +1,8 @@
 """Archive a Linux queue manager's log extents: copied off the host into the backup store, proven, catalogued (#32).
 
 For each extent the plan says to archive (linuxmq/plan.py: any S extent behind the one being written), in order:
-1. `sha256sum <extent>` on the host, read beside the download (2.): the digest the copy must have. MQ has finished
+1. The host's SHA-256 of the extent (`sha256sum <extent>` on Linux; on AIX the digest program found there:
+   linuxmq/extentdigest.py), read beside the download (2.): the digest the copy must have. MQ has finished
    writing any extent but the current one (q129100: any S extent but the current one may be archived "because the
    queue manager has finished writing to them"), so its bytes do not change; one that MQ reused or deleted meanwhile
    (Automatic mode, another job) fails the digest or the download, or arrives as other bytes, and nothing is kept.
@@ -15,7 +16,6 @@ For each extent the plan says to archive (linuxmq/plan.py: any S extent behind t
 from __future__ import annotations
 
 import logging
-import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
 
@@ -24,14 +24,14 @@ from mqjournal.catalog import Catalog, ExtentCopy, ExtentToCopy, StoredExtent
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transfer import remote_file
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession
-from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.extentdigest import host_sha256
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore, extent_key
+from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
 
 __all__ = ["ArchiveError", "ExtentNotVouched", "archive_extent"]
 
 log = logging.getLogger(__name__)
-_SHA256SUM = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
 
 
 class ArchiveError(MqJournalError):
@@ -42,19 +42,16 @@ class ExtentNotVouched(ArchiveError):
     """The bytes that arrived are not the ones the host's digest describes."""
 
 
-def _host_digest(session: IbmiSession, active: str, extent: Extent, where: str) -> str:
-    out = session.run(commands.extent_digest(active, extent))
-    path = str(PurePosixPath(active) / extent.name)
-    match = _SHA256SUM.match(out.stdout.strip()) if out.exit_status == 0 else None
-    if match is None or match.group(2) != path:
-        said = (out.stderr or out.stdout).strip() or f"exit status {out.exit_status}"
+def _host_digest(session: IbmiSession, platform: UnixPlatform, active: str, extent: Extent, where: str) -> str:
+    found = host_sha256(session, platform, active, extent)
+    if found.sha256 is None:
         raise ArchiveError(
             where,
-            f"the host gave no SHA-256 of {path} ({said})",
+            f"the host gave no SHA-256 of {PurePosixPath(active) / extent.name} ({found.said})",
             "check that the extent is still there (MQ may have reused or deleted it: LogManagement) and that the user "
             "may read it (group mqm); an extent without the host's digest is never counted as copied",
         )
-    return match.group(1)
+    return found.sha256
 
 
 def _copied_before(store: ExtentStore, copy: ExtentCopy) -> StoredExtent | None:
@@ -82,8 +79,10 @@ def archive_extent(
     run_id: str,
     store: ExtentStore,
     catalog: Catalog,
+    platform: UnixPlatform = LINUX,
 ) -> StoredExtent:
-    """Copy `extent` of `qmgr` (in its log's `active` directory) into `store` with the host's proof, and record it."""
+    """Copy `extent` of `qmgr` (in its log's `active` directory) into `store` with the host's proof (by its
+    `platform`'s digest program), and record it."""
     where = f"{session.host} {qmgr} {extent.name}"
     if extent.reusable:
         raise ArchiveError(where, "an R extent is MQ's, kept for reuse: it holds no log to archive", "archive S only")
@@ -91,7 +90,7 @@ def archive_extent(
     if store.get(extent_key(target)) is not None:
         # A rerun after a copy whose record was lost with its worker: that copy, if it is of the bytes the host
         # digests now.
-        copy = ExtentCopy(**target.model_dump(), host_sha256=_host_digest(session, active, extent, where))
+        copy = ExtentCopy(**target.model_dump(), host_sha256=_host_digest(session, platform, active, extent, where))
         already = _copied_before(store, copy)
         if already is not None:
             catalog.record_extent_copy(already)
@@ -100,7 +99,7 @@ def archive_extent(
     # The host's digest while the bytes come: both read the whole extent, which MQ no longer writes, and the copy is
     # kept only when its bytes hash to that digest, so side by side proves what one after the other does.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extent-digest") as pool:
-        digest = pool.submit(_host_digest, session, active, extent, where)
+        digest = pool.submit(_host_digest, session, platform, active, extent, where)
 
         def vouch(sha256: str) -> str:
             host_sha256 = digest.result()

@@ -7,7 +7,8 @@ In order, each a command the audit log records before it is sent (linuxmq/comman
    imaging (IMGSCHED(AUTO)) is relied on and nothing is forced.
 2. `dspmqinf -o stanza QM`, then `cat <DataPath>/qm.ini`: the log's type, management and extent size.
 3. `runmqsc QM` with `DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH` on its standard input.
-4. `ls -l --time-style=+%s <LOGPATH>`: the extents on disk, by name.
+4. The listing of `<LOGPATH>` in its platform's form (linuxmq/platforms.py: `ls -l --time-style=+%s` on Linux,
+   `LC_ALL=C ls -l` on AIX): the extents on disk, by name.
 What fails is raised as LinuxCollectError naming the queue manager and what to do; nothing is half recorded.
 """
 
@@ -20,9 +21,10 @@ from typing import Literal
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession
 from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
 from mqjournal.linuxmq.qmini import LogConfig, QmIniError, log_config
 from mqjournal.linuxmq.qmstatus import QmStatusError, attributes
-from mqjournal.linuxmq.readings import ReadingError, data_path, listed_extents
+from mqjournal.linuxmq.readings import ReadingError, data_path
 from mqjournal.linuxmq.snapshot import DamagedObject, LinuxSnapshot, LogExtent, MediaImages
 
 __all__ = ["LinuxCollectError", "collect", "damaged_objects", "log_configuration", "log_extents", "log_status"]
@@ -69,6 +71,7 @@ def collect(
     run_id: str,
     bin_dir: str,
     media_images: Literal["rcdmqimg", "imgsched"] = "rcdmqimg",
+    platform: UnixPlatform = LINUX,
 ) -> LinuxSnapshot:
     images = MediaImages(forced=False, ok=False)
     if media_images == "rcdmqimg":
@@ -84,7 +87,7 @@ def collect(
     found = log_status(session, qmgr, bin_dir=bin_dir)
     points = {key: found.get(key) or None for key in ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG")}
     log_path = found.get("LOGPATH") or config.active_directory + "/"
-    extents = log_extents(session, qmgr, log_path) if config.linear else []
+    extents = log_extents(session, qmgr, log_path, platform=platform) if config.linear else []
     return LinuxSnapshot(
         run_id=run_id,
         collected_at=datetime.now(UTC),
@@ -142,17 +145,19 @@ def log_status(session: IbmiSession, qmgr: str, *, bin_dir: str) -> dict[str, st
         ) from exc
 
 
-def log_extents(session: IbmiSession, qmgr: str, log_path: str) -> list[LogExtent]:
-    """The extent files of the log's active directory, by name."""
+def log_extents(session: IbmiSession, qmgr: str, log_path: str, *, platform: UnixPlatform = LINUX) -> list[LogExtent]:
+    """The extent files of the log's active directory, by name, listed and read in the `platform`'s form."""
     where = f"{session.host} {qmgr}"
     listing = _checked(
-        session.run(commands.list_extents(log_path)),
+        session.run(platform.list_extents(log_path)),
         where,
         f"listing {log_path}",
         "give the user read access to the log directory (membership of group mqm)",
     )
     try:
-        listed = listed_extents(listing)
+        listed = platform.read_listing(listing, datetime.now(UTC))
     except ReadingError as exc:
-        raise LinuxCollectError(where, str(exc), "report this listing: it does not read as GNU ls -l") from exc
+        raise LinuxCollectError(
+            where, str(exc), f"report this listing: it does not read as the {platform.name} host's ls -l"
+        ) from exc
     return [LogExtent(name=f.extent.name, size_bytes=f.size_bytes, modified_at=f.modified_at) for f in listed]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from types import MappingProxyType
 
@@ -23,7 +24,11 @@ from mqjournal.names import mq_name, qmgr_name
 __all__ = [
     "LOG_STATUS_ATTRIBUTES",
     "OBJECT_TYPES",
+    "OPENSSL_DGST",
     "QUEUE_TYPES",
+    "SHA256SUM",
+    "TOOLBOX_SHA256SUM",
+    "DigestTool",
     "digest_probe",
     "display_image_schedule",
     "display_log_status",
@@ -31,6 +36,7 @@ __all__ = [
     "extent_digest",
     "file_system_usage",
     "list_extents",
+    "list_extents_posix",
     "list_queue_managers",
     "object_type",
     "queue_manager_info",
@@ -145,16 +151,46 @@ def read_qm_ini(data_path: str) -> Command:
     return Command(text=f"cat {shlex.quote(str(PurePosixPath(_directory(data_path)) / 'qm.ini'))}", idempotent=True)
 
 
+@dataclass(frozen=True)
+class DigestTool:
+    """A program that prints a file's SHA-256 as `<64 hex> [ *]<path>` (coreutils' format), and what installs it."""
+
+    name: str
+    words: tuple[str, ...]
+    """The program and its options, before the file: plain words, never a user's input."""
+    brought_by: str
+
+    def command(self, path: str) -> Command:
+        return Command(text=" ".join([*self.words, shlex.quote(path)]), idempotent=True)
+
+
+SHA256SUM = DigestTool("sha256sum", ("sha256sum",), "GNU coreutils")
+"""coreutils' sha256sum, found on the PATH of the user's SSH commands: `<hex>  <path>` (every Linux distribution)."""
+OPENSSL_DGST = DigestTool("openssl", ("openssl", "dgst", "-sha256", "-r"), "OpenSSL (AIX fileset openssl.base)")
+"""`openssl dgst -sha256 -r`: `<hex> *<path>`, the coreutils format `-r` asks for (OpenSSL's dgst manual); the
+program the IBM i side runs too (ibmi/hostdigest.py). On AIX from the openssl.base fileset (docs section 12)."""
+TOOLBOX_SHA256SUM = DigestTool("sha256sum", ("/opt/freeware/bin/sha256sum",), "coreutils of the AIX Toolbox (dnf)")
+"""GNU sha256sum as IBM's AIX Toolbox for Open Source Software installs it (ASSUMED path: the Toolbox's prefix)."""
+
+
 def list_extents(active_directory: str) -> Command:
     """The files of the log's active directory with their sizes and modification times in seconds (GNU ls): the
     times are shown to people only, never planned by (IBM: "Use only the log file number", q018510)."""
     return Command(text=f"ls -l --time-style=+%s {shlex.quote(_directory(active_directory))}", idempotent=True)
 
 
-def extent_digest(active_directory: str, extent: Extent) -> Command:
-    """The host's SHA-256 of one extent (coreutils sha256sum): the proof a copy is checked against."""
-    path = PurePosixPath(_directory(active_directory)) / extent.name
-    return Command(text=f"sha256sum {shlex.quote(str(path))}", idempotent=True)
+def list_extents_posix(active_directory: str) -> Command:
+    """The files of the log's active directory as POSIX's `ls -l` lists them, in the POSIX locale (`LC_ALL=C` before
+    the command, for the shell to put in its environment): dates `Mon dd hh:mm` or `Mon dd  yyyy`, the only forms
+    POSIX gives, in English month names whatever the host's own locale. For an ls with none of GNU's options (AIX:
+    docs section 12); the times are shown to people only, never planned by."""
+    return Command(text=f"LC_ALL=C ls -l {shlex.quote(_directory(active_directory))}", idempotent=True)
+
+
+def extent_digest(active_directory: str, extent: Extent, tool: DigestTool = SHA256SUM) -> Command:
+    """The host's SHA-256 of one extent, by `tool` (linuxmq/platforms.py says which): the proof a copy is checked
+    against."""
+    return tool.command(str(PurePosixPath(_directory(active_directory)) / extent.name))
 
 
 def remove_extent(active_directory: str, extent: Extent) -> Command:
@@ -188,10 +224,10 @@ def display_image_schedule(bin_dir: str, qmgr: str) -> Command:
     )
 
 
-def digest_probe() -> Command:
-    """sha256sum of /dev/null, the program extent_digest runs, found on the PATH as it finds it: an answer of the
-    empty file's SHA-256 shows the host can vouch for an extent's bytes."""
-    return Command(text=f"sha256sum {DIGEST_PROBE}", idempotent=True)
+def digest_probe(tool: DigestTool = SHA256SUM) -> Command:
+    """`tool` on /dev/null, as extent_digest runs it: an answer of the empty file's SHA-256 shows the host can vouch
+    for an extent's bytes with it."""
+    return tool.command(DIGEST_PROBE)
 
 
 def file_system_usage(directory: str) -> Command:

@@ -1,15 +1,17 @@
-"""`mqjournal doctor` for a Linux host of the fleet (#32): is it ready for mqjournal? Read only; per check pass, warn
-or fail, and for each that is not a pass, what to do. The same report as a partition's (doctor.HostReport).
+"""`mqjournal doctor` for a Linux or AIX host of the fleet (#32): is it ready for mqjournal? Read only; per check
+pass, warn or fail, and for each that is not a pass, what to do. The same report as a partition's (doctor.HostReport).
+The few commands that differ by platform are the host's platform's (linuxmq/platforms.py).
 
 What it sends, each through IbmiSession.run (audited: intent before, outcome after), built in linuxmq/commands.py
 from the fleet file's checked names; none of it changes the host:
 - `id -G -n`: the sign-on itself (SSH reach, the pinned host key) and the session's groups: mqm among them?
-- `sha256sum /dev/null`: the host's digest, the proof every extent copy is held to;
+- the host's digest of /dev/null, the proof every extent copy is held to: `sha256sum /dev/null` on Linux; on AIX
+  `openssl dgst -sha256 -r /dev/null`, then the AIX Toolbox's sha256sum, until one answers (linuxmq/extentdigest.py);
 - `<mq_bin>/dspmq`: MQ's control commands run from the fleet file's `mq_bin`, and each queue manager's status;
 and for each queue manager (those the fleet file names, else every one dspmq lists):
 - `dspmqinf -o stanza QM`, `cat <DataPath>/qm.ini`: LogType, LogManagement, LogPath (collector.log_configuration);
 - `runmqsc QM` with `DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH` (collector.log_status), running only;
-- `ls -l --time-style=+%s <LOGPATH>` (collector.log_extents): the log directory readable and listable;
+- the listing of <LOGPATH> (collector.log_extents): the log directory readable and listable;
 - `runmqsc QM` with `DISPLAY QMGR IMGSCHED`, when the fleet file leaves media images to the queue manager;
 - `df -P -k <LOGPATH>`: the log file system's room.
 Why each is asked, and what IBM says of it, is docs/linux-interfaces.md section 11 (verified / assumed).
@@ -20,12 +22,13 @@ from __future__ import annotations
 from mqjournal.doctorreport import HostReport, answers_or_failures, checking_session
 from mqjournal.fleet import FleetConfig
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.ibmi.hostdigest import EMPTY_SHA256, parse_digest
 from mqjournal.ibmi.transport import CommandOutput, ConnectFactory, IbmiSession
 from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.linuxmq import commands, readings
 from mqjournal.linuxmq.collector import LinuxCollectError, log_configuration, log_extents, log_status
+from mqjournal.linuxmq.extentdigest import discover
 from mqjournal.linuxmq.extents import LogManagement
+from mqjournal.linuxmq.platforms import UnixPlatform
 from mqjournal.linuxmq.qmini import LogConfig
 from mqjournal.linuxmq.qmstatus import QMGR_DETAILS, QmStatusError, attributes, log_points
 from mqjournal.linuxmq.snapshot import LogExtent
@@ -74,7 +77,7 @@ def _checks(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> 
     groups = session.run(commands.user_groups())
     report.add("SSH and host key", "pass", f"{host.user}@{host.address}:{host.port} signed on; the host key matched")
     _group(report, host, groups)
-    _digest(report, session)
+    _digest(report, session, host)
     listed = _control_commands(report, session, host)
     if listed is None:
         return
@@ -100,7 +103,7 @@ def _group(report: HostReport, host: LinuxHostConfig, out: CommandOutput) -> Non
     except readings.ReadingError:
         names = None
     if names is None:
-        report.add(title, "fail", f"id -G -n named no groups ({_said(out)})", "check that coreutils' id runs")
+        report.add(title, "fail", f"id -G -n named no groups ({_said(out)})", "check that id runs for this user")
         return
     if MQM in names:
         report.add(title, "pass", f"{host.user} is in group {MQM} (its groups: {' '.join(names)})")
@@ -113,24 +116,26 @@ def _group(report: HostReport, host: LinuxHostConfig, out: CommandOutput) -> Non
         "fail",
         f"{host.user} is not in group {MQM} (its groups: {' '.join(names) or 'none'}); mqjournal needs it for "
         + "; ".join(needs),
-        f"as root: usermod -a -G {MQM} {host.user}; then mqjournal signs on again (a session keeps the groups it "
-        "began with)",
+        f"as root: {host.unix_platform.join_group.format(group=MQM, user=host.user)}; then mqjournal signs on again "
+        "(a session keeps the groups it began with)",
     )
 
 
-def _digest(report: HostReport, session: IbmiSession) -> None:
+def _digest(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> None:
     """Whether the host can digest an extent: without its SHA-256 no copy off the host proves an archive."""
-    out = session.run(commands.digest_probe())
+    platform = host.unix_platform
+    tool, said = discover(session, platform)
     title = "SHA-256 of an extent on the host"
-    if out.exit_status == 0 and parse_digest(out.stdout) == EMPTY_SHA256:
-        report.add(title, "pass", "sha256sum answers (GNU coreutils)")
+    if tool is not None:
+        report.add(title, "pass", f"{' '.join(tool.words)} answers ({tool.brought_by})")
         return
+    tried = "; ".join(f"{' '.join(t.words)}: {_said(out)}" for t, out in zip(platform.digest_tools, said, strict=True))
     report.add(
         title,
         "fail",
-        f"sha256sum gives no SHA-256 ({_said(out)}): no copy of this host's extents can be compared with the host's "
+        f"no program gives a SHA-256 ({tried}): no copy of this host's extents can be compared with the host's "
         "bytes, so none counts as archived and no extent is released (SET LOG ARCHIVED, rm) on its account",
-        "install GNU coreutils (it brings sha256sum) and check that it is on the PATH of the user's SSH commands",
+        platform.digest_install,
     )
 
 
@@ -199,7 +204,7 @@ def _queue_manager(
     _log_management(report, name, config)
     found = _log_status(report, session, host, name) if running else None
     log_path = (found or {}).get("LOGPATH") or config.active_directory + "/"
-    extents = _log_path(report, session, name, log_path)
+    extents = _log_path(report, session, name, log_path, host.unix_platform)
     _media_images(report, session, host, name, running)
     _log_file_system(report, session, name, log_path, config, found, extents)
 
@@ -278,10 +283,12 @@ def _log_status(report: HostReport, session: IbmiSession, host: LinuxHostConfig,
     return found
 
 
-def _log_path(report: HostReport, session: IbmiSession, name: str, log_path: str) -> list[LogExtent] | None:
+def _log_path(
+    report: HostReport, session: IbmiSession, name: str, log_path: str, platform: UnixPlatform
+) -> list[LogExtent] | None:
     title = f"log path ({name})"
     try:
-        extents = log_extents(session, name, log_path)
+        extents = log_extents(session, name, log_path, platform=platform)
     except LinuxCollectError as exc:
         report.add(title, "fail", exc.problem, exc.action)
         return None

@@ -9,7 +9,7 @@ Reading, right before each plan (the approval waits, and the host changes meanwh
 5. media of a queue: `DISPLAY QSTATUS('Q') TYPE(QUEUE) MEDIALOG`, the queue's own first needed extent;
 6. the catalog's copies of the missing extents, each proven again in the store (ExtentStore.still_holds).
 Running: the plan is made again and only steps the approved plan has are run (so a rerun after a partial restore
-puts back only the rest); each extent is uploaded and proven by the host's sha256sum (linuxmq/restore.py), then
+puts back only the rest); each extent is uploaded and proven by the host's own SHA-256 (linuxmq/restore.py), then
 strmqm or rcrmqobj, each judged by its exit status and then by what the host shows (dspmq Running; the queue's
 status shown, not AMQ8149S); at the end the queue manager's status is read again.
 """
@@ -30,6 +30,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.linuxmq import collector, commands
 from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
 from mqjournal.linuxmq.qmstatus import QmStatusError, log_points, queue_media_log
 from mqjournal.linuxmq.readings import ReadingError, queue_manager_names, queue_manager_running
 from mqjournal.linuxmq.recovery import (
@@ -131,7 +132,12 @@ def _running(session: IbmiSession, request: LinuxRecoveryRequest, bin_dir: str) 
 
 
 def read_log_state(
-    session: IbmiSession, request: LinuxRecoveryRequest, *, bin_dir: str, last: LinuxSnapshot | None
+    session: IbmiSession,
+    request: LinuxRecoveryRequest,
+    *,
+    bin_dir: str,
+    last: LinuxSnapshot | None,
+    platform: UnixPlatform = LINUX,
 ) -> LogState:
     """What the host shows of the queue manager's log now (and, when it does not run, its last snapshot's points)."""
     running = _running(session, request, bin_dir)
@@ -158,7 +164,7 @@ def read_log_state(
         if last is not None and last.points() is not None:
             current, restart, media = last.current_extent, last.restart_extent, last.media_extent
             points_from = f"its last snapshot (run {last.run_id}, collected {last.collected_at.isoformat()})"
-    on_disk = [e.name for e in collector.log_extents(session, request.qmgr, log_path)]
+    on_disk = [e.name for e in collector.log_extents(session, request.qmgr, log_path, platform=platform)]
     object_media, object_media_from = None, ""
     if request.kind is RecoveryKind.MEDIA and running and request.object is not None:
         object_media, object_media_from = _object_media(session, request, bin_dir)
@@ -217,9 +223,10 @@ class LinuxRecovery:
     catalog: Catalog
     store: ExtentStore
     last: LinuxSnapshot | None = None  # its newest snapshot: the log points of a queue manager that does not run
+    platform: UnixPlatform = LINUX  # the host's: how its log directory is listed and its extents digested
 
     def plan(self, request: LinuxRecoveryRequest) -> LinuxRecoveryPlan:
-        state = read_log_state(self.session, request, bin_dir=self.bin_dir, last=self.last)
+        state = read_log_state(self.session, request, bin_dir=self.bin_dir, last=self.last, platform=self.platform)
         copies, unproven = proven_copies(self.catalog, self.store, request, state)
         return plan_linux_recovery(request, state, copies, bin_dir=self.bin_dir, unproven=unproven)
 
@@ -253,14 +260,20 @@ class LinuxRecovery:
         if step.action is LinuxAction.PUT_EXTENT:
             assert step.stored is not None
             try:
-                restore_extent(self.session, active=plan.state.log_path, copy=step.stored, store=self.store)
+                restore_extent(
+                    self.session,
+                    active=plan.state.log_path,
+                    copy=step.stored,
+                    store=self.store,
+                    platform=self.platform,
+                )
             except (RestoreError, TransportError) as exc:
                 raise failed(exc.problem, exc.action, exc.msg_id) from None
             return LinuxStepDone(
                 action=step.action,
                 command=step.text,
                 outcome="done",
-                messages=[f"the host's sha256sum is the copy's: {step.stored.sha256}"],
+                messages=[f"the host's SHA-256 is the copy's: {step.stored.sha256}"],
             )
         # Each command is built again from the validated request, never from the step's text.
         if step.action is LinuxAction.START_QMGR:

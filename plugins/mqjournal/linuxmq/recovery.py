@@ -175,7 +175,7 @@ class LinuxRecoveryPlan(_Model):
             lines += ["**This plan cannot run: the recovery needs extents neither the host nor the store has.**", ""]
             lines += [f"- GAP {gap}" for gap in self.gaps] + [""]
         if self.puts:
-            lines += ["Extents to put back into the log directory, each proven by the host's sha256sum after it:", ""]
+            lines += ["Extents to put back into the log directory, each proven by the host's SHA-256 after it:", ""]
             lines += ["| extent | size | archived by run | copy in the backup store | SHA-256 |", "|---" * 5 + "|"]
             lines += [
                 f"| {c.extent} | {size(c.size_bytes)} | {c.run_id} | {c.key} | {c.sha256[:16]}… |" for c in self.puts

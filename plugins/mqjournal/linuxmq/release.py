@@ -27,6 +27,7 @@ from mqjournal.linuxmq import collector, commands
 from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
+from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
 from mqjournal.linuxmq.snapshot import LinuxSnapshot
 
 __all__ = ["ReleaseResult", "release_extents"]
@@ -55,10 +56,14 @@ def release_extents(
     store: ExtentStore,
     catalog: Catalog,
     approved: set[str] | None = None,
+    platform: UnixPlatform = LINUX,
 ) -> ReleaseResult:
-    """Release what the live plan releases (of `approved` only, when given: what the gate showed)."""
+    """Release what the live plan releases (of `approved` only, when given: what the gate showed), reading the host
+    in its `platform`'s forms."""
     result = ReleaseResult(session.host, qmgr)
-    now = collector.collect(session, qmgr, host=session.host, run_id=run_id, bin_dir=bin_dir, media_images="imgsched")
+    now = collector.collect(
+        session, qmgr, host=session.host, run_id=run_id, bin_dir=bin_dir, media_images="imgsched", platform=platform
+    )
     plan = plan_queue_manager(now, _proven(now, catalog, store, approved, result))
     refused: dict[str, str] = {}
     for decision in plan.decisions:
@@ -80,7 +85,7 @@ def release_extents(
             said = (out.stderr or out.stdout).strip().splitlines()
             refused[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
     if result.released or refused:
-        _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result, refused)
+        _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result, refused, platform)
     return result
 
 
@@ -116,6 +121,7 @@ def _confirm(
     log_path: str,
     result: ReleaseResult,
     refused: dict[str, str],
+    platform: UnixPlatform,
 ) -> None:
     """What the queue manager shows after, not the answers' exit statuses alone (SET LOG's messages are not known),
     one read for each question:
@@ -132,7 +138,7 @@ def _confirm(
             still = {waiting} if waiting else set()
             why = "the queue manager still shows it as the oldest extent waiting for notification (ARCHLOG)"
         else:
-            still = listed = {e.name for e in collector.log_extents(session, qmgr, log_path)}
+            still = listed = {e.name for e in collector.log_extents(session, qmgr, log_path, platform=platform)}
             why = "it is still in the log directory after rm"
         for name in [n for n in result.released if n in still]:
             result.released.remove(name)
@@ -141,7 +147,9 @@ def _confirm(
             log.warning("%s %s: %s not released: %s", session.host, qmgr, name, why)
     if not refused:
         return
-    on_disk = listed if listed is not None else {e.name for e in collector.log_extents(session, qmgr, log_path)}
+    if listed is None:
+        listed = {e.name for e in collector.log_extents(session, qmgr, log_path, platform=platform)}
+    on_disk = listed
     for name, why in refused.items():
         if name in on_disk:
             result.kept[name] = why

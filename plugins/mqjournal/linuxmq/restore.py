@@ -10,8 +10,9 @@ what is missing from the directory as it is listed now.
 
 An extent is put back only from a copy whose bytes the host vouched for when it was archived (the catalog's), read
 back from the store with its SHA-256 checked as it is read, written whole into a file that is not there (never over
-one: an extent on disk is MQ's), and proven on the host after the upload by `sha256sum`: a file that is not the copy
-is removed again, and the restore says so.
+one: an extent on disk is MQ's), and proven on the host after the upload by its own digest (`sha256sum` on Linux,
+the program found there on AIX: linuxmq/extentdigest.py): a file that is not the copy is removed again, and the
+restore says so.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transfer import TransferAudit
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession, TransportError
 from mqjournal.linuxmq import commands
+from mqjournal.linuxmq.extentdigest import host_sha256
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
 from mqjournal.linuxmq.snapshot import LinuxSnapshot
 
 __all__ = ["ExtentRestorePlan", "RestoreError", "plan_range", "plan_restore", "restore_extent"]
@@ -91,8 +94,10 @@ def plan_range(
     return ExtentRestorePlan(host, qmgr, missing, found, gaps)
 
 
-def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, store: ExtentStore) -> None:
-    """Upload `copy` into `active` on its host as its extent file, then prove it there with sha256sum."""
+def restore_extent(
+    session: IbmiSession, *, active: str, copy: StoredExtent, store: ExtentStore, platform: UnixPlatform = LINUX
+) -> None:
+    """Upload `copy` into `active` on its host as its extent file, then prove it there with the host's digest."""
     where = f"{session.host} {copy.qmgr} {copy.extent}"
     path = str(PurePosixPath(active) / copy.extent)
     problem = store.still_holds(copy, reread=True)
@@ -143,8 +148,7 @@ def restore_extent(session: IbmiSession, *, active: str, copy: StoredExtent, sto
         raise RestoreError(where, f"the upload of {path} failed ({exc})", "restore it again") from exc
     assert audit is not None  # the file was opened and written
     audit.done("ok", size_bytes=sent, sha256=digest.hexdigest())
-    on_host = session.run(commands.extent_digest(active, Extent.parse(copy.extent)))
-    said = on_host.stdout.split()[0] if on_host.exit_status == 0 and on_host.stdout.split() else None
+    said = host_sha256(session, platform, active, Extent.parse(copy.extent)).sha256
     if digest.hexdigest() != copy.sha256 or said != copy.sha256:
         session.run(commands.remove_extent(active, Extent.parse(copy.extent)))  # ours, and not the copy: taken back
         raise RestoreError(

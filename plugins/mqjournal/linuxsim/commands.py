@@ -1,5 +1,5 @@
-"""The control commands and shell utilities of a simulated Linux MQ host: each a function of the host, the user, the
-arguments and stdin, giving back what the command prints and its exit status (`ExecResult`).
+"""The control commands and shell utilities of a simulated Linux or AIX MQ host: each a function of the host, the user,
+the arguments and stdin, giving back what the command prints and its exit status (`ExecResult`).
 
 Answers and their sources (docs/linux-interfaces.md, "What the simulator must answer"):
 - `dspmq [-m QM] [-x] [-o all|status]`: `QMNAME(QM1)` padded to column 59, then `STATUS(Running)` (+ the `-o all`
@@ -30,6 +30,16 @@ Answers and their sources (docs/linux-interfaces.md, "What the simulator must an
   (model.LogFileSystem: its other bytes plus every queue manager's extents), else the root file system (ASSUMED
   sizes); a path that does not exist gives `No such file or directory`, exit 1.
 - a program the host lacks (`LinuxHost.missing_programs`) is `bash: NAME: command not found`, exit 127, as bash says.
+- Leading `NAME=value` words (`LC_ALL=C ls ...`) are the environment of the command, as a shell takes them.
+An AIX host (`LinuxHost.platform == "aix"`, docs/linux-interfaces.md section 12) differs only where AIX's base system
+does: MQ in /usr/mqm/bin (verified: IBM's default installation path); `ls` without GNU's options, refusing one as its
+getopt does (`ls: Not a recognized flag: -` and its usage line, exit 2: the flag message captured from an AIX ls,
+the exit status ASSUMED) and listing as captured AIX listings do (`-rw-rw----    1 mqm      mqm         262144 Sep 05
+14:59 S0000001.LOG`: zero-padded day; older than six months `Jun 10 2020  NAME`, the year then two blanks), a missing
+path `ls: 0653-341 The file PATH does not exist.` (captured); no `sha256sum` (not in the AIX base: docs section 12) but
+`openssl dgst -sha256 [-r] FILE` (openssl.base, `/usr/bin/openssl`: path ASSUMED) answering as OpenSSL 3 does
+(`SHA2-256(FILE)= hex`, or `hex *FILE` with -r); ksh's `ksh: NAME:  not found.` for a program it lacks (text ASSUMED,
+exit 127 as POSIX reserves it); the user's primary group `staff` (mkuser's default: ASSUMED).
 Paths are normalised as the kernel would (no symlinks here); anything under the MQ tree but outside an `active/`
 directory is refused with "Permission denied" by rm (SIMPLIFICATION: the simulator has no other files; cat and
 sha256sum say "No such file or directory" outside the MQ tree), and a user outside
@@ -40,15 +50,15 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mqjournal.errors import InvalidName
 from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxsim import logger, mqsc
 from mqjournal.linuxsim.model import (
     INSTALLATION_NAME,
-    INSTALLATION_PATH,
     INSTALLATION_VERSION,
     MQM_PREFIX,
     LinuxHost,
@@ -128,7 +138,7 @@ def dspmq(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult
                 "DEFAULT(no)",
                 f"STANDBY({standby})",
                 f"INSTNAME({INSTALLATION_NAME})",
-                f"INSTPATH({INSTALLATION_PATH})",
+                f"INSTPATH({host.installation_path})",
                 f"INSTVER({INSTALLATION_VERSION})",
                 "ROLE(Not configured)",
                 "INSTANCE()",
@@ -360,6 +370,8 @@ def cat(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
 
 
 def ls(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    if host.platform == "aix":
+        return _aix_ls(host, user, args)
     epoch = "--time-style=+%s" in args
     flags = [a for a in args if a.startswith("-") and a != "--time-style=+%s"]
     paths = [a for a in args if not a.startswith("-")]
@@ -382,6 +394,42 @@ def ls(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
 
 def _mtime(moment: datetime, epoch: bool) -> str:
     return str(int(moment.timestamp())) if epoch else moment.strftime("%b %e %H:%M")
+
+
+_AIX_LS_FLAGS = "1ACEFHLNRSUXabcdefgiklmnopqrstux"
+_SIX_MONTHS = timedelta(days=182)
+
+
+def _aix_ls(host: LinuxHost, user: str, args: list[str]) -> ExecResult:
+    flags = "".join(a[1:] for a in args if a.startswith("-") and a != "-")
+    paths = [a for a in args if not a.startswith("-") or a == "-"]
+    unknown = next((f for f in flags if f not in _AIX_LS_FLAGS), None)
+    if unknown is not None:
+        usage = f"Usage: ls [-{_AIX_LS_FLAGS}] [File...]\n"
+        return ExecResult(2, "", f"ls: Not a recognized flag: {unknown}\n{usage}")
+    if flags != "l" or len(paths) != 1:
+        return ExecResult(2, "", "ls: the simulator lists one directory with -l\n")
+    path = paths[0]
+    qm = active_directory(host, path)
+    if qm is None:
+        return ExecResult(2, "", f"ls: 0653-341 The file {path} does not exist.\n")
+    if not _mqm(host, user):
+        return ExecResult(2, "", f"ls: {path}: The file access permissions do not allow the specified action.\n")
+    files = sorted(qm.extents.values(), key=lambda e: e.name)
+    total = len(files) * -(-qm.extent_size // 1024)
+    lines = [f"total {total}"] + [
+        f"-rw-rw---- {1:>4} {'mqm':<8} {'mqm':<8} {qm.extent_size:>10} {_aix_mtime(e.modified, host.now)} {e.name}"
+        for e in files
+    ]
+    return ExecResult(0, "".join(f"{line}\n" for line in lines))
+
+
+def _aix_mtime(moment: datetime, now: datetime) -> str:
+    """`Sep 05 14:59` within the last six months, else `Jun 10 2020 ` (its blank keeps the names in one column)."""
+    local = moment.astimezone(now.tzinfo)
+    if now - _SIX_MONTHS <= moment <= now:
+        return local.strftime("%b %d %H:%M")
+    return local.strftime("%b %d %Y ")
 
 
 def sha256sum(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
@@ -414,6 +462,33 @@ def file_digest(qm: LinuxQueueManager, name: str) -> str:
     return logger.extent_digest(qm.name, extent.number, qm.extent_size)
 
 
+def openssl(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
+    """`openssl dgst -sha256 [-r] FILE...` of AIX's openssl.base, reading what `sha256sum` reads; any other use is
+    refused as OpenSSL refuses an unknown command or option (texts as sim/digest.py's)."""
+    if not args or args[0] != "dgst":
+        return ExecResult(1, "", f"Invalid command '{args[0] if args else ''}'; type \"help\" for a list.\n")
+    options = [a for a in args[1:] if a.startswith("-")]
+    files = [a for a in args[1:] if not a.startswith("-")]
+    if "-sha256" not in options or set(options) - {"-sha256", "-r"} or not files:
+        return ExecResult(1, "", f"dgst: Unrecognized flag {next(iter(set(options) - {'-sha256', '-r'}), '')}\n")
+    out, err, rc = [], [], 0
+    for path in files:
+        found = in_active(host, path)
+        extent = found[0].extents.get(found[1]) if found else None
+        if _normal(path) == DEV_NULL:
+            digest = hashlib.sha256(b"").hexdigest()
+        elif found is None or extent is None or not _mqm(host, user):
+            denied = (found is not None and extent is not None) or (_under_mq(path) and not _mqm(host, user))
+            reason = "Permission denied" if denied else "No such file or directory"
+            err.append(f'Can\'t open "{path}" for reading, {reason}\n')
+            rc = 1
+            continue
+        else:
+            digest = file_digest(found[0], extent.name)
+        out.append(f"{digest} *{path}\n" if "-r" in options else f"SHA2-256({path})= {digest}\n")
+    return ExecResult(rc, "".join(out), "".join(err))
+
+
 def rm(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
     force = "-f" in args
     paths = [a for a in args if a != "-f"]
@@ -440,7 +515,8 @@ def rm(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
 def id_(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
     if sorted("".join(a.lstrip("-") for a in args)) != ["G", "n"] or not all(a.startswith("-") for a in args):
         return ExecResult(1, "", "id: the simulator answers -G -n only\n")
-    return ExecResult(0, " ".join([user, *(["mqm"] if _mqm(host, user) else [])]) + "\n")
+    primary = "staff" if host.platform == "aix" else user
+    return ExecResult(0, " ".join([primary, *(["mqm"] if _mqm(host, user) else [])]) + "\n")
 
 
 # --- df -------------------------------------------------------------------------------------------------------
@@ -508,29 +584,48 @@ COMMANDS: dict[str, Command] = {
     "id": id_,
     "df": df,
 }
-"""Every command the simulated host knows; the rest is `bash: X: command not found` (exit 127)."""
+"""Every command the simulated Linux host knows; the rest is `bash: X: command not found` (exit 127)."""
+
+AIX_COMMANDS: dict[str, Command] = {name: c for name, c in COMMANDS.items() if name != "sha256sum"} | {
+    "openssl": openssl
+}
+"""An AIX host's: no sha256sum in its base system, openssl from openssl.base."""
 
 CHANGES_STATE = frozenset({"rcdmqimg", "rcrmqobj", "strmqm", "endmqm", "runmqsc", "rm"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+
+
+def _not_found(host: LinuxHost, word: str) -> ExecResult:
+    if host.platform == "aix":
+        return ExecResult(127, "", f"ksh: {word}:  not found.\n")
+    said = "No such file or directory" if word.startswith("/") else "command not found"
+    return ExecResult(127, "", f"bash: {word}: {said}\n")
 
 
 def run(host: LinuxHost, user: str, args: list[str], stdin: str = "") -> ExecResult:
     """Run one simple command (its words already split)."""
+    while args and _ASSIGNMENT.fullmatch(args[0]):
+        args = args[1:]  # the command's environment: nothing the simulator reads
     if not args:
         return ExecResult(0)
+    known, paths = (AIX_COMMANDS, _AIX_PATHS) if host.platform == "aix" else (COMMANDS, _PATHS)
     if posixpath.basename(args[0]) in host.missing_programs:
-        said = "No such file or directory" if args[0].startswith("/") else "command not found"
-        return ExecResult(127, "", f"bash: {args[0]}: {said}\n")
+        return _not_found(host, args[0])
     if args[0].startswith("/"):
-        if args[0] not in _PATHS:
-            return ExecResult(127, "", f"bash: {args[0]}: No such file or directory\n")
-        command: Command | None = COMMANDS[posixpath.basename(args[0])]
+        if args[0] not in paths:
+            return _not_found(host, args[0])
+        command: Command | None = known[posixpath.basename(args[0])]
     else:
-        command = COMMANDS.get(args[0])
+        command = known.get(args[0])
     if command is None:
-        return ExecResult(127, "", f"bash: {args[0]}: command not found\n")
+        return _not_found(host, args[0])
     return command(host, user, args[1:], stdin)
 
 
-_PATHS = {f"/opt/mqm/bin/{name}" for name in ("dspmq", "dspmqinf", "rcdmqimg", "rcrmqobj", "strmqm", "endmqm")}
-_PATHS |= {"/opt/mqm/bin/runmqsc", "/usr/bin/cat", "/usr/bin/ls", "/usr/bin/sha256sum", "/usr/bin/rm"}
+_MQ_PROGRAMS = ("dspmq", "dspmqinf", "rcdmqimg", "rcrmqobj", "strmqm", "endmqm", "runmqsc")
+_PATHS = {f"/opt/mqm/bin/{name}" for name in _MQ_PROGRAMS}
+_PATHS |= {"/usr/bin/cat", "/usr/bin/ls", "/usr/bin/sha256sum", "/usr/bin/rm"}
 _PATHS |= {"/bin/cat", "/bin/ls", "/bin/sha256sum", "/bin/rm", "/usr/bin/id", "/usr/bin/df", "/bin/id", "/bin/df"}
+# AIX: /bin is a link to /usr/bin (ASSUMED as every AIX since 4 has it).
+_AIX_PATHS = {f"/usr/mqm/bin/{name}" for name in _MQ_PROGRAMS}
+_AIX_PATHS |= {f"{d}/{p}" for d in ("/usr/bin", "/bin") for p in ("cat", "ls", "rm", "id", "df", "openssl")}

@@ -1,4 +1,4 @@
-"""A simulated Linux MQ host at run time: its state under a lock, its shell, a workload, and persistence as JSON.
+"""A simulated Linux or AIX MQ host at run time: its state under a lock, its shell, a workload, and persistence as JSON.
 
 The shell runs one simple command per line, split as bash splits words (`shlex`): pipes, lists and redirections are
 not simulated and are refused (exit 2) rather than run as something else, since mqjournal never sends them.
@@ -35,8 +35,13 @@ class LinuxSimulatedHost:
         self.lock = threading.RLock()
 
     @classmethod
-    def create(cls, name: str, now: datetime, state_path: Path | None = None) -> LinuxSimulatedHost:
-        simulated = cls(LinuxHost(name=name, now=now), state_path)
+    def create(
+        cls, name: str, now: datetime, state_path: Path | None = None, *, platform: Literal["linux", "aix"] = "linux"
+    ) -> LinuxSimulatedHost:
+        host = LinuxHost(name=name, now=now, platform=platform)
+        if platform == "aix":
+            host.log_file_system.device = "/dev/fslv00"  # crfs's name for a file system's first logical volume
+        simulated = cls(host, state_path)
         simulated.save()
         return simulated
 

@@ -1,4 +1,4 @@
-"""The state of one simulated Linux host and its linear-logging queue managers, as plain data persisted as JSON.
+"""The state of one simulated Linux or AIX host and its linear-logging queue managers, as plain data persisted as JSON.
 
 Behaviour lives in `logger.py` (what MQ's logger does to extents and log points); this module only says what a host
 holds. Paths follow MQ's defaults (docs/linux-interfaces.md, section 1, verified): the data directory is
@@ -26,6 +26,8 @@ STATE_VERSION = 1
 MQM_PREFIX = "/var/mqm"
 INSTALLATION_NAME = "Installation1"
 INSTALLATION_PATH = "/opt/mqm"
+INSTALLATION_PATHS = {"linux": "/opt/mqm", "aix": "/usr/mqm"}
+"""IBM MQ's default MQ_INSTALLATION_PATH of each platform (verified: "Installation location on Multiplatforms")."""
 INSTALLATION_VERSION = "9.4.2.0"  # the release of the instana capture the answers' shapes come from
 _DIRECTORY_CHARACTERS = str.maketrans({".": "!", "/": "&"})
 
@@ -167,11 +169,14 @@ class LogFileSystem(_State):
 
 
 class LinuxHost(_State):
-    """One Linux host: its clock and its queue managers by name."""
+    """One Linux or AIX host: its clock and its queue managers by name."""
 
     name: str
     now: AwareDatetime
     state_version: int = STATE_VERSION
+    platform: Literal["linux", "aix"] = "linux"
+    """Which base system answers the shell's commands (linuxsim/commands.py): a state saved before AIX hosts existed
+    has none and is a Linux host's, so STATE_VERSION stays."""
     queue_managers: dict[str, LinuxQueueManager] = Field(default_factory=dict)
     mqm_members: list[str] = Field(default_factory=lambda: ["mqm"])
     """Users in group mqm: IBM asks it for most control commands and the log files are the group's (section 8)."""
@@ -181,6 +186,10 @@ class LinuxHost(_State):
 
     def queue_manager(self, name: str) -> LinuxQueueManager | None:
         return self.queue_managers.get(name)
+
+    @property
+    def installation_path(self) -> str:
+        return INSTALLATION_PATHS[self.platform]
 
 
 def new_queue_manager(

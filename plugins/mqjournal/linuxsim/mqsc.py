@@ -44,7 +44,6 @@ from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxsim import logger
 from mqjournal.linuxsim.model import (
     INSTALLATION_NAME,
-    INSTALLATION_PATH,
     LinuxHost,
     LinuxQueueManager,
     RecoverableObject,
@@ -321,7 +320,7 @@ def status_values(host: LinuxHost, qm: LinuxQueueManager) -> dict[str, str]:
         "INSTANCE": "",
         "INSTDESC": "",
         "INSTNAME": INSTALLATION_NAME,
-        "INSTPATH": INSTALLATION_PATH,
+        "INSTPATH": host.installation_path,
         "LDAPCONN": "INACTIVE",
         "LOGEXTSZ": str(qm.log_file_pages * 4 + 8),
         "LOGFSSZ": "SHARED",

@@ -1,5 +1,5 @@
-"""A fleet file's Linux hosts as the simulator serves them: made from their configuration or loaded from the state
-folder (`<host>.linux.json`), warmed up, and which of their commands read standard input."""
+"""A fleet file's Linux and AIX hosts as the simulator serves them: made from their configuration or loaded from the
+state folder (`<host>.linux.json`), warmed up, and which of their commands read standard input."""
 
 from __future__ import annotations
 
@@ -50,8 +50,10 @@ def linux_host(config: LinuxHostConfig, state_dir: Path, start: datetime, warmup
     `warmup_hours` of workload (each queue manager writing its configured log bytes per minute)."""
     path = state_path(state_dir, config.name)
     host = LinuxSimulatedHost.load(path) if path.exists() else None
+    if host is not None and host.host.platform != config.platform:
+        host = None  # the fleet file made it a host of another platform: a new one, as a fresh state folder would
     if host is None:
-        host = LinuxSimulatedHost.create(config.name, start, path)
+        host = LinuxSimulatedHost.create(config.name, start, path, platform=config.platform)
         for qm in config.queue_managers:
             host.add_queue_manager(
                 qm.name,
