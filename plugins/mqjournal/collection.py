@@ -158,7 +158,7 @@ def collect_linux_host(
                         run_id=run_id,
                         bin_dir=host.mq_bin,
                         media_images=host.media_images,
-                        platform=host.unix_platform,
+                        platform=host.host_platform,
                     )
                 )
     return result

@@ -1,11 +1,13 @@
-"""The UNIX hosts of a fleet file (Linux, AIX): queue managers with linear logs, reached over the same SSH transport
-(#32).
+"""The queue manager hosts of a fleet file that are not IBM i (Linux, AIX, Windows): queue managers with linear logs,
+reached over the same SSH transport (#32).
 
-A host of this kind is written among the fleet file's `hosts` with `platform: linux` or `platform: aix`; FleetConfig
-keeps them apart (`linux_hosts`, both kinds), so that no IBM i step ever meets one. Its platform decides the forms
-of the few commands that differ (linuxmq/platforms.py) and the default of `mq_bin` (/opt/mqm/bin on Linux,
-/usr/mqm/bin on AIX: IBM MQ's default installation paths, docs/linux-interfaces.md section 12). Every name here is
-validated before any command is built (section 9: MQ names, extent names, paths are never quoted, only checked).
+A host of this kind is written among the fleet file's `hosts` with `platform: linux`, `aix` or `windows`; FleetConfig
+keeps them apart (`linux_hosts`, all three kinds), so that no IBM i step ever meets one. Its platform decides the forms
+of every command sent to it (linuxmq/platforms.py) and the defaults of `mq_bin` and `data_root` (/opt/mqm/bin on
+Linux, /usr/mqm/bin on AIX, `C:\\Program Files\\IBM\\MQ\\bin` on Windows: IBM MQ's default installation paths,
+docs/linux-interfaces.md section 12, docs/windows-interfaces.md section 2). Every name here is validated before any
+command is built, by the platform's own rules (section 9; on Windows, windowsforms: directories of plain characters
+only, and no queue manager whose name cmd.exe could misread or whose directory MQ writes with `!` or `&`).
 """
 
 from __future__ import annotations
@@ -16,16 +18,17 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from mqjournal.errors import InvalidName
 from mqjournal.linuxmq.extents import LogManagement
-from mqjournal.linuxmq.platforms import PLATFORMS, UnixPlatform
+from mqjournal.linuxmq.platforms import PLATFORMS, HostPlatform
+from mqjournal.linuxmq.snapshot import PlatformName
 from mqjournal.names import HostName, MqObjectName, QueueManagerName
 
-UNIX_PLATFORMS = frozenset({"linux", "aix"})
-"""The `platform` values of the hosts kept here (each one of linuxmq/platforms.PLATFORMS)."""
+UNIX_PLATFORMS = frozenset(PLATFORMS)
+"""The `platform` values of the hosts kept here (linuxmq/platforms.PLATFORMS: linux, aix, windows). The name is older
+than Windows hosts: it means "the hosts that are not IBM i partitions"."""
 
 _LINUX_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
-# A directory mqjournal names in a command: absolute, plain characters, no "..": nothing a shell would expand.
-_PLAIN_DIRECTORY = re.compile(r"/(?:[A-Za-z0-9._-]+/)*[A-Za-z0-9._-]*")
 
 
 def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
@@ -38,9 +41,6 @@ def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
 
 
 LinuxUser = Annotated[str, AfterValidator(_matching(_LINUX_USER, "a Linux user name (a-z 0-9 _ -, 32 at most)"))]
-PlainDirectory = Annotated[
-    str, AfterValidator(_matching(_PLAIN_DIRECTORY, "an absolute directory of letters, digits, '.', '_', '-'"))
-]
 
 
 class _Config(BaseModel):
@@ -77,17 +77,21 @@ class LinuxFaultsConfig(_Config):
 
 
 class LinuxHostConfig(_Config):
-    platform: Literal["linux", "aix"] = "linux"
+    platform: PlatformName = "linux"
     name: HostName
     address: str = "127.0.0.1"
     port: int = Field(22, ge=0, le=65535)
     user: LinuxUser = Field("mqjournal", description="the user mqjournal signs on as (a member of group mqm)")
-    mq_bin: PlainDirectory = Field(
+    mq_bin: str = Field(
         "/opt/mqm/bin",
         description="where IBM MQ's control commands are installed; default the platform's: /opt/mqm/bin (Linux), "
-        "/usr/mqm/bin (AIX)",
+        "/usr/mqm/bin (AIX), C:\\Program Files\\IBM\\MQ\\bin (Windows); checked by the platform's rules",
     )
-    data_root: PlainDirectory = Field("/var/mqm", description="IBM MQ's data root (qmgrs/, log/, mqs.ini)")
+    data_root: str = Field(
+        "/var/mqm",
+        description="IBM MQ's data root (qmgrs, log, mqs.ini); default the platform's: /var/mqm, or "
+        "C:\\ProgramData\\IBM\\MQ on Windows",
+    )
     media_images: Literal["rcdmqimg", "imgsched"] = Field(
         "rcdmqimg",
         description="how MEDIALOG moves: rcdmqimg (each collection records media images of every object) or "
@@ -99,15 +103,40 @@ class LinuxHostConfig(_Config):
     @model_validator(mode="before")
     @classmethod
     def _platform_defaults(cls, data: object) -> object:
-        """mq_bin left out is the platform's default installation's."""
-        if isinstance(data, dict) and "mq_bin" not in data and data.get("platform") in PLATFORMS:
-            return data | {"mq_bin": PLATFORMS[data["platform"]].mq_bin}
+        """mq_bin and data_root left out are the platform's default installation's."""
+        if isinstance(data, dict) and data.get("platform") in PLATFORMS:
+            platform = PLATFORMS[data["platform"]]
+            return {"mq_bin": platform.mq_bin, "data_root": platform.data_root} | data
         return data
 
+    @model_validator(mode="after")
+    def _names_the_platform_takes(self) -> LinuxHostConfig:
+        """Directories and queue manager names as the host's platform may send them: a POSIX path is no Windows one,
+        and a name cmd.exe could misread is refused here, before any command, with what to do."""
+        platform = self.host_platform
+        for what, value in (("mq_bin", self.mq_bin), ("data_root", self.data_root)):
+            try:
+                platform.directory(value)
+            except InvalidName as exc:
+                raise ValueError(f"host {self.name}: {what} {exc.obj} is {exc.problem}: {exc.action}") from None
+        for qm in self.queue_managers:
+            try:
+                platform.queue_manager_name(qm.name)
+            except InvalidName as exc:
+                raise ValueError(
+                    f"host {self.name} ({platform.label}): queue manager {qm.name}: {exc.problem}; {exc.action}"
+                ) from None
+        return self
+
     @property
-    def unix_platform(self) -> UnixPlatform:
-        """The forms of the commands that differ on this host's platform, for every step that builds or reads one."""
+    def host_platform(self) -> HostPlatform:
+        """Every command sent to this host and the readers of its answers, in its platform's forms."""
         return PLATFORMS[self.platform]
+
+    @property
+    def unix_platform(self) -> HostPlatform:
+        """The older name of `host_platform`, from before Windows hosts."""
+        return self.host_platform
 
     @model_validator(mode="after")
     def _unique_queue_managers(self) -> LinuxHostConfig:

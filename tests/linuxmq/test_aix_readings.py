@@ -94,5 +94,6 @@ def test_aix_lists_in_the_posix_locale_and_digests_with_openssl_first() -> None:
     assert commands.extent_digest(ACTIVE, extent).text == "sha256sum '/var/mqm/log/QM!ORDERS/active/S0000007.LOG'"
     assert (platforms.AIX.mq_bin, platforms.LINUX.mq_bin) == ("/usr/mqm/bin", "/opt/mqm/bin")
     assert platforms.platform_of("aix") is platforms.AIX
-    with pytest.raises(ValueError, match="windows"):
-        platforms.platform_of("windows")
+    assert platforms.platform_of("windows") is platforms.WINDOWS
+    with pytest.raises(ValueError, match="hpux"):
+        platforms.platform_of("hpux")

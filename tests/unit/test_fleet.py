@@ -344,6 +344,6 @@ def test_an_aix_host_is_a_unix_host_with_aix_s_installation_and_forms() -> None:
     ]
     assert FleetConfig.model_validate(fleet.model_dump(mode="json")) == fleet
     with pytest.raises(ValueError):
-        FleetConfig.model_validate({"hosts": [{"name": "w1", "platform": "windows"}]})  # not researched yet
+        FleetConfig.model_validate({"hosts": [{"name": "h1", "platform": "hpux"}]})  # no such platform here
     with pytest.raises(ValueError):
         FleetConfig.model_validate({"hosts": [{"name": "a1", "platform": "aix", "mq_bin": "/usr/mqm/bin;id"}]})

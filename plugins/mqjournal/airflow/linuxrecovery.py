@@ -62,7 +62,7 @@ def _recovery(settings: Settings, session: IbmiSession, host: LinuxHostConfig, q
         Catalog(settings.catalog_url),
         ExtentStore(settings.backup_store, conn_id=settings.backup_store_conn_id),
         last=last,
-        platform=host.unix_platform,
+        platform=host.host_platform,
     )
 
 

@@ -165,7 +165,7 @@ def collect(settings: Settings, targets: Sequence[LinuxTarget], run_id: str, dry
             run_id=run_id,
             bin_dir=host.mq_bin,
             media_images="imgsched" if dry_run else host.media_images,
-            platform=host.unix_platform,
+            platform=host.host_platform,
         )
         by_host[host.name].append(snapshot)
         return f"{host.name}/{qmgr}"
@@ -285,7 +285,7 @@ def archive(settings: Settings, summary: RunPlan, run_id: str) -> LinuxWork:
                     run_id=run_id,
                     store=store,
                     catalog=catalog,
-                    platform=host.unix_platform,
+                    platform=host.host_platform,
                 )
             except (ConnectionLost, HostUnreachable):
                 raise  # the session is gone: the rest of this host fails as a whole, by name
@@ -324,7 +324,7 @@ def release(settings: Settings, summary: RunPlan, approved: set[str], run_id: st
             store=store,
             catalog=catalog,
             approved=set(plan.to_release),
-            platform=host.unix_platform,
+            platform=host.host_platform,
         )
         sizes = _sizes(settings, run_id, host.name, qmgr)
         return LinuxReleaseResult(

@@ -2,9 +2,10 @@
 
 For each extent the plan says to archive (linuxmq/plan.py: any S extent behind the one being written), in order:
 1. The host's SHA-256 of the extent (`sha256sum <extent>` on Linux; on AIX the digest program found there:
-   linuxmq/extentdigest.py), read beside the download (2.): the digest the copy must have. MQ has finished
-   writing any extent but the current one (q129100: any S extent but the current one may be archived "because the
-   queue manager has finished writing to them"), so its bytes do not change; one that MQ reused or deleted meanwhile
+   linuxmq/extentdigest.py; `certutil -hashfile <extent> SHA256` on Windows), read beside the download (2.): the
+   digest the copy must have. MQ has finished writing any extent but the current one (q129100: any S extent but
+   the current one may be archived "because the queue manager has finished writing to them"), so its bytes do not
+   change; one that MQ reused or deleted meanwhile
    (Automatic mode, another job) fails the digest or the download, or arrives as other bytes, and nothing is kept.
 2. The download over SFTP (ibmi/sftpcopy: OpenSSH's client where the login allows it, reads in flight, resumed after
    a drop), each attempt in the audit log as `SFTP GET <path>` before its first request and its outcome after.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import PurePosixPath
 
 from mqjournal.backupstore import BackupStoreError
 from mqjournal.catalog import Catalog, ExtentCopy, ExtentToCopy, StoredExtent
@@ -27,7 +27,7 @@ from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSessio
 from mqjournal.linuxmq.extentdigest import host_sha256
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore, extent_key
-from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
+from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 
 __all__ = ["ArchiveError", "ExtentNotVouched", "archive_extent"]
 
@@ -42,12 +42,12 @@ class ExtentNotVouched(ArchiveError):
     """The bytes that arrived are not the ones the host's digest describes."""
 
 
-def _host_digest(session: IbmiSession, platform: UnixPlatform, active: str, extent: Extent, where: str) -> str:
+def _host_digest(session: IbmiSession, platform: HostPlatform, active: str, extent: Extent, where: str) -> str:
     found = host_sha256(session, platform, active, extent)
     if found.sha256 is None:
         raise ArchiveError(
             where,
-            f"the host gave no SHA-256 of {PurePosixPath(active) / extent.name} ({found.said})",
+            f"the host gave no SHA-256 of {platform.file_path(active, extent.name)} ({found.said})",
             "check that the extent is still there (MQ may have reused or deleted it: LogManagement) and that the user "
             "may read it (group mqm); an extent without the host's digest is never counted as copied",
         )
@@ -79,7 +79,7 @@ def archive_extent(
     run_id: str,
     store: ExtentStore,
     catalog: Catalog,
-    platform: UnixPlatform = LINUX,
+    platform: HostPlatform = LINUX,
 ) -> StoredExtent:
     """Copy `extent` of `qmgr` (in its log's `active` directory) into `store` with the host's proof (by its
     `platform`'s digest program), and record it."""
@@ -95,7 +95,7 @@ def archive_extent(
         if already is not None:
             catalog.record_extent_copy(already)
             return already
-    path = str(PurePosixPath(active) / extent.name)
+    path = platform.sftp_path(active, extent.name)  # `/C:/...` on Windows (its SFTP server's form)
     # The host's digest while the bytes come: both read the whole extent, which MQ no longer writes, and the copy is
     # kept only when its bytes hash to that digest, so side by side proves what one after the other does.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extent-digest") as pool:

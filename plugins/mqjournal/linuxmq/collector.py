@@ -8,7 +8,9 @@ In order, each a command the audit log records before it is sent (linuxmq/comman
 2. `dspmqinf -o stanza QM`, then `cat <DataPath>/qm.ini`: the log's type, management and extent size.
 3. `runmqsc QM` with `DISPLAY QMSTATUS CURRLOG RECLOG MEDIALOG ARCHLOG LOGPATH` on its standard input.
 4. The listing of `<LOGPATH>` in its platform's form (linuxmq/platforms.py: `ls -l --time-style=+%s` on Linux,
-   `LC_ALL=C ls -l` on AIX): the extents on disk, by name.
+   `LC_ALL=C ls -l` on AIX, a PowerShell listing on Windows): the extents on disk, by name.
+Each command is the host's platform's form of it (linuxmq/platforms.py: on Windows the same programs by full path
+through cmd.exe, and `type` for qm.ini); the answers are MQ's, read alike.
 What fails is raised as LinuxCollectError naming the queue manager and what to do; nothing is half recorded.
 """
 
@@ -20,11 +22,11 @@ from typing import Literal
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession
-from mqjournal.linuxmq import commands
-from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
+from mqjournal.linuxmq import commands  # noqa: F401  (re-exported: tests and callers reach the POSIX forms here)
+from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 from mqjournal.linuxmq.qmini import LogConfig, QmIniError, log_config
 from mqjournal.linuxmq.qmstatus import QmStatusError, attributes
-from mqjournal.linuxmq.readings import ReadingError, data_path
+from mqjournal.linuxmq.readings import ReadingError
 from mqjournal.linuxmq.snapshot import DamagedObject, LinuxSnapshot, LogExtent, MediaImages
 
 __all__ = ["LinuxCollectError", "collect", "damaged_objects", "log_configuration", "log_extents", "log_status"]
@@ -71,11 +73,11 @@ def collect(
     run_id: str,
     bin_dir: str,
     media_images: Literal["rcdmqimg", "imgsched"] = "rcdmqimg",
-    platform: UnixPlatform = LINUX,
+    platform: HostPlatform = LINUX,
 ) -> LinuxSnapshot:
     images = MediaImages(forced=False, ok=False)
     if media_images == "rcdmqimg":
-        out = session.run(commands.record_media_images(bin_dir, qmgr))
+        out = session.run(platform.record_media_images(bin_dir, qmgr))
         images = MediaImages(
             forced=True,
             ok=out.exit_status == 0,
@@ -83,13 +85,14 @@ def collect(
             messages=_ids(out),
             damaged=damaged_objects(out.stdout + "\n" + out.stderr),
         )
-    config = log_configuration(session, qmgr, bin_dir=bin_dir)
-    found = log_status(session, qmgr, bin_dir=bin_dir)
+    config = log_configuration(session, qmgr, bin_dir=bin_dir, platform=platform)
+    found = log_status(session, qmgr, bin_dir=bin_dir, platform=platform)
     points = {key: found.get(key) or None for key in ("CURRLOG", "RECLOG", "MEDIALOG", "ARCHLOG")}
-    log_path = found.get("LOGPATH") or config.active_directory + "/"
+    log_path = found.get("LOGPATH") or platform.active_log_path(config.log_path)
     extents = log_extents(session, qmgr, log_path, platform=platform) if config.linear else []
     return LinuxSnapshot(
         run_id=run_id,
+        platform=platform.name,
         collected_at=datetime.now(UTC),
         host=host,
         qmgr=qmgr,
@@ -106,22 +109,24 @@ def collect(
     )
 
 
-def log_configuration(session: IbmiSession, qmgr: str, *, bin_dir: str, where: str | None = None) -> LogConfig:
+def log_configuration(
+    session: IbmiSession, qmgr: str, *, bin_dir: str, where: str | None = None, platform: HostPlatform = LINUX
+) -> LogConfig:
     """qm.ini's Log: stanza, found through dspmqinf: what the log is and where, read whether or not the queue manager
     runs (a recovery reads it of one that does not start)."""
     where = where or f"{session.host} {qmgr}"
     info = _checked(
-        session.run(commands.queue_manager_info(bin_dir, qmgr)),
+        session.run(platform.queue_manager_info(bin_dir, qmgr)),
         where,
         "dspmqinf",
         "check that the queue manager exists on this host (dspmq) and that the fleet file spells it as MQ does",
     )
     try:
-        data = data_path(info)
+        data = platform.data_path(info)
     except ReadingError as exc:
         raise LinuxCollectError(where, str(exc), "check the queue manager's entry in mqs.ini (dspmqinf)") from exc
     ini_text = _checked(
-        session.run(commands.read_qm_ini(data)),
+        session.run(platform.read_qm_ini(data)),
         where,
         "reading qm.ini",
         "give the user read access to the queue manager's data directory (membership of group mqm)",
@@ -132,9 +137,9 @@ def log_configuration(session: IbmiSession, qmgr: str, *, bin_dir: str, where: s
         raise LinuxCollectError(where, str(exc), "check the Log: stanza of the queue manager's qm.ini") from exc
 
 
-def log_status(session: IbmiSession, qmgr: str, *, bin_dir: str) -> dict[str, str]:
+def log_status(session: IbmiSession, qmgr: str, *, bin_dir: str, platform: HostPlatform = LINUX) -> dict[str, str]:
     """DISPLAY QMSTATUS's log attributes, as runmqsc answers them."""
-    status = session.run(commands.display_log_status(bin_dir, qmgr))
+    status = session.run(platform.display_log_status(bin_dir, qmgr))
     try:
         return attributes(status.stdout)
     except QmStatusError as exc:
@@ -145,7 +150,7 @@ def log_status(session: IbmiSession, qmgr: str, *, bin_dir: str) -> dict[str, st
         ) from exc
 
 
-def log_extents(session: IbmiSession, qmgr: str, log_path: str, *, platform: UnixPlatform = LINUX) -> list[LogExtent]:
+def log_extents(session: IbmiSession, qmgr: str, log_path: str, *, platform: HostPlatform = LINUX) -> list[LogExtent]:
     """The extent files of the log's active directory, by name, listed and read in the `platform`'s form."""
     where = f"{session.host} {qmgr}"
     listing = _checked(
@@ -158,6 +163,6 @@ def log_extents(session: IbmiSession, qmgr: str, log_path: str, *, platform: Uni
         listed = platform.read_listing(listing, datetime.now(UTC))
     except ReadingError as exc:
         raise LinuxCollectError(
-            where, str(exc), f"report this listing: it does not read as the {platform.name} host's ls -l"
+            where, str(exc), f"report this listing: it does not read as the {platform.label} host's listing"
         ) from exc
     return [LogExtent(name=f.extent.name, size_bytes=f.size_bytes, modified_at=f.modified_at) for f in listed]

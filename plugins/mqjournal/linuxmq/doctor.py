@@ -1,6 +1,8 @@
-"""`mqjournal doctor` for a Linux or AIX host of the fleet (#32): is it ready for mqjournal? Read only; per check
-pass, warn or fail, and for each that is not a pass, what to do. The same report as a partition's (doctor.HostReport).
-The few commands that differ by platform are the host's platform's (linuxmq/platforms.py).
+"""`mqjournal doctor` for a Linux, AIX or Windows host of the fleet (#32): is it ready for mqjournal? Read only; per
+check pass, warn or fail, and for each that is not a pass, what to do. The same report as a partition's
+(doctor.HostReport). Every command is the host's platform's form (linuxmq/platforms.py); a Windows host is first
+checked for a shell that runs mqjournal's lines as sent, its MQ authority read by SID, and certutil
+(linuxmq/windowsdoctor.py, docs/windows-interfaces.md section 5), then as below.
 
 What it sends, each through IbmiSession.run (audited: intent before, outcome after), built in linuxmq/commands.py
 from the fleet file's checked names; none of it changes the host:
@@ -24,11 +26,11 @@ from mqjournal.fleet import FleetConfig
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.transport import CommandOutput, ConnectFactory, IbmiSession
 from mqjournal.linuxfleet import LinuxHostConfig
-from mqjournal.linuxmq import commands, readings
+from mqjournal.linuxmq import readings, windowsdoctor
 from mqjournal.linuxmq.collector import LinuxCollectError, log_configuration, log_extents, log_status
 from mqjournal.linuxmq.extentdigest import discover
 from mqjournal.linuxmq.extents import LogManagement
-from mqjournal.linuxmq.platforms import UnixPlatform
+from mqjournal.linuxmq.platforms import HostPlatform, WindowsPlatform
 from mqjournal.linuxmq.qmini import LogConfig
 from mqjournal.linuxmq.qmstatus import QMGR_DETAILS, QmStatusError, attributes, log_points
 from mqjournal.linuxmq.snapshot import LogExtent
@@ -74,14 +76,24 @@ def _said(out: CommandOutput) -> str:
 
 
 def _checks(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> None:
-    groups = session.run(commands.user_groups())
-    report.add("SSH and host key", "pass", f"{host.user}@{host.address}:{host.port} signed on; the host key matched")
-    _group(report, host, groups)
-    _digest(report, session, host)
+    platform = host.host_platform
+    if isinstance(platform, WindowsPlatform):
+        if not windowsdoctor.shell(report, session, host):
+            return  # not cmd.exe, or one that may run more than the line: nothing else is sent
+        windowsdoctor.authority(report, session, host, platform)
+    else:
+        groups = session.run(platform.user_groups())
+        report.add(
+            "SSH and host key", "pass", f"{host.user}@{host.address}:{host.port} signed on; the host key matched"
+        )
+        _group(report, host, groups)
+        _digest(report, session, host)
     listed = _control_commands(report, session, host)
     if listed is None:
         return
     wanted = [q.name for q in host.queue_managers] or sorted(listed)
+    if isinstance(platform, WindowsPlatform) and wanted:
+        windowsdoctor.digest(report, session, host, platform, wanted[0])
     if not wanted:
         report.add(
             "queue managers",
@@ -116,14 +128,14 @@ def _group(report: HostReport, host: LinuxHostConfig, out: CommandOutput) -> Non
         "fail",
         f"{host.user} is not in group {MQM} (its groups: {' '.join(names) or 'none'}); mqjournal needs it for "
         + "; ".join(needs),
-        f"as root: {host.unix_platform.join_group.format(group=MQM, user=host.user)}; then mqjournal signs on again "
+        f"as root: {host.host_platform.join_group.format(group=MQM, user=host.user)}; then mqjournal signs on again "
         "(a session keeps the groups it began with)",
     )
 
 
 def _digest(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> None:
     """Whether the host can digest an extent: without its SHA-256 no copy off the host proves an archive."""
-    platform = host.unix_platform
+    platform = host.host_platform
     tool, said = discover(session, platform)
     title = "SHA-256 of an extent on the host"
     if tool is not None:
@@ -142,14 +154,15 @@ def _digest(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> 
 def _control_commands(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> dict[str, str] | None:
     """dspmq from the fleet file's mq_bin: the installation is there, and what it lists (None when it does not)."""
     title = f"MQ control commands ({host.mq_bin})"
-    out = session.run(commands.list_queue_managers(host.mq_bin))
-    if out.exit_status in (126, 127):
+    out = session.run(host.host_platform.list_queue_managers(host.mq_bin))
+    if host.host_platform.missing_program(out):
         report.add(
             title,
             "fail",
             f"no dspmq runs from {host.mq_bin} ({_said(out)})",
             "set the host's mq_bin in the fleet file to the bin directory of the installation its queue managers "
-            "belong to (/opt/mqm/bin by default; dspmq -o installation on the host names each queue manager's)",
+            f"belong to ({host.host_platform.mq_bin} by default; dspmq -o installation on the host names each queue "
+            "manager's)",
         )
         return None
     try:
@@ -195,7 +208,7 @@ def _queue_manager(
             "name that host in the fleet file",
         )
     try:
-        config = log_configuration(session, name, bin_dir=host.mq_bin)
+        config = log_configuration(session, name, bin_dir=host.mq_bin, platform=host.host_platform)
     except LinuxCollectError as exc:
         report.add(f"qm.ini ({name})", "fail", exc.problem, exc.action)
         return
@@ -203,10 +216,10 @@ def _queue_manager(
         return
     _log_management(report, name, config)
     found = _log_status(report, session, host, name) if running else None
-    log_path = (found or {}).get("LOGPATH") or config.active_directory + "/"
-    extents = _log_path(report, session, name, log_path, host.unix_platform)
+    log_path = (found or {}).get("LOGPATH") or host.host_platform.active_log_path(config.log_path)
+    extents = _log_path(report, session, name, log_path, host.host_platform)
     _media_images(report, session, host, name, running)
-    _log_file_system(report, session, name, log_path, config, found, extents)
+    _log_file_system(report, session, host.host_platform, name, log_path, config, found, extents)
 
 
 def _log_type(report: HostReport, name: str, config: LogConfig) -> bool:
@@ -266,7 +279,7 @@ def _log_management(report: HostReport, name: str, config: LogConfig) -> None:
 def _log_status(report: HostReport, session: IbmiSession, host: LinuxHostConfig, name: str) -> dict[str, str] | None:
     title = f"DISPLAY QMSTATUS ({name})"
     try:
-        found = log_status(session, name, bin_dir=host.mq_bin)
+        found = log_status(session, name, bin_dir=host.mq_bin, platform=host.host_platform)
         points = log_points(found)
     except LinuxCollectError as exc:
         report.add(title, "fail", exc.problem, exc.action)
@@ -284,7 +297,7 @@ def _log_status(report: HostReport, session: IbmiSession, host: LinuxHostConfig,
 
 
 def _log_path(
-    report: HostReport, session: IbmiSession, name: str, log_path: str, platform: UnixPlatform
+    report: HostReport, session: IbmiSession, name: str, log_path: str, platform: HostPlatform
 ) -> list[LogExtent] | None:
     title = f"log path ({name})"
     try:
@@ -307,7 +320,7 @@ def _media_images(report: HostReport, session: IbmiSession, host: LinuxHostConfi
     if not running:
         report.add(title, "skip", "DISPLAY QMGR IMGSCHED is read from a running queue manager only")
         return
-    out = session.run(commands.display_image_schedule(host.mq_bin, name))
+    out = session.run(host.host_platform.display_image_schedule(host.mq_bin, name))
     try:
         schedule = attributes(out.stdout, QMGR_DETAILS).get("IMGSCHED", "")
     except QmStatusError as exc:
@@ -334,6 +347,7 @@ def _media_images(report: HostReport, session: IbmiSession, host: LinuxHostConfi
 def _log_file_system(
     report: HostReport,
     session: IbmiSession,
+    platform: HostPlatform,
     name: str,
     log_path: str,
     config: LogConfig,
@@ -343,17 +357,18 @@ def _log_file_system(
     """The room left where the log grows: MQ stops working well when it cannot format a new extent (IBM, "Log file
     location"), and a linear log only grows until extents are let go."""
     title = f"log file system ({name})"
-    out = session.run(commands.file_system_usage(log_path))
+    out = session.run(platform.file_system_usage(log_path))
     try:
-        usage = readings.file_system_usage(out.stdout) if out.exit_status == 0 else None
+        usage = platform.read_file_system_usage(out.stdout, log_path) if out.exit_status == 0 else None
     except readings.ReadingError:
         usage = None
     if usage is None:
         report.add(
             title,
             "warn",
-            f"df -P -k {log_path} gave no usage ({_said(out)}): the room left for the log is not known",
-            "check that coreutils' df runs for the user and may see the log path",
+            f"`{platform.file_system_usage(log_path).text}` gave no usage ({_said(out)}): the room left for the log "
+            "is not known",
+            "check that the command runs for the user and may see the log path",
         )
         return
     text = (

@@ -6,28 +6,28 @@ A copy in the backup store proves an extent only when its bytes hash to what the
 (ibmi/hostdigest.py): each of the platform's programs is run on /dev/null, whose SHA-256 is known, and the first that
 answers it is used for the rest of the session. A platform with one program (Linux: sha256sum) is not probed: the
 digest itself answers or fails. A host where none answers has no proof to give: no copy from it counts, nothing is
-released on its account, and the error and `mqjournal doctor` say what to install (platforms.UnixPlatform).
+released on its account, and the error and `mqjournal doctor` say what to install (platforms.HostPlatform). On
+Windows the one program is certutil, its answer read by windowsforms.read_digest (the first line must name the
+file sent).
 """
 
 from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from mqjournal.ibmi.hostdigest import EMPTY_SHA256, parse_digest
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import Extent
-from mqjournal.linuxmq.platforms import UnixPlatform
-from mqjournal.linuxmq.readings import extent_sha256
+from mqjournal.linuxmq.platforms import HostPlatform
 
 __all__ = ["HostSha256", "digest_tool", "discover", "host_sha256"]
 
 _FOUND: weakref.WeakKeyDictionary[IbmiSession, dict[str, commands.DigestTool | None]] = weakref.WeakKeyDictionary()
 
 
-def discover(session: IbmiSession, platform: UnixPlatform) -> tuple[commands.DigestTool | None, list[CommandOutput]]:
+def discover(session: IbmiSession, platform: HostPlatform) -> tuple[commands.DigestTool | None, list[CommandOutput]]:
     """The first of the platform's programs that gives /dev/null's SHA-256 here (None: none does), and each answer
     read on the way. A program that is missing (exit 126/127), fails, or answers another digest is passed over."""
     said: list[CommandOutput] = []
@@ -41,7 +41,7 @@ def discover(session: IbmiSession, platform: UnixPlatform) -> tuple[commands.Dig
     return None, said
 
 
-def digest_tool(session: IbmiSession, platform: UnixPlatform) -> commands.DigestTool | None:
+def digest_tool(session: IbmiSession, platform: HostPlatform) -> commands.DigestTool | None:
     """The program that digests extents on this host: found once per session (`discover`), or the platform's only
     one, unprobed."""
     if len(platform.digest_tools) == 1:
@@ -60,7 +60,7 @@ class HostSha256:
     said: str
 
 
-def host_sha256(session: IbmiSession, platform: UnixPlatform, active: str, extent: Extent) -> HostSha256:
+def host_sha256(session: IbmiSession, platform: HostPlatform, active: str, extent: Extent) -> HostSha256:
     """The host's SHA-256 of `extent` in the log's `active` directory, by its digest program."""
     tool = digest_tool(session, platform)
     if tool is None:
@@ -68,9 +68,9 @@ def host_sha256(session: IbmiSession, platform: UnixPlatform, active: str, exten
             None,
             f"none of {platform.digest_programs} gives a SHA-256 on this host; to give one: {platform.digest_install}",
         )
-    out = session.run(commands.extent_digest(active, extent, tool))
-    path = str(PurePosixPath(active) / extent.name)
-    sha256 = extent_sha256(out.stdout, path) if out.exit_status == 0 else None
+    out = session.run(platform.extent_digest(active, extent, tool))
+    path = platform.file_path(active, extent.name)
+    sha256 = platform.read_digest(out.stdout, path) if out.exit_status == 0 else None
     if sha256 is not None:
         return HostSha256(sha256, out.stdout.strip())
     return HostSha256(None, (out.stderr or out.stdout).strip()[-300:] or f"exit status {out.exit_status}")

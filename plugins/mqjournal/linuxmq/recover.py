@@ -30,7 +30,7 @@ from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession, OutcomeUnknown, TransportError
 from mqjournal.linuxmq import collector, commands
 from mqjournal.linuxmq.extentstore import ExtentStore
-from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
+from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 from mqjournal.linuxmq.qmstatus import QmStatusError, log_points, queue_media_log
 from mqjournal.linuxmq.readings import ReadingError, queue_manager_names, queue_manager_running
 from mqjournal.linuxmq.recovery import (
@@ -111,8 +111,8 @@ def _said(out: CommandOutput) -> str:
 # --- reading the host -----------------------------------------------------------------------------------------------
 
 
-def _running(session: IbmiSession, request: LinuxRecoveryRequest, bin_dir: str) -> bool:
-    out = session.run(commands.queue_manager_status(bin_dir, request.qmgr))
+def _running(session: IbmiSession, request: LinuxRecoveryRequest, bin_dir: str, platform: HostPlatform) -> bool:
+    out = session.run(platform.queue_manager_status(bin_dir, request.qmgr))
     try:
         return queue_manager_running(out.stdout, request.qmgr)
     except ReadingError:
@@ -122,7 +122,7 @@ def _running(session: IbmiSession, request: LinuxRecoveryRequest, bin_dir: str) 
                 f"dspmq answered with status {out.exit_status}: {_said(out)}",
                 "check that the user is in group mqm and that mq_bin in the fleet file is the installation's",
             ) from None
-    known = queue_manager_names(session.run(commands.list_queue_managers(bin_dir)).stdout)
+    known = queue_manager_names(session.run(platform.list_queue_managers(bin_dir)).stdout)
     raise UnknownQueueManager(
         f"{request.qmgr} on {request.host}",
         "dspmq does not know this queue manager",
@@ -137,11 +137,11 @@ def read_log_state(
     *,
     bin_dir: str,
     last: LinuxSnapshot | None,
-    platform: UnixPlatform = LINUX,
+    platform: HostPlatform = LINUX,
 ) -> LogState:
     """What the host shows of the queue manager's log now (and, when it does not run, its last snapshot's points)."""
-    running = _running(session, request, bin_dir)
-    config = collector.log_configuration(session, request.qmgr, bin_dir=bin_dir)
+    running = _running(session, request, bin_dir, platform)
+    config = collector.log_configuration(session, request.qmgr, bin_dir=bin_dir, platform=platform)
     if not config.linear:
         raise RecoveryRefused(
             f"{request.qmgr} on {request.host}",
@@ -150,16 +150,16 @@ def read_log_state(
         )
     current = restart = media = None
     if running:
-        found = collector.log_status(session, request.qmgr, bin_dir=bin_dir)
+        found = collector.log_status(session, request.qmgr, bin_dir=bin_dir, platform=platform)
         try:
             points = log_points(found)
         except QmStatusError as exc:
             raise RecoveryRefused(f"{request.qmgr} on {request.host}", f"DISPLAY QMSTATUS: {exc}", _RERUN) from exc
         current, restart, media = points.current.name, points.restart.name, points.media.name
-        log_path = found.get("LOGPATH") or config.active_directory + "/"
+        log_path = found.get("LOGPATH") or platform.active_log_path(config.log_path)
         points_from = "DISPLAY QMSTATUS now"
     else:
-        log_path = config.active_directory + "/"
+        log_path = platform.active_log_path(config.log_path)
         points_from = "no snapshot of it (it does not run, and has not been collected)"
         if last is not None and last.points() is not None:
             current, restart, media = last.current_extent, last.restart_extent, last.media_extent
@@ -167,7 +167,7 @@ def read_log_state(
     on_disk = [e.name for e in collector.log_extents(session, request.qmgr, log_path, platform=platform)]
     object_media, object_media_from = None, ""
     if request.kind is RecoveryKind.MEDIA and running and request.object is not None:
-        object_media, object_media_from = _object_media(session, request, bin_dir)
+        object_media, object_media_from = _object_media(session, request, bin_dir, platform)
     return LogState(
         read_at=datetime.now(UTC),
         running=running,
@@ -183,13 +183,15 @@ def read_log_state(
     )
 
 
-def _object_media(session: IbmiSession, request: LinuxRecoveryRequest, bin_dir: str) -> tuple[str | None, str]:
+def _object_media(
+    session: IbmiSession, request: LinuxRecoveryRequest, bin_dir: str, platform: HostPlatform
+) -> tuple[str | None, str]:
     """The object's own first needed extent, and how it was found (or why the queue manager's MEDIALOG is used)."""
     fallback = "the queue manager's MEDIALOG, the oldest any object's media recovery needs, is used"
     if not request.object_is_queue:
         return None, f"MQ shows a media recovery extent of queues only (DISPLAY QSTATUS MEDIALOG): {fallback}"
     assert request.object is not None
-    out = session.run(commands.display_queue_media_log(bin_dir, request.qmgr, request.object))
+    out = session.run(platform.display_queue_media_log(bin_dir, request.qmgr, request.object))
     try:
         own = queue_media_log(out.stdout)
     except QmStatusError as exc:
@@ -223,12 +225,14 @@ class LinuxRecovery:
     catalog: Catalog
     store: ExtentStore
     last: LinuxSnapshot | None = None  # its newest snapshot: the log points of a queue manager that does not run
-    platform: UnixPlatform = LINUX  # the host's: how its log directory is listed and its extents digested
+    platform: HostPlatform = LINUX  # the host's: how its log directory is listed and its extents digested
 
     def plan(self, request: LinuxRecoveryRequest) -> LinuxRecoveryPlan:
         state = read_log_state(self.session, request, bin_dir=self.bin_dir, last=self.last, platform=self.platform)
         copies, unproven = proven_copies(self.catalog, self.store, request, state)
-        return plan_linux_recovery(request, state, copies, bin_dir=self.bin_dir, unproven=unproven)
+        return plan_linux_recovery(
+            request, state, copies, bin_dir=self.bin_dir, unproven=unproven, platform=self.platform
+        )
 
     def execute(self, approved: LinuxRecoveryPlan) -> LinuxRecoveryResult:
         """Plan again, then run what the approved plan has. Raises PlanHasGaps/PlanWentStale (nothing run) or
@@ -282,7 +286,7 @@ class LinuxRecovery:
 
     def _start(self, step: LinuxStep, qmgr: str, failed: Callable[..., LinuxStepFailed]) -> LinuxStepDone:
         try:
-            out = self.session.run(commands.start_queue_manager(self.bin_dir, qmgr))
+            out = self.session.run(self.platform.start_queue_manager(self.bin_dir, qmgr))
         except OutcomeUnknown as lost:
             if self._runs(qmgr):
                 return LinuxStepDone(action=step.action, command=step.text, outcome="done (dspmq shows it running)")
@@ -309,7 +313,7 @@ class LinuxRecovery:
     def _recreate(self, step: LinuxStep, qmgr: str, failed: Callable[..., LinuxStepFailed]) -> LinuxStepDone:
         assert step.object is not None and step.object_type is not None
         try:
-            out = self.session.run(commands.recreate_object(self.bin_dir, qmgr, step.object_type, step.object))
+            out = self.session.run(self.platform.recreate_object(self.bin_dir, qmgr, step.object_type, step.object))
         except OutcomeUnknown as lost:
             if step.object_type in commands.QUEUE_TYPES and self._queue_shown(qmgr, step.object):
                 return LinuxStepDone(action=step.action, command=step.text, outcome="done (its status is shown)")
@@ -328,14 +332,14 @@ class LinuxRecovery:
         return LinuxStepDone(action=step.action, command=step.text, outcome="done", messages=messages)
 
     def _runs(self, qmgr: str) -> bool:
-        out = self.session.run(commands.queue_manager_status(self.bin_dir, qmgr))
+        out = self.session.run(self.platform.queue_manager_status(self.bin_dir, qmgr))
         try:
             return queue_manager_running(out.stdout, qmgr)
         except ReadingError:
             return False
 
     def _queue_shown(self, qmgr: str, queue: str) -> bool:
-        out = self.session.run(commands.display_queue_media_log(self.bin_dir, qmgr, queue))
+        out = self.session.run(self.platform.display_queue_media_log(self.bin_dir, qmgr, queue))
         try:
             queue_media_log(out.stdout)
         except QmStatusError:
@@ -347,7 +351,9 @@ class LinuxRecovery:
         if not self._runs(request.qmgr):
             return "dspmq does not show the queue manager running"
         try:
-            points = log_points(collector.log_status(self.session, request.qmgr, bin_dir=self.bin_dir))
+            points = log_points(
+                collector.log_status(self.session, request.qmgr, bin_dir=self.bin_dir, platform=self.platform)
+            )
         except (QmStatusError, MqJournalError) as exc:
             return f"running; DISPLAY QMSTATUS could not be read ({exc})"
         return (

@@ -28,6 +28,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from mqjournal.catalog import StoredExtent
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, LogPoints
+from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 from mqjournal.linuxmq.restore import plan_range
 from mqjournal.linuxmq.snapshot import ExtentName
 from mqjournal.names import HostName, MqObjectName, QueueManagerName
@@ -251,9 +252,11 @@ def plan_linux_recovery(
     *,
     bin_dir: str,
     unproven: Mapping[str, str] | None = None,
+    platform: HostPlatform = LINUX,
 ) -> LinuxRecoveryPlan:
     """The plan for `request` from `state` and the catalog's `copies` of the queue manager's extents; `unproven`:
-    the keys of copies the store no longer proves, with why (never put back)."""
+    the keys of copies the store no longer proves, with why (never put back). Its commands are written in the host's
+    `platform`'s forms (what the gate shows is what is sent)."""
     first, last = needed_range(request, state)
     unproven = unproven or {}
     usable = [c for c in copies if c.key not in unproven]
@@ -262,7 +265,8 @@ def plan_linux_recovery(
     steps = [
         LinuxStep(
             action=LinuxAction.PUT_EXTENT,
-            text=f"SFTP PUT {_path(state.log_path, name)} from the backup store object {found.copies[name].key}",
+            text=f"SFTP PUT {platform.sftp_path(state.log_path, name)} from the backup store object "
+            f"{found.copies[name].key}",
             why=f"{what} reads it, and it is not in the directory; archived by run {found.copies[name].run_id}",
             stored=found.copies[name],
         )
@@ -283,7 +287,7 @@ def plan_linux_recovery(
             steps.append(
                 LinuxStep(
                     action=LinuxAction.START_QMGR,
-                    text=commands.start_queue_manager(bin_dir, request.qmgr).text,
+                    text=platform.start_queue_manager(bin_dir, request.qmgr).text,
                     why="its restart replays the log from RECLOG, every extent of it in the directory now",
                 )
             )
@@ -298,7 +302,7 @@ def plan_linux_recovery(
         steps.append(
             LinuxStep(
                 action=LinuxAction.RECREATE_OBJECT,
-                text=commands.recreate_object(bin_dir, request.qmgr, request.object_type, request.object).text,
+                text=platform.recreate_object(bin_dir, request.qmgr, request.object_type, request.object).text,
                 why="replay the object's media image and the log after it",
                 object_type=request.object_type,
                 object=request.object,
@@ -319,10 +323,6 @@ def plan_linux_recovery(
         gaps=gaps,
         notes=notes,
     )
-
-
-def _path(log_path: str, name: str) -> str:
-    return f"{log_path.rstrip('/')}/{name}"
 
 
 def _gap(

@@ -8,8 +8,9 @@ proven now (#32): re-checked on the live queue manager right before, as IBM i's 
 3. The plan made again from that state and those copies (linuxmq/plan.py): an extent is released only when the live
    plan says RELEASE, whatever an earlier plan said (the plan waited for its approval; MQ moved on).
 4. Archive mode: `SET LOG ARCHIVED('Snnnnnnn.LOG')` (runmqsc, on its standard input), after which MQ reuses or
-   deletes the extent itself when it also needs it no more. Manual mode: `rm -f <extent>`. Each command is in the
-   audit log before it is sent and with its outcome after (the session's).
+   deletes the extent itself when it also needs it no more. Manual mode: `rm -f <extent>` (Windows: `del "<extent>"`,
+   whose exit status is 0 either way: its words are read, platforms.WindowsPlatform.removal_refused). Each command is
+   in the audit log before it is sent and with its outcome after (the session's).
 5. What the queue manager shows after decides, not the answers alone (`_confirm`): an extent still listed after rm,
    or still the oldest waiting (ARCHLOG) after SET LOG ARCHIVED, is kept whatever the host answered; one the host
    refused that is gone from the log directory was let go by an attempt whose answer was lost.
@@ -23,11 +24,11 @@ from dataclasses import dataclass, field
 
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.transport import IbmiSession
-from mqjournal.linuxmq import collector, commands
+from mqjournal.linuxmq import collector
 from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import ExtentAction, plan_queue_manager
-from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
+from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 from mqjournal.linuxmq.snapshot import LinuxSnapshot
 
 __all__ = ["ReleaseResult", "release_extents"]
@@ -56,7 +57,7 @@ def release_extents(
     store: ExtentStore,
     catalog: Catalog,
     approved: set[str] | None = None,
-    platform: UnixPlatform = LINUX,
+    platform: HostPlatform = LINUX,
 ) -> ReleaseResult:
     """Release what the live plan releases (of `approved` only, when given: what the gate showed), reading the host
     in its `platform`'s forms."""
@@ -76,14 +77,20 @@ def release_extents(
             continue  # not shown at the gate
         extent = Extent.parse(name)
         if now.log_management is LogManagement.ARCHIVE:
-            out = session.run(commands.set_log_archived(bin_dir, qmgr, extent))
+            out = session.run(platform.set_log_archived(bin_dir, qmgr, extent))
+            said = (out.stderr or out.stdout).strip().splitlines()
+            problem = (
+                None
+                if out.exit_status == 0
+                else f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
+            )
         else:
-            out = session.run(commands.remove_extent(now.log_path, extent))
-        if out.exit_status == 0:
+            out = session.run(platform.remove_extent(now.log_path, extent))
+            problem = platform.removal_refused(out, platform.file_path(now.log_path, name))
+        if problem is None:
             result.released.append(name)
         else:
-            said = (out.stderr or out.stdout).strip().splitlines()
-            refused[name] = f"the host refused it (status {out.exit_status}: {said[-1] if said else 'no output'})"
+            refused[name] = problem
     if result.released or refused:
         _confirm(session, qmgr, bin_dir, now.log_management, now.log_path, result, refused, platform)
     return result
@@ -121,7 +128,7 @@ def _confirm(
     log_path: str,
     result: ReleaseResult,
     refused: dict[str, str],
-    platform: UnixPlatform,
+    platform: HostPlatform,
 ) -> None:
     """What the queue manager shows after, not the answers' exit statuses alone (SET LOG's messages are not known),
     one read for each question:
@@ -134,12 +141,12 @@ def _confirm(
     listed: set[str] | None = None
     if result.released:
         if management is LogManagement.ARCHIVE:
-            waiting = collector.log_status(session, qmgr, bin_dir=bin_dir).get("ARCHLOG")
+            waiting = collector.log_status(session, qmgr, bin_dir=bin_dir, platform=platform).get("ARCHLOG")
             still = {waiting} if waiting else set()
             why = "the queue manager still shows it as the oldest extent waiting for notification (ARCHLOG)"
         else:
             still = listed = {e.name for e in collector.log_extents(session, qmgr, log_path, platform=platform)}
-            why = "it is still in the log directory after rm"
+            why = "it is still in the log directory after its removal"
         for name in [n for n in result.released if n in still]:
             result.released.remove(name)
             result.kept[name] = why

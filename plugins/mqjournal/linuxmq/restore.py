@@ -11,8 +11,8 @@ what is missing from the directory as it is listed now.
 An extent is put back only from a copy whose bytes the host vouched for when it was archived (the catalog's), read
 back from the store with its SHA-256 checked as it is read, written whole into a file that is not there (never over
 one: an extent on disk is MQ's), and proven on the host after the upload by its own digest (`sha256sum` on Linux,
-the program found there on AIX: linuxmq/extentdigest.py): a file that is not the copy is removed again, and the
-restore says so.
+the program found there on AIX: linuxmq/extentdigest.py, certutil on Windows): a file that is not the copy is removed
+again, and the restore says so.
 """
 
 from __future__ import annotations
@@ -21,17 +21,15 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from mqjournal.catalog import StoredExtent
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transfer import TransferAudit
 from mqjournal.ibmi.transport import ConnectionLost, HostUnreachable, IbmiSession, TransportError
-from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extentdigest import host_sha256
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
-from mqjournal.linuxmq.platforms import LINUX, UnixPlatform
+from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 from mqjournal.linuxmq.snapshot import LinuxSnapshot
 
 __all__ = ["ExtentRestorePlan", "RestoreError", "plan_range", "plan_restore", "restore_extent"]
@@ -95,11 +93,11 @@ def plan_range(
 
 
 def restore_extent(
-    session: IbmiSession, *, active: str, copy: StoredExtent, store: ExtentStore, platform: UnixPlatform = LINUX
+    session: IbmiSession, *, active: str, copy: StoredExtent, store: ExtentStore, platform: HostPlatform = LINUX
 ) -> None:
     """Upload `copy` into `active` on its host as its extent file, then prove it there with the host's digest."""
     where = f"{session.host} {copy.qmgr} {copy.extent}"
-    path = str(PurePosixPath(active) / copy.extent)
+    path = platform.sftp_path(active, copy.extent)  # `/C:/...` on Windows (its SFTP server's form)
     problem = store.still_holds(copy, reread=True)
     if problem is not None:
         raise RestoreError(
@@ -133,7 +131,7 @@ def restore_extent(
             raise
         audit.done("transport_error", error=str(exc), size_bytes=sent)
         if opened:
-            _take_back(session, active, copy, where)
+            _take_back(session, active, copy, where, platform)
         raise
     except (OSError, MqJournalError) as exc:
         if audit is None:
@@ -142,7 +140,7 @@ def restore_extent(
         if opened:
             # The file was not there before this upload (stat said so): what it left is ours and not the extent.
             # Left in place it would pass for the extent, and the next plan would not put the extent back.
-            _take_back(session, active, copy, where)
+            _take_back(session, active, copy, where, platform)
         if isinstance(exc, MqJournalError):
             raise
         raise RestoreError(where, f"the upload of {path} failed ({exc})", "restore it again") from exc
@@ -150,7 +148,7 @@ def restore_extent(
     audit.done("ok", size_bytes=sent, sha256=digest.hexdigest())
     said = host_sha256(session, platform, active, Extent.parse(copy.extent)).sha256
     if digest.hexdigest() != copy.sha256 or said != copy.sha256:
-        session.run(commands.remove_extent(active, Extent.parse(copy.extent)))  # ours, and not the copy: taken back
+        session.run(platform.remove_extent(active, Extent.parse(copy.extent)))  # ours, and not the copy: taken back
         raise RestoreError(
             where,
             f"the file written on the host is not the copy (sent {digest.hexdigest()}, the host says {said}, the copy "
@@ -159,15 +157,15 @@ def restore_extent(
         )
 
 
-def _take_back(session: IbmiSession, active: str, copy: StoredExtent, where: str) -> None:
+def _take_back(session: IbmiSession, active: str, copy: StoredExtent, where: str, platform: HostPlatform) -> None:
     """Remove what a cut-off upload of `copy` left; when the host cannot be reached for it, say where it is."""
     try:
-        session.run(commands.remove_extent(active, Extent.parse(copy.extent)))
+        session.run(platform.remove_extent(active, Extent.parse(copy.extent)))
     except TransportError as exc:
         log.error(
             "%s: an upload was cut off and what it left at %s could not be removed (%s): remove it before the "
             "extent is restored again, or the queue manager reads half a file",
             where,
-            PurePosixPath(active) / copy.extent,
+            platform.file_path(active, copy.extent),
             exc.problem,
         )

@@ -60,6 +60,10 @@ class MediaImages(_Model):
     )
 
 
+PlatformName = Literal["linux", "aix", "windows"]
+"""The platforms of the queue manager hosts that are not IBM i, as the fleet file names them (linuxmq/platforms.py)."""
+
+
 class LogExtent(_Model):
     name: ExtentName
     size_bytes: NonNegativeInt
@@ -67,13 +71,17 @@ class LogExtent(_Model):
 
 
 class LinuxSnapshot(_Model):
-    """The state of one Linux queue manager's linear log at one collection."""
+    """The state of one queue manager's linear log on a Linux, AIX or Windows host at one collection."""
 
     schema_: Literal["mqjournal.linux-snapshot/v1"] = Field("mqjournal.linux-snapshot/v1", alias="schema")
     run_id: str = Field(min_length=1)
     collected_at: AwareDatetime
     host: str = Field(min_length=1, description="the host's name in the fleet")
-    platform: Literal["linux"] = "linux"
+    platform: PlatformName = Field(
+        "linux",
+        description="the host's platform, as its fleet file entry names it (a snapshot written before AIX and Windows "
+        "hosts says linux); the log's rules and points are the same on each",
+    )
     qmgr: QueueManagerName
     log_type: Literal["LINEAR", "CIRCULAR", "REPLICATED"] = Field(description="qm.ini's LogType")
     log_management: LogManagement = Field(description="qm.ini's LogManagement (Manual when the line is absent)")

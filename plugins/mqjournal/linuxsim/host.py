@@ -1,13 +1,17 @@
-"""A simulated Linux or AIX MQ host at run time: its state under a lock, its shell, a workload, and persistence as JSON.
+"""A simulated Linux, AIX or Windows MQ host at run time: its state under a lock, its shell, a workload, and
+persistence as JSON.
 
-The shell runs one simple command per line, split as bash splits words (`shlex`): pipes, lists and redirections are
-not simulated and are refused (exit 2) rather than run as something else, since mqjournal never sends them.
+The shell of a Linux or AIX host runs one simple command per line, split as bash splits words (`shlex`): pipes, lists
+and redirections are not simulated and are refused (exit 2) rather than run as something else, since mqjournal never
+sends them. A Windows host's line is answered as cmd.exe would run it (linuxsim/windows.py), with the host's
+`layout` (its cmd.exe settings, certutil's form: not saved with the state, SIMPLIFICATION).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import ntpath
 import os
 import shlex
 import threading
@@ -17,8 +21,15 @@ from pathlib import Path
 from typing import Literal
 
 from mqjournal.linuxmq.extents import LogManagement
-from mqjournal.linuxsim import commands, logger
-from mqjournal.linuxsim.model import STATE_VERSION, LinuxHost, LinuxQueueManager, LogExtent, new_queue_manager
+from mqjournal.linuxsim import commands, logger, windows
+from mqjournal.linuxsim.model import (
+    STATE_VERSION,
+    LinuxHost,
+    LinuxQueueManager,
+    LogExtent,
+    new_queue_manager,
+    on_platform,
+)
 from mqjournal.sim.protocol import ExecResult
 
 log = logging.getLogger(__name__)
@@ -33,10 +44,17 @@ class LinuxSimulatedHost:
         self.host = host
         self.state_path = state_path
         self.lock = threading.RLock()
+        self.layout = windows.WindowsLayout()
+        """A Windows host's cmd.exe settings and answers' forms (linuxsim/windows.py); unused on Linux and AIX."""
 
     @classmethod
     def create(
-        cls, name: str, now: datetime, state_path: Path | None = None, *, platform: Literal["linux", "aix"] = "linux"
+        cls,
+        name: str,
+        now: datetime,
+        state_path: Path | None = None,
+        *,
+        platform: Literal["linux", "aix", "windows"] = "linux",
     ) -> LinuxSimulatedHost:
         host = LinuxHost(name=name, now=now, platform=platform)
         if platform == "aix":
@@ -105,13 +123,15 @@ class LinuxSimulatedHost:
                 img_sched=img_sched,
                 first_extent=first_extent,
             )
-            host.queue_managers[qm.name] = qm
-            return qm
+            host.queue_managers[qm.name] = placed = on_platform(qm, host.platform)
+            return placed
 
     # --- the shell ----------------------------------------------------------------------------------------
 
     def run(self, command_line: str, user: str, stdin: str = "") -> ExecResult:
         """What sshd runs for an exec request: one simple command, with `stdin` (runmqsc's MQSC)."""
+        if self.host.platform == "windows":
+            return self._run_windows(command_line, user, stdin)
         try:
             lexer = shlex.shlex(command_line, posix=True, punctuation_chars=True)
             lexer.whitespace_split = True
@@ -128,12 +148,35 @@ class LinuxSimulatedHost:
                 if words and words[0].rsplit("/", 1)[-1] in commands.CHANGES_STATE:
                     self.save()
 
+    def _run_windows(self, command_line: str, user: str, stdin: str) -> ExecResult:
+        """What Win32-OpenSSH's `cmd.exe /c "<line>"` gives back; the state saved after a program that changes it."""
+        with self.lock:
+            try:
+                return windows.answer(self.host, user, command_line, stdin, self.layout)
+            finally:
+                words = windows.split_arguments(command_line)
+                program = ntpath.splitext(ntpath.basename(words[0]))[0].lower() if words else ""
+                if program in commands.CHANGES_STATE or program in ("del", "erase"):
+                    self.save()
+
     # --- files, as SFTP would move them -------------------------------------------------------------------
+
+    def extent_at(self, path: str) -> tuple[LinuxQueueManager, str] | None:
+        """The queue manager whose active directory holds `path` (the host's own form of it), and the file's name."""
+        if self.host.platform == "windows":
+            return windows.extent_at(self.host, path)
+        return commands.in_active(self.host, path)
+
+    def active_at(self, path: str) -> LinuxQueueManager | None:
+        """The queue manager whose active directory `path` is."""
+        if self.host.platform == "windows":
+            return windows.active_queue_manager(self.host, path)
+        return commands.active_directory(self.host, path)
 
     def read_extent(self, path: str) -> Iterator[bytes]:
         """The bytes of an extent file, streamed (what a download of it gets). FileNotFoundError elsewhere."""
         with self.lock:
-            found = commands.in_active(self.host, path)
+            found = self.extent_at(path)
             extent = found[0].extents.get(found[1]) if found else None
             if found is None or extent is None:
                 raise FileNotFoundError(path)
@@ -143,11 +186,11 @@ class LinuxSimulatedHost:
 
     def write_extent(self, path: str, chunks: Iterable[bytes]) -> LogExtent:
         """A file written back into `active/` (a restore): intact only with the bytes the queue manager wrote."""
-        with self.state() as host:
-            found = commands.in_active(host, path)
+        with self.state():
+            found = self.extent_at(path)
             if found is None:
                 raise PermissionError(path)
-            return logger.restore_extent(found[0], found[1], chunks, at=host.now)
+            return logger.restore_extent(found[0], found[1], chunks, at=self.host.now)
 
     # --- time and work ------------------------------------------------------------------------------------
 

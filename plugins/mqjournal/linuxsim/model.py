@@ -1,4 +1,5 @@
-"""The state of one simulated Linux or AIX host and its linear-logging queue managers, as plain data persisted as JSON.
+"""The state of one simulated Linux, AIX or Windows host and its linear-logging queue managers, as plain data persisted
+as JSON.
 
 Behaviour lives in `logger.py` (what MQ's logger does to extents and log points); this module only says what a host
 holds. Paths follow MQ's defaults (docs/linux-interfaces.md, section 1, verified): the data directory is
@@ -16,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, LogManagement
 from mqjournal.linuxmq.qmini import PAGE_BYTES
@@ -26,8 +27,10 @@ STATE_VERSION = 1
 MQM_PREFIX = "/var/mqm"
 INSTALLATION_NAME = "Installation1"
 INSTALLATION_PATH = "/opt/mqm"
-INSTALLATION_PATHS = {"linux": "/opt/mqm", "aix": "/usr/mqm"}
+INSTALLATION_PATHS = {"linux": "/opt/mqm", "aix": "/usr/mqm", "windows": r"C:\Program Files\IBM\MQ"}
 """IBM MQ's default MQ_INSTALLATION_PATH of each platform (verified: "Installation location on Multiplatforms")."""
+WINDOWS_DATA_PREFIX = r"C:\ProgramData\IBM\MQ"
+"""IBM MQ's data directory on Windows, 9.0 and later (q005870, q119400: DataPath)."""
 INSTALLATION_VERSION = "9.4.2.0"  # the release of the instana capture the answers' shapes come from
 _DIRECTORY_CHARACTERS = str.maketrans({".": "!", "/": "&"})
 
@@ -157,6 +160,31 @@ class LinuxQueueManager(_State):
         return self.extents.get(Extent(number).name)
 
 
+class WindowsQueueManager(LinuxQueueManager):
+    """A queue manager of a Windows host: the Linux model's logger and state, its directories Windows' own
+    (`DataPath\\qmgrs\\<dir>`, `DataPath\\log\\<dir>\\active\\`, q005870 and q018890). Saved as a
+    LinuxQueueManager's JSON; a Windows host's state reads its queue managers back as these (LinuxHost)."""
+
+    @property
+    def data_path(self) -> str:
+        return f"{WINDOWS_DATA_PREFIX}\\qmgrs\\{self.directory}"
+
+    @property
+    def log_path(self) -> str:
+        return f"{WINDOWS_DATA_PREFIX}\\log\\{self.directory}\\"
+
+    @property
+    def active_path(self) -> str:
+        return f"{self.log_path}active\\"
+
+
+def on_platform(qm: LinuxQueueManager, platform: str) -> LinuxQueueManager:
+    """The queue manager as a host of `platform` keeps it: under Windows' directories on Windows."""
+    if platform == "windows" and not isinstance(qm, WindowsQueueManager):
+        return WindowsQueueManager.model_validate(qm.model_dump())
+    return qm
+
+
 class LogFileSystem(_State):
     """The file system mounted on `/var/mqm/log` (IBM suggests one of its own for the logs: docs/linux-interfaces.md,
     section 11): every queue manager's extents take room in it, `df` reports it."""
@@ -174,15 +202,22 @@ class LinuxHost(_State):
     name: str
     now: AwareDatetime
     state_version: int = STATE_VERSION
-    platform: Literal["linux", "aix"] = "linux"
-    """Which base system answers the shell's commands (linuxsim/commands.py): a state saved before AIX hosts existed
-    has none and is a Linux host's, so STATE_VERSION stays."""
+    platform: Literal["linux", "aix", "windows"] = "linux"
+    """Which base system answers the shell's commands (linuxsim/commands.py; linuxsim/windows.py for Windows): a state
+    saved before AIX and Windows hosts existed has none and is a Linux host's, so STATE_VERSION stays."""
     queue_managers: dict[str, LinuxQueueManager] = Field(default_factory=dict)
     mqm_members: list[str] = Field(default_factory=lambda: ["mqm"])
     """Users in group mqm: IBM asks it for most control commands and the log files are the group's (section 8)."""
     log_file_system: LogFileSystem = Field(default_factory=LogFileSystem)
     missing_programs: list[str] = Field(default_factory=list)
     """Programs not installed on this host (a fault: a host without coreutils' `sha256sum`): `command not found`."""
+
+    @model_validator(mode="after")
+    def _windows_directories(self) -> LinuxHost:
+        """A Windows host's queue managers, read back from JSON, keep their data and log under Windows' directories."""
+        if self.platform == "windows":
+            self.queue_managers = {name: on_platform(qm, "windows") for name, qm in self.queue_managers.items()}
+        return self
 
     def queue_manager(self, name: str) -> LinuxQueueManager | None:
         return self.queue_managers.get(name)

@@ -1,8 +1,9 @@
-"""A fleet file's Linux and AIX hosts as the simulator serves them: made from their configuration or loaded from the
-state folder (`<host>.linux.json`), warmed up, and which of their commands read standard input."""
+"""A fleet file's Linux, AIX and Windows hosts as the simulator serves them: made from their configuration or loaded
+from the state folder (`<host>.linux.json`), warmed up, and which of their commands read standard input."""
 
 from __future__ import annotations
 
+import ntpath
 import shlex
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -13,6 +14,7 @@ from mqjournal.linuxfleet import LinuxHostConfig
 from mqjournal.linuxsim import logger
 from mqjournal.linuxsim.host import LinuxSimulatedHost
 from mqjournal.linuxsim.model import LinuxQueueManager
+from mqjournal.linuxsim.windows import split_arguments
 
 __all__ = ["linux_host", "reads_stdin", "state_path"]
 
@@ -23,7 +25,13 @@ def state_path(state_dir: Path, name: str) -> Path:
     return state_dir / f"{name}.linux.json"
 
 
-def reads_stdin(command_line: str) -> bool:
+def reads_stdin(command_line: str, *, windows: bool = False) -> bool:
+    """Whether the line runs a program that reads standard input (runmqsc): a POSIX shell's first word, or on Windows
+    cmd.exe's program (`"C:\\...\\bin\\runmqsc.exe"`, any case, with or without .exe)."""
+    if windows:
+        words = split_arguments(command_line)
+        program = ntpath.splitext(ntpath.basename(words[0]))[0].lower() if words else ""
+        return program in _READS_STDIN
     try:
         words = shlex.split(command_line)
     except ValueError:

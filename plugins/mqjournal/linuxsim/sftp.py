@@ -1,4 +1,6 @@
 """SFTP on a simulated Linux MQ host: its queue managers' log extents, as OpenSSH's sftp-server shows a file system.
+On a Windows host the paths are Win32-OpenSSH's (`/C:/ProgramData/IBM/MQ/log/QM1/active/S0000007.LOG`, verified:
+its realpath, docs/windows-interfaces.md section 1), mapped by linuxsim/windows.extent_at.
 
 What is served: the extent files of each queue manager's `<LogPath>active/` (stat, list, read at any offset, the
 bytes the host's `sha256sum` digests), and writing an `S` extent back into it (a restore: the file is whole, and the
@@ -24,7 +26,7 @@ import paramiko
 from paramiko.sftp import SFTP_FAILURE, SFTP_NO_SUCH_FILE, SFTP_OK, SFTP_OP_UNSUPPORTED, SFTP_PERMISSION_DENIED
 
 from mqjournal.linuxmq.extents import Extent
-from mqjournal.linuxsim import commands, logger
+from mqjournal.linuxsim import logger
 from mqjournal.linuxsim.host import LinuxSimulatedHost
 from mqjournal.sim.server import SftpSession, TransferFault
 
@@ -85,7 +87,7 @@ class _LogView(paramiko.SFTPServerInterface):
     def _extent(self, path: str) -> tuple[str, int, int, float]:
         """(queue manager, extent number, size, mtime) of an extent file at `path`."""
         with self._host.lock:
-            found = commands.in_active(self._host.host, path)
+            found = self._host.extent_at(path)
             if found is None or found[1] not in found[0].extents:
                 raise _Refused(SFTP_NO_SUCH_FILE)
             self._member()
@@ -108,7 +110,7 @@ class _LogView(paramiko.SFTPServerInterface):
     def list_folder(self, path: str) -> list[paramiko.SFTPAttributes] | int:
         def work() -> list[paramiko.SFTPAttributes]:
             with self._host.lock:
-                qm = commands.active_directory(self._host.host, path)
+                qm = self._host.active_at(path)
                 if qm is None:
                     raise _Refused(SFTP_NO_SUCH_FILE)
                 self._member()
@@ -131,7 +133,7 @@ class _LogView(paramiko.SFTPServerInterface):
 
     def _open_write(self, path: str) -> paramiko.SFTPHandle:
         with self._host.lock:
-            found = commands.in_active(self._host.host, path)
+            found = self._host.extent_at(path)
             if found is None:
                 raise _Refused(SFTP_PERMISSION_DENIED)
             self._member()
@@ -218,6 +220,6 @@ class _WriteHandle(paramiko.SFTPHandle):
         if self._broken:
             return
         with self._host.state() as host:
-            found = commands.in_active(host, self._path)
+            found = self._host.extent_at(self._path)
             if found is not None:
                 logger.restore_extent_hashed(found[0], found[1], self._size, self._digest.hexdigest(), at=host.now)

@@ -40,7 +40,15 @@ from dataclasses import dataclass, field
 
 from mqjournal.errors import InvalidName
 from mqjournal.linuxsim import commands, logger
-from mqjournal.linuxsim.model import INSTALLATION_NAME, LinuxHost, LinuxQueueManager, directory_name
+from mqjournal.linuxsim.model import (
+    INSTALLATION_NAME,
+    WINDOWS_DATA_PREFIX,
+    LinuxHost,
+    LinuxQueueManager,
+    WindowsQueueManager,
+    directory_name,
+    on_platform,
+)
 from mqjournal.sim.protocol import ExecResult
 
 __all__ = [
@@ -49,12 +57,13 @@ __all__ = [
     "SYSTEM32",
     "WindowsLayout",
     "WindowsQueueManager",
+    "active_queue_manager",
     "answer",
     "extent_at",
     "split_arguments",
 ]
 
-DATA_PREFIX = r"C:\ProgramData\IBM\MQ"
+DATA_PREFIX = WINDOWS_DATA_PREFIX
 MQ_BIN = r"C:\Program Files\IBM\MQ\bin"
 SYSTEM32 = r"C:\Windows\System32"
 NOT_RECOGNIZED = "'{name}' is not recognized as an internal or external command,\r\noperable program or batch file.\r\n"
@@ -62,24 +71,6 @@ PATH_NOT_FOUND = "The system cannot find the path specified.\r\n"
 RC_NOT_RECOGNIZED, RC_PATH_NOT_FOUND = 9009, 3
 ERROR_FILE_NOT_FOUND = 0x80070002
 ERROR_ACCESS_DENIED = 0x80070005
-
-
-class WindowsQueueManager(LinuxQueueManager):
-    """A queue manager of a Windows host: the Linux model's logger and state, its directories Windows' own
-    (`DataPath\\qmgrs\\<dir>`, `DataPath\\log\\<dir>\\active\\`, q005870 and q018890). SIMPLIFICATION: saved as JSON
-    it reads back as a LinuxQueueManager (persisting a Windows host is the wiring's to add)."""
-
-    @property
-    def data_path(self) -> str:
-        return f"{DATA_PREFIX}\\qmgrs\\{directory_name(self.name)}"
-
-    @property
-    def log_path(self) -> str:
-        return f"{DATA_PREFIX}\\log\\{directory_name(self.name)}\\"
-
-    @property
-    def active_path(self) -> str:
-        return f"{self.log_path}active\\"
 
 
 @dataclass(frozen=True)
@@ -282,6 +273,11 @@ def extent_at(host: LinuxHost, path: str) -> tuple[LinuxQueueManager, str] | Non
     return None
 
 
+def active_queue_manager(host: LinuxHost, path: str) -> LinuxQueueManager | None:
+    """The queue manager whose active directory is `path` (`C:\\...` or SFTP's `/C:/...`); None for another path."""
+    return next((q for q in host.queue_managers.values() if _normal(path) == _normal(q.active_path)), None)
+
+
 def _mqm(host: LinuxHost, user: str) -> bool:
     return user in host.mqm_members
 
@@ -451,7 +447,7 @@ def _ps_error(command: str, text: str, category: str, target: str) -> ExecResult
 
 
 def _listing(host: LinuxHost, user: str, path: str) -> ExecResult:
-    qm = next((q for q in host.queue_managers.values() if _normal(path) == _normal(q.active_path)), None)
+    qm = active_queue_manager(host, path)
     if qm is None:
         return _ps_error(
             "Get-ChildItem", f"Cannot find path '{path}' because it does not exist.", "ObjectNotFound", path
@@ -499,4 +495,6 @@ _PROGRAMS: dict[str, dict[str, Program]] = {
 
 def new_windows_queue_manager(qm: LinuxQueueManager) -> WindowsQueueManager:
     """The same queue manager, kept under Windows' directories."""
-    return WindowsQueueManager.model_validate(qm.model_dump())
+    found = on_platform(qm, "windows")
+    assert isinstance(found, WindowsQueueManager)
+    return found

@@ -112,7 +112,9 @@ class SimulatorService:
         return self.linux_hosts[host].run(command_line, user, stdin)
 
     def _reads_stdin(self, host: str, command_line: str) -> bool:
-        return host in self.linux_hosts and reads_stdin(command_line)
+        if host not in self.linux_hosts:
+            return False
+        return reads_stdin(command_line, windows=self.linux_hosts[host].host.platform == "windows")
 
     def start(self, *, follow_wall_clock: bool = False, listen: str = "127.0.0.1") -> dict[str, int]:
         endpoints = [

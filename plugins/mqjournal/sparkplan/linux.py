@@ -82,6 +82,8 @@ _FIELDS = LinuxSnapshot.model_fields
 _ALL_KEYS = sorted(field.alias or name for name, field in _FIELDS.items())
 _REQUIRED_KEYS = sorted(field.alias or name for name, field in _FIELDS.items() if field.is_required())
 _LOG_TYPES = list(get_args(_FIELDS["log_type"].annotation))
+_PLATFORMS: tuple[str, ...] = get_args(_FIELDS["platform"].annotation)
+"""The hosts' platforms a snapshot may name (the contract's own list: Linux, AIX, Windows)."""
 _POINTS = {"CURRLOG": "current_extent", "RECLOG": "restart_extent", "MEDIALOG": "media_extent"}
 
 # Java's `$` also matches before a final line break, as Python's does: `\z` is the end of the text.
@@ -134,7 +136,10 @@ def record_problem() -> Column:
         (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
         (_missing(F.col("run_id")), "run_id is missing"),
         (_missing(F.col("host")), "host is missing"),
-        (~F.coalesce(F.col("platform") == "linux", F.lit(False)), "platform is not linux"),
+        (
+            ~F.coalesce(F.col("platform").isin(list(_PLATFORMS)), F.lit(False)),
+            f"platform is not one of {', '.join(_PLATFORMS)}",
+        ),
         (~F.coalesce(F.col("qmgr").rlike(_QMGR_NAME), F.lit(False)), "qmgr is not a queue manager name"),
         (
             F.col("collected_at").isNull() | bad_instant(F.col("collected_at")),
