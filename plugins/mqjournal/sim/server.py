@@ -671,8 +671,10 @@ class FleetSshServer:
                 result = self._stdin_handler[1](host, user, command, stdin)
             else:
                 result = self._handler(host, user, command)
-            if not isinstance(result, ExecResult) or not 0 <= result.exit_status <= 255:
-                raise TypeError(f"the handler must return an ExecResult with a status in 0..255, not {result!r}")
+            # SSH's exit-status is a uint32 (RFC 4254, section 6.10): a POSIX shell's fits a byte, but Win32-OpenSSH
+            # sends a Windows process's whole exit code (9009, certutil's 0x80070002: docs/windows-interfaces.md)
+            if not isinstance(result, ExecResult) or not 0 <= result.exit_status <= 0xFFFFFFFF:
+                raise TypeError(f"the handler must return an ExecResult with a uint32 status, not {result!r}")
             return result
         except Exception as exc:
             log.exception("%s: the handler failed on %r", host, command)

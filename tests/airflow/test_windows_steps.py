@@ -1,0 +1,219 @@
+"""A Windows host of the fleet file (`platform: windows`) through the maintenance and recovery DAGs' steps, reached as
+they reach it (its Airflow connection in the environment), over SSH to the simulated host answering as cmd.exe:
+collected, archived with the host's own SHA-256 (certutil), released with proven copies only (`del`, whose words are
+read, in Manual mode; SET LOG ARCHIVED in Archive mode); then an extent restart needs, deleted by hand, is put back
+over SFTP (`/C:/...`), proven by certutil, and strmqm starts the queue manager."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mqjournal.airflow import linuxwork
+from mqjournal.airflow import recovery as recovery_steps
+from mqjournal.airflow.connections import conn_id_for, fleet_connections
+from mqjournal.airflow.oncall import run_linux_snapshots
+from mqjournal.airflow.settings import Settings
+from mqjournal.airflow.xcom import LinuxRecoveryPlanMade, LinuxTarget, RunPlan
+from mqjournal.catalog import Catalog
+from mqjournal.fleet import FleetConfig
+from mqjournal.ibmi.audit import read_events
+from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
+from mqjournal.linuxmq.extents import Extent, LogManagement
+from mqjournal.linuxmq.extentstore import ExtentStore
+from mqjournal.linuxmq.plan import plan_queue_manager
+from mqjournal.linuxsim import logger
+from mqjournal.outcomes import LinuxArchiveResult, LinuxReleaseResult
+from tests.conftest import START, SimFleet, serve
+
+WINDOWS, QMGR, ARCHIVED = "mq-win1", "QMWINMAN", "QMWINARC"
+BIN = r'"C:\Program Files\IBM\MQ\bin'
+CERTUTIL = r'"C:\Windows\System32\certutil.exe" -hashfile '
+
+
+def active(qmgr: str) -> str:
+    return rf"C:\ProgramData\IBM\MQ\log\{qmgr}\active"
+
+
+@pytest.fixture
+def windows_fleet(tmp_path: Path) -> Iterator[SimFleet]:
+    queue_managers = [
+        LinuxQueueManagerConfig(name=name, log_management=mode, log_file_pages=64, log_bytes_per_minute=20_000)
+        for name, mode in ((QMGR, LogManagement.MANUAL), (ARCHIVED, LogManagement.ARCHIVE))
+    ]
+    config = FleetConfig(
+        state_dir=tmp_path / "state",
+        start=START,
+        warmup_hours=3,
+        hosts=[],
+        linux_hosts=[LinuxHostConfig(name=WINDOWS, platform="windows", port=0, queue_managers=queue_managers)],
+    ).resolved(tmp_path)
+    with serve(config) as fleet:
+        yield fleet
+
+
+@pytest.fixture
+def settings(windows_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    conn = fleet_connections(windows_fleet.config, windows_fleet.service.host_keys, windows_fleet.ports)[
+        conn_id_for(WINDOWS)
+    ]
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for(WINDOWS).upper()}", json.dumps(conn))
+    fleet = tmp_path / "fleet.yaml"
+    managers = [{"name": QMGR}, {"name": ARCHIVED}]
+    host = {"name": WINDOWS, "platform": "windows", "port": windows_fleet.ports[WINDOWS], "queue_managers": managers}
+    fleet.write_text(yaml.safe_dump({"hosts": [host]}))
+    data = tmp_path / "data"
+    data.mkdir()
+    settings = Settings(
+        fleet_file=fleet,
+        data_dir=data,
+        catalog_url=f"sqlite:///{data / 'catalog.db'}",
+        spark_app=Path("unused"),
+        spark_conn_id="spark_default",
+        schedule=None,
+    )
+    Catalog(settings.catalog_url)
+    return settings
+
+
+def sent(settings: Settings) -> list[str]:
+    return [r["command"] for r in read_events(settings.audit_log) if r.get("event") == "intent"]
+
+
+def maintain(settings: Settings, run_id: str) -> dict[str, tuple[LinuxArchiveResult, LinuxReleaseResult | None]]:
+    """The maintenance DAG's Linux lane on the Windows host: collect, plan (the reference planner), archive before the
+    gate, release what the gate approved (all of it); by queue manager."""
+    targets = linuxwork.select(settings, [], [])
+    assert targets == [LinuxTarget(host=WINDOWS, qmgr=QMGR), LinuxTarget(host=WINDOWS, qmgr=ARCHIVED)]
+    collected = linuxwork.collect(settings, targets, run_id)
+    assert not collected.failures, collected.failures
+    catalog = Catalog(settings.catalog_url)
+    plans = [
+        linuxwork._planned(plan_queue_manager(snap, {c.extent for c in catalog.extent_copies(WINDOWS, snap.qmgr)}), snap)
+        for snap in run_linux_snapshots(settings, run_id)
+    ]
+    summary = linuxwork.with_linux(RunPlan(), plans)
+    archived = linuxwork.archive(settings, summary, run_id)
+    assert not archived.failures and not archived.undone, (archived.failures, archived.undone)
+    released = linuxwork.release(settings, summary, {p.key for p in plans}, run_id)
+    assert released is None or not released.failures, released.failures
+    releases = {r.qmgr: r for r in (released.outcomes if released else []) if isinstance(r, LinuxReleaseResult)}
+    return {a.qmgr: (a, releases.get(a.qmgr)) for a in archived.outcomes if isinstance(a, LinuxArchiveResult)}
+
+
+def test_the_collection_writes_windows_snapshots_with_the_windows_log_path(settings, windows_fleet):
+    assert not linuxwork.collect(settings, linuxwork.select(settings, [], []), "maint_1").failures
+    snapshots = {s.qmgr: s for s in run_linux_snapshots(settings, "maint_1")}
+    live = windows_fleet.service.linux_hosts[WINDOWS].host.queue_managers
+    assert {q: s.platform for q, s in snapshots.items()} == {QMGR: "windows", ARCHIVED: "windows"}
+    assert snapshots[QMGR].log_path == active(QMGR) + "\\"
+    assert {q: len(s.extents) for q, s in snapshots.items()} == {name: len(qm.extents) for name, qm in live.items()}
+    commands = sent(settings)
+    assert f'{BIN}\\rcdmqimg.exe" -l -m {QMGR} -t all "*"' in commands
+    assert f'type "C:\\ProgramData\\IBM\\MQ\\qmgrs\\{QMGR}\\qm.ini"' in commands
+    assert not [c for c in commands if c.startswith(("ls ", "cat ", "/opt/mqm"))]
+
+
+def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_only_proven_extents(settings, windows_fleet):
+    live = windows_fleet.service.linux_hosts[WINDOWS]
+    with live.state() as host:
+        for qm in host.queue_managers.values():
+            logger.checkpoint(qm)  # RECLOG moves up: what is behind it and MEDIALOG may go
+    done = maintain(settings, "maint_1")
+
+    catalog, store = Catalog(settings.catalog_url), ExtentStore(settings.backup_store)
+    commands = sent(settings)
+    for qmgr, (archive, release) in done.items():
+        assert archive.archived and not archive.not_archived
+        copies = {c.extent: c for c in catalog.extent_copies(WINDOWS, qmgr)}
+        assert set(archive.archived) <= set(copies)
+        assert all(c.sha256 == c.host_sha256 and store.still_holds(c, reread=True) is None for c in copies.values())
+        assert release is not None and release.released and not release.undone
+        assert set(release.released) <= set(copies)
+        assert not set(release.released) & set(live.host.queue_managers[qmgr].extents)  # MQ let them go
+        for name in archive.archived:
+            assert f'{CERTUTIL}"{active(qmgr)}\\{name}" SHA256' in commands
+            assert f"SFTP GET /C:/ProgramData/IBM/MQ/log/{qmgr}/active/{name}" in commands
+    manual = done[QMGR][1]
+    assert manual is not None
+    deleted = [c for c in commands if c.startswith("del ")]
+    assert deleted == [f'del "{active(QMGR)}\\{name}"' for name in manual.released]  # Archive mode: SET LOG only
+    assert [c for c in commands if c == f'{BIN}\\runmqsc.exe" {ARCHIVED}']
+
+
+def test_a_deleted_restart_extent_is_put_back_over_sftp_proven_by_certutil_and_strmqm_starts_it(settings, windows_fleet):
+    live = windows_fleet.service.linux_hosts[WINDOWS]
+    with live.state() as host:  # a unit of work that never ends holds RECLOG back while the log moves on
+        qm = host.queue_managers[QMGR]
+        logger.open_unit_of_work(qm, "long")
+        logger.write(qm, 4 * qm.extent_size, at=host.now)
+        logger.checkpoint(qm)
+    archive, _ = maintain(settings, "maint_1")[QMGR]  # copies the closed extents restart needs, releases none of them
+    with live.state() as host:
+        qm = host.queue_managers[QMGR]
+        doomed = Extent(logger.points(qm).restart.number + 1).name
+        assert doomed in archive.archived
+        logger.crash(qm)
+        logger.remove_extent(qm, doomed)  # deleted by hand
+    before = len(sent(settings))
+
+    made = recovery_steps.make_plan(settings, {"host": WINDOWS, "qmgr": QMGR, "kind": "startup"}, "manual__1")
+    assert isinstance(made, LinuxRecoveryPlanMade) and made.executable
+    assert [s.stored.extent for s in made.plan.steps if s.stored] == [doomed]
+    assert made.plan.steps[-1].text == f'{BIN}\\strmqm.exe" {QMGR}'
+    result = recovery_steps.execute(settings, recovery_steps.plan_made(made.to_xcom()), "manual__1")
+
+    assert [d.outcome for d in result.done] == ["done", "done"] and result.status_after.startswith("running")
+    assert live.host.queue_managers[QMGR].running and doomed in live.host.queue_managers[QMGR].extents
+    after = sent(settings)[before:]
+    put = after.index(f"SFTP PUT /C:/ProgramData/IBM/MQ/log/{QMGR}/active/{doomed}")
+    proof = f'{CERTUTIL}"{active(QMGR)}\\{doomed}" SHA256'
+    assert proof in after[put:] and after.index(proof) < after.index(f'{BIN}\\strmqm.exe" {QMGR}')
+
+
+def test_a_windows_host_whose_certutil_fails_has_nothing_archived_and_nothing_released(settings, windows_fleet):
+    live = windows_fleet.service.linux_hosts[WINDOWS]
+    with live.state() as host:
+        host.missing_programs.append("certutil")
+        for qm in host.queue_managers.values():
+            logger.checkpoint(qm)
+    on_disk = {name: set(qm.extents) for name, qm in live.host.queue_managers.items()}
+    assert not linuxwork.collect(settings, linuxwork.select(settings, [], []), "maint_1").failures
+    plans = [linuxwork._planned(plan_queue_manager(s, set()), s) for s in run_linux_snapshots(settings, "maint_1")]
+    summary = linuxwork.with_linux(RunPlan(), plans)
+    assert all(p.to_release for p in plans)  # what the plan would let go once copied
+
+    archived = linuxwork.archive(settings, summary, "maint_1")
+    for outcome, planned in zip(archived.outcomes, plans, strict=True):
+        assert isinstance(outcome, LinuxArchiveResult) and not outcome.archived
+        assert {name for name, _ in outcome.not_archived} == set(planned.to_archive)
+        assert all("is not recognized" in why for _, why in outcome.not_archived)
+        assert archived.undone[planned.key] and not Catalog(settings.catalog_url).extent_copies(WINDOWS, planned.qmgr)
+    released = linuxwork.release(settings, summary, {p.key for p in plans}, "maint_2")
+    assert released is not None and not [r for r in released.outcomes if r.released]
+    assert all(set(live.host.queue_managers[name].extents) >= before for name, before in on_disk.items())
+    assert not [c for c in sent(settings) if c.startswith("del ")]
+
+
+def test_mqjournal_collect_collects_a_windows_host(windows_fleet, tmp_path: Path, capsys) -> None:
+    from mqjournal.cli import main
+    from mqjournal.linuxmq.snapshot import read_linux_snapshots
+
+    fleet_file = tmp_path / "fleet.json"
+    data = windows_fleet.config.model_dump(mode="json")
+    for host in data["linux_hosts"]:
+        host["port"] = windows_fleet.ports[host["name"]]
+    fleet_file.write_text(json.dumps(data))
+
+    code = main(["collect", "--fleet", str(fleet_file), "--out", str(tmp_path / "out"), "--run-id", "r1"])
+
+    assert code == 0, capsys.readouterr().out
+    linux = list(read_linux_snapshots(tmp_path / "out" / "linux-snapshots" / "run_id=r1" / "snapshots.jsonl"))
+    live = windows_fleet.service.linux_hosts[WINDOWS].host.queue_managers
+    assert {s.qmgr: (s.platform, len(s.extents)) for s in linux} == {
+        name: ("windows", len(qm.extents)) for name, qm in live.items()
+    }
