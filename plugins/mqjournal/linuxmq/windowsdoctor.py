@@ -27,8 +27,10 @@ MQM = "mqm"
 
 
 def _said(out: CommandOutput) -> str:
-    lines = (out.stderr or out.stdout).strip().splitlines()
-    return lines[-1][:200] if lines else f"exit status {out.exit_status}"
+    # cmd.exe wraps its messages over lines ("... is not recognized as an internal or external command,\r\noperable
+    # program or batch file."): the whole message, not its last line.
+    lines = [line.strip() for line in (out.stderr or out.stdout).splitlines() if line.strip()]
+    return " ".join(lines)[:300] if lines else f"exit status {out.exit_status}"
 
 
 def shell(report: HostReport, session: IbmiSession, host: LinuxHostConfig) -> bool:
