@@ -976,7 +976,9 @@ def _add_doctor(commands: _Commands) -> None:
         "the authorities each step needs (CHKOBJ), MQ and each queue manager's journal, the save library, ASP "
         "usage. On a Linux or AIX host: group mqm, a SHA-256 program (sha256sum; AIX: openssl), dspmq from mq_bin, "
         "each queue manager running, its qm.ini "
-        "(LogType, LogManagement), DISPLAY QMSTATUS, the log path, media images, the log file system's room. "
+        "(LogType, LogManagement), DISPLAY QMSTATUS, the log path, media images, the log file system's room. On a "
+        "Windows host first: cmd.exe as the SSH shell (ver), no AutoRun and no DelayedExpansion (reg query), MQ "
+        "authority by SID (whoami), certutil; then the same MQ checks. "
         "Prints a table per host with how to fix what failed. Exit status: 0 every host ready, 3 a host is not "
         "ready, 2 bad input.",
     )

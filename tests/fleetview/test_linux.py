@@ -435,3 +435,15 @@ def test_every_linux_series_is_documented_in_monitoring_md():
     assert served and all(name.startswith("ibmmq_qmgr_linear_log_") for name in served)
     # Each by its whole name, `name` or `name{label}`: ..._extents is not documented by ..._extents_to_archive.
     assert [name for name in served if not re.search(rf"`{name}(`|\{{)", documented)] == []
+
+
+def test_a_row_names_its_host_s_platform_in_its_own_terms_from_the_snapshot(mixed):
+    from mqjournal.fleetview import pages
+
+    snapshot = orders(RUN2, COLLECTED2).model_copy(update={"platform": "windows"})
+    last = RunsOf(mixed.settings, [RUN2], no_airflow, no_later_runs).of(RUN2, *ORDERS, None)
+    row = linuxdata.linux_row(RUN2, plan_queue_manager(snapshot, ()), snapshot, [], last, NOW)
+    assert (row.platform, row.host_platform) == ("linux", "windows")
+    assert pages.platform(row) == '<span class="platform" data-platform="linux">Windows</span>'
+    aix = row.model_copy(update={"host_platform": "aix"})
+    assert pages.platform_name(aix) == "AIX" and pages.platform_name(linux_row(mixed, ORDERS)) == "Linux"

@@ -63,7 +63,8 @@ def linux_only(tmp_path_factory, spark_connect) -> tuple[Path, int, str]:
     """`mqjournal plan --linux-snapshots` of a folder of runs: QM.ORDERS once, QM.STUCK four times."""
     root = tmp_path_factory.mktemp("linux-only")
     history = stuck_history()
-    write_linux_snapshots(root / "linux" / "run_id=r3" / "mq-linux1.jsonl", [linux(run_id="r3"), history[-1]])
+    newest = history[-1].model_copy(update={"platform": "windows"})  # a host's platform does not change its plan
+    write_linux_snapshots(root / "linux" / "run_id=r3" / "mq-linux1.jsonl", [linux(run_id="r3"), newest])
     for earlier in history[:-1]:
         write_linux_snapshots(root / "linux" / f"run_id={earlier.run_id}" / "mq-linux1.jsonl", [earlier])
     out = root / "out"
@@ -184,6 +185,7 @@ BAD_INPUTS = {
     # CURRLOG left out is not CURRLOG blank: the reader would plan it as a log without points.
     "missing_key": (["", _without("current_extent")], "keys missing: current_extent"),
     "two_versions": ([GOOD, _with(log_management="Manual")], "different records of one host, queue manager and run_id"),
+    "platform": ([GOOD, _with(platform="hpux", qmgr="QM.OTHER")], "platform is not one of linux, aix, windows"),
 }
 
 

@@ -47,7 +47,7 @@ from mqjournal.linuxmq import cannotstart
 from mqjournal.linuxmq.extents import Extent, LogPoints
 from mqjournal.linuxmq.plan import TO_ARCHIVE, TO_RELEASE, Alert, QueueManagerLogPlan
 from mqjournal.linuxmq.planrows import QUEUE_MANAGERS, read_linux_plan
-from mqjournal.linuxmq.snapshot import LinuxSnapshot, read_linux_snapshots
+from mqjournal.linuxmq.snapshot import LinuxSnapshot, PlatformName, read_linux_snapshots
 from mqjournal.planrows import read_rows
 from mqjournal.settings import Settings
 
@@ -71,6 +71,9 @@ class LinuxQueueManagerRow(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     platform: Literal["linux"] = "linux"
+    """Which kind of row (the IBM i rows say "ibmi"): every host with a linear log, whatever its platform."""
+    host_platform: PlatformName = "linux"
+    """The host's platform (linux, aix, windows), from the snapshot of the collection; linux without one."""
     host: str
     qmgr: str
     run_id: str
@@ -295,6 +298,7 @@ def linux_row(
     if listed is None:
         listed = [(d.extent, d.size_bytes) for d in plan.decisions]
     row = LinuxQueueManagerRow(
+        host_platform=snapshot.platform if snapshot is not None else "linux",
         host=plan.host,
         qmgr=plan.qmgr,
         run_id=run_id,

@@ -348,11 +348,16 @@ def its_plan(row: QueueManagerRow) -> str:
 
 # --- a Linux queue manager's cells -------------------------------------------------------------------------------
 
-PLATFORM_NAMES = {"ibmi": "IBM i", "linux": "Linux"}
+PLATFORM_NAMES = {"ibmi": "IBM i", "linux": "Linux", "aix": "AIX", "windows": "Windows"}
+
+
+def platform_name(row: AnyRow) -> str:
+    """The row's platform in its own terms: IBM i, or the host's (Linux, AIX, Windows) for a linear log's row."""
+    return PLATFORM_NAMES[row.host_platform if isinstance(row, LinuxQueueManagerRow) else row.platform]
 
 
 def platform(row: AnyRow) -> str:
-    return f'<span class="platform" data-platform="{e(row.platform)}">{e(PLATFORM_NAMES[row.platform])}</span>'
+    return f'<span class="platform" data-platform="{e(row.platform)}">{e(platform_name(row))}</span>'
 
 
 def log_words(row: LinuxQueueManagerRow) -> str:
@@ -487,7 +492,7 @@ def both(
 # copy of an extent is its last verified backup. ASP, age and restore drill do not apply to it.
 COLUMNS: tuple[Column, ...] = (
     both("light", "", lambda r: r.severity, lambda r, _: light(r), "", True),
-    both("platform", "platform", lambda r: PLATFORM_NAMES[r.platform], lambda r, _: platform(r), "platform"),
+    both("platform", "platform", platform_name, lambda r, _: platform(r), "platform"),
     both("host", "host", lambda r: r.host, lambda r, _: e(r.host)),
     Column(
         "qmgr",
@@ -965,7 +970,8 @@ def linux_queue_manager_page(p: LinuxQueueManagerPage, links: Links) -> str:
         f"<h2>Extents (newest plan, {len(p.extents)})</h2>{extent_table(p.extents, row)}"
     )
     crumbs = [("MQ journals", links.fleet()), (row.host, None), (row.qmgr, None)]
-    subtitle = f"Linux &middot; collected {e(when(row.collected_at, row))} &middot; run {e(row.run_id)}"
+    collected = e(when(row.collected_at, row))
+    subtitle = f"{e(platform_name(row))} &middot; collected {collected} &middot; run {e(row.run_id)}"
     return page(f"{row.qmgr} on {row.host}", crumbs, body, subtitle)
 
 
