@@ -93,7 +93,9 @@ def maintain(settings: Settings, run_id: str) -> dict[str, tuple[LinuxArchiveRes
     assert not collected.failures, collected.failures
     catalog = Catalog(settings.catalog_url)
     plans = [
-        linuxwork._planned(plan_queue_manager(snap, {c.extent for c in catalog.extent_copies(WINDOWS, snap.qmgr)}), snap)
+        linuxwork._planned(
+            plan_queue_manager(snap, {c.extent for c in catalog.extent_copies(WINDOWS, snap.qmgr)}), snap
+        )
         for snap in run_linux_snapshots(settings, run_id)
     ]
     summary = linuxwork.with_linux(RunPlan(), plans)
@@ -118,7 +120,9 @@ def test_the_collection_writes_windows_snapshots_with_the_windows_log_path(setti
     assert not [c for c in commands if c.startswith(("ls ", "cat ", "/opt/mqm"))]
 
 
-def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_only_proven_extents(settings, windows_fleet):
+def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_only_proven_extents(
+    settings, windows_fleet
+):
     live = windows_fleet.service.linux_hosts[WINDOWS]
     with live.state() as host:
         for qm in host.queue_managers.values():
@@ -145,7 +149,9 @@ def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_on
     assert [c for c in commands if c == f'{BIN}\\runmqsc.exe" {ARCHIVED}']
 
 
-def test_a_deleted_restart_extent_is_put_back_over_sftp_proven_by_certutil_and_strmqm_starts_it(settings, windows_fleet):
+def test_a_deleted_restart_extent_is_put_back_over_sftp_proven_by_certutil_and_strmqm_starts_it(
+    settings, windows_fleet
+):
     live = windows_fleet.service.linux_hosts[WINDOWS]
     with live.state() as host:  # a unit of work that never ends holds RECLOG back while the log moves on
         qm = host.queue_managers[QMGR]
@@ -165,6 +171,7 @@ def test_a_deleted_restart_extent_is_put_back_over_sftp_proven_by_certutil_and_s
     assert isinstance(made, LinuxRecoveryPlanMade) and made.executable
     assert [s.stored.extent for s in made.plan.steps if s.stored] == [doomed]
     assert made.plan.steps[-1].text == f'{BIN}\\strmqm.exe" {QMGR}'
+    assert f"recovery of {QMGR} on {WINDOWS} (Windows, log {active(QMGR)}\\)" in made.plan.markdown()
     result = recovery_steps.execute(settings, recovery_steps.plan_made(made.to_xcom()), "manual__1")
 
     assert [d.outcome for d in result.done] == ["done", "done"] and result.status_after.startswith("running")

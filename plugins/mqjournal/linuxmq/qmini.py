@@ -49,6 +49,8 @@ class LogConfig(BaseModel):
 
     @property
     def active_directory(self) -> str:
+        """The POSIX join of LogPath and `active`. Commands use the host platform's own join instead
+        (platforms.HostPlatform.active_log_path: a Windows LogPath is joined with a backslash)."""
         return str(PurePosixPath(self.log_path) / "active")
 
 

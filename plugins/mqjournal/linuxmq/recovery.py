@@ -28,9 +28,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from mqjournal.catalog import StoredExtent
 from mqjournal.linuxmq import commands
 from mqjournal.linuxmq.extents import EXTENT_NUMBERS, Extent, LogPoints
-from mqjournal.linuxmq.platforms import LINUX, HostPlatform
+from mqjournal.linuxmq.platforms import LINUX, PLATFORMS, HostPlatform
 from mqjournal.linuxmq.restore import plan_range
-from mqjournal.linuxmq.snapshot import ExtentName
+from mqjournal.linuxmq.snapshot import ExtentName, PlatformName
 from mqjournal.names import HostName, MqObjectName, QueueManagerName
 from mqjournal.recovery.kinds import RecoveryKind
 from mqjournal.recovery.plan import Gap
@@ -150,6 +150,7 @@ class LinuxStep(_Model):
 
 class LinuxRecoveryPlan(_Model):
     platform: Literal["linux"] = "linux"
+    host_platform: PlatformName = Field("linux", description="the host's platform: its commands' forms")
     request: LinuxRecoveryRequest
     created_at: AwareDatetime
     bin_dir: str
@@ -171,7 +172,8 @@ class LinuxRecoveryPlan(_Model):
     def markdown(self) -> str:
         """The plan as the approval gate shows it: the extents to put back first, with where each copy came from."""
         r = self.request
-        lines = [f"## {r.kind.value} recovery of {r.qmgr} on {r.host} (Linux, log {self.state.log_path})", ""]
+        label = PLATFORMS[self.host_platform].label
+        lines = [f"## {r.kind.value} recovery of {r.qmgr} on {r.host} ({label}, log {self.state.log_path})", ""]
         if self.gaps:
             lines += ["**This plan cannot run: the recovery needs extents neither the host nor the store has.**", ""]
             lines += [f"- GAP {gap}" for gap in self.gaps] + [""]
@@ -313,6 +315,7 @@ def plan_linux_recovery(
             "MEDIALOG moves on once the object is imaged again: the next collection's rcdmqimg, or IMGSCHED(AUTO)."
         )
     return LinuxRecoveryPlan(
+        host_platform=platform.name,
         request=request,
         created_at=state.read_at,
         bin_dir=bin_dir,
