@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import paramiko
 import pytest
 
 from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
@@ -128,3 +129,13 @@ def test_a_wrong_mq_bin_fails_the_control_commands_check_naming_the_default(tmp_
     check = _check(report, title)
     assert check.status == "fail" and "The system cannot find the path specified." in check.detail
     assert "C:\\Program Files\\IBM\\MQ\\bin by default" in check.fix
+
+
+def test_a_changed_host_key_is_refused_naming_where_win32_openssh_keeps_its_keys(doctor: LinuxDoctor, tmp_path: Path):
+    other = paramiko.ECDSAKey.generate(bits=256)
+    wrong = tmp_path / "wrong_known_hosts"
+    wrong.write_text(f"[127.0.0.1]:{doctor.fleet.ports[WINDOWS]} {other.get_name()} {other.get_base64()}\n")
+    report = doctor.run(known_hosts=wrong)
+    assert [(c.name, c.status) for c in report.checks] == [("SSH and host key", "fail")]
+    assert "ssh-keygen -lf C:\\ProgramData\\ssh\\ssh_host_<type>_key.pub" in report.checks[0].fix
+    assert len(doctor.fleet.service.received) == 0  # the key was refused before anything reached the host

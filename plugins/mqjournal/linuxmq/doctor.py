@@ -61,8 +61,14 @@ def check_linux_host(
         if connect is None or audit is None:
             raise ValueError("give connect and audit, or a session")
         session = checking_session(host, host.user, connect, audit, command_timeout=30.0)
+    # Win32-OpenSSH keeps its host keys under %ProgramData%\ssh (its sshd_config: docs/windows-interfaces.md, 1).
+    keys = (
+        "C:\\ProgramData\\ssh\\ssh_host_<type>_key.pub"
+        if isinstance(host.host_platform, WindowsPlatform)
+        else "/etc/ssh/ssh_host_<type>_key.pub"
+    )
     host_key_fix = (
-        "compare the key fingerprint with the host's (on the host: ssh-keygen -lf /etc/ssh/ssh_host_<type>_key.pub "
+        f"compare the key fingerprint with the host's (on the host: ssh-keygen -lf {keys} "
         f"for the key type named above), then pin it in the connection's host_key (Airflow) or {config.known_hosts}"
     )
     with session, answers_or_failures(report, host_key_fix):
