@@ -27,6 +27,7 @@ from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import plan_queue_manager
 from mqjournal.linuxsim import logger
+from mqjournal.linuxsim.windows import WindowsLayout
 from mqjournal.outcomes import LinuxArchiveResult, LinuxReleaseResult
 from tests.conftest import START, SimFleet, serve
 
@@ -224,3 +225,27 @@ def test_mqjournal_collect_collects_a_windows_host(windows_fleet, tmp_path: Path
     assert {s.qmgr: (s.platform, len(s.extents)) for s in linux} == {
         name: ("windows", len(qm.extents)) for name, qm in live.items()
     }
+
+
+def test_an_extent_del_leaves_in_place_is_kept_and_undone_although_del_exits_0(settings, windows_fleet):
+    live = windows_fleet.service.linux_hosts[WINDOWS]
+    with live.state() as host:
+        logger.checkpoint(host.queue_managers[QMGR])
+    targets = [LinuxTarget(host=WINDOWS, qmgr=QMGR)]
+    assert not linuxwork.collect(settings, targets, "maint_1").failures
+    (snap,) = run_linux_snapshots(settings, "maint_1")
+    plan = linuxwork._planned(plan_queue_manager(snap, set()), snap)
+    summary = linuxwork.with_linux(RunPlan(), [plan])
+    assert not linuxwork.archive(settings, summary, "maint_1").failures
+    held, *others = plan.to_release
+    live.layout = WindowsLayout(locked=frozenset({held}))  # another process has it open
+
+    released = linuxwork.release(settings, summary, {plan.key}, "maint_1")
+
+    assert released is not None
+    (result,) = released.outcomes
+    assert isinstance(result, LinuxReleaseResult) and result.undone == [held]
+    assert "being used by another process" in dict(result.kept)[held]
+    assert sorted(result.released) == sorted(others) and others
+    assert held in live.host.queue_managers[QMGR].extents
+    assert f'del "{active(QMGR)}\\{held}"' in sent(settings)

@@ -80,6 +80,9 @@ class WindowsLayout:
     computer_name: str = "MQWIN1"
     version: str = "10.0.17763.6414"  # Windows Server 2019
     legacy_certutil: bool = False
+    locked: frozenset[str] = frozenset()
+    """Extent files another process holds open without delete sharing (a fault: an antivirus or backup agent, or MQ's
+    own share mode, docs section 2): `del` of one says "being used by another process", and exits 0."""
     drive_bytes: int = 200 * 1024**3
     other_bytes: int = 60 * 1024**3
     variables: dict[str, str] = field(
@@ -315,6 +318,9 @@ def _del(host: LinuxHost, user: str, rest: str, layout: WindowsLayout) -> ExecRe
             err.append("Access is denied.")  # SIMPLIFICATION: nothing else is the session's to delete
             continue
         qm, name = found
+        if name.lower() in {n.lower() for n in layout.locked}:
+            err.append("The process cannot access the file because it is being used by another process.")
+            continue
         try:
             logger.remove_extent(qm, name)
         except (InvalidName, logger.ExtentNotFound):
