@@ -317,14 +317,15 @@ class FleetConfig(_Config):
     hosts: list[HostConfig] = Field(description="the IBM i partitions")
     linux_hosts: list[LinuxHostConfig] = Field(
         default_factory=list,
-        description="the UNIX hosts: those written among `hosts` with `platform: linux` or `platform: aix` (#32)",
+        description="the queue manager hosts that are not IBM i: those written among `hosts` with `platform: linux`, "
+        "`aix` or `windows` (#32)",
     )
 
     @model_validator(mode="before")
     @classmethod
     def _hosts_by_platform(cls, data: object) -> object:
-        """One `hosts` list in the file, each host of its `platform` (ibmi unless written): the UNIX ones (Linux,
-        AIX) are kept apart, so that every IBM i step reads `hosts` as partitions only."""
+        """One `hosts` list in the file, each host of its `platform` (ibmi unless written): the others (Linux,
+        AIX, Windows) are kept apart, so that every IBM i step reads `hosts` as partitions only."""
         if not isinstance(data, dict) or not isinstance(data.get("hosts"), list):
             return data
         hosts = data["hosts"]
