@@ -249,3 +249,45 @@ def test_an_extent_del_leaves_in_place_is_kept_and_undone_although_del_exits_0(s
     assert sorted(result.released) == sorted(others) and others
     assert held in live.host.queue_managers[QMGR].extents
     assert f'del "{active(QMGR)}\\{held}"' in sent(settings)
+
+
+@pytest.mark.parametrize("locked", [False, True], ids=["removed", "held-open"])
+def test_an_uploaded_file_certutil_does_not_vouch_for_is_deleted_again_or_named_when_del_leaves_it(
+    settings, windows_fleet, monkeypatch: pytest.MonkeyPatch, locked: bool
+):
+    import io
+
+    from mqjournal.airflow.sessions import linux_host_session
+    from mqjournal.linuxfleet import LinuxHostConfig as Host
+    from mqjournal.linuxmq.platforms import WINDOWS as WINDOWS_PLATFORM
+    from mqjournal.linuxmq.restore import RestoreError, restore_extent
+
+    live = windows_fleet.service.linux_hosts[WINDOWS]
+    with live.state() as host:  # a unit of work holds RECLOG: the closed extents are archived, none released
+        qm = host.queue_managers[QMGR]
+        logger.open_unit_of_work(qm, "long")
+        logger.write(qm, 2 * qm.extent_size, at=host.now)
+    archive, _ = maintain(settings, "maint_1")[QMGR]
+    doomed = archive.archived[-1]
+    (stored,) = [c for c in Catalog(settings.catalog_url).extent_copies(WINDOWS, QMGR) if c.extent == doomed]
+    with live.state() as host:
+        logger.crash(host.queue_managers[QMGR])
+        logger.remove_extent(host.queue_managers[QMGR], doomed)
+    store = ExtentStore(settings.backup_store)
+    # Bytes that are not the copy's arrive whole (the store verified, then a bad read): certutil says another digest.
+    monkeypatch.setattr(store, "open_copy", lambda copy: io.BytesIO(b"\1" * stored.size_bytes))
+    if locked:
+        live.layout = WindowsLayout(locked=frozenset({doomed}))
+    entry = Host.model_validate({"name": WINDOWS, "platform": "windows", "port": windows_fleet.ports[WINDOWS]})
+
+    with linux_host_session(settings, entry) as session, pytest.raises(RestoreError) as refused:
+        restore_extent(session, active=active(QMGR), copy=stored, store=store, platform=WINDOWS_PLATFORM)
+
+    if locked:
+        assert "could not be removed again" in refused.value.problem
+        assert "being used by another process" in refused.value.problem
+        assert refused.value.action.startswith("remove that file on the host first")
+        assert doomed in live.host.queue_managers[QMGR].extents  # left there, and said so: never taken as restored
+    else:
+        assert refused.value.problem.endswith("it was removed again")
+        assert doomed not in live.host.queue_managers[QMGR].extents

@@ -148,24 +148,46 @@ def restore_extent(
     audit.done("ok", size_bytes=sent, sha256=digest.hexdigest())
     said = host_sha256(session, platform, active, Extent.parse(copy.extent)).sha256
     if digest.hexdigest() != copy.sha256 or said != copy.sha256:
-        session.run(platform.remove_extent(active, Extent.parse(copy.extent)))  # ours, and not the copy: taken back
+        written = platform.file_path(active, copy.extent)
+        out = session.run(platform.remove_extent(active, Extent.parse(copy.extent)))  # ours, and not the copy
+        refused = platform.removal_refused(out, written)  # rm's status, del's words: a file left passes for the extent
+        wrong = (
+            f"the file written on the host is not the copy (sent {digest.hexdigest()}, the host says {said}, the copy "
+            f"is {copy.sha256})"
+        )
+        if refused is not None:
+            raise RestoreError(
+                where,
+                f"{wrong}, and it could not be removed again ({refused}): {written} is not the extent",
+                "remove that file on the host first, then restore it again",
+            )
         raise RestoreError(
             where,
-            f"the file written on the host is not the copy (sent {digest.hexdigest()}, the host says {said}, the copy "
-            f"is {copy.sha256}); it was removed again",
+            f"{wrong}; it was removed again",
             "restore it again; if it keeps differing, look at the link and the store",
         )
 
 
 def _take_back(session: IbmiSession, active: str, copy: StoredExtent, where: str, platform: HostPlatform) -> None:
     """Remove what a cut-off upload of `copy` left; when the host cannot be reached for it, say where it is."""
+    path = platform.file_path(active, copy.extent)
     try:
-        session.run(platform.remove_extent(active, Extent.parse(copy.extent)))
+        out = session.run(platform.remove_extent(active, Extent.parse(copy.extent)))
     except TransportError as exc:
         log.error(
             "%s: an upload was cut off and what it left at %s could not be removed (%s): remove it before the "
             "extent is restored again, or the queue manager reads half a file",
             where,
-            platform.file_path(active, copy.extent),
+            path,
             exc.problem,
+        )
+        return
+    # rm -f's status, or del's words (del exits 0 either way): a file left here would pass for the extent.
+    if (refused := platform.removal_refused(out, path)) is not None:
+        log.error(
+            "%s: an upload was cut off and what it left at %s was not removed (%s): remove it before the extent is "
+            "restored again, or the queue manager reads half a file",
+            where,
+            path,
+            refused,
         )
