@@ -291,3 +291,37 @@ def test_an_uploaded_file_certutil_does_not_vouch_for_is_deleted_again_or_named_
     else:
         assert refused.value.problem.endswith("it was removed again")
         assert doomed not in live.host.queue_managers[QMGR].extents
+
+
+def test_media_recovery_of_a_damaged_queue_puts_back_its_log_proven_then_rcrmqobj_recreates_it(settings, windows_fleet):
+    from mqjournal.linuxsim.model import RecoverableObject
+
+    queue = "PAYMENTS"
+    live = windows_fleet.service.linux_hosts[WINDOWS]
+    with live.state() as host:  # a queue imaged, then damaged: it holds MEDIALOG while the log moves on
+        qm = host.queue_managers[QMGR]
+        qm.objects.append(RecoverableObject(name=queue, type="queue", image_extent=qm.current))
+        logger.record_media_images(qm, at=host.now)
+        logger.damage(qm, queue)
+        logger.write(qm, 3 * qm.extent_size, at=host.now)
+        logger.checkpoint(qm)
+    maintain(settings, "maint_1")  # archives what media recovery needs, keeps it
+    with live.state() as host:
+        qm = host.queue_managers[QMGR]
+        doomed = Extent(next(o.image_extent for o in qm.objects if o.name == queue) + 1).name
+        logger.remove_extent(qm, doomed)
+    params = {"host": WINDOWS, "qmgr": QMGR, "kind": "media", "object": queue, "object_type": "queue"}
+
+    made = recovery_steps.make_plan(settings, params, "manual__2")
+    assert isinstance(made, LinuxRecoveryPlanMade) and made.executable
+    assert [s.stored.extent for s in made.plan.steps if s.stored] == [doomed]
+    result = recovery_steps.execute(settings, recovery_steps.plan_made(made.to_xcom()), "manual__2")
+
+    rcrmqobj = f'{BIN}\\rcrmqobj.exe" -m {QMGR} -t queue {queue}'
+    assert result.done[-1].command == rcrmqobj and result.done[-1].outcome == "done"
+    assert not next(o for o in live.host.queue_managers[QMGR].objects if o.name == queue).damaged
+    after = sent(settings)
+    assert after.index(
+        f'{CERTUTIL}"{active(QMGR)}\\{doomed}" SHA256',
+        after.index(f"SFTP PUT /C:/ProgramData/IBM/MQ/log/{QMGR}/active/{doomed}"),
+    ) < after.index(rcrmqobj)
