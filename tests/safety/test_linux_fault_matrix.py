@@ -89,7 +89,7 @@ def test_each_step_sends_what_it_is_about_and_a_copied_set_up_runs_as_the_enumer
             "put.S0000001.LOG",
             "sha256sum.S0000001.LOG",
             "rcrmqobj",
-        },  # fmt: skip
+        },
     }[step]
     assert expected <= set(labels), labels
     if step in ("startup", "media"):
