@@ -6,7 +6,8 @@ set-up (the host's state, the catalog, the extent store, the audit log and the s
 
 - ``collect``: collect and plan (linuxmq/collector.py, plan.py): rcdmqimg, dspmqinf, cat qm.ini, runmqsc DISPLAY
   QMSTATUS, ls;
-- ``archive``: each extent the plan archives (linuxmq/archive.py): sha256sum beside the SFTP GET;
+- ``archive``: each extent the plan archives (linuxmq/archive.py): sha256sum beside the SFTP GET; right after the
+  faulted run, before its rerun, a release (what a fault left in the store and catalog is let go against);
 - ``release``: linuxmq/release.py: the live re-read, then SET LOG ARCHIVED on runmqsc's stdin (Archive) or rm
   (Manual) of each extent, then the confirmation read (DISPLAY QMSTATUS, or ls);
 - ``startup``: the execution of an approved startup recovery (linuxmq/recover.py) after a power loss and an extent
@@ -60,6 +61,7 @@ from mqjournal.catalog import Catalog
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
+from mqjournal.linuxmq.archive import ArchiveError
 from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.recover import LinuxRecovery
@@ -230,6 +232,8 @@ class Step:
     setup: Callable[[LinuxCase], Any]
     run: Callable[[LinuxCase, IbmiSession, Any], Any]
     undone: Callable[[LinuxCase, Any], list[str]] = lambda case, result: []
+    # What runs right after the faulted step, before its rerun, fault-free (the step that acts on what it left).
+    then: Callable[[LinuxCase, IbmiSession, Any], Any] | None = None
 
 
 def _collected(case: LinuxCase, extents: int) -> tuple[Any, Any, str]:
@@ -249,7 +253,14 @@ def _archive_set_up(case: LinuxCase) -> tuple[Any, list[str], str]:
 def _archive(case: LinuxCase, session: IbmiSession, arg) -> None:
     snap, names, run = arg
     for name in names:
-        archive(session, snap, name, run, case.store, case.catalog)
+        try:
+            archive(session, snap, name, run, case.store, case.catalog)
+        except ArchiveError:
+            with case.rig.live.lock:
+                there = name in case.rig.live.host.queue_managers[QMGR].extents
+            if there:
+                raise
+            # The plan is older than the log: a release since (the one right after a faulted archive) let it go.
 
 
 def _release_set_up(case: LinuxCase) -> str:
@@ -332,7 +343,13 @@ STEPS: dict[str, Step] = {
         setup=lambda case: _collected(case, 2)[2],
         run=lambda case, session, run: collect_and_plan(session, QMGR, case.catalog, run),
     ),
-    "archive": Step(setup=_archive_set_up, run=_archive),
+    # A release right after a faulted archive: whatever the fault left in the store and the catalog, only an extent
+    # with a proven copy may go.
+    "archive": Step(
+        setup=_archive_set_up,
+        run=_archive,
+        then=lambda case, session, arg: release(session, QMGR, arg[2], case.store, case.catalog),
+    ),
     "release": Step(
         setup=_release_set_up,
         run=lambda case, session, run: release(session, QMGR, run, case.store, case.catalog),
@@ -619,6 +636,13 @@ def run_case(case: Case, rig: Rig) -> Outcome:
             outcome.report.add("case not reached", "the faulted run never reached the item of the fault-free run")
         recovery = case.path.split(".")[0] in RECOVERY
         outcome.report.extend(_tagged(run.check(restart=not recovery), "right after the fault"))
+        if step.then is not None:
+            try:
+                with run.session() as session:
+                    step.then(run, session, arg)
+            except Exception as exc:
+                outcome.report.add("next step failed", f"right after the fault it raised {type(exc).__name__}: {exc}")
+            outcome.report.extend(_tagged(run.check(), "after the next step"))
         try:
             with run.session() as session:
                 result = step.run(run, session, arg)
