@@ -30,9 +30,9 @@ a transfer by its path (`TransferFault`). Kinds:
 
 After the fault plays out: the invariants right away (linux_invariants.py; restart and media recovery only for the
 maintenance steps: a recovery step starts from a queue manager that does not start), then the step rerun without
-the fault (it must end without an error, with nothing left undone), then a whole maintenance (collect, plan,
-archive, release: what a fault left in the store is let go against, so a copy kept that is no copy shows), then
-every invariant: a power loss and strmqm
+the fault (it must end without an error, with nothing left undone), then, after collect, archive and release, a whole
+maintenance (collect, plan, archive, release: what a fault left in the store is let go against, so a copy kept that
+is no copy shows), then every invariant: a power loss and strmqm
 restarts the queue manager, rcrmqobj re-creates every object, every extent let go (rm or SET LOG ARCHIVED sent,
 whatever became of it) has a catalogued copy whose bytes the store proves and the host's digest vouched for, every
 command and every transfer the host received was in the audit log before it arrived.
@@ -49,6 +49,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import threading
 import time
@@ -57,7 +58,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqjournal.catalog import Catalog
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+from mqjournal.catalog import Catalog, CatalogUnavailable
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.audit import AuditLog
 from mqjournal.ibmi.transport import IbmiSession, ssh_connector
@@ -90,8 +94,8 @@ from tests.safety.scenario import FAST_RETRY
 
 __all__ = ["COMMAND_KINDS", "MODES", "PATHS", "TRANSFER_KINDS", "LinuxCase", "Outcome", "Rig", "cases", "run_case"]
 
-COMMAND_KINDS = ("drop_before", "drop_after", "fails", "timeout", "lies")
-TRANSFER_KINDS = ("drop_before", "cut", "corrupt")
+COMMAND_KINDS = ("drop_before", "drop_after", "fails", "timeout", "lies", "catalog_unavailable")
+TRANSFER_KINDS = ("drop_before", "cut", "corrupt", "catalog_unavailable")
 MODES = {"archive": LogManagement.ARCHIVE, "manual": LogManagement.MANUAL}
 STEP_NAMES = ("collect", "archive", "release", "startup", "media")
 PATHS = tuple(f"{step}.{mode}" for mode in MODES for step in STEP_NAMES)
@@ -101,7 +105,7 @@ QUEUE = "APP.REQUEST"  # the damaged queue of the media path (one of linux_scena
 COMMAND_TIMEOUT = 10.0
 # The session's command timeout in a "timeout" case: the simulator answers every other command of a step in
 # milliseconds, so a command that takes this long is the held one, even on a busy 2-core machine.
-TIMEOUT = 0.6
+TIMEOUT = 0.45
 SETTLE_SECONDS = 15.0
 _SET_LOG = re.compile(r"SET\s+LOG\s+ARCHIVED\s*\(\s*'?([^')\s]*)'?\s*\)", re.IGNORECASE)
 
@@ -164,7 +168,7 @@ class LinuxCase:
         self.store = ExtentStore(root / "backups")
         self._sessions: list[IbmiSession] = []
 
-    def session(self, command_timeout: float = COMMAND_TIMEOUT) -> IbmiSession:
+    def session(self, command_timeout: float = COMMAND_TIMEOUT, audit: AuditLog | None = None) -> IbmiSession:
         fleet = self.rig.fleet
         connect = ssh_connector(
             address="127.0.0.1",
@@ -174,7 +178,12 @@ class LinuxCase:
             known_hosts=fleet.config.known_hosts,
         )
         session = IbmiSession(
-            LINUX, USER, connect, audit=AuditLog(self.audit_path), retry=FAST_RETRY, command_timeout=command_timeout
+            LINUX,
+            USER,
+            connect,
+            audit=audit or AuditLog(self.audit_path),
+            retry=FAST_RETRY,
+            command_timeout=command_timeout,
         )
         self._sessions.append(session)
         return session
@@ -466,32 +475,39 @@ def step_items(rig: Rig, path: str) -> list[Item]:
     return [Item(e["command"], e.get("input") or "", e.get("transfer")) for e in events if e.get("event") == "intent"]
 
 
-def _enumerate(path: str) -> list[Item]:
-    with tempfile.TemporaryDirectory(prefix="mqj-linux-enum-") as folder:
-        rig = Rig(Path(folder))
-        try:
-            return step_items(rig, path)
-        finally:
-            rig.close()
-
-
 _ENUMERATED: dict[str, list[Item]] = {}
 
 
+def _enumerate_all() -> None:
+    """Every path's items, from fault-free runs on one rig (one simulator for them all)."""
+    folder = scratch_folder()
+    rig = Rig(folder)
+    try:
+        for path in PATHS:
+            _ENUMERATED[path] = step_items(rig, path)
+    finally:
+        rig.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def items_of(path: str) -> list[Item]:
-    """The step's items, enumerated once per test run and shared by the pytest-xdist workers (matrix.py's way)."""
+    """The step's items, enumerated once per test run and shared by the pytest-xdist workers (matrix.py's way: the
+    first worker runs the fault-free runs and leaves them in a file named for the run; the others read it)."""
     if path not in _ENUMERATED:
         folder = _shared_folder()
         if folder is None:
-            _ENUMERATED[path] = _enumerate(path)
+            _enumerate_all()
         else:
             folder.mkdir(exist_ok=True)
-            done = folder / f"linux-{path}.json"
-            with open(folder / f"linux-{path}.lock", "w") as lock:
+            done = folder / "linux-items.json"
+            with open(folder / "linux-items.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not done.exists():
-                    done.write_text(json.dumps([vars(i) for i in _enumerate(path)]), encoding="utf-8")
-                _ENUMERATED[path] = [Item(**i) for i in json.loads(done.read_text(encoding="utf-8"))]
+                    _enumerate_all()
+                    shared = {p: [vars(i) for i in items] for p, items in _ENUMERATED.items()}
+                    done.write_text(json.dumps(shared), encoding="utf-8")
+                for p, items in json.loads(done.read_text(encoding="utf-8")).items():
+                    _ENUMERATED[p] = [Item(**i) for i in items]
     return _ENUMERATED[path]
 
 
@@ -566,6 +582,52 @@ class Outcome:
         return "\n".join(lines)
 
 
+class _CatalogGoes:
+    """The catalog's database stops answering (a server gone, a file system unmounted): once `gone` is set, every
+    statement the catalog's engine sends fails as the driver says when it cannot reach the database. Reads fail too,
+    which a write lock cannot do to a catalog in WAL mode (catalog.py: readers never block on the writer)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.engine, self.gone = catalog.engine, threading.Event()
+        event.listen(self.engine, "before_cursor_execute", self._refuse)
+
+    def _refuse(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        if self.gone.is_set():
+            raise OperationalError(statement, parameters, sqlite3.OperationalError("unable to open database file"))
+
+    def close(self) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._refuse)
+
+
+class _CountingAudit(AuditLog):
+    """The session's audit log, which makes the catalog go (`catalog`) right before the step's item number `at` is
+    recorded, so before it is sent: every catalog read or write after that point fails."""
+
+    def __init__(self, path: Path, catalog: _CatalogGoes, at: int) -> None:
+        super().__init__(path)
+        self._catalog, self._at, self._count = catalog, at, 0
+        self._counting = threading.Lock()
+
+    def intent(self, **fields: Any) -> str:
+        with self._counting:
+            if self._count == self._at:
+                self._catalog.gone.set()
+            self._count += 1
+        return super().intent(**fields)
+
+
+def _unnamed_database(error: BaseException | None, db: Path) -> str | None:
+    """Why `error` (the step's) does not name the catalog's database though the catalog caused it; None if fine."""
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    if not chain or not any(isinstance(e, (CatalogUnavailable, SQLAlchemyError, sqlite3.Error)) for e in chain):
+        return None
+    return None if db.name in str(chain[0]) else f"{type(chain[0]).__name__}: {str(chain[0])[:300]}"
+
+
 def _tagged(report: Report, when: str) -> Report:
     report.violations = [type(v)(v.rule, f"{when}: {v.detail}") for v in report.violations]
     return report
@@ -575,6 +637,8 @@ def _arm(rig: Rig, case: Case) -> tuple[float, threading.Event | None, TransferF
     """Arm the case's fault; returns the step's command timeout, the event that lets a held command go, and the
     transfer fault (spent once met)."""
     item, kind = case.item, case.kind
+    if kind == "catalog_unavailable":
+        return COMMAND_TIMEOUT, None, None  # the lock is the audit log's (`_LockingAudit`)
     if item.transfer is not None:
         if case.occurrence:
             raise AssertionError(f"{case.id}: a transfer of the same path twice in one step: aim at it by occurrence")
@@ -609,8 +673,10 @@ def run_case(case: Case, rig: Rig) -> Outcome:
     try:
         mark = len(rig.fleet.service.received)
         timeout, release, transfer_fault = _arm(rig, case)
+        lock = _CatalogGoes(run.catalog) if case.kind == "catalog_unavailable" else None
+        audit = _CountingAudit(run.audit_path, lock, case.index) if lock is not None else None
         try:
-            with run.session(timeout) as session:
+            with run.session(timeout, audit) as session:
                 step.run(run, session, arg)
         except MqJournalError as exc:
             outcome.step_error = exc  # the fault's own failure, named; what it left is what is checked
@@ -620,20 +686,28 @@ def run_case(case: Case, rig: Rig) -> Outcome:
         finally:
             if release is not None:
                 release.set()
+            met_lock = lock is not None and lock.gone.is_set()
+            if lock is not None:
+                lock.close()
             landed = rig.fleet.service.received.wait_for(
                 lambda entries: all(e.state != "arrived" for e in entries[mark:]), SETTLE_SECONDS
             )
             if not landed:
                 outcome.notes.append("a held command did not land")
-            met = (
-                transfer_fault.times == 0
-                if transfer_fault is not None
-                else any(e.fault for e in rig.fleet.service.received.entries(LINUX, mark))
-            )
+            if lock is not None:
+                met = met_lock
+            elif transfer_fault is not None:
+                met = transfer_fault.times == 0
+            else:
+                met = any(e.fault for e in rig.fleet.service.received.entries(LINUX, mark))
             rig.faults.rules.clear()
             rig.faults.transfers.clear()
         if not met:
             outcome.report.add("case not reached", "the faulted run never reached the item of the fault-free run")
+        if lock is not None and (unnamed := _unnamed_database(outcome.step_error, run.root / "catalog.db")):
+            outcome.report.add(
+                "catalog unavailable", f"the step stopped with an error that does not name the database: {unnamed}"
+            )
         recovery = case.path.split(".")[0] in RECOVERY
         outcome.report.extend(_tagged(run.check(restart=not recovery), "right after the fault"))
         if step.then is not None:
@@ -650,18 +724,20 @@ def run_case(case: Case, rig: Rig) -> Outcome:
                 outcome.report.add("rerun incomplete", problem)
         except Exception as exc:
             outcome.report.add("rerun failed", f"the step, rerun without faults, raised {type(exc).__name__}: {exc}")
-        try:
+        if not recovery:
             # The next maintenance lets go what it may, a copy the fault left among the rest: what was kept as a
-            # proven copy must be one.
-            with run.session() as session:
-                done = maintain(session, QMGR, run.store, run.catalog, "next")
-            for name in sorted(done.undone):
-                outcome.report.add("next run incomplete", f"{name} not released: {done.kept[name]}")
-        except Exception as exc:
-            outcome.report.add(
-                "next run failed", f"a whole maintenance after the rerun raised {type(exc).__name__}: {exc}"
-            )
-        outcome.report.extend(_tagged(run.check(), "after the rerun and a whole maintenance"))
+            # proven copy must be one. (After a recovery, its rerun and the invariants are the proof: what a
+            # recovery writes is an extent from a proven copy, checked by the host's digest, or taken back.)
+            try:
+                with run.session() as session:
+                    done = maintain(session, QMGR, run.store, run.catalog, "next")
+                for name in sorted(done.undone):
+                    outcome.report.add("next run incomplete", f"{name} not released: {done.kept[name]}")
+            except Exception as exc:
+                outcome.report.add(
+                    "next run failed", f"a whole maintenance after the rerun raised {type(exc).__name__}: {exc}"
+                )
+        outcome.report.extend(_tagged(run.check(), "after the rerun" + ("" if recovery else " and a maintenance")))
     finally:
         run.close()
     outcome.seconds = time.monotonic() - started
