@@ -86,16 +86,16 @@ from tests.linuxcollect.fleet import (
     release,
     to_archive,
 )
-from tests.safety.invariants import Report, read_audit_events
-from tests.safety.linux_invariants import ADMIN, LinuxSafetyChecker, transfers_report
+from tests.safety.invariants import Report, audit_report, read_audit_events
+from tests.safety.linux_invariants import ADMIN, LinuxSafetyChecker, restart_and_recover, transfers_report
 from tests.safety.linux_scenario import EXTENT_BYTES, OBJECTS, PAGES, QMGR
 from tests.safety.matrix import _shared_folder
 from tests.safety.scenario import FAST_RETRY
 
 __all__ = ["COMMAND_KINDS", "MODES", "PATHS", "TRANSFER_KINDS", "LinuxCase", "Outcome", "Rig", "cases", "run_case"]
 
-COMMAND_KINDS = ("drop_before", "drop_after", "fails", "timeout", "lies", "catalog_unavailable")
-TRANSFER_KINDS = ("drop_before", "cut", "corrupt", "catalog_unavailable")
+COMMAND_KINDS = ("drop_before", "drop_after", "fails", "timeout", "lies", "catalog_unavailable", "sigkill")
+TRANSFER_KINDS = ("drop_before", "cut", "corrupt", "catalog_unavailable", "sigkill")
 MODES = {"archive": LogManagement.ARCHIVE, "manual": LogManagement.MANUAL}
 STEP_NAMES = ("collect", "archive", "release", "startup", "media")
 PATHS = tuple(f"{step}.{mode}" for mode in MODES for step in STEP_NAMES)
@@ -107,6 +107,7 @@ COMMAND_TIMEOUT = 10.0
 # milliseconds, so a command that takes this long is the held one, even on a busy 2-core machine.
 TIMEOUT = 0.45
 SETTLE_SECONDS = 15.0
+WORKER_SECONDS = 60.0
 _SET_LOG = re.compile(r"SET\s+LOG\s+ARCHIVED\s*\(\s*'?([^')\s]*)'?\s*\)", re.IGNORECASE)
 
 
@@ -198,6 +199,10 @@ class LinuxCase:
     def admin(self, command_line: str, stdin: str = "") -> ExecResult:
         return self.rig.live.run(command_line, ADMIN, stdin)
 
+    def on_host(self, extent: str) -> bool:
+        with self.rig.live.lock:
+            return extent in self.rig.live.host.queue_managers[QMGR].extents
+
     def checker(self) -> LinuxSafetyChecker:
         return LinuxSafetyChecker(
             live=self.rig.live,
@@ -208,20 +213,17 @@ class LinuxCase:
             received=self.rig.received,
         )
 
-    def check(self, *, restart: bool = True) -> Report:
-        """The invariants (`restart`: with restart and media recovery), the transfers' audit included."""
-        checker = self.checker()
-        if restart:
-            report = checker.check()
-        else:
-            from tests.safety.invariants import audit_report
-
-            with self.rig.live.lock:
-                host = self.rig.live.host.model_copy(deep=True)
-            received = self.rig.received()
-            report = checker.let_go(host, received)
-            report.extend(audit_report(LINUX, received, read_audit_events([self.audit_path])))
-        report.extend(transfers_report(LINUX, self.rig.transfers(), read_audit_events([self.audit_path])))
+    def check(self, *, restart: bool = True, outcomes: bool = True) -> Report:
+        """The invariants (`restart`: with restart and media recovery), the transfers' audit included; `outcomes`:
+        every intent must have its outcome (not so after a worker was killed: the Linux steps reconcile no open
+        intent, so only that each command was recorded before it arrived is checked then)."""
+        with self.rig.live.lock:
+            host = self.rig.live.host.model_copy(deep=True)
+        received, events = self.rig.received(), read_audit_events([self.audit_path])
+        report = restart_and_recover(host, QMGR) if restart else Report()
+        report.extend(self.checker().let_go(host, received))
+        report.extend(audit_report(LINUX, received, events, require_reconciled=outcomes))
+        report.extend(transfers_report(LINUX, self.rig.transfers(), events, require_outcomes=outcomes))
         return report
 
     def close(self) -> None:
@@ -265,9 +267,7 @@ def _archive(case: LinuxCase, session: IbmiSession, arg) -> None:
         try:
             archive(session, snap, name, run, case.store, case.catalog)
         except ArchiveError:
-            with case.rig.live.lock:
-                there = name in case.rig.live.host.queue_managers[QMGR].extents
-            if there:
+            if case.on_host(name):
                 raise
             # The plan is older than the log: a release since (the one right after a faulted archive) let it go.
 
@@ -664,59 +664,135 @@ def _arm(rig: Rig, case: Case) -> tuple[float, threading.Event | None, TransferF
     return COMMAND_TIMEOUT, None, None
 
 
+def _in_process(rig: Rig, run: LinuxCase, case: Case, arg, outcome: Outcome) -> bool:
+    """Run the step in this process under the case's fault (every kind but sigkill), let the fault play out; whether
+    it was met."""
+    mark = len(rig.fleet.service.received)
+    timeout, release, transfer_fault = _arm(rig, case)
+    lock = _CatalogGoes(run.catalog) if case.kind == "catalog_unavailable" else None
+    audit = _CountingAudit(run.audit_path, lock, case.index) if lock is not None else None
+    try:
+        with run.session(timeout, audit) as session:
+            step_of(case.path).run(run, session, arg)
+    except MqJournalError as exc:
+        outcome.step_error = exc  # the fault's own failure, named; what it left is what is checked
+    except Exception as exc:
+        outcome.step_error = exc
+        outcome.report.add("unnamed error", f"the faulted step raised {type(exc).__name__}: {exc}")
+    finally:
+        if release is not None:
+            release.set()
+        if lock is not None:
+            lock.close()
+        _settle(rig, mark, outcome)
+        rig.faults.rules.clear()
+        rig.faults.transfers.clear()
+    if lock is not None and (unnamed := _unnamed_database(outcome.step_error, run.root / "catalog.db")):
+        outcome.report.add(
+            "catalog unavailable", f"the step stopped with an error that does not name the database: {unnamed}"
+        )
+    if lock is not None:
+        return lock.gone.is_set()
+    if transfer_fault is not None:
+        return transfer_fault.times == 0
+    return any(e.fault for e in rig.fleet.service.received.entries(LINUX, mark))
+
+
+def _settle(rig: Rig, mark: int, outcome: Outcome) -> None:
+    """Wait until every command and transfer since `mark` has landed (a held one, a killed worker's)."""
+    for log, since in ((rig.fleet.service.received, mark), (rig.fleet.service.transfers, 0)):
+        if not log.wait_for(
+            lambda entries, since=since: all(e.state != "arrived" for e in entries[since:]), SETTLE_SECONDS
+        ):
+            outcome.notes.append("a held command or transfer did not land")
+
+
+def _killed(rig: Rig, run: LinuxCase, case: Case, arg, outcome: Outcome) -> bool:
+    """The sigkill kind: the step runs in a worker process, which is SIGKILLed once the host ran the case's command
+    (before its answer) or once its transfer is halfway (held there); whether that point was reached."""
+    from tests.safety import linux_worker
+
+    mark = len(rig.fleet.service.received)
+    item = case.item
+    release = threading.Event()
+    transfer_fault = None
+    if item.transfer is not None:
+        path = item.command.split(" ", 2)[2]
+        transfer_fault = TransferFault(
+            "^" + re.escape(path.upper()) + "$", item.transfer, after_bytes=EXTENT_BYTES // 2, release=release
+        )
+        rig.faults.transfers.append(transfer_fault)
+    else:
+        pattern = "^" + re.escape(item.command) + "$"
+        rig.faults.rules.append(CommandRule(pattern, "hold_after", skip=case.occurrence, seconds=60.0))
+
+    def target(entries: list[ReceivedCommand]) -> ReceivedCommand | None:
+        return next((e for e in entries[mark:] if e.fault == "hold_after"), None)
+
+    spec = linux_worker.LinuxWorkerSpec(
+        path=case.path,
+        arg=arg,
+        port=rig.fleet.ports[LINUX],
+        client_key=rig.fleet.config.client_key,
+        known_hosts=rig.fleet.config.known_hosts,
+        catalog_url=run.catalog.url,
+        audit_path=run.audit_path,
+        store_path=run.root / "backups",
+    )
+    process, answer = linux_worker.start(spec)
+    reached = False
+    try:
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while process.is_alive() and time.monotonic() < deadline:
+            if transfer_fault is not None and transfer_fault.held:
+                reached = True
+                break
+            if transfer_fault is None:
+                entry = target(rig.fleet.service.received.entries())
+                if entry is not None and entry.state != "arrived":
+                    reached = True
+                    break
+            time.sleep(0.005)
+        process.kill()  # SIGKILL: no finally, no atexit, no flush
+        process.join(WORKER_SECONDS)
+        try:
+            ended = answer.recv() if answer.poll() else None
+        except EOFError:  # killed before it could answer
+            ended = None
+        if ended is not None:
+            outcome.notes.append(f"the worker's step ended before the kill: {ended}")
+    finally:
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+        answer.close()
+        release.set()
+        _settle(rig, mark, outcome)
+        rig.faults.rules.clear()
+        rig.faults.transfers.clear()
+    return reached
+
+
 def run_case(case: Case, rig: Rig) -> Outcome:
     """Start from the path's set-up, run the step under the case's fault, check, rerun the step, check again."""
     started = time.monotonic()
     outcome = Outcome(case)
     step = step_of(case.path)
     run, arg = rig.start(case.path)
+    killed = case.kind == "sigkill"
     try:
-        mark = len(rig.fleet.service.received)
-        timeout, release, transfer_fault = _arm(rig, case)
-        lock = _CatalogGoes(run.catalog) if case.kind == "catalog_unavailable" else None
-        audit = _CountingAudit(run.audit_path, lock, case.index) if lock is not None else None
-        try:
-            with run.session(timeout, audit) as session:
-                step.run(run, session, arg)
-        except MqJournalError as exc:
-            outcome.step_error = exc  # the fault's own failure, named; what it left is what is checked
-        except Exception as exc:
-            outcome.step_error = exc
-            outcome.report.add("unnamed error", f"the faulted step raised {type(exc).__name__}: {exc}")
-        finally:
-            if release is not None:
-                release.set()
-            met_lock = lock is not None and lock.gone.is_set()
-            if lock is not None:
-                lock.close()
-            landed = rig.fleet.service.received.wait_for(
-                lambda entries: all(e.state != "arrived" for e in entries[mark:]), SETTLE_SECONDS
-            )
-            if not landed:
-                outcome.notes.append("a held command did not land")
-            if lock is not None:
-                met = met_lock
-            elif transfer_fault is not None:
-                met = transfer_fault.times == 0
-            else:
-                met = any(e.fault for e in rig.fleet.service.received.entries(LINUX, mark))
-            rig.faults.rules.clear()
-            rig.faults.transfers.clear()
+        met = (_killed if killed else _in_process)(rig, run, case, arg, outcome)
         if not met:
             outcome.report.add("case not reached", "the faulted run never reached the item of the fault-free run")
-        if lock is not None and (unnamed := _unnamed_database(outcome.step_error, run.root / "catalog.db")):
-            outcome.report.add(
-                "catalog unavailable", f"the step stopped with an error that does not name the database: {unnamed}"
-            )
         recovery = case.path.split(".")[0] in RECOVERY
-        outcome.report.extend(_tagged(run.check(restart=not recovery), "right after the fault"))
+        outcome.report.extend(_tagged(run.check(restart=not recovery, outcomes=not killed), "right after the fault"))
         if step.then is not None:
             try:
                 with run.session() as session:
                     step.then(run, session, arg)
             except Exception as exc:
                 outcome.report.add("next step failed", f"right after the fault it raised {type(exc).__name__}: {exc}")
-            outcome.report.extend(_tagged(run.check(), "after the next step"))
+            outcome.report.extend(_tagged(run.check(outcomes=not killed), "after the next step"))
         try:
             with run.session() as session:
                 result = step.run(run, session, arg)
@@ -737,7 +813,9 @@ def run_case(case: Case, rig: Rig) -> Outcome:
                 outcome.report.add(
                     "next run failed", f"a whole maintenance after the rerun raised {type(exc).__name__}: {exc}"
                 )
-        outcome.report.extend(_tagged(run.check(), "after the rerun" + ("" if recovery else " and a maintenance")))
+        outcome.report.extend(
+            _tagged(run.check(outcomes=not killed), "after the rerun" + ("" if recovery else " and a maintenance"))
+        )
     finally:
         run.close()
     outcome.seconds = time.monotonic() - started

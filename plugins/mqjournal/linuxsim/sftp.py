@@ -9,7 +9,8 @@ SFTP: mqjournal removes an extent with `rm`, a command the audit log records lik
 
 The host's transfer faults (server.TransferFault, the same as a partition's) apply to downloads and uploads: the
 connection drops once `after_bytes` of an extent were sent (or received), or (`corrupt`) the byte at `after_bytes`
-arrives changed. An upload dropped midway leaves the bytes that arrived in the file (sftp-server writes each request
+arrives changed, or (`release`) the transfer stops there until released (a client killed mid-transfer). An upload
+dropped midway, or whose client went away, leaves the bytes that arrived in the file (sftp-server writes each request
 into the file it opened, ASSUMED as for any POSIX server: nothing takes them back), which is then not the extent.
 
 Given a `CommandLog`, every transfer is logged there as ``SFTP GET <path>`` (an extent opened for reading) or
@@ -188,6 +189,16 @@ class _LogView(paramiko.SFTPServerInterface):
         return SFTP_OP_UNSUPPORTED
 
 
+_HOLD_SECONDS = 60.0
+
+
+def _hold(fault: TransferFault) -> None:
+    """Stop the transfer until the fault is released (its client's worker is killed meanwhile), at most a minute."""
+    fault.held = True
+    assert fault.release is not None
+    fault.release.wait(_HOLD_SECONDS)
+
+
 class _Transfer:
     """One transfer's entry in the log (when there is a log), settled once: closed, refused or dropped."""
 
@@ -225,6 +236,10 @@ class _ReadHandle(paramiko.SFTPHandle):
             return SFTP_FAILURE
         data = logger.content_at(self._qmgr, self._number, self._size, offset, length)
         fault = self._fault
+        if fault is not None and fault.release is not None:
+            if offset + len(data) > fault.after_bytes:
+                _hold(fault)
+            return data
         if fault is not None and fault.corrupt:
             if offset <= fault.after_bytes < offset + len(data):
                 changed = bytearray(data)
@@ -262,14 +277,24 @@ class _WriteHandle(paramiko.SFTPHandle):
         self._host, self._path, self._fault, self._drop = host, path, fault, drop
         self._transfer = transfer or _Transfer(None, None)
         self._digest, self._size, self._broken, self._dropped = hashlib.sha256(), 0, False, False
+        self._stopped = False  # its client went away midway (a held transfer fault): the file is what arrived
 
     def write(self, offset: int, data: bytes) -> int:  # type: ignore[override]
-        if self._dropped:
+        if self._dropped or self._stopped:
             return SFTP_FAILURE
         if offset != self._size:
             self._broken = True  # out of order: the file would not be the bytes sent
             return SFTP_FAILURE
         fault = self._fault
+        if fault is not None and fault.release is not None and offset + len(data) > fault.after_bytes:
+            # The client goes while it sends: the bytes before the fault are in the file, the rest never arrives
+            # (pipelined requests already on the wire are not run either), and the file stays as it is.
+            kept = data[: max(0, fault.after_bytes - offset)]
+            self._digest.update(kept)
+            self._size += len(kept)
+            _hold(fault)
+            self._stopped = True
+            return SFTP_FAILURE
         if fault is not None and fault.corrupt:
             if offset <= fault.after_bytes < offset + len(data):
                 changed = bytearray(data)
@@ -300,7 +325,7 @@ class _WriteHandle(paramiko.SFTPHandle):
             self._transfer.settle(SFTP_FAILURE)
             return
         self._write_back()
-        self._transfer.settle(SFTP_OK)
+        self._transfer.settle(SFTP_FAILURE if self._stopped else SFTP_OK)
 
     def _write_back(self) -> None:
         with self._host.state() as host:
