@@ -96,6 +96,11 @@ __all__ = ["COMMAND_KINDS", "MODES", "PATHS", "TRANSFER_KINDS", "LinuxCase", "Ou
 
 COMMAND_KINDS = ("drop_before", "drop_after", "fails", "timeout", "lies", "catalog_unavailable", "sigkill")
 TRANSFER_KINDS = ("drop_before", "cut", "corrupt", "catalog_unavailable", "sigkill")
+# A worker killed while the host runs a command that only reads leaves the host as it was and an intent open, which
+# drop_after (the answer lost) already covers on the host's side; so sigkill is aimed at what changes something: a
+# transfer (a download into the store, an upload onto the host), or a command of a program that changes the host
+# (the simulator's list), runmqsc when its MQSC is not a DISPLAY.
+_READS_ONLY_MQSC = re.compile(r"\s*DISPLAY\s", re.IGNORECASE)
 MODES = {"archive": LogManagement.ARCHIVE, "manual": LogManagement.MANUAL}
 STEP_NAMES = ("collect", "archive", "release", "startup", "media")
 PATHS = tuple(f"{step}.{mode}" for mode in MODES for step in STEP_NAMES)
@@ -525,6 +530,16 @@ def label(item: Item) -> str:
     return program
 
 
+def changes_something(item: Item) -> bool:
+    """Whether the item may change the host or the store (the items a sigkill case is aimed at)."""
+    if item.transfer is not None:
+        return True
+    program = item.command.split()[0].rsplit("/", 1)[-1]
+    if program == "runmqsc":
+        return not _READS_ONLY_MQSC.match(item.stdin)
+    return program in simcommands.CHANGES_STATE
+
+
 @dataclass(frozen=True)
 class Case:
     path: str
@@ -546,7 +561,9 @@ def cases(paths=PATHS) -> list[Case]:
             occurrence = seen.get(item.command, 0)
             seen[item.command] = occurrence + 1
             kinds = TRANSFER_KINDS if item.transfer else COMMAND_KINDS
-            found += [Case(path, index, item, occurrence, kind) for kind in kinds]
+            found += [
+                Case(path, index, item, occurrence, k) for k in kinds if k != "sigkill" or changes_something(item)
+            ]
     return found
 
 

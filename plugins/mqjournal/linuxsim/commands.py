@@ -384,10 +384,12 @@ def ls(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
     if not _mqm(host, user):
         return ExecResult(2, "", f"ls: cannot open directory '{path}': Permission denied\n")
     files = sorted(qm.extents.values(), key=lambda e: e.name)
-    width = len(str(qm.extent_size))
-    total = len(files) * -(-qm.extent_size // 1024)
+    sizes = [qm.extent_size if e.size is None else e.size for e in files]
+    width = len(str(max(sizes, default=0)))
+    total = sum(-(-size // 1024) for size in sizes)
     lines = [f"total {total}"] + [
-        f"-rw-rw---- 1 mqm mqm {str(qm.extent_size).rjust(width)} {_mtime(e.modified, epoch)} {e.name}" for e in files
+        f"-rw-rw---- 1 mqm mqm {str(size).rjust(width)} {_mtime(e.modified, epoch)} {e.name}"
+        for e, size in zip(files, sizes, strict=True)
     ]
     return ExecResult(0, "".join(f"{line}\n" for line in lines))
 
