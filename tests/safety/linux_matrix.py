@@ -26,18 +26,25 @@ a transfer by its path (`TransferFault`). Kinds:
   ``timeout`` (it hangs on the host past the session's command timeout and lands once the step gave up); ``lies``
   (the host answers "done", exit 0, without running it: SET LOG ARCHIVED's success message, else nothing);
 - transfers: ``drop_before`` (the connection drops at the transfer's first byte), ``cut`` (midway), ``corrupt``
-  (one byte changed midway, the rest whole).
+  (one byte changed midway, the rest whole);
+- both: ``catalog_unavailable`` (from right before the item is recorded, every statement of the catalog fails as a
+  database out of reach, reads too: a step it stops must name the database); ``sigkill`` (the step runs in a worker
+  process, linux_worker.py, SIGKILLed once the host ran the command, before its answer, or halfway through the
+  transfer; an upload's bytes after that point never arrive), aimed at the items that change something: transfers,
+  and commands of the programs that change the host (rcdmqimg, SET LOG ARCHIVED, rm, strmqm, rcrmqobj).
 
 After the fault plays out: the invariants right away (linux_invariants.py; restart and media recovery only for the
 maintenance steps: a recovery step starts from a queue manager that does not start), then the step rerun without
 the fault (it must end without an error, with nothing left undone), then, after collect, archive and release, a whole
 maintenance (collect, plan, archive, release: what a fault left in the store is let go against, so a copy kept that
-is no copy shows), then every invariant: a power loss and strmqm
-restarts the queue manager, rcrmqobj re-creates every object, every extent let go (rm or SET LOG ARCHIVED sent,
-whatever became of it) has a catalogued copy whose bytes the store proves and the host's digest vouched for, every
-command and every transfer the host received was in the audit log before it arrived.
+is no copy shows), then every invariant: a power loss and strmqm restarts the queue manager, rcrmqobj re-creates
+every object, every extent let go (rm or SET LOG ARCHIVED sent, whatever became of it) has a catalogued copy whose
+bytes the store proves and the host's digest vouched for, every command and every transfer the host received was in
+the audit log before it arrived, and (but after a sigkill) every intent has its outcome.
 
-NOT here (IBM i's matrix has them): ``catalog_unavailable`` and ``sigkill``.
+Not checked: after a sigkill, that the killed worker's open intents are reconciled. The Linux steps reconcile none
+(IBM i's executor does: ibmi/reconcile.py), so those cases check only that each command was recorded before it was
+sent.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ Answers and their sources (docs/linux-interfaces.md, "What the simulator must an
 - `cat` of `/var/mqm/mqs.ini` or `<data path>/qm.ini` (stanzas, three-blank indent; the Log: stanza as in section 1;
   no LogManagement line for Manual, which is what "absent = Manual" assumes); any other file does not exist.
 - `ls -l [--time-style=+%s] <LogPath>active/`: `total N`, then `-rw-rw---- 1 mqm mqm SIZE MTIME NAME` sorted by name
-  (coreutils format; modes and owner ASSUMED: section 8); size LogFilePages x 4096 (nominal; real size not captured).
+  (coreutils format; modes and owner ASSUMED: section 8); size LogFilePages x 4096 (nominal; real size not captured),
+  or what arrived of a restore cut short.
 - `sha256sum FILE...`: `<hex>  FILE` (GNU coreutils), of extents and of `/dev/null` (the empty file's digest: what
   `mqjournal doctor` asks to see the program answer); `rm [-f] FILE...` of extents only.
 - `id -G -n`: the names of the invoking process's groups, space-separated, on one line (POSIX `id`, verified); the
