@@ -419,10 +419,11 @@ def _aix_ls(host: LinuxHost, user: str, args: list[str]) -> ExecResult:
     if not _mqm(host, user):
         return ExecResult(2, "", f"ls: {path}: The file access permissions do not allow the specified action.\n")
     files = sorted(qm.extents.values(), key=lambda e: e.name)
-    total = len(files) * -(-qm.extent_size // 1024)
+    sizes = [qm.extent_size if e.size is None else e.size for e in files]
+    total = sum(-(-size // 1024) for size in sizes)
     lines = [f"total {total}"] + [
-        f"-rw-rw---- {1:>4} {'mqm':<8} {'mqm':<8} {qm.extent_size:>10} {_aix_mtime(e.modified, host.now)} {e.name}"
-        for e in files
+        f"-rw-rw---- {1:>4} {'mqm':<8} {'mqm':<8} {size:>10} {_aix_mtime(e.modified, host.now)} {e.name}"
+        for e, size in zip(files, sizes, strict=True)
     ]
     return ExecResult(0, "".join(f"{line}\n" for line in lines))
 
