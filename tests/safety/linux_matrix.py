@@ -25,8 +25,8 @@ a transfer by its path (`TransferFault`). Kinds:
   before its answer); ``fails`` (the host answers the program's documented failure and exit status: `failure`);
   ``timeout`` (it hangs on the host past the session's command timeout and lands once the step gave up); ``lies``
   (the host answers "done", exit 0, without running it: SET LOG ARCHIVED's success message, else nothing);
-- transfers: ``drop_before`` (the connection drops at the transfer's first byte), ``cut`` (midway), ``corrupt``
-  (one byte changed midway, the rest whole);
+- transfers: ``drop_before`` (the connection drops at the transfer's first byte), ``fails`` (the server refuses to
+  open the file: "permission denied"), ``cut`` (midway), ``corrupt`` (one byte changed midway, the rest whole);
 - both: ``catalog_unavailable`` (from right before the item is recorded, every statement of the catalog fails as a
   database out of reach, reads too: a step it stops must name the database); ``sigkill`` (the step runs in a worker
   process, linux_worker.py, SIGKILLed once the host ran the command, before its answer, or halfway through the
@@ -102,7 +102,7 @@ from tests.safety.scenario import FAST_RETRY
 __all__ = ["COMMAND_KINDS", "MODES", "PATHS", "TRANSFER_KINDS", "LinuxCase", "Outcome", "Rig", "cases", "run_case"]
 
 COMMAND_KINDS = ("drop_before", "drop_after", "fails", "timeout", "lies", "catalog_unavailable", "sigkill")
-TRANSFER_KINDS = ("drop_before", "cut", "corrupt", "catalog_unavailable", "sigkill")
+TRANSFER_KINDS = ("drop_before", "fails", "cut", "corrupt", "catalog_unavailable", "sigkill")
 # A worker killed while the host runs a command that only reads leaves the host as it was and an intent open, which
 # drop_after (the answer lost) already covers on the host's side; so sigkill is aimed at what changes something: a
 # transfer (a download into the store, an upload onto the host), or a command of a program that changes the host
@@ -670,8 +670,11 @@ def _arm(rig: Rig, case: Case) -> tuple[float, threading.Event | None, TransferF
         fault = TransferFault(
             "^" + re.escape(path.upper()) + "$",
             item.transfer,
-            after_bytes={"drop_before": 0, "cut": EXTENT_BYTES // 2, "corrupt": EXTENT_BYTES // 2 + 7}[kind],
+            after_bytes={"drop_before": 0, "fails": 0, "cut": EXTENT_BYTES // 2, "corrupt": EXTENT_BYTES // 2 + 7}[
+                kind
+            ],
             corrupt=kind == "corrupt",
+            refuse=kind == "fails",
         )
         rig.faults.transfers.append(fault)
         return COMMAND_TIMEOUT, None, fault

@@ -9,7 +9,8 @@ SFTP: mqjournal removes an extent with `rm`, a command the audit log records lik
 
 The host's transfer faults (server.TransferFault, the same as a partition's) apply to downloads and uploads: the
 connection drops once `after_bytes` of an extent were sent (or received), or (`corrupt`) the byte at `after_bytes`
-arrives changed, or (`release`) the transfer stops there until released (a client killed mid-transfer). An upload
+arrives changed, or (`refuse`) the file is not opened ("permission denied"), or (`release`) the transfer stops there
+until released (a client killed mid-transfer). An upload
 dropped midway, or whose client went away, leaves the bytes that arrived in the file (sftp-server writes each request
 into the file it opened, ASSUMED as for any POSIX server: nothing takes them back), which is then not the extent.
 
@@ -158,6 +159,8 @@ class _LogView(paramiko.SFTPServerInterface):
     def _open_read(self, path: str, transfer: _Transfer) -> paramiko.SFTPHandle:
         qmgr, number, size, mtime = self._extent(path)
         fault = self._take_fault(self._session.host, self.canonicalize(path).upper(), "get")
+        if fault is not None and fault.refuse:
+            raise _Refused(SFTP_PERMISSION_DENIED)
         return _ReadHandle(qmgr, number, size, mtime, fault, self._session.drop, transfer)
 
     def _open_write(self, path: str, transfer: _Transfer) -> paramiko.SFTPHandle:
@@ -173,6 +176,8 @@ class _LogView(paramiko.SFTPServerInterface):
             if extent.reusable or (found[0].running and found[1] == Extent(found[0].current).name):
                 raise _Refused(SFTP_FAILURE)  # the file the running queue manager writes: not written over
         fault = self._take_fault(self._session.host, self.canonicalize(path).upper(), "put")
+        if fault is not None and fault.refuse:
+            raise _Refused(SFTP_PERMISSION_DENIED)
         return _WriteHandle(self._host, path, fault, self._session.drop, transfer)
 
     def remove(self, path: str) -> int:
