@@ -117,7 +117,7 @@ QUEUE = "APP.REQUEST"  # the damaged queue of the media path (one of linux_scena
 COMMAND_TIMEOUT = 10.0
 # The session's command timeout in a "timeout" case: the simulator answers every other command of a step in
 # milliseconds, so a command that takes this long is the held one, even on a busy 2-core machine.
-TIMEOUT = 0.45
+TIMEOUT = 0.3
 SETTLE_SECONDS = 15.0
 WORKER_SECONDS = 60.0
 _SET_LOG = re.compile(r"SET\s+LOG\s+ARCHIVED\s*\(\s*'?([^')\s]*)'?\s*\)", re.IGNORECASE)
