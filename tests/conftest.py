@@ -137,26 +137,38 @@ def sim_fleet(tmp_path: Path) -> Iterator[SimFleet]:
 # hence the hooks live here, in the one conftest that process always loads.
 FAULT_MATRIX_PROPERTY = "fault_matrix"
 _fault_matrix_tallies: list[tuple[bool, int, int]] = []
+# The Linux fault matrix's cases (tests/safety/test_linux_fault_matrix.py) record (held, extents lost, unrecorded
+# commands) the same way, for a line of their own.
+LINUX_FAULT_MATRIX_PROPERTY = "linux_fault_matrix"
+_linux_fault_matrix_tallies: list[tuple[bool, int, int]] = []
 
 
-def fault_matrix_line(tallies: list[tuple[bool, int, int]]) -> str:
+def fault_matrix_line(tallies: list[tuple[bool, int, int]], *, prefix: str = "", lost_what: str = "receivers") -> str:
     held = sum(1 for ok, _, _ in tallies if ok)
     lost = sum(lost for _, lost, _ in tallies)
     unrecorded = sum(unrecorded for _, _, unrecorded in tallies)
-    return f"fault matrix: {len(tallies)} cases, {held} held, {lost} receivers lost, {unrecorded} unrecorded commands"
+    return (
+        f"{prefix}fault matrix: {len(tallies)} cases, {held} held, {lost} {lost_what} lost, "
+        f"{unrecorded} unrecorded commands"
+    )
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call":
         for name, value in report.user_properties:
-            if name == FAULT_MATRIX_PROPERTY:
+            if name in (FAULT_MATRIX_PROPERTY, LINUX_FAULT_MATRIX_PROPERTY):
                 held, lost, unrecorded = value  # a list once it has come from a worker
-                _fault_matrix_tallies.append((bool(held), int(lost), int(unrecorded)))
+                tallies = _fault_matrix_tallies if name == FAULT_MATRIX_PROPERTY else _linux_fault_matrix_tallies
+                tallies.append((bool(held), int(lost), int(unrecorded)))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _fault_matrix_tallies:
         terminalreporter.write_line(fault_matrix_line(_fault_matrix_tallies))
+    if _linux_fault_matrix_tallies:
+        terminalreporter.write_line(
+            fault_matrix_line(_linux_fault_matrix_tallies, prefix="linux ", lost_what="extents")
+        )
 
 
 # Airflow's `standalone` (the demo and the browser test) starts five processes and takes a minute on 2 cores: two at

@@ -2,7 +2,11 @@
 theirs (the host ran it, or not, and the answer is lost), or the host answers "done" without doing it; then a rerun
 without the fault. After each: the queue manager restarts, media recovery of every object finds its log, and every
 extent mqjournal let go (rm, SET LOG ARCHIVED: whatever became of the command) has a copy the catalog records and
-the store still proves."""
+the store still proves.
+
+Hand-picked on the mixed fleet (a partition beside the Linux host, some thirty extents per queue manager: each fault
+at the second of many commands of its kind, inside a whole maintenance). tests/safety/test_linux_fault_matrix.py
+enumerates every command and transfer of each Linux step instead, on a small log."""
 
 from __future__ import annotations
 

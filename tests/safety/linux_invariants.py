@@ -17,6 +17,10 @@ are what mqjournal wrote down. The invariants:
    with its standard input, the intent written before the command arrived and its outcome after, with the host's
    exit status.
 
+5. **Every transfer recorded** (`transfers_report`, given the simulator's transfer log): each SFTP GET or PUT of an
+   extent the host received is a transfer attempt in the audit log, its intent written before the file was opened,
+   and every transfer intent has its outcome.
+
 Commands someone else runs on the host (an administrator, MQ's own jobs) go to the host directly, never through the
 received log, so they are not held against mqjournal.
 """
@@ -28,6 +32,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from mqjournal.catalog import Catalog, StoredExtent
@@ -40,7 +45,7 @@ from mqjournal.linuxsim.model import LinuxHost
 from mqjournal.sim.server import ReceivedCommand
 from tests.safety.invariants import Report, audit_report, read_audit_events
 
-__all__ = ["ADMIN", "LinuxSafetyChecker", "let_go_by"]
+__all__ = ["ADMIN", "LinuxSafetyChecker", "let_go_by", "transfers_report"]
 
 ADMIN = "mqm"
 """Who runs the simulated restart and media recovery: a member of group mqm, as an administrator is."""
@@ -86,6 +91,37 @@ def restart_and_recover(host: LinuxHost, qmgr: str) -> Report:
                 f"{qmgr}: rcrmqobj of {obj.name} (imaged in {Extent(obj.image_extent).name}) ends with "
                 f"{out.exit_status}: {out.stderr.strip()} (on disk {sorted(qm.extents)})",
             )
+    return report
+
+
+def transfers_report(
+    host_name: str, transfers: list[ReceivedCommand], events: list[dict], *, require_outcomes: bool = True
+) -> Report:
+    """Invariant 5: every SFTP transfer the host received (``SFTP GET|PUT <path>``, the simulator's transfer log) is
+    a transfer attempt in the audit `events` (matched in order by its text), its intent written before the file was
+    opened; every transfer intent has an outcome (`require_outcomes`)."""
+    report = Report()
+    intents: dict[str, list[dict]] = {}
+    outcomes = {e.get("id") for e in events if e.get("event") == "outcome" and e.get("transfer")}
+    for e in events:
+        if e.get("event") == "intent" and e.get("transfer") and e.get("host", host_name) == host_name:
+            intents.setdefault(e["command"], []).append(e)
+            if require_outcomes and e.get("id") not in outcomes:
+                report.add("unexplained intent", f"the transfer `{e['command']}` has an intent and no outcome")
+    for entry in transfers:
+        if entry.host != host_name:
+            continue
+        queue = intents.get(entry.command)
+        if not queue:
+            report.unrecorded_commands.append(entry.command)
+            report.add(
+                "unrecorded transfer",
+                f"the host received `{entry.command}` ({entry.state}) and the audit log has no record of it",
+            )
+            continue
+        written = datetime.fromisoformat(queue.pop(0)["at"]).timestamp()
+        if written > entry.arrived_at:
+            report.add("intent after the transfer", f"`{entry.command}` was opened before its intent was written")
     return report
 
 

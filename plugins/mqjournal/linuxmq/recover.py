@@ -164,7 +164,13 @@ def read_log_state(
         if last is not None and last.points() is not None:
             current, restart, media = last.current_extent, last.restart_extent, last.media_extent
             points_from = f"its last snapshot (run {last.run_id}, collected {last.collected_at.isoformat()})"
-    on_disk = [e.name for e in collector.log_extents(session, request.qmgr, log_path, platform=platform)]
+    listed = collector.log_extents(session, request.qmgr, log_path, platform=platform)
+    # Every extent of a queue manager has the size LogFilePages gives (fixed at crtmqm, q018470): a closed extent
+    # shorter than the others is none MQ can replay but what an upload cut short left (its worker killed before it
+    # could take it back). Planned as missing, it is put back from its copy, over that file (restore_extent). The
+    # current extent, which MQ may still be allocating, is taken as listed.
+    whole = max((e.size_bytes for e in listed), default=0)
+    on_disk = [e.name for e in listed if e.size_bytes == whole or e.name == current]
     object_media, object_media_from = None, ""
     if request.kind is RecoveryKind.MEDIA and running and request.object is not None:
         object_media, object_media_from = _object_media(session, request, bin_dir, platform)

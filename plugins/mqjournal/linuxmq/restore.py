@@ -12,11 +12,14 @@ An extent is put back only from a copy whose bytes the host vouched for when it 
 back from the store with its SHA-256 checked as it is read, written whole into a file that is not there (never over
 one: an extent on disk is MQ's), and proven on the host after the upload by its own digest (`sha256sum` on Linux,
 the program found there on AIX: linuxmq/extentdigest.py, certutil on Windows): a file that is not the copy is removed
-again, and the restore says so.
+again, and the restore says so. A file there that is shorter than the copy (the extent's size on this
+host) is no extent MQ wrote but what an upload cut short left, its worker killed before it could remove it: it is
+removed, and the copy put in its place.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable
@@ -107,11 +110,27 @@ def restore_extent(
     audit: TransferAudit | None = None
     try:
         with session.sftp() as sftp:
-            try:
-                sftp.stat(path)
-            except FileNotFoundError:
-                pass
-            else:
+            there = None
+            with contextlib.suppress(FileNotFoundError):
+                there = sftp.stat(path)
+            if there is not None and there.st_size is not None and there.st_size < copy.size_bytes:
+                # Shorter than the extent's own copy (its size on this host): no extent MQ wrote, but what an upload
+                # of it cut short left behind (its worker killed before it could take it back). The copy the host
+                # vouched for goes in its place.
+                log.warning("%s: %s is %d bytes, not %d: an upload cut short; taken back", where, path,
+                            there.st_size, copy.size_bytes)  # fmt: skip
+                removed = session.run(platform.remove_extent(active, Extent.parse(copy.extent)))
+                # rm's status, or del's words (del exits 0 either way: docs/windows-interfaces.md section 3).
+                refused = platform.removal_refused(removed, platform.file_path(active, copy.extent))
+                if refused is not None:
+                    raise RestoreError(
+                        where,
+                        f"{path} is what an upload cut short left ({there.st_size} of {copy.size_bytes} bytes), and "
+                        f"it could not be removed: {refused}",
+                        "remove it yourself (it is not the extent), then restore again",
+                    )
+                there = None
+            if there is not None:
                 raise RestoreError(
                     where,
                     f"{path} is on the host already: an extent on disk is the queue manager's, never written over",

@@ -19,7 +19,8 @@ Answers and their sources (docs/linux-interfaces.md, "What the simulator must an
 - `cat` of `/var/mqm/mqs.ini` or `<data path>/qm.ini` (stanzas, three-blank indent; the Log: stanza as in section 1;
   no LogManagement line for Manual, which is what "absent = Manual" assumes); any other file does not exist.
 - `ls -l [--time-style=+%s] <LogPath>active/`: `total N`, then `-rw-rw---- 1 mqm mqm SIZE MTIME NAME` sorted by name
-  (coreutils format; modes and owner ASSUMED: section 8); size LogFilePages x 4096 (nominal; real size not captured).
+  (coreutils format; modes and owner ASSUMED: section 8); size LogFilePages x 4096 (nominal; real size not captured),
+  or what arrived of a restore cut short.
 - `sha256sum FILE...`: `<hex>  FILE` (GNU coreutils), of extents and of `/dev/null` (the empty file's digest: what
   `mqjournal doctor` asks to see the program answer); `rm [-f] FILE...` of extents only.
 - `id -G -n`: the names of the invoking process's groups, space-separated, on one line (POSIX `id`, verified); the
@@ -384,10 +385,12 @@ def ls(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
     if not _mqm(host, user):
         return ExecResult(2, "", f"ls: cannot open directory '{path}': Permission denied\n")
     files = sorted(qm.extents.values(), key=lambda e: e.name)
-    width = len(str(qm.extent_size))
-    total = len(files) * -(-qm.extent_size // 1024)
+    sizes = [qm.extent_size if e.size is None else e.size for e in files]
+    width = len(str(max(sizes, default=0)))
+    total = sum(-(-size // 1024) for size in sizes)
     lines = [f"total {total}"] + [
-        f"-rw-rw---- 1 mqm mqm {str(qm.extent_size).rjust(width)} {_mtime(e.modified, epoch)} {e.name}" for e in files
+        f"-rw-rw---- 1 mqm mqm {str(size).rjust(width)} {_mtime(e.modified, epoch)} {e.name}"
+        for e, size in zip(files, sizes, strict=True)
     ]
     return ExecResult(0, "".join(f"{line}\n" for line in lines))
 
@@ -416,10 +419,11 @@ def _aix_ls(host: LinuxHost, user: str, args: list[str]) -> ExecResult:
     if not _mqm(host, user):
         return ExecResult(2, "", f"ls: {path}: The file access permissions do not allow the specified action.\n")
     files = sorted(qm.extents.values(), key=lambda e: e.name)
-    total = len(files) * -(-qm.extent_size // 1024)
+    sizes = [qm.extent_size if e.size is None else e.size for e in files]
+    total = sum(-(-size // 1024) for size in sizes)
     lines = [f"total {total}"] + [
-        f"-rw-rw---- {1:>4} {'mqm':<8} {'mqm':<8} {qm.extent_size:>10} {_aix_mtime(e.modified, host.now)} {e.name}"
-        for e in files
+        f"-rw-rw---- {1:>4} {'mqm':<8} {'mqm':<8} {size:>10} {_aix_mtime(e.modified, host.now)} {e.name}"
+        for e, size in zip(files, sizes, strict=True)
     ]
     return ExecResult(0, "".join(f"{line}\n" for line in lines))
 

@@ -403,7 +403,8 @@ def restore_extent_hashed(qm: LinuxQueueManager, name: str, size: int, sha256: s
         raise ReusableExtent(name, "only S extents are restored")
     intact = size == qm.extent_size and sha256 == extent_digest(qm.name, extent.number, qm.extent_size)
     written = 0 if extent.number == qm.current else qm.extent_size
-    restored = LogExtent(number=extent.number, written=written, intact=intact, modified=at)
+    short = None if size == qm.extent_size else size
+    restored = LogExtent(number=extent.number, written=written, intact=intact, modified=at, size=short)
     qm.extents[name] = restored
     return restored
 

@@ -62,6 +62,8 @@ class LogExtent(_State):
     """False for a file written back with other bytes than the queue manager wrote: it cannot be replayed."""
     modified: AwareDatetime
     """The file's modification time (what `ls -l` shows; IBM: never order extents by it)."""
+    size: int | None = Field(default=None, ge=0)
+    """The file's size when it is not LogFilePages x 4096 bytes (a restore cut short), else None."""
 
     @property
     def name(self) -> str:

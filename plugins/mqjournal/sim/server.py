@@ -199,6 +199,13 @@ class TransferFault:
     corrupt: bool = False
     """A download only: instead of dropping, the byte at `after_bytes` arrives changed and the rest whole, so the copy
     has the save file's length and other bytes (what a faulty link, proxy or disk in between can do)."""
+    release: threading.Event | None = None
+    """A Linux host's transfers only (linuxsim/sftp.py): instead of dropping, the transfer stops at `after_bytes`
+    (`held` is set) until `release` is set, its client's worker killed meanwhile; then it goes on."""
+    held: bool = False
+    refuse: bool = False
+    """A Linux host's transfers only: the file is not opened, "permission denied" (what sftp-server answers when the
+    file's mode does not let the user read or write it)."""
 
     def __post_init__(self) -> None:
         if self.direction not in TRANSFER_DIRECTIONS:

@@ -8,8 +8,9 @@ host keys against. A restarted simulator loads the same partitions and keys.
 compare it with the client's audit log. `faults[host]` are the host's transport faults, `CommandRule`s and
 `TransferFault`s included.
 
-The same SSH connections serve SFTP with the QSYS.LIB view of each partition's save files (sim/sftp.py). Its
-requests are logged in `transfers`, apart from `received`: a transfer is not a command line, and the invariants
+The same SSH connections serve SFTP with the QSYS.LIB view of each partition's save files (sim/sftp.py), and the log
+extents of each Linux host's queue managers (linuxsim/sftp.py). Their requests (a Linux host's transfers only) are
+logged in `transfers`, apart from `received`: a transfer is not a command line, and the invariants
 that every command received has its audit record are about command lines.
 """
 
@@ -138,7 +139,7 @@ class SimulatorService:
             for h in self.config.linux_hosts
         ]
         qsys = QsysLibSftp(self.hosts, lambda host: self.faults[host], log=self.transfers)
-        logs = LinuxLogSftp(self.linux_hosts, qsys.take_transfer_fault)
+        logs = LinuxLogSftp(self.linux_hosts, qsys.take_transfer_fault, log=self.transfers)
 
         def sftp(session: SftpSession) -> paramiko.SFTPServerInterface:
             return logs(session) if session.host in self.linux_hosts else qsys(session)
