@@ -1,5 +1,6 @@
-"""docs/ibmi-interfaces.md names every CL command and every SQL service mqjournal sends, so it cannot drift; and
-docs/linux-interfaces.md every command sent to a Linux queue manager host (linuxmq/).
+"""docs/ibmi-interfaces.md names every CL command and every SQL service mqjournal sends, so it cannot drift;
+docs/linux-interfaces.md every command sent to a Linux or AIX queue manager host (linuxmq/), and
+docs/windows-interfaces.md every command of the Windows forms (linuxmq/windowsforms.py).
 
 The list is read from the code, not kept by hand: every `cl(...)` / `Command(text=...)` call's command verb, and
 every QSYS2 / SYSIBM / SYSIBMADM / SYSTOOLS name in a string literal (docstrings left out) of the client
@@ -19,26 +20,31 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "plugins" / "mqjournal"
 DOC = ROOT / "docs" / "ibmi-interfaces.md"
 LINUX_DOC = ROOT / "docs" / "linux-interfaces.md"
-LINUX_CLIENT = "linuxmq"  # the modules that build the commands sent to Linux hosts
+WINDOWS_DOC = ROOT / "docs" / "windows-interfaces.md"
+LINUX_CLIENT = "linuxmq"  # the modules that build the commands sent to Linux, AIX and Windows hosts
+WINDOWS_FORMS = "windowsforms.py"  # of those, the Windows forms: its own doc
 SIMULATORS = {"sim", "linuxsim"}
 SERVICE = re.compile(r"\b((?:QSYS2|SYSIBM|SYSIBMADM|SYSTOOLS)\.[A-Z][A-Z0-9_]*)\b")
 
 
-def client_modules(*, linux: bool = False) -> list[Path]:
-    """The IBM i client's modules, or (`linux`) the Linux client's."""
+def client_modules(*, linux: bool = False, windows: bool = False) -> list[Path]:
+    """The IBM i client's modules, or (`linux`) the UNIX hosts' client's, or (`windows`) the Windows forms."""
+    if windows:
+        return [PACKAGE / LINUX_CLIENT / WINDOWS_FORMS]
     return sorted(
         p
         for p in PACKAGE.rglob("*.py")
         if not SIMULATORS & set(p.relative_to(PACKAGE).parts)
         and (LINUX_CLIENT in p.relative_to(PACKAGE).parts) == linux
+        and p.name != WINDOWS_FORMS
     )
 
 
 @functools.cache
-def _client_trees(linux: bool = False) -> tuple[ast.Module, ...]:
+def _client_trees(linux: bool = False, windows: bool = False) -> tuple[ast.Module, ...]:
     """Each client module parsed once per process: every xdist worker collects this file, and the parametrize lists
     below read both the commands and the services."""
-    return tuple(ast.parse(path.read_text(encoding="utf-8")) for path in client_modules(linux=linux))
+    return tuple(ast.parse(p.read_text(encoding="utf-8")) for p in client_modules(linux=linux, windows=windows))
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -59,14 +65,28 @@ def _leading_text(node: ast.AST) -> str | None:
     return None
 
 
-def sent_commands(*, linux: bool = False) -> set[str]:
-    """The verb of every CL command (`cl(text)`) and shell command (`Command(text=...)`) the client builds."""
+def sent_commands(*, linux: bool = False, windows: bool = False) -> set[str]:
+    """The verb of every CL command (`cl(text)`) and shell command (`Command(text=...)`) the client builds, the
+    program of every digest tool a host may be asked to run (`DigestTool(name, words, ...)`: its first word's
+    file name), and on Windows every program named by its full path (`tools.mq(...)`, `tools.system(...)`,
+    `tools.powershell`)."""
     verbs = set()
-    for tree in _client_trees(linux):
+    for tree in _client_trees(linux, windows):
         for node in ast.walk(tree):
+            if windows and isinstance(node, ast.Attribute) and node.attr == "powershell":
+                verbs.add("powershell")  # WindowsTools.powershell: the program's full path
             if not isinstance(node, ast.Call):
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            program = node.args[0] if windows and name in ("mq", "system") and node.args else None
+            if isinstance(program, ast.Constant) and isinstance(program.value, str):
+                verbs.add(program.value.removesuffix(".exe"))  # WindowsTools.mq / .system: a program by full path
+                continue
+            if name == "DigestTool" and len(node.args) > 1 and isinstance(node.args[1], ast.Tuple):
+                first = node.args[1].elts[0] if node.args[1].elts else None
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    verbs.add(first.value.rsplit("/", 1)[-1])
+                continue
             arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "text"), None)
             text = _leading_text(arg) if name in ("cl", "Command") and arg is not None else None
             if text and text.split():
@@ -102,8 +122,18 @@ def test_the_linux_doc_has_every_command_sent_to_a_linux_host(verb):
     )
 
 
-def test_the_linux_commands_are_seen_too():
-    assert {"cat", "ls", "sha256sum"} <= sent_commands(linux=True)
+@pytest.mark.parametrize("verb", sorted(sent_commands(windows=True)))
+def test_the_windows_doc_has_every_command_of_the_windows_forms(verb):
+    assert re.search(rf"`{re.escape(verb)}\b", WINDOWS_DOC.read_text(encoding="utf-8")), (
+        f"{verb} is not in {WINDOWS_DOC.name}"
+    )
+
+
+def test_the_linux_and_windows_commands_are_seen_too():
+    assert {"cat", "ls", "rm", "sha256sum", "openssl"} <= sent_commands(linux=True)
+    assert {"del", "type", "ver", "certutil", "whoami", "powershell", "runmqsc", "rcdmqimg"} <= sent_commands(
+        windows=True
+    )
 
 
 @pytest.mark.parametrize("service", sorted(sent_services()))
