@@ -447,3 +447,19 @@ def test_a_row_names_its_host_s_platform_in_its_own_terms_from_the_snapshot(mixe
     assert pages.platform(row) == '<span class="platform" data-platform="linux">Windows</span>'
     aix = row.model_copy(update={"host_platform": "aix"})
     assert pages.platform_name(aix) == "AIX" and pages.platform_name(linux_row(mixed, ORDERS)) == "Linux"
+
+
+def test_a_queue_managers_platform_label_is_its_hosts_as_ibms_exporter_writes_it(mixed):
+    from dataclasses import replace
+    from typing import get_args
+
+    from mqjournal.linuxmq.snapshot import PlatformName
+
+    assert set(metrics.HOST_PLATFORMS) == set(get_args(PlatformName))  # every platform of the fleet file has one
+    one = next(
+        f for f in metrics.read_figures(mixed.settings, mixed.catalog, now=NOW) if isinstance(f, metrics.LinuxFigures)
+    )
+    on = {
+        p: replace(one, row=one.row.model_copy(update={"host_platform": p})).labels[1] for p in get_args(PlatformName)
+    }
+    assert on == {"linux": "UNIX", "aix": "UNIX", "windows": "WINDOWS_NT"}

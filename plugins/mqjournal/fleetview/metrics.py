@@ -11,12 +11,12 @@ Every series carries IBM's labels of a queue manager, `qmgr` and `platform` (`OS
 for a queue manager on IBM i, MQPL_OS400 without its prefix), and ours: `host` (the partition, as the fleet file
 names it) and `library` (QMxxx), since a queue manager's name alone can live on two hosts.
 
-The Linux queue managers (#32) have series of their own, `ibmmq_qmgr_linear_log_...` (IBM's exporter has
-`ibmmq_qmgr_log_...` of its own, from DISPLAY QMSTATUS), with `qmgr`, `platform` `UNIX` and `host`: IBM's exporter
-writes the queue manager's MQIA_PLATFORM as MQItoString("PL", ...) less its `MQPL_` prefix
+The queue managers with linear logs (#32: Linux, AIX, Windows) have series of their own, `ibmmq_qmgr_linear_log_...`
+(IBM's exporter has `ibmmq_qmgr_log_...` of its own, from DISPLAY QMSTATUS), with `qmgr`, `platform` and `host`:
+IBM's exporter writes the queue manager's MQIA_PLATFORM as MQItoString("PL", ...) less its `MQPL_` prefix
 (ibm-messaging/mq-metric-samples, cmd/mq_prometheus/exporter.go), and a queue manager on Linux answers MQPL_UNIX
-(3, cmqc.h; the same repository's cp4i/README.md logs "Platform is UNIX" for one). A Linux queue manager has no
-library.
+(3, cmqc.h; the same repository's cp4i/README.md logs "Platform is UNIX" for one), as does one on AIX, and one on
+Windows MQPL_WINDOWS_NT (11): `UNIX` or `WINDOWS_NT`. Such a queue manager has no library.
 
 Who may scrape: Prometheus with the bearer token of the setting `metrics_token` (MQJOURNAL_METRICS_TOKEN), or an
 Airflow login that may read the maintenance DAG, as for the fleet view's pages. docs/monitoring.md says why a
@@ -26,9 +26,10 @@ Prometheus endpoint rather than Airflow's own metrics, and what each series mean
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -50,7 +51,13 @@ PLATFORM = "OS400"
 LABELS = ("qmgr", "platform", "host", "library")
 
 LINUX_PLATFORM = "UNIX"
-"""IBM's exporter's `platform` label for a queue manager on Linux (MQPL_UNIX)."""
+"""IBM's exporter's `platform` label for a queue manager on Linux or AIX (MQPL_UNIX)."""
+
+HOST_PLATFORMS: Mapping[str, str] = MappingProxyType(
+    {"linux": LINUX_PLATFORM, "aix": LINUX_PLATFORM, "windows": "WINDOWS_NT"}
+)
+"""IBM's exporter's `platform` label by the fleet file's platform of the host: MQPL_UNIX (3) for Linux and AIX alike,
+MQPL_WINDOWS_NT (11) for Windows, each less its `MQPL_` prefix (cmqc.h)."""
 
 LINUX_LABELS = ("qmgr", "platform", "host")
 
@@ -82,7 +89,7 @@ class LinuxFigures:
 
     @property
     def labels(self) -> list[str]:
-        return [self.row.qmgr, LINUX_PLATFORM, self.row.host]
+        return [self.row.qmgr, HOST_PLATFORMS[self.row.host_platform], self.row.host]
 
 
 def read_figures(
