@@ -10,89 +10,35 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
-from mqjournal.airflow import linuxwork
-from mqjournal.airflow import recovery as recovery_steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
-from mqjournal.airflow.oncall import run_linux_snapshots
 from mqjournal.airflow.settings import Settings
-from mqjournal.airflow.xcom import LinuxRecoveryPlanMade, LinuxTarget, RunPlan
 from mqjournal.catalog import Catalog
-from mqjournal.fleet import FleetConfig
-from mqjournal.ibmi.audit import read_events
-from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
-from mqjournal.linuxmq.extents import Extent, LogManagement
 from mqjournal.linuxmq.extentstore import ExtentStore
-from mqjournal.linuxmq.plan import plan_queue_manager
 from mqjournal.linuxsim import logger
-from mqjournal.outcomes import LinuxArchiveResult, LinuxReleaseResult
-from tests.conftest import START, SimFleet, serve
+from tests.airflow.hostlane import (
+    Lane,
+    lane_settings,
+    maintain,
+    nothing_let_go_without_a_digest,
+    put_back_a_deleted_restart_extent,
+    sent,
+    served,
+)
+from tests.conftest import SimFleet
 
 AIX, QMGR, ARCHIVED = "mq-aix1", "QMAIXMAN", "QM.PAY"
+LANE = Lane(host=AIX, platform="aix", manual=QMGR, archive=ARCHIVED)
 
 
 @pytest.fixture
 def aix_fleet(tmp_path: Path) -> Iterator[SimFleet]:
-    queue_managers = [
-        LinuxQueueManagerConfig(name=name, log_management=mode, log_file_pages=64, log_bytes_per_minute=20_000)
-        for name, mode in ((QMGR, LogManagement.MANUAL), (ARCHIVED, LogManagement.ARCHIVE))
-    ]
-    config = FleetConfig(
-        state_dir=tmp_path / "state",
-        start=START,
-        warmup_hours=3,
-        hosts=[],
-        linux_hosts=[LinuxHostConfig(name=AIX, platform="aix", port=0, queue_managers=queue_managers)],
-    ).resolved(tmp_path)
-    with serve(config) as fleet:
+    with served(LANE, tmp_path) as fleet:
         yield fleet
 
 
 @pytest.fixture
 def settings(aix_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    conn = fleet_connections(aix_fleet.config, aix_fleet.service.host_keys, aix_fleet.ports)[conn_id_for(AIX)]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for(AIX).upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    managers = [{"name": QMGR}, {"name": ARCHIVED}]
-    host = {"name": AIX, "platform": "aix", "port": aix_fleet.ports[AIX], "queue_managers": managers}
-    fleet.write_text(yaml.safe_dump({"hosts": [host]}))
-    data = tmp_path / "data"
-    data.mkdir()
-    settings = Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
-    Catalog(settings.catalog_url)
-    return settings
-
-
-def sent(settings: Settings) -> list[str]:
-    return [r["command"] for r in read_events(settings.audit_log) if r.get("event") == "intent"]
-
-
-def maintain(settings: Settings, run_id: str) -> dict[str, tuple[LinuxArchiveResult, LinuxReleaseResult | None]]:
-    """The maintenance DAG's Linux lane: collect, plan (the reference planner: the plan job is held equal to it),
-    archive before the gate, release what the gate approved (all of it); by queue manager."""
-    targets = linuxwork.select(settings, [], [])
-    assert targets == [LinuxTarget(host=AIX, qmgr=QMGR), LinuxTarget(host=AIX, qmgr=ARCHIVED)]
-    assert not linuxwork.collect(settings, targets, run_id).failures
-    catalog = Catalog(settings.catalog_url)
-    plans = [
-        linuxwork._planned(plan_queue_manager(snap, {c.extent for c in catalog.extent_copies(AIX, snap.qmgr)}), snap)
-        for snap in run_linux_snapshots(settings, run_id)
-    ]
-    summary = linuxwork.with_linux(RunPlan(), plans)
-    archived = linuxwork.archive(settings, summary, run_id)
-    assert not archived.failures and not archived.undone, (archived.failures, archived.undone)
-    released = linuxwork.release(settings, summary, {p.key for p in plans}, run_id)
-    assert released is None or not released.failures, released.failures
-    releases = {r.qmgr: r for r in (released.outcomes if released else []) if isinstance(r, LinuxReleaseResult)}
-    return {a.qmgr: (a, releases.get(a.qmgr)) for a in archived.outcomes if isinstance(a, LinuxArchiveResult)}
+    return lane_settings(LANE, aix_fleet, tmp_path, monkeypatch)
 
 
 def test_the_maintenance_lane_archives_with_openssl_s_digest_and_releases_only_proven_extents(settings, aix_fleet):
@@ -100,7 +46,7 @@ def test_the_maintenance_lane_archives_with_openssl_s_digest_and_releases_only_p
     with live.state() as host:
         for qm in host.queue_managers.values():
             logger.checkpoint(qm)  # RECLOG moves up: what is behind it and MEDIALOG may go
-    done = maintain(settings, "maint_1")
+    done = maintain(settings, LANE, "maint_1")
 
     catalog, store = Catalog(settings.catalog_url), ExtentStore(settings.backup_store)
     commands = sent(settings)
@@ -141,53 +87,13 @@ def test_mqjournal_collect_collects_an_aix_host_in_aix_s_forms(aix_fleet, tmp_pa
 
 
 def test_the_recovery_lane_puts_a_deleted_restart_extent_back_proven_by_the_host_and_starts_it(settings, aix_fleet):
-    live = aix_fleet.service.linux_hosts[AIX]
-    with live.state() as host:  # a unit of work that never ends holds RECLOG back while the log moves on
-        qm = host.queue_managers[QMGR]
-        logger.open_unit_of_work(qm, "long")
-        logger.write(qm, 4 * qm.extent_size, at=host.now)
-        logger.checkpoint(qm)
-    archive, _ = maintain(settings, "maint_1")[QMGR]  # copies the closed extents restart needs, releases none of them
-    with live.state() as host:
-        qm = host.queue_managers[QMGR]
-        doomed = Extent(logger.points(qm).restart.number + 1).name
-        assert doomed in archive.archived
-        logger.crash(qm)
-        logger.remove_extent(qm, doomed)
-    before = len(sent(settings))
+    back = put_back_a_deleted_restart_extent(settings, aix_fleet, LANE)
 
-    made = recovery_steps.make_plan(settings, {"host": AIX, "qmgr": QMGR, "kind": "startup"}, "manual__1")
-    assert isinstance(made, LinuxRecoveryPlanMade) and made.executable
-    assert [s.stored.extent for s in made.plan.steps if s.stored] == [doomed]
-    result = recovery_steps.execute(settings, recovery_steps.plan_made(made.to_xcom()), "manual__1")
-
-    assert [d.outcome for d in result.done] == ["done", "done"] and result.status_after.startswith("running")
-    assert live.host.queue_managers[QMGR].running and doomed in live.host.queue_managers[QMGR].extents
-    after = sent(settings)[before:]
-    put = after.index(f"SFTP PUT /var/mqm/log/{QMGR}/active/{doomed}")
-    proof = f"openssl dgst -sha256 -r /var/mqm/log/{QMGR}/active/{doomed}"
-    assert proof in after[put:] and after.index(proof) < after.index(f"/usr/mqm/bin/strmqm {QMGR}")
+    put = back.after.index(f"SFTP PUT /var/mqm/log/{QMGR}/active/{back.doomed}")
+    proof = f"openssl dgst -sha256 -r /var/mqm/log/{QMGR}/active/{back.doomed}"
+    assert proof in back.after[put:] and back.after.index(proof) < back.after.index(f"/usr/mqm/bin/strmqm {QMGR}")
 
 
 def test_an_aix_host_without_a_sha256_program_has_nothing_archived_and_nothing_released(settings, aix_fleet):
-    live = aix_fleet.service.linux_hosts[AIX]
-    with live.state() as host:
-        host.missing_programs.append("openssl")
-        for qm in host.queue_managers.values():
-            logger.checkpoint(qm)
-    on_disk = {name: set(qm.extents) for name, qm in live.host.queue_managers.items()}
-    assert not linuxwork.collect(settings, linuxwork.select(settings, [], []), "maint_1").failures
-    plans = [linuxwork._planned(plan_queue_manager(s, set()), s) for s in run_linux_snapshots(settings, "maint_1")]
-    summary = linuxwork.with_linux(RunPlan(), plans)
-    assert all(p.to_release for p in plans)  # what the plan would let go once copied
-
-    archived = linuxwork.archive(settings, summary, "maint_1")
-    for outcome, planned in zip(archived.outcomes, plans, strict=True):
-        assert isinstance(outcome, LinuxArchiveResult) and not outcome.archived
-        assert {name for name, _ in outcome.not_archived} == set(planned.to_archive)
-        assert all("openssl.base" in why for _, why in outcome.not_archived)
-        assert archived.undone[planned.key] and not Catalog(settings.catalog_url).extent_copies(AIX, planned.qmgr)
-    released = linuxwork.release(settings, summary, {p.key for p in plans}, "maint_2")
-    assert released is not None and not [r for r in released.outcomes if r.released]
-    assert all(set(live.host.queue_managers[name].extents) >= before for name, before in on_disk.items())
+    nothing_let_go_without_a_digest(settings, aix_fleet, LANE, missing="openssl", why="openssl.base")
     assert not [c for c in sent(settings) if c.startswith("rm ") or "SET LOG" in c]

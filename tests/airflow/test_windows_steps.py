@@ -11,27 +11,32 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mqjournal.airflow import linuxwork
 from mqjournal.airflow import recovery as recovery_steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.oncall import run_linux_snapshots
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import LinuxRecoveryPlanMade, LinuxTarget, RunPlan
 from mqjournal.catalog import Catalog
-from mqjournal.fleet import FleetConfig
-from mqjournal.ibmi.audit import read_events
-from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
-from mqjournal.linuxmq.extents import Extent, LogManagement
+from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import plan_queue_manager
 from mqjournal.linuxsim import logger
 from mqjournal.linuxsim.windows import WindowsLayout
-from mqjournal.outcomes import LinuxArchiveResult, LinuxReleaseResult
-from tests.conftest import START, SimFleet, serve
+from mqjournal.outcomes import LinuxReleaseResult
+from tests.airflow.hostlane import (
+    Lane,
+    lane_settings,
+    maintain,
+    nothing_let_go_without_a_digest,
+    put_back_a_deleted_restart_extent,
+    sent,
+    served,
+)
+from tests.conftest import SimFleet
 
 WINDOWS, QMGR, ARCHIVED = "mq-win1", "QMWINMAN", "QMWINARC"
+LANE = Lane(host=WINDOWS, platform="windows", manual=QMGR, archive=ARCHIVED)
 BIN = r'"C:\Program Files\IBM\MQ\bin'
 CERTUTIL = r'"C:\Windows\System32\certutil.exe" -hashfile '
 
@@ -42,70 +47,13 @@ def active(qmgr: str) -> str:
 
 @pytest.fixture
 def windows_fleet(tmp_path: Path) -> Iterator[SimFleet]:
-    queue_managers = [
-        LinuxQueueManagerConfig(name=name, log_management=mode, log_file_pages=64, log_bytes_per_minute=20_000)
-        for name, mode in ((QMGR, LogManagement.MANUAL), (ARCHIVED, LogManagement.ARCHIVE))
-    ]
-    config = FleetConfig(
-        state_dir=tmp_path / "state",
-        start=START,
-        warmup_hours=3,
-        hosts=[],
-        linux_hosts=[LinuxHostConfig(name=WINDOWS, platform="windows", port=0, queue_managers=queue_managers)],
-    ).resolved(tmp_path)
-    with serve(config) as fleet:
+    with served(LANE, tmp_path) as fleet:
         yield fleet
 
 
 @pytest.fixture
 def settings(windows_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    conn = fleet_connections(windows_fleet.config, windows_fleet.service.host_keys, windows_fleet.ports)[
-        conn_id_for(WINDOWS)
-    ]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for(WINDOWS).upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    managers = [{"name": QMGR}, {"name": ARCHIVED}]
-    host = {"name": WINDOWS, "platform": "windows", "port": windows_fleet.ports[WINDOWS], "queue_managers": managers}
-    fleet.write_text(yaml.safe_dump({"hosts": [host]}))
-    data = tmp_path / "data"
-    data.mkdir()
-    settings = Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
-    Catalog(settings.catalog_url)
-    return settings
-
-
-def sent(settings: Settings) -> list[str]:
-    return [r["command"] for r in read_events(settings.audit_log) if r.get("event") == "intent"]
-
-
-def maintain(settings: Settings, run_id: str) -> dict[str, tuple[LinuxArchiveResult, LinuxReleaseResult | None]]:
-    """The maintenance DAG's Linux lane on the Windows host: collect, plan (the reference planner), archive before the
-    gate, release what the gate approved (all of it); by queue manager."""
-    targets = linuxwork.select(settings, [], [])
-    assert targets == [LinuxTarget(host=WINDOWS, qmgr=QMGR), LinuxTarget(host=WINDOWS, qmgr=ARCHIVED)]
-    collected = linuxwork.collect(settings, targets, run_id)
-    assert not collected.failures, collected.failures
-    catalog = Catalog(settings.catalog_url)
-    plans = [
-        linuxwork._planned(
-            plan_queue_manager(snap, {c.extent for c in catalog.extent_copies(WINDOWS, snap.qmgr)}), snap
-        )
-        for snap in run_linux_snapshots(settings, run_id)
-    ]
-    summary = linuxwork.with_linux(RunPlan(), plans)
-    archived = linuxwork.archive(settings, summary, run_id)
-    assert not archived.failures and not archived.undone, (archived.failures, archived.undone)
-    released = linuxwork.release(settings, summary, {p.key for p in plans}, run_id)
-    assert released is None or not released.failures, released.failures
-    releases = {r.qmgr: r for r in (released.outcomes if released else []) if isinstance(r, LinuxReleaseResult)}
-    return {a.qmgr: (a, releases.get(a.qmgr)) for a in archived.outcomes if isinstance(a, LinuxArchiveResult)}
+    return lane_settings(LANE, windows_fleet, tmp_path, monkeypatch)
 
 
 def test_the_collection_writes_windows_snapshots_with_the_windows_log_path(settings, windows_fleet):
@@ -128,7 +76,7 @@ def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_on
     with live.state() as host:
         for qm in host.queue_managers.values():
             logger.checkpoint(qm)  # RECLOG moves up: what is behind it and MEDIALOG may go
-    done = maintain(settings, "maint_1")
+    done = maintain(settings, LANE, "maint_1")
 
     catalog, store = Catalog(settings.catalog_url), ExtentStore(settings.backup_store)
     commands = sent(settings)
@@ -153,57 +101,17 @@ def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_on
 def test_a_deleted_restart_extent_is_put_back_over_sftp_proven_by_certutil_and_strmqm_starts_it(
     settings, windows_fleet
 ):
-    live = windows_fleet.service.linux_hosts[WINDOWS]
-    with live.state() as host:  # a unit of work that never ends holds RECLOG back while the log moves on
-        qm = host.queue_managers[QMGR]
-        logger.open_unit_of_work(qm, "long")
-        logger.write(qm, 4 * qm.extent_size, at=host.now)
-        logger.checkpoint(qm)
-    archive, _ = maintain(settings, "maint_1")[QMGR]  # copies the closed extents restart needs, releases none of them
-    with live.state() as host:
-        qm = host.queue_managers[QMGR]
-        doomed = Extent(logger.points(qm).restart.number + 1).name
-        assert doomed in archive.archived
-        logger.crash(qm)
-        logger.remove_extent(qm, doomed)  # deleted by hand
-    before = len(sent(settings))
+    back = put_back_a_deleted_restart_extent(settings, windows_fleet, LANE)
 
-    made = recovery_steps.make_plan(settings, {"host": WINDOWS, "qmgr": QMGR, "kind": "startup"}, "manual__1")
-    assert isinstance(made, LinuxRecoveryPlanMade) and made.executable
-    assert [s.stored.extent for s in made.plan.steps if s.stored] == [doomed]
-    assert made.plan.steps[-1].text == f'{BIN}\\strmqm.exe" {QMGR}'
-    assert f"recovery of {QMGR} on {WINDOWS} (Windows, log {active(QMGR)}\\)" in made.plan.markdown()
-    result = recovery_steps.execute(settings, recovery_steps.plan_made(made.to_xcom()), "manual__1")
-
-    assert [d.outcome for d in result.done] == ["done", "done"] and result.status_after.startswith("running")
-    assert live.host.queue_managers[QMGR].running and doomed in live.host.queue_managers[QMGR].extents
-    after = sent(settings)[before:]
-    put = after.index(f"SFTP PUT /C:/ProgramData/IBM/MQ/log/{QMGR}/active/{doomed}")
-    proof = f'{CERTUTIL}"{active(QMGR)}\\{doomed}" SHA256'
-    assert proof in after[put:] and after.index(proof) < after.index(f'{BIN}\\strmqm.exe" {QMGR}')
+    assert back.made.plan.steps[-1].text == f'{BIN}\\strmqm.exe" {QMGR}'
+    assert f"recovery of {QMGR} on {WINDOWS} (Windows, log {active(QMGR)}\\)" in back.made.plan.markdown()
+    put = back.after.index(f"SFTP PUT /C:/ProgramData/IBM/MQ/log/{QMGR}/active/{back.doomed}")
+    proof = f'{CERTUTIL}"{active(QMGR)}\\{back.doomed}" SHA256'
+    assert proof in back.after[put:] and back.after.index(proof) < back.after.index(f'{BIN}\\strmqm.exe" {QMGR}')
 
 
 def test_a_windows_host_whose_certutil_fails_has_nothing_archived_and_nothing_released(settings, windows_fleet):
-    live = windows_fleet.service.linux_hosts[WINDOWS]
-    with live.state() as host:
-        host.missing_programs.append("certutil")
-        for qm in host.queue_managers.values():
-            logger.checkpoint(qm)
-    on_disk = {name: set(qm.extents) for name, qm in live.host.queue_managers.items()}
-    assert not linuxwork.collect(settings, linuxwork.select(settings, [], []), "maint_1").failures
-    plans = [linuxwork._planned(plan_queue_manager(s, set()), s) for s in run_linux_snapshots(settings, "maint_1")]
-    summary = linuxwork.with_linux(RunPlan(), plans)
-    assert all(p.to_release for p in plans)  # what the plan would let go once copied
-
-    archived = linuxwork.archive(settings, summary, "maint_1")
-    for outcome, planned in zip(archived.outcomes, plans, strict=True):
-        assert isinstance(outcome, LinuxArchiveResult) and not outcome.archived
-        assert {name for name, _ in outcome.not_archived} == set(planned.to_archive)
-        assert all("is not recognized" in why for _, why in outcome.not_archived)
-        assert archived.undone[planned.key] and not Catalog(settings.catalog_url).extent_copies(WINDOWS, planned.qmgr)
-    released = linuxwork.release(settings, summary, {p.key for p in plans}, "maint_2")
-    assert released is not None and not [r for r in released.outcomes if r.released]
-    assert all(set(live.host.queue_managers[name].extents) >= before for name, before in on_disk.items())
+    nothing_let_go_without_a_digest(settings, windows_fleet, LANE, missing="certutil", why="is not recognized")
     assert not [c for c in sent(settings) if c.startswith("del ")]
 
 
@@ -267,7 +175,7 @@ def test_an_uploaded_file_certutil_does_not_vouch_for_is_deleted_again_or_named_
         qm = host.queue_managers[QMGR]
         logger.open_unit_of_work(qm, "long")
         logger.write(qm, 2 * qm.extent_size, at=host.now)
-    archive, _ = maintain(settings, "maint_1")[QMGR]
+    archive, _ = maintain(settings, LANE, "maint_1")[QMGR]
     doomed = archive.archived[-1]
     (stored,) = [c for c in Catalog(settings.catalog_url).extent_copies(WINDOWS, QMGR) if c.extent == doomed]
     with live.state() as host:
@@ -305,7 +213,7 @@ def test_media_recovery_of_a_damaged_queue_puts_back_its_log_proven_then_rcrmqob
         logger.damage(qm, queue)
         logger.write(qm, 3 * qm.extent_size, at=host.now)
         logger.checkpoint(qm)
-    maintain(settings, "maint_1")  # archives what media recovery needs, keeps it
+    maintain(settings, LANE, "maint_1")  # archives what media recovery needs, keeps it
     with live.state() as host:
         qm = host.queue_managers[QMGR]
         doomed = Extent(next(o.image_extent for o in qm.objects if o.name == queue) + 1).name
