@@ -26,6 +26,7 @@ from mqjournal.fleet import FleetConfig
 from mqjournal.ibmi.audit import read_events
 from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
 from mqjournal.linuxmq.extents import Extent, LogManagement
+from mqjournal.linuxmq.extentstore import ExtentStore
 from mqjournal.linuxmq.plan import plan_queue_manager
 from mqjournal.linuxmq.recover import LinuxRecoveryResult
 from mqjournal.linuxsim import logger
@@ -111,6 +112,30 @@ def maintain(
     assert released is None or not released.failures, released.failures
     releases = {r.qmgr: r for r in (released.outcomes if released else []) if isinstance(r, LinuxReleaseResult)}
     return {a.qmgr: (a, releases.get(a.qmgr)) for a in archived.outcomes if isinstance(a, LinuxArchiveResult)}
+
+
+Maintained = dict[str, tuple[LinuxArchiveResult, LinuxReleaseResult | None]]
+
+
+def maintain_with_proven_copies(settings: Settings, fleet: SimFleet, lane: Lane) -> tuple[Maintained, list[str]]:
+    """A checkpoint on each queue manager (RECLOG moves up: what is behind it and MEDIALOG may go), then a
+    maintenance: every extent archived has a copy whose SHA-256 is the host's and which the store proves, every
+    extent released has such a copy, and MQ has let it go. The run's results and the commands it sent."""
+    live = fleet.service.linux_hosts[lane.host]
+    with live.state() as host:
+        for qm in host.queue_managers.values():
+            logger.checkpoint(qm)
+    done = maintain(settings, lane, "maint_1")
+    catalog, store = Catalog(settings.catalog_url), ExtentStore(settings.backup_store)
+    for qmgr, (archive, release) in done.items():
+        assert archive.archived and not archive.not_archived
+        copies = {c.extent: c for c in catalog.extent_copies(lane.host, qmgr)}
+        assert set(archive.archived) <= set(copies)
+        assert all(c.sha256 == c.host_sha256 and store.still_holds(c, reread=True) is None for c in copies.values())
+        assert release is not None and release.released and not release.undone
+        assert set(release.released) <= set(copies)
+        assert not set(release.released) & set(live.host.queue_managers[qmgr].extents)  # MQ let them go
+    return done, sent(settings)
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,10 @@ from pathlib import Path
 import pytest
 
 from mqjournal.airflow.settings import Settings
-from mqjournal.catalog import Catalog
-from mqjournal.linuxmq.extentstore import ExtentStore
-from mqjournal.linuxsim import logger
 from tests.airflow.hostlane import (
     Lane,
     lane_settings,
-    maintain,
+    maintain_with_proven_copies,
     nothing_let_go_without_a_digest,
     put_back_a_deleted_restart_extent,
     sent,
@@ -42,22 +39,9 @@ def settings(aix_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_maintenance_lane_archives_with_openssl_s_digest_and_releases_only_proven_extents(settings, aix_fleet):
-    live = aix_fleet.service.linux_hosts[AIX]
-    with live.state() as host:
-        for qm in host.queue_managers.values():
-            logger.checkpoint(qm)  # RECLOG moves up: what is behind it and MEDIALOG may go
-    done = maintain(settings, LANE, "maint_1")
+    done, commands = maintain_with_proven_copies(settings, aix_fleet, LANE)
 
-    catalog, store = Catalog(settings.catalog_url), ExtentStore(settings.backup_store)
-    commands = sent(settings)
-    for qmgr, (archive, release) in done.items():
-        assert archive.archived and not archive.not_archived
-        copies = {c.extent: c for c in catalog.extent_copies(AIX, qmgr)}
-        assert set(archive.archived) <= set(copies)
-        assert all(c.sha256 == c.host_sha256 and store.still_holds(c, reread=True) is None for c in copies.values())
-        assert release is not None and release.released and not release.undone
-        assert set(release.released) <= set(copies)
-        assert not set(release.released) & set(live.host.queue_managers[qmgr].extents)  # MQ let them go
+    for qmgr in done:
         assert [c for c in commands if c.startswith(f"/usr/mqm/bin/rcdmqimg -l -m {qmgr}")]
     digests = [c for c in commands if c.startswith("openssl dgst -sha256 -r ")]
     assert len(digests) >= sum(len(a.archived) for a, _ in done.values()) and "sha256sum" not in " ".join(commands)

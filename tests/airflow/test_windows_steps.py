@@ -28,6 +28,7 @@ from tests.airflow.hostlane import (
     Lane,
     lane_settings,
     maintain,
+    maintain_with_proven_copies,
     nothing_let_go_without_a_digest,
     put_back_a_deleted_restart_extent,
     sent,
@@ -72,22 +73,9 @@ def test_the_collection_writes_windows_snapshots_with_the_windows_log_path(setti
 def test_archive_proves_each_copy_by_certutil_and_release_deletes_or_notifies_only_proven_extents(
     settings, windows_fleet
 ):
-    live = windows_fleet.service.linux_hosts[WINDOWS]
-    with live.state() as host:
-        for qm in host.queue_managers.values():
-            logger.checkpoint(qm)  # RECLOG moves up: what is behind it and MEDIALOG may go
-    done = maintain(settings, LANE, "maint_1")
+    done, commands = maintain_with_proven_copies(settings, windows_fleet, LANE)
 
-    catalog, store = Catalog(settings.catalog_url), ExtentStore(settings.backup_store)
-    commands = sent(settings)
-    for qmgr, (archive, release) in done.items():
-        assert archive.archived and not archive.not_archived
-        copies = {c.extent: c for c in catalog.extent_copies(WINDOWS, qmgr)}
-        assert set(archive.archived) <= set(copies)
-        assert all(c.sha256 == c.host_sha256 and store.still_holds(c, reread=True) is None for c in copies.values())
-        assert release is not None and release.released and not release.undone
-        assert set(release.released) <= set(copies)
-        assert not set(release.released) & set(live.host.queue_managers[qmgr].extents)  # MQ let them go
+    for qmgr, (archive, _) in done.items():
         for name in archive.archived:
             assert f'{CERTUTIL}"{active(qmgr)}\\{name}" SHA256' in commands
             assert f"SFTP GET /C:/ProgramData/IBM/MQ/log/{qmgr}/active/{name}" in commands
