@@ -603,3 +603,21 @@ def test_no_password_value_is_ever_logged(make_session, caplog, command) -> None
     session, _ = make_session()
     session.run(Command(command, idempotent=True))
     assert transport_log(caplog) and not any("Sekr1t" in line for line in transport_log(caplog))
+
+
+def test_an_sftp_error_is_not_replaced_by_the_channel_failing_to_close_on_a_dropped_connection(
+    make_session, monkeypatch
+) -> None:
+    # A drop paramiko reports as an OSError while its transport still looks active is re-raised as the OSError; the
+    # channel's close then sends on a dead socket and raises EOFError, which must not take the OSError's place (it
+    # escaped every caller's handlers, unnamed, in the Linux fault matrix).
+    session, _ = make_session()
+
+    def close_on_a_dead_socket(self) -> None:
+        raise EOFError
+
+    monkeypatch.setattr(paramiko.SFTPClient, "close", close_on_a_dead_socket)
+    with pytest.raises(ConnectionResetError), session.sftp():
+        raise ConnectionResetError("connection reset by peer")
+    with session.sftp() as sftp:  # and a transfer that went well is not failed by its close either
+        assert sftp.listdir("/QSYS.LIB") is not None

@@ -60,6 +60,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -705,7 +706,8 @@ def _in_process(rig: Rig, run: LinuxCase, case: Case, arg, outcome: Outcome) -> 
         outcome.step_error = exc  # the fault's own failure, named; what it left is what is checked
     except Exception as exc:
         outcome.step_error = exc
-        outcome.report.add("unnamed error", f"the faulted step raised {type(exc).__name__}: {exc}")
+        where = "".join(traceback.format_exception(exc)[-6:])  # where it escaped: the fix starts there
+        outcome.report.add("unnamed error", f"the faulted step raised {type(exc).__name__}: {exc}\n{where}")
     finally:
         if release is not None:
             release.set()

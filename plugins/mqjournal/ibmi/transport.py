@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -604,7 +604,10 @@ class IbmiSession:
                 sent=True,
             ) from exc
         finally:
-            sftp.close()
+            # Closing sends a message on the connection: on one that just dropped, paramiko raises EOFError there,
+            # which would replace the error that says what happened (and escape the callers' handlers unnamed).
+            with suppress(paramiko.SSHException, EOFError, OSError):
+                sftp.close()
 
     def __enter__(self) -> IbmiSession:
         return self

@@ -71,7 +71,13 @@ LINUX_SNAPSHOT_SCHEMA = _struct(
     ("archive_extent", _TEXT),
     (
         "media_images",
-        _struct(("forced", T.BooleanType()), ("ok", T.BooleanType()), ("at", _TEXT), ("messages", T.ArrayType(_TEXT))),
+        _struct(
+            ("forced", T.BooleanType()),
+            ("ok", T.BooleanType()),
+            ("at", _TEXT),
+            ("messages", T.ArrayType(_TEXT)),
+            ("damaged", T.ArrayType(_struct(("name", _TEXT), ("type", _TEXT)))),  # read, not planned: on-call's
+        ),
     ),
     ("extents", T.ArrayType(_struct(("name", _TEXT), ("size_bytes", T.LongType()), ("modified_at", _TEXT)))),
 )
