@@ -10,7 +10,7 @@ import pytest
 
 from mqjournal.catalog import Catalog
 from mqjournal.ibmi.audit import AuditLog
-from mqjournal.linuxmq import collector
+from mqjournal.linuxmq import collector, commands
 from mqjournal.linuxmq.cannotstart import cannot_start
 from mqjournal.linuxmq.extents import Extent
 from mqjournal.linuxmq.extentstore import ExtentStore
@@ -91,7 +91,7 @@ def test_startup_recovery_puts_the_deleted_extent_back_proven_then_strmqm_starts
     audit, store, catalog, audit_path = tools
     snap, doomed = crashed_with_restart_extent_deleted(mixed, tools)
     with session(mixed, audit) as linux:
-        assert linux.run(collector.commands.start_queue_manager(BIN, QMGR)).exit_status != 0  # AMQ6767
+        assert linux.run(commands.start_queue_manager(BIN, QMGR)).exit_status != 0  # AMQ6767
         recovery = LinuxRecovery(linux, BIN, catalog, store, last=snap)
         request = LinuxRecoveryRequest.checked(host=LINUX, qmgr=QMGR, kind="startup")
         plan = recovery.plan(request)
@@ -147,7 +147,7 @@ def test_media_recovery_of_a_damaged_queue_puts_back_what_rcrmqobj_reads_then_re
         doomed = Extent(image + 1).name
         logger.remove_extent(qm, doomed)
     with session(mixed, audit) as linux:
-        refused = linux.run(collector.commands.recreate_object(BIN, QMGR, "queue", QUEUE))
+        refused = linux.run(commands.recreate_object(BIN, QMGR, "queue", QUEUE))
         assert refused.exit_status != 0 and "AMQ6767" in refused.stderr
         # The next collection's rcdmqimg names the damaged queue (AMQ7472), and the on-call alert asks for its media
         # recovery with the values the recovery takes.

@@ -22,7 +22,6 @@ from typing import Literal
 
 from mqjournal.errors import MqJournalError
 from mqjournal.ibmi.transport import CommandOutput, IbmiSession
-from mqjournal.linuxmq import commands  # noqa: F401  (re-exported: tests and callers reach the POSIX forms here)
 from mqjournal.linuxmq.platforms import LINUX, HostPlatform
 from mqjournal.linuxmq.qmini import LogConfig, QmIniError, log_config
 from mqjournal.linuxmq.qmstatus import QmStatusError, attributes

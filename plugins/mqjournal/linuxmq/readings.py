@@ -20,6 +20,7 @@ __all__ = [
     "ListedFile",
     "ReadingError",
     "data_path",
+    "extent_named",
     "extent_sha256",
     "file_system_usage",
     "group_names",
@@ -95,13 +96,20 @@ def listed_extents(listing: str) -> list[ListedFile]:
             raise ReadingError(f"not a line of ls -l --time-style=+%s: {line!r}")
         if match.group("mode")[0] != "-":
             continue  # a directory or link is no extent
-        try:
-            extent = Extent.parse(match.group("name"))
-        except InvalidName:
+        if (extent := extent_named(match.group("name"))) is None:
             continue
         moment = datetime.fromtimestamp(int(match.group("epoch")), UTC)
         found.append(ListedFile(extent, int(match.group("size")), moment))
     return sorted(found, key=lambda f: f.extent.name)
+
+
+def extent_named(name: str) -> Extent | None:
+    """The extent a listed file is, by its name; None for a file that is no extent (only an S or R name is), which
+    every listing's reader leaves out."""
+    try:
+        return Extent.parse(name)
+    except InvalidName:
+        return None
 
 
 def listed_extents_posix(listing: str, now: datetime) -> list[ListedFile]:
@@ -119,9 +127,7 @@ def listed_extents_posix(listing: str, now: datetime) -> list[ListedFile]:
             raise ReadingError(f"not a line of POSIX ls -l: {line!r}")
         if match.group("mode")[0] != "-":
             continue
-        try:
-            extent = Extent.parse(match.group("name"))
-        except InvalidName:
+        if (extent := extent_named(match.group("name"))) is None:
             continue
         try:
             moment = _listed_moment(match, now)

@@ -156,9 +156,8 @@ def _confirm(
         return
     if listed is None:
         listed = {e.name for e in collector.log_extents(session, qmgr, log_path, platform=platform)}
-    on_disk = listed
     for name, why in refused.items():
-        if name in on_disk:
+        if name in listed:
             result.kept[name] = why
             result.undone.add(name)
             log.warning("%s %s: %s kept: %s", session.host, qmgr, name, why)

@@ -31,7 +31,7 @@ from mqjournal.errors import InvalidName
 from mqjournal.ibmi.commands import Command
 from mqjournal.linuxmq.commands import LOG_STATUS_ATTRIBUTES, object_type
 from mqjournal.linuxmq.extents import Extent
-from mqjournal.linuxmq.readings import FileSystemUsage, ListedFile, ReadingError
+from mqjournal.linuxmq.readings import FileSystemUsage, ListedFile, ReadingError, extent_named
 from mqjournal.names import mq_name, qmgr_name
 
 __all__ = [
@@ -348,9 +348,7 @@ def listed_extents(answer: str) -> list[ListedFile]:
         match = _LISTING_LINE.match(line)
         if match is None:
             raise ReadingError(f"not a line of the extent listing (size, seconds, name): {line!r}")
-        try:
-            extent = Extent.parse(match.group("name"))
-        except InvalidName:
+        if (extent := extent_named(match.group("name"))) is None:
             continue
         moment = datetime.fromtimestamp(int(match.group("epoch")), UTC)
         found.append(ListedFile(extent, int(match.group("size")), moment))

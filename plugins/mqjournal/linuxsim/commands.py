@@ -64,6 +64,7 @@ from mqjournal.linuxsim.model import (
     MQM_PREFIX,
     LinuxHost,
     LinuxQueueManager,
+    LogExtent,
     LogFileSystem,
 )
 from mqjournal.sim.protocol import ExecResult
@@ -384,15 +385,21 @@ def ls(host: LinuxHost, user: str, args: list[str], stdin: str) -> ExecResult:
         return ExecResult(2, "", f"ls: cannot access '{path}': No such file or directory\n")
     if not _mqm(host, user):
         return ExecResult(2, "", f"ls: cannot open directory '{path}': Permission denied\n")
-    files = sorted(qm.extents.values(), key=lambda e: e.name)
-    sizes = [qm.extent_size if e.size is None else e.size for e in files]
+    files, sizes, total = _listed(qm)
     width = len(str(max(sizes, default=0)))
-    total = sum(-(-size // 1024) for size in sizes)
     lines = [f"total {total}"] + [
         f"-rw-rw---- 1 mqm mqm {str(size).rjust(width)} {_mtime(e.modified, epoch)} {e.name}"
         for e, size in zip(files, sizes, strict=True)
     ]
     return ExecResult(0, "".join(f"{line}\n" for line in lines))
+
+
+def _listed(qm: LinuxQueueManager) -> tuple[list[LogExtent], list[int], int]:
+    """The files of the queue manager's active directory by name, each one's size (an upload cut short is shorter than
+    the extent), and ls's `total` line's 1 KiB blocks."""
+    files = sorted(qm.extents.values(), key=lambda e: e.name)
+    sizes = [qm.file_size(e) for e in files]
+    return files, sizes, sum(-(-size // 1024) for size in sizes)
 
 
 def _mtime(moment: datetime, epoch: bool) -> str:
@@ -418,9 +425,7 @@ def _aix_ls(host: LinuxHost, user: str, args: list[str]) -> ExecResult:
         return ExecResult(2, "", f"ls: 0653-341 The file {path} does not exist.\n")
     if not _mqm(host, user):
         return ExecResult(2, "", f"ls: {path}: The file access permissions do not allow the specified action.\n")
-    files = sorted(qm.extents.values(), key=lambda e: e.name)
-    sizes = [qm.extent_size if e.size is None else e.size for e in files]
-    total = sum(-(-size // 1024) for size in sizes)
+    files, sizes, total = _listed(qm)
     lines = [f"total {total}"] + [
         f"-rw-rw---- {1:>4} {'mqm':<8} {'mqm':<8} {size:>10} {_aix_mtime(e.modified, host.now)} {e.name}"
         for e, size in zip(files, sizes, strict=True)

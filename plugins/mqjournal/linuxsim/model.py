@@ -157,6 +157,10 @@ class LinuxQueueManager(_State):
     def extent_size(self) -> int:
         return self.log_file_pages * PAGE_BYTES
 
+    def file_size(self, extent: LogExtent) -> int:
+        """The extent file's size on disk: LogFilePages x 4096, or what a restore cut short left."""
+        return self.extent_size if extent.size is None else extent.size
+
     def extent(self, number: ExtentNumber) -> LogExtent | None:
         """The `S` extent of that number, if its file is on disk."""
         return self.extents.get(Extent(number).name)

@@ -110,12 +110,7 @@ class _LogView(paramiko.SFTPServerInterface):
             self._member()
             qm, name = found
             extent = qm.extents[name]
-            return (
-                qm.name,
-                extent.number,
-                qm.extent_size if extent.size is None else extent.size,
-                extent.modified.timestamp(),
-            )
+            return qm.name, extent.number, qm.file_size(extent), extent.modified.timestamp()
 
     def canonicalize(self, path: str) -> str:
         return posixpath.normpath(posixpath.join("/", path))
@@ -136,10 +131,7 @@ class _LogView(paramiko.SFTPServerInterface):
                 if qm is None:
                     raise _Refused(SFTP_NO_SUCH_FILE)
                 self._member()
-                return [
-                    _file(n, qm.extent_size if e.size is None else e.size, e.modified.timestamp())
-                    for n, e in sorted(qm.extents.items())
-                ]
+                return [_file(n, qm.file_size(e), e.modified.timestamp()) for n, e in sorted(qm.extents.items())]
 
         return self._guarded(work)
 

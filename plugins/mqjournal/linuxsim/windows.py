@@ -461,7 +461,7 @@ def _listing(host: LinuxHost, user: str, path: str) -> ExecResult:
     if not _mqm(host, user):
         return _ps_error("Get-ChildItem", f"Access to the path '{path}' is denied.", "PermissionDenied", path)
     files = sorted(qm.extents.values(), key=lambda e: e.name)
-    lines = [f"{qm.extent_size if e.size is None else e.size} {int(e.modified.timestamp())} {e.name}" for e in files]
+    lines = [f"{qm.file_size(e)} {int(e.modified.timestamp())} {e.name}" for e in files]
     return ExecResult(0, "".join(f"{line}\r\n" for line in lines))
 
 
