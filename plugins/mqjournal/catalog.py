@@ -51,6 +51,7 @@ from sqlalchemy import (
     event,
     func,
     select,
+    update,
 )
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -891,12 +892,17 @@ class Catalog:
         with self._session(f"record the outcome of {operation.kind} {operation.receivers}", write=True) as session:
             _add_each_once(session, _Save, [save.model_dump() for save in saves], _SAVE_KEY)
             _add_each_once(session, _Deletion, [deletion.model_dump() for deletion in deletions], _DELETION_KEY)
-            record = session.get(_Operation, operation.id)
-            if record is None:
+            # One UPDATE by id, not a read of the row first: a round trip fewer per command on a catalog server.
+            changed = session.execute(
+                update(_Operation)
+                .where(_Operation.id == operation.id)
+                .values(state=state, detail=detail, finished_at=datetime.now(UTC))
+                .execution_options(synchronize_session=False)
+            )
+            if changed.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
                 raise LookupError(
                     f"operation {operation.id} ({operation.kind} {operation.receivers}) is not in the catalog"
                 )
-            record.state, record.detail, record.finished_at = state, detail, datetime.now(UTC)
 
     def open_operations(self, host: str, qmgr_library: str) -> list[Operation]:
         """Intents without an outcome on one queue manager, oldest first."""
