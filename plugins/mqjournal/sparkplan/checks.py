@@ -281,7 +281,9 @@ def window_records(lines: DataFrame, window: DataFrame, *, expected: int) -> Dat
     if expected <= MAX_BROADCAST_IDENTITIES:
         identities = F.broadcast(identities)
     named = lines.select("value", "source_file", F.from_json("value", IDENTITY_SCHEMA).alias("id")).select(
-        "value", "source_file", *[F.col(f"id.{name}").alias(name) for name in (*KEY, "run_id")],
+        "value",
+        "source_file",
+        *[F.col(f"id.{name}").alias(name) for name in (*KEY, "run_id")],
         micros(F.col("id.collected_at")).alias("collected_us"),
     )
     return named.join(identities, [*IDENTITY, "source_file"])

@@ -56,8 +56,9 @@ def problem_kind(line: str) -> tuple[str, str | None]:
 
 
 def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: datetime) -> list[dict[str, Any]]:
-    """The rows of one queue manager: its plan (`queue_manager`, `receivers`, and `found`, the snapshots of its window
-    read), or one row per line that is not a complete v1 record (`problem`...), and then no plan."""
+    """The rows of one queue manager: its plan (`queue_manager`, a list of its one row; `receivers`; and `found`, the
+    snapshots of its window read), or one row per line that is not a complete v1 record (`problem`...), and then no
+    plan."""
     snapshots: dict[tuple[str, datetime], Snapshot] = {}
     problems = []
     for line in lines:
@@ -86,7 +87,7 @@ def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: dateti
         {
             **{name: getattr(queue_manager, name) for name in REF_COLUMNS},
             "run_id": queue_manager.run_id,
-            "queue_manager": queue_manager.model_dump(),
+            "queue_manager": [queue_manager.model_dump()],
             "receivers": [receiver.model_dump() for receiver in receivers],
             "found": len(snapshots),
         }

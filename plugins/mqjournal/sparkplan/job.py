@@ -344,17 +344,16 @@ def _publish(files: Files, out: str, *, staged: Sequence[str]) -> None:
 
 
 # What the planner gives back per queue manager (`mqjournal.sparkplan.grouped.plan_lines`): its plan, or the lines
-# of its window that are not complete v1 records.
+# of its window that are not complete v1 records. The queue manager's row is a list of one, as its receivers are
+# a list: exploded, the rows keep the columns' nullability the models give them (a struct column that may be null
+# would make every column of its rows nullable).
 PLANNED_SCHEMA = T.StructType(
     [
         *[T.StructField(name, T.StringType()) for name in (*REF_COLUMNS, "run_id")],
-        T.StructField("queue_manager", QUEUE_MANAGERS_SCHEMA),
+        T.StructField("queue_manager", T.ArrayType(QUEUE_MANAGERS_SCHEMA, containsNull=False)),
         T.StructField("receivers", T.ArrayType(RECEIVERS_SCHEMA, containsNull=False)),
         T.StructField("found", T.LongType()),
-        *[
-            T.StructField(name, T.StringType())
-            for name in ("problem", "problem_kind", "problem_line", "problem_file")
-        ],
+        *[T.StructField(name, T.StringType()) for name in ("problem", "problem_kind", "problem_line", "problem_file")],
     ]
 )
 
@@ -405,7 +404,9 @@ def _plan(
     refuse_changed(second_read.get["found"], checked.expected)
 
     queue_manager_counts = observation(spark, "queue-managers")
-    queue_managers = planned.where(F.col("problem").isNull()).select("queue_manager.*")
+    queue_managers = (
+        planned.where(F.col("problem").isNull()).select(F.explode("queue_manager").alias("q")).select("q.*")
+    )
     queue_managers.observe(queue_manager_counts, *queue_manager_totals()).write.mode("overwrite").parquet(
         f"{staging}/queue_managers"
     )

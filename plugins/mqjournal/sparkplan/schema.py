@@ -147,7 +147,8 @@ def _spark_type(annotation: Any) -> tuple[T.DataType, bool]:
         element, *rest = get_args(annotation)
         if rest != [Ellipsis]:
             raise TypeError(f"no Spark type for {annotation}")
-        return T.ArrayType(_spark_type(element)[0], containsNull=False), False
+        # Elements that may be null, as the Parquet lists readers have always got (Arrow's list type says so).
+        return T.ArrayType(_spark_type(element)[0], containsNull=True), False
     for kind, spark in _SCALARS:
         if isinstance(annotation, type) and issubclass(annotation, kind):
             return spark, False
