@@ -293,17 +293,18 @@ def refuse_problems(problems: list[Any], lines: DataFrame) -> None:
     """Stop the job on the lines of the window the planner refused (`mqjournal.sparkplan.grouped`), up to five
     examples, in the words the job has always used: a receiver that cannot be planned from as the first read's
     `refuse_bad_records` says it, any other record that is not the contract's naming its file, line and field."""
-    receivers = [p for p in problems if p.problem_kind == RECEIVER]
+    ordered = sorted(problems, key=lambda p: (p.problem_file, p.run_id, p.host, p.qmgr, p.qmgr_library))
+    receivers = [p for p in ordered if p.problem_kind == RECEIVER]
     if receivers:
         files: dict[tuple[str, str, str, str, str], set[str]] = {}
         for p in receivers:
             files.setdefault((p.host, p.qmgr, p.qmgr_library, p.run_id, p.problem), set()).add(p.problem_file)
-        examples = "; ".join(
+        records = "; ".join(
             f"{sorted(where)} (run {run_id}, {host}/{qmgr}): {problem}"
             for (host, qmgr, _, run_id, problem), where in list(files.items())[:5]
         )
-        raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {examples}")
-    findings = sorted(problems, key=lambda p: (p.problem_file, p.run_id, p.host, p.qmgr, p.qmgr_library))[:5]
+        raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {records}")
+    findings = ordered[:5]
     numbers = line_numbers(lines, [(f.problem_file, f.problem_line) for f in findings])
     examples = []
     for f in findings:
