@@ -289,6 +289,19 @@ def connect_address(remote: str) -> str:
     return remote.split("/;", 1)[0].split(";", 1)[0]
 
 
+def ship_package(spark: SparkSession) -> None:
+    """Give a Spark Connect session this process's mqjournal (the --py-files zip), for the plan's Python workers on
+    the server: they plan each queue manager with the reference planner (`mqjournal.sparkplan.grouped`). The zip is
+    named by its content, so a session given it twice is given one file, and another version of it another."""
+    import hashlib
+
+    with tempfile.TemporaryDirectory(prefix="mqjournal-artifact-") as directory:
+        built = build_py_files(Path(directory))
+        digest = hashlib.sha256(built.read_bytes()).hexdigest()[:16]
+        named = built.rename(built.with_name(f"mqjournal-{digest}.zip"))
+        spark.addArtifacts(str(named), pyfile=True)
+
+
 def connect_connection(remote: str) -> dict[str, str | int]:
     """The Airflow connection (type spark_connect, the apache-spark provider's) of a Spark Connect URL sc://HOST:PORT."""
     host, _, port = connect_address(remote).removeprefix("sc://").rpartition(":")
@@ -310,10 +323,12 @@ def plan_in_session(
     """The plan job in a session this process holds (a Spark Connect client's), failing as spark-submit's would."""
     import traceback
 
-    from mqjournal.sparkplan.job import SESSION_CONF, failure_text, plan
+    from mqjournal.sparkplan.job import SESSION_CONF, failure_text, is_connect, plan
 
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
+    if is_connect(spark):
+        ship_package(spark)
     inputs = [*([] if snapshots is None else [_location(snapshots)]), *_locations(history)]
     linux_inputs, linux_earlier = _locations(linux_snapshots), _locations(linux_history)
     try:

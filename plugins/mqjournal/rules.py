@@ -1,7 +1,8 @@
 """The reference planner: which receivers to keep, save or delete, and what looks wrong. Pure functions, no I/O.
 
-`docs/planning-rules.md` is the text of these rules; the Spark job implements the same text in DataFrame form in
-`mqjournal.sparkplan.rules`, section by section under the same names, and a property test holds the two equal. The
+`docs/planning-rules.md` is the text of these rules, and this module their one implementation: the Spark job plans
+each queue manager with `plan_queue_manager` in a grouped Arrow UDF (`mqjournal.sparkplan.grouped`), and a property
+test holds its plan equal to `plan_fleet`'s. The
 words (actions, reasons, block reasons, alerts) are `mqjournal.vocabulary`'s. Right before deleting, `delete_decisions`
 applies `plan_queue_manager` to the live state again (docs, section 6), so a stale plan can never delete what is
 needed now.

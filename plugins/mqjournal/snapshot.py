@@ -281,10 +281,12 @@ def missing_keys(record: object) -> list[str]:
 
 def line_problem(line: str) -> str | None:
     """Why one JSON line is not a complete v1 record, naming the field (None when it is one)."""
-    return _parse_line(line)[1]
+    return parse_line(line)[1]
 
 
-def _parse_line(line: str) -> tuple[Snapshot | None, str | None]:
+def parse_line(line: str) -> tuple[Snapshot | None, str | None]:
+    """One JSON line as a snapshot, or None and why it is not a complete v1 record (naming the field): the model's
+    checks, and every key of the contract present."""
     try:
         snapshot = Snapshot.model_validate_json(line)
     except ValidationError as exc:
@@ -341,7 +343,7 @@ def read_snapshots(path: DataPath) -> Iterator[Snapshot]:
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if line.strip():
-                snapshot, problem = _parse_line(line)
+                snapshot, problem = parse_line(line)
                 if snapshot is None:
                     raise ValueError(f"{path}:{number}: not a {SCHEMA_ID} record: {problem}")
                 yield snapshot

@@ -59,7 +59,12 @@ def start_server(
 ) -> subprocess.Popen[bytes]:
     """The command line's server (`mqjournal spark-connect`, which becomes Spark's process: what users run), in a
     session of its own, its output appended to `log` (`wait_until_listening` waits for it to listen); `env` adds to
-    this process's environment (SPARK_CONF_DIR, for one)."""
+    this process's environment (SPARK_CONF_DIR, for one).
+
+    The server's Python workers plan each queue manager (`mqjournal.sparkplan.grouped`): unless told otherwise
+    (PYSPARK_PYTHON here or in `env`), they are this Python, which has pyarrow and mqjournal's dependencies."""
+    python = {} if "PYSPARK_PYTHON" in os.environ else {"PYSPARK_PYTHON": sys.executable}
+    added = {**python, **(env or {})}
     with log.open("ab") as output:
         cli = Path(sys.executable).parent / "mqjournal"
         server = subprocess.Popen(
@@ -68,7 +73,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            env={**os.environ, **env} if env else None,
+            env={**os.environ, **added},
         )
     return server
 

@@ -123,7 +123,7 @@ def shortest_circle(graph: dict[str, dict[str, int]], component: list[str]) -> s
 def test_the_graph_is_read_from_the_sources():
     graph = import_graph()
     assert {"mqjournal.names", "mqjournal.policy", "mqjournal.snapshot"} <= set(graph["mqjournal.rules"])
-    assert "mqjournal.sparkplan.schema" in graph["mqjournal.sparkplan.rules"]
+    assert "mqjournal.sparkplan.schema" in graph["mqjournal.sparkplan.checks"]
 
 
 def test_a_circle_is_found_and_named():

@@ -3,6 +3,17 @@
 A bad record stops the job (PlanInputError) rather than plan a queue manager from half its state. The checks run on
 the executors, inside the jobs that read the input: the driver learns their counts as observed metrics of those jobs
 (`first_read_metrics`), and only when the input is bad does it read again, to collect a handful of examples.
+
+What is checked of which record:
+
+- Every line of the input is valid JSON (the first read is in FAILFAST mode), and every record has what chooses
+  the window of snapshots the plan reads (schema, run_id, host, qmgr, qmgr_library, collected_at) and the record's
+  own facts (journal, checkpoint, the recovery points' times): `record_problem`, on FIRST_READ_SCHEMA.
+- The records of the window (the newest `stuck_after_runs` snapshots of each queue manager: those the plan is made
+  from) are read again whole by the reference's own reader (`mqjournal.snapshot.parse_line`, in
+  `mqjournal.sparkplan.grouped`): every key of the contract, every receiver, every value's type.
+- A record outside the window is not read whole: a bad receiver or value in it, which nothing planned reads, does
+  not stop the plan.
 """
 
 from __future__ import annotations
@@ -15,25 +26,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mqjournal.snapshot import (
-    ADDED_KEYS,
-    LIST_OF_OBJECTS,
-    OBJECT,
-    OPTIONAL_OBJECT,
-    SCHEMA_ID,
-    ContractKeys,
-    contract_keys,
-    line_problem,
-)
-from mqjournal.sparkplan.schema import (
-    IDENTITY,
-    KEY,
-    POINTS,
-    PY_WHITESPACE,
-    SNAPSHOT_SCHEMA,
-    collected_us,
-)
-from mqjournal.vocabulary import ReceiverStatus
+from mqjournal.snapshot import SCHEMA_ID
+from mqjournal.sparkplan.grouped import RECEIVER
+from mqjournal.sparkplan.schema import IDENTITY, IDENTITY_SCHEMA, KEY, POINTS, SNAPSHOT_SCHEMA, collected_us, micros
 
 
 class PlanInputError(Exception):
@@ -55,96 +50,14 @@ def bad_instant(column: Column) -> Column:
     return column.isNotNull() & (~column.rlike(_ISO_INSTANT) | no_such_day)
 
 
-_RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known status, or has a bad time"
-
-
-# --- every key of the contract (docs, Input) ---------------------------------------------------------------------
-
-# A key of a JSON object as written. In valid JSON (the first read checked it) an unescaped quote followed by a colon
-# closes a key, and the quote before it, with no quote or backslash in between, opens it: so this matches exactly
-# the keys of a record whose keys have no quote or backslash, never text inside a string value. (A key with one is
-# not the contract's: it shows as another key, and the record is refused.)
-_JSON_KEY = r'"([^"\\]*+)"[ \t\r\n]*+:'
-# What follows each key in a list of keys as text: a quote, which no key matched by _JSON_KEY can hold.
-_END = '"'
 _KEY_PROBLEM = "a key of the contract is missing, or a key is not one of the contract's"
 _NOT_JSON = f"the line is not a valid JSON {SCHEMA_ID} record"
-_CORRUPT = "_corrupt_line"
 
 
-def _count(array: Column) -> Column:
-    return F.when(array.isNull(), F.lit(0)).otherwise(F.size(array))
-
-
-def _flat_keys(keys: ContractKeys) -> str:
-    assert all(shape not in (OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS) for _, shape, _ in keys)
-    return "".join(f"{key}{_END}" for key, _, _ in keys)
-
-
-def _keys_in_order(keys: ContractKeys, value: Column | None) -> Column:
-    """The keys of a complete record in the order the model writes them, each followed by `_END`."""
-    parts = []
-    for key, shape, nested in keys:
-        column = F.col(key) if value is None else value[key]
-        parts.append(F.lit(f"{key}{_END}"))
-        if nested is None:  # a value, not an object
-            continue
-        if shape == OBJECT:
-            parts.append(_keys_in_order(nested, column))
-        elif shape == OPTIONAL_OBJECT:
-            parts.append(F.when(column.isNull(), F.lit("")).otherwise(_keys_in_order(nested, column)))
-        elif shape == LIST_OF_OBJECTS:
-            parts.append(F.repeat(F.lit(_flat_keys(nested)), _count(column)))
-    return F.concat(*parts)
-
-
-def _key_counts(keys: ContractKeys, value: Column | None, times: Column, counts: dict[str, list[Column]]) -> None:
-    """How often each key occurs in a complete record (a key name can occur in several objects)."""
-    for key, shape, nested in keys:
-        column = F.col(key) if value is None else value[key]
-        counts.setdefault(key, []).append(times)
-        if nested is None:  # a value, not an object
-            continue
-        if shape == OBJECT:
-            _key_counts(nested, column, times, counts)
-        elif shape == OPTIONAL_OBJECT:
-            _key_counts(nested, column, times * F.when(column.isNull(), 0).otherwise(1), counts)
-        elif shape == LIST_OF_OBJECTS:
-            _key_counts(nested, None, times * _count(column), counts)
-
-
-def key_problem() -> Column:
-    """Whether the line's keys differ from those of a complete record of its shape (never null).
-
-    The keys are compared as a sorted list, so that any key order is accepted; the order the model writes is tried
-    first, because it needs no sort. Equal lists mean no key is missing and none is unknown. A key given twice in one
-    object and missing from another object of the same kind is not detected. The keys added to v1 later
-    (`ADDED_KEYS`) are left out on both sides: a record written before them is complete without them. In the model's
-    order they are cut out of the keys as text, by one regex: the sorted comparison filters them out of the list with
-    a lambda, which Spark interprets key by key (some 300 keys a record).
-    """
-    keys = contract_keys(with_added=False)
-    every_key = F.regexp_extract_all(F.col("value"), F.lit(_JSON_KEY), 1)
-    added = "|".join(sorted(ADDED_KEYS))
-    as_written = F.regexp_replace(
-        F.concat(F.array_join(every_key, _END), F.lit(_END)), rf"(?<=^|{_END})(?:{added}){_END}", ""
-    )
-    written = F.filter(every_key, lambda key: ~key.isin(*sorted(ADDED_KEYS)))
-    counts: dict[str, list[Column]] = {}
-    _key_counts(keys, None, F.lit(1), counts)
-    expected_sorted = F.concat(
-        *[F.repeat(F.lit(f"{key}{_END}"), sum(counts[key][1:], counts[key][0])) for key in sorted(counts)]
-    )
-    sorted_written = F.concat(F.array_join(F.array_sort(written), _END), F.lit(_END))
-    return F.coalesce(
-        F.when(as_written == _keys_in_order(keys, None), F.lit(False)).otherwise(sorted_written != expected_sorted),
-        F.lit(True),
-    )
-
-
-def record_problem(receivers_missing: Column) -> Column:
-    """Why a record is not a usable v1 snapshot, receivers aside, or null. A missing key reads as null here: the
-    keys of the records planned from are checked by the second read (`newest_records`)."""
+def record_problem() -> Column:
+    """Why a record (read with FIRST_READ_SCHEMA) is not a usable v1 snapshot, or null. A missing key reads as null
+    here; the records planned from are read again whole, every key and receiver checked
+    (`mqjournal.sparkplan.grouped`)."""
     checks = [
         (~F.coalesce(F.col("schema") == SCHEMA_ID, F.lit(False)), f"schema is not {SCHEMA_ID}"),
         (F.coalesce(F.length("run_id"), F.lit(0)) == 0, "run_id is missing"),
@@ -156,7 +69,6 @@ def record_problem(receivers_missing: Column) -> Column:
             F.col("collected_at").isNull() | bad_instant(F.col("collected_at")),
             "collected_at is not an ISO 8601 time with offset",
         ),
-        (receivers_missing, "receivers is missing"),
         *[
             (
                 F.col(point).isNotNull() & (F.col(f"{point}.at").isNull() | bad_instant(F.col(f"{point}.at"))),
@@ -168,35 +80,8 @@ def record_problem(receivers_missing: Column) -> Column:
     return F.coalesce(*[F.when(failed, F.lit(problem)) for failed, problem in checks])
 
 
-def receiver_problem(r: Column) -> Column:
-    """Whether one receiver of a record is unusable (never null)."""
-    statuses = list(ReceiverStatus)
-    return (
-        r.isNull()
-        | r["name"].isNull()
-        | r["library"].isNull()
-        | r["size_bytes"].isNull()
-        | ~F.coalesce(r["status"].isin(statuses), F.lit(False))
-        | bad_instant(r["attached_at"])
-        | bad_instant(r["detached_at"])
-        | bad_instant(r["saved_at"])
-    )
-
-
 # A read of the input is joined with the identities it must find, broadcast up to this many.
 MAX_BROADCAST_IDENTITIES = 1_000_000
-
-
-def parsed_lines(lines: DataFrame) -> DataFrame:
-    """The records of the lines that are not blank, parsed with the job's schema, with the line (`value`), its file
-    and split. A line that does not parse (it parsed when first read: the file changed since) has `_corrupt_line`."""
-    schema = T.StructType([*SNAPSHOT_SCHEMA.fields, T.StructField(_CORRUPT, T.StringType())])
-    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
-    # Blank as Python's str.strip() sees it, as read_snapshots skips them.
-    records = lines.where(~F.col("value").rlike(rf"^[{PY_WHITESPACE}]*\z"))
-    return records.select(
-        F.from_json("value", schema, options).alias("record"), "value", "source_file", "block_start"
-    ).select("record.*", "value", "source_file", "block_start")
 
 
 def folder_of(file: Column) -> Column:
@@ -205,30 +90,9 @@ def folder_of(file: Column) -> Column:
 
 
 def checked_records(raw: DataFrame) -> DataFrame:
-    """Per record, one row with its identity, file and `problem` (or null), plus one row per bad receiver.
-
-    `first_row` marks the one row of each record; the other rows only carry a problem. The receivers are exploded
-    rather than tested with `exists`, whose lambda Spark interprets row by row (about 3x slower than the generated
-    code of a filter on the exploded rows, with the same expressions). Everything about the record as a whole is
-    computed after the filter: computed before the explode, the generated code would evaluate it once per receiver.
-    Nothing after the explode reads the receivers as a list, so that no exploded row carries a copy of it.
-    """
-    exploded = raw.select(
-        "*",
-        F.col("receivers").isNull().alias("receivers_missing"),
-        F.posexplode_outer("receivers").alias("position", "r"),
-    )
-    first_row = F.coalesce(F.col("position") == 0, F.lit(True))
-    # posexplode_outer leaves the position null when the list is null or empty: only a listed receiver can be bad.
-    bad_receiver = F.col("position").isNotNull() & receiver_problem(F.col("r"))
-    kept = exploded.select("*", first_row.alias("first_row"), bad_receiver.alias("bad_receiver")).where(
-        F.col("first_row") | F.col("bad_receiver")
-    )
-    problem = F.coalesce(
-        record_problem(F.col("receivers_missing")), F.when(F.col("bad_receiver"), F.lit(_RECEIVER_PROBLEM))
-    )
-    return kept.select(
-        *KEY, "run_id", collected_us().alias("collected_us"), "source_file", "first_row", problem.alias("problem")
+    """Per record (read with FIRST_READ_SCHEMA), its identity, file and `problem` (or null)."""
+    return raw.select(
+        *KEY, "run_id", collected_us().alias("collected_us"), "source_file", record_problem().alias("problem")
     )
 
 
@@ -297,7 +161,7 @@ def located_snapshots(raw: DataFrame) -> DataFrame:
         .repartition(*KEY)
         .groupBy(*IDENTITY, "source_file")
         .agg(
-            F.count(F.when(F.col("first_row"), 1)).alias("copies"),
+            F.count(F.lit(1)).alias("copies"),
             F.bool_or(F.col("problem").isNotNull()).alias("bad"),
         )
     )
@@ -399,14 +263,6 @@ def refuse_different_copies(raw: DataFrame, folders: list[str], *, copies: int) 
 # --- the second read: the window's snapshots, as written -------------------------------------------------------------
 
 
-def _is_attached(receiver: Column) -> Column:
-    return receiver["status"] == ReceiverStatus.ATTACHED
-
-
-# What the plan carries for the people reading it (docs, section 5), of the current snapshot only.
-_SHOWN = ("damaged_objects", "undecodable_messages", "asp_number", "asp_capacity_bytes", "asp_available_bytes")
-
-
 def window_lines(lines: DataFrame, window: DataFrame, first: FirstRead) -> DataFrame:
     """The lines of the files that hold a snapshot of the window (`newest_window`). The folder filter lets the
     reader list and open only the window's folders; the join leaves the other files of those folders unparsed."""
@@ -417,55 +273,43 @@ def window_lines(lines: DataFrame, window: DataFrame, first: FirstRead) -> DataF
     return in_folders.join(files, "source_file", "left_semi")
 
 
-def newest_records(lines: DataFrame, window: DataFrame, *, expected: int) -> DataFrame:
-    """The snapshots of `window` (`newest_window`), read again from `lines`, every copy of each.
-
-    Only the current one (recency 1) keeps its receivers and the other columns the plan needs; the older ones keep
-    what the stuck alerts need. Partitioned by key, as everything derived from it.
-
-    These are the records the plan is made from, so they are read from the lines as written: `incomplete_line` is
-    the line of a record that lacks a key of the contract (the JSON reader would read it as null), which stops the
-    job (`refuse_incomplete`).
-    """
-    identities = window.where(F.col("first_file")).select(*IDENTITY, "recency")
+def window_records(lines: DataFrame, window: DataFrame, *, expected: int) -> DataFrame:
+    """The lines of `window_lines` that hold a snapshot of the window, each from the first file it was found in
+    (identical copies elsewhere were checked by `refuse_different_copies`): the line (`value`) with its key, run_id
+    and file. A line is named by its identity alone here (IDENTITY_SCHEMA); reading it whole is the planner's."""
+    identities = window.where(F.col("first_file")).select(*IDENTITY, "source_file")
     if expected <= MAX_BROADCAST_IDENTITIES:
         identities = F.broadcast(identities)
-    records = parsed_lines(lines).withColumn("collected_us", collected_us()).join(identities, IDENTITY)
-    is_current = F.col("recency") == 1
-    incomplete = F.when(F.col(_CORRUPT).isNotNull() | key_problem(), F.col("value"))
-    return records.select(
-        *IDENTITY,
-        "recency",
-        F.col("startup_recovery.receiver").alias("startup"),
-        F.col("media_recovery.receiver").alias("media"),
-        F.array_sort(F.transform(F.filter("receivers", _is_attached), lambda r: r["name"])).alias("attached_names"),
-        *[
-            F.when(is_current, F.col(name)).alias(name)
-            for name in ("collected_at", "journal", "checkpoint", "amqjrninf", *POINTS, "receivers", *_SHOWN)
-        ],
+    named = lines.select("value", "source_file", F.from_json("value", IDENTITY_SCHEMA).alias("id")).select(
+        "value",
         "source_file",
-        incomplete.alias("incomplete_line"),
-    ).repartition(*KEY)
-
-
-def refuse_incomplete(records: DataFrame, lines: DataFrame) -> None:
-    """Stop the job if a record lacks a key of the contract, naming the file, line, record and field."""
-    findings = (
-        records.where(F.col("incomplete_line").isNotNull())
-        .select(*KEY, "run_id", "source_file", "incomplete_line")
-        .orderBy("source_file", "run_id", *KEY)
-        .limit(5)
-        .collect()
+        *[F.col(f"id.{name}").alias(name) for name in (*KEY, "run_id")],
+        micros(F.col("id.collected_at")).alias("collected_us"),
     )
-    if not findings:
-        return
-    numbers = line_numbers(lines, [(f.source_file, f.incomplete_line) for f in findings])
+    return named.join(identities, [*IDENTITY, "source_file"])
+
+
+def refuse_problems(problems: list[Any], lines: DataFrame) -> None:
+    """Stop the job on the lines of the window the planner refused (`mqjournal.sparkplan.grouped`), up to five
+    examples, in the words the job has always used: a receiver that cannot be planned from as the first read's
+    `refuse_bad_records` says it, any other record that is not the contract's naming its file, line and field."""
+    ordered = sorted(problems, key=lambda p: (p.problem_file, p.run_id, p.host, p.qmgr, p.qmgr_library))
+    receivers = [p for p in ordered if p.problem_kind == RECEIVER]
+    if receivers:
+        files: dict[tuple[str, str, str, str, str], set[str]] = {}
+        for p in receivers:
+            files.setdefault((p.host, p.qmgr, p.qmgr_library, p.run_id, p.problem), set()).add(p.problem_file)
+        records = "; ".join(
+            f"{sorted(where)} (run {run_id}, {host}/{qmgr}): {problem}"
+            for (host, qmgr, _, run_id, problem), where in list(files.items())[:5]
+        )
+        raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {records}")
+    findings = ordered[:5]
+    numbers = line_numbers(lines, [(f.problem_file, f.problem_line) for f in findings])
     examples = []
     for f in findings:
-        # The reference's reading of the same line names the field (e.g. receivers[3].next_library).
-        detail = line_problem(f.incomplete_line) or _NOT_JSON
-        place = file_and_line(f.source_file, numbers.get((f.source_file, f.incomplete_line)))
-        examples.append(f"{place} (run {f.run_id}, {f.host}/{f.qmgr}): {detail}")
+        place = file_and_line(f.problem_file, numbers.get((f.problem_file, f.problem_line)))
+        examples.append(f"{place} (run {f.run_id}, {f.host}/{f.qmgr}): {f.problem or _NOT_JSON}")
     raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {_KEY_PROBLEM}: {'; '.join(examples)}")
 
 

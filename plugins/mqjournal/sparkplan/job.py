@@ -2,15 +2,19 @@
 
 `plan(spark, ...)` runs in whichever session it is given: the classic one spark-submit starts for
 `spark_apps/plan_receivers.py` (the job's command line), or a Spark Connect session on a standing server
-(`mqjournal.planjob.run_plan_connect`, the DAG's plan task when a Spark Connect connection is set). The plan is
-DataFrame operations only, no Python UDF, so a Connect server needs no mqjournal code of its own. The few file
+(`mqjournal.planjob.run_plan_connect`, the DAG's plan task when a Spark Connect connection is set). The rules run
+once per queue manager as the reference planner's pure functions (`mqjournal.rules`), in a grouped Arrow UDF
+(`mqjournal.sparkplan.grouped`): the executors import mqjournal from the --py-files zip, and a Connect server's from
+the same zip, added to the session as an artifact (`mqjournal.planjob.plan_in_session`). The few file
 operations outside DataFrames (is a location a folder, remove and write summary.json, move the staged plan into
 place) go through the driver JVM's Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them
 through fsspec on the storage it shares with the server (`Files`).
 
 The IBM i plan is three Spark jobs, and the driver collects nothing on the way: what the checks and the summary need
-is observed (`Observation`) in the jobs that read and write the data. Linux queue managers, when given, add three:
-their input checks (which collect at most five examples of what is wrong), then their extents and queue managers.
+is observed (`Observation`) in the jobs that read and write the data. Spark reads, checks, groups and writes; the
+planning itself is the reference planner's, so there is one implementation of the rules. Linux queue managers, when
+given, add three: their input checks (which collect at most five examples of what is wrong), then their extents and
+queue managers.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mqjournal.linuxmq import planrows as linux_rows
-from mqjournal.planrows import PlanTotals
+from mqjournal.planrows import REF_COLUMNS, PlanTotals
 from mqjournal.policy import Policy
 from mqjournal.rules import plan_fleet
 from mqjournal.snapshot import SCHEMA_ID
@@ -36,27 +40,25 @@ from mqjournal.sparkplan.checks import (
     first_read_metrics,
     located_snapshots,
     malformed_line_file,
-    newest_records,
     newest_window,
     ranked_snapshots,
     refuse_bad_records,
     refuse_changed,
     refuse_different_copies,
-    refuse_incomplete,
+    refuse_problems,
     window_lines,
+    window_records,
 )
+from mqjournal.sparkplan.grouped import LINE_COLUMNS, planner
 from mqjournal.sparkplan.linux import LINUX_SNAPSHOT_SCHEMA, refuse_bad_input, write_linux_plan
-from mqjournal.sparkplan.rules import (
-    chain_of,
-    current_snapshots,
-    planned_receivers,
-    queue_manager_totals,
-    queue_managers_output,
-    receiver_totals,
-    receivers_output,
-    summary,
+from mqjournal.sparkplan.outputs import queue_manager_totals, receiver_totals, summary
+from mqjournal.sparkplan.schema import (
+    FIRST_READ_SCHEMA,
+    KEY,
+    QUEUE_MANAGERS_SCHEMA,
+    RECEIVERS_SCHEMA,
+    SNAPSHOT_SCHEMA,
 )
-from mqjournal.sparkplan.schema import EPOCH, IDENTITY, MICROS, SNAPSHOT_SCHEMA
 
 # The session's settings the plan relies on: times in UTC, and Parquet readers (pyarrow, pandas) see UTC timestamps,
 # not the legacy INT96. Runtime settings, so a Connect session takes them too.
@@ -341,6 +343,21 @@ def _publish(files: Files, out: str, *, staged: Sequence[str]) -> None:
             files.rename(out, f"{STAGING}/{name}", name)
 
 
+# What the planner gives back per queue manager (`mqjournal.sparkplan.grouped.plan_lines`): its plan, or the lines
+# of its window that are not complete v1 records. The queue manager's row is a list of one, as its receivers are
+# a list: exploded, the rows keep the columns' nullability the models give them (a struct column that may be null
+# would make every column of its rows nullable).
+PLANNED_SCHEMA = T.StructType(
+    [
+        *[T.StructField(name, T.StringType()) for name in (*REF_COLUMNS, "run_id")],
+        T.StructField("queue_manager", T.ArrayType(QUEUE_MANAGERS_SCHEMA, containsNull=False)),
+        T.StructField("receivers", T.ArrayType(RECEIVERS_SCHEMA, containsNull=False)),
+        T.StructField("found", T.LongType()),
+        *[T.StructField(name, T.StringType()) for name in ("problem", "problem_kind", "problem_line", "problem_file")],
+    ]
+)
+
+
 def _plan(
     spark: SparkSession,
     files: Files,
@@ -350,15 +367,14 @@ def _plan(
     as_of: datetime,
     keep: Callable[[DataFrame], DataFrame],
 ) -> PlanTotals:
-    """Three jobs: the first read (every record checked, the window of newest snapshots cached), then the second
-    read with the receivers' plan, then the queue managers' plan from what the second read cached. Each check is
-    observed in the job that reads what it checks; a failed check stops the job before the plan is moved into place.
-    """
+    """Three jobs: the first read (every record's identity and facts checked, the window of newest snapshots
+    cached), then the second read of the window's lines, planned per queue manager by the reference planner and
+    cached (one row per queue manager), with its receivers written; then its queue managers. Each check is observed
+    in the job that reads what it checks; a failed check stops the job before the plan is moved into place."""
     if not inputs:
         return _plan_nothing(spark, staging, policy, as_of)
-    as_of_us = (as_of - EPOCH) // MICROS
     runs = policy.stuck_after_runs
-    raw = read_inputs(spark, inputs, files)
+    raw = read_inputs(spark, inputs, files, schema=FIRST_READ_SCHEMA)
     first = observation(spark, "first-read")
     ranked = ranked_snapshots(located_snapshots(raw)).observe(first, *first_read_metrics(runs))
     window = keep(newest_window(ranked, runs=runs))
@@ -367,57 +383,48 @@ def _plan(
     if checked.bad:
         refuse_bad_records(raw)
     if checked.repeated:
-        refuse_different_copies(raw, checked.repeated_folders, copies=checked.repeated)
+        # Whole records: a copy must be the same in every value, not only in what the first read reads.
+        refuse_different_copies(read_inputs(spark, inputs, files), checked.repeated_folders, copies=checked.repeated)
 
-    lines = window_lines(read_lines(spark, inputs, files), window, checked)
-    read_again, found = observation(spark, "second-read"), observation(spark, "found")
-    records = newest_records(lines, window, expected=checked.expected).observe(
-        read_again, F.count("incomplete_line").alias("incomplete")
-    )
-    # Identical copies of one snapshot (refuse_different_copies checked them) are one, once each copy's keys are.
-    distinct = records.dropDuplicates(IDENTITY) if checked.repeated else records
-    newest = distinct.observe(found, F.count(F.lit(1)).alias("found"))
-    planned = keep(_planned(newest, policy, as_of_us))
+    lines = read_lines(spark, inputs, files)
+    records = window_records(window_lines(lines, window, checked), window, expected=checked.expected)
+    plan_group = planner(policy=policy, as_of=as_of, schema=_arrow_schema(PLANNED_SCHEMA))
+    planned = keep(records.select(*LINE_COLUMNS).groupBy(*KEY).applyInArrow(plan_group, PLANNED_SCHEMA))
 
-    receiver_counts = observation(spark, "receivers")
-    receivers_output(planned).observe(receiver_counts, *receiver_totals()).write.mode("overwrite").parquet(
-        f"{staging}/receivers"
+    second_read, receiver_counts = observation(spark, "second-read"), observation(spark, "receivers")
+    read_again = planned.observe(
+        second_read,
+        F.count("problem").alias("problems"),
+        F.coalesce(F.sum("found"), F.lit(0)).cast("long").alias("found"),
     )
-    if read_again.get["incomplete"]:
-        refuse_incomplete(records, lines)
-    refuse_changed(found.get["found"], checked.expected)
+    receivers = read_again.where(F.col("problem").isNull()).select(F.explode("receivers").alias("r")).select("r.*")
+    receivers.observe(receiver_counts, *receiver_totals()).write.mode("overwrite").parquet(f"{staging}/receivers")
+    if second_read.get["problems"]:
+        refuse_problems(planned.where(F.col("problem").isNotNull()).limit(100).collect(), lines)
+    refuse_changed(second_read.get["found"], checked.expected)
 
     queue_manager_counts = observation(spark, "queue-managers")
-    queue_managers_output(planned, as_of_us=as_of_us).observe(queue_manager_counts, *queue_manager_totals()).write.mode(
-        "overwrite"
-    ).parquet(f"{staging}/queue_managers")
+    queue_managers = (
+        planned.where(F.col("problem").isNull()).select(F.explode("queue_manager").alias("q")).select("q.*")
+    )
+    queue_managers.observe(queue_manager_counts, *queue_manager_totals()).write.mode("overwrite").parquet(
+        f"{staging}/queue_managers"
+    )
     return summary(receiver_counts.get, queue_manager_counts.get, as_of=as_of, policy=policy)
 
 
-def _planned(newest: DataFrame, policy: Policy, as_of_us: int) -> DataFrame:
-    """The receivers' plan from the newest snapshots of each key (`newest_records`)."""
-    current = current_snapshots(
-        newest,
-        runs=policy.stuck_after_runs,
-        as_of_us=as_of_us,
-        max_age_us=policy.max_snapshot_age // MICROS,
-        alert_age_us=policy.recovery_point_alert_age // MICROS,
-    )
-    return planned_receivers(chain_of(current), policy=policy, as_of_us=as_of_us, skew_us=policy.clock_skew // MICROS)
+def _arrow_schema(schema: T.StructType) -> Any:
+    """`schema` as the Arrow schema a grouped Arrow UDF must return (its times in UTC, as Spark's worker checks)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema, timezone="UTC")
 
 
 def _plan_nothing(spark: SparkSession, staging: str, policy: Policy, as_of: datetime) -> PlanTotals:
-    """No IBM i snapshots (a Linux-only fleet): the IBM i datasets are written empty, with the columns a plan of
-    snapshots has (the plan's own DataFrames over no input, analysed, never run: running them cost seconds of
-    Spark jobs over nothing), and the summary is the reference planner's of no queue managers."""
-    as_of_us = (as_of - EPOCH) // MICROS
-    window = newest_window(ranked_snapshots(located_snapshots(read_inputs(spark, []))), runs=policy.stuck_after_runs)
-    planned = _planned(newest_records(read_lines(spark, []), window, expected=0), policy, as_of_us)
-    for name, frame in (
-        ("receivers", receivers_output(planned)),
-        ("queue_managers", queue_managers_output(planned, as_of_us=as_of_us)),
-    ):
-        spark.createDataFrame([], frame.schema).write.mode("overwrite").parquet(f"{staging}/{name}")
+    """No IBM i snapshots (a Linux-only fleet): the IBM i datasets are written empty, with the columns of the plan
+    rows, and the summary is the reference planner's of no queue managers."""
+    for name, schema in (("receivers", RECEIVERS_SCHEMA), ("queue_managers", QUEUE_MANAGERS_SCHEMA)):
+        spark.createDataFrame([], schema).write.mode("overwrite").parquet(f"{staging}/{name}")
     return plan_fleet([], as_of=as_of, policy=policy).summary()
 
 

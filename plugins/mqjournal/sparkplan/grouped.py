@@ -1,0 +1,107 @@
+"""One queue manager's plan inside the Spark job: its window's lines in, its plan rows out, by the reference planner.
+
+The Spark job groups the lines of the snapshots it plans from by queue manager (`mqjournal.sparkplan.job`) and hands
+each group to `planner(...)`'s function, a grouped Arrow UDF: the rules run once, as `mqjournal.rules`, never in a
+second form. Each line is read by the reference's own reader (`snapshot.parse_line`: the model, and every key of the
+contract present), so a record the plan reads is checked whole, receivers and all.
+
+No pyspark here: the executors' Python workers import this module for every task, and what they import is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from mqjournal.planrows import REF_COLUMNS
+from mqjournal.policy import Policy
+from mqjournal.rules import plan_queue_manager
+from mqjournal.snapshot import Snapshot, parse_line
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
+
+# The columns of a group's table, as the job selects them.
+LINE_COLUMNS = (*REF_COLUMNS, "run_id", "value", "source_file")
+
+# Why a line is refused, in the job's two ways of saying it (mqjournal.sparkplan.checks): a receiver that cannot be
+# planned from (the first read's words for it, `refuse_bad_records`), or a record that is not the contract's
+# (`refuse_incomplete`, naming the line and the field).
+RECEIVER = "receiver"
+CONTRACT = "contract"
+
+# The receiver fields the job has always checked as unusable when absent or wrong (checks.receiver_problem).
+_RECEIVER_CHECKED = frozenset({"name", "library", "size_bytes", "status", "attached_at", "detached_at", "saved_at"})
+RECEIVER_PROBLEM = "a receiver lacks name, library, size_bytes or a known status, or has a bad time"
+RECEIVERS_MISSING = "receivers is missing"
+
+
+def problem_kind(line: str) -> tuple[str, str | None]:
+    """Which of the two ways a refused line is named, and the first read's words when it is a receiver's."""
+    try:
+        Snapshot.model_validate_json(line)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = error["loc"]
+            if not loc or loc[0] != "receivers" or error["type"] == "extra_forbidden":
+                continue
+            if len(loc) == 1:
+                return RECEIVER, RECEIVERS_MISSING
+            if len(loc) == 2 or loc[2] in _RECEIVER_CHECKED:
+                return RECEIVER, RECEIVER_PROBLEM
+    return CONTRACT, None
+
+
+def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: datetime) -> list[dict[str, Any]]:
+    """The rows of one queue manager: its plan (`queue_manager`, a list of its one row; `receivers`; and `found`, the
+    snapshots of its window read), or one row per line that is not a complete v1 record (`problem`...), and then no
+    plan."""
+    snapshots: dict[tuple[str, datetime], Snapshot] = {}
+    problems = []
+    for line in lines:
+        snapshot, problem = parse_line(line["value"])
+        if snapshot is None:
+            kind, words = problem_kind(line["value"])
+            problems.append(
+                {
+                    **{name: line[name] for name in (*REF_COLUMNS, "run_id")},
+                    "problem": words or problem,
+                    "problem_kind": kind,
+                    "problem_line": line["value"],
+                    "problem_file": line["source_file"],
+                }
+            )
+            continue
+        # Identical copies of one snapshot are one (the first read refused different ones).
+        snapshots.setdefault((snapshot.run_id, snapshot.collected_at), snapshot)
+    if problems:
+        return problems
+    if not snapshots:
+        return []
+    history = sorted(snapshots.values(), key=lambda s: (s.collected_at, s.run_id))
+    queue_manager, receivers = plan_queue_manager(history[-1], history, as_of=as_of, policy=policy)
+    return [
+        {
+            **{name: getattr(queue_manager, name) for name in REF_COLUMNS},
+            "run_id": queue_manager.run_id,
+            "queue_manager": [queue_manager.model_dump()],
+            "receivers": [receiver.model_dump() for receiver in receivers],
+            "found": len(snapshots),
+        }
+    ]
+
+
+def planner(*, policy: Policy, as_of: datetime, schema: pa.Schema) -> Callable[[pa.Table], pa.Table]:
+    """The grouped Arrow UDF: a group's lines (`LINE_COLUMNS`) to its rows, as `schema` (the job's output schema in
+    Arrow). The policy and the planning time travel in its closure."""
+
+    def plan(table: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        rows = plan_lines(table.select(list(LINE_COLUMNS)).to_pylist(), policy=policy, as_of=as_of)
+        return pa.Table.from_pylist(rows, schema=schema)
+
+    return plan
