@@ -740,6 +740,9 @@ def build_session(args, event_dir: Path | None):
     from mqjournal.planjob import default_conf
     from mqjournal.sparkplan.job import SESSION_CONF
 
+    # The plan's Python workers (its grouped UDF) run this interpreter, which has mqjournal and its dependencies, as
+    # spark-submit's environment gives the job (planjob.submit_environment). pyspark reads it from the environment.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(args.master).appName("mqjournal-plan-bench")
     # What the job's main sets on its session, and what spark-submit gives it.
     conf = (

@@ -8,12 +8,12 @@ Run by spark-submit (see `mqjournal.planjob`), with the `mqjournal` package ship
 
 Each PATH option may be given again; the IBM i snapshots, the Linux ones, or both.
 
-This file is the job's command line; the job itself is `mqjournal.sparkplan.job.plan`, which a Spark Connect
-session runs as well, and its parts are in `mqjournal.sparkplan`: the input schema, the input checks, and the
-per-queue-manager planner. Spark reads, checks, groups and writes; the rules run once per queue manager as the pure
-functions of `mqjournal.rules` (the reference planner), in a grouped Arrow UDF, so there is one implementation of
-them. The driver collects nothing fleet-sized: it learns aggregates, observed as the jobs run, and at most a handful
-of example rows when the input is bad.
+This file is the job's command line; the job itself is `mqjournal.sparkplan.job.plan`, which a Spark Connect session
+runs as well, and its parts are in `mqjournal.sparkplan`: the input schema, the input checks, and the per-queue-manager
+planner. Spark reads, checks, groups and writes; the rules run once per queue manager as the pure functions of
+`mqjournal.rules` (the reference planner), in an Arrow function over sorted partitions (`mapInArrow`), so there is one
+implementation of them. The driver collects nothing fleet-sized: it learns aggregates, observed as the jobs run, and at
+most a handful of example rows when the input is bad.
 """
 
 from __future__ import annotations

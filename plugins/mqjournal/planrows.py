@@ -1,11 +1,11 @@
 """The plan's contract: the rows the plan job writes (Parquet `receivers/` and `queue_managers/`) and every reader
 reads, and the one way to name a queue manager.
 
-The reference planner (`rules.plan_queue_manager`) makes these rows, in the Spark job too (per queue manager, in a
-grouped Arrow UDF), whose Spark schema is derived from these models (`mqjournal.sparkplan.schema.spark_schema`);
-`read_plan` gives them back typed to the gate, the reports and the fleet view. A column added after plans were first
-written has a default (None, or empty), so a plan written by an older planner still reads: its reader says less,
-never fails.
+The reference planner (`rules.plan_queue_manager`) makes these rows, in the Spark job too (per queue manager, in an
+Arrow function over sorted partitions, `mapInArrow`), whose Spark schema is derived from these models
+(`mqjournal.sparkplan.schema.spark_schema`); `read_plan` gives them back typed to the gate, the reports and the fleet
+view. A column added after plans were first written has a default (None, or empty), so a plan written by an older
+planner still reads: its reader says less, never fails.
 
 Parquet keeps no UTC offset: its times come back in UTC (naive ones are taken as UTC here); the partition's offset
 is `utc_offset_minutes`, and mqjournal.timefmt writes every time in it.

@@ -1,11 +1,10 @@
 """The reference planner: which receivers to keep, save or delete, and what looks wrong. Pure functions, no I/O.
 
-`docs/planning-rules.md` is the text of these rules, and this module their one implementation: the Spark job plans
-each queue manager with `plan_queue_manager` in a grouped Arrow UDF (`mqjournal.sparkplan.grouped`), and a property
-test holds its plan equal to `plan_fleet`'s. The
-words (actions, reasons, block reasons, alerts) are `mqjournal.vocabulary`'s. Right before deleting, `delete_decisions`
-applies `plan_queue_manager` to the live state again (docs, section 6), so a stale plan can never delete what is
-needed now.
+`docs/planning-rules.md` is the text of these rules, and this module their one implementation: the Spark job plans each
+queue manager with `plan_queue_manager` in an Arrow function over sorted partitions (`mapInArrow`)
+(`mqjournal.sparkplan.grouped`), and a property test holds its plan equal to `plan_fleet`'s. The words (actions,
+reasons, block reasons, alerts) are `mqjournal.vocabulary`'s. Right before deleting, `delete_decisions` applies
+`plan_queue_manager` to the live state again (docs, section 6), so a stale plan can never delete what is needed now.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 - `schema`: the snapshot records as the job reads them, the output columns (derived from the plan rows' models).
 - `checks`: the input checks (contract, identities, duplicates) and the newest snapshots of each queue manager.
-- `grouped`: one queue manager's plan from the lines of its window, by the reference planner (`mqjournal.rules`),
-  run in a grouped Arrow UDF; no pyspark import, so the executors' Python workers import it cheaply.
+- `grouped`: each queue manager's plan from the lines of its window, by the reference planner (`mqjournal.rules`),
+  in an Arrow function over sorted partitions (`mapInArrow`); no pyspark import, so Python workers import it cheaply.
 - `outputs`: the summary's totals, observed as the plan is written.
 - `linux`: the Linux queue managers' plan (`mqjournal.linuxmq.plan` in DataFrame form), its input schema and checks.
 

@@ -2,11 +2,11 @@
 
 `plan(spark, ...)` runs in whichever session it is given: the classic one spark-submit starts for
 `spark_apps/plan_receivers.py` (the job's command line), or a Spark Connect session on a standing server
-(`mqjournal.planjob.run_plan_connect`, the DAG's plan task when a Spark Connect connection is set). The rules run
-once per queue manager as the reference planner's pure functions (`mqjournal.rules`), in a grouped Arrow UDF
-(`mqjournal.sparkplan.grouped`): the executors import mqjournal from the --py-files zip, and a Connect server's from
-the same zip, added to the session as an artifact (`mqjournal.planjob.plan_in_session`). The few file
-operations outside DataFrames (is a location a folder, remove and write summary.json, move the staged plan into
+(`mqjournal.planjob.run_plan_connect`, the DAG's plan task when a Spark Connect connection is set). The rules run once
+per queue manager as the reference planner's pure functions (`mqjournal.rules`), in an Arrow function over sorted
+partitions (`mapInArrow`) (`mqjournal.sparkplan.grouped`): the executors import mqjournal from the --py-files zip, and a
+Connect server's from the same zip, added to the session as an artifact (`mqjournal.planjob.plan_in_session`). The few
+file operations outside DataFrames (is a location a folder, remove and write summary.json, move the staged plan into
 place) go through the driver JVM's Hadoop FileSystem in a classic session; a Connect client has no JVM, and does them
 through fsspec on the storage it shares with the server (`Files`).
 
@@ -389,7 +389,10 @@ def _plan(
     lines = read_lines(spark, inputs, files)
     records = window_records(window_lines(lines, window, checked), window, expected=checked.expected)
     plan_group = planner(policy=policy, as_of=as_of, schema=_arrow_schema(PLANNED_SCHEMA))
-    planned = keep(records.select(*LINE_COLUMNS).groupBy(*KEY).applyInArrow(plan_group, PLANNED_SCHEMA))
+    # Each queue manager's lines in one partition, one after another: the planner takes them queue manager by queue
+    # manager as they come.
+    by_queue_manager = records.select(*LINE_COLUMNS).repartition(*KEY).sortWithinPartitions(*KEY)
+    planned = keep(by_queue_manager.mapInArrow(plan_group, PLANNED_SCHEMA))
 
     second_read, receiver_counts = observation(spark, "second-read"), observation(spark, "receivers")
     read_again = planned.observe(
@@ -414,7 +417,7 @@ def _plan(
 
 
 def _arrow_schema(schema: T.StructType) -> Any:
-    """`schema` as the Arrow schema a grouped Arrow UDF must return (its times in UTC, as Spark's worker checks)."""
+    """`schema` as the Arrow schema the planner must return (its times in UTC, as Spark's worker checks)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(schema, timezone="UTC")
