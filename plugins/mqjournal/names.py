@@ -131,6 +131,9 @@ def mq_name(value: object, *, what: str = "MQ object") -> str:
 
 
 def _as_object_name(value: object) -> str:
+    # Names read back from snapshots are already valid and upper case: one match, not object_name's case folding.
+    if type(value) is str and _OBJECT_NAME.fullmatch(value):
+        return value
     return object_name(value)
 
 

@@ -265,18 +265,36 @@ def missing_keys(record: object) -> list[str]:
     def walk(value: object, keys: ContractKeys | None, path: str) -> None:
         if not isinstance(value, dict) or keys is None:
             return
-        for key, shape, nested in keys:
-            where = f"{path}.{key}" if path else key
+        names, inner = _levels(keys)
+        # Every key there (the usual case, hundreds of times a record): only the objects inside are looked into.
+        if not names <= value.keys():
+            missing.extend(f"{path}.{key}" if path else key for key, _, _ in keys if key not in value)
+        for key, shape, nested in inner:
             if key not in value:
-                missing.append(where)
-            elif shape in (OBJECT, OPTIONAL_OBJECT):
+                continue
+            where = f"{path}.{key}" if path else key
+            if shape in (OBJECT, OPTIONAL_OBJECT):
                 walk(value[key], nested, where)
-            elif shape == LIST_OF_OBJECTS and isinstance(value[key], list):
+            elif isinstance(value[key], list):
                 for i, item in enumerate(value[key]):
                     walk(item, nested, f"{where}[{i}]")
 
     walk(record, contract_keys(with_added=False), "")
     return missing
+
+
+_LEVELS: dict[int, tuple[frozenset[str], ContractKeys]] = {}
+
+
+def _levels(keys: ContractKeys) -> tuple[frozenset[str], ContractKeys]:
+    """A level of the contract's keys: their names, and those that hold objects (the contract's keys are made once)."""
+    level = _LEVELS.get(id(keys))
+    if level is None:
+        level = _LEVELS[id(keys)] = (
+            frozenset(key for key, _, _ in keys),
+            tuple(k for k in keys if k[1] in (OBJECT, OPTIONAL_OBJECT, LIST_OF_OBJECTS)),
+        )
+    return level
 
 
 def line_problem(line: str) -> str | None:
