@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mqjournal.snapshot import SCHEMA_ID
-from mqjournal.sparkplan.grouped import RECEIVER
+from mqjournal.sparkplan.grouped import IDENTITY_SEPARATOR, RECEIVER
 from mqjournal.sparkplan.schema import IDENTITY, IDENTITY_SCHEMA, KEY, POINTS, SNAPSHOT_SCHEMA, collected_us, micros
 
 
@@ -189,11 +189,14 @@ def first_read_metrics(runs: int) -> list[Column]:
     the newest `runs` snapshots of each key is, with no job of their own."""
     in_window = F.col("recency") <= max(1, runs)
     folder = folder_of(F.col("source_file"))
+    identity = F.crc32(F.concat_ws(IDENTITY_SEPARATOR, *KEY, "run_id", F.col("collected_us").cast("string")))
     return [
         F.count(F.when(F.col("bad"), 1)).alias("bad"),
         F.count(F.when(F.col("repeated"), 1)).alias("repeated"),
         F.count(F.when(in_window & F.col("first_file"), 1)).alias("expected"),
+        F.coalesce(F.sum(F.when(in_window & F.col("first_file"), identity)), F.lit(0)).alias("fingerprint"),
         F.array_sort(F.collect_set(F.when(in_window, folder))).alias("window_folders"),
+        F.array_sort(F.collect_set(F.when(in_window, F.col("source_file")))).alias("window_files"),
         F.array_sort(F.collect_set(F.when(F.col("repeated"), folder))).alias("repeated_folders"),
     ]
 
@@ -204,18 +207,14 @@ class FirstRead(NamedTuple):
     bad: int  # rows of identities with a bad record
     repeated: int  # rows of identities with more than one record
     expected: int  # snapshots in the window: the second read must find each
+    fingerprint: int  # of the window's identities (`identity_fingerprint`): the second read must find these
     window_folders: list[str]
+    window_files: list[str]
     repeated_folders: list[str]
 
     @classmethod
     def of(cls, metrics: dict[str, Any]) -> FirstRead:
         return cls(**{name: metrics[name] for name in cls._fields})
-
-
-def newest_window(ranked: DataFrame, *, runs: int) -> DataFrame:
-    """The rows of `ranked_snapshots` of the newest `runs` snapshots of each key (at least the current one): their
-    identity, recency, file and whether it is the identity's first file."""
-    return ranked.where(F.col("recency") <= max(1, runs)).select(*IDENTITY, "recency", "source_file", "first_file")
 
 
 def refuse_bad_records(raw: DataFrame) -> None:
@@ -263,30 +262,30 @@ def refuse_different_copies(raw: DataFrame, folders: list[str], *, copies: int) 
 # --- the second read: the window's snapshots, as written -------------------------------------------------------------
 
 
-def window_lines(lines: DataFrame, window: DataFrame, first: FirstRead) -> DataFrame:
-    """The lines of the files that hold a snapshot of the window (`newest_window`). The folder filter lets the
-    reader list and open only the window's folders; the join leaves the other files of those folders unparsed."""
-    files = window.select("source_file").distinct()
-    if first.expected <= MAX_BROADCAST_IDENTITIES:
-        files = F.broadcast(files)
-    in_folders = lines.where(folder_of(F.col("source_file")).isin(first.window_folders))
-    return in_folders.join(files, "source_file", "left_semi")
+# Files of the window listed by name up to this many; past it, by their folders (a filter of as many literals costs
+# more than reading the folders' other files).
+MAX_LISTED_FILES = 10_000
 
 
-def window_records(lines: DataFrame, window: DataFrame, *, expected: int) -> DataFrame:
-    """The lines of `window_lines` that hold a snapshot of the window, each from the first file it was found in
-    (identical copies elsewhere were checked by `refuse_different_copies`): the line (`value`) with its key, run_id
-    and file. A line is named by its identity alone here (IDENTITY_SCHEMA); reading it whole is the planner's."""
-    identities = window.where(F.col("first_file")).select(*IDENTITY, "source_file")
-    if expected <= MAX_BROADCAST_IDENTITIES:
-        identities = F.broadcast(identities)
-    named = lines.select("value", "source_file", F.from_json("value", IDENTITY_SCHEMA).alias("id")).select(
+def window_lines(lines: DataFrame, first: FirstRead) -> DataFrame:
+    """The lines of the files that hold a snapshot of the window (`first_read_metrics`): a filter on the file, which
+    lets the reader list and open only those files (or their folders, when there are very many)."""
+    if len(first.window_files) <= MAX_LISTED_FILES:
+        return lines.where(F.col("source_file").isin(first.window_files))
+    return lines.where(folder_of(F.col("source_file")).isin(first.window_folders))
+
+
+def window_records(lines: DataFrame) -> DataFrame:
+    """The lines of `window_lines` (`value`) with their file and identity: key, run_id and collected_us, named by
+    IDENTITY_SCHEMA alone. They hold every snapshot of each key's window, and may hold older ones: the planner takes
+    the newest of each key (`mqjournal.sparkplan.grouped.window_of`) and reads them whole."""
+    named = lines.select("value", "source_file", F.from_json("value", IDENTITY_SCHEMA).alias("id"))
+    return named.select(
         "value",
         "source_file",
         *[F.col(f"id.{name}").alias(name) for name in (*KEY, "run_id")],
         micros(F.col("id.collected_at")).alias("collected_us"),
     )
-    return named.join(identities, [*IDENTITY, "source_file"])
 
 
 def refuse_problems(problems: list[Any], lines: DataFrame) -> None:
@@ -313,7 +312,12 @@ def refuse_problems(problems: list[Any], lines: DataFrame) -> None:
     raise PlanInputError(f"snapshot records that are not valid {SCHEMA_ID}: {_KEY_PROBLEM}: {'; '.join(examples)}")
 
 
-def refuse_changed(found: int, expected: int) -> None:
-    """Stop the job if the second read did not find every snapshot of the window: the input changed between reads."""
+def refuse_changed(found: int, expected: int, *, fingerprint: int, expected_fingerprint: int) -> None:
+    """Stop the job if the second read did not find every snapshot of the window, and only those (their count and
+    their identities' fingerprint): the input changed between reads."""
     if found != expected:
         raise PlanInputError(f"the input changed while it was read: {found} of {expected} snapshots found again")
+    if fingerprint != expected_fingerprint:
+        raise PlanInputError(
+            f"the input changed while it was read: the {found} newest snapshots read again are not those first read"
+        )

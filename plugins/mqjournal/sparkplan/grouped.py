@@ -11,6 +11,7 @@ No pyspark here: the executors' Python workers import this module for every task
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,11 @@ from mqjournal.snapshot import Snapshot, parse_line
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
 
-# The columns of a group's table, as the job selects them.
-LINE_COLUMNS = (*REF_COLUMNS, "run_id", "value", "source_file")
+# The columns of the lines, as the job selects them.
+LINE_COLUMNS = (*REF_COLUMNS, "run_id", "collected_us", "value", "source_file")
+
+# Between the parts of an identity in its fingerprint: a character no name, run id or number holds.
+IDENTITY_SEPARATOR = "\x1f"
 
 # Why a line is refused, in the job's two ways of saying it (mqjournal.sparkplan.checks): a receiver that cannot be
 # planned from (the first read's words for it, `refuse_bad_records`), or a record that is not the contract's
@@ -56,13 +60,35 @@ def problem_kind(line: str) -> tuple[str, str | None]:
     return CONTRACT, None
 
 
+def window_of(lines: Iterable[dict[str, Any]], runs: int) -> list[dict[str, Any]]:
+    """The lines of one queue manager's window: its newest `runs` snapshots (at least the current one), by
+    collected_at, ties to the greatest run_id, as the first read ranks them; of copies of one snapshot, the one in
+    the first file (by name). `lines` may hold older snapshots too (the window's files hold other runs)."""
+    first_copy: dict[tuple[int, str], dict[str, Any]] = {}
+    for line in lines:
+        if line["collected_us"] is None:
+            continue  # not a time (the first read refused such a record: the file changed since; the count says so)
+        identity = (line["collected_us"], line["run_id"])
+        seen = first_copy.get(identity)
+        if seen is None or line["source_file"] < seen["source_file"]:
+            first_copy[identity] = line
+    return [first_copy[identity] for identity in sorted(first_copy, reverse=True)[: max(1, runs)]]
+
+
+def fingerprint(line: dict[str, Any]) -> int:
+    """The CRC-32 of a line's identity, as the first read computes it (Spark's crc32 of concat_ws)."""
+    parts = [*(line[name] for name in REF_COLUMNS), line["run_id"], str(line["collected_us"])]
+    return zlib.crc32(IDENTITY_SEPARATOR.join(parts).encode("utf-8"))
+
+
 def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: datetime) -> list[dict[str, Any]]:
-    """The rows of one queue manager: its plan (`queue_manager`, a list of its one row; `receivers`; and `found`, the
-    snapshots of its window read), or one row per line that is not a complete v1 record (`problem`...), and then no
-    plan."""
+    """The rows of one queue manager: its plan (`queue_manager`, a list of its one row; `receivers`; `found`, the
+    snapshots of its window read, and their `fingerprint`), or one row per line of its window that is not a complete
+    v1 record (`problem`...), and then no plan."""
+    window = window_of(lines, policy.stuck_after_runs)
     snapshots: dict[tuple[str, datetime], Snapshot] = {}
     problems = []
-    for line in lines:
+    for line in window:
         snapshot, problem = parse_line(line["value"])
         if snapshot is None:
             kind, words = problem_kind(line["value"])
@@ -90,7 +116,8 @@ def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: dateti
             "run_id": queue_manager.run_id,
             "queue_manager": [queue_manager.model_dump()],
             "receivers": [receiver.model_dump() for receiver in receivers],
-            "found": len(snapshots),
+            "found": len(window),
+            "fingerprint": sum(fingerprint(line) for line in window),
         }
     ]
 

@@ -40,7 +40,6 @@ from mqjournal.sparkplan.checks import (
     first_read_metrics,
     located_snapshots,
     malformed_line_file,
-    newest_window,
     ranked_snapshots,
     refuse_bad_records,
     refuse_changed,
@@ -353,6 +352,7 @@ PLANNED_SCHEMA = T.StructType(
         T.StructField("queue_manager", T.ArrayType(QUEUE_MANAGERS_SCHEMA, containsNull=False)),
         T.StructField("receivers", T.ArrayType(RECEIVERS_SCHEMA, containsNull=False)),
         T.StructField("found", T.LongType()),
+        T.StructField("fingerprint", T.LongType()),
         *[T.StructField(name, T.StringType()) for name in ("problem", "problem_kind", "problem_line", "problem_file")],
     ]
 )
@@ -367,18 +367,20 @@ def _plan(
     as_of: datetime,
     keep: Callable[[DataFrame], DataFrame],
 ) -> PlanTotals:
-    """Three jobs: the first read (every record's identity and facts checked, the window of newest snapshots
-    cached), then the second read of the window's lines, planned per queue manager by the reference planner and
-    cached (one row per queue manager), with its receivers written; then its queue managers. Each check is observed
-    in the job that reads what it checks; a failed check stops the job before the plan is moved into place."""
+    """Three jobs: the first read (every record's identity and facts checked; where each queue manager's window of
+    newest snapshots is, and how many, observed), then the second read of the window's files, planned per queue
+    manager by the reference planner and cached (one row per queue manager), with its receivers written; then its
+    queue managers. No join: the planner takes each window from the lines of its files, and the count and fingerprint
+    of what it took must be the first read's. Each check is observed in the job that reads what it checks; a failed
+    check stops the job before the plan is moved into place."""
     if not inputs:
         return _plan_nothing(spark, staging, policy, as_of)
     runs = policy.stuck_after_runs
     raw = read_inputs(spark, inputs, files, schema=FIRST_READ_SCHEMA)
     first = observation(spark, "first-read")
-    ranked = ranked_snapshots(located_snapshots(raw)).observe(first, *first_read_metrics(runs))
-    window = keep(newest_window(ranked, runs=runs))
-    window.write.format("noop").mode("overwrite").save()
+    ranked_snapshots(located_snapshots(raw)).observe(first, *first_read_metrics(runs)).write.format("noop").mode(
+        "overwrite"
+    ).save()
     checked = FirstRead.of(first.get)
     if checked.bad:
         refuse_bad_records(raw)
@@ -387,7 +389,7 @@ def _plan(
         refuse_different_copies(read_inputs(spark, inputs, files), checked.repeated_folders, copies=checked.repeated)
 
     lines = read_lines(spark, inputs, files)
-    records = window_records(window_lines(lines, window, checked), window, expected=checked.expected)
+    records = window_records(window_lines(lines, checked))
     plan_group = planner(policy=policy, as_of=as_of, schema=_arrow_schema(PLANNED_SCHEMA))
     # Each queue manager's lines in one partition, one after another: the planner takes them queue manager by queue
     # manager as they come.
@@ -399,12 +401,16 @@ def _plan(
         second_read,
         F.count("problem").alias("problems"),
         F.coalesce(F.sum("found"), F.lit(0)).cast("long").alias("found"),
+        F.coalesce(F.sum("fingerprint"), F.lit(0)).cast("long").alias("fingerprint"),
     )
     receivers = read_again.where(F.col("problem").isNull()).select(F.explode("receivers").alias("r")).select("r.*")
     receivers.observe(receiver_counts, *receiver_totals()).write.mode("overwrite").parquet(f"{staging}/receivers")
     if second_read.get["problems"]:
         refuse_problems(planned.where(F.col("problem").isNotNull()).limit(100).collect(), lines)
-    refuse_changed(second_read.get["found"], checked.expected)
+    found = second_read.get
+    refuse_changed(
+        found["found"], checked.expected, fingerprint=found["fingerprint"], expected_fingerprint=checked.fingerprint
+    )
 
     queue_manager_counts = observation(spark, "queue-managers")
     queue_managers = (
