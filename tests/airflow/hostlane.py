@@ -63,12 +63,20 @@ def served(lane: Lane, tmp_path: Path) -> Iterator[SimFleet]:
 
 
 def lane_settings(lane: Lane, fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """The DAGs' settings: a fleet file naming the host, its connection in the environment, a data folder."""
-    conn = fleet_connections(fleet.config, fleet.service.host_keys, fleet.ports)[conn_id_for(lane.host)]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for(lane.host).upper()}", json.dumps(conn))
+    """The DAGs' settings for the lane's host and its two queue managers."""
+    return host_settings(fleet, lane.host, lane.platform, [lane.manual, lane.archive], tmp_path, monkeypatch)
+
+
+def host_settings(
+    fleet: SimFleet, name: str, platform: str, qmgrs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Settings:
+    """The DAGs' settings: a fleet file naming one simulated host and its queue managers, its connection in the
+    environment, a data folder with its catalog."""
+    conn = fleet_connections(fleet.config, fleet.service.host_keys, fleet.ports)[conn_id_for(name)]
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for(name).upper()}", json.dumps(conn))
     fleet_file = tmp_path / "fleet.yaml"
-    managers = [{"name": lane.manual}, {"name": lane.archive}]
-    host = {"name": lane.host, "platform": lane.platform, "port": fleet.ports[lane.host], "queue_managers": managers}
+    managers = [{"name": qmgr} for qmgr in qmgrs]
+    host = {"name": name, "platform": platform, "port": fleet.ports[name], "queue_managers": managers}
     fleet_file.write_text(yaml.safe_dump({"hosts": [host]}))
     data = tmp_path / "data"
     data.mkdir()

@@ -4,18 +4,14 @@ and the report."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mqjournal.airflow import recovery as steps
-from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.settings import Settings
 from mqjournal.airflow.xcom import LinuxRecoveryPlanMade
-from mqjournal.catalog import Catalog
 from mqjournal.fleet import FleetConfig
 from mqjournal.ibmi.audit import read_audit
 from mqjournal.linuxfleet import LinuxHostConfig, LinuxQueueManagerConfig
@@ -24,6 +20,7 @@ from mqjournal.linuxmq.snapshot import LinuxSnapshot, write_linux_snapshots
 from mqjournal.linuxsim import logger
 from mqjournal.recovery.refusals import PlanHasGaps
 from mqjournal.recovery.restore import RecoveryRefused
+from tests.airflow.hostlane import host_settings
 from tests.conftest import START, SimFleet, serve
 
 LINUX, QMGR = "mq-linux1", "QMMANUAL"
@@ -54,23 +51,7 @@ def linux_fleet(tmp_path: Path) -> Iterator[SimFleet]:
 
 @pytest.fixture
 def settings(linux_fleet: SimFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    conn = fleet_connections(linux_fleet.config, linux_fleet.service.host_keys, linux_fleet.ports)[conn_id_for(LINUX)]
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id_for(LINUX).upper()}", json.dumps(conn))
-    fleet = tmp_path / "fleet.yaml"
-    host = {"name": LINUX, "platform": "linux", "port": linux_fleet.ports[LINUX], "queue_managers": [{"name": QMGR}]}
-    fleet.write_text(yaml.safe_dump({"hosts": [host]}))
-    data = tmp_path / "data"
-    data.mkdir()
-    settings = Settings(
-        fleet_file=fleet,
-        data_dir=data,
-        catalog_url=f"sqlite:///{data / 'catalog.db'}",
-        spark_app=Path("unused"),
-        spark_conn_id="spark_default",
-        schedule=None,
-    )
-    Catalog(settings.catalog_url)
-    return settings
+    return host_settings(linux_fleet, LINUX, "linux", [QMGR], tmp_path, monkeypatch)
 
 
 def sent(settings: Settings) -> list[str]:

@@ -11,6 +11,7 @@ No pyspark here: the executors' Python workers import this module for every task
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
@@ -86,7 +87,7 @@ def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: dateti
     snapshots of its window read, and their `fingerprint`), or one row per line of its window that is not a complete
     v1 record (`problem`...), and then no plan."""
     window = window_of(lines, policy.stuck_after_runs)
-    snapshots: dict[tuple[str, datetime], Snapshot] = {}
+    newest_first: list[Snapshot] = []
     problems = []
     for line in window:
         snapshot, problem = parse_line(line["value"])
@@ -102,13 +103,12 @@ def plan_lines(lines: Iterable[dict[str, Any]], *, policy: Policy, as_of: dateti
                 }
             )
             continue
-        # Identical copies of one snapshot are one (the first read refused different ones).
-        snapshots.setdefault((snapshot.run_id, snapshot.collected_at), snapshot)
+        newest_first.append(snapshot)
     if problems:
         return problems
-    if not snapshots:
+    if not newest_first:
         return []
-    history = sorted(snapshots.values(), key=lambda s: (s.collected_at, s.run_id))
+    history = newest_first[::-1]  # window_of's order, oldest first: one line per snapshot, copies left out there
     queue_manager, receivers = plan_queue_manager(history[-1], history, as_of=as_of, policy=policy)
     return [
         {
@@ -140,19 +140,13 @@ def planner(
     def plan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
+        lines = (line for batch in batches for line in batch.select(list(LINE_COLUMNS)).to_pylist())
         planned: list[dict[str, Any]] = []
-        group: list[dict[str, Any]] = []
-        for batch in batches:
-            for line in batch.select(list(LINE_COLUMNS)).to_pylist():
-                if group and _key(line) != _key(group[-1]):
-                    planned.extend(plan_lines(group, policy=policy, as_of=as_of))
-                    group = []
-                    if len(planned) >= _ROWS_PER_BATCH:
-                        yield pa.RecordBatch.from_pylist(planned, schema=schema)
-                        planned = []
-                group.append(line)
-        if group:
+        for _, group in itertools.groupby(lines, key=_key):
             planned.extend(plan_lines(group, policy=policy, as_of=as_of))
+            if len(planned) >= _ROWS_PER_BATCH:
+                yield pa.RecordBatch.from_pylist(planned, schema=schema)
+                planned = []
         if planned:
             yield pa.RecordBatch.from_pylist(planned, schema=schema)
 
