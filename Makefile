@@ -66,7 +66,8 @@ safety-long: $(INSTALLED)
 
 # The deployment's topology without a Docker engine (docs/cluster-test.md): PostgreSQL, Redis, a Spark standalone
 # master and worker, Airflow's components with the CeleryExecutor, as local processes on loopback; the maintenance DAG
-# end to end on the simulated fleet. Some 2-3 minutes on 2 cores; run it alone. `make test` leaves it out.
+# end to end on the simulated fleet; and the plan on a Spark Connect server whose executors are the worker's. Some
+# 4-5 minutes on 2 cores; run it alone. `make test` leaves it out.
 cluster-test: cluster-packages $(INSTALLED)
 	$(PY) -m pytest -m cluster tests/cluster -x -s
 

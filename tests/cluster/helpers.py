@@ -117,6 +117,17 @@ class Service:
             )
         self.pid = self.proc.pid
 
+    @classmethod
+    def adopt(
+        cls, name: str, proc: subprocess.Popen, *, log: Path, stop_signal: signal.Signals = signal.SIGTERM
+    ) -> Service:
+        """A server that a function of mqjournal started in a session of its own (`sparkconnect.start_server`):
+        the product's own launch, stopped as the others are."""
+        service = cls.__new__(cls)
+        service.name, service.log, service.stop_signal = name, log, stop_signal
+        service.proc, service.pid = proc, proc.pid
+        return service
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
@@ -364,6 +375,26 @@ def start_spark(folder: Path, env: dict[str, str], say: Say, started: list[Servi
     return Spark(master, worker, port, ui_port)
 
 
+def start_connect_server(spark: Spark, env: dict[str, str], logs: Path, say: Say, started: list[Service]) -> str:
+    """`mqjournal spark-connect` (by `sparkconnect.start_server`, as the tests' own server) with the standalone
+    master as its master, so that its executors are the worker's; `env` is `spark_environment`'s, whose
+    spark-defaults.conf sizes the executor to the worker. Its sc:// URL once it listens."""
+    from mqjournal.sparkconnect import ConnectServerFailed, start_server, wait_until_listening
+
+    port, log = free_port(), logs / "spark-connect.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    server = Service.adopt(
+        "spark connect", start_server(log, address="127.0.0.1", port=port, master=spark.url, env=env), log=log
+    )
+    started.append(server)
+    say(f"  spark connect sc://127.0.0.1:{port}  (master {spark.url}, pid {server.pid})")
+    try:
+        wait_until_listening(server.proc, log, address="127.0.0.1", port=port, wait=240)
+    except ConnectServerFailed as exc:
+        raise server.failure(f"did not listen: {exc}") from exc  # with its log's end: the folder is removed after
+    return f"sc://127.0.0.1:{port}"
+
+
 # -- the simulated fleet -------------------------------------------------------------------------------------------
 
 
@@ -507,14 +538,20 @@ class Cluster:
         return postgres_url(self.pg_port, database, driver)
 
 
+def base_environment(root: Path) -> dict[str, str]:
+    """This process's environment without what would configure the services (Airflow's, mqjournal's, Spark's), and
+    with the marker that the cleanup finds them by."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "MQJOURNAL_", "SPARK_", "PYSPARK_"))}
+    return base | {MARKER: str(root)}
+
+
 @contextlib.contextmanager
 def running_cluster(say: Say, *, startup_timeout: float = 300) -> Iterator[Cluster]:
     """Everything up, then stopped in reverse order and its folder removed, however the body ends."""
     # Under /tmp and world-readable, not pytest's 0700 folder: the `postgres` user must reach its part of it.
     root = Path(tempfile.mkdtemp(prefix="mqjournal-cluster-", dir="/tmp"))
     root.chmod(0o755)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "MQJOURNAL_", "SPARK_", "PYSPARK_"))}
-    base[MARKER] = str(root)
+    base = base_environment(root)
     cluster = Cluster(root)
     began = time.monotonic()
     # SIGTERM (a CI job's time limit) cleans up as Ctrl-C does: these processes are in sessions of their own.
