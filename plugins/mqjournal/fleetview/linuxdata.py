@@ -46,9 +46,8 @@ from mqjournal.fleetview.data import (
 from mqjournal.linuxmq import cannotstart
 from mqjournal.linuxmq.extents import Extent, LogPoints
 from mqjournal.linuxmq.plan import TO_ARCHIVE, TO_RELEASE, Alert, QueueManagerLogPlan
-from mqjournal.linuxmq.planrows import QUEUE_MANAGERS, read_linux_plan
+from mqjournal.linuxmq.planrows import planned_queue_managers, read_linux_plan
 from mqjournal.linuxmq.snapshot import LinuxSnapshot, PlatformName, read_linux_snapshots
-from mqjournal.planrows import read_rows
 from mqjournal.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -182,11 +181,8 @@ def linux_plans(run: PlanRun, not_in: Collection[Key] = ()) -> list[QueueManager
     none or they cannot be read (logged)."""
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type information
 
-    if not (run.folder / QUEUE_MANAGERS).exists():
-        return []
     try:
-        planned = {(row["host"], row["qmgr"]) for row in read_rows(run.folder / QUEUE_MANAGERS, hosts=None)}
-        wanted = planned - set(not_in)
+        wanted = planned_queue_managers(run.folder) - set(not_in)
         return read_linux_plan(run.folder, wanted) if wanted else []
     except (OSError, ValueError, KeyError, pa.ArrowException) as exc:  # KeyError: a column an older job lacks
         log.warning("the Linux plan of %s left out of the fleet view: %s", run.folder, exc)

@@ -34,6 +34,14 @@ EXTENT_COLUMNS = (*KEY_COLUMNS, *(f.name for f in fields(ExtentDecision)))
 QUEUE_MANAGER_COLUMNS = tuple(f.name for f in fields(QueueManagerLogPlan) if f.name != "decisions")
 
 
+def planned_queue_managers(plan_dir: DataPath) -> set[tuple[str, str]]:
+    """The (host, qmgr) pairs of the Linux queue managers the plan in `plan_dir` has, without reading their extents;
+    none when the plan has no Linux queue managers."""
+    if not (plan_dir / QUEUE_MANAGERS).exists():
+        return set()
+    return {(row["host"], row["qmgr"]) for row in read_rows(plan_dir / QUEUE_MANAGERS, hosts=None)}
+
+
 def read_linux_plan(plan_dir: DataPath, wanted: set[tuple[str, str]] | None = None) -> list[QueueManagerLogPlan]:
     """The Linux queue managers' plan the job wrote to `plan_dir` (only the (host, qmgr) pairs `wanted`, when given:
     only their hosts' rows are read), by host and queue manager; [] when the plan has no Linux queue managers."""
