@@ -94,7 +94,15 @@ class Service:
     """One server process in a process group of its own (start_new_session), its output in one log file."""
 
     def __init__(
-        self,
+        self, name: str, proc: subprocess.Popen, *, log: Path, stop_signal: signal.Signals = signal.SIGTERM
+    ) -> None:
+        """A server already started in a session of its own, its output in `log`: by `start`, or by a function of
+        mqjournal (`sparkconnect.start_server`: the product's own launch), stopped as the others are."""
+        self.name, self.proc, self.pid, self.log, self.stop_signal = name, proc, proc.pid, log, stop_signal
+
+    @classmethod
+    def start(
+        cls,
         name: str,
         argv: list[str],
         *,
@@ -102,11 +110,10 @@ class Service:
         cwd: Path,
         log: Path,
         stop_signal: signal.Signals = signal.SIGTERM,
-    ) -> None:
-        self.name, self.log, self.stop_signal = name, log, stop_signal
+    ) -> Service:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
-            self.proc = subprocess.Popen(
+            proc = subprocess.Popen(
                 argv,
                 env=env,
                 cwd=cwd,
@@ -115,18 +122,7 @@ class Service:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        self.pid = self.proc.pid
-
-    @classmethod
-    def adopt(
-        cls, name: str, proc: subprocess.Popen, *, log: Path, stop_signal: signal.Signals = signal.SIGTERM
-    ) -> Service:
-        """A server that a function of mqjournal started in a session of its own (`sparkconnect.start_server`):
-        the product's own launch, stopped as the others are."""
-        service = cls.__new__(cls)
-        service.name, service.log, service.stop_signal = name, log, stop_signal
-        service.proc, service.pid = proc, proc.pid
-        return service
+        return cls(name, proc, log=log, stop_signal=stop_signal)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -215,7 +211,7 @@ def start_postgres(folder: Path, env: dict[str, str], say: Say, started: list[Se
     }
     options = [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
     # In the foreground, as the group's leader, so that it is stopped like every other service (SIGINT: fast).
-    server = Service(
+    server = Service.start(
         "postgresql",
         [*as_user, postgres_bin("postgres"), "-D", str(data), *options],
         env=env,
@@ -262,7 +258,7 @@ def start_redis(folder: Path, env: dict[str, str], say: Say, started: list[Servi
     # No snapshots, no append-only file: the broker's queue lives as long as the test.
     argv = [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     argv += ["--daemonize", "no", "--dir", str(folder)]
-    server = Service("redis", argv, env=env, cwd=folder, log=folder.parent / "logs" / "redis.log")
+    server = Service.start("redis", argv, env=env, cwd=folder, log=folder.parent / "logs" / "redis.log")
     started.append(server)
     say(f"  redis        127.0.0.1:{port}  (pid {server.pid})")
     wait_until(lambda: _pong(port), "PONG", server, timeout=30)
@@ -347,7 +343,7 @@ def start_spark(folder: Path, env: dict[str, str], say: Say, started: list[Servi
 
     port, ui_port = free_port(), free_port()
     master_args = ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui_port)]
-    master = Service(
+    master = Service.start(
         "spark master",
         [spark_class, "org.apache.spark.deploy.master.Master", *master_args],
         env=env,
@@ -362,7 +358,7 @@ def start_spark(folder: Path, env: dict[str, str], say: Say, started: list[Servi
     work = folder / "work"  # not the default $SPARK_HOME/work, which is inside the virtualenv
     worker_args = ["--host", "127.0.0.1", "--port", str(free_port()), "--webui-port", str(free_port())]
     worker_args += ["--cores", "1", "--memory", "1g", "--work-dir", str(work), url]
-    worker = Service(
+    worker = Service.start(
         "spark worker",
         [spark_class, "org.apache.spark.deploy.worker.Worker", *worker_args],
         env=env,
@@ -383,7 +379,7 @@ def start_connect_server(spark: Spark, env: dict[str, str], logs: Path, say: Say
 
     port, log = free_port(), logs / "spark-connect.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    server = Service.adopt(
+    server = Service(
         "spark connect", start_server(log, address="127.0.0.1", port=port, master=spark.url, env=env), log=log
     )
     started.append(server)
@@ -506,7 +502,7 @@ class Airflow:
 def start_airflow(home: demo.DemoHome, env: dict[str, str], logs: Path, say: Say, started: list[Service]) -> Airflow:
     components: dict[str, Service] = {}
     for name, args in COMPONENTS.items():
-        components[name] = Service(
+        components[name] = Service.start(
             f"airflow {name}",
             [str(demo.venv_bin() / "airflow"), *args],
             env=env,
@@ -610,6 +606,15 @@ def write_connections(simulator, fleet: Path, ports: dict[str, int], spark: Spar
         "description": "the test's Spark standalone master",
     }
     return write(path, connections)
+
+
+def assert_nothing_left(cluster: Cluster, services: list[Service]) -> None:
+    """Nothing a test started is left once its cluster is stopped: each service's process group is empty, no process
+    carries the test's marker in its environment, and the folder is gone."""
+    assert [s.name for s in services if group_members(s.pid)] == []
+    assert marked_processes(str(cluster.root)) == {}
+    assert cluster.stragglers == {}, cluster.stragglers
+    assert not cluster.root.exists()
 
 
 def stop_all(cluster: Cluster, say: Say) -> None:

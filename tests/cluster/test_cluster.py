@@ -110,10 +110,5 @@ def test_maintenance_runs_on_celery_postgres_and_spark_standalone_and_leaves_no_
         services = list(cluster.services)
         say(f"run checked after {time.monotonic() - began:.0f} s; stopping the cluster")
 
-    # Nothing this test started is left: each service's process group is empty, no process carries the test's
-    # marker in its environment, and the folder is gone.
-    assert [s.name for s in services if helpers.group_members(s.pid)] == []
-    assert helpers.marked_processes(str(cluster.root)) == {}
-    assert cluster.stragglers == {}, cluster.stragglers
-    assert not cluster.root.exists()
+    helpers.assert_nothing_left(cluster, services)
     say(f"cluster test: {time.monotonic() - began:.0f} s")

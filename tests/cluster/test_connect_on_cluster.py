@@ -203,8 +203,5 @@ def test_the_plan_on_a_connect_server_runs_in_the_standalone_cluster_s_executor(
         services = list(cluster.services)
         say(f"checked after {time.monotonic() - began:.0f} s; stopping the cluster")
 
-    assert [s.name for s in services if helpers.group_members(s.pid)] == []
-    assert helpers.marked_processes(str(cluster.root)) == {}
-    assert cluster.stragglers == {}, cluster.stragglers
-    assert not cluster.root.exists()
+    helpers.assert_nothing_left(cluster, services)
     say(f"connect on cluster test: {time.monotonic() - began:.0f} s")
