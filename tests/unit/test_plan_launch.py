@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -68,3 +71,24 @@ def test_a_connect_url_becomes_the_providers_connection_without_its_parameters()
         "host": "spark.example",
         "port": 15002,
     }
+
+
+def test_asking_whether_a_classic_session_is_a_connect_one_loads_no_connect_client():
+    # A spark-submit job asks before every file operation; importing Spark Connect's client (gRPC) to answer cost its
+    # driver a second. A fresh interpreter: another test of this process may have loaded the client already.
+    code = (
+        "import sys\n"
+        "from mqjournal.sparkplan.job import is_connect\n"
+        "assert is_connect(object()) is False\n"
+        "assert 'pyspark.sql.connect.session' not in sys.modules, 'the Connect client was loaded'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})
+
+
+def test_a_connect_session_is_known_as_one():
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    from mqjournal.sparkplan.job import is_connect
+
+    # The class is what is asked about; building a session would need a server.
+    assert is_connect(object.__new__(ConnectSession))

@@ -19,6 +19,7 @@ queue managers.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -161,10 +162,13 @@ class ClientFiles:
 
 
 def is_connect(spark: SparkSession) -> bool:
-    """Whether the session is a Spark Connect client's (pyspark's classic and Connect sessions are two classes)."""
-    from pyspark.sql.connect.session import SparkSession as ConnectSession
+    """Whether the session is a Spark Connect client's (pyspark's classic and Connect sessions are two classes).
 
-    return isinstance(spark, ConnectSession)
+    A Connect session's class is in its module, imported by whoever made the session: when the module is not
+    imported, the session is classic. Importing it to ask would cost a spark-submit job a second of its driver
+    (gRPC and the Connect client, 2026-12-02)."""
+    connect = sys.modules.get("pyspark.sql.connect.session")
+    return connect is not None and isinstance(spark, connect.SparkSession)
 
 
 def files_of(spark: SparkSession) -> Files:
