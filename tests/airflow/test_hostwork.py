@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mqjournal import threadswitch
 from mqjournal.airflow import maintenance as steps
 from mqjournal.airflow.connections import conn_id_for, fleet_connections
 from mqjournal.airflow.hostwork import (
@@ -140,22 +139,6 @@ def test_a_host_gets_at_most_sessions_per_host_sessions_while_hosts_work_in_para
     assert most == dict.fromkeys(HOSTS, 2)  # sessions_per_host, never more
     assert all(len(ids) == 2 for ids in sessions.values())  # each session works through several queue managers
     assert max(hosts_at_once) == 3  # hosts_in_parallel
-
-
-def test_the_sessions_of_a_batch_switch_threads_promptly_and_the_interval_is_put_back_after(fleet):
-    # Some thirty SSH threads in one task process: each command's answer waits less for the GIL (mqjournal.threadswitch).
-    _, settings = fleet
-    (batch,) = host_batches(steps.select_targets(settings, [], []).targets, max_tasks=1)
-    holders_before = threadswitch._inside  # the simulator serving in this process holds it too
-    seen: list[int] = []
-
-    def step(session, t: MaintenanceTarget) -> str:
-        seen.append(threadswitch._inside)
-        return t.key
-
-    run_per_queue_manager(settings, batch, step, doing="test")
-    assert set(seen) == {holders_before + 1}
-    assert threadswitch._inside == holders_before
 
 
 def test_a_failing_queue_manager_is_named_and_the_others_are_done(fleet):

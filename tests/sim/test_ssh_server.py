@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +13,6 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from mqjournal import threadswitch
 from mqjournal.sim.protocol import DropRule, ExecResult, TransportFaults
 from mqjournal.sim.server import (
     SERVER_VERSION,
@@ -362,16 +360,3 @@ def test_stop_closes_ports_and_connections_quickly(serve, host_key, client_key) 
     assert not client.get_transport().is_active()
     client.close()
     assert_no_new_threads(baseline)
-
-
-def test_the_server_switches_threads_promptly_while_serving_and_puts_the_interval_back(serve) -> None:
-    # Its sessions' threads answer sooner (mqjournal.threadswitch); a second stop must not end another's switches.
-    before = sys.getswitchinterval()
-    fleet = serve(Recorder())
-    assert sys.getswitchinterval() <= threadswitch.SWITCH_INTERVAL_S
-    other = serve(Recorder(), names=("AS400B",))
-    fleet.stop()
-    fleet.stop()
-    assert sys.getswitchinterval() <= threadswitch.SWITCH_INTERVAL_S  # the other server still serves
-    other.stop()
-    assert sys.getswitchinterval() == before

@@ -28,7 +28,6 @@ from mqjournal.errors import MqJournalError
 from mqjournal.fleet import HostConfig, load_fleet
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.outcomes import StepValue
-from mqjournal.threadswitch import prompt_switches
 from mqjournal.undone import task_failure
 
 log = logging.getLogger(__name__)
@@ -144,7 +143,7 @@ def run_per_queue_manager(
 
     hosts = batch.by_host()
     workers = max(1, min(settings.tasks.hosts_in_parallel, len(hosts)))
-    with prompt_switches(), ThreadPoolExecutor(workers, thread_name_prefix="host") as pool:
+    with ThreadPoolExecutor(workers, thread_name_prefix="host") as pool:
         for future in [pool.submit(one_host, targets) for targets in hosts.values()]:
             future.result()
     return BatchResult(done={t.key: results[t.key] for t in batch.targets if t.key in results}, failures=failures)

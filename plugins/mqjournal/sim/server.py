@@ -37,7 +37,6 @@ from paramiko.common import (
 )
 from paramiko.pkey import PublicBlob
 
-from mqjournal import threadswitch
 from mqjournal.sim.protocol import DropRule, ExecResult, TransportFaults
 
 __all__ = [
@@ -446,7 +445,6 @@ class FleetSshServer:
         self._acceptors: list[threading.Thread] = []
         self._transports: set[paramiko.Transport] = set()
         self._workers: set[threading.Thread] = set()
-        self._switching = False  # inside threadswitch's prompt switches, from start() to stop()
 
     # lifecycle
 
@@ -455,8 +453,6 @@ class FleetSshServer:
         if self._listeners:
             raise RuntimeError("already started")
         self._stopping.clear()
-        threadswitch.enter()  # every partition's sessions are served from this process's threads
-        self._switching = True
         try:
             for endpoint in self._endpoints:
                 listener = socket.create_server((self._listen, endpoint.port))
@@ -465,7 +461,6 @@ class FleetSshServer:
                 self._listeners[endpoint.name] = listener
         except OSError:
             self._close_listeners()
-            self._stop_switching()
             raise
         for endpoint in self._endpoints:
             thread = threading.Thread(
@@ -502,12 +497,6 @@ class FleetSshServer:
             workers = list(self._workers)
         for thread in workers:
             thread.join(max(0.0, deadline - time.monotonic()))
-        self._stop_switching()
-
-    def _stop_switching(self) -> None:
-        if self._switching:  # once per start: a server stopped twice must not end another's prompt switches
-            self._switching = False
-            threadswitch.leave()
 
     def __enter__(self) -> FleetSshServer:
         self.start()
