@@ -72,6 +72,13 @@ def arguments() -> argparse.Namespace:
         "own process, where the partitions' work competes with the planner's for one interpreter lock",
     )
     parser.add_argument(
+        "--sim-nice",
+        type=int,
+        default=0,
+        help="the simulator processes' nice value (every thread of theirs): above 0, the planner's threads go first "
+        "when the machine's cores are all busy, as on a worker whose partitions are other machines",
+    )
+    parser.add_argument(
         "--catalog",
         choices=("sqlite", "postgresql"),
         default="sqlite",
@@ -125,7 +132,7 @@ class SimulatorProcesses:
     """The fleet served by `mqjournal sim` processes, each a share of the hosts (as partitions are other machines:
     their work is not the planner's). Their host keys and the client key are made here first, so they share them."""
 
-    def __init__(self, out: Path, config, processes: int) -> None:
+    def __init__(self, out: Path, config, processes: int, nice: int = 0) -> None:
         from mqjournal.sim.server import load_or_create_host_key
         from mqjournal.sim.service import load_or_create_client_key
 
@@ -141,7 +148,9 @@ class SimulatorProcesses:
             fleet_file.write_text(json.dumps(share.model_dump(mode="json", exclude_none=True)))
             self.procs.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "mqjournal.cli", "sim", "--fleet", str(fleet_file), "--frozen-clock"],
+                    # nice(1) before the process starts any thread: on Linux each thread has its own nice value.
+                    (["nice", "-n", str(nice)] if nice else [])
+                    + [sys.executable, "-m", "mqjournal.cli", "sim", "--fleet", str(fleet_file), "--frozen-clock"],
                     stdout=subprocess.PIPE,
                     text=True,
                 )
@@ -230,9 +239,14 @@ def run(dag, hosts: list[str]) -> dict:
         if mine:
             windows[phase] = (min(ti.start_date for ti in mine), max(ti.end_date for ti in mine))
             phases[phase] = (windows[phase][1] - windows[phase][0]).total_seconds()
+    slices = {
+        phase: sorted((ti.start_date, ti.end_date) for ti in tis if ti.task_id in PHASES[phase] and ti.end_date)
+        for phase in SSH_PHASES
+    }
     return {
         "state": str(dag_run.state),
         "run_id": dag_run.run_id,
+        "slices": slices,
         "began": began,
         "ended": ended,
         "wall": (ended - began).total_seconds(),
@@ -299,6 +313,30 @@ def bytes_moved(audit: Path, window: tuple[datetime, datetime] | None) -> dict:
     }
 
 
+def breakdown(sent: list[dict], slices: dict[str, list[tuple[datetime, datetime]]]) -> dict[str, dict[str, float]]:
+    """Where an SSH phase's wall time goes, from its task instances (each works on a batch of hosts at once) and
+    the commands sent in each: `host` the mean time from a host's first command to its last in a task instance,
+    `slowest` how much longer the batch's slowest host took than that mean (the batch ends with it), and `rest` the
+    task instance's time outside its hosts' commands (Airflow's runner, opening the catalog, the last answer).
+    Summed over the phase's task instances, in seconds."""
+    out: dict[str, dict[str, float]] = {}
+    for phase, windows in slices.items():
+        host = slowest = rest = 0.0
+        for start, end in windows:
+            spans: dict[str, list[datetime]] = {}
+            for event in (e for e in sent if start <= e["at"] <= end):
+                spans.setdefault(event["host"], [event["at"], event["at"]])[1] = event["at"]
+            lengths = [(last - first).total_seconds() for first, last in spans.values()]
+            if not lengths:
+                continue
+            mean = sum(lengths) / len(lengths)
+            host += mean
+            slowest += max(lengths) - mean
+            rest += (end - start).total_seconds() - max(lengths)
+        out[phase] = {"host": round(host, 2), "slowest": round(slowest, 2), "rest": round(rest, 2)}
+    return out
+
+
 def per_queue_manager(sent: list[dict], windows: dict[str, tuple[datetime, datetime]], qms: int) -> dict[str, float]:
     """Commands per queue manager in each SSH phase, and in the collect phase those after its checkpoint
     (RCDMQMIMG): the reads of AMQJRNINF, the receivers and the messages."""
@@ -339,7 +377,7 @@ def bench(args: argparse.Namespace) -> None:
     began = time.monotonic()
     if args.sim_processes:
         config = fleet_of(args.out, fleet(args), hours=args.warmup_hours)
-        service = SimulatorProcesses(args.out, config, args.sim_processes)
+        service = SimulatorProcesses(args.out, config, args.sim_processes, args.sim_nice)
         bag = airflow_for(args.out, config, service.host_keys, service.ports)
         names = sorted(service.ports)
     else:
@@ -364,8 +402,10 @@ def bench(args: argparse.Namespace) -> None:
         for which, result in (("one_host", one), ("fleet", whole))
     }
     qms = args.hosts * args.queue_managers
-    sent = per_queue_manager(commands(audit), whole["windows"], qms)
+    every = commands(audit)
+    sent = per_queue_manager(every, whole["windows"], qms)
     copied = bytes_moved(audit, whole["windows"].get("save"))
+    spent = {which: breakdown(every, result["slices"]) for which, result in (("one_host", one), ("fleet", whole))}
     at_once = min(args.hosts_in_parallel, -(-args.hosts // min(args.max_mapped_tasks, args.hosts)))
     ideal = {p: args.hosts / at_once * one["phases"].get(p, 0.0) for p in SSH_PHASES}
     ratios = {p: whole["phases"].get(p, 0.0) / ideal[p] for p in SSH_PHASES if ideal[p]}
@@ -379,6 +419,7 @@ def bench(args: argparse.Namespace) -> None:
         "sessions_per_host": args.sessions_per_host,
         "hosts_at_once": at_once,
         "sim_processes": args.sim_processes,
+        "sim_nice": args.sim_nice,
         "catalog": args.catalog,
         "fleet_ready_s": round(ready, 1),
         "one_host": {k: one[k] for k in ("state", "wall", "phases")},
@@ -386,6 +427,7 @@ def bench(args: argparse.Namespace) -> None:
         "commands_per_qm": {k: round(v, 2) for k, v in sent.items()},
         "save_phase_copies": copied,
         "cpu_s_per_phase": cpu_per_phase,
+        "phase_breakdown_s": spent,
         "ratio_per_phase": {p: round(r, 2) for p, r in ratios.items()},
         "ratio_ssh_phases": round(ssh_wall / sum(ideal.values()), 2) if sum(ideal.values()) else None,
         "cores": os.cpu_count(),
@@ -413,6 +455,11 @@ def bench(args: argparse.Namespace) -> None:
                 f"({c.get('machine_busy')} of its cores)"
                 for p, c in phases.items()
             )
+        )
+    for which, phases in spent.items():
+        print(
+            f"where the time goes, {which} (s: hosts' commands, slowest host beyond them, the rest): "
+            + "; ".join(f"{p} {b['host']} + {b['slowest']} + {b['rest']}" for p, b in phases.items())
         )
     print(f"hosts at once: {at_once}; ratio to the SSH-bound ideal: {result['ratio_ssh_phases']} ({ratios})")
     print("RESULT " + json.dumps(result, default=str))

@@ -28,6 +28,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -811,8 +812,23 @@ def _switch_to_wal(cursor) -> str:
 _SYNCHRONOUS_NORMAL, _SYNCHRONOUS_FULL = "NORMAL", "FULL"
 
 
+SCHEMA_RECHECK_SECONDS = 60.0
+"""How long a server catalog's schema, once found at this code's revision, is taken to stay there in this process."""
+_SCHEMA_CHECKED: weakref.WeakKeyDictionary[Engine, float] = weakref.WeakKeyDictionary()
+
+
 def prepare_schema(engine: Engine, url: str, *, lock_timeout: float = 30.0) -> None:
-    """The catalog database's tables (the catalog's and the SSH session leases') at the revision this code knows."""
+    """The catalog database's tables (the catalog's and the SSH session leases') at the revision this code knows.
+
+    On a database server, a schema found up to date is not looked at again for SCHEMA_RECHECK_SECONDS: a batch task
+    opens the catalog for every queue manager and every SSH session, and the two reads of the check were one in eight
+    of its statements, each a round trip that waits behind the worker's other threads (fleet_bench, #28). A newer
+    mqjournal migrating the database meanwhile is still refused, at the next check. A catalog file is checked every
+    time: the check costs no round trip, and the file can be removed and made again under the same path."""
+    server = engine.dialect.name != "sqlite"
+    checked = _SCHEMA_CHECKED.get(engine) if server else None
+    if checked is not None and time.monotonic() - checked < SCHEMA_RECHECK_SECONDS:
+        return
     # Imported here: Alembic is needed once a catalog is opened, not whenever a DAG file imports this module.
     from mqjournal import migrations
 
@@ -826,6 +842,8 @@ def prepare_schema(engine: Engine, url: str, *, lock_timeout: float = 30.0) -> N
                 f"to {exc.known_head})",
                 "upgrade mqjournal on this worker to the version the other workers run; the catalog was not changed",
             ) from None
+    if server:
+        _SCHEMA_CHECKED[engine] = time.monotonic()
 
 
 class Catalog:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import MetaData, create_engine, inspect, text
+from sqlalchemy import MetaData, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
-from mqjournal import migrations
+from mqjournal import catalog, migrations
 from mqjournal.airflow.leases import host_session_slot
 from mqjournal.catalog import MAX_SEQUENCE_NUMBER, Catalog, CatalogSchemaTooNew, display_url
 from tests.catalog.databases import (
@@ -161,6 +161,38 @@ def test_a_catalog_from_a_newer_mqjournal_is_refused_and_left_as_it_is(empty_dat
     assert "upgrade mqjournal" in message and "not changed" in message
     assert schema_revision(empty_database) == {"0099"}
     assert every_row(empty_database) == before
+
+
+def _version_reads(engine) -> list[str]:
+    reads: list[str] = []
+    event.listen(
+        engine,
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_: reads.append(statement) if migrations.VERSION_TABLE in statement else None,
+    )
+    return reads
+
+
+def test_a_server_catalog_is_checked_once_a_minute_and_a_newer_revision_is_still_refused(empty_database, monkeypatch):
+    Catalog(empty_database)
+    engine = Catalog(empty_database).engine
+    reads = _version_reads(engine)
+    Catalog(empty_database)
+    with host_session_slot(empty_database, "prod1", slots=1):
+        pass
+    server = not empty_database.startswith("sqlite")
+    # A file catalog is checked at every open; a server's once in SCHEMA_RECHECK_SECONDS.
+    assert (not reads) if server else reads
+
+    with create_engine(empty_database).begin() as connection:  # a newer mqjournal migrates it meanwhile
+        connection.execute(text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0099'"))
+    if server:
+        Catalog(empty_database)  # within the minute: not looked at again
+        monkeypatch.setattr(catalog, "SCHEMA_RECHECK_SECONDS", 0.0)  # the minute is over
+    with pytest.raises(CatalogSchemaTooNew):
+        Catalog(empty_database)
+    with pytest.raises(CatalogSchemaTooNew), host_session_slot(empty_database, "prod1", slots=1):
+        pass
 
 
 _OPEN = """

@@ -77,6 +77,8 @@ def test_any_statement_text_reaches_db2_unchanged_through_both_quoting_layers(st
 
     assert as_the_partition_parses_it(command) == [["db2", s] for s in statements]
     assert commands.sql_statements(command.text) == statements
+    (commands.sql_statements(command.text) or []).append("DROP TABLE X")  # kept, but each caller's list is its own
+    assert commands.sql_statements(command.text) == statements
 
 
 def test_the_qsh_runner_is_one_qsh_run_of_every_statement():

@@ -16,6 +16,7 @@ system. No such path or directory.", exit 127).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shlex
@@ -108,6 +109,14 @@ def sql_statements(command: str) -> list[str] | None:
     """The SQL statements a command built by `sql` or `associate_receivers` sends (either runner); None for any
     other command. For the audit and the reconciler, which judge a past command by its text. Read by the exact
     form `_db2_line` writes, not by a general shell parser (a `;` inside a statement is not a separator)."""
+    statements = _sql_statements(command)
+    return None if statements is None else list(statements)
+
+
+# Each command sent is read here twice (its log line, then its answer's), and a run sends the same reads to many
+# queue managers: reading each text once matters to a batch task whose sessions share one interpreter lock.
+@functools.lru_cache(maxsize=1024)
+def _sql_statements(command: str) -> tuple[str, ...] | None:
     if command.startswith(f"{QSH} -c "):
         whole = _QSH_LINE.fullmatch(command)
         if whole is not None:
@@ -132,7 +141,7 @@ def sql_statements(command: str) -> list[str] | None:
             return None
         statements.append(_unquoted(run.group(1)))
         position = run.end()
-    return statements or None
+    return tuple(statements) or None
 
 
 def db2_timestamp(moment: datetime) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
 import re
 import shlex
@@ -121,7 +122,11 @@ def redact(text: str) -> str:
 def shown(command: Command | str) -> str:
     """A command as an admin reads it: the CL of ``system '...'`` as typed on a command line, an SQL command as its
     statements (each cut to its start), anything else as sent; password-like values never."""
-    text = str(command)
+    return _shown(str(command))
+
+
+@functools.lru_cache(maxsize=1024)  # the same commands go to many queue managers (see commands._sql_statements)
+def _shown(text: str) -> str:
     statements = sql_statements(text)
     if statements is not None:
         count = f" ({len(statements)} statements)" if len(statements) > 1 else ""
