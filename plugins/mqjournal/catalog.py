@@ -51,6 +51,7 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    insert,
     select,
     update,
 )
@@ -1311,8 +1312,10 @@ def _add_each_once(
     session: Session, table: type[_Save] | type[_Deletion], rows: list[dict], key: tuple[str, ...]
 ) -> None:
     """`_add_once` for many rows of receivers of one host: the rows already there read in one query per
-    _NAMES_PER_QUERY receiver names (not one query per row), and the rest added. Nothing is flushed until they are
-    all read, so a SQLite writer takes the database's one write lock at the commit, not for the whole loop."""
+    _NAMES_PER_QUERY receiver names (not one query per row), and the rest inserted in one statement. Nothing is
+    written until they are all read, so a SQLite writer takes the database's one write lock at the end, not for the
+    whole loop. Inserted as rows, not as objects for the session to flush: the session's unit of work was most of an
+    operation's outcome (`finish`, 3.8 ms of CPU per command on a batch task's thread, fleet_bench)."""
     if not rows:
         return
     hosts = {row["host"] for row in rows}
@@ -1328,10 +1331,13 @@ def _add_each_once(
                 table.host == host, table.receiver.in_(names[start : start + _NAMES_PER_QUERY])
             )
             seen |= {tuple(found) for found in session.execute(query)}
+    new = []
     for row in rows:
         if (identity := tuple(row[k] for k in key)) not in seen:
             seen.add(identity)
-            session.add(table(**row))
+            new.append(row)
+    if new:
+        session.execute(insert(table), new)
 
 
 def _receivers_of(stored_object_id: int, host: str, objects: Iterable[SavedReceiver]) -> list[_StoredReceiver]:
