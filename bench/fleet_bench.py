@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -375,7 +374,6 @@ def bench(args: argparse.Namespace) -> None:
     from tests.dags.harness import airflow_for, fleet_in_airflow, fleet_of
     from tests.dags.hitl import TimeoutSweeper
 
-    core_before = core_speed()
     began = time.monotonic()
     if args.sim_processes:
         config = fleet_of(args.out, fleet(args), hours=args.warmup_hours)
@@ -433,14 +431,8 @@ def bench(args: argparse.Namespace) -> None:
         "ratio_per_phase": {p: round(r, 2) for p, r in ratios.items()},
         "ratio_ssh_phases": round(ssh_wall / sum(ideal.values()), 2) if sum(ideal.values()) else None,
         "cores": os.cpu_count(),
-        "core_sha256_512mib_s": [core_before, core_speed()],
     }
     print(f"fleet: {args.hosts} hosts x {args.queue_managers} queue managers, {args.delay} s per command")
-    print(
-        "a core's speed, before and after: SHA-256 of 512 MiB in "
-        + " and ".join(f"{s:.2f} s" for s in result["core_sha256_512mib_s"])
-        + " (a shared VM's speed drifts: compare runs by it)"
-    )
     print(f"one host: {one['state']}, {one['wall']:.1f} s; phases {fmt(one['phases'])}")
     print(f"fleet:    {whole['state']}, {whole['wall']:.1f} s; phases {fmt(whole['phases'])}")
     print(f"task instances: {whole['task_instances']} ({whole['by_task']})")
@@ -471,15 +463,6 @@ def bench(args: argparse.Namespace) -> None:
         )
     print(f"hosts at once: {at_once}; ratio to the SSH-bound ideal: {result['ratio_ssh_phases']} ({ratios})")
     print("RESULT " + json.dumps(result, default=str))
-
-
-def core_speed() -> float:
-    """Seconds one core takes for hashlib's SHA-256 of 512 MiB: how fast this machine is now, to tell a slow run
-    from a slow period of the machine it ran on."""
-    data = b"x" * (512 << 20)
-    started = time.perf_counter()
-    hashlib.sha256(data).digest()
-    return round(time.perf_counter() - started, 2)
 
 
 def fmt(phases: dict[str, float]) -> str:
