@@ -12,7 +12,8 @@ local mode), its gate answered with every queue manager it offers. First one hos
 the same process: one host's time is the baseline. Prints the wall time per phase (discover, collect, plan, save,
 delete), SSH commands per queue manager (from the audit log) and how many come after the checkpoint, the bytes the
 save phase copied off the partitions (in all, per second, per worker process and per second of transfer), the task
-instances Airflow ran, and the ratio of each SSH phase's wall time to its SSH-bound ideal: hosts / hosts worked on
+instances Airflow ran, where each SSH phase's time goes (its hosts' commands, the batch's slowest host, the rest of
+its task instances), and the ratio of each SSH phase's wall time to its SSH-bound ideal: hosts / hosts worked on
 at once x one host's time for that phase. Asserts nothing about time.
 """
 
