@@ -163,23 +163,21 @@ def test_a_catalog_from_a_newer_mqjournal_is_refused_and_left_as_it_is(empty_dat
     assert every_row(empty_database) == before
 
 
-def _version_reads(engine) -> list[str]:
-    reads: list[str] = []
-    event.listen(
-        engine,
-        "before_cursor_execute",
-        lambda _c, _cur, statement, *_: reads.append(statement) if migrations.VERSION_TABLE in statement else None,
-    )
-    return reads
-
-
 def test_a_server_catalog_is_checked_once_a_minute_and_a_newer_revision_is_still_refused(empty_database, monkeypatch):
-    Catalog(empty_database)
     engine = Catalog(empty_database).engine
-    reads = _version_reads(engine)
-    Catalog(empty_database)
-    with host_session_slot(empty_database, "prod1", slots=1):
-        pass
+    reads: list[str] = []
+
+    def read(_connection, _cursor, statement, *_) -> None:
+        if migrations.VERSION_TABLE in statement:
+            reads.append(statement)
+
+    event.listen(engine, "before_cursor_execute", read)  # the shared engine of the URL: taken off below
+    try:
+        Catalog(empty_database)
+        with host_session_slot(empty_database, "prod1", slots=1):
+            pass
+    finally:
+        event.remove(engine, "before_cursor_execute", read)
     server = not empty_database.startswith("sqlite")
     # A file catalog is checked at every open; a server's once in SCHEMA_RECHECK_SECONDS.
     assert (not reads) if server else reads
