@@ -847,10 +847,30 @@ def prepare_schema(engine: Engine, url: str, *, lock_timeout: float = 30.0) -> N
         _SCHEMA_CHECKED[engine] = time.monotonic()
 
 
+_AUTOCOMMITTING: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
+
+
+def _autocommitting(engine: Engine) -> Engine | None:
+    """`engine` with no transaction around a statement, on a database server; None for a SQLite file.
+
+    Reads need no transaction of their own there: at PostgreSQL's isolation level, READ COMMITTED, every statement
+    of a transaction sees its own snapshot anyway (PostgreSQL, "Transaction Isolation"). In a transaction a read
+    cost four round trips, the pool's ping, BEGIN, the statement and the ROLLBACK that returned the connection; alone
+    it costs two. A SQLite file keeps its transactions: they cost no round trip, and its readers want one snapshot."""
+    if engine.dialect.name == "sqlite":
+        return None
+    with _ENGINES_LOCK:
+        found = _AUTOCOMMITTING.get(engine)
+        if found is None:
+            found = _AUTOCOMMITTING[engine] = engine.execution_options(isolation_level="AUTOCOMMIT")
+        return found
+
+
 class Catalog:
     def __init__(self, url: str, *, lock_timeout: float = 30.0) -> None:
         self.url = url
         self.engine = engine_for(url, lock_timeout=lock_timeout)
+        self._autocommit = _autocommitting(self.engine)
         prepare_schema(self.engine, url, lock_timeout=lock_timeout)
 
     @contextlib.contextmanager
@@ -866,6 +886,9 @@ class Catalog:
                             yield session
                     finally:
                         _synchronous(connection, _SYNCHRONOUS_NORMAL)  # before the pool hands it out again
+            elif not write and self._autocommit is not None:
+                with Session(self._autocommit) as session:
+                    yield session
             else:
                 with Session(self.engine) as session:
                     if write:
@@ -889,12 +912,17 @@ class Catalog:
             "started_at": datetime.now(UTC),
         }
         doing = f"record the intent to {operation.kind} {operation.receivers}"
-        # Synced: nothing on the host can stand in for an intent lost with the machine (`_write_ahead`).
-        with self._session(doing, write=True, synced=True) as session:
-            record = _Operation(**row)
-            session.add(record)
-            session.flush()
-            return Operation.model_validate(record)
+        statement = insert(_Operation).returning(_Operation.id)
+        if self._autocommit is not None:
+            # One statement, committed and on the server's disk when it returns (synchronous_commit, on by
+            # default): no BEGIN and COMMIT of its own, two round trips fewer for every command sent.
+            with catalog_errors(self.url, doing), self._autocommit.connect() as connection:
+                new_id = connection.execute(statement, row).scalar_one()
+        else:
+            # Synced: nothing on the host can stand in for an intent lost with the machine (`_write_ahead`).
+            with self._session(doing, write=True, synced=True) as session:
+                new_id = session.execute(statement, row).scalar_one()
+        return Operation.model_validate(row | {"id": new_id})
 
     def finish(
         self,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import BigInteger, Numeric, create_engine, inspect, text
+from psycopg.pq import TransactionStatus
+from sqlalchemy import BigInteger, Numeric, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
@@ -134,3 +135,44 @@ def test_catalogs_opened_per_queue_manager_share_a_bounded_pool_of_connections(p
         ).scalar_one()
     engine.dispose()
     assert held <= 15, f"{held} connections held by 40 catalogs of one process"
+
+
+def test_reads_and_intents_take_no_transaction_and_an_outcome_takes_one(postgres_url):
+    # In a transaction, a read cost four round trips (the pool's ping, BEGIN, the statement, ROLLBACK) and an
+    # intent four (ping, BEGIN, INSERT, COMMIT): half of a batch task's round trips to the catalog (fleet_bench, #28).
+    # At READ COMMITTED every statement sees its own snapshot anyway, and an intent is one INSERT. An outcome is
+    # several statements that must land together, or not at all: it keeps its transaction.
+    catalog = Catalog(new_postgres_database(postgres_url))
+    seen: list[tuple[str, TransactionStatus]] = []
+
+    def after(connection, _cursor, statement, *_) -> None:
+        seen.append((statement.split()[0], connection.connection.dbapi_connection.info.transaction_status))
+
+    event.listen(catalog.engine, "after_cursor_execute", after)  # the URL's shared engine: taken off below
+    try:
+        op = catalog.begin(
+            Operation(
+                host="prod1",
+                qmgr="PAYROLL",
+                qmgr_library="QMPAYROLL",
+                kind="save",
+                library="QMPAYROLL",
+                receivers="AMQA000042",
+                save_file_library="MQSAVES",
+                save_file="MQJABC0",
+                run_id="r1",
+            )
+        )
+        catalog.open_operations("prod1", "QMPAYROLL")
+        catalog.saves_of_each("prod1", [("QMPAYROLL", "AMQA000042", ATTACHED)])
+        alone = list(seen)
+        seen.clear()
+        catalog.finish(op, "done", "saved", saves=[_save(1, 10)])
+    finally:
+        event.remove(catalog.engine, "after_cursor_execute", after)
+    assert [verb for verb, _ in alone] == ["INSERT", "SELECT", "SELECT"]
+    assert {status for _, status in alone} == {TransactionStatus.IDLE}, alone
+    assert [verb for verb, _ in seen] == ["SELECT", "INSERT", "UPDATE"]
+    assert {status for _, status in seen} == {TransactionStatus.INTRANS}, seen
+    assert catalog.open_operations("prod1", "QMPAYROLL") == []
+    assert [(s.receiver, s.save_file) for s in catalog.saves_for("prod1", "QMPAYROLL")] == [("AMQA000042", "MQJABC0")]
