@@ -180,3 +180,24 @@ def test_the_simulator_answers_the_client_statements_with_text(name: str):
 
     texts = [r.get("MESSAGE_TEXT") or r.get("UTC_OFFSET") for r in rows]
     assert texts in ([TEXT], ["+0100"])
+
+
+# --- the replacement data's width ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        commands.latest_recovery_points("QMTEST"),
+        commands.messages_since("QMTEST", "AMQAJRN", ("QMTEST", "AMQAJRN"), None),
+    ],
+)
+def test_the_client_asks_for_the_replacement_data_in_a_column_512_wide_not_8192(statement):
+    # HEX of the whole VARBINARY(4096) prints 8192 wide on every row: five sixths of a collect's answer (#28).
+    result = run_db2([statement], CATALOG)
+    assert result.exit_status == 0, result.stdout
+    header, dashes = result.stdout.split("\n")[1:3]
+    widths = dict(zip(header.split(), (len(d) for d in dashes.split(" ") if d), strict=True))
+    assert widths["MESSAGE_TOKENS"] == 2 * commands.MESSAGE_TOKENS_BYTES == 512
+    (row,) = db2out.parse_single(result.stdout)
+    assert str(row["MESSAGE_TOKENS"]).startswith("0001")
