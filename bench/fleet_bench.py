@@ -5,7 +5,8 @@ run comes to the time the SSH round trips alone need.
     .venv/bin/python bench/fleet_bench.py --hosts 20 --queue-managers 5
 
 It serves the fleet from the IBM i simulator over SSH on loopback (`--sim-processes` processes of `mqjournal sim`,
-by default two beside the bench's: the partitions' own work is not the planner's), each command answered
+by default one per five hosts beside the bench's: the partitions' own work is not the planner's, and a partition
+does not wait for another's), each command answered
 `--delay` seconds late (a partition across a network: the round trip and the command's own time), and runs the
 maintenance DAG with `dag.test()` (Airflow's real task runner, one task instance at a time, the real Spark job in
 local mode), its gate answered with every queue manager it offers. First one host alone, then the whole fleet, in
@@ -47,6 +48,19 @@ CHECKPOINT = re.compile(r"RCDMQMIMG ")
 LIBRARY = re.compile(r"\bQMQM\d{2}\b")  # the bench's queue managers QM00.. live in libraries QMQM00..
 
 
+# A real partition has CPUs of its own: hosts that share a simulator process wait for each other's work behind its
+# interpreter lock, which inflated every command of a busy batch (the same code, 25 hosts a process: a save file's
+# digest +47 ms, its download +93 ms against one host alone; 5 a process: +28 and +59 ms; bench/README.md).
+HOSTS_PER_SIM_PROCESS = 5
+MAX_SIM_PROCESSES = 16
+
+
+def sim_processes(requested: int | None, hosts: int) -> int:
+    if requested is not None:
+        return requested
+    return max(2, min(MAX_SIM_PROCESSES, -(-hosts // HOSTS_PER_SIM_PROCESS)))
+
+
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=500)
@@ -68,9 +82,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--sim-processes",
         type=int,
-        default=2,
-        help="processes serving the simulated fleet (`mqjournal sim`, each a share of the hosts); 0: in the bench's "
-        "own process, where the partitions' work competes with the planner's for one interpreter lock",
+        default=None,
+        help="processes serving the simulated fleet (`mqjournal sim`, each a share of the hosts); by default one per "
+        f"{HOSTS_PER_SIM_PROCESS} hosts, 2 to {MAX_SIM_PROCESSES}; 0: in the bench's own process, where the "
+        "partitions' work competes with the planner's for one interpreter lock",
     )
     parser.add_argument(
         "--sim-nice",
@@ -376,6 +391,7 @@ def bench(args: argparse.Namespace) -> None:
     from tests.dags.hitl import TimeoutSweeper
 
     began = time.monotonic()
+    args.sim_processes = sim_processes(args.sim_processes, args.hosts)
     if args.sim_processes:
         config = fleet_of(args.out, fleet(args), hours=args.warmup_hours)
         service = SimulatorProcesses(args.out, config, args.sim_processes, args.sim_nice)
