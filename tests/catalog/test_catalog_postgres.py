@@ -16,6 +16,7 @@ from mqjournal.catalog import (
     CatalogUnavailable,
     DeletionRecord,
     Operation,
+    OperationKind,
     SaveRecord,
 )
 from tests.catalog.databases import new_postgres_database
@@ -45,6 +46,21 @@ def _save(size: int, last: int) -> SaveRecord:
         saved_at=ATTACHED + timedelta(hours=2),
         verified_at=ATTACHED + timedelta(hours=2),
         run_id="scheduled__1",
+    )
+
+
+def _operation(kind: OperationKind, **more: object) -> Operation:
+    return Operation.model_validate(
+        {
+            "host": "prod1",
+            "qmgr": "PAYROLL",
+            "qmgr_library": "QMPAYROLL",
+            "kind": kind,
+            "library": "QMPAYROLL",
+            "receivers": "AMQA000042",
+            "run_id": "r1",
+        }
+        | more
     )
 
 
@@ -81,18 +97,7 @@ def test_a_receiver_at_the_last_sequence_number_of_a_maxopt3_journal_is_recorded
 
 def test_operations_and_deletions_round_trip_on_postgresql(postgres_url):
     catalog = Catalog(postgres_url)
-    op = catalog.begin(
-        Operation(
-            host="prod1",
-            qmgr="PAYROLL",
-            qmgr_library="QMPAYROLL",
-            kind="delete",
-            library="QMPAYROLL",
-            receivers="AMQA000042",
-            attached_at=ATTACHED,
-            run_id="r1",
-        )
-    )
+    op = catalog.begin(_operation("delete", attached_at=ATTACHED))
     assert [o.id for o in catalog.open_operations("prod1", "QMPAYROLL")] == [op.id]
     deletion = DeletionRecord(
         host="prod1",
@@ -150,19 +155,7 @@ def test_reads_and_intents_take_no_transaction_and_an_outcome_takes_one(postgres
 
     event.listen(catalog.engine, "after_cursor_execute", after)  # the URL's shared engine: taken off below
     try:
-        op = catalog.begin(
-            Operation(
-                host="prod1",
-                qmgr="PAYROLL",
-                qmgr_library="QMPAYROLL",
-                kind="save",
-                library="QMPAYROLL",
-                receivers="AMQA000042",
-                save_file_library="MQSAVES",
-                save_file="MQJABC0",
-                run_id="r1",
-            )
-        )
+        op = catalog.begin(_operation("save", save_file_library="MQSAVES", save_file="MQJABC0"))
         catalog.open_operations("prod1", "QMPAYROLL")
         catalog.saves_of_each("prod1", [("QMPAYROLL", "AMQA000042", ATTACHED)])
         alone = list(seen)
