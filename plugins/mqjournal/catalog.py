@@ -853,10 +853,12 @@ _AUTOCOMMITTING: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDict
 def _autocommitting(engine: Engine) -> Engine | None:
     """`engine` with no transaction around a statement, on a database server; None for a SQLite file.
 
-    Reads need no transaction of their own there: at PostgreSQL's isolation level, READ COMMITTED, every statement
-    of a transaction sees its own snapshot anyway (PostgreSQL, "Transaction Isolation"). In a transaction a read
-    cost four round trips, the pool's ping, BEGIN, the statement and the ROLLBACK that returned the connection; alone
-    it costs two. A SQLite file keeps its transactions: they cost no round trip, and its readers want one snapshot."""
+    Reads need no transaction of their own there: at PostgreSQL's default isolation level, READ COMMITTED, every
+    statement of a transaction sees its own snapshot anyway (PostgreSQL, "Transaction Isolation"), and no read of the
+    catalog relies on two of its statements seeing one snapshot (each delete re-reads the host and the store itself).
+    In a transaction a read cost four round trips, the pool's ping, BEGIN, the statement and the ROLLBACK that
+    returned the connection; alone it costs two. A SQLite file keeps its transactions: they cost no round trip, and
+    its readers want one snapshot."""
     if engine.dialect.name == "sqlite":
         return None
     with _ENGINES_LOCK:
