@@ -152,6 +152,21 @@ def _short(command_line: str) -> str:
     return cl_text(command_line) or command_line[:120]
 
 
+def _at(record: dict | None) -> float | None:
+    written = record.get("at") if record is not None else None
+    return datetime.fromisoformat(written).timestamp() if written is not None else None
+
+
+def _answered_while(attempt: tuple[dict, dict | None], arrived_at: float) -> bool:
+    """Whether `attempt` has the host's answer (ok or failed) and a command arriving at `arrived_at` fell between its
+    intent and its outcome (the records keep milliseconds: the outcome's is let off by one)."""
+    intent, outcome = attempt
+    sent, answered = _at(intent), _at(outcome)
+    if outcome is None or outcome.get("outcome") not in ("ok", "failed") or sent is None or answered is None:
+        return False
+    return sent <= arrived_at <= answered + 0.001
+
+
 def audit_report(host_name: str, received, events: list[dict], *, require_reconciled: bool = True) -> Report:
     """Invariant 3 for one host: every command line it received (`received`, the simulator's `CommandLog` entries)
     is an attempt in the audit `events` with the same text and standard input, its intent written before the command
@@ -202,7 +217,12 @@ def audit_report(host_name: str, received, events: list[dict], *, require_reconc
                 "the audit log has no record of it",
             )
             continue
-        index = queue.pop(0)
+        # In audit order, but an attempt with the host's answer takes the command that arrived while it waited for
+        # one: a killed worker's intent for the same text may never have left (its worker died between the record
+        # and the send), and in order alone it would take the command of the attempt after it.
+        answered = [i for i in queue if _answered_while(attempts[i], entry.arrived_at)]
+        index = answered[0] if answered else queue[0]
+        queue.remove(index)
         matched[index] = entry
         written = attempts[index][0].get("at") if attempts[index][0].get("event") == "intent" else None
         if written is not None and datetime.fromisoformat(written).timestamp() > entry.arrived_at:

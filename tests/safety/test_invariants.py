@@ -159,6 +159,19 @@ def test_an_intent_without_outcome_needs_a_reconciled_record(s: Scenario):
     assert s.check().ok
 
 
+def test_a_killed_workers_intent_that_never_left_takes_no_command_of_the_rerun(s: Scenario):
+    # A worker killed between writing an intent and sending it leaves the intent alone; the rerun then sends the same
+    # text, and the host's one command is the rerun's: the rerun's answer is the host's, the old intent is unexplained.
+    command = commands.record_media_images(QMGR)
+    killed = {"event": "intent", "id": "k1", "at": "2026-01-01T00:00:00.000+00:00", "host": HOST, "user": s.user}
+    with s.audit_path.open("a") as handle:
+        handle.write(json.dumps(killed | {"command": command.text}) + "\n")
+    s.session.run(command)
+    report = s.check()
+    assert rules(report) == {"unexplained intent"}
+    assert all("never received" in v.detail for v in report.violations)
+
+
 def test_an_audit_outcome_the_host_did_not_give_is_found(s: Scenario):
     with s.audit_path.open("a") as handle:
         handle.write(json.dumps({"event": "intent", "id": "x1", "host": HOST, "command": "system 'DLTF'"}) + "\n")
