@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import shutil
+import struct
 import subprocess
 import threading
 import tracemalloc
@@ -203,6 +204,42 @@ def test_a_download_dropped_on_every_attempt_gives_up_after_the_sessions_attempt
         download_save_file(session, "QGPL", "BIGSAV", store, meta_for("BIGSAV"), via="direct")
     assert [r["outcome"] for r in gets(session)] == ["transport_error"] * 3
     assert store.fs.find(store.root) == []
+
+
+class _WireThatGoes:
+    """An SFTP server's side of a wire in memory: it answers each READ of `served` as it is sent, until the
+    connection goes after `requests` requests; the answers already sent stay readable, as a socket's do."""
+
+    def __init__(self, served: bytes, requests: int) -> None:
+        self.served, self.requests, self.sent = served, requests, 0
+        self.answers = bytearray()
+
+    def send(self, data: bytes) -> None:
+        if self.sent == self.requests:
+            raise EOFError("the SFTP channel closed")
+        self.sent += 1
+        request_id, handle_length = struct.unpack_from(">II", data, 5)
+        offset, length = struct.unpack_from(">QI", data, 13 + handle_length)
+        chunk = self.served[offset : offset + length]
+        self.answers += struct.pack(">IBII", len(chunk) + 9, 103, request_id, len(chunk)) + chunk
+
+    def recv_into(self, view: memoryview) -> None:
+        if len(self.answers) < len(view):
+            raise EOFError("the SFTP channel closed")
+        view[:] = self.answers[: len(view)]
+        del self.answers[: len(view)]
+
+
+def test_a_read_whose_next_request_cannot_be_sent_hands_on_the_answers_already_there():
+    # The connection goes while the client still fills its window of reads: the answers to the reads it did send
+    # arrived, and are handed on (a resumed attempt then asks from after them, not from the start again).
+    served = os.urandom(10 * 4096)
+    sftp = sftpcopy._Sftp(_WireThatGoes(served, requests=3), read_length=4096)
+    handed_on = bytearray()
+    with pytest.raises(EOFError):
+        for chunk in sftp.read(b"h", "/QSYS.LIB/QGPL.LIB/BIGSAV.FILE", 0, len(served)):
+            handed_on += chunk
+    assert handed_on == served[: 3 * 4096]
 
 
 # --- memory -------------------------------------------------------------------------------------------------------

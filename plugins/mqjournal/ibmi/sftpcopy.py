@@ -245,14 +245,24 @@ class _Sftp:
         sent: deque[tuple[int, int, int]] = deque()  # (id, offset, length), in the order sent
         early: dict[int, tuple[int, bytearray]] = {}  # answers that overtook an earlier request's
         asked, probed = start, False
+        unsent: EOFError | OSError | None = None  # why a request could not be sent: the connection went
         while True:
-            while len(sent) < IN_FLIGHT and not probed:
+            while len(sent) < IN_FLIGHT and not probed and unsent is None:
                 # Past the size, one read more: a file that grew since its stat is not the file that was sized.
                 length = min(self.read_length, end - asked) if asked < end else self.read_length
+                try:
+                    request_id = self._send(_READ, _str(handle) + struct.pack(">QI", asked, length))
+                except (EOFError, OSError) as exc:
+                    # The answers to the reads already sent may have arrived before the connection went: they are
+                    # handed on, and a resumed attempt asks from the first byte none of them brought.
+                    unsent = exc
+                    break
+                sent.append((request_id, asked, length))
                 probed = asked >= end
-                sent.append((self._send(_READ, _str(handle) + struct.pack(">QI", asked, length)), asked, length))
                 asked += length
             if not sent:
+                if unsent is not None:
+                    raise unsent
                 return
             request_id, offset, length = sent[0]
             if request_id in early:
