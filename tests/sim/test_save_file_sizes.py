@@ -4,6 +4,7 @@ save, neither all zero nor compressible; and an upload of them back into a save 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import random
 import zlib
@@ -176,6 +177,23 @@ def test_a_save_of_gigabytes_serves_any_range_without_making_the_rest():
     assert len(last) == 1000
     assert image.read(image.size - 1000, 1000) == last
     assert image.read(image.size, 10) == b""
+
+
+def test_a_save_files_digest_is_of_its_bytes_and_made_once_per_save(monkeypatch):
+    moment = datetime(2026, 11, 2, tzinfo=UTC)
+    receiver = JournalReceiver(name="AMQA000001", library="QMTEST", threshold_kb=1, created_at=moment)
+    saved = [SavedObject(receiver=receiver, saved_at=moment, saved_while_attached=False)]
+    data = savfdata.SaveFileData(saved_library="QMTEST", objects=saved, compression="*NO", data_bytes=300_000)
+    first = savfdata.SaveFileImage(data)
+    assert first.sha256() == hashlib.sha256(savfdata.encode(data)).hexdigest()
+    # The same save read again (another open, clean-up's digest) makes none of its bytes: they cannot differ.
+    monkeypatch.setattr(savfdata.SaveFileImage, "chunks", lambda self, size=0: pytest.fail("bytes made again"))
+    assert savfdata.SaveFileImage(data.model_copy()).sha256() == first.sha256()
+    monkeypatch.undo()
+    # Another save (one byte more of data) is other bytes, and another digest.
+    other = savfdata.SaveFileData(saved_library="QMTEST", objects=saved, compression="*NO", data_bytes=300_001)
+    assert savfdata.SaveFileImage(other).sha256() == hashlib.sha256(savfdata.encode(other)).hexdigest()
+    assert savfdata.SaveFileImage(other).sha256() != first.sha256()
 
 
 # --- uploads ------------------------------------------------------------------------------------------------------

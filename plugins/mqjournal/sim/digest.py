@@ -22,7 +22,7 @@ import hashlib
 
 from mqjournal.sim.model import Partition
 from mqjournal.sim.protocol import ExecResult
-from mqjournal.sim.streamfiles import read_file
+from mqjournal.sim.streamfiles import file_image
 
 OPENSSL = "/QOpenSys/usr/bin/openssl"
 OPENSSL_RPM = "/QOpenSys/pkgs/bin/openssl"
@@ -31,10 +31,9 @@ PROGRAMS = (OPENSSL, OPENSSL_RPM, SHA256SUM)
 
 
 def _sha256(partition: Partition, path: str) -> str:
-    digest = hashlib.sha256()
-    for chunk in () if path == "/dev/null" else read_file(partition, path):
-        digest.update(chunk)
-    return digest.hexdigest()
+    if path == "/dev/null":
+        return hashlib.sha256().hexdigest()
+    return file_image(partition, path).sha256()
 
 
 def _strerror(exc: OSError) -> str:

@@ -69,11 +69,16 @@ def resolve(path: str) -> QsysPath:
 
 
 def read_save_file(partition: Partition, path: str) -> Iterator[bytes]:
-    """The bytes a PASE program that opens `path` for reading gets (what `openssl dgst` or `sha256sum` digest), by the
+    """The bytes a PASE program that opens `path` for reading gets, a chunk at a time: a save file of gigabytes is
+    never whole in memory (`save_file_image`'s rules)."""
+    return save_file_image(partition, path).chunks()
+
+
+def save_file_image(partition: Partition, path: str) -> savfdata.SaveFileImage:
+    """What a PASE program that opens `path` for reading reads (what `openssl dgst` or `sha256sum` digest), by the
     same rules as an SFTP download: FileNotFoundError for no such save file (or library), PermissionError without
     *X on the library or *R to the save file, IsADirectoryError for a library, and OSError (ENOTSUP) for an object
-    QSYS.LIB has no stream I/O for (the caller holds the host's lock). The bytes come a chunk at a time: a save file
-    of gigabytes is never whole in memory."""
+    QSYS.LIB has no stream I/O for (the caller holds the host's lock)."""
     where = resolve(path)
     if not where.is_object:
         raise IsADirectoryError(errno.EISDIR, "Is a directory")
@@ -87,4 +92,4 @@ def read_save_file(partition: Partition, path: str) -> Iterator[bytes]:
         raise _not_found()
     if authority.withheld(partition, save_file.library, save_file.name, "*FILE", READ):
         raise PermissionError(errno.EACCES, "Permission denied")
-    return savfdata.SaveFileImage.of(save_file).chunks()
+    return savfdata.SaveFileImage.of(save_file)

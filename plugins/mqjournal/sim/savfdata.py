@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 import zlib
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -116,6 +117,11 @@ def saved_data_bytes(storage_bytes: int, compression: str, factor: float, ratios
     return round(storage_bytes * ratio * factor)
 
 
+_DIGESTS: dict[tuple[bytes, int], str] = {}  # (description key, record count) -> SHA-256 of the records
+_DIGESTS_LOCK = threading.Lock()
+_DIGESTS_KEPT = 65536  # a fleet bench's save files many times over, in a few MB
+
+
 class SaveFileImage:
     """The bytes of one save, any range of them made on demand: nothing but the description records is kept."""
 
@@ -160,6 +166,23 @@ class SaveFileImage:
             parts.append(self._data_block(block)[at * RECORD_BYTES : (at + upto) * RECORD_BYTES])
             number += upto
         return b"".join(parts)
+
+    def sha256(self) -> str:
+        """The SHA-256 of the whole save file: made once per save, then remembered (its bytes follow from the
+        description alone, so a digest, read again after another download or by clean-up, is the same)."""
+        made = (self._key, self.count)
+        with _DIGESTS_LOCK:
+            known = _DIGESTS.get(made)
+        if known is not None:
+            return known
+        digest = hashlib.sha256()
+        for chunk in self.chunks():
+            digest.update(chunk)
+        with _DIGESTS_LOCK:
+            if len(_DIGESTS) >= _DIGESTS_KEPT:
+                del _DIGESTS[next(iter(_DIGESTS))]
+            _DIGESTS[made] = digest.hexdigest()
+        return digest.hexdigest()
 
     def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
         """The whole save file in pieces of about `size` bytes (for a checksum of a large one)."""

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import errno
 import posixpath
-from collections.abc import Iterator
 
 from mqjournal.sim import savfdata
 from mqjournal.sim.joblog import CommandError, JobLog
 from mqjournal.sim.model import Partition, StreamFile, qualified
 from mqjournal.sim.protocol import ExecResult
-from mqjournal.sim.qsyslib import ROOT, read_save_file, resolve
+from mqjournal.sim.qsyslib import ROOT, read_save_file, resolve, save_file_image
 
 
 def in_qsys_lib(path: str) -> bool:
@@ -38,11 +37,11 @@ def stream_file(partition: Partition, path: str) -> StreamFile:
     return found
 
 
-def read_file(partition: Partition, path: str) -> Iterator[bytes]:
-    """The bytes a PASE program opening `path` reads: a save file in QSYS.LIB, or a stream file copied from one."""
+def file_image(partition: Partition, path: str) -> savfdata.SaveFileImage:
+    """What a PASE program opening `path` reads: a save file in QSYS.LIB, or a stream file copied from one."""
     if in_qsys_lib(path):
-        return read_save_file(partition, path)
-    return savfdata.SaveFileImage.of(stream_file(partition, path).copy_of).chunks()
+        return save_file_image(partition, path)
+    return savfdata.SaveFileImage.of(stream_file(partition, path).copy_of)
 
 
 class Pase:
