@@ -723,6 +723,7 @@ class CatalogSchemaTooNew(CatalogUnavailable):
     """The catalog's schema was migrated by a newer mqjournal than this one; it was left as it is."""
 
 
+_POOL_SIZE, _POOL_OVERFLOW = 10, 5
 _ENGINES: dict[tuple[str, float], Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -736,8 +737,11 @@ def engine_for(url: str, *, lock_timeout: float = 30.0) -> Engine:
     connections each until it was collected, and a worker running ten hosts at once ran PostgreSQL out of
     connections ("FATAL: sorry, too many clients already", fleet_bench, #28); on SQLite each new engine paid for new
     connections and their pragmas, in the worker's own process, at every step of every queue manager. The shared
-    one holds at most its pool's size plus overflow (5 + 10) per process. An in-memory SQLite database is an
-    engine's own, so its URL gets a new one each time."""
+    one holds at most its pool's size plus overflow (10 + 5) per process, and keeps ten: a batch task working on ten
+    hosts at once (MQJOURNAL_TASK_HOSTS_IN_PARALLEL, 4 by default) keeps a connection for each. A pool keeping fewer
+    than are in use closes each one beyond them as it comes back, and the next step opens a new one: a server process
+    and a login on PostgreSQL each time. An in-memory SQLite database is an engine's own, so its URL gets a new one
+    each time."""
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
@@ -752,7 +756,7 @@ def engine_for(url: str, *, lock_timeout: float = 30.0) -> Engine:
                 shared = create_engine(url, connect_args={"timeout": lock_timeout})
                 event.listen(shared, "connect", _write_ahead)
             else:
-                shared = create_engine(url, pool_pre_ping=True)
+                shared = create_engine(url, pool_pre_ping=True, pool_size=_POOL_SIZE, max_overflow=_POOL_OVERFLOW)
             _ENGINES[(url, lock_timeout)] = shared
         return shared
 

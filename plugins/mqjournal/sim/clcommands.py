@@ -55,6 +55,8 @@ class Spec:
     keywords: frozenset[str]
     required: frozenset[str] = frozenset()
     positional: tuple[str, ...] = ()
+    changes: bool = True
+    """False for a command that only reads the partition (CHKOBJ, the displays): the host need not save it after."""
 
 
 def _name(value: str | None, keyword: str, what: str = "object") -> str:
@@ -821,10 +823,14 @@ COMMANDS: dict[str, Spec] = {
         frozenset({"JRN", "JRNRCV"}),
         ("JRN", "JRNRCV"),
     ),
-    "WRKJRNA": Spec(wrkjrna, frozenset({"JRN", "OUTPUT", "DETAIL"}), frozenset({"JRN"}), ("JRN", "OUTPUT")),
-    "DSPJRNRCVA": Spec(dspjrnrcva, frozenset({"JRNRCV", "OUTPUT"}), frozenset({"JRNRCV"}), ("JRNRCV", "OUTPUT")),
+    "WRKJRNA": Spec(
+        wrkjrna, frozenset({"JRN", "OUTPUT", "DETAIL"}), frozenset({"JRN"}), ("JRN", "OUTPUT"), changes=False
+    ),
+    "DSPJRNRCVA": Spec(
+        dspjrnrcva, frozenset({"JRNRCV", "OUTPUT"}), frozenset({"JRNRCV"}), ("JRNRCV", "OUTPUT"), changes=False
+    ),
     # DSPJRN's entry selection (FILE, OBJ, FROMENT, JRNCDE ...) is not modelled, so those keywords are refused.
-    "DSPJRN": Spec(dspjrn, frozenset({"JRN", "RCVRNG", "OUTPUT"}), frozenset({"JRN"}), ("JRN",)),
+    "DSPJRN": Spec(dspjrn, frozenset({"JRN", "RCVRNG", "OUTPUT"}), frozenset({"JRN"}), ("JRN",), changes=False),
     "RFRMQMCL": Spec(rfrmqmcl, frozenset({"CLUSTER", "MQMNAME", "REPOS"}), frozenset({"CLUSTER"})),
     "CHGMQM": Spec(chgmqm, frozenset({"MQMNAME", "FORCE", "TEXT", "REPOS", "REPOSNL"})),
 }
@@ -835,4 +841,5 @@ COMMANDS["CHKOBJ"] = Spec(
     functools.partial(chkobj, commands=COMMANDS.keys()),
     frozenset({"OBJ", "OBJTYPE", "MBR", "AUT"}),
     frozenset({"OBJ", "OBJTYPE"}),
+    changes=False,
 )

@@ -27,7 +27,7 @@ from mqjournal.sim.model import (
 from mqjournal.sim.protocol import ExecResult
 from mqjournal.sim.shell import Utility, qsh, run_line, system_arguments
 from mqjournal.sim.streamfiles import Pase
-from mqjournal.sim.system import run_cl
+from mqjournal.sim.system import changes_partition, run_cl
 from mqjournal.sim.views import PartitionCatalog
 
 if TYPE_CHECKING:
@@ -216,10 +216,14 @@ class SimulatedHost:
         def system(args: list[str]) -> ExecResult:
             _, text = system_arguments(args)
             with self.lock:
+                # A command that only reads the partition (CHKOBJ, a display) is not saved after: a save writes the
+                # whole partition and starts a new generation of its SQL tables (ViewTables).
+                changes = changes_partition(self.partition, text)
                 try:
                     return run_cl(self.partition, text, job, self._wait_for_reply)
                 finally:
-                    self.save()
+                    if changes:
+                        self.save()
 
         def db2(args: list[str]) -> ExecResult:
             from mqjournal.sim.sql import ViewTables, run_db2

@@ -94,6 +94,18 @@ def run_cl(
     return ExecResult(0, _lines(log.messages, partition.job_format()) + spooled, "")
 
 
+def changes_partition(partition: Partition, text: str) -> bool:
+    """Whether CL `text` may change `partition`: False only for a command that reads it alone (Spec.changes) and
+    meets no injected fault (which counts itself down); anything that does not parse counts as a change."""
+    try:
+        spec = COMMANDS.get(parse(text).name)
+    except ValueError:  # ClSyntaxError among them
+        return True
+    if spec is None or spec.changes:
+        return True
+    return any(re.search(fault.pattern, text, re.IGNORECASE) for fault in partition.faults.commands)
+
+
 def _injected_fault(partition: Partition, text: str) -> None:
     for fault in list(partition.faults.commands):
         if re.search(fault.pattern, text, re.IGNORECASE):
