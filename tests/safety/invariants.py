@@ -157,14 +157,14 @@ def _at(record: dict | None) -> float | None:
     return datetime.fromisoformat(written).timestamp() if written is not None else None
 
 
-def _answered_while(attempt: tuple[dict, dict | None], arrived_at: float) -> bool:
-    """Whether `attempt` has the host's answer (ok or failed) and a command arriving at `arrived_at` fell between its
-    intent and its outcome (the records keep milliseconds: the outcome's is let off by one)."""
+def _answer_window(attempt: tuple[dict, dict | None]) -> tuple[float, float] | None:
+    """When an attempt with the host's answer (ok or failed) waited for it: from its intent to its outcome (the
+    records keep milliseconds: the outcome's is let off by one); None for any other attempt."""
     intent, outcome = attempt
     sent, answered = _at(intent), _at(outcome)
     if outcome is None or outcome.get("outcome") not in ("ok", "failed") or sent is None or answered is None:
-        return False
-    return sent <= arrived_at <= answered + 0.001
+        return None
+    return sent, answered + 0.001
 
 
 def audit_report(host_name: str, received, events: list[dict], *, require_reconciled: bool = True) -> Report:
@@ -205,6 +205,7 @@ def audit_report(host_name: str, received, events: list[dict], *, require_reconc
         if intent.get("host", host_name) == host_name and "transfer" not in intent:
             queues[(intent["command"], intent.get("input") or "")].append(index)
     matched: dict[int, object] = {}
+    windows = [_answer_window(attempt) for attempt in attempts]
     for entry in received:
         queue = queues.get((entry.command, entry.stdin or ""))
         if not queue:
@@ -220,8 +221,7 @@ def audit_report(host_name: str, received, events: list[dict], *, require_reconc
         # In audit order, but an attempt with the host's answer takes the command that arrived while it waited for
         # one: a killed worker's intent for the same text may never have left (its worker died between the record
         # and the send), and in order alone it would take the command of the attempt after it.
-        answered = [i for i in queue if _answered_while(attempts[i], entry.arrived_at)]
-        index = answered[0] if answered else queue[0]
+        index = next((i for i in queue if (w := windows[i]) is not None and w[0] <= entry.arrived_at <= w[1]), queue[0])
         queue.remove(index)
         matched[index] = entry
         written = attempts[index][0].get("at") if attempts[index][0].get("event") == "intent" else None
