@@ -154,9 +154,11 @@ class Snapshot(_Model):
     )
 
 
-def receivers_by_name(snapshot: Snapshot | None, library: str) -> dict[str, Receiver]:
-    """The snapshot's receivers in `library` (the queue manager's), by name; none without a snapshot."""
-    return {r.name: r for r in (snapshot.receivers if snapshot else []) if r.library == library}
+def receivers_by_name(snapshot: Snapshot | list[Receiver] | None, library: str) -> dict[str, Receiver]:
+    """The receivers in `library` (the queue manager's) of a snapshot or of a list read apart, by name; none without
+    either."""
+    receivers = snapshot.receivers if isinstance(snapshot, Snapshot) else snapshot or []
+    return {r.name: r for r in receivers if r.library == library}
 
 
 def contract_schema(model: type[BaseModel], schema_id: str) -> dict:

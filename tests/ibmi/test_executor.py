@@ -154,6 +154,40 @@ def test_without_a_policy_the_save_uses_the_default_compression(sim_fleet, execu
     assert sim_fleet.host().partition.save_files[save_file].compression == Policy().save_compression == "*LOW"
 
 
+def test_after_savobj_the_save_reads_the_receivers_again_and_not_the_whole_state(sim_fleet, executor):
+    """What proves a save is the save file's object list and the receivers as the host shows them after SAVOBJ: the
+    messages, AMQJRNINF and recovery points of a whole collect read are not read again for it (each one a statement
+    over the partition's message queues, on the host's CPU)."""
+    to_save, _ = planned(executor)
+    sim_fleet.service.received.clear()
+    result = executor.save(to_save, save_library="QGPL")
+    assert sorted(result.saved) == sorted(to_save)
+    sent = [e.command for e in sim_fleet.service.received.entries()]
+    savobj = next(i for i, c in enumerate(sent) if "SAVOBJ" in c)
+    reread = next(c for c in sent[savobj:] if "JOURNAL_RECEIVER_INFO" in c)
+    assert "MESSAGE_QUEUE_INFO" not in reread and "AMQJRNINF" not in reread
+    # The whole state is read once, before the save decides anything.
+    assert sum("MESSAGE_QUEUE_INFO" in c for c in sent) == 1
+
+
+def test_a_receiver_the_reread_shows_unsaved_is_not_counted_saved(sim_fleet, executor, monkeypatch):
+    """The narrower read still decides: a receiver the host shows not saved after SAVOBJ is not recorded as saved."""
+    from mqjournal.ibmi.context import HostContext
+
+    to_save, _ = planned(executor)
+    shown = HostContext.receivers_now
+
+    def unsaved_first(self):
+        receivers = shown(self)
+        return [r.model_copy(update={"saved_at": None}) if r.name == to_save[0] else r for r in receivers]
+
+    monkeypatch.setattr(HostContext, "receivers_now", unsaved_first)
+    result = executor.save(to_save, save_library="QGPL")
+    assert to_save[0] not in result.saved and sorted(result.saved) == sorted(to_save[1:])
+    assert dict(result.not_saved)[to_save[0]].endswith("holds it but the host does not show it fully saved")
+    assert executor.catalog.saves_of("ibmi1", "QMTEST", to_save[0]) == []
+
+
 def _refuse_dltjrnrcv(sim_fleet, receiver: str, escape: list[str], *diagnostics: list[str]) -> None:
     from mqjournal.sim.model import CommandFault
 

@@ -170,6 +170,25 @@ def read_state(
         ) from None
 
 
+def read_receivers(session: IbmiSession, target: Target, *, tz: PartitionZone) -> list[Receiver]:
+    """The journal's receivers as the host shows them now, in one round trip: what a step reads again after a command
+    that changes them (SAVOBJ sets their save time and status), where `read_state` would also read the messages,
+    AMQJRNINF and the recovery points it does not look at. Nothing is changed on the host."""
+    caps = capabilities.read(session)
+    caps.require("collect")
+    statements = [commands.host_clock(), commands.receivers(target.library, target.journal, target.instance)]
+    clock, chain = _results(session, target, statements, expect=len(statements))
+    zone = tz.again(_rows(target, clock, "the partition clock")[0], f"{target.qmgr} ({target.library})")
+    try:
+        return [_receiver(row, zone) for row in _rows(target, chain, "JOURNAL_RECEIVER_INFO")]
+    except ValueError as exc:
+        raise CollectionFailed(
+            f"{target.qmgr} ({target.library})",
+            f"the partition returned receivers that are not valid: {exc}",
+            "check the receivers on the host (WRKJRNA); nothing was recorded for them",
+        ) from None
+
+
 def _results(session: IbmiSession, target: Target, statements: list[str], *, expect: int) -> list:
     out = session.run(commands.sql(*statements, runner=session.sql_runner))
     check_sql_runner(session, out)

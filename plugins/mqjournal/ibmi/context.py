@@ -8,13 +8,13 @@ from datetime import datetime
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import Catalog, Operation, OperationKind
-from mqjournal.ibmi.collector import Target, read_state
+from mqjournal.ibmi.collector import Target, read_receivers, read_state
 from mqjournal.ibmi.downloadroutes import DownloadRoutes
 from mqjournal.ibmi.readings import PartitionZone
 from mqjournal.ibmi.reconcile import reconcile
 from mqjournal.ibmi.transport import IbmiSession
 from mqjournal.planrows import QueueManagerRef
-from mqjournal.snapshot import Snapshot
+from mqjournal.snapshot import Receiver, Snapshot
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ class HostContext:
     def live(self, since: datetime | None = None) -> Snapshot:
         """The queue manager's state read now (no checkpoint taken); messages from `since` on, when given."""
         return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz, since=since)
+
+    def receivers_now(self) -> list[Receiver]:
+        """The journal's receivers read now, and nothing else of the queue manager's state (collector.read_receivers)."""
+        return read_receivers(self.session, self.target, tz=self.tz)
 
     def reconciled(self, live: Snapshot) -> list[str]:
         """What interrupted earlier steps on this queue manager turned out to have done, closed against `live`."""

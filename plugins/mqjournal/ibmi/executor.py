@@ -130,7 +130,7 @@ class Executor(HostContext):
             why = f"{path} could not be read after SAVOBJ ({message}); the next run checks it again"
             result.not_saved += [(r.name, why) for r in batch]
             return None
-        after = receivers_by_name(self.live(), self.target.library)
+        after = receivers_by_name(self.receivers_now(), self.target.library)
         saved: list[SaveRecord] = []
         for receiver in batch:
             now = after.get(receiver.name)
