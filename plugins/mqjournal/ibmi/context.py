@@ -40,7 +40,7 @@ class HostContext:
         return read_state(self.session, self.target, host=self.host, run_id=self.run_id, tz=self.tz, since=since)
 
     def receivers_now(self) -> list[Receiver]:
-        """The journal's receivers read now, and nothing else of the queue manager's state (collector.read_receivers)."""
+        """The journal's receivers read now, nothing else of the queue manager's state (read_receivers)."""
         return read_receivers(self.session, self.target, tz=self.tz)
 
     def reconciled(self, live: Snapshot) -> list[str]:
