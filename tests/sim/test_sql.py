@@ -376,3 +376,27 @@ def test_file_option_for_a_missing_file_fails_on_stderr():
 def test_view_columns_are_exported_for_reuse():
     assert VIEW_COLUMNS["QSYS2.JOURNAL_RECEIVER_INFO"][:2] == ("JOURNAL_RECEIVER_LIBRARY", "JOURNAL_RECEIVER_NAME")
     assert "DATA_BINARY" in VIEW_COLUMNS["QSYS2.USER_SPACE"]
+
+
+def test_string_constants_and_comments_are_read_as_db2_reads_them():
+    """'' is a quote inside a string, and -- and /* */ inside it are text; outside it they are comments."""
+    result = db2(
+        "SELECT 'it''s -- not /* a comment */' AS A, '''' AS Q /* 'a comment' */ FROM \"SYSIBM\".SYSDUMMY1 -- the 'end'"
+    )
+    assert result.exit_status == 0, result.stdout
+    assert parse_db2(result.stdout) == [{"A": "it's -- not /* a comment */", "Q": "'"}]
+
+
+@pytest.mark.parametrize(
+    "statement, beginning",
+    [
+        # A quote doubled is never the string's end: the constant that starts here runs to the statement's end.
+        ("SELECT 'a''b FROM SYSIBM.SYSDUMMY1", "'a''b FROM SYSIBM.SYSDUMMY1"),
+        ("SELECT 'ab''', 'c FROM SYSIBM.SYSDUMMY1", "'c FROM SYSIBM.SYSDUMMY1"),
+    ],
+)
+def test_a_string_constant_never_closed_is_sql0010_naming_where_it_begins(statement, beginning):
+    result = db2(statement)
+    assert result.exit_status != 0
+    assert "NATIVE ERROR CODE: -10" in result.stdout + result.stderr
+    assert f"String constant beginning {beginning} not delimited." in result.stdout + result.stderr
