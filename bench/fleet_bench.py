@@ -426,6 +426,11 @@ def bench(args: argparse.Namespace) -> None:
     at_once = min(args.hosts_in_parallel, -(-args.hosts // min(args.max_mapped_tasks, args.hosts)))
     ideal = {p: args.hosts / at_once * one["phases"].get(p, 0.0) for p in SSH_PHASES}
     ratios = {p: whole["phases"].get(p, 0.0) / ideal[p] for p in SSH_PHASES if ideal[p]}
+    floors = {
+        p: cpu_floors(cpu_per_phase["one_host"][p], one["phases"][p], at_once, os.cpu_count() or 1)
+        for p in SSH_PHASES
+        if cpu_per_phase["one_host"].get(p) and one["phases"].get(p)
+    }
     ssh_wall = sum(whole["phases"].get(p, 0.0) for p in SSH_PHASES)
     result = {
         "hosts": args.hosts,
@@ -447,6 +452,7 @@ def bench(args: argparse.Namespace) -> None:
         "phase_breakdown_s": spent,
         "ratio_per_phase": {p: round(r, 2) for p, r in ratios.items()},
         "ratio_ssh_phases": round(ssh_wall / sum(ideal.values()), 2) if sum(ideal.values()) else None,
+        "cpu_floor_per_phase": floors,
         "cores": os.cpu_count(),
     }
     print(f"fleet: {args.hosts} hosts x {args.queue_managers} queue managers, {args.delay} s per command")
@@ -478,8 +484,25 @@ def bench(args: argparse.Namespace) -> None:
             f"where the time goes, {which} (s: hosts' commands, slowest host beyond them, the rest): "
             + "; ".join(f"{p} {b['host']} + {b['slowest']} + {b['rest']}" for p, b in phases.items())
         )
+    print(
+        "the least ratio this machine's CPU allows (hosts at once x one host's CPU per second of the phase, over the "
+        "machine's cores and over the planner's one core): "
+        + "; ".join(f"{p} machine {f['machine']}, planner {f['planner']}" for p, f in floors.items())
+    )
     print(f"hosts at once: {at_once}; ratio to the SSH-bound ideal: {result['ratio_ssh_phases']} ({ratios})")
     print("RESULT " + json.dumps(result, default=str))
+
+
+def cpu_floors(one_host_cpu: dict[str, float], one_host_wall: float, at_once: int, cores: int) -> dict[str, float]:
+    """The least ratio to the SSH-bound ideal a phase can reach on this machine for lack of CPU alone. The ideal has
+    `at_once` hosts done in one host's time, so it needs `at_once` times the CPU seconds per second one host used:
+    the machine's (the planner, the simulator, ssh, the catalog) on `cores`, and the planner's in its one process,
+    whose interpreter lock lets it use about one core. Over 1.0, the machine cannot run the fleet at the ideal
+    whatever the code does (a slow period of a VM shows here: the same work takes more CPU seconds)."""
+    return {
+        "machine": round(at_once * one_host_cpu.get("machine", 0.0) / (one_host_wall * cores), 2),
+        "planner": round(at_once * one_host_cpu.get("planner", 0.0) / one_host_wall, 2),
+    }
 
 
 def fmt(phases: dict[str, float]) -> str:
