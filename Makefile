@@ -51,8 +51,9 @@ check: $(INSTALLED)
 TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
+# --durations: the suite must stay under 20 minutes on CI's 2 cores; the slowest units are where to look first.
 test: test-packages $(INSTALLED)
-	$(PY) -m pytest $(XDIST)
+	$(PY) -m pytest $(XDIST) --durations=30
 
 # The inner loop: everything but the end-to-end tests, and the stateful safety test as a smoke run. `make test` (and
 # CI) runs it all.

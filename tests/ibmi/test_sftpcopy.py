@@ -10,19 +10,22 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import paramiko
 import pytest
 
 from mqjournal.backupstore import BackupStore
 from mqjournal.catalog import SaveFileCopy
-from mqjournal.ibmi import commands, sftpcopy, transfer
+from mqjournal.ibmi import commands, sftpcopy, sshmux, transfer
 from mqjournal.ibmi.audit import AuditLog, read_audit, read_events
 from mqjournal.ibmi.commands import save_file_path
 from mqjournal.ibmi.hostdigest import CopyNotVouched
@@ -449,3 +452,69 @@ def test_the_ssh_command_offers_aes_gcm_first_only_on_a_cpu_with_aes_instruction
         monkeypatch.setattr(sftpcopy, "aes_in_hardware", lambda has_aes=has_aes: has_aes)
         argv = sftpcopy._ssh_argv("ssh", login, tmp_path, None, 30.0)
         assert (f"Ciphers={sftpcopy.AES_FIRST}" in argv) is has_aes
+
+
+# --- one login per session ----------------------------------------------------------------------------------------
+
+
+def _masters_of(session: IbmiSession) -> list[str]:
+    """The command lines of the ssh processes serving this session's control socket (its connection master)."""
+    master = sshmux.master_for(session, "ssh", session.openssh)
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(str(master.socket).encode() in a for a in argv):
+            found.append(b" ".join(argv).decode(errors="replace"))
+    return found
+
+
+def test_the_downloads_of_a_session_share_one_login_and_its_close_ends_it(
+    sim_fleet: SimFleet, session: IbmiSession, tmp_path
+):
+    served = big_save_files(sim_fleet, session, "SAVA", "SAVB", "SAVC", mib=1)
+    store = BackupStore(tmp_path / "backups")
+    before = sim_fleet.service.server.logins("ibmi1")
+    for name in served:
+        stored = download_save_file(session, "QGPL", name, store, meta_for(name), via="direct")
+        assert stored.sha256 == hashlib.sha256(served[name]).hexdigest()
+    # One login for the three (a job on the partition each on IBM i), the session's own paramiko one apart.
+    assert sim_fleet.service.server.logins("ibmi1") - before == 1
+    master = sshmux.master_for(session, "ssh", session.openssh)
+    assert master.socket.exists() and _masters_of(session)
+    assert oct(master.folder.stat().st_mode & 0o777) == oct(0o700)  # nobody else may reach the socket
+    session.close()
+    assert not master.folder.exists()
+    deadline = time.monotonic() + 10
+    while _masters_of(session) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _masters_of(session) == []
+
+
+def test_a_master_that_died_is_replaced_by_the_next_download(sim_fleet: SimFleet, session: IbmiSession, tmp_path):
+    served = big_save_files(sim_fleet, session, "SAVA", "SAVB", mib=1)
+    store = BackupStore(tmp_path / "backups")
+    download_save_file(session, "QGPL", "SAVA", store, meta_for("SAVA"), via="direct")
+    master = sshmux.master_for(session, "ssh", session.openssh)
+    assert len(_masters_of(session)) == 1
+    logins = sim_fleet.service.server.logins("ibmi1")
+    pid = next(
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and str(master.socket).encode() in _read(p / "cmdline")
+    )
+    os.kill(pid, signal.SIGKILL)  # its socket stays behind, stale
+    stored = download_save_file(session, "QGPL", "SAVB", store, meta_for("SAVB"), via="direct")
+    assert stored.sha256 == hashlib.sha256(served["SAVB"]).hexdigest()
+    assert [r["outcome"] for r in gets(session)] == ["ok", "ok"]
+    assert sim_fleet.service.server.logins("ibmi1") == logins + 1  # the new master's
+    session.close()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

@@ -12,6 +12,7 @@ included: docs/ibmi-interfaces.md, section 5) are this module's own, carried to 
   session checks it: StrictHostKeyChecking=yes against a known_hosts holding the pinned key alone (or the
   connection's known_hosts), never learnt, and no ssh_config is read (``-F none``), so nothing there can loosen it.
   A key held in memory (an Airflow connection's private_key) reaches ssh through a memfd, never a file on disk.
+  The downloads of one session share one login: the first one's ssh stays as a connection master (`sshmux`).
 - **the session's own paramiko connection** (an SFTP channel) otherwise: a password login (OpenSSH takes a password
   only from a terminal), paramiko-only algorithm settings, or no ssh client.
 
@@ -53,6 +54,7 @@ from typing import IO, Protocol, TypeVar
 import paramiko
 
 from mqjournal.backupstore import SourceIncomplete
+from mqjournal.ibmi import sshmux
 from mqjournal.ibmi.transport import (
     AuthenticationRejected,
     ConnectionLost,
@@ -399,7 +401,12 @@ def openssh_carrier(session: IbmiSession, login: OpenSshLogin, *, ssh: str, key_
         with contextlib.ExitStack() as stack:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mqjournal-ssh-")))
             identity = _identity(login, key_text, stack)
-            argv = _ssh_argv(ssh, login, folder, identity, session.command_timeout)
+            master = sshmux.master_for(session, ssh, login)
+            shared = master.options()
+            # A master checks the host's key again at each re-key, long after this download: its known_hosts stays
+            # in the master's folder, which lives as long as it does.
+            keys = master.folder if shared["ControlMaster"] == "auto" else folder
+            argv = _ssh_argv(ssh, login, keys, identity, session.command_timeout, shared)
             said = stack.enter_context(tempfile.TemporaryFile())
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=said, bufsize=0)
             stack.callback(_end, process)
@@ -474,10 +481,22 @@ def aes_in_hardware(cpuinfo: str = "/proc/cpuinfo") -> bool:
     )
 
 
-def _ssh_argv(ssh: str, login: OpenSshLogin, folder: Path, identity: str | None, timeout: float) -> list[str]:
+def _ssh_argv(
+    ssh: str,
+    login: OpenSshLogin,
+    folder: Path,
+    identity: str | None,
+    timeout: float,
+    shared: dict[str, str] | None = None,
+) -> list[str]:
+    """`shared`: the session's connection master's options (sshmux), else each run logs in on its own."""
     if login.known_hosts_line is not None:
         known_hosts = folder / "known_hosts"
-        known_hosts.write_text(login.known_hosts_line + "\n")
+        # Whole or not at all: another download of the session may be reading it (the master's folder).
+        fd, written = tempfile.mkstemp(dir=folder, prefix="known_hosts.")
+        with os.fdopen(fd, "w") as out:
+            out.write(login.known_hosts_line + "\n")
+        os.replace(written, known_hosts)
     elif login.known_hosts is not None:
         known_hosts = login.known_hosts
     else:  # ssh_connector refuses a connection without either: never connect unverified
@@ -498,8 +517,7 @@ def _ssh_argv(ssh: str, login: OpenSshLogin, folder: Path, identity: str | None,
         # A dead link ends ssh after about the command timeout, as a stalled paramiko channel ends the session's.
         "ServerAliveInterval": str(alive),
         "ServerAliveCountMax": "3",
-        "ControlMaster": "no",
-        "ControlPath": "none",
+        **(shared or {"ControlMaster": "no", "ControlPath": "none"}),
         "ClearAllForwardings": "yes",
         "LogLevel": "ERROR",
     }

@@ -539,6 +539,7 @@ class IbmiSession:
         self._max_answer_bytes = max_answer_bytes
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.Lock()
+        self._on_close: list[Callable[[], object]] = []
 
     @property
     def audit(self) -> AuditLog:
@@ -625,8 +626,19 @@ class IbmiSession:
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None
+            ending, self._on_close = self._on_close, []
         if client is not None:
             client.close()
+        for end in ending:
+            try:
+                end()
+            except Exception:  # one that fails must not keep the others (or the caller's own close) from running
+                log.warning("%s: could not end what the session held", self.host, exc_info=True)
+
+    def on_close(self, end: Callable[[], object]) -> None:
+        """Call `end` when the session closes: what lives as long as it does (sftpcopy's connection master)."""
+        with self._lock:
+            self._on_close.append(end)
 
     def run(self, command: Command) -> CommandOutput:
         """Run `command` and return its output, whatever its exit status; see the module doc for the retries."""

@@ -13,6 +13,7 @@ QSYS.LIB view of save files). `TransferFault`s drop a connection in the middle o
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -372,6 +373,7 @@ class _HostInterface(paramiko.ServerInterface):
         user = username if self._endpoint.case_sensitive_users else username.upper()
         if user in self._endpoint.users and key.asbytes() in self._key_blobs:
             self._user = user
+            self._fleet.signed_on(self._endpoint.name)
             return AUTH_SUCCESSFUL
         log.debug("%s: refused key %s for user %r", self._endpoint.name, key.fingerprint, username)
         return AUTH_FAILED
@@ -440,6 +442,7 @@ class FleetSshServer:
         self._sftp = sftp
         self._listen = listen
         self._lock = threading.Lock()  # guards the collections below and every DropRule list it mutates
+        self._logins: collections.Counter[str] = collections.Counter()
         self._stopping = threading.Event()
         self._listeners: dict[str, socket.socket] = {}
         self._acceptors: list[threading.Thread] = []
@@ -518,6 +521,16 @@ class FleetSshServer:
         self._listeners = {}
 
     # connections
+
+    def signed_on(self, host: str) -> None:
+        """A login succeeded: on IBM i, a job started for it (sshd's log says "Accepted publickey")."""
+        with self._lock:
+            self._logins[host] += 1
+
+    def logins(self, host: str) -> int:
+        """The logins `host` accepted so far."""
+        with self._lock:
+            return self._logins[host]
 
     def _accept_loop(self, endpoint: SimulatedHostEndpoint, listener: socket.socket) -> None:
         while not self._stopping.is_set():
