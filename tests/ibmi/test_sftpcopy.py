@@ -513,6 +513,18 @@ def test_a_master_that_died_is_replaced_by_the_next_download(sim_fleet: SimFleet
     session.close()
 
 
+def test_a_master_folder_removed_under_the_session_is_made_again(sim_fleet: SimFleet, session: IbmiSession, tmp_path):
+    served = big_save_files(sim_fleet, session, "SAVA", "SAVB", mib=1)
+    store = BackupStore(tmp_path / "backups")
+    download_save_file(session, "QGPL", "SAVA", store, meta_for("SAVA"), via="direct")
+    master = sshmux.master_for(session, "ssh", session.openssh)
+    shutil.rmtree(master.folder)  # as a clean-up of /tmp would: the socket and its folder gone, the master orphaned
+    stored = download_save_file(session, "QGPL", "SAVB", store, meta_for("SAVB"), via="direct")
+    assert stored.sha256 == hashlib.sha256(served["SAVB"]).hexdigest()
+    assert master.socket.exists()
+    session.close()
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()

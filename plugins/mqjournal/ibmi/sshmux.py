@@ -58,6 +58,8 @@ class ConnectionMaster:
         """ssh_config options that make a download's ssh become the master or join it."""
         if self._ended or len(str(self.socket)) > _SOCKET_PATH_MAX:
             return {"ControlMaster": "no", "ControlPath": "none"}
+        # ssh ends at once, logging in to nothing, when the socket's folder is missing (a clean-up of /tmp took it).
+        self.folder.mkdir(mode=0o700, exist_ok=True)
         return {"ControlMaster": "auto", "ControlPath": str(self.socket), "ControlPersist": str(IDLE_SECONDS)}
 
     def end(self) -> None:
