@@ -13,7 +13,9 @@ each): an sftp session cost 91 ms of wall time, 21 ms of the client's CPU and 10
   dropped, or it was killed) leaves at most a stale socket, which the next ssh removes before it logs in afresh, and
   two that start at once settle it between them (the second logs in on its own).
 - ControlPersist: the master ends by itself after `IDLE_SECONDS` without a client, so a worker killed mid-run leaves
-  no login behind for long; the session's close ends it at once (``ssh -O exit``) and removes the folder.
+  no login behind for long; the session's close ends it at once (``ssh -O exit``) and removes the folder. A folder
+  that went while the session lives (a clean-up of /tmp) is made again before the next download: in a missing folder
+  ssh can bind no socket and ends without a transfer. A worker killed outright leaves its empty folder behind.
 - The host key check and the login are the master's, made with every option of the download's own ssh command
   (strict host key checking against the pinned key); a client that joins it makes no key exchange of its own.
 """
