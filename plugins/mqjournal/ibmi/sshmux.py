@@ -40,8 +40,9 @@ IDLE_SECONDS = 30
 """How long a master stays without a client before it ends: longer than the pause between one queue manager's save
 file and the next's on a host, far shorter than a maintenance window."""
 
-_SOCKET_PATH_MAX = 100
-"""A Unix socket's path is at most 108 bytes on Linux (104 on the BSDs); a longer one shares no connection."""
+_SOCKET_PATH_MAX = 80
+"""A Unix socket's path is at most 108 bytes on Linux (104 on the BSDs), and the master binds it first under a name
+17 characters longer (".<16 random characters>", then renamed): a longer path shares no connection."""
 
 _masters: weakref.WeakKeyDictionary[IbmiSession, ConnectionMaster] = weakref.WeakKeyDictionary()
 _masters_lock = threading.Lock()
