@@ -405,7 +405,7 @@ def openssh_carrier(session: IbmiSession, login: OpenSshLogin, *, ssh: str, key_
             shared = master.options()
             # A master checks the host's key again at each re-key, long after this download: its known_hosts stays
             # in the master's folder, which lives as long as it does.
-            keys = master.folder if shared["ControlMaster"] == "auto" else folder
+            keys = master.folder if shared else folder
             argv = _ssh_argv(ssh, login, keys, identity, session.command_timeout, shared)
             said = stack.enter_context(tempfile.TemporaryFile())
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=said, bufsize=0)

@@ -57,10 +57,11 @@ class ConnectionMaster:
         self.socket = self.folder / "master"
         self._ended = False
 
-    def options(self) -> dict[str, str]:
-        """ssh_config options that make a download's ssh become the master or join it."""
+    def options(self) -> dict[str, str] | None:
+        """ssh_config options that make a download's ssh become the master or join it; None when it logs in on its
+        own (the session ended, or the socket's path is too long)."""
         if self._ended or len(str(self.socket)) > _SOCKET_PATH_MAX:
-            return {"ControlMaster": "no", "ControlPath": "none"}
+            return None
         # ssh ends at once, logging in to nothing, when the socket's folder is missing (a clean-up of /tmp took it).
         self.folder.mkdir(mode=0o700, exist_ok=True)
         return {"ControlMaster": "auto", "ControlPath": str(self.socket), "ControlPersist": str(IDLE_SECONDS)}
