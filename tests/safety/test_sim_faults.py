@@ -72,6 +72,8 @@ def test_hold_before_runs_the_command_only_once_released_after_the_client_gave_u
     shell = sim_fleet.connect()
     with pytest.raises(TimeoutError):
         shell.run('system "CRTSAVF FILE(QGPL/LATE)"', timeout=0.3)
+    # On a loaded machine the command may reach the simulator after the client's 0.3 s.
+    assert sim_fleet.service.received.wait_for(lambda entries: bool(entries) and entries[0].state == "arrived", 10)
     shell.client.close()
     assert log(sim_fleet)[0].state == "arrived"
     assert "QGPL/LATE" not in sim_fleet.host().partition.save_files
