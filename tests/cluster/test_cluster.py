@@ -103,17 +103,17 @@ def test_maintenance_runs_on_celery_postgres_and_spark_standalone_and_leaves_no_
         ran = [t for t in tis if t["state"] == "success"]  # skipped ones, by a branch or a trigger rule, never run
         not_given = [(t["task_id"], t["map_index"]) for t in ran if f"id=UUID('{t['id']}')" not in given]
         assert not_given == [], f"task instances the Celery worker was not given: {not_given}"
-        # The worker stores a task's result after its task runner has told Airflow the state: the last one may lag.
-        deadline = time.monotonic() + 60
-        while True:
+        statuses: dict[str, int] = {}
+
+        def stored() -> bool:
             with psycopg.connect(cluster.url("airflow", "postgresql")) as conn:
-                results = conn.execute("SELECT count(*) FROM celery_taskmeta WHERE status = 'SUCCESS'").fetchone()[0]  # type: ignore[index]
-            if results >= len(ran) or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        with psycopg.connect(cluster.url("airflow", "postgresql")) as conn:
-            statuses = conn.execute("SELECT status, count(*) FROM celery_taskmeta GROUP BY status").fetchall()
-        assert results >= len(ran), (len(ran), statuses)
+                statuses.update(conn.execute("SELECT status, count(*) FROM celery_taskmeta GROUP BY status").fetchall())
+            return statuses.get("SUCCESS", 0) >= len(ran)
+
+        # The worker stores a task's result after its task runner has told Airflow the state: the last one may lag.
+        worker = airflow.components["celery worker"]
+        helpers.wait_until(stored, f"Celery SUCCESS result for each of the {len(ran)} task instances", worker, 60)
+        assert statuses["SUCCESS"] >= len(ran), statuses
 
         services = list(cluster.services)
         say(f"run checked after {time.monotonic() - began:.0f} s; stopping the cluster")
